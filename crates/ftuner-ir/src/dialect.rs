@@ -1,0 +1,190 @@
+//! Op definitions and the registry: what the parser, printer, verifier and rewriters need
+//! to know about each registered op. Definitions are generated from `ir-specs/*.toml` by
+//! `ftuner-odsgen`; hooks (custom syntax, verifiers, folders) are written by hand.
+
+use crate::attrs::Attribute;
+use crate::ir::{Ir, OpId, RegionId, Value};
+use crate::parser::{OperationState, PResult, Parser};
+use crate::printer::OpPrinter;
+use rustc_hash::FxHashMap;
+
+/// Op traits (MLIR's `OpTrait`s that the infrastructure looks at).
+pub mod traits {
+    pub const TERMINATOR: u32 = 1 << 0;
+    pub const ISOLATED_FROM_ABOVE: u32 = 1 << 1;
+    pub const NO_TERMINATOR: u32 = 1 << 2;
+    pub const SINGLE_BLOCK: u32 = 1 << 3;
+    pub const SYMBOL_TABLE: u32 = 1 << 4;
+    pub const SYMBOL: u32 = 1 << 5;
+    /// No memory effects (MLIR's `Pure` / `NoMemoryEffect`): dead instances may be erased
+    /// and equal instances merged.
+    pub const PURE: u32 = 1 << 6;
+    pub const CONSTANT_LIKE: u32 = 1 << 7;
+    pub const RETURN_LIKE: u32 = 1 << 8;
+    pub const COMMUTATIVE: u32 = 1 << 9;
+    pub const SAME_OPERANDS_AND_RESULT_TYPE: u32 = 1 << 10;
+    pub const ATTR_SIZED_OPERAND_SEGMENTS: u32 = 1 << 11;
+    pub const ATTR_SIZED_RESULT_SEGMENTS: u32 = 1 << 12;
+    pub const GRAPH_REGION: u32 = 1 << 13;
+    /// Effects are those of the nested ops (`RecursiveMemoryEffects`).
+    pub const RECURSIVE_EFFECTS: u32 = 1 << 14;
+    pub const ELEMENTWISE: u32 = 1 << 15;
+    pub const SAME_OPERANDS_ELEMENT_TYPE: u32 = 1 << 16;
+    pub const SAME_TYPE_OPERANDS: u32 = 1 << 17;
+    pub const SCALAR_BROADCASTABLE: u32 = 1 << 18;
+
+    pub const NAMES: &[(&str, u32)] = &[
+        ("Terminator", TERMINATOR),
+        ("IsolatedFromAbove", ISOLATED_FROM_ABOVE),
+        ("NoTerminator", NO_TERMINATOR),
+        ("SingleBlock", SINGLE_BLOCK),
+        ("SymbolTable", SYMBOL_TABLE),
+        ("Symbol", SYMBOL),
+        ("Pure", PURE),
+        ("ConstantLike", CONSTANT_LIKE),
+        ("ReturnLike", RETURN_LIKE),
+        ("Commutative", COMMUTATIVE),
+        ("SameOperandsAndResultType", SAME_OPERANDS_AND_RESULT_TYPE),
+        ("AttrSizedOperandSegments", ATTR_SIZED_OPERAND_SEGMENTS),
+        ("AttrSizedResultSegments", ATTR_SIZED_RESULT_SEGMENTS),
+        ("GraphRegion", GRAPH_REGION),
+        ("RecursiveMemoryEffects", RECURSIVE_EFFECTS),
+        ("Elementwise", ELEMENTWISE),
+        ("SameOperandsElementType", SAME_OPERANDS_ELEMENT_TYPE),
+        ("SameTypeOperands", SAME_TYPE_OPERANDS),
+    ];
+    pub fn from_name(n: &str) -> Option<u32> {
+        NAMES.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arity {
+    Single,
+    Optional,
+    Variadic,
+}
+
+/// An operand or result of an op definition.
+#[derive(Clone, Copy, Debug)]
+pub struct ArgDef {
+    pub name: &'static str,
+    pub arity: Arity,
+    /// A type constraint name understood by [`crate::constraints::type_satisfies`].
+    pub constraint: &'static str,
+}
+
+/// An inherent attribute of an op definition.
+#[derive(Clone, Copy, Debug)]
+pub struct AttrDef {
+    pub name: &'static str,
+    pub constraint: &'static str,
+    pub optional: bool,
+}
+
+pub type ParseFn = fn(&mut Parser<'_>, &mut OperationState) -> PResult<()>;
+pub type PrintFn = fn(&mut OpPrinter<'_>, OpId);
+/// Returns an error message; the verifier prefixes it with `'op.name' op `.
+pub type VerifyFn = fn(&Ir, OpId) -> Result<(), String>;
+
+/// What a folder produces for one result.
+#[derive(Clone, Copy, Debug)]
+pub enum FoldResult {
+    Attr(Attribute),
+    Value(Value),
+}
+/// Folds an op given the constant values of its operands (`None` where not constant).
+/// An in-place fold (the op was updated) returns `Some(vec![])`.
+pub type FoldFn = fn(&mut Ir, OpId, &[Option<Attribute>]) -> Option<Vec<FoldResult>>;
+/// A canonicalization pattern: rewrites around `op`, returns whether anything changed.
+pub type CanonFn = fn(&mut Ir, OpId) -> bool;
+pub type AsmNamesFn = fn(&Ir, OpId, &mut dyn FnMut(Value, String));
+pub type BlockArgNamesFn = fn(&Ir, OpId, RegionId, &mut dyn FnMut(Value, String));
+/// Materialize a constant of `ty` with value `attr` as an op of this dialect.
+pub type MaterializeFn = fn(&mut Ir, Attribute, crate::types::Type, Attribute) -> Option<OpId>;
+
+#[derive(Clone)]
+pub struct OpDef {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub traits: u32,
+    pub operands: &'static [ArgDef],
+    pub results: &'static [ArgDef],
+    pub attributes: &'static [AttrDef],
+    pub num_regions: usize,
+    pub variadic_regions: bool,
+    pub num_successors: Option<usize>,
+    pub parse: Option<ParseFn>,
+    pub print: Option<PrintFn>,
+    pub verify: Option<VerifyFn>,
+    pub fold: Option<FoldFn>,
+    pub canonicalize: &'static [CanonFn],
+    pub asm_names: Option<AsmNamesFn>,
+    pub block_arg_names: Option<BlockArgNamesFn>,
+    pub default_dialect: Option<&'static str>,
+}
+
+impl OpDef {
+    pub fn has(&self, t: u32) -> bool {
+        self.traits & t != 0
+    }
+    pub fn is_inherent(&self, attr: &str) -> bool {
+        self.attributes.iter().any(|a| a.name == attr)
+            || (attr == "operandSegmentSizes" && self.has(traits::ATTR_SIZED_OPERAND_SEGMENTS))
+            || (attr == "resultSegmentSizes" && self.has(traits::ATTR_SIZED_RESULT_SEGMENTS))
+    }
+}
+
+/// All registered dialects and ops.
+#[derive(Default, Clone)]
+pub struct Registry {
+    ops: FxHashMap<&'static str, OpDef>,
+    dialects: Vec<&'static str>,
+    pub materializers: FxHashMap<&'static str, MaterializeFn>,
+}
+
+impl Registry {
+    pub fn register_dialect(&mut self, name: &'static str) {
+        if !self.dialects.contains(&name) {
+            self.dialects.push(name);
+        }
+    }
+    pub fn register_op(&mut self, def: OpDef) {
+        self.ops.insert(def.name, def);
+    }
+    pub fn op(&self, name: &str) -> Option<&OpDef> {
+        self.ops.get(name)
+    }
+    pub fn op_mut(&mut self, name: &str) -> Option<&mut OpDef> {
+        self.ops.get_mut(name)
+    }
+    pub fn has_dialect(&self, name: &str) -> bool {
+        self.dialects.contains(&name)
+    }
+    pub fn dialects(&self) -> &[&'static str] {
+        &self.dialects
+    }
+    pub fn ops(&self) -> impl Iterator<Item = &OpDef> {
+        self.ops.values()
+    }
+}
+
+/// The context: registered dialects and global options.
+#[derive(Default, Clone)]
+pub struct Context {
+    pub registry: Registry,
+    pub allow_unregistered: bool,
+}
+
+impl Context {
+    pub fn new() -> Context {
+        Context::default()
+    }
+    pub fn op_def(&self, name: &str) -> Option<&OpDef> {
+        self.registry.op(name)
+    }
+    /// Whether an op has a trait; unregistered ops have none.
+    pub fn has_trait(&self, name: &str, t: u32) -> bool {
+        self.registry.op(name).is_some_and(|d| d.has(t))
+    }
+}

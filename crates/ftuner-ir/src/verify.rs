@@ -1,0 +1,430 @@
+//! The verifier, in two stages as in naga: structure first (so that later code may index
+//! without checks), then each op's spec and hand-written verifier. All errors are
+//! collected; messages use MLIR's wording.
+
+use crate::diag::Diagnostic;
+use crate::dialect::{traits, Arity, Context, OpDef};
+use crate::ir::{BlockId, Ir, OpId, RegionId, Value, ValueDef};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+fn op_err(ir: &Ir, op: OpId, msg: impl AsRef<str>) -> Diagnostic {
+    Diagnostic::error(ir.loc(op), format!("'{}' op {}", ir.name(op), msg.as_ref()))
+}
+
+/// Verify `top` and everything nested in it. Returns all errors found (empty if valid).
+pub fn verify(ctx: &Context, ir: &Ir, top: OpId) -> Vec<Diagnostic> {
+    let mut errs = vec![];
+    verify_structure(ctx, ir, top, &mut errs);
+    if !errs.is_empty() {
+        return errs;
+    }
+    for op in ir.collect_post(top) {
+        if let Some(def) = ctx.op_def(ir.name(op)) {
+            if let Err(e) = verify_spec(ir, op, def) {
+                errs.push(e);
+                continue;
+            }
+            if let Some(v) = def.verify {
+                if let Err(m) = v(ir, op) {
+                    errs.push(op_err(ir, op, m));
+                }
+            }
+        }
+    }
+    errs
+}
+
+// ----- stage 1: structure -------------------------------------------------------------
+
+fn verify_structure(ctx: &Context, ir: &Ir, top: OpId, errs: &mut Vec<Diagnostic>) {
+    let mut stack = vec![top];
+    while let Some(op) = stack.pop() {
+        let o = ir.op(op);
+        if !ctx.allow_unregistered && ctx.op_def(o.name).is_none() {
+            errs.push(op_err(ir, op, "is unregistered: the dialect does not allow unknown operations"));
+        }
+        for (i, v) in o.operands.iter().enumerate() {
+            if v.index() >= ir.values.len() {
+                errs.push(op_err(ir, op, format!("operand #{i} is not a valid value")));
+                continue;
+            }
+            if let Err(m) = check_dominance(ctx, ir, op, *v) {
+                errs.push(op_err(ir, op, format!("operand #{i} {m}")));
+            }
+        }
+        let def = ctx.op_def(o.name);
+        if let Some(d) = def {
+            if !d.variadic_regions && o.regions.len() != d.num_regions {
+                errs.push(op_err(ir, op, format!("requires {} regions", d.num_regions)));
+            }
+            if let Some(n) = d.num_successors {
+                if o.successors.len() != n {
+                    errs.push(op_err(ir, op, format!("requires {n} successors but found {}", o.successors.len())));
+                }
+            }
+        }
+        for s in &o.successors {
+            let same_region = o.parent.and_then(|b| ir.block(b).parent) == ir.block(*s).parent;
+            if !same_region {
+                errs.push(op_err(ir, op, "has a successor in a different region"));
+            }
+        }
+        if def.is_some_and(|d| d.has(traits::SYMBOL_TABLE)) {
+            check_symbol_table(ir, op, errs);
+        }
+        for r in &o.regions {
+            verify_region(ctx, ir, op, *r, def, errs);
+            for b in &ir.region(*r).blocks {
+                for child in ir.block_ops(*b) {
+                    stack.push(child);
+                }
+            }
+        }
+    }
+}
+
+fn verify_region(ctx: &Context, ir: &Ir, op: OpId, r: RegionId, def: Option<&OpDef>, errs: &mut Vec<Diagnostic>) {
+    let blocks = &ir.region(r).blocks;
+    if def.is_some_and(|d| d.has(traits::SINGLE_BLOCK)) && blocks.len() > 1 {
+        errs.push(op_err(ir, op, "expects region to have 0 or 1 blocks"));
+    }
+    let needs_term = def.is_some_and(|d| !d.has(traits::NO_TERMINATOR) && !d.has(traits::GRAPH_REGION));
+    for (bi, b) in blocks.iter().enumerate() {
+        let ops: Vec<OpId> = ir.block_ops(*b).collect();
+        for (i, o) in ops.iter().enumerate() {
+            let is_term = ctx.has_trait(ir.name(*o), traits::TERMINATOR);
+            if is_term && i + 1 != ops.len() {
+                errs.push(op_err(ir, *o, "must be the last operation in the parent block"));
+            }
+        }
+        if needs_term {
+            match ops.last() {
+                None => {
+                    if !(bi == 0 && blocks.len() == 1 && ir.block(*b).args.is_empty() && false) {
+                        errs.push(Diagnostic::error(ir.loc(op), "empty block: expect at least a terminator"));
+                    }
+                }
+                Some(last) => {
+                    let lname = ir.name(*last);
+                    if ctx.op_def(lname).is_some() && !ctx.has_trait(lname, traits::TERMINATOR) {
+                        errs.push(
+                            Diagnostic::error(ir.loc(*last), "block with no terminator, has ".to_string() + &crate::printer::print_op_standalone(ir, ctx, *last, true))
+                                .with_note(ir.loc(op), "see current operation"),
+                        );
+                    }
+                }
+            }
+        }
+        if bi > 0 && blocks.len() > 1 {
+            // Only the entry block may have no predecessors implicitly; others are fine too.
+        }
+    }
+}
+
+fn check_symbol_table(ir: &Ir, op: OpId, errs: &mut Vec<Diagnostic>) {
+    let mut seen: FxHashMap<&str, OpId> = FxHashMap::default();
+    for r in ir.regions_of(op) {
+        for b in &ir.region(*r).blocks {
+            for o in ir.block_ops(*b) {
+                if let Some(n) = ir.symbol_name(o) {
+                    if let Some(prev) = seen.insert(n, o) {
+                        errs.push(
+                            Diagnostic::error(ir.loc(o), format!("redefinition of symbol named '{n}'"))
+                                .with_note(ir.loc(prev), "see existing symbol definition here"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The ancestor of `op` (or `op` itself) whose parent block is `b`.
+fn ancestor_in_block(ir: &Ir, mut op: OpId, b: BlockId) -> Option<OpId> {
+    loop {
+        let pb = ir.op(op).parent?;
+        if pb == b {
+            return Some(op);
+        }
+        op = ir.block_parent_op(pb)?;
+    }
+}
+
+fn position(ir: &Ir, op: OpId) -> usize {
+    let b = ir.op(op).parent.expect("in block");
+    ir.block_ops(b).position(|o| o == op).unwrap_or(0)
+}
+
+fn check_dominance(ctx: &Context, ir: &Ir, user: OpId, v: Value) -> Result<(), String> {
+    let def_block = match ir.value(v).def {
+        ValueDef::OpResult(d, _) => {
+            if !ir.is_alive(d) {
+                return Err("refers to an erased operation".into());
+            }
+            match ir.op(d).parent {
+                Some(b) => b,
+                None => return Err("does not dominate this use".into()),
+            }
+        }
+        ValueDef::BlockArg(b, _) => b,
+    };
+    let Some(anc) = ancestor_in_block(ir, user, def_block) else {
+        // Not in a nested region of the defining block: maybe a sibling block.
+        let Some(user_block) = ir.op(user).parent else { return Err("does not dominate this use".into()) };
+        // Find the ancestor of the user in the region of the def block.
+        let def_region = ir.block(def_block).parent;
+        let mut cur = user;
+        let mut ub = user_block;
+        loop {
+            if ir.block(ub).parent == def_region {
+                break;
+            }
+            match ir.block_parent_op(ub) {
+                Some(p) => {
+                    cur = p;
+                    match ir.op(p).parent {
+                        Some(b) => ub = b,
+                        None => return Err("does not dominate this use".into()),
+                    }
+                }
+                None => return Err("does not dominate this use".into()),
+            }
+        }
+        let _ = cur;
+        let Some(region) = def_region else { return Err("does not dominate this use".into()) };
+        if isolated_between(ctx, ir, user, def_block) {
+            return Err("is defined outside the isolated region of its use".into());
+        }
+        if block_dominates(ir, region, def_block, ub) {
+            return Ok(());
+        }
+        return Err("does not dominate this use".into());
+    };
+    if isolated_between(ctx, ir, user, def_block) {
+        return Err("is defined outside the isolated region of its use".into());
+    }
+    if let ValueDef::OpResult(d, _) = ir.value(v).def {
+        if d == anc {
+            return Err("does not dominate this use".into());
+        }
+        let parent_op = ir.block_parent_op(def_block);
+        let graph = parent_op.is_some_and(|p| ctx.has_trait(ir.name(p), traits::GRAPH_REGION) || ctx.has_trait(ir.name(p), traits::NO_TERMINATOR) && ir.name(p) == "builtin.module");
+        if !graph && position(ir, d) > position(ir, anc) {
+            return Err("does not dominate this use".into());
+        }
+    }
+    Ok(())
+}
+
+fn isolated_between(ctx: &Context, ir: &Ir, user: OpId, def_block: BlockId) -> bool {
+    let mut b = match ir.op(user).parent {
+        Some(b) => b,
+        None => return false,
+    };
+    loop {
+        if b == def_block {
+            return false;
+        }
+        let Some(p) = ir.block_parent_op(b) else { return false };
+        if ir.block(def_block).parent.is_some_and(|r| ir.region(r).parent == Some(p)) {
+            // def block is in a region of p: fine unless p isolates... regions of p
+            // itself see values of p's own regions.
+            return false;
+        }
+        if ctx.has_trait(ir.name(p), traits::ISOLATED_FROM_ABOVE) {
+            return true;
+        }
+        match ir.op(p).parent {
+            Some(pb) => b = pb,
+            None => return false,
+        }
+    }
+}
+
+/// Whether block `a` dominates block `b` in `region`'s CFG (iterative dominators).
+fn block_dominates(ir: &Ir, region: RegionId, a: BlockId, b: BlockId) -> bool {
+    if a == b {
+        return true;
+    }
+    let blocks = &ir.region(region).blocks;
+    let Some(entry) = blocks.first() else { return false };
+    let idx: FxHashMap<BlockId, usize> = blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
+    let n = blocks.len();
+    let mut preds: Vec<Vec<usize>> = vec![vec![]; n];
+    for (i, bl) in blocks.iter().enumerate() {
+        if let Some(t) = ir.terminator(*bl) {
+            for s in &ir.op(t).successors {
+                if let Some(&j) = idx.get(s) {
+                    preds[j].push(i);
+                }
+            }
+        }
+    }
+    // dom sets as bitsets (small regions).
+    let all: FxHashSet<usize> = (0..n).collect();
+    let mut dom: Vec<FxHashSet<usize>> = vec![all.clone(); n];
+    let e = idx[entry];
+    dom[e] = [e].into_iter().collect();
+    let mut changed = true;
+    let mut iters = 0;
+    while changed && iters < 1000 {
+        changed = false;
+        iters += 1;
+        for i in 0..n {
+            if i == e {
+                continue;
+            }
+            let mut new: Option<FxHashSet<usize>> = None;
+            for p in &preds[i] {
+                new = Some(match new {
+                    None => dom[*p].clone(),
+                    Some(s) => s.intersection(&dom[*p]).copied().collect(),
+                });
+            }
+            let mut new = new.unwrap_or_default();
+            new.insert(i);
+            if new != dom[i] {
+                dom[i] = new;
+                changed = true;
+            }
+        }
+    }
+    match (idx.get(&a), idx.get(&b)) {
+        (Some(&ia), Some(&ib)) => dom[ib].contains(&ia) || preds[ib].is_empty() && ib != e,
+        _ => false,
+    }
+}
+
+// ----- stage 2: spec --------------------------------------------------------------------
+
+/// Sizes of each operand (or result) group given the flat count and the defs.
+pub fn segment_sizes(ir: &Ir, op: OpId, defs: &[crate::dialect::ArgDef], total: usize, seg_attr: &str) -> Result<Vec<usize>, String> {
+    let variadic = defs.iter().filter(|d| d.arity != Arity::Single).count();
+    if variadic > 1 {
+        let seg = ir.attr(op, seg_attr).and_then(|a| a.as_dense_i64s()).ok_or_else(|| format!("missing segment sizes attribute '{seg_attr}'"))?;
+        if seg.len() != defs.len() {
+            return Err(format!("'{seg_attr}' attribute for specifying {} segments must have {} elements, but got {}", if seg_attr.starts_with("operand") { "operand" } else { "result" }, defs.len(), seg.len()));
+        }
+        if seg.iter().any(|&s| s < 0) {
+            return Err(format!("'{seg_attr}' attribute cannot have negative elements"));
+        }
+        let sum: i64 = seg.iter().sum();
+        if sum as usize != total {
+            return Err(format!("{} count ({}) does not match with the total size ({}) specified in attribute '{}'", if seg_attr.starts_with("operand") { "operand" } else { "result" }, total, sum, seg_attr));
+        }
+        return Ok(seg.iter().map(|&s| s as usize).collect());
+    }
+    let fixed = defs.len() - variadic;
+    if variadic == 0 {
+        if total != fixed {
+            return Err(format!("expected {fixed} but found {total}"));
+        }
+        return Ok(vec![1; defs.len()]);
+    }
+    if total < fixed {
+        return Err(format!("expected {fixed} or more but found {total}"));
+    }
+    Ok(defs.iter().map(|d| if d.arity == Arity::Single { 1 } else { total - fixed }).collect())
+}
+
+fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
+    let o = ir.op(op);
+    // Operands.
+    let variadic_ops = def.operands.iter().filter(|d| d.arity != Arity::Single).count();
+    let sizes = if variadic_ops == 0 {
+        if o.operands.len() != def.operands.len() {
+            return Err(op_err(ir, op, format!("expected {} operands, but found {}", def.operands.len(), o.operands.len())));
+        }
+        vec![1; def.operands.len()]
+    } else {
+        segment_sizes(ir, op, def.operands, o.operands.len(), "operandSegmentSizes").map_err(|m| op_err(ir, op, m))?
+    };
+    let mut i = 0;
+    for (d, n) in def.operands.iter().zip(&sizes) {
+        if d.arity == Arity::Optional && *n > 1 {
+            return Err(op_err(ir, op, format!("operand group '{}' takes at most one value", d.name)));
+        }
+        for k in 0..*n {
+            let t = ir.value_type(o.operands[i + k]);
+            if crate::constraints::type_satisfies(d.constraint, t) == Some(false) {
+                return Err(op_err(ir, op, format!("operand #{} must be {}, but got '{}'", i + k, describe(d.constraint), t)));
+            }
+        }
+        i += n;
+    }
+    // Results.
+    let variadic_res = def.results.iter().filter(|d| d.arity != Arity::Single).count();
+    let rsizes = if variadic_res == 0 {
+        if o.results.len() != def.results.len() {
+            return Err(op_err(ir, op, format!("requires {} result{}", def.results.len(), if def.results.len() == 1 { "" } else { "s" })));
+        }
+        vec![1; def.results.len()]
+    } else {
+        segment_sizes(ir, op, def.results, o.results.len(), "resultSegmentSizes").map_err(|m| op_err(ir, op, m))?
+    };
+    let mut i = 0;
+    for (d, n) in def.results.iter().zip(&rsizes) {
+        for k in 0..*n {
+            let t = ir.value_type(o.results[i + k]);
+            if crate::constraints::type_satisfies(d.constraint, t) == Some(false) {
+                return Err(op_err(ir, op, format!("result #{} must be {}, but got '{}'", i + k, describe(d.constraint), t)));
+            }
+        }
+        i += n;
+    }
+    // Attributes.
+    for a in def.attributes {
+        match ir.attr(op, a.name) {
+            None if !a.optional => return Err(op_err(ir, op, format!("requires attribute '{}'", a.name))),
+            None => {}
+            Some(v) => {
+                if crate::constraints::attr_satisfies(a.constraint, v) == Some(false) {
+                    return Err(op_err(ir, op, format!("attribute '{}' failed to satisfy constraint: {}", a.name, describe(a.constraint))));
+                }
+            }
+        }
+    }
+    if def.has(traits::SAME_OPERANDS_AND_RESULT_TYPE) {
+        let mut tys = o.operands.iter().chain(o.results.iter()).map(|v| ir.value_type(*v));
+        if let Some(first) = tys.next() {
+            if tys.any(|t| t != first) {
+                return Err(op_err(ir, op, "requires the same type for all operands and results"));
+            }
+        }
+    }
+    if def.has(traits::SAME_TYPE_OPERANDS) {
+        let mut tys = o.operands.iter().map(|v| ir.value_type(*v));
+        if let Some(first) = tys.next() {
+            if tys.any(|t| t != first) {
+                return Err(op_err(ir, op, "requires all operands to have the same type"));
+            }
+        }
+    }
+    if def.has(traits::TERMINATOR) {
+        if let Some(b) = o.parent {
+            if ir.terminator(b) != Some(op) {
+                return Err(op_err(ir, op, "must be the last operation in the parent block"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// ODS-like description of a constraint for messages.
+pub fn describe(c: &str) -> &str {
+    match c {
+        "AnyTensor" => "tensor of any type values",
+        "AnyRankedTensor" => "ranked tensor of any type values",
+        "AnyMemRef" => "memref of any type values",
+        "AnyVector" => "vector of any type values",
+        "Index" => "index",
+        "I1" => "1-bit signless integer",
+        "AnyFloat" => "floating-point",
+        "FloatLike" => "floating-point-like",
+        "SignlessIntegerLike" => "signless-integer-like",
+        "SignlessIntegerOrIndexLike" => "signless-integer-or-index-like",
+        "BoolLike" => "bool-like",
+        "AnyInteger" => "integer",
+        _ => c,
+    }
+}
