@@ -27,7 +27,7 @@ pub mod traits {
     pub const ATTR_SIZED_RESULT_SEGMENTS: u32 = 1 << 12;
     pub const GRAPH_REGION: u32 = 1 << 13;
     /// Effects are those of the nested ops (`RecursiveMemoryEffects`).
-    pub const RECURSIVE_EFFECTS: u32 = 1 << 14;
+    pub const RECURSIVE_MEMORY_EFFECTS: u32 = 1 << 14;
     pub const ELEMENTWISE: u32 = 1 << 15;
     pub const SAME_OPERANDS_ELEMENT_TYPE: u32 = 1 << 16;
     pub const SAME_TYPE_OPERANDS: u32 = 1 << 17;
@@ -48,7 +48,7 @@ pub mod traits {
         ("AttrSizedOperandSegments", ATTR_SIZED_OPERAND_SEGMENTS),
         ("AttrSizedResultSegments", ATTR_SIZED_RESULT_SEGMENTS),
         ("GraphRegion", GRAPH_REGION),
-        ("RecursiveMemoryEffects", RECURSIVE_EFFECTS),
+        ("RecursiveMemoryEffects", RECURSIVE_MEMORY_EFFECTS),
         ("Elementwise", ELEMENTWISE),
         ("SameOperandsElementType", SAME_OPERANDS_ELEMENT_TYPE),
         ("SameTypeOperands", SAME_TYPE_OPERANDS),
@@ -103,10 +103,53 @@ pub type BlockArgNamesFn = fn(&Ir, OpId, RegionId, &mut dyn FnMut(Value, String)
 /// Materialize a constant of `ty` with value `attr` as an op of this dialect.
 pub type MaterializeFn = fn(&mut Ir, Attribute, crate::types::Type, Attribute) -> Option<OpId>;
 
+/// Types of an op's operand/result groups while its custom syntax is parsed: the name
+/// of each group, its number of values, and its types where the syntax gave them.
+#[derive(Debug, Default)]
+pub struct TypeEnv {
+    pub groups: Vec<(&'static str, usize, Option<Vec<crate::types::Type>>)>,
+    pub attrs: Vec<(String, Attribute)>,
+}
+
+impl TypeEnv {
+    pub fn get(&self, name: &str) -> Option<&Vec<crate::types::Type>> {
+        self.groups.iter().find(|g| g.0 == name).and_then(|g| g.2.as_ref())
+    }
+    pub fn get1(&self, name: &str) -> Option<crate::types::Type> {
+        self.get(name).and_then(|v| v.first().copied())
+    }
+    pub fn count(&self, name: &str) -> usize {
+        self.groups.iter().find(|g| g.0 == name).map(|g| g.1).unwrap_or(0)
+    }
+    pub fn set(&mut self, name: &str, tys: Vec<crate::types::Type>) {
+        if let Some(g) = self.groups.iter_mut().find(|g| g.0 == name) {
+            if g.2.is_none() {
+                g.2 = Some(tys);
+            }
+        }
+    }
+    pub fn attr(&self, name: &str) -> Option<Attribute> {
+        self.attrs.iter().find(|(k, _)| k == name).map(|(_, v)| *v)
+    }
+}
+
+/// Fills in operand and result types a custom syntax leaves implicit
+/// (`InferTypeOpInterface`, `TypesMatchWith`).
+pub type InferFn = fn(&mut TypeEnv) -> Result<(), String>;
+
 #[derive(Clone)]
 pub struct OpDef {
     pub name: &'static str,
     pub summary: &'static str,
+    pub description: &'static str,
+    /// The declarative assembly format (MLIR's format language), if the op has one.
+    pub format: Option<&'static str>,
+    /// Groups of operands/results whose types are equal (`AllTypesMatch`).
+    pub type_groups: &'static [&'static [&'static str]],
+    /// Infers result types from the parsed operands (`InferTypeOpInterface`).
+    pub infer_results: Option<InferFn>,
+    /// Inherent attributes with a default value (`DefaultValuedAttr`), in attribute syntax.
+    pub defaults: &'static [(&'static str, &'static str)],
     pub traits: u32,
     pub operands: &'static [ArgDef],
     pub results: &'static [ArgDef],

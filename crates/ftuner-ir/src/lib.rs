@@ -31,7 +31,7 @@ pub mod verify;
 pub use affine::{AffineExpr, AffineMap, IntegerSet};
 pub use attrs::{AttrKind, Attribute, LocKind, Scalar};
 pub use diag::{Diagnostic, Severity, SourceMap};
-pub use dialect::{traits, Context, OpDef, Registry};
+pub use dialect::{traits, Context, OpDef, Registry, TypeEnv};
 pub use ir::{intern_name, BlockId, Ir, OpId, OpSpec, RegionId, Use, Value, ValueDef};
 pub use parser::{parse_module, OperationState, PResult, ParsedModule, Parser};
 pub use printer::{print_module, print_op_standalone, OpPrinter, PrintOptions};

@@ -130,6 +130,10 @@ impl<'a> Parser<'a> {
     pub fn tok_text(&self) -> &'a str {
         &self.src[self.tok.start as usize..self.tok.end as usize]
     }
+    /// Move to the next token (for custom parse hooks).
+    pub fn advance_pub(&mut self) {
+        self.advance()
+    }
     pub(crate) fn advance(&mut self) {
         self.tok = self.lex.next_token();
     }

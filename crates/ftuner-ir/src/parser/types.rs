@@ -22,6 +22,11 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Whether the current token can start a type.
+    pub fn can_start_type_pub(&self) -> bool {
+        self.can_start_type()
+    }
+
     pub(crate) fn can_start_type(&self) -> bool {
         match self.tok.kind {
             Tok::LParen | Tok::ExclaimIdent => true,
@@ -147,6 +152,24 @@ impl<'a> Parser<'a> {
             }
             _ => Err(self.err_here("expected non-function type")),
         }
+    }
+
+    /// `<...>` with balanced brackets, as raw text (for dialect attribute bodies).
+    pub fn parse_balanced_angle(&mut self) -> PResult<String> {
+        if self.tok.kind != Tok::Less {
+            return Err(self.err_here("expected '<'"));
+        }
+        // Reuse the dialect-body scanner by pretending a symbol ends right before '<'.
+        let start = self.tok.start as usize;
+        let fake_end = start as u32;
+        let saved = self.tok;
+        self.tok.end = fake_end;
+        let r = self.dialect_symbol_body("x");
+        if r.is_err() {
+            self.tok = saved;
+        }
+        let (_, body) = r?;
+        Ok(body)
     }
 
     /// After a `!dialect.name` or `#dialect.name` token: the dialect and the body text

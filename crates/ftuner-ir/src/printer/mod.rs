@@ -16,10 +16,12 @@ pub enum AliasKey {
     Type(Type),
 }
 
-/// Aliases in effect while printing.
+/// Aliases in effect while printing; in a dry run (`record`), the aliasable values in the
+/// order the printer meets them.
 #[derive(Default)]
 pub struct Aliases {
     pub names: FxHashMap<AliasKey, String>,
+    pub record: Option<std::cell::RefCell<Vec<AliasKey>>>,
 }
 
 /// The alias name MLIR's builtin dialect gives an attribute or type, if any.
@@ -42,6 +44,15 @@ impl Aliases {
     /// Print through an alias if there is one. Returns true if the caller must not print
     /// the value inline.
     fn use_alias(&self, out: &mut String, k: AliasKey) -> bool {
+        if let Some(r) = &self.record {
+            if builtin_alias(k).is_some() {
+                let mut r = r.borrow_mut();
+                if !r.contains(&k) {
+                    r.push(k);
+                }
+            }
+            return false;
+        }
         if let Some(n) = self.names.get(&k) {
             out.push_str(n);
             return true;
@@ -69,7 +80,7 @@ impl Aliases {
             names.insert(k, full.clone());
             order.push((full, k));
         }
-        (Aliases { names }, order)
+        (Aliases { names, record: None }, order)
     }
 }
 

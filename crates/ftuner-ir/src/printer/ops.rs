@@ -160,15 +160,16 @@ impl<'a> OpPrinter<'a> {
     /// regions, in the custom form each region restarts from its parent's counters.
     fn number_from(&mut self, top: OpId) {
         self.names.used.push(FxHashSet::default());
-        let mut stack: Vec<(RegionId, u32, u32, usize)> = vec![];
+        let mut stack: Vec<(RegionId, u32, u32, u32, usize)> = vec![];
         for r in self.ir.regions_of(top) {
-            stack.push((*r, self.names.next_value, self.names.next_arg, 1));
+            stack.push((*r, self.names.next_value, self.names.next_arg, self.names.next_conflict, 1));
         }
         self.number_op(top);
-        while let Some((r, nv, na, depth)) = stack.pop() {
+        while let Some((r, nv, na, nc, depth)) = stack.pop() {
             if !self.opts.generic {
                 self.names.next_value = nv;
                 self.names.next_arg = na;
+                self.names.next_conflict = nc;
             }
             self.names.used.truncate(depth);
             self.names.used.push(FxHashSet::default());
@@ -177,7 +178,7 @@ impl<'a> OpPrinter<'a> {
             for b in self.ir.region(r).blocks.clone() {
                 for o in self.ir.block_ops(b) {
                     for nr in self.ir.regions_of(o) {
-                        stack.push((*nr, self.names.next_value, self.names.next_arg, d));
+                        stack.push((*nr, self.names.next_value, self.names.next_arg, self.names.next_conflict, d));
                     }
                 }
             }
@@ -502,8 +503,18 @@ fn print_with(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions, aliases: Al
 
 /// Print a module (or any op) with alias definitions first and resources last.
 pub fn print_module(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions) -> String {
-    let _ = ctx;
-    let (aliases, order) = super::collect_aliases(ir, top, opts.debuginfo);
+    let (aliases, order) = if opts.generic {
+        // MLIR's alias initializer: regions first, then types, then attributes.
+        super::collect_aliases(ir, top, opts.debuginfo)
+    } else {
+        // Custom forms print only some attributes: collect in a dry run of the printer.
+        let rec = Aliases { names: Default::default(), record: Some(Default::default()) };
+        let mut dry = OpPrinter::new(ir, ctx, opts, rec);
+        dry.number_from(top);
+        dry.print_op(top);
+        let seen: Vec<(AliasKey, usize)> = dry.aliases.record.take().map(|c| c.into_inner()).unwrap_or_default().into_iter().map(|k| (k, 0)).collect();
+        Aliases::finish(seen)
+    };
     let mut out = String::new();
     for (name, k) in &order {
         out.push_str(name);

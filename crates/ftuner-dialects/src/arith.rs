@@ -1,0 +1,370 @@
+//! `arith`: verifiers, folders, constant syntax and `select`'s custom syntax.
+
+use crate::util::*;
+use ftuner_ir::dialect::{FoldResult, TypeEnv};
+use ftuner_ir::lexer::Tok;
+use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter, OpSpec, Type, TypeKind};
+
+/// Constants of any dialect are materialized as `arith.constant`.
+pub fn register_extra(reg: &mut ftuner_ir::Registry) {
+    reg.materializers.insert("arith", materialize_constant);
+}
+
+pub fn materialize_constant(ir: &mut Ir, value: Attribute, ty: Type, loc: Attribute) -> Option<OpId> {
+    let v = if value.typed_type() == Some(ty) { value } else { return None };
+    Some(ir.create_op(OpSpec::new(ftuner_ir::intern_name("arith.constant"), loc).prop("value", v).results([ty])))
+}
+
+// ----- constant --------------------------------------------------------------------
+pub fn infer_constant(env: &mut TypeEnv) -> Result<(), String> {
+    let v = env.attr("value").ok_or("requires attribute 'value'")?;
+    let t = v.typed_type().ok_or("value must be a typed attribute")?;
+    env.set("result", vec![t]);
+    Ok(())
+}
+pub fn verify_constant(ir: &Ir, op: OpId) -> Result<(), String> {
+    let v = ir.attr(op, "value").ok_or("requires attribute 'value'")?;
+    let rt = ir.value_type(ir.result(op, 0));
+    let vt = v.typed_type().ok_or("value must be a typed attribute")?;
+    if vt != rt {
+        return Err(format!("failed to verify that all of {{value, result}} have same type ('{vt}' vs '{rt}')"));
+    }
+    if !(rt.is_int_or_index() || rt.is_float() || rt.is_integer() || rt.is_shaped() || matches!(rt.kind(), TypeKind::Complex(_))) {
+        return Err(format!("unsupported type for constant: {rt}"));
+    }
+    if rt.is_integer() && !rt.is_signless_integer() {
+        return Err("integer return type must be signless".into());
+    }
+    Ok(())
+}
+pub fn fold_constant(ir: &mut Ir, op: OpId, _c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    ir.attr(op, "value").map(|v| vec![FoldResult::Attr(v)])
+}
+pub fn asm_names_constant(ir: &Ir, op: OpId, f: &mut dyn FnMut(ftuner_ir::Value, String)) {
+    let r = ir.result(op, 0);
+    let t = ir.value_type(r);
+    let name = match ir.attr(op, "value").map(|a| a.kind()) {
+        Some(AttrKind::Bool(b)) => if *b { "true".to_string() } else { "false".to_string() },
+        Some(AttrKind::Integer { value, ty }) => {
+            if ty.is_index() {
+                format!("c{value}")
+            } else {
+                format!("c{value}_{ty}")
+            }
+        }
+        _ => "cst".to_string(),
+    };
+    let _ = t;
+    f(r, name);
+}
+
+// ----- select ----------------------------------------------------------------------
+/// `arith.select %c, %a, %b : f32` or `: vector<4xi1>, vector<4xf32>`.
+pub fn parse_select(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
+    let c = p.parse_operand()?;
+    p.expect(Tok::Comma, "','")?;
+    let a = p.parse_operand()?;
+    p.expect(Tok::Comma, "','")?;
+    let b = p.parse_operand()?;
+    let mut attrs = vec![];
+    p.parse_optional_attr_dict(&mut attrs)?;
+    for (k, v) in attrs {
+        st.add_attr(&k, v);
+    }
+    p.expect(Tok::Colon, "':'")?;
+    let t1 = p.parse_type()?;
+    let (ct, rt) = if p.consume_if(Tok::Comma) { (t1, p.parse_type()?) } else { (Type::i1(), t1) };
+    st.operands.push(p.resolve_operand(&c, ct)?);
+    st.operands.push(p.resolve_operand(&a, rt)?);
+    st.operands.push(p.resolve_operand(&b, rt)?);
+    st.result_types.push(rt);
+    Ok(())
+}
+pub fn print_select(pr: &mut OpPrinter<'_>, op: OpId) {
+    let ops = pr.ir.operands(op).to_vec();
+    pr.write(" ");
+    pr.print_operands(&ops);
+    pr.print_optional_attr_dict(op, &[]);
+    pr.write(" : ");
+    let ct = pr.ir.value_type(ops[0]);
+    if ct.is_shaped() {
+        pr.print_type(ct);
+        pr.write(", ");
+    }
+    pr.print_type(pr.ir.value_type(pr.ir.result(op, 0)));
+}
+pub fn verify_select(ir: &Ir, op: OpId) -> Result<(), String> {
+    let o = ir.operands(op);
+    let (ct, at, bt) = (ir.value_type(o[0]), ir.value_type(o[1]), ir.value_type(o[2]));
+    let rt = ir.value_type(ir.result(op, 0));
+    if at != bt || at != rt {
+        return Err("failed to verify that all of {true_value, false_value, result} have same type".into());
+    }
+    if ct.is_shaped() && ct.shape() != rt.shape() {
+        return Err("expected condition type to have the same shape as the result type".into());
+    }
+    Ok(())
+}
+pub fn fold_select(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    let o = ir.operands(op).to_vec();
+    if o[1] == o[2] {
+        return Some(vec![FoldResult::Value(o[1])]);
+    }
+    match c.first().copied().flatten().and_then(const_value) {
+        Some((Const::Int(v), t)) if !t.is_shaped() => Some(vec![FoldResult::Value(if v != 0 { o[1] } else { o[2] })]),
+        _ => None,
+    }
+}
+
+// ----- float binary ----------------------------------------------------------------
+macro_rules! fold_fbin {
+    ($($name:ident => $f:expr),* $(,)?) => {$(
+        pub fn $name(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+            fold_float_binary(ir, op, c, $f)
+        }
+    )*};
+}
+fold_fbin! {
+    fold_subf => |a, b| a - b,
+    fold_divf => |a, b| a / b,
+    fold_remf => |a, b| a % b,
+    fold_maximumf => |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
+    fold_minimumf => |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
+    fold_maxnumf => |a: f64, b: f64| a.max(b),
+    fold_minnumf => |a: f64, b: f64| a.min(b),
+}
+/// `addf(x, -0.0) -> x` and constant folding.
+pub fn fold_addf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    if let Some((Const::Float(v), _)) = c.get(1).copied().flatten().and_then(const_value) {
+        if v == 0.0 && v.is_sign_negative() {
+            return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
+        }
+    }
+    fold_float_binary(ir, op, c, |a, b| a + b)
+}
+/// `mulf(x, 1.0) -> x` and constant folding.
+pub fn fold_mulf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    if let Some((Const::Float(v), _)) = c.get(1).copied().flatten().and_then(const_value) {
+        if v == 1.0 {
+            return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
+        }
+    }
+    fold_float_binary(ir, op, c, |a, b| a * b)
+}
+pub fn fold_negf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_float_unary(ir, op, c, |a| -a)
+}
+
+// ----- integer binary ----------------------------------------------------------------
+macro_rules! fold_ibin {
+    ($($name:ident => $f:expr),* $(,)?) => {$(
+        pub fn $name(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+            fold_int_binary(ir, op, c, $f)
+        }
+    )*};
+}
+fold_ibin! {
+    fold_divsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { Some(a / b) } },
+    fold_divui => |a, b, w| { let (a, b) = (zext(a, w), zext(b, w)); if b == 0 { None } else { Some(a / b) } },
+    fold_remsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { Some(a % b) } },
+    fold_remui => |a, b, w| { let (a, b) = (zext(a, w), zext(b, w)); if b == 0 { None } else { Some(a % b) } },
+    fold_ceildivsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { let q = a / b; Some(if a % b != 0 && ((a < 0) == (b < 0)) { q + 1 } else { q }) } },
+    fold_ceildivui => |a, b, w| { let (a, b) = (zext(a, w), zext(b, w)); if b == 0 { None } else { Some((a + b - 1) / b) } },
+    fold_floordivsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { let q = a / b; Some(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q }) } },
+    fold_andi => |a, b, _| Some(a & b),
+    fold_ori => |a, b, _| Some(a | b),
+    fold_xori => |a, b, _| Some(a ^ b),
+    fold_maxsi => |a, b, w| Some(sext(a, w).max(sext(b, w))),
+    fold_maxui => |a, b, w| Some(zext(a, w).max(zext(b, w))),
+    fold_minsi => |a, b, w| Some(sext(a, w).min(sext(b, w))),
+    fold_minui => |a, b, w| Some(zext(a, w).min(zext(b, w))),
+    fold_shli => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(a << b) } },
+    fold_shrsi => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(sext(a, w) >> b) } },
+    fold_shrui => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(zext(a, w) >> b) } },
+}
+fn int_const(c: &[Option<Attribute>], i: usize) -> Option<i128> {
+    match c.get(i).copied().flatten().and_then(const_value) {
+        Some((Const::Int(v), _)) => Some(v),
+        _ => None,
+    }
+}
+pub fn fold_addi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    if int_const(c, 1) == Some(0) {
+        return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
+    }
+    fold_int_binary(ir, op, c, |a, b, _| Some(a.wrapping_add(b)))
+}
+pub fn fold_subi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    if int_const(c, 1) == Some(0) {
+        return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
+    }
+    if ir.operand(op, 0) == ir.operand(op, 1) {
+        let t = ir.value_type(ir.result(op, 0));
+        return make_const(Const::Int(0), t).map(|a| vec![FoldResult::Attr(a)]);
+    }
+    fold_int_binary(ir, op, c, |a, b, _| Some(a.wrapping_sub(b)))
+}
+pub fn fold_muli(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    if int_const(c, 1) == Some(1) {
+        return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
+    }
+    if int_const(c, 1) == Some(0) {
+        let t = ir.value_type(ir.result(op, 0));
+        return make_const(Const::Int(0), t).map(|a| vec![FoldResult::Attr(a)]);
+    }
+    fold_int_binary(ir, op, c, |a, b, _| Some(a.wrapping_mul(b)))
+}
+
+// ----- comparisons -------------------------------------------------------------------
+fn bool_like(t: Type) -> Type {
+    with_elem(t, Type::i1())
+}
+pub fn infer_cmpi(env: &mut TypeEnv) -> Result<(), String> {
+    if let Some(t) = env.get1("lhs") {
+        env.set("result", vec![bool_like(t)]);
+    }
+    Ok(())
+}
+pub fn infer_cmpf(env: &mut TypeEnv) -> Result<(), String> {
+    infer_cmpi(env)
+}
+pub fn fold_cmpi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    let pred = ir.attr(op, "predicate")?.as_i64()?;
+    let rt = ir.value_type(ir.result(op, 0));
+    if ir.operand(op, 0) == ir.operand(op, 1) {
+        // eq, sle, sge, ule, uge are true for equal operands.
+        let v = matches!(pred, 0 | 3 | 5 | 7 | 9);
+        return make_const(Const::Int(v as i128), rt).map(|a| vec![FoldResult::Attr(a)]);
+    }
+    let (a, b) = (int_const(c, 0)?, int_const(c, 1)?);
+    let w = int_width(ir.value_type(ir.operand(op, 0)));
+    let (sa, sb, ua, ub) = (sext(a, w), sext(b, w), zext(a, w), zext(b, w));
+    let v = match pred {
+        0 => sa == sb,
+        1 => sa != sb,
+        2 => sa < sb,
+        3 => sa <= sb,
+        4 => sa > sb,
+        5 => sa >= sb,
+        6 => ua < ub,
+        7 => ua <= ub,
+        8 => ua > ub,
+        9 => ua >= ub,
+        _ => return None,
+    };
+    make_const(Const::Int(v as i128), rt).map(|a| vec![FoldResult::Attr(a)])
+}
+pub fn fold_cmpf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    let pred = ir.attr(op, "predicate")?.as_i64()?;
+    let rt = ir.value_type(ir.result(op, 0));
+    let f = |i: usize| match c.get(i).copied().flatten().and_then(const_value) {
+        Some((Const::Float(v), _)) => Some(v),
+        _ => None,
+    };
+    let (a, b) = (f(0)?, f(1)?);
+    let uno = a.is_nan() || b.is_nan();
+    let v = match pred {
+        0 => false,
+        1 => !uno && a == b,
+        2 => !uno && a > b,
+        3 => !uno && a >= b,
+        4 => !uno && a < b,
+        5 => !uno && a <= b,
+        6 => !uno && a != b,
+        7 => !uno,
+        8 => uno || a == b,
+        9 => uno || a > b,
+        10 => uno || a >= b,
+        11 => uno || a < b,
+        12 => uno || a <= b,
+        13 => uno || a != b,
+        14 => uno,
+        15 => true,
+        _ => return None,
+    };
+    make_const(Const::Int(v as i128), rt).map(|a| vec![FoldResult::Attr(a)])
+}
+
+// ----- casts -------------------------------------------------------------------------
+fn cast_shapes(ir: &Ir, op: OpId) -> (Type, Type) {
+    (ir.value_type(ir.operand(op, 0)), ir.value_type(ir.result(op, 0)))
+}
+fn same_container(a: Type, b: Type) -> bool {
+    a.is_shaped() == b.is_shaped() && a.shape() == b.shape() && a.is_tensor() == b.is_tensor()
+}
+macro_rules! cast_verifier {
+    ($name:ident, $check:expr, $msg:expr) => {
+        pub fn $name(ir: &Ir, op: OpId) -> Result<(), String> {
+            let (i, o) = cast_shapes(ir, op);
+            if !same_container(i, o) {
+                return Err(format!("operand type '{i}' and result type '{o}' are cast incompatible"));
+            }
+            let (ie, oe) = (i.element_type(), o.element_type());
+            let ok: fn(Type, Type) -> bool = $check;
+            if !ok(ie, oe) {
+                return Err(format!("result type '{o}' {} '{i}'", $msg));
+            }
+            Ok(())
+        }
+    };
+}
+cast_verifier!(verify_extf, |i, o| i.bit_width() < o.bit_width(), "must be wider than operand type");
+cast_verifier!(verify_truncf, |i, o| i.bit_width() > o.bit_width(), "must be shorter than operand type");
+cast_verifier!(verify_extsi, |i, o| i.bit_width() < o.bit_width(), "must be wider than operand type");
+cast_verifier!(verify_extui, |i, o| i.bit_width() < o.bit_width(), "must be wider than operand type");
+cast_verifier!(verify_trunci, |i, o| i.bit_width() > o.bit_width(), "must be shorter than operand type");
+cast_verifier!(verify_sitofp, |i, o| i.is_integer() && o.is_float(), "is not a valid conversion from");
+cast_verifier!(verify_uitofp, |i, o| i.is_integer() && o.is_float(), "is not a valid conversion from");
+cast_verifier!(verify_fptosi, |i, o| i.is_float() && o.is_integer(), "is not a valid conversion from");
+cast_verifier!(verify_fptoui, |i, o| i.is_float() && o.is_integer(), "is not a valid conversion from");
+cast_verifier!(verify_index_cast, |i, o| i.is_index() != o.is_index(), "is not a valid index cast from");
+cast_verifier!(verify_index_castui, |i, o| i.is_index() != o.is_index(), "is not a valid index cast from");
+cast_verifier!(verify_bitcast, |i, o| i.bit_width() == o.bit_width(), "must have the same bit width as");
+
+fn fold_cast_with(ir: &Ir, op: OpId, c: &[Option<Attribute>], f: impl Fn(Const, Type, Type) -> Option<Const>) -> Option<Vec<FoldResult>> {
+    let (v, _) = const_value(c.first().copied()??)?;
+    let (i, o) = cast_shapes(ir, op);
+    let r = f(v, i.element_type(), o.element_type())?;
+    Some(vec![FoldResult::Attr(make_const(r, o)?)])
+}
+pub fn fold_extf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, _, _| Some(v))
+}
+pub fn fold_truncf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, _, _| Some(v))
+}
+pub fn fold_extsi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Int(sext(x, int_width(i)))) } else { None })
+}
+pub fn fold_extui(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Int(zext(x, int_width(i)))) } else { None })
+}
+pub fn fold_trunci(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, _, o| if let Const::Int(x) = v { Some(Const::Int(sext(x, int_width(o)))) } else { None })
+}
+pub fn fold_sitofp(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Float(sext(x, int_width(i)) as f64)) } else { None })
+}
+pub fn fold_uitofp(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Float(zext(x, int_width(i)) as f64)) } else { None })
+}
+pub fn fold_fptosi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, _, _| if let Const::Float(x) = v { if x.is_finite() { Some(Const::Int(x.trunc() as i128)) } else { None } } else { None })
+}
+pub fn fold_fptoui(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, _, _| if let Const::Float(x) = v { if x.is_finite() && x >= 0.0 { Some(Const::Int(x.trunc() as i128)) } else { None } } else { None })
+}
+pub fn fold_index_cast(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Int(sext(x, int_width(i)))) } else { None })
+}
+pub fn fold_index_castui(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Int(zext(x, int_width(i)))) } else { None })
+}
+pub fn fold_bitcast(ir: &mut Ir, op: OpId, _c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    let (i, o) = cast_shapes(ir, op);
+    if i == o {
+        return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
+    }
+    None
+}

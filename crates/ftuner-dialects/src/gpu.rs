@@ -1,0 +1,1 @@
+//! `gpu`: everything it needs comes from its spec (ir-specs/gpu.toml) for now.

@@ -1,0 +1,81 @@
+//! # ftuner-dialects
+//!
+//! The dialects ftuner understands. Op definitions (operands, results, attributes,
+//! traits, assembly formats) come from `ir-specs/*.toml` through `ftuner-odsgen`; this
+//! crate adds what a spec cannot say: verifiers, folders, canonicalization patterns,
+//! custom parsers/printers and region builders, each in its dialect's module.
+//!
+//! ```
+//! let ctx = ftuner_dialects::context();
+//! let src = "func.func @f(%a: f32) -> f32 {\n  %0 = arith.addf %a, %a : f32\n  return %0 : f32\n}";
+//! let m = ftuner_ir::parse_module(&ctx, src, "f.mlir").unwrap();
+//! assert!(ftuner_ir::verify::verify(&ctx, &m.ir, m.top).is_empty());
+//! ```
+
+pub mod arith;
+pub mod builtin;
+pub mod cf;
+pub mod format;
+pub mod func;
+pub mod gpu;
+pub mod linalg;
+pub mod llvm;
+pub mod math;
+pub mod memref;
+pub mod scf;
+pub mod tensor;
+pub mod ukernel;
+pub mod util;
+pub mod vector;
+
+#[allow(clippy::all, dead_code, unused)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/generated_ops.rs"));
+}
+pub use generated::*;
+
+use ftuner_ir::{Ir, OpId, Value};
+
+/// The values of operand (or result) group `index` of `op`, using the segment-size
+/// property when the op has several variadic groups.
+pub fn segment<'a>(ir: &'a Ir, op: OpId, seg_attr: &str, index: usize, operands: bool) -> &'a [Value] {
+    let vals = if operands { ir.operands(op) } else { ir.results(op) };
+    let Some(def) = ftuner_ir_registry_def(ir, op) else { return &[] };
+    let defs = if operands { def.operands } else { def.results };
+    let sizes = ftuner_ir::verify::segment_sizes(ir, op, defs, vals.len(), seg_attr).unwrap_or_default();
+    let start: usize = sizes.iter().take(index).sum();
+    let len = sizes.get(index).copied().unwrap_or(0);
+    vals.get(start..start + len).unwrap_or(&[])
+}
+
+fn ftuner_ir_registry_def(ir: &Ir, op: OpId) -> Option<&'static ftuner_ir::OpDef> {
+    REGISTRY.op(ir.name(op))
+}
+
+static REGISTRY: std::sync::LazyLock<ftuner_ir::Registry> = std::sync::LazyLock::new(|| {
+    let mut r = ftuner_ir::Registry::default();
+    register_all(&mut r);
+    r
+});
+
+/// The registry with every dialect (shared, built once).
+pub fn registry() -> &'static ftuner_ir::Registry {
+    &REGISTRY
+}
+
+/// Register every dialect into `reg`.
+pub fn register_all(reg: &mut ftuner_ir::Registry) {
+    register_all_generated(reg);
+    arith::register_extra(reg);
+}
+
+/// Fix-ups upstream MLIR applies when it verifies freshly parsed IR, so that the IR we
+/// print is the IR `mlir-opt` prints (see [`linalg::memoize_indexing_maps`]).
+pub fn after_parse(ir: &mut Ir, top: OpId) {
+    linalg::memoize_indexing_maps(ir, top);
+}
+
+/// A context with all dialects registered.
+pub fn context() -> ftuner_ir::Context {
+    ftuner_ir::Context { registry: REGISTRY.clone(), allow_unregistered: false }
+}

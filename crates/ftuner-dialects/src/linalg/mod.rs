@@ -1,0 +1,519 @@
+//! `linalg`: the structured ops' syntax (`ins(...) outs(...)`), body builders for named
+//! ops, and verifiers checking indexing maps against operand ranks and static sizes.
+
+pub mod body;
+
+use ftuner_ir::lexer::Tok;
+use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter, Type, Value, DYNAMIC};
+
+/// Inputs and outputs of a structured op.
+pub fn ins_outs(ir: &Ir, op: OpId) -> (Vec<Value>, Vec<Value>) {
+    (
+        crate::segment(ir, op, "operandSegmentSizes", 0, true).to_vec(),
+        crate::segment(ir, op, "operandSegmentSizes", 1, true).to_vec(),
+    )
+}
+
+/// `ins(%a, %b : ta, tb)` / `outs(...)`; returns resolved values.
+fn parse_operand_clause(p: &mut Parser<'_>, kw: &str) -> PResult<Vec<Value>> {
+    if !p.parse_optional_keyword(kw) {
+        return Ok(vec![]);
+    }
+    p.expect(Tok::LParen, "'('")?;
+    let ops = p.parse_operand_list()?;
+    let at = p.current_offset();
+    let tys = if ops.is_empty() { vec![] } else {
+        p.expect(Tok::Colon, "':'")?;
+        p.parse_type_list_no_parens()?
+    };
+    p.expect(Tok::RParen, "')'")?;
+    p.resolve_operands(&ops, &tys, at)
+}
+
+fn add_attrs(st: &mut OperationState, v: Vec<(String, Attribute)>) {
+    for (k, a) in v {
+        st.add_attr(&k, a);
+    }
+}
+
+/// Optional `-> type, ...` result list.
+fn parse_results(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
+    if p.consume_if(Tok::Arrow) {
+        if p.peek() == Tok::LParen {
+            st.result_types.extend(p.parse_paren_type_list()?);
+        } else {
+            st.result_types.extend(p.parse_type_list_no_parens()?);
+        }
+    }
+    Ok(())
+}
+
+fn iterator_attr(kind: &str) -> Attribute {
+    Attribute::dialect("linalg", &format!("iterator_type<{kind}>"))
+}
+
+/// `linalg.generic {trait attrs} ins(...) outs(...) [attrs = {...}] { body } [-> types]`
+pub fn parse_generic(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
+    let mut dict = vec![];
+    p.parse_optional_attr_dict(&mut dict)?;
+    for (k, v) in dict {
+        if k == "iterator_types" {
+            let arr = v.as_array().ok_or_else(|| p.err_here("expected iterator_types array"))?;
+            let mut out = vec![];
+            for it in arr {
+                match it.kind() {
+                    AttrKind::String { value, .. } => out.push(iterator_attr(value)),
+                    AttrKind::Dialect { .. } => out.push(*it),
+                    _ => return Err(p.err_here("expected iterator type string")),
+                }
+            }
+            st.add_attr(&k, Attribute::array(out));
+        } else {
+            st.add_attr(&k, v);
+        }
+    }
+    let ins = parse_operand_clause(p, "ins")?;
+    let outs = parse_operand_clause(p, "outs")?;
+    if p.parse_optional_keyword("attrs") {
+        p.expect(Tok::Equal, "'='")?;
+        let mut v = vec![];
+        p.parse_optional_attr_dict(&mut v)?;
+        add_attrs(st, v);
+    }
+    let r = p.parse_region()?;
+    st.regions.push(r);
+    parse_results(p, st)?;
+    st.props.push(("operandSegmentSizes".into(), Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32])));
+    st.operands.extend(ins);
+    st.operands.extend(outs);
+    Ok(())
+}
+
+fn print_clause(pr: &mut OpPrinter<'_>, kw: &str, vals: &[Value]) {
+    if vals.is_empty() {
+        return;
+    }
+    pr.write(&format!(" {kw}("));
+    pr.print_operands(vals);
+    pr.write(" : ");
+    pr.print_types_of(vals);
+    pr.write(")");
+}
+
+fn print_results(pr: &mut OpPrinter<'_>, op: OpId) {
+    let rs = pr.ir.results(op).to_vec();
+    if !rs.is_empty() {
+        pr.write(" -> ");
+        pr.print_types_of(&rs);
+    }
+}
+
+pub fn print_generic(pr: &mut OpPrinter<'_>, op: OpId) {
+    let ir = pr.ir;
+    let mut trait_attrs: Vec<(String, Attribute)> = vec![];
+    for k in ["doc", "indexing_maps", "iterator_types", "library_call"] {
+        if let Some(a) = ir.attr(op, k) {
+            let a = if k == "iterator_types" {
+                let v = a.as_array().unwrap_or(&[]).iter().map(|x| match x.dialect_body() {
+                    Some((_, b)) => Attribute::string(b.trim_start_matches("iterator_type<").trim_end_matches('>')),
+                    None => *x,
+                });
+                Attribute::array(v.collect())
+            } else {
+                a
+            };
+            trait_attrs.push((k.to_string(), a));
+        }
+    }
+    pr.write(" ");
+    pr.print_attr(Attribute::dictionary(trait_attrs));
+    let (ins, outs) = ins_outs(ir, op);
+    print_clause(pr, "ins", &ins);
+    print_clause(pr, "outs", &outs);
+    let elided = ["doc", "indexing_maps", "iterator_types", "library_call", "operandSegmentSizes"];
+    let mut rest = String::new();
+    {
+        let before = pr.out.len();
+        pr.print_optional_attr_dict(op, &elided);
+        rest.push_str(&pr.out[before..]);
+        pr.out.truncate(before);
+    }
+    if !rest.is_empty() {
+        pr.write(" attrs = ");
+        pr.write(rest.trim_start());
+    }
+    pr.write(" ");
+    let r = ir.regions_of(op)[0];
+    pr.print_region(r, true, true);
+    print_results(pr, op);
+}
+
+pub fn block_arg_names_generic(ir: &Ir, op: OpId, r: ftuner_ir::RegionId, f: &mut dyn FnMut(Value, String)) {
+    let (ins, _) = ins_outs(ir, op);
+    if let Some(b) = ir.region_entry(r) {
+        for (i, a) in ir.block_args(b).iter().enumerate() {
+            f(*a, if i < ins.len() { "in".into() } else { "out".into() });
+        }
+    }
+}
+
+fn verify_region_args(ir: &Ir, op: OpId, ins: &[Value], outs: &[Value]) -> Result<(), String> {
+    let r = ir.regions_of(op)[0];
+    let Some(b) = ir.region_entry(r) else { return Err("expects to have 1 region with 1 block".into()) };
+    let args = ir.block_args(b);
+    if args.len() != ins.len() + outs.len() {
+        return Err(format!("expected as many non-induction variable region arguments as the number of input/output operands"));
+    }
+    for (i, (a, v)) in args.iter().zip(ins.iter().chain(outs)).enumerate() {
+        let want = ir.value_type(*v).element_type();
+        if ir.value_type(*a) != want {
+            return Err(format!("expected type of bb argument #{i} ('{}') to match element or self type of the corresponding operand ('{}')", ir.value_type(*a), want));
+        }
+    }
+    Ok(())
+}
+
+/// Checks shared by every structured op.
+pub fn verify_structured(ir: &Ir, op: OpId) -> Result<(), String> {
+    let (ins, outs) = ins_outs(ir, op);
+    if outs.is_empty() {
+        return Err("expected at least one output operand".into());
+    }
+    let tensor_outs: Vec<Type> = outs.iter().map(|v| ir.value_type(*v)).filter(|t| t.is_tensor()).collect();
+    let res: Vec<Type> = ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
+    if tensor_outs.len() != res.len() {
+        return Err(format!("expected the number of tensor results ({}) to be equal to the number of output tensors ({})", res.len(), tensor_outs.len()));
+    }
+    for (i, (a, b)) in tensor_outs.iter().zip(&res).enumerate() {
+        if a != b {
+            return Err(format!("expected type of operand #{} ({a}) to match type of corresponding result ({b})", ins.len() + i));
+        }
+    }
+    verify_region_args(ir, op, &ins, &outs)?;
+    if let Some(maps) = body::indexing_maps(ir, op) {
+        let all: Vec<Value> = ins.iter().chain(&outs).copied().collect();
+        if maps.len() != all.len() {
+            return Err(format!("expected the number of indexing_map ({}) to be equal to the number of input/output operands ({})", maps.len(), all.len()));
+        }
+        let nd = maps.first().map(|m| m.num_dims).unwrap_or(0);
+        if let Some(it) = ir.attr(op, "iterator_types").and_then(|a| a.as_array()) {
+            if it.len() as u32 != nd {
+                return Err(format!("expected indexing_map #0 to have {} dim(s) to match the number of loops", it.len()));
+            }
+        }
+        let mut loop_size: Vec<Option<(i64, usize, usize)>> = vec![None; nd as usize];
+        for (i, (m, v)) in maps.iter().zip(&all).enumerate() {
+            if m.num_dims != nd {
+                return Err(format!("expected indexing_map #{i} to have {nd} dim(s) to match the number of loops"));
+            }
+            let t = ir.value_type(*v);
+            let rank = t.rank().unwrap_or(0);
+            if m.results.len() != rank {
+                return Err(format!("expected operand rank ({rank}) to match the result rank of indexing_map #{i} ({})", m.results.len()));
+            }
+            let shape = t.shape().unwrap_or(&[]);
+            for (j, e) in m.results.iter().enumerate() {
+                if let ftuner_ir::AffineExpr::Dim(d) = e {
+                    let s = shape[j];
+                    if s == DYNAMIC {
+                        continue;
+                    }
+                    match loop_size[*d as usize] {
+                        None => loop_size[*d as usize] = Some((s, i, j)),
+                        Some((prev, _, _)) if prev != s => {
+                            return Err(format!("inferred input/output operand #{i} has shape's dimension #{j} to be {prev}, but found {s}"));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn verify_generic(ir: &Ir, op: OpId) -> Result<(), String> {
+    if let Some(it) = ir.attr(op, "iterator_types").and_then(|a| a.as_array()) {
+        for x in it {
+            let ok = x.dialect_body().is_some_and(|(d, b)| d == "linalg" && (b == "iterator_type<parallel>" || b == "iterator_type<reduction>"));
+            if !ok {
+                return Err(format!("unexpected iterator_type ({x})"));
+            }
+        }
+    }
+    verify_structured(ir, op)?;
+    // The body must yield one value per output, of the output element types.
+    let (_, outs) = ins_outs(ir, op);
+    let r = ir.regions_of(op)[0];
+    if let Some(b) = ir.region_entry(r) {
+        if let Some(t) = ir.terminator(b) {
+            if ir.name(t) == "linalg.yield" {
+                let ys = ir.operands(t);
+                if ys.len() != outs.len() {
+                    return Err(format!("expected number of yield values ({}) to match the number of inits / outs operands of the enclosing LinalgOp ({})", ys.len(), outs.len()));
+                }
+                for (i, (y, o)) in ys.iter().zip(&outs).enumerate() {
+                    let (yt, et) = (ir.value_type(*y), ir.value_type(*o).element_type());
+                    if yt != et {
+                        return Err(format!("'linalg.yield' type of yield operand {} ({yt}) doesn't match the element type of the enclosing linalg.generic op ({et})", i + 1));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `linalg.generic` with no inputs whose body yields its output is the identity: fold.
+fn generic_identity(ir: &mut Ir, op: OpId) -> bool {
+    let (ins, outs) = ins_outs(ir, op);
+    let Some(maps) = body::indexing_maps(ir, op) else { return false };
+    if ins.len() != 1 || outs.len() != 1 || ir.results(op).len() != 1 {
+        return false;
+    }
+    if !maps.iter().all(|m| m.is_identity()) {
+        return false;
+    }
+    let r = ir.regions_of(op)[0];
+    let Some(b) = ir.region_entry(r) else { return false };
+    let ops = ir.block_ops_vec(b);
+    if ops.len() != 1 || ir.name(ops[0]) != "linalg.yield" || ir.operands(ops[0]) != [ir.block_args(b)[0]] {
+        return false;
+    }
+    let (it, rt) = (ir.value_type(ins[0]), ir.value_type(ir.result(op, 0)));
+    if it != rt {
+        return false;
+    }
+    let res = ir.result(op, 0);
+    ir.replace_all_uses(res, ins[0]);
+    ir.erase_op(op);
+    true
+}
+pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] = &[generic_identity];
+
+pub fn verify_index(ir: &Ir, op: OpId) -> Result<(), String> {
+    let dim = ir.attr(op, "dim").and_then(|a| a.as_i64()).unwrap_or(-1);
+    let Some(parent) = ir.parent_op(op) else { return Err("expected parent op with LinalgOp interface".into()) };
+    if !ir.name(parent).starts_with("linalg.") {
+        return Err("expected parent op with LinalgOp interface".into());
+    }
+    if let Some(maps) = body::indexing_maps(ir, parent) {
+        let n = maps.first().map(|m| m.num_dims).unwrap_or(0) as i64;
+        if dim < 0 || dim >= n {
+            return Err(format!("expected dim ({dim}) to be lower than the number of loops ({n}) of the enclosing LinalgOp"));
+        }
+    }
+    Ok(())
+}
+
+// ----- named ops -----------------------------------------------------------------------
+
+/// `linalg.<named> [indexing_maps = [...]] [{attrs}] ins(...) outs(...) [-> types]`
+/// (transpose/broadcast: `permutation = [..]` / `dimensions = [..]` after outs).
+pub fn parse_named(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
+    if p.parse_optional_keyword("indexing_maps") {
+        p.expect(Tok::Equal, "'='")?;
+        let a = p.parse_attribute(None)?;
+        st.add_attr("indexing_maps", a);
+    }
+    let mut attrs = vec![];
+    p.parse_optional_attr_dict(&mut attrs)?;
+    add_attrs(st, attrs);
+    let ins = parse_operand_clause(p, "ins")?;
+    let outs = parse_operand_clause(p, "outs")?;
+    for kw in ["permutation", "dimensions"] {
+        if p.parse_optional_keyword(kw) {
+            p.expect(Tok::Equal, "'='")?;
+            p.expect(Tok::LSquare, "'['")?;
+            let mut v = vec![];
+            if !p.consume_if(Tok::RSquare) {
+                loop {
+                    v.push(p.parse_i64()?);
+                    if p.consume_if(Tok::RSquare) {
+                        break;
+                    }
+                    p.expect(Tok::Comma, "','")?;
+                }
+            }
+            st.add_attr(kw, Attribute::dense_i64_array(&v));
+        }
+    }
+    let mut attrs = vec![];
+    p.parse_optional_attr_dict(&mut attrs)?;
+    add_attrs(st, attrs);
+    parse_results(p, st)?;
+    if matches!(st.name, "linalg.transpose" | "linalg.broadcast") && st.result_types.is_empty() {
+        st.result_types.extend(outs.iter().map(|v| p.ir.value_type(*v)).filter(|t| t.is_tensor()));
+    }
+    if let Some(m) = body::default_contraction_maps(st.name) {
+        if st.get_attr("indexing_maps").is_none() {
+            st.add_attr("indexing_maps", Attribute::array(m.into_iter().map(Attribute::affine_map).collect()));
+        }
+    }
+    let region = p.ir.new_region(None);
+    body::build_body(p.ir, st.name, region, &ins, &outs, st.loc).map_err(|m| p.err_here(format!("'{}' op {m}", st.name)))?;
+    st.regions.push(region);
+    if crate::registry().op(st.name).is_some_and(|d| d.has(ftuner_ir::traits::ATTR_SIZED_OPERAND_SEGMENTS)) {
+        st.props.push(("operandSegmentSizes".into(), Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32])));
+    }
+    st.operands.extend(ins);
+    st.operands.extend(outs);
+    Ok(())
+}
+
+/// Ops MLIR defines in OpDSL with fixed (attribute-dependent) indexing maps: upstream
+/// caches their maps in `linalg.memoized_indexing_maps` when the verifier first asks for
+/// them, and prints the cache. We add it after parsing so the IR we print is the IR
+/// `mlir-opt` prints.
+pub fn memoizes_maps(name: &str) -> bool {
+    name.starts_with("linalg.conv_")
+        || name.starts_with("linalg.depthwise_conv_")
+        || name.starts_with("linalg.pooling_")
+        || matches!(name, "linalg.dot" | "linalg.matvec" | "linalg.vecmat" | "linalg.batch_matvec" | "linalg.mmt4d" | "linalg.batch_mmt4d")
+}
+
+/// Add `linalg.memoized_indexing_maps` to every op under `top` that upstream memoizes.
+pub fn memoize_indexing_maps(ir: &mut Ir, top: OpId) {
+    for op in ir.collect_pre(top) {
+        let name = ir.name(op);
+        if !memoizes_maps(name) || ir.attr(op, "linalg.memoized_indexing_maps").is_some() {
+            continue;
+        }
+        if let Some(maps) = body::indexing_maps(ir, op) {
+            let a = Attribute::array(maps.into_iter().map(Attribute::affine_map).collect());
+            ir.set_attr(op, "linalg.memoized_indexing_maps", Some(a));
+        }
+    }
+}
+
+pub fn print_named(pr: &mut OpPrinter<'_>, op: OpId) {
+    let ir = pr.ir;
+    let name = ir.name(op);
+    let mut elided = vec!["operandSegmentSizes", "permutation", "dimensions", "linalg.memoized_indexing_maps"];
+    let default_maps = body::default_contraction_maps(name).map(|m| Attribute::array(m.into_iter().map(Attribute::affine_map).collect()));
+    match (ir.attr(op, "indexing_maps"), default_maps) {
+        (Some(a), Some(d)) if a == d => elided.push("indexing_maps"),
+        (Some(a), _) => {
+            pr.write(" indexing_maps = ");
+            pr.print_attr(a);
+            elided.push("indexing_maps");
+        }
+        _ => {}
+    }
+    pr.print_optional_attr_dict(op, &elided);
+    let (ins, outs) = ins_outs(ir, op);
+    print_clause(pr, "ins", &ins);
+    print_clause(pr, "outs", &outs);
+    for kw in ["permutation", "dimensions"] {
+        if let Some(v) = ir.attr(op, kw).and_then(|a| a.as_dense_i64s()) {
+            pr.write(&format!(" {kw} = [{}] ", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")));
+        }
+    }
+    if !matches!(name, "linalg.transpose" | "linalg.broadcast") {
+        print_results(pr, op);
+    }
+}
+
+pub fn asm_names_named(ir: &Ir, op: OpId, f: &mut dyn FnMut(Value, String)) {
+    let n = match ir.name(op) {
+        "linalg.transpose" => "transposed",
+        "linalg.broadcast" => "broadcasted",
+        _ => return,
+    };
+    if let Some(r) = ir.results(op).first() {
+        f(*r, n.into());
+    }
+}
+
+pub fn verify_named(ir: &Ir, op: OpId) -> Result<(), String> {
+    verify_structured(ir, op)?;
+    let (ins, outs) = ins_outs(ir, op);
+    match ir.name(op) {
+        "linalg.transpose" => {
+            let perm = ir.attr(op, "permutation").and_then(|a| a.as_dense_i64s()).ok_or("requires attribute 'permutation'")?;
+            let (it, ot) = (ir.value_type(ins[0]), ir.value_type(outs[0]));
+            let (is, os) = (it.shape().unwrap_or(&[]), ot.shape().unwrap_or(&[]));
+            if perm.len() != is.len() || is.len() != os.len() {
+                return Err(format!("permutation is not valid"));
+            }
+            let mut seen = vec![false; perm.len()];
+            for p in &perm {
+                if *p < 0 || *p as usize >= perm.len() || seen[*p as usize] {
+                    return Err("permutation is not valid".into());
+                }
+                seen[*p as usize] = true;
+            }
+            for (i, p) in perm.iter().enumerate() {
+                let (a, b) = (is[*p as usize], os[i]);
+                if a != DYNAMIC && b != DYNAMIC && a != b {
+                    return Err(format!("dim(result, {i}) = {b} doesn't match dim(input, permutation[{i}]) = {a}"));
+                }
+            }
+        }
+        "linalg.broadcast" => {
+            let dims = ir.attr(op, "dimensions").and_then(|a| a.as_dense_i64s()).ok_or("requires attribute 'dimensions'")?;
+            let (ir_, or_) = (ir.value_type(ins[0]).rank().unwrap_or(0), ir.value_type(outs[0]).rank().unwrap_or(0));
+            if ir_ + dims.len() != or_ {
+                return Err(format!("input rank plus added dimensions does not match init rank. input rank: {ir_}, dimensions size: {}, init rank: {or_}", dims.len()));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+
+macro_rules! named {
+    ($($p:ident, $q:ident, $v:ident, $a:ident);* $(;)?) => {$(
+        pub fn $p(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> { parse_named(p, st) }
+        pub fn $q(pr: &mut OpPrinter<'_>, op: OpId) { print_named(pr, op) }
+        pub fn $v(ir: &Ir, op: OpId) -> Result<(), String> { verify_named(ir, op) }
+        pub fn $a(ir: &Ir, op: OpId, f: &mut dyn FnMut(Value, String)) { asm_names_named(ir, op, f) }
+    )*};
+}
+named! {
+    parse_fill, print_fill, verify_fill, asm_names_fill;
+    parse_matmul, print_matmul, verify_matmul, asm_names_matmul;
+    parse_batch_matmul, print_batch_matmul, verify_batch_matmul, asm_names_batch_matmul;
+    parse_batch_reduce_matmul, print_batch_reduce_matmul, verify_batch_reduce_matmul, asm_names_batch_reduce_matmul;
+    parse_matvec, print_matvec, verify_matvec, asm_names_matvec;
+    parse_vecmat, print_vecmat, verify_vecmat, asm_names_vecmat;
+    parse_batch_matvec, print_batch_matvec, verify_batch_matvec, asm_names_batch_matvec;
+    parse_dot, print_dot, verify_dot, asm_names_dot;
+    parse_transpose, print_transpose, verify_transpose, asm_names_transpose;
+    parse_broadcast, print_broadcast, verify_broadcast, asm_names_broadcast;
+    parse_copy, print_copy, verify_copy, asm_names_copy;
+    parse_conv_1d_nwc_wcf, print_conv_1d_nwc_wcf, verify_conv_1d_nwc_wcf, asm_names_conv_1d_nwc_wcf;
+    parse_conv_1d_ncw_fcw, print_conv_1d_ncw_fcw, verify_conv_1d_ncw_fcw, asm_names_conv_1d_ncw_fcw;
+    parse_conv_2d_nchw_fchw, print_conv_2d_nchw_fchw, verify_conv_2d_nchw_fchw, asm_names_conv_2d_nchw_fchw;
+    parse_conv_2d_nhwc_hwcf, print_conv_2d_nhwc_hwcf, verify_conv_2d_nhwc_hwcf, asm_names_conv_2d_nhwc_hwcf;
+    parse_conv_2d_nhwc_fhwc, print_conv_2d_nhwc_fhwc, verify_conv_2d_nhwc_fhwc, asm_names_conv_2d_nhwc_fhwc;
+    parse_conv_2d_ngchw_fgchw, print_conv_2d_ngchw_fgchw, verify_conv_2d_ngchw_fgchw, asm_names_conv_2d_ngchw_fgchw;
+    parse_depthwise_conv_2d_nhwc_hwc, print_depthwise_conv_2d_nhwc_hwc, verify_depthwise_conv_2d_nhwc_hwc, asm_names_depthwise_conv_2d_nhwc_hwc;
+    parse_depthwise_conv_2d_nchw_chw, print_depthwise_conv_2d_nchw_chw, verify_depthwise_conv_2d_nchw_chw, asm_names_depthwise_conv_2d_nchw_chw;
+    parse_pooling_nchw_max, print_pooling_nchw_max, verify_pooling_nchw_max, asm_names_pooling_nchw_max;
+    parse_pooling_nchw_sum, print_pooling_nchw_sum, verify_pooling_nchw_sum, asm_names_pooling_nchw_sum;
+    parse_pooling_nhwc_max, print_pooling_nhwc_max, verify_pooling_nhwc_max, asm_names_pooling_nhwc_max;
+    parse_pooling_nhwc_min, print_pooling_nhwc_min, verify_pooling_nhwc_min, asm_names_pooling_nhwc_min;
+    parse_pooling_nhwc_sum, print_pooling_nhwc_sum, verify_pooling_nhwc_sum, asm_names_pooling_nhwc_sum;
+    parse_add, print_add, verify_add, asm_names_add;
+    parse_sub, print_sub, verify_sub, asm_names_sub;
+    parse_mul, print_mul, verify_mul, asm_names_mul;
+    parse_div, print_div, verify_div, asm_names_div;
+    parse_max, print_max, verify_max, asm_names_max;
+    parse_min, print_min, verify_min, asm_names_min;
+    parse_powf, print_powf, verify_powf, asm_names_powf;
+    parse_exp, print_exp, verify_exp, asm_names_exp;
+    parse_log, print_log, verify_log, asm_names_log;
+    parse_abs, print_abs, verify_abs, asm_names_abs;
+    parse_ceil, print_ceil, verify_ceil, asm_names_ceil;
+    parse_floor, print_floor, verify_floor, asm_names_floor;
+    parse_negf, print_negf, verify_negf, asm_names_negf;
+    parse_sqrt, print_sqrt, verify_sqrt, asm_names_sqrt;
+    parse_rsqrt, print_rsqrt, verify_rsqrt, asm_names_rsqrt;
+    parse_tanh, print_tanh, verify_tanh, asm_names_tanh;
+    parse_erf, print_erf, verify_erf, asm_names_erf;
+    parse_reciprocal, print_reciprocal, verify_reciprocal, asm_names_reciprocal;
+    parse_square, print_square, verify_square, asm_names_square;
+}

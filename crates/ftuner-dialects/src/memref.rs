@@ -1,0 +1,70 @@
+//! `memref`: verifiers, type inference and result names.
+
+use ftuner_ir::dialect::TypeEnv;
+use ftuner_ir::{Ir, OpId, Type, Value, DYNAMIC};
+
+macro_rules! names {
+    ($($f:ident => $n:expr),* $(,)?) => {$(
+        pub fn $f(ir: &Ir, op: OpId, f: &mut dyn FnMut(Value, String)) {
+            f(ir.result(op, 0), $n.to_string());
+        }
+    )*};
+}
+names! {
+    asm_names_alloc => "alloc", asm_names_alloca => "alloca", asm_names_dim => "dim", asm_names_cast => "cast",
+    asm_names_subview => "subview", asm_names_collapse_shape => "collapse_shape", asm_names_expand_shape => "expand_shape",
+}
+
+fn verify_alloc_like(ir: &Ir, op: OpId) -> Result<(), String> {
+    let t = ir.value_type(ir.result(op, 0));
+    let dyns = t.shape().map(|s| s.iter().filter(|d| **d == DYNAMIC).count()).unwrap_or(0);
+    let n = crate::segment(ir, op, "operandSegmentSizes", 0, true).len();
+    if dyns != n {
+        return Err("dimension operand count does not equal memref dynamic dimension count".into());
+    }
+    if let Some(a) = ir.attr(op, "alignment").and_then(|a| a.as_i64()) {
+        if a <= 0 || (a & (a - 1)) != 0 {
+            return Err("attribute 'alignment' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive and whose value is a power of two > 0".into());
+        }
+    }
+    Ok(())
+}
+pub fn verify_alloc(ir: &Ir, op: OpId) -> Result<(), String> {
+    verify_alloc_like(ir, op)
+}
+pub fn verify_alloca(ir: &Ir, op: OpId) -> Result<(), String> {
+    verify_alloc_like(ir, op)
+}
+pub fn infer_load(env: &mut TypeEnv) -> Result<(), String> {
+    if let Some(t) = env.get1("memref") {
+        env.set("result", vec![t.element_type()]);
+    }
+    Ok(())
+}
+pub fn infer_store(env: &mut TypeEnv) -> Result<(), String> {
+    if let Some(t) = env.get1("memref") {
+        env.set("value", vec![t.element_type()]);
+    }
+    Ok(())
+}
+pub fn infer_dim(env: &mut TypeEnv) -> Result<(), String> {
+    env.set("result", vec![Type::index()]);
+    Ok(())
+}
+fn check_indices(ir: &Ir, m: Value, n: usize) -> Result<(), String> {
+    let t = ir.value_type(m);
+    if t.rank().is_some_and(|r| r != n) {
+        return Err(format!("incorrect number of indices for load, expected {}, but got {n}", t.rank().unwrap_or(0)));
+    }
+    Ok(())
+}
+pub fn verify_load(ir: &Ir, op: OpId) -> Result<(), String> {
+    check_indices(ir, ir.operand(op, 0), ir.operands(op).len() - 1)
+}
+pub fn verify_store(ir: &Ir, op: OpId) -> Result<(), String> {
+    let m = ir.operand(op, 1);
+    if ir.value_type(ir.operand(op, 0)) != ir.value_type(m).element_type() {
+        return Err("failed to verify that type of 'value' matches element type of 'memref'".into());
+    }
+    check_indices(ir, m, ir.operands(op).len() - 2)
+}

@@ -1,0 +1,189 @@
+//! `scf`: `for` and `if` syntax and verifiers.
+
+use ftuner_ir::lexer::Tok;
+use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};
+use ftuner_ir::{Ir, OpId, OpPrinter, Type};
+
+/// `scf.for %iv = %lb to %ub step %s [iter_args(%a = %init, ...) -> (types)] [: type] { ... }`
+pub fn parse_for(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
+    let iv = p.parse_operand()?;
+    p.expect(Tok::Equal, "'='")?;
+    let lb = p.parse_operand()?;
+    p.parse_keyword("to")?;
+    let ub = p.parse_operand()?;
+    p.parse_keyword("step")?;
+    let step = p.parse_operand()?;
+    let mut iter_names = vec![];
+    let mut inits = vec![];
+    let mut result_types = vec![];
+    if p.parse_optional_keyword("iter_args") {
+        p.expect(Tok::LParen, "'('")?;
+        if !p.consume_if(Tok::RParen) {
+            loop {
+                iter_names.push(p.parse_operand()?);
+                p.expect(Tok::Equal, "'='")?;
+                inits.push(p.parse_operand()?);
+                if p.consume_if(Tok::RParen) {
+                    break;
+                }
+                p.expect(Tok::Comma, "','")?;
+            }
+        }
+        p.expect(Tok::Arrow, "'->'")?;
+        result_types = p.parse_function_result_types()?;
+    }
+    let mut ivt = Type::index();
+    if p.consume_if(Tok::Colon) {
+        ivt = p.parse_type()?;
+    }
+    let at = p.current_offset();
+    st.operands.push(p.resolve_operand(&lb, ivt)?);
+    st.operands.push(p.resolve_operand(&ub, ivt)?);
+    st.operands.push(p.resolve_operand(&step, ivt)?);
+    let inits = p.resolve_operands(&inits, &result_types, at)?;
+    st.operands.extend(inits);
+    let mut args = vec![Argument { name: iv, ty: ivt, attrs: None, loc: None }];
+    for (n, t) in iter_names.into_iter().zip(&result_types) {
+        args.push(Argument { name: n, ty: *t, attrs: None, loc: None });
+    }
+    let r = p.parse_region_with_args(&args, false)?;
+    p.ensure_terminator(r, "scf.yield", st.loc);
+    st.regions.push(r);
+    st.result_types = result_types;
+    let mut attrs = vec![];
+    p.parse_optional_attr_dict(&mut attrs)?;
+    for (k, v) in attrs {
+        st.add_attr(&k, v);
+    }
+    Ok(())
+}
+
+pub fn print_for(pr: &mut OpPrinter<'_>, op: OpId) {
+    let ir = pr.ir;
+    let r = ir.regions_of(op)[0];
+    let Some(b) = ir.region_entry(r) else { return };
+    let args = ir.block_args(b).to_vec();
+    let ops = ir.operands(op).to_vec();
+    pr.write(" ");
+    pr.print_operand(args[0]);
+    pr.write(" = ");
+    pr.print_operand(ops[0]);
+    pr.write(" to ");
+    pr.print_operand(ops[1]);
+    pr.write(" step ");
+    pr.print_operand(ops[2]);
+    if ops.len() > 3 {
+        pr.write(" iter_args(");
+        for (i, (a, v)) in args[1..].iter().zip(&ops[3..]).enumerate() {
+            if i > 0 {
+                pr.write(", ");
+            }
+            pr.print_operand(*a);
+            pr.write(" = ");
+            pr.print_operand(*v);
+        }
+        pr.write(") -> (");
+        pr.print_types_of(&ops[3..]);
+        pr.write(")");
+    }
+    let ivt = ir.value_type(args[0]);
+    if !ivt.is_index() {
+        pr.write(" : ");
+        pr.print_type(ivt);
+    }
+    pr.write(" ");
+    pr.print_region(r, false, ops.len() > 3);
+    pr.print_optional_attr_dict(op, &[]);
+}
+
+pub fn verify_for(ir: &Ir, op: OpId) -> Result<(), String> {
+    let ops = ir.operands(op);
+    let r = ir.regions_of(op)[0];
+    let b = ir.region_entry(r).ok_or("expected body region")?;
+    let args = ir.block_args(b);
+    if args.len() != ops.len() - 2 {
+        return Err("mismatch in number of loop-carried values and defined values".into());
+    }
+    if ir.value_type(args[0]) != ir.value_type(ops[0]) {
+        return Err("expected induction variable to be same type as bounds and step".into());
+    }
+    let res = ir.results(op);
+    if res.len() != ops.len() - 3 {
+        return Err("mismatch in number of loop-carried values and defined values".into());
+    }
+    for (i, (r, init)) in res.iter().zip(&ops[3..]).enumerate() {
+        if ir.value_type(*r) != ir.value_type(*init) {
+            return Err(format!("types mismatch between {i}th iter operand and defined value"));
+        }
+    }
+    if let Some(t) = ir.terminator(b) {
+        if ir.name(t) == "scf.yield" && ir.operands(t).len() != res.len() {
+            return Err(format!("expected {} yield operands, got {}", res.len(), ir.operands(t).len()));
+        }
+    }
+    Ok(())
+}
+
+/// `scf.if %c [-> (types)] { ... } [else { ... }]`
+pub fn parse_if(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
+    let c = p.parse_operand()?;
+    st.operands.push(p.resolve_operand(&c, Type::i1())?);
+    if p.consume_if(Tok::Arrow) {
+        st.result_types = p.parse_function_result_types()?;
+    }
+    let then_r = p.parse_region()?;
+    p.ensure_terminator(then_r, "scf.yield", st.loc);
+    st.regions.push(then_r);
+    let else_r = if p.parse_optional_keyword("else") {
+        let r = p.parse_region()?;
+        p.ensure_terminator(r, "scf.yield", st.loc);
+        r
+    } else {
+        p.ir.new_region(None)
+    };
+    st.regions.push(else_r);
+    let mut attrs = vec![];
+    p.parse_optional_attr_dict(&mut attrs)?;
+    for (k, v) in attrs {
+        st.add_attr(&k, v);
+    }
+    Ok(())
+}
+
+pub fn print_if(pr: &mut OpPrinter<'_>, op: OpId) {
+    let ir = pr.ir;
+    pr.write(" ");
+    pr.print_operand(ir.operand(op, 0));
+    let res = ir.results(op).to_vec();
+    if !res.is_empty() {
+        pr.write(" -> (");
+        pr.print_types_of(&res);
+        pr.write(")");
+    }
+    let regions = ir.regions_of(op).to_vec();
+    pr.write(" ");
+    pr.print_region(regions[0], false, !res.is_empty());
+    if regions.len() > 1 && !ir.region(regions[1]).blocks.is_empty() {
+        pr.write(" else ");
+        pr.print_region(regions[1], false, !res.is_empty());
+    }
+    pr.print_optional_attr_dict(op, &[]);
+}
+
+pub fn verify_if(ir: &Ir, op: OpId) -> Result<(), String> {
+    let regions = ir.regions_of(op);
+    let n = ir.results(op).len();
+    if n > 0 && regions.get(1).is_none_or(|r| ir.region(*r).blocks.is_empty()) {
+        return Err("must have an else block if defining values".into());
+    }
+    for r in regions {
+        if let Some(b) = ir.region_entry(*r) {
+            if let Some(t) = ir.terminator(b) {
+                if ir.name(t) == "scf.yield" && ir.operands(t).len() != n {
+                    return Err(format!("expected {n} yield operands, got {}", ir.operands(t).len()));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! `tensor`: type inference, verifiers, folders and result names.
+
+use crate::cf::constant_of;
+use ftuner_ir::dialect::{FoldResult, TypeEnv};
+use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
+
+macro_rules! names {
+    ($($f:ident => $n:expr),* $(,)?) => {$(
+        pub fn $f(ir: &Ir, op: OpId, f: &mut dyn FnMut(Value, String)) {
+            f(ir.result(op, 0), $n.to_string());
+        }
+    )*};
+}
+names! {
+    asm_names_dim => "dim", asm_names_extract => "extracted", asm_names_insert => "inserted",
+    asm_names_from_elements => "from_elements", asm_names_reshape => "reshape",
+    asm_names_collapse_shape => "collapsed", asm_names_expand_shape => "expanded", asm_names_cast => "cast",
+    asm_names_extract_slice => "extracted_slice", asm_names_insert_slice => "inserted_slice",
+    asm_names_pad => "padded", asm_names_generate => "generated", asm_names_splat => "splat",
+}
+
+pub fn verify_empty(ir: &Ir, op: OpId) -> Result<(), String> {
+    let t = ir.value_type(ir.result(op, 0));
+    let dyns = t.shape().map(|s| s.iter().filter(|d| **d == DYNAMIC).count()).unwrap_or(0);
+    let n = ir.operands(op).len();
+    if dyns != n {
+        return Err(format!("incorrect number of dynamic sizes, has {n}, expected {dyns}"));
+    }
+    Ok(())
+}
+
+/// Dynamic sizes given by constants become static dims (with a cast back).
+fn empty_static_dims(ir: &mut Ir, op: OpId) -> bool {
+    let t = ir.value_type(ir.result(op, 0));
+    let Some(shape) = t.shape() else { return false };
+    let ops = ir.operands(op).to_vec();
+    let mut new_shape = shape.to_vec();
+    let mut new_ops = vec![];
+    let mut changed = false;
+    let mut k = 0;
+    for d in new_shape.iter_mut() {
+        if *d == DYNAMIC {
+            let v = ops[k];
+            k += 1;
+            match constant_of(ir, v).and_then(|a| a.as_i64()) {
+                Some(c) if c >= 0 => {
+                    *d = c;
+                    changed = true;
+                }
+                _ => new_ops.push(v),
+            }
+        }
+    }
+    if !changed {
+        return false;
+    }
+    let nt = t.with_shape(new_shape);
+    let loc = ir.loc(op);
+    let e = ir.create_op(OpSpec::new(ftuner_ir::intern_name("tensor.empty"), loc).operands(new_ops).results([nt]));
+    ir.insert_before(op, e);
+    let c = ir.create_op(OpSpec::new(ftuner_ir::intern_name("tensor.cast"), loc).operands([ir.result(e, 0)]).results([t]));
+    ir.insert_before(op, c);
+    let r = ir.result(c, 0);
+    ir.replace_op(op, &[r]);
+    true
+}
+pub const CANONICALIZE_EMPTY: &[ftuner_ir::dialect::CanonFn] = &[empty_static_dims];
+
+pub fn infer_dim(env: &mut TypeEnv) -> Result<(), String> {
+    env.set("result", vec![Type::index()]);
+    Ok(())
+}
+pub fn infer_rank(env: &mut TypeEnv) -> Result<(), String> {
+    env.set("result", vec![Type::index()]);
+    Ok(())
+}
+/// `tensor.dim` of a static dim is a constant; of a `tensor.empty` dynamic dim, its size.
+pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    let idx = c.get(1).copied().flatten()?.as_i64()?;
+    let src = ir.operand(op, 0);
+    let shape = ir.value_type(src).shape()?.to_vec();
+    let d = *shape.get(usize::try_from(idx).ok()?)?;
+    if d != DYNAMIC {
+        return Some(vec![FoldResult::Attr(Attribute::index(d))]);
+    }
+    let def = ir.defining_op(src)?;
+    if ir.name(def) == "tensor.empty" {
+        let k = shape[..idx as usize].iter().filter(|x| **x == DYNAMIC).count();
+        return Some(vec![FoldResult::Value(ir.operand(def, k))]);
+    }
+    None
+}
+
+pub fn infer_extract(env: &mut TypeEnv) -> Result<(), String> {
+    if let Some(t) = env.get1("tensor") {
+        env.set("result", vec![t.element_type()]);
+    }
+    Ok(())
+}
+pub fn verify_extract(ir: &Ir, op: OpId) -> Result<(), String> {
+    let t = ir.value_type(ir.operand(op, 0));
+    let n = ir.operands(op).len() - 1;
+    if t.rank() != Some(n) {
+        return Err("incorrect number of indices for extract_element".into());
+    }
+    Ok(())
+}
+/// Extract from a splat constant.
+pub fn fold_extract(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    let a = c.first().copied().flatten()?;
+    if let AttrKind::DenseElements { ty, splat: true, elements } = a.kind() {
+        let e = ty.element_type();
+        let r = match elements.first()? {
+            ftuner_ir::Scalar::Int(v) => Attribute::int(*v, e),
+            ftuner_ir::Scalar::Float(b) => Attribute::get(AttrKind::Float { bits: *b, ty: e }),
+            _ => return None,
+        };
+        let _ = ir;
+        let _ = op;
+        return Some(vec![FoldResult::Attr(r)]);
+    }
+    None
+}
+pub fn infer_insert(_env: &mut TypeEnv) -> Result<(), String> {
+    Ok(())
+}
+pub fn infer_from_elements(env: &mut TypeEnv) -> Result<(), String> {
+    if let Some(t) = env.get1("result") {
+        let n = env.count("elements");
+        env.set("elements", vec![t.element_type(); n.max(1)]);
+    }
+    Ok(())
+}
+pub fn verify_from_elements(ir: &Ir, op: OpId) -> Result<(), String> {
+    let t = ir.value_type(ir.result(op, 0));
+    let n = ir.operands(op).len() as i64;
+    if t.num_elements() != Some(n) {
+        return Err(format!("expected {} operands, but found {n}", t.num_elements().unwrap_or(-1)));
+    }
+    Ok(())
+}
+pub fn verify_reshape(ir: &Ir, op: OpId) -> Result<(), String> {
+    let src = ir.value_type(ir.operand(op, 0));
+    let shape = ir.value_type(ir.operand(op, 1));
+    let res = ir.value_type(ir.result(op, 0));
+    if src.element_type() != res.element_type() {
+        return Err("element types of source and destination tensor types should be the same".into());
+    }
+    if shape.rank() != Some(1) {
+        return Err("shape operand must be a 1-d tensor".into());
+    }
+    if let (Some(r), Some(n)) = (res.rank(), shape.shape().and_then(|s| s.first().copied())) {
+        if n != DYNAMIC && n as usize != r {
+            return Err("length of shape operand differs from the result's tensor rank".into());
+        }
+    }
+    if let (Some(a), Some(b)) = (src.num_elements(), res.num_elements()) {
+        if a != b {
+            return Err("source and destination tensor should have the same number of elements".into());
+        }
+    }
+    Ok(())
+}
+
+fn reassociation(ir: &Ir, op: OpId) -> Result<Vec<Vec<i64>>, String> {
+    let a = ir.attr(op, "reassociation").ok_or("requires attribute 'reassociation'")?;
+    a.as_array()
+        .ok_or("reassociation must be an array")?
+        .iter()
+        .map(|g| g.as_array().and_then(|v| v.iter().map(|x| x.as_i64()).collect::<Option<Vec<_>>>()).ok_or_else(|| "reassociation groups must be arrays of integers".to_string()))
+        .collect()
+}
+
+/// Shared by collapse/expand: `big` has the higher rank.
+fn verify_reassoc(ir: &Ir, op: OpId, small: Type, big: Type) -> Result<(), String> {
+    let groups = reassociation(ir, op)?;
+    let (ss, bs) = (small.shape().ok_or("expected ranked types")?, big.shape().ok_or("expected ranked types")?);
+    if groups.len() != ss.len() {
+        return Err(format!("expected rank {} to match the number of reassociation groups {}", ss.len(), groups.len()));
+    }
+    let mut next = 0i64;
+    for (gi, g) in groups.iter().enumerate() {
+        for d in g {
+            if *d != next {
+                return Err("expected reassociation map #".to_string() + &gi.to_string() + " to be valid and contiguous");
+            }
+            next += 1;
+        }
+        let dims: Vec<i64> = g.iter().map(|d| bs.get(*d as usize).copied().unwrap_or(DYNAMIC)).collect();
+        if dims.iter().all(|d| *d != DYNAMIC) && ss[gi] != DYNAMIC {
+            let prod: i64 = dims.iter().product();
+            if prod != ss[gi] {
+                return Err(format!("expected dimension {gi} of collapsed type to be static value of {prod}"));
+            }
+        }
+        if dims.iter().any(|d| *d == DYNAMIC) && ss[gi] != DYNAMIC {
+            return Err(format!("expected dimension {gi} of collapsed type to be dynamic since one or more of the corresponding dimensions in the expanded type is dynamic"));
+        }
+    }
+    if next as usize != bs.len() {
+        return Err(format!("expected {} dims in the reassociation, got {next}", bs.len()));
+    }
+    if small.element_type() != big.element_type() {
+        return Err("expected the same element type".into());
+    }
+    Ok(())
+}
+pub fn verify_collapse_shape(ir: &Ir, op: OpId) -> Result<(), String> {
+    let (s, r) = (ir.value_type(ir.operand(op, 0)), ir.value_type(ir.result(op, 0)));
+    verify_reassoc(ir, op, r, s)
+}
+pub fn verify_expand_shape(ir: &Ir, op: OpId) -> Result<(), String> {
+    let (s, r) = (ir.value_type(ir.operand(op, 0)), ir.value_type(ir.result(op, 0)));
+    verify_reassoc(ir, op, s, r)?;
+    let stat = ir.attr(op, "static_output_shape").and_then(|a| a.as_dense_i64s()).ok_or("requires static_output_shape")?;
+    let rs = r.shape().unwrap_or(&[]);
+    if stat.len() != rs.len() {
+        return Err(format!("expected number of static shape dims to be equal to the output rank ({}) but found {} inputs instead", rs.len(), stat.len()));
+    }
+    let ndyn = stat.iter().filter(|d| **d == DYNAMIC).count();
+    if ndyn != ir.operands(op).len() - 1 {
+        return Err(format!("mismatch in dynamic dims in output_shape and static_output_shape: static_output_shape has {ndyn} dynamic dims while output_shape has {} values", ir.operands(op).len() - 1));
+    }
+    for (i, (a, b)) in stat.iter().zip(rs).enumerate() {
+        if *a != DYNAMIC && *b != DYNAMIC && a != b {
+            return Err(format!("invalid output shape provided at pos {i}"));
+        }
+    }
+    Ok(())
+}
+pub fn verify_cast(ir: &Ir, op: OpId) -> Result<(), String> {
+    let (a, b) = (ir.value_type(ir.operand(op, 0)), ir.value_type(ir.result(op, 0)));
+    if !ftuner_ir::types::types_compatible(a, b) {
+        return Err(format!("operand type '{a}' and result type '{b}' are cast incompatible"));
+    }
+    Ok(())
+}
+/// A cast to the same type, or of a cast back to the original type, disappears.
+pub fn fold_cast(ir: &mut Ir, op: OpId, _c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    let src = ir.operand(op, 0);
+    let rt = ir.value_type(ir.result(op, 0));
+    if ir.value_type(src) == rt {
+        return Some(vec![FoldResult::Value(src)]);
+    }
+    let d = ir.defining_op(src)?;
+    if ir.name(d) == "tensor.cast" && ir.value_type(ir.operand(d, 0)) == rt {
+        return Some(vec![FoldResult::Value(ir.operand(d, 0))]);
+    }
+    None
+}
+
+fn verify_slice_attrs(ir: &Ir, op: OpId, rank: usize) -> Result<(), String> {
+    for (k, g) in [("static_offsets", 0), ("static_sizes", 1), ("static_strides", 2)] {
+        let v = ir.attr(op, k).and_then(|a| a.as_dense_i64s()).ok_or(format!("requires attribute '{k}'"))?;
+        if v.len() != rank {
+            let what = &k[7..];
+            return Err(format!("expected {rank} {what} values, got {}", v.len()));
+        }
+        let _ = g;
+    }
+    Ok(())
+}
+pub fn verify_extract_slice(ir: &Ir, op: OpId) -> Result<(), String> {
+    let src = ir.value_type(ir.operand(op, 0));
+    verify_slice_attrs(ir, op, src.rank().unwrap_or(0))?;
+    let res = ir.value_type(ir.result(op, 0));
+    if res.element_type() != src.element_type() {
+        return Err("expected the same element type for source and result".into());
+    }
+    Ok(())
+}
+pub fn verify_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
+    let dst = ir.value_type(ir.operand(op, 1));
+    verify_slice_attrs(ir, op, dst.rank().unwrap_or(0))
+}
+pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
+    let src = ir.value_type(ir.operand(op, 0));
+    let res = ir.value_type(ir.result(op, 0));
+    let r = src.rank().unwrap_or(0);
+    let lo = ir.attr(op, "static_low").and_then(|a| a.as_dense_i64s()).ok_or("requires static_low")?;
+    let hi = ir.attr(op, "static_high").and_then(|a| a.as_dense_i64s()).ok_or("requires static_high")?;
+    if lo.len() != r || hi.len() != r {
+        return Err(format!("expected {r} low and high padding values"));
+    }
+    let (ss, rs) = (src.shape().unwrap_or(&[]), res.shape().unwrap_or(&[]));
+    if rs.len() != r {
+        return Err("expected the result rank to match the source rank".into());
+    }
+    for i in 0..r {
+        if ss[i] != DYNAMIC && lo[i] != DYNAMIC && hi[i] != DYNAMIC && rs[i] != DYNAMIC && ss[i] + lo[i] + hi[i] != rs[i] {
+            return Err(format!("specified type {res} does not match the inferred type {}", src.with_shape((0..r).map(|j| if ss[j] == DYNAMIC || lo[j] == DYNAMIC || hi[j] == DYNAMIC { DYNAMIC } else { ss[j] + lo[j] + hi[j] }).collect())));
+        }
+    }
+    Ok(())
+}
+pub fn infer_splat(env: &mut TypeEnv) -> Result<(), String> {
+    if let Some(t) = env.get1("aggregate") {
+        env.set("input", vec![t.element_type()]);
+    }
+    Ok(())
+}

@@ -1,0 +1,139 @@
+//! Helpers shared by the hand-written hooks: constant values, folding arithmetic,
+//! shapes, and error formatting.
+
+use ftuner_ir::dialect::FoldResult;
+use ftuner_ir::float::{bits_to_f64, f64_to_bits};
+use ftuner_ir::{AttrKind, Attribute, Ir, OpId, Scalar, Type, TypeKind, DYNAMIC};
+
+/// A scalar or splat constant value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Const {
+    Int(i128),
+    Float(f64),
+}
+
+/// The scalar (or splat) value of a constant attribute and its (shaped) type.
+pub fn const_value(a: Attribute) -> Option<(Const, Type)> {
+    match a.kind() {
+        AttrKind::Integer { value, ty } => Some((Const::Int(*value), *ty)),
+        AttrKind::Bool(b) => Some((Const::Int(*b as i128), Type::i1())),
+        AttrKind::Float { bits, ty } => Some((Const::Float(bits_to_f64(*bits, ty.float_kind()?)), *ty)),
+        AttrKind::DenseElements { ty, splat: true, elements } => {
+            let e = ty.element_type();
+            match elements.first()? {
+                Scalar::Int(v) => Some((Const::Int(*v), *ty)),
+                Scalar::Float(b) => Some((Const::Float(bits_to_f64(*b, e.float_kind()?)), *ty)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A constant attribute of type `ty` (scalar, or splat for shaped types).
+pub fn make_const(c: Const, ty: Type) -> Option<Attribute> {
+    let elem = ty.element_type();
+    let scalar = match c {
+        Const::Int(v) => {
+            if !(elem.is_int_or_index() || elem.is_integer()) {
+                return None;
+            }
+            Scalar::Int(ftuner_ir::attrs::truncate_to_width(v, elem))
+        }
+        Const::Float(f) => {
+            elem.float_kind()?;
+            Scalar::Float(f64_to_bits(f, elem))
+        }
+    };
+    if ty.is_shaped() {
+        if !ty.has_static_shape() {
+            return None;
+        }
+        return Some(Attribute::dense(ty, vec![scalar]));
+    }
+    Some(match scalar {
+        Scalar::Int(v) => Attribute::int(v, ty),
+        Scalar::Float(b) => Attribute::get(AttrKind::Float { bits: b, ty }),
+        _ => return None,
+    })
+}
+
+pub fn fold_float_binary(ir: &Ir, op: OpId, consts: &[Option<Attribute>], f: fn(f64, f64) -> f64) -> Option<Vec<FoldResult>> {
+    let (a, ty) = const_value(consts.first().copied()??)?;
+    let (b, _) = const_value(consts.get(1).copied()??)?;
+    let (Const::Float(x), Const::Float(y)) = (a, b) else { return None };
+    let rt = ir.value_type(ir.result(op, 0));
+    let _ = ty;
+    Some(vec![FoldResult::Attr(make_const(Const::Float(f(x, y)), rt)?)])
+}
+
+pub fn fold_float_unary(ir: &Ir, op: OpId, consts: &[Option<Attribute>], f: fn(f64) -> f64) -> Option<Vec<FoldResult>> {
+    let (a, _) = const_value(consts.first().copied()??)?;
+    let Const::Float(x) = a else { return None };
+    let rt = ir.value_type(ir.result(op, 0));
+    Some(vec![FoldResult::Attr(make_const(Const::Float(f(x)), rt)?)])
+}
+
+/// Integer width of an integer-like type (index: 64).
+pub fn int_width(t: Type) -> u32 {
+    let e = t.element_type();
+    if e.is_index() {
+        64
+    } else {
+        e.int_width().unwrap_or(64)
+    }
+}
+
+pub fn fold_int_binary(ir: &Ir, op: OpId, consts: &[Option<Attribute>], f: fn(i128, i128, u32) -> Option<i128>) -> Option<Vec<FoldResult>> {
+    let (a, _) = const_value(consts.first().copied()??)?;
+    let (b, _) = const_value(consts.get(1).copied()??)?;
+    let (Const::Int(x), Const::Int(y)) = (a, b) else { return None };
+    let rt = ir.value_type(ir.result(op, 0));
+    let v = f(x, y, int_width(rt))?;
+    Some(vec![FoldResult::Attr(make_const(Const::Int(v), rt)?)])
+}
+
+/// Sign-extend the low `w` bits.
+pub fn sext(v: i128, w: u32) -> i128 {
+    if w >= 128 {
+        return v;
+    }
+    let m = (1i128 << w) - 1;
+    let v = v & m;
+    if w > 0 && v & (1i128 << (w - 1)) != 0 {
+        v - (1i128 << w)
+    } else {
+        v
+    }
+}
+/// Zero-extend the low `w` bits.
+pub fn zext(v: i128, w: u32) -> i128 {
+    if w >= 128 {
+        return v;
+    }
+    v & ((1i128 << w) - 1)
+}
+
+pub fn shape_str(s: &[i64]) -> String {
+    s.iter().map(|d| if *d == DYNAMIC { "?".to_string() } else { d.to_string() }).collect::<Vec<_>>().join("x")
+}
+
+/// The element type of shaped types, or the type itself.
+pub fn elem(t: Type) -> Type {
+    t.element_type()
+}
+
+/// Same kind of container (scalar, vector of shape, tensor of shape) with `e` elements.
+pub fn with_elem(t: Type, e: Type) -> Type {
+    match t.kind() {
+        TypeKind::Vector { shape, scalable, .. } => Type::get(TypeKind::Vector { shape: shape.clone(), scalable: scalable.clone(), elem: e }),
+        TypeKind::RankedTensor { shape, encoding, .. } => Type::get(TypeKind::RankedTensor { shape: shape.clone(), elem: e, encoding: *encoding }),
+        TypeKind::UnrankedTensor { .. } => Type::get(TypeKind::UnrankedTensor { elem: e }),
+        _ => e,
+    }
+}
+
+/// Result types of an op.
+pub fn result_types(ir: &Ir, op: OpId) -> Vec<Type> {
+    ir.results(op).iter().map(|v| ir.value_type(*v)).collect()
+}

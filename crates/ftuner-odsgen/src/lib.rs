@@ -1,0 +1,395 @@
+//! # ftuner-odsgen
+//!
+//! The op definition generator: reads `ir-specs/<dialect>.toml` (MLIR ODS field names:
+//! `summary`, `description`, `operands`, `results`, `attributes`, `regions`,
+//! `successors`, `traits`, `assembly_format`, `has_verifier`, `has_folder`,
+//! `has_canonicalizer`) and generates
+//!
+//! * the registration code: one `OpDef` per op, hooks bound by naming convention
+//!   (`verify_<op>`, `fold_<op>`, `parse_<op>`/`print_<op>` for hand-written syntax,
+//!   `canonicalize_<op>`) in the dialect's hand-written module;
+//! * typed wrappers (`MatmulOp(OpId)`) with accessors for each operand group, result and
+//!   attribute;
+//! * `docs/dialects/<dialect>.md`.
+//!
+//! It is a build dependency of `ftuner-dialects` (see its `build.rs`).
+
+use serde::Deserialize;
+use std::fmt::Write;
+use std::path::Path;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    pub dialect: DialectSpec,
+    #[serde(default, rename = "op")]
+    pub ops: Vec<OpSpec>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct DialectSpec {
+    pub name: String,
+    pub summary: String,
+    #[serde(default)]
+    pub description: String,
+    /// Rust module (under ftuner-dialects/src) with the hand-written hooks.
+    pub module: String,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ArgSpec {
+    pub name: String,
+    #[serde(rename = "type", default = "any_type")]
+    pub ty: String,
+    #[serde(default)]
+    pub variadic: bool,
+    #[serde(default)]
+    pub optional: bool,
+}
+
+fn any_type() -> String {
+    "AnyType".into()
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AttrSpec {
+    pub name: String,
+    #[serde(rename = "type", default = "any_attr")]
+    pub ty: String,
+    #[serde(default)]
+    pub optional: bool,
+    /// Default value in attribute syntax (`DefaultValuedAttr`).
+    #[serde(default)]
+    pub default: Option<String>,
+}
+
+fn any_attr() -> String {
+    "AnyAttr".into()
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct OpSpec {
+    pub name: String,
+    pub summary: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub traits: Vec<String>,
+    #[serde(default)]
+    pub operands: Vec<ArgSpec>,
+    #[serde(default)]
+    pub results: Vec<ArgSpec>,
+    #[serde(default)]
+    pub attributes: Vec<AttrSpec>,
+    #[serde(default)]
+    pub regions: usize,
+    #[serde(default)]
+    pub variadic_regions: bool,
+    #[serde(default)]
+    pub successors: Option<usize>,
+    #[serde(default)]
+    pub assembly_format: Option<String>,
+    /// `true`: hand-written `parse_<op>` / `print_<op>` in the dialect module.
+    #[serde(default)]
+    pub has_custom_assembly_format: bool,
+    #[serde(default)]
+    pub has_verifier: bool,
+    #[serde(default)]
+    pub has_folder: bool,
+    #[serde(default)]
+    pub has_canonicalizer: bool,
+    /// Hand-written `infer_<op>` computes result types.
+    #[serde(default)]
+    pub infer_result_types: bool,
+    /// `AllTypesMatch` groups, by operand/result name.
+    #[serde(default)]
+    pub all_types_match: Vec<Vec<String>>,
+    /// Hand-written `asm_names_<op>` suggests result names.
+    #[serde(default)]
+    pub result_names: bool,
+    #[serde(default)]
+    pub block_arg_names: bool,
+    #[serde(default)]
+    pub default_dialect: Option<String>,
+}
+
+pub fn load(path: &Path) -> Result<Spec, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let spec: Spec = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    for op in &spec.ops {
+        for t in &op.traits {
+            if !KNOWN_TRAITS.contains(&t.as_str()) {
+                return Err(format!("{}: op '{}': unknown trait '{t}'", path.display(), op.name));
+            }
+        }
+    }
+    Ok(spec)
+}
+
+/// Traits the infrastructure understands (see `ftuner_ir::traits`).
+pub const KNOWN_TRAITS: &[&str] = &[
+    "Terminator", "IsolatedFromAbove", "NoTerminator", "SingleBlock", "SymbolTable", "Symbol", "Pure",
+    "ConstantLike", "ReturnLike", "Commutative", "SameOperandsAndResultType", "AttrSizedOperandSegments",
+    "AttrSizedResultSegments", "GraphRegion", "RecursiveMemoryEffects", "Elementwise", "SameOperandsElementType",
+    "SameTypeOperands",
+];
+
+pub fn rust_ident(op: &str) -> String {
+    op.replace(['.', '-'], "_")
+}
+
+/// `batch_matmul` -> `BatchMatmulOp`; `return` -> `ReturnOp`.
+pub fn type_name(op: &str) -> String {
+    let mut s = String::new();
+    for part in op.split(['_', '.']) {
+        let mut c = part.chars();
+        if let Some(f) = c.next() {
+            s.push(f.to_ascii_uppercase());
+            s.push_str(c.as_str());
+        }
+    }
+    s.push_str("Op");
+    s
+}
+
+fn lit(s: &str) -> String {
+    format!("{s:?}")
+}
+
+/// Generate Rust for one dialect: `register(reg)` and typed wrappers.
+pub fn generate_rust(spec: &Spec) -> String {
+    let d = &spec.dialect;
+    let m = &d.module;
+    let mut out = String::new();
+    let _ = writeln!(out, "// Generated by ftuner-odsgen from ir-specs/{}.toml. Do not edit.", d.name);
+    let _ = writeln!(out, "#[allow(unused_imports)] use ftuner_ir::dialect::{{OpDef, ArgDef, AttrDef, Arity, traits}};");
+    let _ = writeln!(out, "#[allow(unused_imports)] use ftuner_ir::{{Ir, OpId, Value, Attribute}};");
+    let _ = writeln!(out, "pub fn register(reg: &mut ftuner_ir::Registry) {{");
+    let _ = writeln!(out, "    reg.register_dialect({});", lit(&d.name));
+    for op in &spec.ops {
+        let full = format!("{}.{}", d.name, op.name);
+        let id = rust_ident(&op.name);
+        let traits = if op.traits.is_empty() {
+            "0".to_string()
+        } else {
+            op.traits.iter().map(|t| format!("traits::{}", trait_const(t))).collect::<Vec<_>>().join(" | ")
+        };
+        let args = |v: &[ArgSpec]| -> String {
+            let items: Vec<String> = v
+                .iter()
+                .map(|a| {
+                    let ar = if a.variadic { "Variadic" } else if a.optional { "Optional" } else { "Single" };
+                    format!("ArgDef {{ name: {}, arity: Arity::{ar}, constraint: {} }}", lit(&a.name), lit(&a.ty))
+                })
+                .collect();
+            format!("&[{}]", items.join(", "))
+        };
+        let attrs: Vec<String> = op
+            .attributes
+            .iter()
+            .map(|a| format!("AttrDef {{ name: {}, constraint: {}, optional: {} }}", lit(&a.name), lit(&a.ty), a.optional || a.default.is_some()))
+            .collect();
+        let defaults: Vec<String> =
+            op.attributes.iter().filter_map(|a| a.default.as_ref().map(|v| format!("({}, {})", lit(&a.name), lit(v)))).collect();
+        let groups: Vec<String> = op
+            .all_types_match
+            .iter()
+            .map(|g| format!("&[{}]", g.iter().map(|n| lit(n)).collect::<Vec<_>>().join(", ")))
+            .collect();
+        let (parse, print) = if op.has_custom_assembly_format {
+            (format!("Some(crate::{m}::parse_{id})"), format!("Some(crate::{m}::print_{id})"))
+        } else if op.assembly_format.is_some() {
+            ("Some(crate::format::parse)".into(), "Some(crate::format::print)".into())
+        } else {
+            ("None".into(), "None".into())
+        };
+        let opt = |b: bool, f: &str| if b { format!("Some(crate::{m}::{f}_{id})") } else { "None".into() };
+        let _ = writeln!(out, "    reg.register_op(OpDef {{");
+        let _ = writeln!(out, "        name: {},", lit(&full));
+        let _ = writeln!(out, "        summary: {},", lit(&op.summary));
+        let _ = writeln!(out, "        description: {},", lit(&op.description));
+        let _ = writeln!(out, "        format: {},", op.assembly_format.as_ref().map(|f| format!("Some({})", lit(f))).unwrap_or("None".into()));
+        let _ = writeln!(out, "        type_groups: &[{}],", groups.join(", "));
+        let _ = writeln!(out, "        infer_results: {},", opt(op.infer_result_types, "infer"));
+        let _ = writeln!(out, "        defaults: &[{}],", defaults.join(", "));
+        let _ = writeln!(out, "        traits: {traits},");
+        let _ = writeln!(out, "        operands: {},", args(&op.operands));
+        let _ = writeln!(out, "        results: {},", args(&op.results));
+        let _ = writeln!(out, "        attributes: &[{}],", attrs.join(", "));
+        let _ = writeln!(out, "        num_regions: {},", op.regions);
+        let _ = writeln!(out, "        variadic_regions: {},", op.variadic_regions);
+        let _ = writeln!(out, "        num_successors: {},", op.successors.map(|n| format!("Some({n})")).unwrap_or("None".into()));
+        let _ = writeln!(out, "        parse: {parse},");
+        let _ = writeln!(out, "        print: {print},");
+        let _ = writeln!(out, "        verify: {},", opt(op.has_verifier, "verify"));
+        let _ = writeln!(out, "        fold: {},", opt(op.has_folder, "fold"));
+        let _ = writeln!(
+            out,
+            "        canonicalize: {},",
+            if op.has_canonicalizer { format!("crate::{m}::CANONICALIZE_{}", id.to_uppercase()) } else { "&[]".into() }
+        );
+        let _ = writeln!(out, "        asm_names: {},", opt(op.result_names, "asm_names"));
+        let _ = writeln!(out, "        block_arg_names: {},", opt(op.block_arg_names, "block_arg_names"));
+        let _ = writeln!(out, "        default_dialect: {},", op.default_dialect.as_ref().map(|s| format!("Some({})", lit(s))).unwrap_or("None".into()));
+        let _ = writeln!(out, "    }});");
+    }
+    let _ = writeln!(out, "}}");
+    // Typed wrappers.
+    for op in &spec.ops {
+        let full = format!("{}.{}", d.name, op.name);
+        let tn = type_name(&op.name);
+        let _ = writeln!(out, "\n/// `{full}`: {}", op.summary.replace('`', "'"));
+        let _ = writeln!(out, "#[derive(Clone, Copy, Debug, PartialEq, Eq)]\npub struct {tn}(pub OpId);");
+        let _ = writeln!(out, "impl {tn} {{");
+        let _ = writeln!(out, "    pub const NAME: &'static str = {};", lit(&full));
+        let _ = writeln!(out, "    pub fn from(ir: &Ir, op: OpId) -> Option<Self> {{ if ir.name(op) == Self::NAME {{ Some(Self(op)) }} else {{ None }} }}");
+        accessors(&mut out, &op.operands, "operands", "operandSegmentSizes");
+        accessors(&mut out, &op.results, "results", "resultSegmentSizes");
+        for a in &op.attributes {
+            let _ = writeln!(out, "    pub fn {}_attr(self, ir: &Ir) -> Option<Attribute> {{ ir.attr(self.0, {}) }}", rust_ident(&a.name).to_lowercase(), lit(&a.name));
+        }
+        let _ = writeln!(out, "}}");
+    }
+    out
+}
+
+fn accessors(out: &mut String, args: &[ArgSpec], kind: &str, seg: &str) {
+    let variadic = args.iter().filter(|a| a.variadic || a.optional).count();
+    for (i, a) in args.iter().enumerate() {
+        let name = rust_ident(&a.name).to_lowercase();
+        let name = if matches!(name.as_str(), "type" | "in" | "ref" | "self" | "fn" | "match" | "where" | "mod" | "use" | "loop" | "break" | "move" | "static" | "let") { format!("{name}_") } else { name };
+        if variadic == 0 {
+            let _ = writeln!(out, "    pub fn {name}(self, ir: &Ir) -> Value {{ ir.{kind}(self.0)[{i}] }}");
+        } else if variadic == 1 {
+            let fixed_before = args[..i].iter().filter(|x| !(x.variadic || x.optional)).count();
+            let fixed_after = args[i + 1..].iter().filter(|x| !(x.variadic || x.optional)).count();
+            let var_before = args[..i].iter().any(|x| x.variadic || x.optional);
+            if a.variadic || a.optional {
+                let _ = writeln!(out, "    pub fn {name}(self, ir: &Ir) -> Vec<Value> {{ let v = ir.{kind}(self.0); v[{fixed_before}..v.len() - {fixed_after}].to_vec() }}");
+            } else if var_before {
+                let _ = writeln!(out, "    pub fn {name}(self, ir: &Ir) -> Value {{ let v = ir.{kind}(self.0); v[v.len() - {fixed_after} - 1] }}");
+            } else {
+                let _ = writeln!(out, "    pub fn {name}(self, ir: &Ir) -> Value {{ ir.{kind}(self.0)[{i}] }}");
+            }
+        } else {
+            let ret = if a.variadic || a.optional { "Vec<Value>" } else { "Value" };
+            let conv = if a.variadic || a.optional { "r.to_vec()" } else { "r[0]" };
+            let _ = writeln!(
+                out,
+                "    pub fn {name}(self, ir: &Ir) -> {ret} {{ let r = crate::segment(ir, self.0, {}, {i}, {}); {conv} }}",
+                lit(seg),
+                kind == "operands"
+            );
+        }
+    }
+}
+
+fn trait_const(t: &str) -> String {
+    let mut s = String::new();
+    for (i, c) in t.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            s.push('_');
+        }
+        s.push(c.to_ascii_uppercase());
+    }
+    s
+}
+
+/// Markdown reference for one dialect.
+pub fn generate_markdown(spec: &Spec) -> String {
+    let d = &spec.dialect;
+    let mut out = String::new();
+    let _ = writeln!(out, "<!-- Generated by ftuner-odsgen from ir-specs/{}.toml. Do not edit. -->", d.name);
+    let _ = writeln!(out, "# '{}' dialect\n\n{}\n", d.name, d.summary);
+    if !d.description.is_empty() {
+        let _ = writeln!(out, "{}\n", d.description.trim());
+    }
+    let _ = writeln!(out, "## Operations\n");
+    for op in &spec.ops {
+        let _ = writeln!(out, "### `{}.{}` ({})\n\n_{}_\n", d.name, op.name, type_name(&op.name), op.summary);
+        if !op.description.is_empty() {
+            let _ = writeln!(out, "{}\n", op.description.trim());
+        }
+        if let Some(f) = &op.assembly_format {
+            let _ = writeln!(out, "Syntax (assembly format): `{}`\n", f.replace('`', "'"));
+        } else if op.has_custom_assembly_format {
+            let _ = writeln!(out, "Syntax: custom (hand-written parser and printer).\n");
+        }
+        if !op.traits.is_empty() {
+            let _ = writeln!(out, "Traits: {}\n", op.traits.join(", "));
+        }
+        let table = |out: &mut String, title: &str, v: &[ArgSpec]| {
+            if v.is_empty() {
+                return;
+            }
+            let _ = writeln!(out, "| {title} | constraint |\n|---|---|");
+            for a in v {
+                let q = if a.variadic { " (variadic)" } else if a.optional { " (optional)" } else { "" };
+                let _ = writeln!(out, "| `{}`{q} | {} |", a.name, a.ty);
+            }
+            out.push('\n');
+        };
+        table(&mut out, "operand", &op.operands);
+        table(&mut out, "result", &op.results);
+        if !op.attributes.is_empty() {
+            let _ = writeln!(out, "| attribute | constraint |\n|---|---|");
+            for a in &op.attributes {
+                let q = match (&a.default, a.optional) {
+                    (Some(d), _) => format!(" (default `{d}`)"),
+                    (None, true) => " (optional)".into(),
+                    _ => String::new(),
+                };
+                let _ = writeln!(out, "| `{}`{q} | {} |", a.name, a.ty);
+            }
+            out.push('\n');
+        }
+        if op.regions > 0 {
+            let _ = writeln!(out, "Regions: {}\n", op.regions);
+        }
+        let mut hooks = vec![];
+        if op.has_verifier {
+            hooks.push("verifier");
+        }
+        if op.has_folder {
+            hooks.push("folder");
+        }
+        if op.has_canonicalizer {
+            hooks.push("canonicalization patterns");
+        }
+        if !hooks.is_empty() {
+            let _ = writeln!(out, "Has: {}\n", hooks.join(", "));
+        }
+    }
+    out
+}
+
+/// Generate the code for every spec in `dir`; returns (rust, [(dialect, markdown)]).
+pub fn generate_all(dir: &Path) -> Result<(String, Vec<(String, String)>), String> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut rust = String::new();
+    let mut docs = vec![];
+    let mut regs = vec![];
+    for f in files {
+        let spec = load(&f)?;
+        let modname = format!("gen_{}", spec.dialect.name);
+        let _ = writeln!(rust, "pub mod {modname} {{\n{}\n}}", generate_rust(&spec));
+        regs.push(modname);
+        docs.push((spec.dialect.name.clone(), generate_markdown(&spec)));
+    }
+    let _ = writeln!(rust, "/// Register every generated dialect.\npub fn register_all_generated(reg: &mut ftuner_ir::Registry) {{");
+    for r in regs {
+        let _ = writeln!(rust, "    {r}::register(reg);");
+    }
+    let _ = writeln!(rust, "}}");
+    Ok((rust, docs))
+}
