@@ -11,7 +11,18 @@ fn main() {
             for e in ftuner_ir::verify::verify(&ctx, &m.ir, m.top) {
                 eprint!("{}", e);
             }
-            print!("{}", ftuner_ir::print_module(&m.ir, &ctx, m.top, ftuner_ir::PrintOptions { generic, debuginfo: false }))
+            print!(
+                "{}",
+                ftuner_ir::print_module(
+                    &m.ir,
+                    &ctx,
+                    m.top,
+                    ftuner_ir::PrintOptions {
+                        generic,
+                        debuginfo: false
+                    }
+                )
+            )
         }
         Err(e) => eprintln!("{e}"),
     }

@@ -11,9 +11,24 @@ pub fn register_extra(reg: &mut ftuner_ir::Registry) {
     reg.materializers.insert("arith", materialize_constant);
 }
 
-pub fn materialize_constant(ir: &mut Ir, value: Attribute, ty: Type, loc: Attribute) -> Option<OpId> {
-    let v = if value.typed_type() == Some(ty) { value } else { return None };
-    Some(ir.create_op(OpSpec::new(ftuner_ir::intern_name("arith.constant"), loc).prop("value", v).results([ty])))
+pub fn materialize_constant(
+    ir: &mut Ir,
+    value: Attribute,
+    ty: Type,
+    loc: Attribute,
+) -> Option<OpId> {
+    let v = if value.typed_type() == Some(ty) {
+        value
+    } else {
+        return None;
+    };
+    Some(
+        ir.create_op(
+            OpSpec::new(ftuner_ir::intern_name("arith.constant"), loc)
+                .prop("value", v)
+                .results([ty]),
+        ),
+    )
 }
 
 // ----- constant --------------------------------------------------------------------
@@ -28,9 +43,16 @@ pub fn verify_constant(ir: &Ir, op: OpId) -> Result<(), String> {
     let rt = ir.value_type(ir.result(op, 0));
     let vt = v.typed_type().ok_or("value must be a typed attribute")?;
     if vt != rt {
-        return Err(format!("failed to verify that all of {{value, result}} have same type ('{vt}' vs '{rt}')"));
+        return Err(format!(
+            "failed to verify that all of {{value, result}} have same type ('{vt}' vs '{rt}')"
+        ));
     }
-    if !(rt.is_int_or_index() || rt.is_float() || rt.is_integer() || rt.is_shaped() || matches!(rt.kind(), TypeKind::Complex(_))) {
+    if !(rt.is_int_or_index()
+        || rt.is_float()
+        || rt.is_integer()
+        || rt.is_shaped()
+        || matches!(rt.kind(), TypeKind::Complex(_)))
+    {
         return Err(format!("unsupported type for constant: {rt}"));
     }
     if rt.is_integer() && !rt.is_signless_integer() {
@@ -45,7 +67,13 @@ pub fn asm_names_constant(ir: &Ir, op: OpId, f: &mut dyn FnMut(ftuner_ir::Value,
     let r = ir.result(op, 0);
     let t = ir.value_type(r);
     let name = match ir.attr(op, "value").map(|a| a.kind()) {
-        Some(AttrKind::Bool(b)) => if *b { "true".to_string() } else { "false".to_string() },
+        Some(AttrKind::Bool(b)) => {
+            if *b {
+                "true".to_string()
+            } else {
+                "false".to_string()
+            }
+        }
         Some(AttrKind::Integer { value, ty }) => {
             if ty.is_index() {
                 format!("c{value}")
@@ -74,7 +102,11 @@ pub fn parse_select(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> 
     }
     p.expect(Tok::Colon, "':'")?;
     let t1 = p.parse_type()?;
-    let (ct, rt) = if p.consume_if(Tok::Comma) { (t1, p.parse_type()?) } else { (Type::i1(), t1) };
+    let (ct, rt) = if p.consume_if(Tok::Comma) {
+        (t1, p.parse_type()?)
+    } else {
+        (Type::i1(), t1)
+    };
     st.operands.push(p.resolve_operand(&c, ct)?);
     st.operands.push(p.resolve_operand(&a, rt)?);
     st.operands.push(p.resolve_operand(&b, rt)?);
@@ -96,10 +128,16 @@ pub fn print_select(pr: &mut OpPrinter<'_>, op: OpId) {
 }
 pub fn verify_select(ir: &Ir, op: OpId) -> Result<(), String> {
     let o = ir.operands(op);
-    let (ct, at, bt) = (ir.value_type(o[0]), ir.value_type(o[1]), ir.value_type(o[2]));
+    let (ct, at, bt) = (
+        ir.value_type(o[0]),
+        ir.value_type(o[1]),
+        ir.value_type(o[2]),
+    );
     let rt = ir.value_type(ir.result(op, 0));
     if at != bt || at != rt {
-        return Err("failed to verify that all of {true_value, false_value, result} have same type".into());
+        return Err(
+            "failed to verify that all of {true_value, false_value, result} have same type".into(),
+        );
     }
     if ct.is_shaped() && ct.shape() != rt.shape() {
         return Err("expected condition type to have the same shape as the result type".into());
@@ -112,7 +150,9 @@ pub fn fold_select(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec
         return Some(vec![FoldResult::Value(o[1])]);
     }
     match c.first().copied().flatten().and_then(const_value) {
-        Some((Const::Int(v), t)) if !t.is_shaped() => Some(vec![FoldResult::Value(if v != 0 { o[1] } else { o[2] })]),
+        Some((Const::Int(v), t)) if !t.is_shaped() => {
+            Some(vec![FoldResult::Value(if v != 0 { o[1] } else { o[2] })])
+        }
         _ => None,
     }
 }
@@ -288,7 +328,10 @@ pub fn fold_cmpf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<F
 
 // ----- casts -------------------------------------------------------------------------
 fn cast_shapes(ir: &Ir, op: OpId) -> (Type, Type) {
-    (ir.value_type(ir.operand(op, 0)), ir.value_type(ir.result(op, 0)))
+    (
+        ir.value_type(ir.operand(op, 0)),
+        ir.value_type(ir.result(op, 0)),
+    )
 }
 fn same_container(a: Type, b: Type) -> bool {
     a.is_shaped() == b.is_shaped() && a.shape() == b.shape() && a.is_tensor() == b.is_tensor()
@@ -298,7 +341,9 @@ macro_rules! cast_verifier {
         pub fn $name(ir: &Ir, op: OpId) -> Result<(), String> {
             let (i, o) = cast_shapes(ir, op);
             if !same_container(i, o) {
-                return Err(format!("operand type '{i}' and result type '{o}' are cast incompatible"));
+                return Err(format!(
+                    "operand type '{i}' and result type '{o}' are cast incompatible"
+                ));
             }
             let (ie, oe) = (i.element_type(), o.element_type());
             let ok: fn(Type, Type) -> bool = $check;
@@ -309,20 +354,73 @@ macro_rules! cast_verifier {
         }
     };
 }
-cast_verifier!(verify_extf, |i, o| i.bit_width() < o.bit_width(), "must be wider than operand type");
-cast_verifier!(verify_truncf, |i, o| i.bit_width() > o.bit_width(), "must be shorter than operand type");
-cast_verifier!(verify_extsi, |i, o| i.bit_width() < o.bit_width(), "must be wider than operand type");
-cast_verifier!(verify_extui, |i, o| i.bit_width() < o.bit_width(), "must be wider than operand type");
-cast_verifier!(verify_trunci, |i, o| i.bit_width() > o.bit_width(), "must be shorter than operand type");
-cast_verifier!(verify_sitofp, |i, o| i.is_integer() && o.is_float(), "is not a valid conversion from");
-cast_verifier!(verify_uitofp, |i, o| i.is_integer() && o.is_float(), "is not a valid conversion from");
-cast_verifier!(verify_fptosi, |i, o| i.is_float() && o.is_integer(), "is not a valid conversion from");
-cast_verifier!(verify_fptoui, |i, o| i.is_float() && o.is_integer(), "is not a valid conversion from");
-cast_verifier!(verify_index_cast, |i, o| i.is_index() != o.is_index(), "is not a valid index cast from");
-cast_verifier!(verify_index_castui, |i, o| i.is_index() != o.is_index(), "is not a valid index cast from");
-cast_verifier!(verify_bitcast, |i, o| i.bit_width() == o.bit_width(), "must have the same bit width as");
+cast_verifier!(
+    verify_extf,
+    |i, o| i.bit_width() < o.bit_width(),
+    "must be wider than operand type"
+);
+cast_verifier!(
+    verify_truncf,
+    |i, o| i.bit_width() > o.bit_width(),
+    "must be shorter than operand type"
+);
+cast_verifier!(
+    verify_extsi,
+    |i, o| i.bit_width() < o.bit_width(),
+    "must be wider than operand type"
+);
+cast_verifier!(
+    verify_extui,
+    |i, o| i.bit_width() < o.bit_width(),
+    "must be wider than operand type"
+);
+cast_verifier!(
+    verify_trunci,
+    |i, o| i.bit_width() > o.bit_width(),
+    "must be shorter than operand type"
+);
+cast_verifier!(
+    verify_sitofp,
+    |i, o| i.is_integer() && o.is_float(),
+    "is not a valid conversion from"
+);
+cast_verifier!(
+    verify_uitofp,
+    |i, o| i.is_integer() && o.is_float(),
+    "is not a valid conversion from"
+);
+cast_verifier!(
+    verify_fptosi,
+    |i, o| i.is_float() && o.is_integer(),
+    "is not a valid conversion from"
+);
+cast_verifier!(
+    verify_fptoui,
+    |i, o| i.is_float() && o.is_integer(),
+    "is not a valid conversion from"
+);
+cast_verifier!(
+    verify_index_cast,
+    |i, o| i.is_index() != o.is_index(),
+    "is not a valid index cast from"
+);
+cast_verifier!(
+    verify_index_castui,
+    |i, o| i.is_index() != o.is_index(),
+    "is not a valid index cast from"
+);
+cast_verifier!(
+    verify_bitcast,
+    |i, o| i.bit_width() == o.bit_width(),
+    "must have the same bit width as"
+);
 
-fn fold_cast_with(ir: &Ir, op: OpId, c: &[Option<Attribute>], f: impl Fn(Const, Type, Type) -> Option<Const>) -> Option<Vec<FoldResult>> {
+fn fold_cast_with(
+    ir: &Ir,
+    op: OpId,
+    c: &[Option<Attribute>],
+    f: impl Fn(Const, Type, Type) -> Option<Const>,
+) -> Option<Vec<FoldResult>> {
     let (v, _) = const_value(c.first().copied()??)?;
     let (i, o) = cast_shapes(ir, op);
     let r = f(v, i.element_type(), o.element_type())?;
@@ -335,31 +433,97 @@ pub fn fold_truncf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec
     fold_cast_with(ir, op, c, |v, _, _| Some(v))
 }
 pub fn fold_extsi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Int(sext(x, int_width(i)))) } else { None })
+    fold_cast_with(ir, op, c, |v, i, _| {
+        if let Const::Int(x) = v {
+            Some(Const::Int(sext(x, int_width(i))))
+        } else {
+            None
+        }
+    })
 }
 pub fn fold_extui(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Int(zext(x, int_width(i)))) } else { None })
+    fold_cast_with(ir, op, c, |v, i, _| {
+        if let Const::Int(x) = v {
+            Some(Const::Int(zext(x, int_width(i))))
+        } else {
+            None
+        }
+    })
 }
 pub fn fold_trunci(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, _, o| if let Const::Int(x) = v { Some(Const::Int(sext(x, int_width(o)))) } else { None })
+    fold_cast_with(ir, op, c, |v, _, o| {
+        if let Const::Int(x) = v {
+            Some(Const::Int(sext(x, int_width(o))))
+        } else {
+            None
+        }
+    })
 }
 pub fn fold_sitofp(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Float(sext(x, int_width(i)) as f64)) } else { None })
+    fold_cast_with(ir, op, c, |v, i, _| {
+        if let Const::Int(x) = v {
+            Some(Const::Float(sext(x, int_width(i)) as f64))
+        } else {
+            None
+        }
+    })
 }
 pub fn fold_uitofp(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Float(zext(x, int_width(i)) as f64)) } else { None })
+    fold_cast_with(ir, op, c, |v, i, _| {
+        if let Const::Int(x) = v {
+            Some(Const::Float(zext(x, int_width(i)) as f64))
+        } else {
+            None
+        }
+    })
 }
 pub fn fold_fptosi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, _, _| if let Const::Float(x) = v { if x.is_finite() { Some(Const::Int(x.trunc() as i128)) } else { None } } else { None })
+    fold_cast_with(ir, op, c, |v, _, _| {
+        if let Const::Float(x) = v {
+            if x.is_finite() {
+                Some(Const::Int(x.trunc() as i128))
+            } else {
+                None
+            }
+        } else {
+            None
+        }
+    })
 }
 pub fn fold_fptoui(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, _, _| if let Const::Float(x) = v { if x.is_finite() && x >= 0.0 { Some(Const::Int(x.trunc() as i128)) } else { None } } else { None })
+    fold_cast_with(ir, op, c, |v, _, _| {
+        if let Const::Float(x) = v {
+            if x.is_finite() && x >= 0.0 {
+                Some(Const::Int(x.trunc() as i128))
+            } else {
+                None
+            }
+        } else {
+            None
+        }
+    })
 }
 pub fn fold_index_cast(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Int(sext(x, int_width(i)))) } else { None })
+    fold_cast_with(ir, op, c, |v, i, _| {
+        if let Const::Int(x) = v {
+            Some(Const::Int(sext(x, int_width(i))))
+        } else {
+            None
+        }
+    })
 }
-pub fn fold_index_castui(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, i, _| if let Const::Int(x) = v { Some(Const::Int(zext(x, int_width(i)))) } else { None })
+pub fn fold_index_castui(
+    ir: &mut Ir,
+    op: OpId,
+    c: &[Option<Attribute>],
+) -> Option<Vec<FoldResult>> {
+    fold_cast_with(ir, op, c, |v, i, _| {
+        if let Const::Int(x) = v {
+            Some(Const::Int(zext(x, int_width(i))))
+        } else {
+            None
+        }
+    })
 }
 pub fn fold_bitcast(ir: &mut Ir, op: OpId, _c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     let (i, o) = cast_shapes(ir, op);

@@ -7,7 +7,10 @@ use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter};
 /// The constant value of `v` if it is defined by a constant-like op.
 pub fn constant_of(ir: &Ir, v: ftuner_ir::Value) -> Option<Attribute> {
     let d = ir.defining_op(v)?;
-    if crate::registry().op(ir.name(d)).is_some_and(|def| def.has(ftuner_ir::traits::CONSTANT_LIKE)) {
+    if crate::registry()
+        .op(ir.name(d))
+        .is_some_and(|def| def.has(ftuner_ir::traits::CONSTANT_LIKE))
+    {
         return ir.attr(d, "value");
     }
     None
@@ -60,14 +63,25 @@ pub fn verify_br(ir: &Ir, op: OpId) -> Result<(), String> {
     check_succ_args(ir, b, ir.operands(op), "")
 }
 
-fn check_succ_args(ir: &Ir, b: ftuner_ir::BlockId, vals: &[ftuner_ir::Value], which: &str) -> Result<(), String> {
+fn check_succ_args(
+    ir: &Ir,
+    b: ftuner_ir::BlockId,
+    vals: &[ftuner_ir::Value],
+    which: &str,
+) -> Result<(), String> {
     let args = ir.block_args(b);
     if args.len() != vals.len() {
-        return Err(format!("branch has {} operands for successor{which}, but target block has {}", vals.len(), args.len()));
+        return Err(format!(
+            "branch has {} operands for successor{which}, but target block has {}",
+            vals.len(),
+            args.len()
+        ));
     }
     for (i, (a, v)) in args.iter().zip(vals).enumerate() {
         if ir.value_type(*a) != ir.value_type(*v) {
-            return Err(format!("type mismatch for bb argument #{i} of successor{which}"));
+            return Err(format!(
+                "type mismatch for bb argument #{i} of successor{which}"
+            ));
         }
     }
     Ok(())
@@ -85,7 +99,10 @@ pub fn parse_cond_br(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()>
     for (k, v) in attrs {
         st.add_attr(&k, v);
     }
-    st.props.push(("operandSegmentSizes".into(), Attribute::dense_i32_array(&[1, tv.len() as i32, fv.len() as i32])));
+    st.props.push((
+        "operandSegmentSizes".into(),
+        Attribute::dense_i32_array(&[1, tv.len() as i32, fv.len() as i32]),
+    ));
     st.operands.push(cv);
     st.operands.extend(tv);
     st.operands.extend(fv);
@@ -111,6 +128,16 @@ pub fn print_cond_br(pr: &mut OpPrinter<'_>, op: OpId) {
 
 pub fn verify_cond_br(ir: &Ir, op: OpId) -> Result<(), String> {
     let s = &ir.op(op).successors;
-    check_succ_args(ir, s[0], crate::segment(ir, op, "operandSegmentSizes", 1, true), " #0")?;
-    check_succ_args(ir, s[1], crate::segment(ir, op, "operandSegmentSizes", 2, true), " #1")
+    check_succ_args(
+        ir,
+        s[0],
+        crate::segment(ir, op, "operandSegmentSizes", 1, true),
+        " #0",
+    )?;
+    check_succ_args(
+        ir,
+        s[1],
+        crate::segment(ir, op, "operandSegmentSizes", 2, true),
+        " #1",
+    )
 }

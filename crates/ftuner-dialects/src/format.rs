@@ -26,7 +26,10 @@ enum Elem {
 }
 
 fn tokenize_format(f: &str) -> Result<Vec<Elem>, String> {
-    let mut p = FmtParser { s: f.as_bytes(), i: 0 };
+    let mut p = FmtParser {
+        s: f.as_bytes(),
+        i: 0,
+    };
     let v = p.elems(false)?;
     Ok(v)
 }
@@ -44,7 +47,11 @@ impl FmtParser<'_> {
     }
     fn ident(&mut self) -> String {
         let st = self.i;
-        while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'_' || self.s[self.i] == b'-') {
+        while self.i < self.s.len()
+            && (self.s[self.i].is_ascii_alphanumeric()
+                || self.s[self.i] == b'_'
+                || self.s[self.i] == b'-')
+        {
             self.i += 1;
         }
         String::from_utf8_lossy(&self.s[st..self.i]).into_owned()
@@ -136,7 +143,11 @@ impl FmtParser<'_> {
                         "attr-dict-with-keyword" => v.push(Elem::AttrDict(true)),
                         "type" | "qualified" => {
                             let a = self.args()?;
-                            v.push(Elem::TypeOf(a.into_iter().map(|x| x.trim_start_matches("type:").to_string()).collect()));
+                            v.push(Elem::TypeOf(
+                                a.into_iter()
+                                    .map(|x| x.trim_start_matches("type:").to_string())
+                                    .collect(),
+                            ));
                         }
                         "functional-type" => {
                             let a = self.args()?;
@@ -169,10 +180,16 @@ fn find_anchor(v: &[Elem]) -> Option<String> {
         match e {
             Elem::Var(n) if n.starts_with('^') => return Some(n[1..].to_string()),
             Elem::TypeOf(a) if a.iter().any(|x| x.starts_with('^')) => {
-                return a.iter().find(|x| x.starts_with('^')).map(|x| x[1..].to_string())
+                return a
+                    .iter()
+                    .find(|x| x.starts_with('^'))
+                    .map(|x| x[1..].to_string())
             }
             Elem::Custom(_, a) if a.iter().any(|x| x.starts_with('^')) => {
-                return a.iter().find(|x| x.starts_with('^')).map(|x| x[1..].to_string())
+                return a
+                    .iter()
+                    .find(|x| x.starts_with('^'))
+                    .map(|x| x[1..].to_string())
             }
             _ => {}
         }
@@ -189,7 +206,8 @@ fn strip_anchor(v: Vec<Elem>) -> Vec<Elem> {
         .collect()
 }
 
-static CACHE: LazyLock<Mutex<FxHashMap<&'static str, Arc<Vec<Elem>>>>> = LazyLock::new(Default::default);
+static CACHE: LazyLock<Mutex<FxHashMap<&'static str, Arc<Vec<Elem>>>>> =
+    LazyLock::new(Default::default);
 
 fn format_of(def: &OpDef) -> Result<Arc<Vec<Elem>>, String> {
     let f = def.format.ok_or("op has no assembly format")?;
@@ -197,7 +215,9 @@ fn format_of(def: &OpDef) -> Result<Arc<Vec<Elem>>, String> {
     if let Some(v) = c.get(f) {
         return Ok(v.clone());
     }
-    let v = Arc::new(tokenize_format(f).map_err(|e| format!("{}: bad assembly format: {e}", def.name))?);
+    let v = Arc::new(
+        tokenize_format(f).map_err(|e| format!("{}: bad assembly format: {e}", def.name))?,
+    );
     c.insert(f, v.clone());
     Ok(v)
 }
@@ -226,7 +246,8 @@ fn kind_of(def: &OpDef, name: &str) -> Option<Kind> {
     if def.attributes.iter().any(|a| a.name == name) {
         return Some(Kind::Attr);
     }
-    if name.starts_with("region") || name == "body" || name == "thenRegion" || name == "elseRegion" {
+    if name.starts_with("region") || name == "body" || name == "thenRegion" || name == "elseRegion"
+    {
         return Some(Kind::Region);
     }
     if name == "dest" || name.ends_with("Dest") || name == "successors" {
@@ -236,7 +257,11 @@ fn kind_of(def: &OpDef, name: &str) -> Option<Kind> {
 }
 
 fn attr_constraint<'d>(def: &'d OpDef, name: &str) -> &'d str {
-    def.attributes.iter().find(|a| a.name == name).map(|a| a.constraint).unwrap_or("AnyAttr")
+    def.attributes
+        .iter()
+        .find(|a| a.name == name)
+        .map(|a| a.constraint)
+        .unwrap_or("AnyAttr")
 }
 
 fn op_dialect(name: &str) -> &str {
@@ -256,10 +281,19 @@ struct PState {
 
 /// Parse hook for ops with an `assembly_format`.
 pub fn parse(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
-    let def = p.ctx.op_def(st.name).cloned().ok_or_else(|| p.err_here("unregistered op"))?;
+    let def = p
+        .ctx
+        .op_def(st.name)
+        .cloned()
+        .ok_or_else(|| p.err_here("unregistered op"))?;
     let elems = format_of(&def).map_err(|e| p.err_here(e))?;
     let at = p.current_offset();
-    let mut ps = PState { operands: Default::default(), types: Default::default(), regions: vec![], successors: vec![] };
+    let mut ps = PState {
+        operands: Default::default(),
+        types: Default::default(),
+        regions: vec![],
+        successors: vec![],
+    };
     parse_elems(p, st, &def, &elems, &mut ps)?;
     // Defaults for absent default-valued attributes.
     for (name, text) in def.defaults {
@@ -281,7 +315,10 @@ pub fn parse_attr_text(ctx: &ftuner_ir::Context, text: &str) -> Result<Attribute
 fn is_present(p: &Parser<'_>, def: &OpDef, first: &Elem) -> bool {
     match first {
         Elem::Lit(l) => {
-            if l.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') {
+            if l.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            {
                 p.peek_keyword(l)
             } else {
                 lit_tok(l).is_some_and(|t| p.peek() == t)
@@ -331,7 +368,13 @@ fn lit_tok(l: &str) -> Option<Tok> {
     })
 }
 
-fn parse_elems(p: &mut Parser<'_>, st: &mut OperationState, def: &OpDef, elems: &[Elem], ps: &mut PState) -> PResult<()> {
+fn parse_elems(
+    p: &mut Parser<'_>,
+    st: &mut OperationState,
+    def: &OpDef,
+    elems: &[Elem],
+    ps: &mut PState,
+) -> PResult<()> {
     for e in elems {
         match e {
             Elem::Lit(l) => {
@@ -356,10 +399,15 @@ fn parse_elems(p: &mut Parser<'_>, st: &mut OperationState, def: &OpDef, elems: 
                 }
             }
             Elem::Optional(inner, anchor) => {
-                if let Some(first) = inner.iter().find(|e| !matches!(e, Elem::Lit(l) if l.is_empty() || l == " ")) {
+                if let Some(first) = inner
+                    .iter()
+                    .find(|e| !matches!(e, Elem::Lit(l) if l.is_empty() || l == " "))
+                {
                     if is_present(p, def, first) {
                         parse_elems(p, st, def, inner, ps)?;
-                    } else if attr_constraint(def, anchor) == "UnitAttr" && !matches!(first, Elem::Var(_)) {
+                    } else if attr_constraint(def, anchor) == "UnitAttr"
+                        && !matches!(first, Elem::Var(_))
+                    {
                         // unit attribute absent
                     }
                 }
@@ -386,7 +434,12 @@ fn parse_elems(p: &mut Parser<'_>, st: &mut OperationState, def: &OpDef, elems: 
                 }
                 Some(Kind::Region) => ps.regions.push(p.parse_region()?),
                 Some(Kind::Successor) => ps.successors.push(p.parse_successor()?),
-                _ => return Err(p.err_here(format!("format variable '{n}' is not an operand, attribute or region of '{}'", def.name))),
+                _ => {
+                    return Err(p.err_here(format!(
+                        "format variable '{n}' is not an operand, attribute or region of '{}'",
+                        def.name
+                    )))
+                }
             },
             Elem::TypeOf(names) => {
                 for (i, n) in names.iter().enumerate() {
@@ -435,15 +488,23 @@ fn parse_format_attr(p: &mut Parser<'_>, def: &OpDef, n: &str) -> PResult<Option
     let c = attr_constraint(def, n);
     if let Some(cases) = c.strip_prefix("I64Enum:") {
         let at = p.current_offset();
-        let kw = p.parse_optional_any_keyword().ok_or_else(|| p.err_here("expected keyword for enum attribute"))?;
-        let idx = cases.split(',').position(|x| x == kw).ok_or_else(|| p.err_at(at, format!("invalid predicate '{kw}'")))?;
+        let kw = p
+            .parse_optional_any_keyword()
+            .ok_or_else(|| p.err_here("expected keyword for enum attribute"))?;
+        let idx = cases
+            .split(',')
+            .position(|x| x == kw)
+            .ok_or_else(|| p.err_at(at, format!("invalid predicate '{kw}'")))?;
         return Ok(Some(Attribute::i64(idx as i64)));
     }
     if let Some(mn) = c.strip_prefix('#') {
         // `#dialect.mnemonic` printed stripped: `<...>` after the mnemonic keyword.
         let (dialect, mnemonic) = mn.split_once('.').unwrap_or((mn, ""));
         let body = p.parse_balanced_angle()?;
-        return Ok(Some(Attribute::dialect(dialect, &format!("{mnemonic}{body}"))));
+        return Ok(Some(Attribute::dialect(
+            dialect,
+            &format!("{mnemonic}{body}"),
+        )));
     }
     Ok(Some(match c {
         "UnitAttr" => Attribute::unit(),
@@ -472,7 +533,13 @@ fn parse_format_attr(p: &mut Parser<'_>, def: &OpDef, n: &str) -> PResult<Option
     }))
 }
 
-fn custom_parse(p: &mut Parser<'_>, st: &mut OperationState, name: &str, args: &[String], ps: &mut PState) -> PResult<()> {
+fn custom_parse(
+    p: &mut Parser<'_>,
+    st: &mut OperationState,
+    name: &str,
+    args: &[String],
+    ps: &mut PState,
+) -> PResult<()> {
     match name {
         "DynamicIndexList" => {
             // `[1, %x, ?]`: static values, `%v` for dynamic ones (their static slot is ?).
@@ -501,26 +568,38 @@ fn custom_parse(p: &mut Parser<'_>, st: &mut OperationState, name: &str, args: &
     }
 }
 
-fn finish(p: &mut Parser<'_>, st: &mut OperationState, def: &OpDef, mut ps: PState, at: u32) -> PResult<()> {
+fn finish(
+    p: &mut Parser<'_>,
+    st: &mut OperationState,
+    def: &OpDef,
+    mut ps: PState,
+    at: u32,
+) -> PResult<()> {
     // Collect known types into an environment, infer the rest.
     let mut env = TypeEnv::default();
     for a in def.operands {
         let cnt = ps.operands.get(a.name).map(|v| v.len()).unwrap_or(0);
-        env.groups.push((a.name, cnt, ps.types.get(a.name).cloned()));
+        env.groups
+            .push((a.name, cnt, ps.types.get(a.name).cloned()));
     }
     for a in def.results {
         let cnt = match a.arity {
             Arity::Single => 1,
             _ => ps.types.get(a.name).map(|v| v.len()).unwrap_or(0),
         };
-        env.groups.push((a.name, cnt, ps.types.get(a.name).cloned()));
+        env.groups
+            .push((a.name, cnt, ps.types.get(a.name).cloned()));
     }
     // `operands` / `results` keys.
     if let Some(all) = ps.operands.remove("operands") {
         let tys = ps.types.get("operands").cloned();
         let mut i = 0;
         for a in def.operands {
-            let n = if a.arity == Arity::Single { 1 } else { all.len() + 1 - def.operands.len() };
+            let n = if a.arity == Arity::Single {
+                1
+            } else {
+                all.len() + 1 - def.operands.len()
+            };
             let slice = all[i..(i + n).min(all.len())].to_vec();
             if let Some(g) = env.groups.iter_mut().find(|g| g.0 == a.name) {
                 g.1 = slice.len();
@@ -547,10 +626,13 @@ fn finish(p: &mut Parser<'_>, st: &mut OperationState, def: &OpDef, mut ps: PSta
     }
     if let Some(t) = ps.types.get("results").cloned() {
         if def.results.len() == 1 {
-            env.groups.iter_mut().filter(|g| g.0 == def.results[0].name).for_each(|g| {
-                g.1 = t.len();
-                g.2 = Some(t.clone());
-            });
+            env.groups
+                .iter_mut()
+                .filter(|g| g.0 == def.results[0].name)
+                .for_each(|g| {
+                    g.1 = t.len();
+                    g.2 = Some(t.clone());
+                });
         }
     }
     env.attrs = st.attrs.clone();
@@ -567,7 +649,10 @@ fn finish(p: &mut Parser<'_>, st: &mut OperationState, def: &OpDef, mut ps: PSta
             }
         }
         if same_all {
-            let known = env.groups.iter().find_map(|g| g.2.as_ref().and_then(|v| v.first().copied()));
+            let known = env
+                .groups
+                .iter()
+                .find_map(|g| g.2.as_ref().and_then(|v| v.first().copied()));
             if let Some(t) = known {
                 let names: Vec<(&str, usize)> = env.groups.iter().map(|g| (g.0, g.1)).collect();
                 for (n, c) in names {
@@ -587,26 +672,58 @@ fn finish(p: &mut Parser<'_>, st: &mut OperationState, def: &OpDef, mut ps: PSta
         if ops.is_empty() {
             continue;
         }
-        let tys = match env.get(a.name).cloned().or_else(|| concrete_type(a.constraint).map(|t| vec![t])) {
+        let tys = match env
+            .get(a.name)
+            .cloned()
+            .or_else(|| concrete_type(a.constraint).map(|t| vec![t]))
+        {
             Some(t) => t,
-            None => return Err(p.err_at(at, format!("type of operand '{}' of '{}' could not be inferred", a.name, def.name))),
+            None => {
+                return Err(p.err_at(
+                    at,
+                    format!(
+                        "type of operand '{}' of '{}' could not be inferred",
+                        a.name, def.name
+                    ),
+                ))
+            }
         };
-        let tys = if tys.len() == 1 && ops.len() > 1 { vec![tys[0]; ops.len()] } else { tys };
+        let tys = if tys.len() == 1 && ops.len() > 1 {
+            vec![tys[0]; ops.len()]
+        } else {
+            tys
+        };
         if tys.len() != ops.len() {
-            return Err(p.err_at(at, format!("{} operands present, but expected {}", ops.len(), tys.len())));
+            return Err(p.err_at(
+                at,
+                format!("{} operands present, but expected {}", ops.len(), tys.len()),
+            ));
         }
         for (o, t) in ops.iter().zip(tys) {
             st.operands.push(p.resolve_operand(o, t)?);
         }
     }
     if def.has(ftuner_ir::traits::ATTR_SIZED_OPERAND_SEGMENTS) {
-        st.props.push(("operandSegmentSizes".into(), Attribute::dense_i32_array(&seg)));
+        st.props.push((
+            "operandSegmentSizes".into(),
+            Attribute::dense_i32_array(&seg),
+        ));
     }
     for a in def.results {
-        match env.get(a.name).cloned().or_else(|| concrete_type(a.constraint).map(|t| vec![t])) {
+        match env
+            .get(a.name)
+            .cloned()
+            .or_else(|| concrete_type(a.constraint).map(|t| vec![t]))
+        {
             Some(t) => st.result_types.extend(t.iter().copied()),
             None if a.arity == Arity::Single => {
-                return Err(p.err_at(at, format!("type of result '{}' of '{}' could not be inferred", a.name, def.name)))
+                return Err(p.err_at(
+                    at,
+                    format!(
+                        "type of result '{}' of '{}' could not be inferred",
+                        a.name, def.name
+                    ),
+                ))
             }
             None => {}
         }
@@ -677,9 +794,14 @@ fn pre_elem(pr: &mut OpPrinter<'_>, sp: &mut Spacing) {
 /// Print hook for ops with an `assembly_format`.
 pub fn print(pr: &mut OpPrinter<'_>, op: OpId) {
     let name = pr.ir.name(op);
-    let Some(def) = pr.ctx.op_def(name).cloned() else { return };
+    let Some(def) = pr.ctx.op_def(name).cloned() else {
+        return;
+    };
     let Ok(elems) = format_of(&def) else { return };
-    let mut sp = Spacing { emit_space: true, last_punct: false };
+    let mut sp = Spacing {
+        emit_space: true,
+        last_punct: false,
+    };
     // Attributes shown by the format itself are elided from attr-dict.
     let mut shown: Vec<&'static str> = vec!["operandSegmentSizes", "resultSegmentSizes"];
     collect_shown(&elems, &def, &mut shown);
@@ -714,7 +836,12 @@ fn collect_shown(elems: &[Elem], def: &OpDef, shown: &mut Vec<&'static str>) {
     }
 }
 
-fn group_values(pr: &OpPrinter<'_>, op: OpId, def: &OpDef, n: &str) -> Option<Vec<ftuner_ir::Value>> {
+fn group_values(
+    pr: &OpPrinter<'_>,
+    op: OpId,
+    def: &OpDef,
+    n: &str,
+) -> Option<Vec<ftuner_ir::Value>> {
     if n == "operands" {
         return Some(pr.ir.operands(op).to_vec());
     }
@@ -730,7 +857,13 @@ fn group_values(pr: &OpPrinter<'_>, op: OpId, def: &OpDef, n: &str) -> Option<Ve
     None
 }
 
-fn anchor_present(pr: &OpPrinter<'_>, op: OpId, def: &OpDef, anchor: &str, shown_defaults: &[&str]) -> bool {
+fn anchor_present(
+    pr: &OpPrinter<'_>,
+    op: OpId,
+    def: &OpDef,
+    anchor: &str,
+    shown_defaults: &[&str],
+) -> bool {
     if let Some(v) = group_values(pr, op, def, anchor) {
         return !v.is_empty();
     }
@@ -739,16 +872,31 @@ fn anchor_present(pr: &OpPrinter<'_>, op: OpId, def: &OpDef, anchor: &str, shown
         return pr.ir.attr(op, anchor).is_some() && !shown_defaults.contains(&anchor);
     }
     if kind_of(def, anchor) == Some(Kind::Region) {
-        return pr.ir.regions_of(op).first().is_some_and(|r| !pr.ir.region(*r).blocks.is_empty());
+        return pr
+            .ir
+            .regions_of(op)
+            .first()
+            .is_some_and(|r| !pr.ir.region(*r).blocks.is_empty());
     }
     false
 }
 
-fn print_elems(pr: &mut OpPrinter<'_>, op: OpId, def: &OpDef, elems: &[Elem], sp: &mut Spacing, shown: &[&'static str]) {
+fn print_elems(
+    pr: &mut OpPrinter<'_>,
+    op: OpId,
+    def: &OpDef,
+    elems: &[Elem],
+    sp: &mut Spacing,
+    shown: &[&'static str],
+) {
     let defaults_at_default: Vec<&str> = def
         .defaults
         .iter()
-        .filter(|(n, t)| pr.ir.attr(op, n).is_some_and(|a| parse_attr_text(pr.ctx, t).ok() == Some(a)))
+        .filter(|(n, t)| {
+            pr.ir
+                .attr(op, n)
+                .is_some_and(|a| parse_attr_text(pr.ctx, t).ok() == Some(a))
+        })
         .map(|(n, _)| *n)
         .collect();
     for e in elems {
@@ -814,7 +962,11 @@ fn print_elems(pr: &mut OpPrinter<'_>, op: OpId, def: &OpDef, elems: &[Elem], sp
                 if name == "DynamicIndexList" {
                     pre_elem(pr, sp);
                     let dynv = group_values(pr, op, def, &args[0]).unwrap_or_default();
-                    let stat = pr.ir.attr(op, &args[1]).and_then(|a| a.as_dense_i64s()).unwrap_or_default();
+                    let stat = pr
+                        .ir
+                        .attr(op, &args[1])
+                        .and_then(|a| a.as_dense_i64s())
+                        .unwrap_or_default();
                     print_dynamic_index_list(pr, &dynv, &stat);
                 }
             }
@@ -869,7 +1021,13 @@ fn print_format_attr(pr: &mut OpPrinter<'_>, def: &OpDef, n: &str, a: Attribute,
         ("I64Attr" | "I32Attr" | "IndexAttr", _) => pr.print_attr_without_type(a),
         ("DenseI64ArrayAttr", _) => {
             let v = a.as_dense_i64s().unwrap_or_default();
-            pr.write(&format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")));
+            pr.write(&format!(
+                "[{}]",
+                v.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
         ("UnitAttr", _) => {}
         _ => pr.print_attr(a),

@@ -6,7 +6,10 @@ use ftuner_ir::{Attribute, Ir, OpId, OpPrinter, Type};
 
 /// `func.func [private] @name(%a: t {attrs}, ...) -> (t {attrs}, ...) [attributes {...}] [{ body }]`
 pub fn parse_func(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
-    if let Some(vis) = ["private", "public", "nested"].iter().find(|v| p.peek_keyword(v)) {
+    if let Some(vis) = ["private", "public", "nested"]
+        .iter()
+        .find(|v| p.peek_keyword(v))
+    {
         p.advance_pub();
         st.add_attr("sym_visibility", Attribute::string(*vis));
     }
@@ -66,11 +69,20 @@ pub fn parse_func(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
             res_attrs.push(Attribute::dictionary(vec![]));
         }
     }
-    st.add_attr("function_type", Attribute::type_attr(Type::function(arg_types, results)));
-    if arg_attrs.iter().any(|d| d.as_dict().is_some_and(|x| !x.is_empty())) {
+    st.add_attr(
+        "function_type",
+        Attribute::type_attr(Type::function(arg_types, results)),
+    );
+    if arg_attrs
+        .iter()
+        .any(|d| d.as_dict().is_some_and(|x| !x.is_empty()))
+    {
         st.add_attr("arg_attrs", Attribute::array(arg_attrs));
     }
-    if res_attrs.iter().any(|d| d.as_dict().is_some_and(|x| !x.is_empty())) {
+    if res_attrs
+        .iter()
+        .any(|d| d.as_dict().is_some_and(|x| !x.is_empty()))
+    {
         st.add_attr("res_attrs", Attribute::array(res_attrs));
     }
     let mut attrs = vec![];
@@ -98,13 +110,25 @@ pub fn print_func(pr: &mut OpPrinter<'_>, op: OpId) {
         pr.write(v);
         pr.write(" ");
     }
-    let name = ir.attr(op, "sym_name").and_then(|a| a.as_str()).unwrap_or("");
+    let name = ir
+        .attr(op, "sym_name")
+        .and_then(|a| a.as_str())
+        .unwrap_or("");
     pr.print_attr(Attribute::symbol_ref(name));
-    let fty = ir.attr(op, "function_type").and_then(|a| a.as_type()).unwrap_or(Type::function(vec![], vec![]));
+    let fty = ir
+        .attr(op, "function_type")
+        .and_then(|a| a.as_type())
+        .unwrap_or(Type::function(vec![], vec![]));
     let r = ir.regions_of(op)[0];
     let entry = ir.region_entry(r);
-    let arg_attrs = ir.attr(op, "arg_attrs").and_then(|a| a.as_array()).unwrap_or(&[]);
-    let res_attrs = ir.attr(op, "res_attrs").and_then(|a| a.as_array()).unwrap_or(&[]);
+    let arg_attrs = ir
+        .attr(op, "arg_attrs")
+        .and_then(|a| a.as_array())
+        .unwrap_or(&[]);
+    let res_attrs = ir
+        .attr(op, "res_attrs")
+        .and_then(|a| a.as_array())
+        .unwrap_or(&[]);
     pr.write("(");
     for (i, t) in fty.function_inputs().iter().enumerate() {
         if i > 0 {
@@ -125,8 +149,13 @@ pub fn print_func(pr: &mut OpPrinter<'_>, op: OpId) {
     let res = fty.function_results();
     if !res.is_empty() {
         pr.write(" -> ");
-        let any_attr = res_attrs.iter().any(|d| d.as_dict().is_some_and(|x| !x.is_empty()));
-        if res.len() == 1 && !any_attr && !matches!(res[0].kind(), ftuner_ir::TypeKind::Function { .. }) {
+        let any_attr = res_attrs
+            .iter()
+            .any(|d| d.as_dict().is_some_and(|x| !x.is_empty()));
+        if res.len() == 1
+            && !any_attr
+            && !matches!(res[0].kind(), ftuner_ir::TypeKind::Function { .. })
+        {
             pr.print_type(res[0]);
         } else {
             pr.write("(");
@@ -145,7 +174,16 @@ pub fn print_func(pr: &mut OpPrinter<'_>, op: OpId) {
             pr.write(")");
         }
     }
-    pr.print_optional_attr_dict_with_keyword(op, &["sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"]);
+    pr.print_optional_attr_dict_with_keyword(
+        op,
+        &[
+            "sym_name",
+            "function_type",
+            "sym_visibility",
+            "arg_attrs",
+            "res_attrs",
+        ],
+    );
     if entry.is_some() {
         pr.write(" ");
         pr.print_region(r, false, true);
@@ -153,36 +191,53 @@ pub fn print_func(pr: &mut OpPrinter<'_>, op: OpId) {
 }
 
 pub fn verify_func(ir: &Ir, op: OpId) -> Result<(), String> {
-    let fty = ir.attr(op, "function_type").and_then(|a| a.as_type()).ok_or("requires a 'function_type' attribute of function type")?;
+    let fty = ir
+        .attr(op, "function_type")
+        .and_then(|a| a.as_type())
+        .ok_or("requires a 'function_type' attribute of function type")?;
     let r = ir.regions_of(op)[0];
     if let Some(b) = ir.region_entry(r) {
         let args = ir.block_args(b);
         let ins = fty.function_inputs();
         if args.len() != ins.len() {
-            return Err(format!("entry block must have {} arguments to match function signature", ins.len()));
+            return Err(format!(
+                "entry block must have {} arguments to match function signature",
+                ins.len()
+            ));
         }
         for (i, (a, t)) in args.iter().zip(ins).enumerate() {
             if ir.value_type(*a) != *t {
                 return Err(format!("type of entry block argument #{i}({}) must match the type of the corresponding argument in function signature({t})", ir.value_type(*a)));
             }
         }
-    } else if ir.attr(op, "sym_visibility").and_then(|a| a.as_str()) == Some("public") || ir.attr(op, "sym_visibility").is_none() {
+    } else if ir.attr(op, "sym_visibility").and_then(|a| a.as_str()) == Some("public")
+        || ir.attr(op, "sym_visibility").is_none()
+    {
         return Err("symbol declaration cannot have public visibility".into());
     }
     Ok(())
 }
 
 pub fn verify_return(ir: &Ir, op: OpId) -> Result<(), String> {
-    let Some(f) = ir.parent_op(op) else { return Ok(()) };
+    let Some(f) = ir.parent_op(op) else {
+        return Ok(());
+    };
     if ir.name(f) != "func.func" {
         return Err(format!("expects parent op 'func.func'"));
     }
-    let fty = ir.attr(f, "function_type").and_then(|a| a.as_type()).ok_or("parent has no function type")?;
+    let fty = ir
+        .attr(f, "function_type")
+        .and_then(|a| a.as_type())
+        .ok_or("parent has no function type")?;
     let res = fty.function_results();
     let ops = ir.operands(op);
     if ops.len() != res.len() {
         let fname = ir.symbol_name(f).unwrap_or("");
-        return Err(format!("has {} operands, but enclosing function (@{fname}) returns {}", ops.len(), res.len()));
+        return Err(format!(
+            "has {} operands, but enclosing function (@{fname}) returns {}",
+            ops.len(),
+            res.len()
+        ));
     }
     for (i, (v, t)) in ops.iter().zip(res).enumerate() {
         if ir.value_type(*v) != *t {

@@ -38,11 +38,24 @@ use ftuner_ir::{Ir, OpId, Value};
 
 /// The values of operand (or result) group `index` of `op`, using the segment-size
 /// property when the op has several variadic groups.
-pub fn segment<'a>(ir: &'a Ir, op: OpId, seg_attr: &str, index: usize, operands: bool) -> &'a [Value] {
-    let vals = if operands { ir.operands(op) } else { ir.results(op) };
-    let Some(def) = ftuner_ir_registry_def(ir, op) else { return &[] };
+pub fn segment<'a>(
+    ir: &'a Ir,
+    op: OpId,
+    seg_attr: &str,
+    index: usize,
+    operands: bool,
+) -> &'a [Value] {
+    let vals = if operands {
+        ir.operands(op)
+    } else {
+        ir.results(op)
+    };
+    let Some(def) = ftuner_ir_registry_def(ir, op) else {
+        return &[];
+    };
     let defs = if operands { def.operands } else { def.results };
-    let sizes = ftuner_ir::verify::segment_sizes(ir, op, defs, vals.len(), seg_attr).unwrap_or_default();
+    let sizes =
+        ftuner_ir::verify::segment_sizes(ir, op, defs, vals.len(), seg_attr).unwrap_or_default();
     let start: usize = sizes.iter().take(index).sum();
     let len = sizes.get(index).copied().unwrap_or(0);
     vals.get(start..start + len).unwrap_or(&[])
@@ -77,5 +90,8 @@ pub fn after_parse(ir: &mut Ir, top: OpId) {
 
 /// A context with all dialects registered.
 pub fn context() -> ftuner_ir::Context {
-    ftuner_ir::Context { registry: REGISTRY.clone(), allow_unregistered: false }
+    ftuner_ir::Context {
+        registry: REGISTRY.clone(),
+        allow_unregistered: false,
+    }
 }

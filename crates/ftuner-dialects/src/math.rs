@@ -20,7 +20,10 @@ fn erf(x: f64) -> f64 {
                 + t * (0.374_091_96
                     + t * (0.096_784_18
                         + t * (-0.186_288_06
-                            + t * (0.278_868_07 + t * (-1.135_203_98 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
             .exp();
     if x >= 0.0 {
         y
@@ -47,8 +50,15 @@ pub fn fold_copysign(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<V
     fold_float_binary(ir, op, c, f64::copysign)
 }
 pub fn fold_fpowi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    let (Const::Float(x), _) = const_value(c.first().copied()??)? else { return None };
-    let (Const::Int(n), _) = const_value(c.get(1).copied()??)? else { return None };
+    let (Const::Float(x), _) = const_value(c.first().copied()??)? else {
+        return None;
+    };
+    let (Const::Int(n), _) = const_value(c.get(1).copied()??)? else {
+        return None;
+    };
     let rt = ir.value_type(ir.result(op, 0));
-    Some(vec![FoldResult::Attr(make_const(Const::Float(x.powi(n.clamp(i32::MIN as i128, i32::MAX as i128) as i32)), rt)?)])
+    Some(vec![FoldResult::Attr(make_const(
+        Const::Float(x.powi(n.clamp(i32::MIN as i128, i32::MAX as i128) as i32)),
+        rt,
+    )?)])
 }

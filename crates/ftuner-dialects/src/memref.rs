@@ -17,7 +17,10 @@ names! {
 
 fn verify_alloc_like(ir: &Ir, op: OpId) -> Result<(), String> {
     let t = ir.value_type(ir.result(op, 0));
-    let dyns = t.shape().map(|s| s.iter().filter(|d| **d == DYNAMIC).count()).unwrap_or(0);
+    let dyns = t
+        .shape()
+        .map(|s| s.iter().filter(|d| **d == DYNAMIC).count())
+        .unwrap_or(0);
     let n = crate::segment(ir, op, "operandSegmentSizes", 0, true).len();
     if dyns != n {
         return Err("dimension operand count does not equal memref dynamic dimension count".into());
@@ -54,7 +57,10 @@ pub fn infer_dim(env: &mut TypeEnv) -> Result<(), String> {
 fn check_indices(ir: &Ir, m: Value, n: usize) -> Result<(), String> {
     let t = ir.value_type(m);
     if t.rank().is_some_and(|r| r != n) {
-        return Err(format!("incorrect number of indices for load, expected {}, but got {n}", t.rank().unwrap_or(0)));
+        return Err(format!(
+            "incorrect number of indices for load, expected {}, but got {n}",
+            t.rank().unwrap_or(0)
+        ));
     }
     Ok(())
 }
@@ -64,7 +70,9 @@ pub fn verify_load(ir: &Ir, op: OpId) -> Result<(), String> {
 pub fn verify_store(ir: &Ir, op: OpId) -> Result<(), String> {
     let m = ir.operand(op, 1);
     if ir.value_type(ir.operand(op, 0)) != ir.value_type(m).element_type() {
-        return Err("failed to verify that type of 'value' matches element type of 'memref'".into());
+        return Err(
+            "failed to verify that type of 'value' matches element type of 'memref'".into(),
+        );
     }
     check_indices(ir, m, ir.operands(op).len() - 2)
 }

@@ -42,9 +42,19 @@ pub fn parse_for(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     st.operands.push(p.resolve_operand(&step, ivt)?);
     let inits = p.resolve_operands(&inits, &result_types, at)?;
     st.operands.extend(inits);
-    let mut args = vec![Argument { name: iv, ty: ivt, attrs: None, loc: None }];
+    let mut args = vec![Argument {
+        name: iv,
+        ty: ivt,
+        attrs: None,
+        loc: None,
+    }];
     for (n, t) in iter_names.into_iter().zip(&result_types) {
-        args.push(Argument { name: n, ty: *t, attrs: None, loc: None });
+        args.push(Argument {
+            name: n,
+            ty: *t,
+            attrs: None,
+            loc: None,
+        });
     }
     let r = p.parse_region_with_args(&args, false)?;
     p.ensure_terminator(r, "scf.yield", st.loc);
@@ -113,12 +123,18 @@ pub fn verify_for(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     for (i, (r, init)) in res.iter().zip(&ops[3..]).enumerate() {
         if ir.value_type(*r) != ir.value_type(*init) {
-            return Err(format!("types mismatch between {i}th iter operand and defined value"));
+            return Err(format!(
+                "types mismatch between {i}th iter operand and defined value"
+            ));
         }
     }
     if let Some(t) = ir.terminator(b) {
         if ir.name(t) == "scf.yield" && ir.operands(t).len() != res.len() {
-            return Err(format!("expected {} yield operands, got {}", res.len(), ir.operands(t).len()));
+            return Err(format!(
+                "expected {} yield operands, got {}",
+                res.len(),
+                ir.operands(t).len()
+            ));
         }
     }
     Ok(())
@@ -173,14 +189,21 @@ pub fn print_if(pr: &mut OpPrinter<'_>, op: OpId) {
 pub fn verify_if(ir: &Ir, op: OpId) -> Result<(), String> {
     let regions = ir.regions_of(op);
     let n = ir.results(op).len();
-    if n > 0 && regions.get(1).is_none_or(|r| ir.region(*r).blocks.is_empty()) {
+    if n > 0
+        && regions
+            .get(1)
+            .is_none_or(|r| ir.region(*r).blocks.is_empty())
+    {
         return Err("must have an else block if defining values".into());
     }
     for r in regions {
         if let Some(b) = ir.region_entry(*r) {
             if let Some(t) = ir.terminator(b) {
                 if ir.name(t) == "scf.yield" && ir.operands(t).len() != n {
-                    return Err(format!("expected {n} yield operands, got {}", ir.operands(t).len()));
+                    return Err(format!(
+                        "expected {n} yield operands, got {}",
+                        ir.operands(t).len()
+                    ));
                 }
             }
         }

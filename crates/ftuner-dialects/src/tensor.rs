@@ -21,10 +21,15 @@ names! {
 
 pub fn verify_empty(ir: &Ir, op: OpId) -> Result<(), String> {
     let t = ir.value_type(ir.result(op, 0));
-    let dyns = t.shape().map(|s| s.iter().filter(|d| **d == DYNAMIC).count()).unwrap_or(0);
+    let dyns = t
+        .shape()
+        .map(|s| s.iter().filter(|d| **d == DYNAMIC).count())
+        .unwrap_or(0);
     let n = ir.operands(op).len();
     if dyns != n {
-        return Err(format!("incorrect number of dynamic sizes, has {n}, expected {dyns}"));
+        return Err(format!(
+            "incorrect number of dynamic sizes, has {n}, expected {dyns}"
+        ));
     }
     Ok(())
 }
@@ -56,9 +61,17 @@ fn empty_static_dims(ir: &mut Ir, op: OpId) -> bool {
     }
     let nt = t.with_shape(new_shape);
     let loc = ir.loc(op);
-    let e = ir.create_op(OpSpec::new(ftuner_ir::intern_name("tensor.empty"), loc).operands(new_ops).results([nt]));
+    let e = ir.create_op(
+        OpSpec::new(ftuner_ir::intern_name("tensor.empty"), loc)
+            .operands(new_ops)
+            .results([nt]),
+    );
     ir.insert_before(op, e);
-    let c = ir.create_op(OpSpec::new(ftuner_ir::intern_name("tensor.cast"), loc).operands([ir.result(e, 0)]).results([t]));
+    let c = ir.create_op(
+        OpSpec::new(ftuner_ir::intern_name("tensor.cast"), loc)
+            .operands([ir.result(e, 0)])
+            .results([t]),
+    );
     ir.insert_before(op, c);
     let r = ir.result(c, 0);
     ir.replace_op(op, &[r]);
@@ -85,7 +98,10 @@ pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<Fo
     }
     let def = ir.defining_op(src)?;
     if ir.name(def) == "tensor.empty" {
-        let k = shape[..idx as usize].iter().filter(|x| **x == DYNAMIC).count();
+        let k = shape[..idx as usize]
+            .iter()
+            .filter(|x| **x == DYNAMIC)
+            .count();
         return Some(vec![FoldResult::Value(ir.operand(def, k))]);
     }
     None
@@ -108,7 +124,12 @@ pub fn verify_extract(ir: &Ir, op: OpId) -> Result<(), String> {
 /// Extract from a splat constant.
 pub fn fold_extract(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     let a = c.first().copied().flatten()?;
-    if let AttrKind::DenseElements { ty, splat: true, elements } = a.kind() {
+    if let AttrKind::DenseElements {
+        ty,
+        splat: true,
+        elements,
+    } = a.kind()
+    {
         let e = ty.element_type();
         let r = match elements.first()? {
             ftuner_ir::Scalar::Int(v) => Attribute::int(*v, e),
@@ -135,7 +156,10 @@ pub fn verify_from_elements(ir: &Ir, op: OpId) -> Result<(), String> {
     let t = ir.value_type(ir.result(op, 0));
     let n = ir.operands(op).len() as i64;
     if t.num_elements() != Some(n) {
-        return Err(format!("expected {} operands, but found {n}", t.num_elements().unwrap_or(-1)));
+        return Err(format!(
+            "expected {} operands, but found {n}",
+            t.num_elements().unwrap_or(-1)
+        ));
     }
     Ok(())
 }
@@ -144,7 +168,9 @@ pub fn verify_reshape(ir: &Ir, op: OpId) -> Result<(), String> {
     let shape = ir.value_type(ir.operand(op, 1));
     let res = ir.value_type(ir.result(op, 0));
     if src.element_type() != res.element_type() {
-        return Err("element types of source and destination tensor types should be the same".into());
+        return Err(
+            "element types of source and destination tensor types should be the same".into(),
+        );
     }
     if shape.rank() != Some(1) {
         return Err("shape operand must be a 1-d tensor".into());
@@ -156,41 +182,63 @@ pub fn verify_reshape(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     if let (Some(a), Some(b)) = (src.num_elements(), res.num_elements()) {
         if a != b {
-            return Err("source and destination tensor should have the same number of elements".into());
+            return Err(
+                "source and destination tensor should have the same number of elements".into(),
+            );
         }
     }
     Ok(())
 }
 
 fn reassociation(ir: &Ir, op: OpId) -> Result<Vec<Vec<i64>>, String> {
-    let a = ir.attr(op, "reassociation").ok_or("requires attribute 'reassociation'")?;
+    let a = ir
+        .attr(op, "reassociation")
+        .ok_or("requires attribute 'reassociation'")?;
     a.as_array()
         .ok_or("reassociation must be an array")?
         .iter()
-        .map(|g| g.as_array().and_then(|v| v.iter().map(|x| x.as_i64()).collect::<Option<Vec<_>>>()).ok_or_else(|| "reassociation groups must be arrays of integers".to_string()))
+        .map(|g| {
+            g.as_array()
+                .and_then(|v| v.iter().map(|x| x.as_i64()).collect::<Option<Vec<_>>>())
+                .ok_or_else(|| "reassociation groups must be arrays of integers".to_string())
+        })
         .collect()
 }
 
 /// Shared by collapse/expand: `big` has the higher rank.
 fn verify_reassoc(ir: &Ir, op: OpId, small: Type, big: Type) -> Result<(), String> {
     let groups = reassociation(ir, op)?;
-    let (ss, bs) = (small.shape().ok_or("expected ranked types")?, big.shape().ok_or("expected ranked types")?);
+    let (ss, bs) = (
+        small.shape().ok_or("expected ranked types")?,
+        big.shape().ok_or("expected ranked types")?,
+    );
     if groups.len() != ss.len() {
-        return Err(format!("expected rank {} to match the number of reassociation groups {}", ss.len(), groups.len()));
+        return Err(format!(
+            "expected rank {} to match the number of reassociation groups {}",
+            ss.len(),
+            groups.len()
+        ));
     }
     let mut next = 0i64;
     for (gi, g) in groups.iter().enumerate() {
         for d in g {
             if *d != next {
-                return Err("expected reassociation map #".to_string() + &gi.to_string() + " to be valid and contiguous");
+                return Err("expected reassociation map #".to_string()
+                    + &gi.to_string()
+                    + " to be valid and contiguous");
             }
             next += 1;
         }
-        let dims: Vec<i64> = g.iter().map(|d| bs.get(*d as usize).copied().unwrap_or(DYNAMIC)).collect();
+        let dims: Vec<i64> = g
+            .iter()
+            .map(|d| bs.get(*d as usize).copied().unwrap_or(DYNAMIC))
+            .collect();
         if dims.iter().all(|d| *d != DYNAMIC) && ss[gi] != DYNAMIC {
             let prod: i64 = dims.iter().product();
             if prod != ss[gi] {
-                return Err(format!("expected dimension {gi} of collapsed type to be static value of {prod}"));
+                return Err(format!(
+                    "expected dimension {gi} of collapsed type to be static value of {prod}"
+                ));
             }
         }
         if dims.iter().any(|d| *d == DYNAMIC) && ss[gi] != DYNAMIC {
@@ -198,7 +246,10 @@ fn verify_reassoc(ir: &Ir, op: OpId, small: Type, big: Type) -> Result<(), Strin
         }
     }
     if next as usize != bs.len() {
-        return Err(format!("expected {} dims in the reassociation, got {next}", bs.len()));
+        return Err(format!(
+            "expected {} dims in the reassociation, got {next}",
+            bs.len()
+        ));
     }
     if small.element_type() != big.element_type() {
         return Err("expected the same element type".into());
@@ -206,13 +257,22 @@ fn verify_reassoc(ir: &Ir, op: OpId, small: Type, big: Type) -> Result<(), Strin
     Ok(())
 }
 pub fn verify_collapse_shape(ir: &Ir, op: OpId) -> Result<(), String> {
-    let (s, r) = (ir.value_type(ir.operand(op, 0)), ir.value_type(ir.result(op, 0)));
+    let (s, r) = (
+        ir.value_type(ir.operand(op, 0)),
+        ir.value_type(ir.result(op, 0)),
+    );
     verify_reassoc(ir, op, r, s)
 }
 pub fn verify_expand_shape(ir: &Ir, op: OpId) -> Result<(), String> {
-    let (s, r) = (ir.value_type(ir.operand(op, 0)), ir.value_type(ir.result(op, 0)));
+    let (s, r) = (
+        ir.value_type(ir.operand(op, 0)),
+        ir.value_type(ir.result(op, 0)),
+    );
     verify_reassoc(ir, op, s, r)?;
-    let stat = ir.attr(op, "static_output_shape").and_then(|a| a.as_dense_i64s()).ok_or("requires static_output_shape")?;
+    let stat = ir
+        .attr(op, "static_output_shape")
+        .and_then(|a| a.as_dense_i64s())
+        .ok_or("requires static_output_shape")?;
     let rs = r.shape().unwrap_or(&[]);
     if stat.len() != rs.len() {
         return Err(format!("expected number of static shape dims to be equal to the output rank ({}) but found {} inputs instead", rs.len(), stat.len()));
@@ -229,9 +289,14 @@ pub fn verify_expand_shape(ir: &Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 pub fn verify_cast(ir: &Ir, op: OpId) -> Result<(), String> {
-    let (a, b) = (ir.value_type(ir.operand(op, 0)), ir.value_type(ir.result(op, 0)));
+    let (a, b) = (
+        ir.value_type(ir.operand(op, 0)),
+        ir.value_type(ir.result(op, 0)),
+    );
     if !ftuner_ir::types::types_compatible(a, b) {
-        return Err(format!("operand type '{a}' and result type '{b}' are cast incompatible"));
+        return Err(format!(
+            "operand type '{a}' and result type '{b}' are cast incompatible"
+        ));
     }
     Ok(())
 }
@@ -250,8 +315,15 @@ pub fn fold_cast(ir: &mut Ir, op: OpId, _c: &[Option<Attribute>]) -> Option<Vec<
 }
 
 fn verify_slice_attrs(ir: &Ir, op: OpId, rank: usize) -> Result<(), String> {
-    for (k, g) in [("static_offsets", 0), ("static_sizes", 1), ("static_strides", 2)] {
-        let v = ir.attr(op, k).and_then(|a| a.as_dense_i64s()).ok_or(format!("requires attribute '{k}'"))?;
+    for (k, g) in [
+        ("static_offsets", 0),
+        ("static_sizes", 1),
+        ("static_strides", 2),
+    ] {
+        let v = ir
+            .attr(op, k)
+            .and_then(|a| a.as_dense_i64s())
+            .ok_or(format!("requires attribute '{k}'"))?;
         if v.len() != rank {
             let what = &k[7..];
             return Err(format!("expected {rank} {what} values, got {}", v.len()));
@@ -277,8 +349,14 @@ pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));
     let res = ir.value_type(ir.result(op, 0));
     let r = src.rank().unwrap_or(0);
-    let lo = ir.attr(op, "static_low").and_then(|a| a.as_dense_i64s()).ok_or("requires static_low")?;
-    let hi = ir.attr(op, "static_high").and_then(|a| a.as_dense_i64s()).ok_or("requires static_high")?;
+    let lo = ir
+        .attr(op, "static_low")
+        .and_then(|a| a.as_dense_i64s())
+        .ok_or("requires static_low")?;
+    let hi = ir
+        .attr(op, "static_high")
+        .and_then(|a| a.as_dense_i64s())
+        .ok_or("requires static_high")?;
     if lo.len() != r || hi.len() != r {
         return Err(format!("expected {r} low and high padding values"));
     }
@@ -287,8 +365,26 @@ pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
         return Err("expected the result rank to match the source rank".into());
     }
     for i in 0..r {
-        if ss[i] != DYNAMIC && lo[i] != DYNAMIC && hi[i] != DYNAMIC && rs[i] != DYNAMIC && ss[i] + lo[i] + hi[i] != rs[i] {
-            return Err(format!("specified type {res} does not match the inferred type {}", src.with_shape((0..r).map(|j| if ss[j] == DYNAMIC || lo[j] == DYNAMIC || hi[j] == DYNAMIC { DYNAMIC } else { ss[j] + lo[j] + hi[j] }).collect())));
+        if ss[i] != DYNAMIC
+            && lo[i] != DYNAMIC
+            && hi[i] != DYNAMIC
+            && rs[i] != DYNAMIC
+            && ss[i] + lo[i] + hi[i] != rs[i]
+        {
+            return Err(format!(
+                "specified type {res} does not match the inferred type {}",
+                src.with_shape(
+                    (0..r)
+                        .map(
+                            |j| if ss[j] == DYNAMIC || lo[j] == DYNAMIC || hi[j] == DYNAMIC {
+                                DYNAMIC
+                            } else {
+                                ss[j] + lo[j] + hi[j]
+                            }
+                        )
+                        .collect()
+                )
+            ));
         }
     }
     Ok(())

@@ -17,8 +17,14 @@ pub fn const_value(a: Attribute) -> Option<(Const, Type)> {
     match a.kind() {
         AttrKind::Integer { value, ty } => Some((Const::Int(*value), *ty)),
         AttrKind::Bool(b) => Some((Const::Int(*b as i128), Type::i1())),
-        AttrKind::Float { bits, ty } => Some((Const::Float(bits_to_f64(*bits, ty.float_kind()?)), *ty)),
-        AttrKind::DenseElements { ty, splat: true, elements } => {
+        AttrKind::Float { bits, ty } => {
+            Some((Const::Float(bits_to_f64(*bits, ty.float_kind()?)), *ty))
+        }
+        AttrKind::DenseElements {
+            ty,
+            splat: true,
+            elements,
+        } => {
             let e = ty.element_type();
             match elements.first()? {
                 Scalar::Int(v) => Some((Const::Int(*v), *ty)),
@@ -58,16 +64,31 @@ pub fn make_const(c: Const, ty: Type) -> Option<Attribute> {
     })
 }
 
-pub fn fold_float_binary(ir: &Ir, op: OpId, consts: &[Option<Attribute>], f: fn(f64, f64) -> f64) -> Option<Vec<FoldResult>> {
+pub fn fold_float_binary(
+    ir: &Ir,
+    op: OpId,
+    consts: &[Option<Attribute>],
+    f: fn(f64, f64) -> f64,
+) -> Option<Vec<FoldResult>> {
     let (a, ty) = const_value(consts.first().copied()??)?;
     let (b, _) = const_value(consts.get(1).copied()??)?;
-    let (Const::Float(x), Const::Float(y)) = (a, b) else { return None };
+    let (Const::Float(x), Const::Float(y)) = (a, b) else {
+        return None;
+    };
     let rt = ir.value_type(ir.result(op, 0));
     let _ = ty;
-    Some(vec![FoldResult::Attr(make_const(Const::Float(f(x, y)), rt)?)])
+    Some(vec![FoldResult::Attr(make_const(
+        Const::Float(f(x, y)),
+        rt,
+    )?)])
 }
 
-pub fn fold_float_unary(ir: &Ir, op: OpId, consts: &[Option<Attribute>], f: fn(f64) -> f64) -> Option<Vec<FoldResult>> {
+pub fn fold_float_unary(
+    ir: &Ir,
+    op: OpId,
+    consts: &[Option<Attribute>],
+    f: fn(f64) -> f64,
+) -> Option<Vec<FoldResult>> {
     let (a, _) = const_value(consts.first().copied()??)?;
     let Const::Float(x) = a else { return None };
     let rt = ir.value_type(ir.result(op, 0));
@@ -84,10 +105,17 @@ pub fn int_width(t: Type) -> u32 {
     }
 }
 
-pub fn fold_int_binary(ir: &Ir, op: OpId, consts: &[Option<Attribute>], f: fn(i128, i128, u32) -> Option<i128>) -> Option<Vec<FoldResult>> {
+pub fn fold_int_binary(
+    ir: &Ir,
+    op: OpId,
+    consts: &[Option<Attribute>],
+    f: fn(i128, i128, u32) -> Option<i128>,
+) -> Option<Vec<FoldResult>> {
     let (a, _) = const_value(consts.first().copied()??)?;
     let (b, _) = const_value(consts.get(1).copied()??)?;
-    let (Const::Int(x), Const::Int(y)) = (a, b) else { return None };
+    let (Const::Int(x), Const::Int(y)) = (a, b) else {
+        return None;
+    };
     let rt = ir.value_type(ir.result(op, 0));
     let v = f(x, y, int_width(rt))?;
     Some(vec![FoldResult::Attr(make_const(Const::Int(v), rt)?)])
@@ -115,7 +143,16 @@ pub fn zext(v: i128, w: u32) -> i128 {
 }
 
 pub fn shape_str(s: &[i64]) -> String {
-    s.iter().map(|d| if *d == DYNAMIC { "?".to_string() } else { d.to_string() }).collect::<Vec<_>>().join("x")
+    s.iter()
+        .map(|d| {
+            if *d == DYNAMIC {
+                "?".to_string()
+            } else {
+                d.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("x")
 }
 
 /// The element type of shaped types, or the type itself.
@@ -126,8 +163,20 @@ pub fn elem(t: Type) -> Type {
 /// Same kind of container (scalar, vector of shape, tensor of shape) with `e` elements.
 pub fn with_elem(t: Type, e: Type) -> Type {
     match t.kind() {
-        TypeKind::Vector { shape, scalable, .. } => Type::get(TypeKind::Vector { shape: shape.clone(), scalable: scalable.clone(), elem: e }),
-        TypeKind::RankedTensor { shape, encoding, .. } => Type::get(TypeKind::RankedTensor { shape: shape.clone(), elem: e, encoding: *encoding }),
+        TypeKind::Vector {
+            shape, scalable, ..
+        } => Type::get(TypeKind::Vector {
+            shape: shape.clone(),
+            scalable: scalable.clone(),
+            elem: e,
+        }),
+        TypeKind::RankedTensor {
+            shape, encoding, ..
+        } => Type::get(TypeKind::RankedTensor {
+            shape: shape.clone(),
+            elem: e,
+            encoding: *encoding,
+        }),
         TypeKind::UnrankedTensor { .. } => Type::get(TypeKind::UnrankedTensor { elem: e }),
         _ => e,
     }

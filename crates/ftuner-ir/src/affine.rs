@@ -84,7 +84,9 @@ impl AffineExpr {
             E::Dim(_) | E::Symbol(_) | E::Const(_) => true,
             E::Add(a, b) => a.is_pure_affine() && b.is_pure_affine(),
             E::Mul(a, b) => {
-                a.is_pure_affine() && b.is_pure_affine() && (a.as_const().is_some() || b.as_const().is_some())
+                a.is_pure_affine()
+                    && b.is_pure_affine()
+                    && (a.as_const().is_some() || b.as_const().is_some())
             }
             E::Mod(a, b) | E::FloorDiv(a, b) | E::CeilDiv(a, b) => {
                 a.is_pure_affine() && b.as_const().is_some_and(|c| c > 0)
@@ -95,10 +97,14 @@ impl AffineExpr {
         match self {
             E::Dim(_) | E::Symbol(_) => 1,
             E::Const(c) => c.abs(),
-            E::Mul(a, b) => a.largest_known_divisor().wrapping_mul(b.largest_known_divisor()),
+            E::Mul(a, b) => a
+                .largest_known_divisor()
+                .wrapping_mul(b.largest_known_divisor()),
             E::Add(a, b) => gcd(a.largest_known_divisor(), b.largest_known_divisor()),
             E::FloorDiv(a, b) | E::CeilDiv(a, b) => match b.as_const() {
-                Some(c) if c != 0 && a.largest_known_divisor() % c == 0 => (a.largest_known_divisor() / c).abs(),
+                Some(c) if c != 0 && a.largest_known_divisor() % c == 0 => {
+                    (a.largest_known_divisor() / c).abs()
+                }
                 _ => 1,
             },
             E::Mod(a, b) => match b.as_const() {
@@ -212,7 +218,10 @@ fn simplify_add(lhs: &E, rhs: &E) -> Option<E> {
         _ => (1, rhs),
     };
     if first == second {
-        return Some(E::Mul(Arc::new(first.clone()), Arc::new(E::Const(c1.wrapping_add(c2)))));
+        return Some(E::Mul(
+            Arc::new(first.clone()),
+            Arc::new(E::Const(c1.wrapping_add(c2))),
+        ));
     }
     // (d0 + 2) + d1 -> (d0 + d1) + 2
     if let E::Add(ll, lr) = lhs {
@@ -295,7 +304,12 @@ fn simplify_floordiv(lhs: &E, rhs: &E) -> Option<E> {
             let ld = a.largest_known_divisor();
             let rd = b.largest_known_divisor();
             if ld % rc == 0 || rd % rc == 0 {
-                return Some((**a).clone().floor_div(E::Const(rc)).add((**b).clone().floor_div(E::Const(rc))));
+                return Some(
+                    (**a)
+                        .clone()
+                        .floor_div(E::Const(rc))
+                        .add((**b).clone().floor_div(E::Const(rc))),
+                );
             }
         }
         _ => {}
@@ -388,7 +402,11 @@ fn write_expr_inner(out: &mut String, e: &AffineExpr, enclosing: Strength) {
                     if c == -1 {
                         write_expr_inner(out, l, Strength::Weak);
                         out.push_str(" - ");
-                        let s = if matches!(**rl, E::Add(..)) { Strength::Strong } else { Strength::Weak };
+                        let s = if matches!(**rl, E::Add(..)) {
+                            Strength::Strong
+                        } else {
+                            Strength::Weak
+                        };
                         write_expr_inner(out, rl, s);
                         if strong {
                             out.push(')');
@@ -459,7 +477,11 @@ pub struct AffineMap {
 
 impl AffineMap {
     pub fn new(num_dims: u32, num_symbols: u32, results: Vec<AffineExpr>) -> AffineMap {
-        AffineMap { num_dims, num_symbols, results }
+        AffineMap {
+            num_dims,
+            num_symbols,
+            results,
+        }
     }
     pub fn identity(n: u32) -> AffineMap {
         AffineMap::new(n, 0, (0..n).map(E::Dim).collect())
@@ -471,11 +493,18 @@ impl AffineMap {
     pub fn is_identity(&self) -> bool {
         self.num_symbols == 0
             && self.results.len() == self.num_dims as usize
-            && self.results.iter().enumerate().all(|(i, e)| *e == E::Dim(i as u32))
+            && self
+                .results
+                .iter()
+                .enumerate()
+                .all(|(i, e)| *e == E::Dim(i as u32))
     }
     /// If every result is a distinct dim, the dim positions.
     pub fn as_permutation_like(&self) -> Option<Vec<u32>> {
-        self.results.iter().map(|e| if let E::Dim(d) = e { Some(*d) } else { None }).collect()
+        self.results
+            .iter()
+            .map(|e| if let E::Dim(d) = e { Some(*d) } else { None })
+            .collect()
     }
     pub fn eval(&self, dims: &[i64], syms: &[i64]) -> Option<Vec<i64>> {
         self.results.iter().map(|e| e.eval(dims, syms)).collect()
@@ -557,14 +586,26 @@ mod tests {
         assert_eq!(p(&E::Const(2).mul(d0.clone())), "d0 * 2");
         assert_eq!(p(&d0.clone().sub(d1.clone())), "d0 - d1");
         assert_eq!(p(&E::Const(4).add(d0.clone())), "d0 + 4");
-        assert_eq!(p(&d0.clone().add(E::Const(2)).add(d1.clone())), "d0 + d1 + 2");
+        assert_eq!(
+            p(&d0.clone().add(E::Const(2)).add(d1.clone())),
+            "d0 + d1 + 2"
+        );
         assert_eq!(p(&d0.clone().add(d0.clone())), "d0 * 2");
         assert_eq!(p(&d0.clone().neg()), "-d0");
-        assert_eq!(p(&d0.clone().mul(E::Const(128)).floor_div(E::Const(64))), "d0 * 2");
+        assert_eq!(
+            p(&d0.clone().mul(E::Const(128)).floor_div(E::Const(64))),
+            "d0 * 2"
+        );
         assert_eq!(p(&d0.clone().mul(E::Const(128)).modulo(E::Const(64))), "0");
         let fd = d0.clone().floor_div(E::Const(4));
         assert_eq!(p(&d0.clone().sub(fd.mul(E::Const(4)))), "d0 mod 4");
-        assert_eq!(p(&d0.clone().add(d1.clone()).mul(E::Const(3))), "(d0 + d1) * 3");
-        assert_eq!(p(&d0.clone().sub(d1.clone().add(E::Symbol(0)))), "d0 - (d1 + s0)");
+        assert_eq!(
+            p(&d0.clone().add(d1.clone()).mul(E::Const(3))),
+            "(d0 + d1) * 3"
+        );
+        assert_eq!(
+            p(&d0.clone().sub(d1.clone().add(E::Symbol(0)))),
+            "d0 - (d1 + s0)"
+        );
     }
 }

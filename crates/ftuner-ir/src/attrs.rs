@@ -22,40 +22,90 @@ pub enum Scalar {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LocKind {
     Unknown,
-    FileLineCol { file: String, line: u32, col: u32 },
-    Name { name: String, child: Option<Attribute> },
-    CallSite { callee: Attribute, caller: Attribute },
-    Fused { metadata: Option<Attribute>, locs: Vec<Attribute> },
+    FileLineCol {
+        file: String,
+        line: u32,
+        col: u32,
+    },
+    Name {
+        name: String,
+        child: Option<Attribute>,
+    },
+    CallSite {
+        callee: Attribute,
+        caller: Attribute,
+    },
+    Fused {
+        metadata: Option<Attribute>,
+        locs: Vec<Attribute>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AttrKind {
     Unit,
     Bool(bool),
-    Integer { value: i128, ty: Type },
-    Float { bits: u128, ty: Type },
-    String { value: String, ty: Option<Type> },
+    Integer {
+        value: i128,
+        ty: Type,
+    },
+    Float {
+        bits: u128,
+        ty: Type,
+    },
+    String {
+        value: String,
+        ty: Option<Type>,
+    },
     Array(Vec<Attribute>),
     /// `array<i64: 1, 2>`; integer values (or float bits for float element types).
-    DenseArray { elem: Type, values: Vec<Scalar> },
+    DenseArray {
+        elem: Type,
+        values: Vec<Scalar>,
+    },
     /// Sorted by name.
     Dictionary(Vec<(String, Attribute)>),
     Type(Type),
-    SymbolRef { root: String, nested: Vec<String> },
+    SymbolRef {
+        root: String,
+        nested: Vec<String>,
+    },
     AffineMap(AffineMap),
     IntegerSet(IntegerSet),
     /// `dense<...>`: a splat holds one element.
-    DenseElements { ty: Type, splat: bool, elements: Vec<Scalar> },
+    DenseElements {
+        ty: Type,
+        splat: bool,
+        elements: Vec<Scalar>,
+    },
     /// `dense<["a", "b"]>`
-    DenseStrings { ty: Type, elements: Vec<String> },
-    DenseResource { ty: Type, handle: String },
+    DenseStrings {
+        ty: Type,
+        elements: Vec<String>,
+    },
+    DenseResource {
+        ty: Type,
+        handle: String,
+    },
     /// `sparse<indices, values> : type`
-    Sparse { ty: Type, index_shape: Vec<i64>, indices: Vec<i64>, value_shape: Vec<i64>, values: Vec<Scalar> },
-    StridedLayout { offset: i64, strides: Vec<i64> },
+    Sparse {
+        ty: Type,
+        index_shape: Vec<i64>,
+        indices: Vec<i64>,
+        value_shape: Vec<i64>,
+        values: Vec<Scalar>,
+    },
+    StridedLayout {
+        offset: i64,
+        strides: Vec<i64>,
+    },
     Location(LocKind),
     /// `#dialect.name<body>` or `#dialect<...>`; `body` is everything after the dialect
     /// namespace, printed back as is.
-    Dialect { dialect: String, body: String },
+    Dialect {
+        dialect: String,
+        body: String,
+    },
 }
 
 #[derive(Clone, Copy)]
@@ -80,7 +130,10 @@ impl Attribute {
         if ty.int_width() == Some(1) && ty.is_signless_integer() {
             return Attribute::bool(value & 1 != 0);
         }
-        Attribute::get(AttrKind::Integer { value: crate::attrs::truncate_to_width(value, ty), ty })
+        Attribute::get(AttrKind::Integer {
+            value: crate::attrs::truncate_to_width(value, ty),
+            ty,
+        })
     }
     pub fn i64(value: i64) -> Attribute {
         Attribute::int(value as i128, Type::i64())
@@ -89,10 +142,16 @@ impl Attribute {
         Attribute::int(value as i128, Type::index())
     }
     pub fn float(value: f64, ty: Type) -> Attribute {
-        Attribute::get(AttrKind::Float { bits: crate::float::f64_to_bits(value, ty), ty })
+        Attribute::get(AttrKind::Float {
+            bits: crate::float::f64_to_bits(value, ty),
+            ty,
+        })
     }
     pub fn string(s: impl Into<String>) -> Attribute {
-        Attribute::get(AttrKind::String { value: s.into(), ty: None })
+        Attribute::get(AttrKind::String {
+            value: s.into(),
+            ty: None,
+        })
     }
     pub fn array(v: Vec<Attribute>) -> Attribute {
         Attribute::get(AttrKind::Array(v))
@@ -118,13 +177,19 @@ impl Attribute {
         Attribute::get(AttrKind::Type(t))
     }
     pub fn symbol_ref(name: impl Into<String>) -> Attribute {
-        Attribute::get(AttrKind::SymbolRef { root: name.into(), nested: vec![] })
+        Attribute::get(AttrKind::SymbolRef {
+            root: name.into(),
+            nested: vec![],
+        })
     }
     pub fn affine_map(m: AffineMap) -> Attribute {
         Attribute::get(AttrKind::AffineMap(m))
     }
     pub fn dialect(dialect: &str, body: &str) -> Attribute {
-        Attribute::get(AttrKind::Dialect { dialect: dialect.to_string(), body: body.to_string() })
+        Attribute::get(AttrKind::Dialect {
+            dialect: dialect.to_string(),
+            body: body.to_string(),
+        })
     }
     pub fn location(l: LocKind) -> Attribute {
         Attribute::get(AttrKind::Location(l))
@@ -136,7 +201,11 @@ impl Attribute {
     pub fn dense(ty: Type, elements: Vec<Scalar>) -> Attribute {
         let splat = !elements.is_empty() && elements.iter().all(|e| *e == elements[0]);
         let elements = if splat { vec![elements[0]] } else { elements };
-        Attribute::get(AttrKind::DenseElements { ty, splat, elements })
+        Attribute::get(AttrKind::DenseElements {
+            ty,
+            splat,
+            elements,
+        })
     }
 
     pub fn as_int(self) -> Option<i128> {

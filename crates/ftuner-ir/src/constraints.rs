@@ -6,11 +6,38 @@ use crate::types::{Type, TypeKind};
 
 /// Every type constraint name the specs may use.
 pub const TYPE_CONSTRAINTS: &[&str] = &[
-    "AnyType", "AnyTensor", "AnyRankedTensor", "AnyMemRef", "AnyRankedMemRef", "AnyVector", "AnyShaped",
-    "AnyTensorOrMemRef", "AnyInteger", "AnySignlessInteger", "AnySignlessIntegerOrIndex", "Index", "I1", "I32",
-    "I64", "AnyFloat", "F32", "F64", "AnyComplex", "SignlessIntegerLike", "SignlessIntegerOrIndexLike",
-    "SignlessIntegerOrIndexLikeOfAnyRank", "FloatLike", "BoolLike", "IntegerOrFloatLike", "IndexLike",
-    "AnyTensorOrScalar", "AnyScalar", "LLVMType", "AnyFunction", "AnyNonShaped", "MemRefOrTensorOfIndex",
+    "AnyType",
+    "AnyTensor",
+    "AnyRankedTensor",
+    "AnyMemRef",
+    "AnyRankedMemRef",
+    "AnyVector",
+    "AnyShaped",
+    "AnyTensorOrMemRef",
+    "AnyInteger",
+    "AnySignlessInteger",
+    "AnySignlessIntegerOrIndex",
+    "Index",
+    "I1",
+    "I32",
+    "I64",
+    "AnyFloat",
+    "F32",
+    "F64",
+    "AnyComplex",
+    "SignlessIntegerLike",
+    "SignlessIntegerOrIndexLike",
+    "SignlessIntegerOrIndexLikeOfAnyRank",
+    "FloatLike",
+    "BoolLike",
+    "IntegerOrFloatLike",
+    "IndexLike",
+    "AnyTensorOrScalar",
+    "AnyScalar",
+    "LLVMType",
+    "AnyFunction",
+    "AnyNonShaped",
+    "MemRefOrTensorOfIndex",
 ];
 
 fn like(t: Type, f: fn(Type) -> bool) -> bool {
@@ -18,7 +45,9 @@ fn like(t: Type, f: fn(Type) -> bool) -> bool {
         return true;
     }
     match t.kind() {
-        TypeKind::Vector { elem, .. } | TypeKind::RankedTensor { elem, .. } | TypeKind::UnrankedTensor { elem } => f(*elem),
+        TypeKind::Vector { elem, .. }
+        | TypeKind::RankedTensor { elem, .. }
+        | TypeKind::UnrankedTensor { elem } => f(*elem),
         _ => false,
     }
 }
@@ -46,7 +75,9 @@ pub fn type_satisfies(c: &str, t: Type) -> Option<bool> {
         "F64" => t == Type::f64(),
         "AnyComplex" => matches!(t.kind(), TypeKind::Complex(_)),
         "SignlessIntegerLike" => like(t, |x| x.is_signless_integer()),
-        "SignlessIntegerOrIndexLike" | "SignlessIntegerOrIndexLikeOfAnyRank" => like(t, |x| x.is_int_or_index()),
+        "SignlessIntegerOrIndexLike" | "SignlessIntegerOrIndexLikeOfAnyRank" => {
+            like(t, |x| x.is_int_or_index())
+        }
         "IndexLike" => like(t, |x| x.is_index()),
         "FloatLike" => like(t, |x| x.is_float()),
         "BoolLike" => like(t, |x| x == Type::i1()),
@@ -61,18 +92,47 @@ pub fn type_satisfies(c: &str, t: Type) -> Option<bool> {
 
 /// Every attribute constraint name the specs may use.
 pub const ATTR_CONSTRAINTS: &[&str] = &[
-    "AnyAttr", "TypedAttr", "UnitAttr", "BoolAttr", "I32Attr", "I64Attr", "IndexAttr", "IntegerAttr", "F32Attr",
-    "F64Attr", "FloatAttr", "StrAttr", "SymbolNameAttr", "FlatSymbolRefAttr", "SymbolRefAttr", "TypeAttr",
-    "FunctionTypeAttr", "ArrayAttr", "DictionaryAttr", "DictArrayAttr", "AffineMapAttr", "AffineMapArrayAttr",
-    "DenseI64ArrayAttr", "DenseI32ArrayAttr", "DenseBoolArrayAttr", "I64ArrayAttr", "ElementsAttr",
-    "IteratorTypeArrayAttr", "DialectAttr", "LocationAttr", "IntegerSetAttr", "TypedAttrOrElements",
+    "AnyAttr",
+    "TypedAttr",
+    "UnitAttr",
+    "BoolAttr",
+    "I32Attr",
+    "I64Attr",
+    "IndexAttr",
+    "IntegerAttr",
+    "F32Attr",
+    "F64Attr",
+    "FloatAttr",
+    "StrAttr",
+    "SymbolNameAttr",
+    "FlatSymbolRefAttr",
+    "SymbolRefAttr",
+    "TypeAttr",
+    "FunctionTypeAttr",
+    "ArrayAttr",
+    "DictionaryAttr",
+    "DictArrayAttr",
+    "AffineMapAttr",
+    "AffineMapArrayAttr",
+    "DenseI64ArrayAttr",
+    "DenseI32ArrayAttr",
+    "DenseBoolArrayAttr",
+    "I64ArrayAttr",
+    "ElementsAttr",
+    "IteratorTypeArrayAttr",
+    "DialectAttr",
+    "LocationAttr",
+    "IntegerSetAttr",
+    "TypedAttrOrElements",
 ];
 
 pub fn attr_satisfies(c: &str, a: Attribute) -> Option<bool> {
     let k = a.kind();
     Some(match c {
         "AnyAttr" => true,
-        "TypedAttr" | "TypedAttrOrElements" => a.typed_type().is_some() || matches!(k, AttrKind::Dialect { .. }),
+        "TypedAttr" | "TypedAttrOrElements" => {
+            a.typed_type().is_some() || matches!(k, AttrKind::Dialect { .. })
+        }
         "UnitAttr" => matches!(k, AttrKind::Unit),
         "BoolAttr" => matches!(k, AttrKind::Bool(_)),
         "I32Attr" => matches!(k, AttrKind::Integer { ty, .. } if *ty == Type::i32()),
@@ -86,18 +146,38 @@ pub fn attr_satisfies(c: &str, a: Attribute) -> Option<bool> {
         "FlatSymbolRefAttr" => matches!(k, AttrKind::SymbolRef { nested, .. } if nested.is_empty()),
         "SymbolRefAttr" => matches!(k, AttrKind::SymbolRef { .. }),
         "TypeAttr" => matches!(k, AttrKind::Type(_)),
-        "FunctionTypeAttr" => matches!(k, AttrKind::Type(t) if matches!(t.kind(), TypeKind::Function { .. })),
+        "FunctionTypeAttr" => {
+            matches!(k, AttrKind::Type(t) if matches!(t.kind(), TypeKind::Function { .. }))
+        }
         "ArrayAttr" => matches!(k, AttrKind::Array(_)),
         "DictionaryAttr" => matches!(k, AttrKind::Dictionary(_)),
-        "DictArrayAttr" => matches!(k, AttrKind::Array(v) if v.iter().all(|x| x.as_dict().is_some())),
+        "DictArrayAttr" => {
+            matches!(k, AttrKind::Array(v) if v.iter().all(|x| x.as_dict().is_some()))
+        }
         "AffineMapAttr" => matches!(k, AttrKind::AffineMap(_)),
         "IntegerSetAttr" => matches!(k, AttrKind::IntegerSet(_)),
-        "AffineMapArrayAttr" => matches!(k, AttrKind::Array(v) if v.iter().all(|x| x.as_affine_map().is_some())),
-        "DenseI64ArrayAttr" => matches!(k, AttrKind::DenseArray { elem, .. } if *elem == Type::i64()),
-        "DenseI32ArrayAttr" => matches!(k, AttrKind::DenseArray { elem, .. } if *elem == Type::i32()),
-        "DenseBoolArrayAttr" => matches!(k, AttrKind::DenseArray { elem, .. } if *elem == Type::i1()),
-        "I64ArrayAttr" => matches!(k, AttrKind::Array(v) if v.iter().all(|x| matches!(x.kind(), AttrKind::Integer { ty, .. } if *ty == Type::i64()))),
-        "ElementsAttr" => matches!(k, AttrKind::DenseElements { .. } | AttrKind::DenseStrings { .. } | AttrKind::DenseResource { .. } | AttrKind::Sparse { .. }),
+        "AffineMapArrayAttr" => {
+            matches!(k, AttrKind::Array(v) if v.iter().all(|x| x.as_affine_map().is_some()))
+        }
+        "DenseI64ArrayAttr" => {
+            matches!(k, AttrKind::DenseArray { elem, .. } if *elem == Type::i64())
+        }
+        "DenseI32ArrayAttr" => {
+            matches!(k, AttrKind::DenseArray { elem, .. } if *elem == Type::i32())
+        }
+        "DenseBoolArrayAttr" => {
+            matches!(k, AttrKind::DenseArray { elem, .. } if *elem == Type::i1())
+        }
+        "I64ArrayAttr" => {
+            matches!(k, AttrKind::Array(v) if v.iter().all(|x| matches!(x.kind(), AttrKind::Integer { ty, .. } if *ty == Type::i64())))
+        }
+        "ElementsAttr" => matches!(
+            k,
+            AttrKind::DenseElements { .. }
+                | AttrKind::DenseStrings { .. }
+                | AttrKind::DenseResource { .. }
+                | AttrKind::Sparse { .. }
+        ),
         "IteratorTypeArrayAttr" => matches!(k, AttrKind::Array(_)),
         "DialectAttr" => matches!(k, AttrKind::Dialect { .. }),
         "LocationAttr" => a.is_location(),

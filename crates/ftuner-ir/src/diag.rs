@@ -33,16 +33,36 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(loc: Attribute, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Error, loc, message: message.into(), notes: vec![] }
+        Diagnostic {
+            severity: Severity::Error,
+            loc,
+            message: message.into(),
+            notes: vec![],
+        }
     }
     pub fn warning(loc: Attribute, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, loc, message: message.into(), notes: vec![] }
+        Diagnostic {
+            severity: Severity::Warning,
+            loc,
+            message: message.into(),
+            notes: vec![],
+        }
     }
     pub fn remark(loc: Attribute, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Remark, loc, message: message.into(), notes: vec![] }
+        Diagnostic {
+            severity: Severity::Remark,
+            loc,
+            message: message.into(),
+            notes: vec![],
+        }
     }
     pub fn with_note(mut self, loc: Attribute, message: impl Into<String>) -> Diagnostic {
-        self.notes.push(Diagnostic { severity: Severity::Note, loc, message: message.into(), notes: vec![] });
+        self.notes.push(Diagnostic {
+            severity: Severity::Note,
+            loc,
+            message: message.into(),
+            notes: vec![],
+        });
         self
     }
 }
@@ -80,7 +100,9 @@ impl SourceMap {
     }
     fn line(&self, file: &str, line: u32) -> Option<String> {
         let (_, text) = self.files.iter().rev().find(|(n, _)| n == file)?;
-        text.lines().nth(line.checked_sub(1)? as usize).map(|s| s.to_string())
+        text.lines()
+            .nth(line.checked_sub(1)? as usize)
+            .map(|s| s.to_string())
     }
 }
 
@@ -97,12 +119,20 @@ pub fn render(d: &Diagnostic, sources: &SourceMap) -> String {
 fn render_one(out: &mut String, d: &Diagnostic, sources: &SourceMap) {
     match file_line_col(d.loc) {
         Some((file, line, col)) => {
-            let _ = writeln!(out, "{file}:{line}:{col}: {}: {}", d.severity.as_str(), d.message);
+            let _ = writeln!(
+                out,
+                "{file}:{line}:{col}: {}: {}",
+                d.severity.as_str(),
+                d.message
+            );
             if let Some(text) = sources.line(file, line) {
                 let _ = writeln!(out, "{text}");
                 let caret_col = (col.max(1) - 1) as usize;
-                let pad: String =
-                    text.chars().take(caret_col).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+                let pad: String = text
+                    .chars()
+                    .take(caret_col)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
                 let _ = writeln!(out, "{pad}^");
             }
         }

@@ -113,13 +113,20 @@ pub struct TypeEnv {
 
 impl TypeEnv {
     pub fn get(&self, name: &str) -> Option<&Vec<crate::types::Type>> {
-        self.groups.iter().find(|g| g.0 == name).and_then(|g| g.2.as_ref())
+        self.groups
+            .iter()
+            .find(|g| g.0 == name)
+            .and_then(|g| g.2.as_ref())
     }
     pub fn get1(&self, name: &str) -> Option<crate::types::Type> {
         self.get(name).and_then(|v| v.first().copied())
     }
     pub fn count(&self, name: &str) -> usize {
-        self.groups.iter().find(|g| g.0 == name).map(|g| g.1).unwrap_or(0)
+        self.groups
+            .iter()
+            .find(|g| g.0 == name)
+            .map(|g| g.1)
+            .unwrap_or(0)
     }
     pub fn set(&mut self, name: &str, tys: Vec<crate::types::Type>) {
         if let Some(g) = self.groups.iter_mut().find(|g| g.0 == name) {

@@ -73,7 +73,10 @@ pub fn format_float(bits: u128, kind: FloatKind) -> String {
                 let (sig, e) = if exp_field == 0 {
                     (mant, 1 - bias - mant_bits as i64)
                 } else {
-                    (mant | (1u128 << mant_bits), exp_field - bias - mant_bits as i64)
+                    (
+                        mant | (1u128 << mant_bits),
+                        exp_field - bias - mant_bits as i64,
+                    )
                 };
                 to_string_impl(sign, e, sig, prec, 6, 0, false)
             };
@@ -84,7 +87,10 @@ pub fn format_float(bits: u128, kind: FloatKind) -> String {
                 let (sig, e) = if exp_field == 0 {
                     (mant, 1 - bias - mant_bits as i64)
                 } else {
-                    (mant | (1u128 << mant_bits), exp_field - bias - mant_bits as i64)
+                    (
+                        mant | (1u128 << mant_bits),
+                        exp_field - bias - mant_bits as i64,
+                    )
                 };
                 let s = to_string_impl(sign, e, sig, prec, 0, 3, true);
                 if s.contains('.') {
@@ -249,7 +255,6 @@ fn to_string_impl(
     }
     out
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,9 @@ pub(crate) struct Interner<T: 'static> {
 
 impl<T: Eq + Hash + 'static> Interner<T> {
     pub(crate) fn new() -> Self {
-        Interner { set: Mutex::new(FxHashSet::default()) }
+        Interner {
+            set: Mutex::new(FxHashSet::default()),
+        }
     }
 
     pub(crate) fn intern(&self, value: T) -> &'static T {

@@ -141,7 +141,10 @@ impl OpSpec {
 }
 
 fn dict_get(d: Attribute, name: &str) -> Option<Attribute> {
-    d.as_dict()?.iter().find(|(k, _)| k == name).map(|(_, v)| *v)
+    d.as_dict()?
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| *v)
 }
 
 fn dict_set(d: Attribute, name: &str, value: Option<Attribute>) -> Attribute {
@@ -156,7 +159,8 @@ fn dict_set(d: Attribute, name: &str, value: Option<Attribute>) -> Attribute {
 /// Interned operation names.
 pub fn intern_name(name: &str) -> &'static str {
     use std::sync::{LazyLock, Mutex};
-    static NAMES: LazyLock<Mutex<rustc_hash::FxHashSet<&'static str>>> = LazyLock::new(Default::default);
+    static NAMES: LazyLock<Mutex<rustc_hash::FxHashSet<&'static str>>> =
+        LazyLock::new(Default::default);
     let mut set = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(s) = set.get(name) {
         return s;
@@ -265,7 +269,10 @@ impl Ir {
     }
     /// Operations of a block in order.
     pub fn block_ops(&self, b: BlockId) -> BlockOps<'_> {
-        BlockOps { ir: self, next: self.blocks[b.index()].first }
+        BlockOps {
+            ir: self,
+            next: self.blocks[b.index()].first,
+        }
     }
     pub fn block_ops_vec(&self, b: BlockId) -> Vec<OpId> {
         self.block_ops(b).collect()
@@ -291,7 +298,12 @@ impl Ir {
     // ----- creation --------------------------------------------------------------------
     pub fn new_value(&mut self, ty: Type, def: ValueDef) -> Value {
         let v = Value(self.values.len() as u32);
-        self.values.push(ValueData { ty, def, uses: SmallVec::new(), loc: None });
+        self.values.push(ValueData {
+            ty,
+            def,
+            uses: SmallVec::new(),
+            loc: None,
+        });
         v
     }
 
@@ -305,11 +317,17 @@ impl Ir {
         let mut regions = SmallVec::new();
         for _ in 0..spec.num_regions {
             let r = RegionId(self.regions.len() as u32);
-            self.regions.push(RegionData { blocks: vec![], parent: Some(id) });
+            self.regions.push(RegionData {
+                blocks: vec![],
+                parent: Some(id),
+            });
             regions.push(r);
         }
         for (i, v) in spec.operands.iter().enumerate() {
-            self.values[v.index()].uses.push(Use { op: id, operand: i as u32 });
+            self.values[v.index()].uses.push(Use {
+                op: id,
+                operand: i as u32,
+            });
         }
         self.ops.push(OpData {
             name: spec.name,
@@ -330,7 +348,10 @@ impl Ir {
 
     pub fn new_region(&mut self, parent: Option<OpId>) -> RegionId {
         let r = RegionId(self.regions.len() as u32);
-        self.regions.push(RegionData { blocks: vec![], parent });
+        self.regions.push(RegionData {
+            blocks: vec![],
+            parent,
+        });
         r
     }
 
@@ -344,7 +365,10 @@ impl Ir {
 
     pub fn new_block(&mut self, arg_types: &[Type]) -> BlockId {
         let b = BlockId(self.blocks.len() as u32);
-        self.blocks.push(BlockData { alive: true, ..Default::default() });
+        self.blocks.push(BlockData {
+            alive: true,
+            ..Default::default()
+        });
         for (i, t) in arg_types.iter().enumerate() {
             let v = self.new_value(*t, ValueDef::BlockArg(b, i as u32));
             self.blocks[b.index()].args.push(v);
@@ -420,14 +444,22 @@ impl Ir {
     // ----- use-lists -------------------------------------------------------------------
     pub fn set_operand(&mut self, op: OpId, i: usize, v: Value) {
         let old = self.ops[op.index()].operands[i];
-        self.values[old.index()].uses.retain(|u| !(u.op == op && u.operand == i as u32));
+        self.values[old.index()]
+            .uses
+            .retain(|u| !(u.op == op && u.operand == i as u32));
         self.ops[op.index()].operands[i] = v;
-        self.values[v.index()].uses.push(Use { op, operand: i as u32 });
+        self.values[v.index()].uses.push(Use {
+            op,
+            operand: i as u32,
+        });
     }
     pub fn set_operands(&mut self, op: OpId, vals: Vec<Value>) {
         self.drop_operand_uses(op);
         for (i, v) in vals.iter().enumerate() {
-            self.values[v.index()].uses.push(Use { op, operand: i as u32 });
+            self.values[v.index()].uses.push(Use {
+                op,
+                operand: i as u32,
+            });
         }
         self.ops[op.index()].operands = vals.into_iter().collect();
     }
@@ -508,8 +540,16 @@ impl Ir {
     /// are used as they are). Results and block arguments of the clone are added to `map`.
     pub fn clone_op(&mut self, op: OpId, map: &mut rustc_hash::FxHashMap<Value, Value>) -> OpId {
         let src = self.ops[op.index()].clone();
-        let operands: Vec<Value> = src.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
-        let types: Vec<Type> = src.results.iter().map(|v| self.values[v.index()].ty).collect();
+        let operands: Vec<Value> = src
+            .operands
+            .iter()
+            .map(|v| *map.get(v).unwrap_or(v))
+            .collect();
+        let types: Vec<Type> = src
+            .results
+            .iter()
+            .map(|v| self.values[v.index()].ty)
+            .collect();
         let new = self.create_op(OpSpec {
             name: src.name,
             operands,
@@ -522,7 +562,11 @@ impl Ir {
         });
         self.ops[new.index()].props = src.props;
         self.ops[new.index()].attrs = src.attrs;
-        for (a, b) in src.results.iter().zip(self.ops[new.index()].results.clone()) {
+        for (a, b) in src
+            .results
+            .iter()
+            .zip(self.ops[new.index()].results.clone())
+        {
             map.insert(*a, b);
         }
         let new_regions = self.ops[new.index()].regions.clone();
@@ -530,7 +574,11 @@ impl Ir {
         for (sr, nr) in src.regions.iter().zip(new_regions) {
             self.clone_region_into(*sr, nr, map, &mut block_map);
         }
-        let succs: SmallVec<[BlockId; 2]> = src.successors.iter().map(|b| *block_map.get(b).unwrap_or(b)).collect();
+        let succs: SmallVec<[BlockId; 2]> = src
+            .successors
+            .iter()
+            .map(|b| *block_map.get(b).unwrap_or(b))
+            .collect();
         self.ops[new.index()].successors = succs;
         new
     }
@@ -544,9 +592,18 @@ impl Ir {
     ) {
         let blocks = self.regions[src.index()].blocks.clone();
         for b in &blocks {
-            let tys: Vec<Type> = self.blocks[b.index()].args.iter().map(|v| self.values[v.index()].ty).collect();
+            let tys: Vec<Type> = self.blocks[b.index()]
+                .args
+                .iter()
+                .map(|v| self.values[v.index()].ty)
+                .collect();
             let nb = self.append_block(dst, &tys);
-            for (a, n) in self.blocks[b.index()].args.clone().iter().zip(self.blocks[nb.index()].args.clone()) {
+            for (a, n) in self.blocks[b.index()]
+                .args
+                .clone()
+                .iter()
+                .zip(self.blocks[nb.index()].args.clone())
+            {
                 map.insert(*a, n);
                 self.values[n.index()].loc = self.values[a.index()].loc;
             }
@@ -564,8 +621,11 @@ impl Ir {
         for b in &blocks {
             let nb = block_map[b];
             for o in self.block_ops_vec(nb) {
-                let succ: SmallVec<[BlockId; 2]> =
-                    self.ops[o.index()].successors.iter().map(|s| *block_map.get(s).unwrap_or(s)).collect();
+                let succ: SmallVec<[BlockId; 2]> = self.ops[o.index()]
+                    .successors
+                    .iter()
+                    .map(|s| *block_map.get(s).unwrap_or(s))
+                    .collect();
                 self.ops[o.index()].successors = succ;
             }
         }
@@ -573,7 +633,12 @@ impl Ir {
 
     /// Inline the single block of `region` before `before`, replacing its arguments with
     /// `args`; returns the (moved) terminator of the inlined block, if any.
-    pub fn inline_block_before(&mut self, block: BlockId, before: OpId, args: &[Value]) -> Option<OpId> {
+    pub fn inline_block_before(
+        &mut self,
+        block: BlockId,
+        before: OpId,
+        args: &[Value],
+    ) -> Option<OpId> {
         let bargs = self.blocks[block.index()].args.clone();
         for (a, v) in bargs.iter().zip(args) {
             self.replace_all_uses(*a, *v);

@@ -66,7 +66,10 @@ fn is_suffix_char(c: u8) -> bool {
 
 impl<'a> Lexer<'a> {
     pub fn new(src: &'a str) -> Lexer<'a> {
-        Lexer { src: src.as_bytes(), pos: 0 }
+        Lexer {
+            src: src.as_bytes(),
+            pos: 0,
+        }
     }
 
     fn peek(&self, off: usize) -> u8 {
@@ -88,7 +91,11 @@ impl<'a> Lexer<'a> {
     }
 
     fn tok(&self, kind: Tok, start: usize) -> Token {
-        Token { kind, start: start as u32, end: self.pos as u32 }
+        Token {
+            kind,
+            start: start as u32,
+            end: self.pos as u32,
+        }
     }
 
     pub fn next_token(&mut self) -> Token {

@@ -73,21 +73,48 @@ impl FloatKind {
 /// The storage of a type. Compare [`Type`]s, not kinds: types are uniqued.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TypeKind {
-    Integer { width: u32, signedness: Signedness },
+    Integer {
+        width: u32,
+        signedness: Signedness,
+    },
     Index,
     Float(FloatKind),
     None,
-    Function { inputs: Vec<Type>, results: Vec<Type> },
+    Function {
+        inputs: Vec<Type>,
+        results: Vec<Type>,
+    },
     Tuple(Vec<Type>),
-    RankedTensor { shape: Vec<i64>, elem: Type, encoding: Option<Attribute> },
-    UnrankedTensor { elem: Type },
-    MemRef { shape: Vec<i64>, elem: Type, layout: Option<Attribute>, memory_space: Option<Attribute> },
-    UnrankedMemRef { elem: Type, memory_space: Option<Attribute> },
-    Vector { shape: Vec<i64>, scalable: Vec<bool>, elem: Type },
+    RankedTensor {
+        shape: Vec<i64>,
+        elem: Type,
+        encoding: Option<Attribute>,
+    },
+    UnrankedTensor {
+        elem: Type,
+    },
+    MemRef {
+        shape: Vec<i64>,
+        elem: Type,
+        layout: Option<Attribute>,
+        memory_space: Option<Attribute>,
+    },
+    UnrankedMemRef {
+        elem: Type,
+        memory_space: Option<Attribute>,
+    },
+    Vector {
+        shape: Vec<i64>,
+        scalable: Vec<bool>,
+        elem: Type,
+    },
     Complex(Type),
     /// A type of another dialect, e.g. `!llvm.ptr`, kept as `dialect` and the text after
     /// the dot (`ptr`, `struct<(i32)>`). Printed back exactly.
-    Dialect { dialect: String, body: String },
+    Dialect {
+        dialect: String,
+        body: String,
+    },
 }
 
 /// A uniqued type handle. Cheap to copy; equality is identity.
@@ -104,7 +131,10 @@ impl Type {
         self.0
     }
     pub fn integer(width: u32) -> Type {
-        Type::get(TypeKind::Integer { width, signedness: Signedness::Signless })
+        Type::get(TypeKind::Integer {
+            width,
+            signedness: Signedness::Signless,
+        })
     }
     pub fn i1() -> Type {
         Type::integer(1)
@@ -134,21 +164,40 @@ impl Type {
         Type::get(TypeKind::Function { inputs, results })
     }
     pub fn tensor(shape: Vec<i64>, elem: Type) -> Type {
-        Type::get(TypeKind::RankedTensor { shape, elem, encoding: None })
+        Type::get(TypeKind::RankedTensor {
+            shape,
+            elem,
+            encoding: None,
+        })
     }
     pub fn memref(shape: Vec<i64>, elem: Type) -> Type {
-        Type::get(TypeKind::MemRef { shape, elem, layout: None, memory_space: None })
+        Type::get(TypeKind::MemRef {
+            shape,
+            elem,
+            layout: None,
+            memory_space: None,
+        })
     }
     pub fn vector(shape: Vec<i64>, elem: Type) -> Type {
         let scalable = vec![false; shape.len()];
-        Type::get(TypeKind::Vector { shape, scalable, elem })
+        Type::get(TypeKind::Vector {
+            shape,
+            scalable,
+            elem,
+        })
     }
 
     pub fn is_integer(self) -> bool {
         matches!(self.0, TypeKind::Integer { .. })
     }
     pub fn is_signless_integer(self) -> bool {
-        matches!(self.0, TypeKind::Integer { signedness: Signedness::Signless, .. })
+        matches!(
+            self.0,
+            TypeKind::Integer {
+                signedness: Signedness::Signless,
+                ..
+            }
+        )
     }
     pub fn is_index(self) -> bool {
         matches!(self.0, TypeKind::Index)
@@ -181,10 +230,16 @@ impl Type {
         }
     }
     pub fn is_tensor(self) -> bool {
-        matches!(self.0, TypeKind::RankedTensor { .. } | TypeKind::UnrankedTensor { .. })
+        matches!(
+            self.0,
+            TypeKind::RankedTensor { .. } | TypeKind::UnrankedTensor { .. }
+        )
     }
     pub fn is_memref(self) -> bool {
-        matches!(self.0, TypeKind::MemRef { .. } | TypeKind::UnrankedMemRef { .. })
+        matches!(
+            self.0,
+            TypeKind::MemRef { .. } | TypeKind::UnrankedMemRef { .. }
+        )
     }
     pub fn is_vector(self) -> bool {
         matches!(self.0, TypeKind::Vector { .. })
@@ -216,7 +271,8 @@ impl Type {
         }
     }
     pub fn has_static_shape(self) -> bool {
-        self.shape().is_some_and(|s| s.iter().all(|&d| d != DYNAMIC))
+        self.shape()
+            .is_some_and(|s| s.iter().all(|&d| d != DYNAMIC))
     }
     pub fn num_elements(self) -> Option<i64> {
         let s = self.shape()?;
@@ -244,11 +300,15 @@ impl Type {
     /// The same kind of shaped type with a new shape (tensor keeps its encoding).
     pub fn with_shape(self, new_shape: Vec<i64>) -> Type {
         match self.0 {
-            TypeKind::RankedTensor { elem, encoding, .. } => {
-                Type::get(TypeKind::RankedTensor { shape: new_shape, elem: *elem, encoding: *encoding })
-            }
+            TypeKind::RankedTensor { elem, encoding, .. } => Type::get(TypeKind::RankedTensor {
+                shape: new_shape,
+                elem: *elem,
+                encoding: *encoding,
+            }),
             TypeKind::UnrankedTensor { elem } => Type::tensor(new_shape, *elem),
-            TypeKind::MemRef { elem, memory_space, .. } => Type::get(TypeKind::MemRef {
+            TypeKind::MemRef {
+                elem, memory_space, ..
+            } => Type::get(TypeKind::MemRef {
                 shape: new_shape,
                 elem: *elem,
                 layout: None,
@@ -286,7 +346,10 @@ impl fmt::Display for Type {
 
 /// Whether two shapes may describe the same run-time shape (`?` matches anything).
 pub fn shapes_compatible(a: &[i64], b: &[i64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(&x, &y)| x == DYNAMIC || y == DYNAMIC || x == y)
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(&x, &y)| x == DYNAMIC || y == DYNAMIC || x == y)
 }
 
 /// Whether two types are "cast compatible": equal, or shaped types of the same kind and
@@ -304,7 +367,9 @@ pub fn types_compatible(a: Type, b: Type) -> bool {
         }
         (TypeKind::UnrankedTensor { .. }, TypeKind::RankedTensor { .. })
         | (TypeKind::RankedTensor { .. }, TypeKind::UnrankedTensor { .. }) => true,
-        (TypeKind::MemRef { shape: s1, .. }, TypeKind::MemRef { shape: s2, .. }) => shapes_compatible(s1, s2),
+        (TypeKind::MemRef { shape: s1, .. }, TypeKind::MemRef { shape: s2, .. }) => {
+            shapes_compatible(s1, s2)
+        }
         _ => false,
     }
 }

@@ -41,7 +41,11 @@ fn verify_structure(ctx: &Context, ir: &Ir, top: OpId, errs: &mut Vec<Diagnostic
     while let Some(op) = stack.pop() {
         let o = ir.op(op);
         if !ctx.allow_unregistered && ctx.op_def(o.name).is_none() {
-            errs.push(op_err(ir, op, "is unregistered: the dialect does not allow unknown operations"));
+            errs.push(op_err(
+                ir,
+                op,
+                "is unregistered: the dialect does not allow unknown operations",
+            ));
         }
         for (i, v) in o.operands.iter().enumerate() {
             if v.index() >= ir.values.len() {
@@ -55,11 +59,19 @@ fn verify_structure(ctx: &Context, ir: &Ir, top: OpId, errs: &mut Vec<Diagnostic
         let def = ctx.op_def(o.name);
         if let Some(d) = def {
             if !d.variadic_regions && o.regions.len() != d.num_regions {
-                errs.push(op_err(ir, op, format!("requires {} regions", d.num_regions)));
+                errs.push(op_err(
+                    ir,
+                    op,
+                    format!("requires {} regions", d.num_regions),
+                ));
             }
             if let Some(n) = d.num_successors {
                 if o.successors.len() != n {
-                    errs.push(op_err(ir, op, format!("requires {n} successors but found {}", o.successors.len())));
+                    errs.push(op_err(
+                        ir,
+                        op,
+                        format!("requires {n} successors but found {}", o.successors.len()),
+                    ));
                 }
             }
         }
@@ -83,33 +95,52 @@ fn verify_structure(ctx: &Context, ir: &Ir, top: OpId, errs: &mut Vec<Diagnostic
     }
 }
 
-fn verify_region(ctx: &Context, ir: &Ir, op: OpId, r: RegionId, def: Option<&OpDef>, errs: &mut Vec<Diagnostic>) {
+fn verify_region(
+    ctx: &Context,
+    ir: &Ir,
+    op: OpId,
+    r: RegionId,
+    def: Option<&OpDef>,
+    errs: &mut Vec<Diagnostic>,
+) {
     let blocks = &ir.region(r).blocks;
     if def.is_some_and(|d| d.has(traits::SINGLE_BLOCK)) && blocks.len() > 1 {
         errs.push(op_err(ir, op, "expects region to have 0 or 1 blocks"));
     }
-    let needs_term = def.is_some_and(|d| !d.has(traits::NO_TERMINATOR) && !d.has(traits::GRAPH_REGION));
+    let needs_term =
+        def.is_some_and(|d| !d.has(traits::NO_TERMINATOR) && !d.has(traits::GRAPH_REGION));
     for (bi, b) in blocks.iter().enumerate() {
         let ops: Vec<OpId> = ir.block_ops(*b).collect();
         for (i, o) in ops.iter().enumerate() {
             let is_term = ctx.has_trait(ir.name(*o), traits::TERMINATOR);
             if is_term && i + 1 != ops.len() {
-                errs.push(op_err(ir, *o, "must be the last operation in the parent block"));
+                errs.push(op_err(
+                    ir,
+                    *o,
+                    "must be the last operation in the parent block",
+                ));
             }
         }
         if needs_term {
             match ops.last() {
                 None => {
                     if !(bi == 0 && blocks.len() == 1 && ir.block(*b).args.is_empty() && false) {
-                        errs.push(Diagnostic::error(ir.loc(op), "empty block: expect at least a terminator"));
+                        errs.push(Diagnostic::error(
+                            ir.loc(op),
+                            "empty block: expect at least a terminator",
+                        ));
                     }
                 }
                 Some(last) => {
                     let lname = ir.name(*last);
                     if ctx.op_def(lname).is_some() && !ctx.has_trait(lname, traits::TERMINATOR) {
                         errs.push(
-                            Diagnostic::error(ir.loc(*last), "block with no terminator, has ".to_string() + &crate::printer::print_op_standalone(ir, ctx, *last, true))
-                                .with_note(ir.loc(op), "see current operation"),
+                            Diagnostic::error(
+                                ir.loc(*last),
+                                "block with no terminator, has ".to_string()
+                                    + &crate::printer::print_op_standalone(ir, ctx, *last, true),
+                            )
+                            .with_note(ir.loc(op), "see current operation"),
                         );
                     }
                 }
@@ -129,8 +160,11 @@ fn check_symbol_table(ir: &Ir, op: OpId, errs: &mut Vec<Diagnostic>) {
                 if let Some(n) = ir.symbol_name(o) {
                     if let Some(prev) = seen.insert(n, o) {
                         errs.push(
-                            Diagnostic::error(ir.loc(o), format!("redefinition of symbol named '{n}'"))
-                                .with_note(ir.loc(prev), "see existing symbol definition here"),
+                            Diagnostic::error(
+                                ir.loc(o),
+                                format!("redefinition of symbol named '{n}'"),
+                            )
+                            .with_note(ir.loc(prev), "see existing symbol definition here"),
                         );
                     }
                 }
@@ -170,7 +204,9 @@ fn check_dominance(ctx: &Context, ir: &Ir, user: OpId, v: Value) -> Result<(), S
     };
     let Some(anc) = ancestor_in_block(ir, user, def_block) else {
         // Not in a nested region of the defining block: maybe a sibling block.
-        let Some(user_block) = ir.op(user).parent else { return Err("does not dominate this use".into()) };
+        let Some(user_block) = ir.op(user).parent else {
+            return Err("does not dominate this use".into());
+        };
         // Find the ancestor of the user in the region of the def block.
         let def_region = ir.block(def_block).parent;
         let mut cur = user;
@@ -191,7 +227,9 @@ fn check_dominance(ctx: &Context, ir: &Ir, user: OpId, v: Value) -> Result<(), S
             }
         }
         let _ = cur;
-        let Some(region) = def_region else { return Err("does not dominate this use".into()) };
+        let Some(region) = def_region else {
+            return Err("does not dominate this use".into());
+        };
         if isolated_between(ctx, ir, user, def_block) {
             return Err("is defined outside the isolated region of its use".into());
         }
@@ -208,7 +246,11 @@ fn check_dominance(ctx: &Context, ir: &Ir, user: OpId, v: Value) -> Result<(), S
             return Err("does not dominate this use".into());
         }
         let parent_op = ir.block_parent_op(def_block);
-        let graph = parent_op.is_some_and(|p| ctx.has_trait(ir.name(p), traits::GRAPH_REGION) || ctx.has_trait(ir.name(p), traits::NO_TERMINATOR) && ir.name(p) == "builtin.module");
+        let graph = parent_op.is_some_and(|p| {
+            ctx.has_trait(ir.name(p), traits::GRAPH_REGION)
+                || ctx.has_trait(ir.name(p), traits::NO_TERMINATOR)
+                    && ir.name(p) == "builtin.module"
+        });
         if !graph && position(ir, d) > position(ir, anc) {
             return Err("does not dominate this use".into());
         }
@@ -225,8 +267,14 @@ fn isolated_between(ctx: &Context, ir: &Ir, user: OpId, def_block: BlockId) -> b
         if b == def_block {
             return false;
         }
-        let Some(p) = ir.block_parent_op(b) else { return false };
-        if ir.block(def_block).parent.is_some_and(|r| ir.region(r).parent == Some(p)) {
+        let Some(p) = ir.block_parent_op(b) else {
+            return false;
+        };
+        if ir
+            .block(def_block)
+            .parent
+            .is_some_and(|r| ir.region(r).parent == Some(p))
+        {
             // def block is in a region of p: fine unless p isolates... regions of p
             // itself see values of p's own regions.
             return false;
@@ -247,7 +295,9 @@ fn block_dominates(ir: &Ir, region: RegionId, a: BlockId, b: BlockId) -> bool {
         return true;
     }
     let blocks = &ir.region(region).blocks;
-    let Some(entry) = blocks.first() else { return false };
+    let Some(entry) = blocks.first() else {
+        return false;
+    };
     let idx: FxHashMap<BlockId, usize> = blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
     let n = blocks.len();
     let mut preds: Vec<Vec<usize>> = vec![vec![]; n];
@@ -298,19 +348,40 @@ fn block_dominates(ir: &Ir, region: RegionId, a: BlockId, b: BlockId) -> bool {
 // ----- stage 2: spec --------------------------------------------------------------------
 
 /// Sizes of each operand (or result) group given the flat count and the defs.
-pub fn segment_sizes(ir: &Ir, op: OpId, defs: &[crate::dialect::ArgDef], total: usize, seg_attr: &str) -> Result<Vec<usize>, String> {
+pub fn segment_sizes(
+    ir: &Ir,
+    op: OpId,
+    defs: &[crate::dialect::ArgDef],
+    total: usize,
+    seg_attr: &str,
+) -> Result<Vec<usize>, String> {
     let variadic = defs.iter().filter(|d| d.arity != Arity::Single).count();
     if variadic > 1 {
-        let seg = ir.attr(op, seg_attr).and_then(|a| a.as_dense_i64s()).ok_or_else(|| format!("missing segment sizes attribute '{seg_attr}'"))?;
+        let seg = ir
+            .attr(op, seg_attr)
+            .and_then(|a| a.as_dense_i64s())
+            .ok_or_else(|| format!("missing segment sizes attribute '{seg_attr}'"))?;
         if seg.len() != defs.len() {
             return Err(format!("'{seg_attr}' attribute for specifying {} segments must have {} elements, but got {}", if seg_attr.starts_with("operand") { "operand" } else { "result" }, defs.len(), seg.len()));
         }
         if seg.iter().any(|&s| s < 0) {
-            return Err(format!("'{seg_attr}' attribute cannot have negative elements"));
+            return Err(format!(
+                "'{seg_attr}' attribute cannot have negative elements"
+            ));
         }
         let sum: i64 = seg.iter().sum();
         if sum as usize != total {
-            return Err(format!("{} count ({}) does not match with the total size ({}) specified in attribute '{}'", if seg_attr.starts_with("operand") { "operand" } else { "result" }, total, sum, seg_attr));
+            return Err(format!(
+                "{} count ({}) does not match with the total size ({}) specified in attribute '{}'",
+                if seg_attr.starts_with("operand") {
+                    "operand"
+                } else {
+                    "result"
+                },
+                total,
+                sum,
+                seg_attr
+            ));
         }
         return Ok(seg.iter().map(|&s| s as usize).collect());
     }
@@ -324,50 +395,113 @@ pub fn segment_sizes(ir: &Ir, op: OpId, defs: &[crate::dialect::ArgDef], total: 
     if total < fixed {
         return Err(format!("expected {fixed} or more but found {total}"));
     }
-    Ok(defs.iter().map(|d| if d.arity == Arity::Single { 1 } else { total - fixed }).collect())
+    Ok(defs
+        .iter()
+        .map(|d| {
+            if d.arity == Arity::Single {
+                1
+            } else {
+                total - fixed
+            }
+        })
+        .collect())
 }
 
 fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
     let o = ir.op(op);
     // Operands.
-    let variadic_ops = def.operands.iter().filter(|d| d.arity != Arity::Single).count();
+    let variadic_ops = def
+        .operands
+        .iter()
+        .filter(|d| d.arity != Arity::Single)
+        .count();
     let sizes = if variadic_ops == 0 {
         if o.operands.len() != def.operands.len() {
-            return Err(op_err(ir, op, format!("expected {} operands, but found {}", def.operands.len(), o.operands.len())));
+            return Err(op_err(
+                ir,
+                op,
+                format!(
+                    "expected {} operands, but found {}",
+                    def.operands.len(),
+                    o.operands.len()
+                ),
+            ));
         }
         vec![1; def.operands.len()]
     } else {
-        segment_sizes(ir, op, def.operands, o.operands.len(), "operandSegmentSizes").map_err(|m| op_err(ir, op, m))?
+        segment_sizes(
+            ir,
+            op,
+            def.operands,
+            o.operands.len(),
+            "operandSegmentSizes",
+        )
+        .map_err(|m| op_err(ir, op, m))?
     };
     let mut i = 0;
     for (d, n) in def.operands.iter().zip(&sizes) {
         if d.arity == Arity::Optional && *n > 1 {
-            return Err(op_err(ir, op, format!("operand group '{}' takes at most one value", d.name)));
+            return Err(op_err(
+                ir,
+                op,
+                format!("operand group '{}' takes at most one value", d.name),
+            ));
         }
         for k in 0..*n {
             let t = ir.value_type(o.operands[i + k]);
             if crate::constraints::type_satisfies(d.constraint, t) == Some(false) {
-                return Err(op_err(ir, op, format!("operand #{} must be {}, but got '{}'", i + k, describe(d.constraint), t)));
+                return Err(op_err(
+                    ir,
+                    op,
+                    format!(
+                        "operand #{} must be {}, but got '{}'",
+                        i + k,
+                        describe(d.constraint),
+                        t
+                    ),
+                ));
             }
         }
         i += n;
     }
     // Results.
-    let variadic_res = def.results.iter().filter(|d| d.arity != Arity::Single).count();
+    let variadic_res = def
+        .results
+        .iter()
+        .filter(|d| d.arity != Arity::Single)
+        .count();
     let rsizes = if variadic_res == 0 {
         if o.results.len() != def.results.len() {
-            return Err(op_err(ir, op, format!("requires {} result{}", def.results.len(), if def.results.len() == 1 { "" } else { "s" })));
+            return Err(op_err(
+                ir,
+                op,
+                format!(
+                    "requires {} result{}",
+                    def.results.len(),
+                    if def.results.len() == 1 { "" } else { "s" }
+                ),
+            ));
         }
         vec![1; def.results.len()]
     } else {
-        segment_sizes(ir, op, def.results, o.results.len(), "resultSegmentSizes").map_err(|m| op_err(ir, op, m))?
+        segment_sizes(ir, op, def.results, o.results.len(), "resultSegmentSizes")
+            .map_err(|m| op_err(ir, op, m))?
     };
     let mut i = 0;
     for (d, n) in def.results.iter().zip(&rsizes) {
         for k in 0..*n {
             let t = ir.value_type(o.results[i + k]);
             if crate::constraints::type_satisfies(d.constraint, t) == Some(false) {
-                return Err(op_err(ir, op, format!("result #{} must be {}, but got '{}'", i + k, describe(d.constraint), t)));
+                return Err(op_err(
+                    ir,
+                    op,
+                    format!(
+                        "result #{} must be {}, but got '{}'",
+                        i + k,
+                        describe(d.constraint),
+                        t
+                    ),
+                ));
             }
         }
         i += n;
@@ -375,20 +509,38 @@ fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
     // Attributes.
     for a in def.attributes {
         match ir.attr(op, a.name) {
-            None if !a.optional => return Err(op_err(ir, op, format!("requires attribute '{}'", a.name))),
+            None if !a.optional => {
+                return Err(op_err(ir, op, format!("requires attribute '{}'", a.name)))
+            }
             None => {}
             Some(v) => {
                 if crate::constraints::attr_satisfies(a.constraint, v) == Some(false) {
-                    return Err(op_err(ir, op, format!("attribute '{}' failed to satisfy constraint: {}", a.name, describe(a.constraint))));
+                    return Err(op_err(
+                        ir,
+                        op,
+                        format!(
+                            "attribute '{}' failed to satisfy constraint: {}",
+                            a.name,
+                            describe(a.constraint)
+                        ),
+                    ));
                 }
             }
         }
     }
     if def.has(traits::SAME_OPERANDS_AND_RESULT_TYPE) {
-        let mut tys = o.operands.iter().chain(o.results.iter()).map(|v| ir.value_type(*v));
+        let mut tys = o
+            .operands
+            .iter()
+            .chain(o.results.iter())
+            .map(|v| ir.value_type(*v));
         if let Some(first) = tys.next() {
             if tys.any(|t| t != first) {
-                return Err(op_err(ir, op, "requires the same type for all operands and results"));
+                return Err(op_err(
+                    ir,
+                    op,
+                    "requires the same type for all operands and results",
+                ));
             }
         }
     }
@@ -396,14 +548,22 @@ fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
         let mut tys = o.operands.iter().map(|v| ir.value_type(*v));
         if let Some(first) = tys.next() {
             if tys.any(|t| t != first) {
-                return Err(op_err(ir, op, "requires all operands to have the same type"));
+                return Err(op_err(
+                    ir,
+                    op,
+                    "requires all operands to have the same type",
+                ));
             }
         }
     }
     if def.has(traits::TERMINATOR) {
         if let Some(b) = o.parent {
             if ir.terminator(b) != Some(op) {
-                return Err(op_err(ir, op, "must be the last operation in the parent block"));
+                return Err(op_err(
+                    ir,
+                    op,
+                    "must be the last operation in the parent block",
+                ));
             }
         }
     }

@@ -10,7 +10,9 @@ fn shared() -> PathBuf {
 }
 
 fn generic_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -42,11 +44,23 @@ fn generic_round_trip_is_byte_exact() {
         match parse_module(&ctx, &src, &f.to_string_lossy()) {
             Err(e) => failures.push(format!("{}: parse error: {}", f.display(), e)),
             Ok(m) => {
-                let out = print_module(&m.ir, &ctx, m.top, PrintOptions { generic: true, debuginfo: false });
+                let out = print_module(
+                    &m.ir,
+                    &ctx,
+                    m.top,
+                    PrintOptions {
+                        generic: true,
+                        debuginfo: false,
+                    },
+                );
                 // mlir-opt ends its output with one more newline than the module printer;
                 // the files in shared/inputs were saved without it.
                 if out.trim_end() != src.trim_end() {
-                    let line = out.lines().zip(src.lines()).position(|(a, b)| a != b).unwrap_or(out.lines().count().min(src.lines().count()));
+                    let line = out
+                        .lines()
+                        .zip(src.lines())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(out.lines().count().min(src.lines().count()));
                     failures.push(format!(
                         "{}: differs at line {}:\n  ours: {}\n  mlir: {}",
                         f.display(),
@@ -62,6 +76,15 @@ fn generic_round_trip_is_byte_exact() {
     for f in &failures {
         eprintln!("{f}");
     }
-    eprintln!("{} of {} files round-trip byte-exact", n - failures.len(), n);
-    assert!(failures.is_empty(), "{} of {} files differ", failures.len(), n);
+    eprintln!(
+        "{} of {} files round-trip byte-exact",
+        n - failures.len(),
+        n
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} files differ",
+        failures.len(),
+        n
+    );
 }

@@ -1,7 +1,9 @@
 //! What each named structured op computes: its body region (MLIR's region builders) and
 //! its indexing maps.
 
-use ftuner_ir::{intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, RegionId, Type, Value};
+use ftuner_ir::{
+    intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, RegionId, Type, Value,
+};
 
 /// Default indexing maps of contraction ops (matmul-like), if `name` is one.
 pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {
@@ -17,8 +19,19 @@ pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {
 fn ints(ir: &Ir, op: OpId, name: &str, n: usize) -> Vec<i64> {
     let a = ir.attr(op, name);
     let v: Option<Vec<i64>> = a.and_then(|a| match a.kind() {
-        ftuner_ir::AttrKind::DenseElements { splat, elements, .. } => {
-            let vals: Option<Vec<i64>> = elements.iter().map(|e| if let ftuner_ir::Scalar::Int(v) = e { i64::try_from(*v).ok() } else { None }).collect();
+        ftuner_ir::AttrKind::DenseElements {
+            splat, elements, ..
+        } => {
+            let vals: Option<Vec<i64>> = elements
+                .iter()
+                .map(|e| {
+                    if let ftuner_ir::Scalar::Int(v) = e {
+                        i64::try_from(*v).ok()
+                    } else {
+                        None
+                    }
+                })
+                .collect();
             vals.map(|v| if *splat { vec![v[0]; n] } else { v })
         }
         _ => a.as_dense_i64s(),
@@ -30,8 +43,15 @@ fn ints(ir: &Ir, op: OpId, name: &str, n: usize) -> Vec<i64> {
 /// for the named ops we model). `None` for ops whose maps we do not model.
 pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
     let name = ir.name(op);
-    if let Some(a) = ir.attr(op, "indexing_maps").or_else(|| ir.attr(op, "linalg.memoized_indexing_maps")) {
-        return a.as_array()?.iter().map(|m| m.as_affine_map().cloned()).collect();
+    if let Some(a) = ir
+        .attr(op, "indexing_maps")
+        .or_else(|| ir.attr(op, "linalg.memoized_indexing_maps"))
+    {
+        return a
+            .as_array()?
+            .iter()
+            .map(|m| m.as_affine_map().cloned())
+            .collect();
     }
     if let Some(m) = default_contraction_maps(name) {
         return Some(m);
@@ -62,18 +82,41 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
             let dims = ir.attr(op, "dimensions")?.as_dense_i64s()?;
             let r = rank(*outs.first()?);
             let kept: Vec<u32> = (0..r).filter(|x| !dims.contains(&(*x as i64))).collect();
-            Some(vec![AffineMap::projection(r, &kept), AffineMap::identity(r)])
+            Some(vec![
+                AffineMap::projection(r, &kept),
+                AffineMap::identity(r),
+            ])
         }
-        "linalg.matvec" => Some(vec![AffineMap::projection(2, &[0, 1]), AffineMap::projection(2, &[1]), AffineMap::projection(2, &[0])]),
-        "linalg.vecmat" => Some(vec![AffineMap::projection(2, &[1]), AffineMap::projection(2, &[1, 0]), AffineMap::projection(2, &[0])]),
-        "linalg.batch_matvec" => Some(vec![AffineMap::projection(3, &[0, 1, 2]), AffineMap::projection(3, &[0, 2]), AffineMap::projection(3, &[0, 1])]),
-        "linalg.dot" => Some(vec![AffineMap::projection(1, &[0]), AffineMap::projection(1, &[0]), AffineMap::new(1, 0, vec![])]),
+        "linalg.matvec" => Some(vec![
+            AffineMap::projection(2, &[0, 1]),
+            AffineMap::projection(2, &[1]),
+            AffineMap::projection(2, &[0]),
+        ]),
+        "linalg.vecmat" => Some(vec![
+            AffineMap::projection(2, &[1]),
+            AffineMap::projection(2, &[1, 0]),
+            AffineMap::projection(2, &[0]),
+        ]),
+        "linalg.batch_matvec" => Some(vec![
+            AffineMap::projection(3, &[0, 1, 2]),
+            AffineMap::projection(3, &[0, 2]),
+            AffineMap::projection(3, &[0, 1]),
+        ]),
+        "linalg.dot" => Some(vec![
+            AffineMap::projection(1, &[0]),
+            AffineMap::projection(1, &[0]),
+            AffineMap::new(1, 0, vec![]),
+        ]),
         "linalg.conv_2d_nchw_fchw" => {
             // (n, f, oh, ow, c, kh, kw)
             let s = ints(ir, op, "strides", 2);
             let dl = ints(ir, op, "dilations", 2);
-            let h = d(2).mul(AffineExpr::Const(s[0])).add(d(5).mul(AffineExpr::Const(dl[0])));
-            let w = d(3).mul(AffineExpr::Const(s[1])).add(d(6).mul(AffineExpr::Const(dl[1])));
+            let h = d(2)
+                .mul(AffineExpr::Const(s[0]))
+                .add(d(5).mul(AffineExpr::Const(dl[0])));
+            let w = d(3)
+                .mul(AffineExpr::Const(s[1]))
+                .add(d(6).mul(AffineExpr::Const(dl[1])));
             Some(vec![
                 AffineMap::new(7, 0, vec![d(0), d(4), h, w]),
                 AffineMap::projection(7, &[1, 4, 5, 6]),
@@ -84,31 +127,64 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
             // (n, oh, ow, f, kh, kw, c)
             let s = ints(ir, op, "strides", 2);
             let dl = ints(ir, op, "dilations", 2);
-            let h = d(1).mul(AffineExpr::Const(s[0])).add(d(4).mul(AffineExpr::Const(dl[0])));
-            let w = d(2).mul(AffineExpr::Const(s[1])).add(d(5).mul(AffineExpr::Const(dl[1])));
+            let h = d(1)
+                .mul(AffineExpr::Const(s[0]))
+                .add(d(4).mul(AffineExpr::Const(dl[0])));
+            let w = d(2)
+                .mul(AffineExpr::Const(s[1]))
+                .add(d(5).mul(AffineExpr::Const(dl[1])));
             Some(vec![
                 AffineMap::new(7, 0, vec![d(0), h, w, d(6)]),
                 AffineMap::projection(7, &[4, 5, 6, 3]),
                 AffineMap::projection(7, &[0, 1, 2, 3]),
             ])
         }
-        "linalg.pooling_nhwc_max" | "linalg.pooling_nhwc_min" | "linalg.pooling_nhwc_sum" | "linalg.depthwise_conv_2d_nhwc_hwc" => {
+        "linalg.pooling_nhwc_max"
+        | "linalg.pooling_nhwc_min"
+        | "linalg.pooling_nhwc_sum"
+        | "linalg.depthwise_conv_2d_nhwc_hwc" => {
             // (n, oh, ow, c, kh, kw)
             let s = ints(ir, op, "strides", 2);
             let dl = ints(ir, op, "dilations", 2);
-            let h = d(1).mul(AffineExpr::Const(s[0])).add(d(4).mul(AffineExpr::Const(dl[0])));
-            let w = d(2).mul(AffineExpr::Const(s[1])).add(d(5).mul(AffineExpr::Const(dl[1])));
-            let k = if name.starts_with("linalg.depthwise") { AffineMap::projection(6, &[4, 5, 3]) } else { AffineMap::projection(6, &[4, 5]) };
-            Some(vec![AffineMap::new(6, 0, vec![d(0), h, w, d(3)]), k, AffineMap::projection(6, &[0, 1, 2, 3])])
+            let h = d(1)
+                .mul(AffineExpr::Const(s[0]))
+                .add(d(4).mul(AffineExpr::Const(dl[0])));
+            let w = d(2)
+                .mul(AffineExpr::Const(s[1]))
+                .add(d(5).mul(AffineExpr::Const(dl[1])));
+            let k = if name.starts_with("linalg.depthwise") {
+                AffineMap::projection(6, &[4, 5, 3])
+            } else {
+                AffineMap::projection(6, &[4, 5])
+            };
+            Some(vec![
+                AffineMap::new(6, 0, vec![d(0), h, w, d(3)]),
+                k,
+                AffineMap::projection(6, &[0, 1, 2, 3]),
+            ])
         }
-        "linalg.pooling_nchw_max" | "linalg.pooling_nchw_sum" | "linalg.depthwise_conv_2d_nchw_chw" => {
+        "linalg.pooling_nchw_max"
+        | "linalg.pooling_nchw_sum"
+        | "linalg.depthwise_conv_2d_nchw_chw" => {
             // (n, c, oh, ow, kh, kw)
             let s = ints(ir, op, "strides", 2);
             let dl = ints(ir, op, "dilations", 2);
-            let h = d(2).mul(AffineExpr::Const(s[0])).add(d(4).mul(AffineExpr::Const(dl[0])));
-            let w = d(3).mul(AffineExpr::Const(s[1])).add(d(5).mul(AffineExpr::Const(dl[1])));
-            let k = if name.starts_with("linalg.depthwise") { AffineMap::projection(6, &[1, 4, 5]) } else { AffineMap::projection(6, &[4, 5]) };
-            Some(vec![AffineMap::new(6, 0, vec![d(0), d(1), h, w]), k, AffineMap::projection(6, &[0, 1, 2, 3])])
+            let h = d(2)
+                .mul(AffineExpr::Const(s[0]))
+                .add(d(4).mul(AffineExpr::Const(dl[0])));
+            let w = d(3)
+                .mul(AffineExpr::Const(s[1]))
+                .add(d(5).mul(AffineExpr::Const(dl[1])));
+            let k = if name.starts_with("linalg.depthwise") {
+                AffineMap::projection(6, &[1, 4, 5])
+            } else {
+                AffineMap::projection(6, &[4, 5])
+            };
+            Some(vec![
+                AffineMap::new(6, 0, vec![d(0), d(1), h, w]),
+                k,
+                AffineMap::projection(6, &[0, 1, 2, 3]),
+            ])
         }
         n if is_elementwise(n) => {
             let r = rank(*outs.first()?);
@@ -123,21 +199,45 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
 pub fn is_elementwise(name: &str) -> bool {
     matches!(
         name,
-        "linalg.add" | "linalg.sub" | "linalg.mul" | "linalg.div" | "linalg.max" | "linalg.min" | "linalg.powf"
-            | "linalg.exp" | "linalg.log" | "linalg.abs" | "linalg.ceil" | "linalg.floor" | "linalg.negf"
-            | "linalg.sqrt" | "linalg.rsqrt" | "linalg.tanh" | "linalg.erf" | "linalg.reciprocal" | "linalg.square"
+        "linalg.add"
+            | "linalg.sub"
+            | "linalg.mul"
+            | "linalg.div"
+            | "linalg.max"
+            | "linalg.min"
+            | "linalg.powf"
+            | "linalg.exp"
+            | "linalg.log"
+            | "linalg.abs"
+            | "linalg.ceil"
+            | "linalg.floor"
+            | "linalg.negf"
+            | "linalg.sqrt"
+            | "linalg.rsqrt"
+            | "linalg.tanh"
+            | "linalg.erf"
+            | "linalg.reciprocal"
+            | "linalg.square"
     )
 }
 
 /// Iterator types (true = reduction) of the named ops whose maps we model.
 pub fn reduction_dims(ir: &Ir, op: OpId) -> Option<Vec<bool>> {
     if let Some(a) = ir.attr(op, "iterator_types") {
-        return a.as_array()?.iter().map(|x| x.dialect_body().map(|(_, b)| b.contains("reduction"))).collect();
+        return a
+            .as_array()?
+            .iter()
+            .map(|x| x.dialect_body().map(|(_, b)| b.contains("reduction")))
+            .collect();
     }
     let maps = indexing_maps(ir, op)?;
     let n = maps.first()?.num_dims;
     let out = maps.last()?;
-    Some((0..n).map(|d| !out.results.iter().any(|e| e.uses_dim(d))).collect())
+    Some(
+        (0..n)
+            .map(|d| !out.results.iter().any(|e| e.uses_dim(d)))
+            .collect(),
+    )
 }
 
 struct B<'a> {
@@ -147,8 +247,16 @@ struct B<'a> {
 }
 
 impl B<'_> {
-    fn op(&mut self, name: &str, operands: Vec<Value>, ty: Type, props: Vec<(&str, Attribute)>) -> Value {
-        let mut s = OpSpec::new(intern_name(name), self.loc).operands(operands).results([ty]);
+    fn op(
+        &mut self,
+        name: &str,
+        operands: Vec<Value>,
+        ty: Type,
+        props: Vec<(&str, Attribute)>,
+    ) -> Value {
+        let mut s = OpSpec::new(intern_name(name), self.loc)
+            .operands(operands)
+            .results([ty]);
         for (k, v) in props {
             s = s.prop(k, v);
         }
@@ -205,7 +313,9 @@ impl B<'_> {
         self.op(name, vec![a], t, vec![("fastmath", Self::fm())])
     }
     fn yield_(&mut self, v: Value) {
-        let o = self.ir.create_op(OpSpec::new(intern_name("linalg.yield"), self.loc).operands([v]));
+        let o = self
+            .ir
+            .create_op(OpSpec::new(intern_name("linalg.yield"), self.loc).operands([v]));
         self.ir.append_op(self.block, o);
     }
 }
@@ -216,7 +326,14 @@ fn elem_of(ir: &Ir, v: Value) -> Type {
 }
 
 /// Build the body region of named op `name` into `region` (which must be empty).
-pub fn build_body(ir: &mut Ir, name: &str, region: RegionId, ins: &[Value], outs: &[Value], loc: Attribute) -> Result<(), String> {
+pub fn build_body(
+    ir: &mut Ir,
+    name: &str,
+    region: RegionId,
+    ins: &[Value],
+    outs: &[Value],
+    loc: Attribute,
+) -> Result<(), String> {
     let mut tys: Vec<Type> = ins.iter().map(|v| elem_of(ir, *v)).collect();
     tys.extend(outs.iter().map(|v| elem_of(ir, *v)));
     let block = ir.append_block(region, &tys);
@@ -224,15 +341,26 @@ pub fn build_body(ir: &mut Ir, name: &str, region: RegionId, ins: &[Value], outs
     let nin = ins.len();
     let out_ty = *tys.last().ok_or("structured op needs an output")?;
     let mut b = B { ir, block, loc };
-    let need = |n: usize| if nin == n { Ok(()) } else { Err(format!("expects {n} input operand(s), but found {nin}")) };
+    let need = |n: usize| {
+        if nin == n {
+            Ok(())
+        } else {
+            Err(format!("expects {n} input operand(s), but found {nin}"))
+        }
+    };
     match name {
         "linalg.fill" | "linalg.copy" | "linalg.transpose" | "linalg.broadcast" => {
             need(1)?;
             let v = b.cast(args[0], out_ty);
             b.yield_(v);
         }
-        "linalg.matmul" | "linalg.batch_matmul" | "linalg.batch_reduce_matmul" | "linalg.matvec" | "linalg.vecmat"
-        | "linalg.batch_matvec" | "linalg.dot" => {
+        "linalg.matmul"
+        | "linalg.batch_matmul"
+        | "linalg.batch_reduce_matmul"
+        | "linalg.matvec"
+        | "linalg.vecmat"
+        | "linalg.batch_matvec"
+        | "linalg.dot" => {
             need(2)?;
             let a = b.cast(args[0], out_ty);
             let c = b.cast(args[1], out_ty);
@@ -260,7 +388,8 @@ pub fn build_body(ir: &mut Ir, name: &str, region: RegionId, ins: &[Value], outs
             };
             b.yield_(r);
         }
-        "linalg.add" | "linalg.sub" | "linalg.mul" | "linalg.div" | "linalg.max" | "linalg.min" | "linalg.powf" => {
+        "linalg.add" | "linalg.sub" | "linalg.mul" | "linalg.div" | "linalg.max" | "linalg.min"
+        | "linalg.powf" => {
             need(2)?;
             let (x, y) = (b.cast(args[0], out_ty), b.cast(args[1], out_ty));
             let r = match name {
@@ -274,8 +403,9 @@ pub fn build_body(ir: &mut Ir, name: &str, region: RegionId, ins: &[Value], outs
             };
             b.yield_(r);
         }
-        "linalg.exp" | "linalg.log" | "linalg.abs" | "linalg.ceil" | "linalg.floor" | "linalg.negf" | "linalg.sqrt"
-        | "linalg.rsqrt" | "linalg.tanh" | "linalg.erf" | "linalg.reciprocal" | "linalg.square" => {
+        "linalg.exp" | "linalg.log" | "linalg.abs" | "linalg.ceil" | "linalg.floor"
+        | "linalg.negf" | "linalg.sqrt" | "linalg.rsqrt" | "linalg.tanh" | "linalg.erf"
+        | "linalg.reciprocal" | "linalg.square" => {
             need(1)?;
             let x = b.cast(args[0], out_ty);
             let r = match name {

@@ -23,7 +23,9 @@ fn parse_operand_clause(p: &mut Parser<'_>, kw: &str) -> PResult<Vec<Value>> {
     p.expect(Tok::LParen, "'('")?;
     let ops = p.parse_operand_list()?;
     let at = p.current_offset();
-    let tys = if ops.is_empty() { vec![] } else {
+    let tys = if ops.is_empty() {
+        vec![]
+    } else {
         p.expect(Tok::Colon, "':'")?;
         p.parse_type_list_no_parens()?
     };
@@ -59,7 +61,9 @@ pub fn parse_generic(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()>
     p.parse_optional_attr_dict(&mut dict)?;
     for (k, v) in dict {
         if k == "iterator_types" {
-            let arr = v.as_array().ok_or_else(|| p.err_here("expected iterator_types array"))?;
+            let arr = v
+                .as_array()
+                .ok_or_else(|| p.err_here("expected iterator_types array"))?;
             let mut out = vec![];
             for it in arr {
                 match it.kind() {
@@ -84,7 +88,10 @@ pub fn parse_generic(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()>
     let r = p.parse_region()?;
     st.regions.push(r);
     parse_results(p, st)?;
-    st.props.push(("operandSegmentSizes".into(), Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32])));
+    st.props.push((
+        "operandSegmentSizes".into(),
+        Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32]),
+    ));
     st.operands.extend(ins);
     st.operands.extend(outs);
     Ok(())
@@ -102,10 +109,15 @@ fn print_clause(pr: &mut OpPrinter<'_>, kw: &str, vals: &[Value]) {
 }
 
 fn print_results(pr: &mut OpPrinter<'_>, op: OpId) {
-    let rs = pr.ir.results(op).to_vec();
+    let rs: Vec<Type> = pr
+        .ir
+        .results(op)
+        .iter()
+        .map(|v| pr.ir.value_type(*v))
+        .collect();
     if !rs.is_empty() {
         pr.write(" -> ");
-        pr.print_types_of(&rs);
+        pr.print_result_types(&rs);
     }
 }
 
@@ -115,10 +127,16 @@ pub fn print_generic(pr: &mut OpPrinter<'_>, op: OpId) {
     for k in ["doc", "indexing_maps", "iterator_types", "library_call"] {
         if let Some(a) = ir.attr(op, k) {
             let a = if k == "iterator_types" {
-                let v = a.as_array().unwrap_or(&[]).iter().map(|x| match x.dialect_body() {
-                    Some((_, b)) => Attribute::string(b.trim_start_matches("iterator_type<").trim_end_matches('>')),
-                    None => *x,
-                });
+                let v = a
+                    .as_array()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|x| match x.dialect_body() {
+                        Some((_, b)) => Attribute::string(
+                            b.trim_start_matches("iterator_type<").trim_end_matches('>'),
+                        ),
+                        None => *x,
+                    });
                 Attribute::array(v.collect())
             } else {
                 a
@@ -131,7 +149,13 @@ pub fn print_generic(pr: &mut OpPrinter<'_>, op: OpId) {
     let (ins, outs) = ins_outs(ir, op);
     print_clause(pr, "ins", &ins);
     print_clause(pr, "outs", &outs);
-    let elided = ["doc", "indexing_maps", "iterator_types", "library_call", "operandSegmentSizes"];
+    let elided = [
+        "doc",
+        "indexing_maps",
+        "iterator_types",
+        "library_call",
+        "operandSegmentSizes",
+    ];
     let mut rest = String::new();
     {
         let before = pr.out.len();
@@ -149,18 +173,32 @@ pub fn print_generic(pr: &mut OpPrinter<'_>, op: OpId) {
     print_results(pr, op);
 }
 
-pub fn block_arg_names_generic(ir: &Ir, op: OpId, r: ftuner_ir::RegionId, f: &mut dyn FnMut(Value, String)) {
+pub fn block_arg_names_generic(
+    ir: &Ir,
+    op: OpId,
+    r: ftuner_ir::RegionId,
+    f: &mut dyn FnMut(Value, String),
+) {
     let (ins, _) = ins_outs(ir, op);
     if let Some(b) = ir.region_entry(r) {
         for (i, a) in ir.block_args(b).iter().enumerate() {
-            f(*a, if i < ins.len() { "in".into() } else { "out".into() });
+            f(
+                *a,
+                if i < ins.len() {
+                    "in".into()
+                } else {
+                    "out".into()
+                },
+            );
         }
     }
 }
 
 fn verify_region_args(ir: &Ir, op: OpId, ins: &[Value], outs: &[Value]) -> Result<(), String> {
     let r = ir.regions_of(op)[0];
-    let Some(b) = ir.region_entry(r) else { return Err("expects to have 1 region with 1 block".into()) };
+    let Some(b) = ir.region_entry(r) else {
+        return Err("expects to have 1 region with 1 block".into());
+    };
     let args = ir.block_args(b);
     if args.len() != ins.len() + outs.len() {
         return Err(format!("expected as many non-induction variable region arguments as the number of input/output operands"));
@@ -180,14 +218,21 @@ pub fn verify_structured(ir: &Ir, op: OpId) -> Result<(), String> {
     if outs.is_empty() {
         return Err("expected at least one output operand".into());
     }
-    let tensor_outs: Vec<Type> = outs.iter().map(|v| ir.value_type(*v)).filter(|t| t.is_tensor()).collect();
+    let tensor_outs: Vec<Type> = outs
+        .iter()
+        .map(|v| ir.value_type(*v))
+        .filter(|t| t.is_tensor())
+        .collect();
     let res: Vec<Type> = ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
     if tensor_outs.len() != res.len() {
         return Err(format!("expected the number of tensor results ({}) to be equal to the number of output tensors ({})", res.len(), tensor_outs.len()));
     }
     for (i, (a, b)) in tensor_outs.iter().zip(&res).enumerate() {
         if a != b {
-            return Err(format!("expected type of operand #{} ({a}) to match type of corresponding result ({b})", ins.len() + i));
+            return Err(format!(
+                "expected type of operand #{} ({a}) to match type of corresponding result ({b})",
+                ins.len() + i
+            ));
         }
     }
     verify_region_args(ir, op, &ins, &outs)?;
@@ -199,13 +244,18 @@ pub fn verify_structured(ir: &Ir, op: OpId) -> Result<(), String> {
         let nd = maps.first().map(|m| m.num_dims).unwrap_or(0);
         if let Some(it) = ir.attr(op, "iterator_types").and_then(|a| a.as_array()) {
             if it.len() as u32 != nd {
-                return Err(format!("expected indexing_map #0 to have {} dim(s) to match the number of loops", it.len()));
+                return Err(format!(
+                    "expected indexing_map #0 to have {} dim(s) to match the number of loops",
+                    it.len()
+                ));
             }
         }
         let mut loop_size: Vec<Option<(i64, usize, usize)>> = vec![None; nd as usize];
         for (i, (m, v)) in maps.iter().zip(&all).enumerate() {
             if m.num_dims != nd {
-                return Err(format!("expected indexing_map #{i} to have {nd} dim(s) to match the number of loops"));
+                return Err(format!(
+                    "expected indexing_map #{i} to have {nd} dim(s) to match the number of loops"
+                ));
             }
             let t = ir.value_type(*v);
             let rank = t.rank().unwrap_or(0);
@@ -236,7 +286,9 @@ pub fn verify_structured(ir: &Ir, op: OpId) -> Result<(), String> {
 pub fn verify_generic(ir: &Ir, op: OpId) -> Result<(), String> {
     if let Some(it) = ir.attr(op, "iterator_types").and_then(|a| a.as_array()) {
         for x in it {
-            let ok = x.dialect_body().is_some_and(|(d, b)| d == "linalg" && (b == "iterator_type<parallel>" || b == "iterator_type<reduction>"));
+            let ok = x.dialect_body().is_some_and(|(d, b)| {
+                d == "linalg" && (b == "iterator_type<parallel>" || b == "iterator_type<reduction>")
+            });
             if !ok {
                 return Err(format!("unexpected iterator_type ({x})"));
             }
@@ -268,7 +320,9 @@ pub fn verify_generic(ir: &Ir, op: OpId) -> Result<(), String> {
 /// A `linalg.generic` with no inputs whose body yields its output is the identity: fold.
 fn generic_identity(ir: &mut Ir, op: OpId) -> bool {
     let (ins, outs) = ins_outs(ir, op);
-    let Some(maps) = body::indexing_maps(ir, op) else { return false };
+    let Some(maps) = body::indexing_maps(ir, op) else {
+        return false;
+    };
     if ins.len() != 1 || outs.len() != 1 || ir.results(op).len() != 1 {
         return false;
     }
@@ -276,9 +330,14 @@ fn generic_identity(ir: &mut Ir, op: OpId) -> bool {
         return false;
     }
     let r = ir.regions_of(op)[0];
-    let Some(b) = ir.region_entry(r) else { return false };
+    let Some(b) = ir.region_entry(r) else {
+        return false;
+    };
     let ops = ir.block_ops_vec(b);
-    if ops.len() != 1 || ir.name(ops[0]) != "linalg.yield" || ir.operands(ops[0]) != [ir.block_args(b)[0]] {
+    if ops.len() != 1
+        || ir.name(ops[0]) != "linalg.yield"
+        || ir.operands(ops[0]) != [ir.block_args(b)[0]]
+    {
         return false;
     }
     let (it, rt) = (ir.value_type(ins[0]), ir.value_type(ir.result(op, 0)));
@@ -294,7 +353,9 @@ pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] = &[generic_ident
 
 pub fn verify_index(ir: &Ir, op: OpId) -> Result<(), String> {
     let dim = ir.attr(op, "dim").and_then(|a| a.as_i64()).unwrap_or(-1);
-    let Some(parent) = ir.parent_op(op) else { return Err("expected parent op with LinalgOp interface".into()) };
+    let Some(parent) = ir.parent_op(op) else {
+        return Err("expected parent op with LinalgOp interface".into());
+    };
     if !ir.name(parent).starts_with("linalg.") {
         return Err("expected parent op with LinalgOp interface".into());
     }
@@ -344,18 +405,32 @@ pub fn parse_named(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     add_attrs(st, attrs);
     parse_results(p, st)?;
     if matches!(st.name, "linalg.transpose" | "linalg.broadcast") && st.result_types.is_empty() {
-        st.result_types.extend(outs.iter().map(|v| p.ir.value_type(*v)).filter(|t| t.is_tensor()));
+        st.result_types.extend(
+            outs.iter()
+                .map(|v| p.ir.value_type(*v))
+                .filter(|t| t.is_tensor()),
+        );
     }
     if let Some(m) = body::default_contraction_maps(st.name) {
         if st.get_attr("indexing_maps").is_none() {
-            st.add_attr("indexing_maps", Attribute::array(m.into_iter().map(Attribute::affine_map).collect()));
+            st.add_attr(
+                "indexing_maps",
+                Attribute::array(m.into_iter().map(Attribute::affine_map).collect()),
+            );
         }
     }
     let region = p.ir.new_region(None);
-    body::build_body(p.ir, st.name, region, &ins, &outs, st.loc).map_err(|m| p.err_here(format!("'{}' op {m}", st.name)))?;
+    body::build_body(p.ir, st.name, region, &ins, &outs, st.loc)
+        .map_err(|m| p.err_here(format!("'{}' op {m}", st.name)))?;
     st.regions.push(region);
-    if crate::registry().op(st.name).is_some_and(|d| d.has(ftuner_ir::traits::ATTR_SIZED_OPERAND_SEGMENTS)) {
-        st.props.push(("operandSegmentSizes".into(), Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32])));
+    if crate::registry()
+        .op(st.name)
+        .is_some_and(|d| d.has(ftuner_ir::traits::ATTR_SIZED_OPERAND_SEGMENTS))
+    {
+        st.props.push((
+            "operandSegmentSizes".into(),
+            Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32]),
+        ));
     }
     st.operands.extend(ins);
     st.operands.extend(outs);
@@ -370,7 +445,15 @@ pub fn memoizes_maps(name: &str) -> bool {
     name.starts_with("linalg.conv_")
         || name.starts_with("linalg.depthwise_conv_")
         || name.starts_with("linalg.pooling_")
-        || matches!(name, "linalg.dot" | "linalg.matvec" | "linalg.vecmat" | "linalg.batch_matvec" | "linalg.mmt4d" | "linalg.batch_mmt4d")
+        || matches!(
+            name,
+            "linalg.dot"
+                | "linalg.matvec"
+                | "linalg.vecmat"
+                | "linalg.batch_matvec"
+                | "linalg.mmt4d"
+                | "linalg.batch_mmt4d"
+        )
 }
 
 /// Add `linalg.memoized_indexing_maps` to every op under `top` that upstream memoizes.
@@ -390,8 +473,14 @@ pub fn memoize_indexing_maps(ir: &mut Ir, top: OpId) {
 pub fn print_named(pr: &mut OpPrinter<'_>, op: OpId) {
     let ir = pr.ir;
     let name = ir.name(op);
-    let mut elided = vec!["operandSegmentSizes", "permutation", "dimensions", "linalg.memoized_indexing_maps"];
-    let default_maps = body::default_contraction_maps(name).map(|m| Attribute::array(m.into_iter().map(Attribute::affine_map).collect()));
+    let mut elided = vec![
+        "operandSegmentSizes",
+        "permutation",
+        "dimensions",
+        "linalg.memoized_indexing_maps",
+    ];
+    let default_maps = body::default_contraction_maps(name)
+        .map(|m| Attribute::array(m.into_iter().map(Attribute::affine_map).collect()));
     match (ir.attr(op, "indexing_maps"), default_maps) {
         (Some(a), Some(d)) if a == d => elided.push("indexing_maps"),
         (Some(a), _) => {
@@ -407,7 +496,13 @@ pub fn print_named(pr: &mut OpPrinter<'_>, op: OpId) {
     print_clause(pr, "outs", &outs);
     for kw in ["permutation", "dimensions"] {
         if let Some(v) = ir.attr(op, kw).and_then(|a| a.as_dense_i64s()) {
-            pr.write(&format!(" {kw} = [{}] ", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")));
+            pr.write(&format!(
+                " {kw} = [{}] ",
+                v.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
     if !matches!(name, "linalg.transpose" | "linalg.broadcast") {
@@ -431,7 +526,10 @@ pub fn verify_named(ir: &Ir, op: OpId) -> Result<(), String> {
     let (ins, outs) = ins_outs(ir, op);
     match ir.name(op) {
         "linalg.transpose" => {
-            let perm = ir.attr(op, "permutation").and_then(|a| a.as_dense_i64s()).ok_or("requires attribute 'permutation'")?;
+            let perm = ir
+                .attr(op, "permutation")
+                .and_then(|a| a.as_dense_i64s())
+                .ok_or("requires attribute 'permutation'")?;
             let (it, ot) = (ir.value_type(ins[0]), ir.value_type(outs[0]));
             let (is, os) = (it.shape().unwrap_or(&[]), ot.shape().unwrap_or(&[]));
             if perm.len() != is.len() || is.len() != os.len() {
@@ -447,13 +545,21 @@ pub fn verify_named(ir: &Ir, op: OpId) -> Result<(), String> {
             for (i, p) in perm.iter().enumerate() {
                 let (a, b) = (is[*p as usize], os[i]);
                 if a != DYNAMIC && b != DYNAMIC && a != b {
-                    return Err(format!("dim(result, {i}) = {b} doesn't match dim(input, permutation[{i}]) = {a}"));
+                    return Err(format!(
+                        "dim(result, {i}) = {b} doesn't match dim(input, permutation[{i}]) = {a}"
+                    ));
                 }
             }
         }
         "linalg.broadcast" => {
-            let dims = ir.attr(op, "dimensions").and_then(|a| a.as_dense_i64s()).ok_or("requires attribute 'dimensions'")?;
-            let (ir_, or_) = (ir.value_type(ins[0]).rank().unwrap_or(0), ir.value_type(outs[0]).rank().unwrap_or(0));
+            let dims = ir
+                .attr(op, "dimensions")
+                .and_then(|a| a.as_dense_i64s())
+                .ok_or("requires attribute 'dimensions'")?;
+            let (ir_, or_) = (
+                ir.value_type(ins[0]).rank().unwrap_or(0),
+                ir.value_type(outs[0]).rank().unwrap_or(0),
+            );
             if ir_ + dims.len() != or_ {
                 return Err(format!("input rank plus added dimensions does not match init rank. input rank: {ir_}, dimensions size: {}, init rank: {or_}", dims.len()));
             }
@@ -462,7 +568,6 @@ pub fn verify_named(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     Ok(())
 }
-
 
 macro_rules! named {
     ($($p:ident, $q:ident, $v:ident, $a:ident);* $(;)?) => {$(

@@ -48,9 +48,16 @@ impl<'a> Parser<'a> {
             };
             self.advance();
             if out.iter().any(|(k, _)| *k == name) {
-                return Err(self.err_at(at, format!("duplicate key '{name}' in dictionary attribute")));
+                return Err(self.err_at(
+                    at,
+                    format!("duplicate key '{name}' in dictionary attribute"),
+                ));
             }
-            let value = if self.consume_if(Tok::Equal) { self.parse_attribute(None)? } else { Attribute::unit() };
+            let value = if self.consume_if(Tok::Equal) {
+                self.parse_attribute(None)?
+            } else {
+                Attribute::unit()
+            };
             out.push((name, value));
             if self.consume_if(Tok::RBrace) {
                 return Ok(());
@@ -60,7 +67,10 @@ impl<'a> Parser<'a> {
     }
 
     /// `attributes {...}` (the `attr-dict-with-keyword` directive).
-    pub fn parse_optional_attr_dict_with_keyword(&mut self, out: &mut Vec<(String, Attribute)>) -> PResult<()> {
+    pub fn parse_optional_attr_dict_with_keyword(
+        &mut self,
+        out: &mut Vec<(String, Attribute)>,
+    ) -> PResult<()> {
         if self.parse_optional_keyword("attributes") {
             if self.tok.kind != Tok::LBrace {
                 return Err(self.err_here("expected '{' after 'attributes'"));
@@ -110,7 +120,9 @@ impl<'a> Parser<'a> {
                 let root = self.symbol_text()?;
                 self.advance();
                 let mut nested = vec![];
-                while self.tok.kind == Tok::Colon && self.src[self.tok.end as usize..].starts_with(':') {
+                while self.tok.kind == Tok::Colon
+                    && self.src[self.tok.end as usize..].starts_with(':')
+                {
                     // `::@nested`
                     let p = self.tok.end as usize + 1;
                     self.reset_to(p);
@@ -125,7 +137,11 @@ impl<'a> Parser<'a> {
             Tok::String => {
                 let s = self.string_value()?;
                 self.advance();
-                let ty = if self.consume_if(Tok::Colon) { Some(self.parse_type()?) } else { None };
+                let ty = if self.consume_if(Tok::Colon) {
+                    Some(self.parse_type()?)
+                } else {
+                    None
+                };
                 Ok(Attribute::get(AttrKind::String { value: s, ty }))
             }
             Tok::Integer | Tok::Float | Tok::Minus => self.parse_number_attr(ty),
@@ -163,7 +179,11 @@ impl<'a> Parser<'a> {
                         let handle = match self.tok.kind {
                             Tok::BareIdent => self.tok_text().to_string(),
                             Tok::String => self.string_value()?,
-                            _ => return Err(self.err_here("expected identifier key for 'resource' entry")),
+                            _ => {
+                                return Err(
+                                    self.err_here("expected identifier key for 'resource' entry")
+                                )
+                            }
                         };
                         self.advance();
                         self.expect(Tok::Greater, "'>'")?;
@@ -235,27 +255,59 @@ impl<'a> Parser<'a> {
         }
         let text = self.tok_text();
         self.advance();
-        let ty = if self.consume_if(Tok::Colon) { self.parse_type()? } else { ty.unwrap_or_else(|| if kind == Tok::Float { Type::f64() } else { Type::i64() }) };
+        let ty = if self.consume_if(Tok::Colon) {
+            self.parse_type()?
+        } else {
+            ty.unwrap_or_else(|| {
+                if kind == Tok::Float {
+                    Type::f64()
+                } else {
+                    Type::i64()
+                }
+            })
+        };
         self.number_to_attr(neg, text, kind, ty, at)
     }
 
-    fn number_to_attr(&self, neg: bool, text: &str, kind: Tok, ty: Type, at: u32) -> PResult<Attribute> {
+    fn number_to_attr(
+        &self,
+        neg: bool,
+        text: &str,
+        kind: Tok,
+        ty: Type,
+        at: u32,
+    ) -> PResult<Attribute> {
         if let Some(fk) = ty.float_kind() {
             if kind == Tok::Integer {
                 if let Some(h) = text.strip_prefix("0x") {
                     if neg {
-                        return Err(self.err_at(at, "hexadecimal float literal should not have a leading minus"));
+                        return Err(self.err_at(
+                            at,
+                            "hexadecimal float literal should not have a leading minus",
+                        ));
                     }
-                    let bits = u128::from_str_radix(h, 16).map_err(|_| self.err_at(at, "hexadecimal float constant out of range for type"))?;
+                    let bits = u128::from_str_radix(h, 16).map_err(|_| {
+                        self.err_at(at, "hexadecimal float constant out of range for type")
+                    })?;
                     if fk.width() < 128 && bits >> fk.width() != 0 {
-                        return Err(self.err_at(at, "hexadecimal float constant out of range for type"));
+                        return Err(
+                            self.err_at(at, "hexadecimal float constant out of range for type")
+                        );
                     }
                     return Ok(Attribute::get(AttrKind::Float { bits, ty }));
                 }
             }
-            let s = if neg { format!("-{text}") } else { text.to_string() };
-            let bits = crate::float::parse_decimal(&s, fk)
-                .ok_or_else(|| self.err_at(at, format!("floating point literals of type {ty} are not supported")))?;
+            let s = if neg {
+                format!("-{text}")
+            } else {
+                text.to_string()
+            };
+            let bits = crate::float::parse_decimal(&s, fk).ok_or_else(|| {
+                self.err_at(
+                    at,
+                    format!("floating point literals of type {ty} are not supported"),
+                )
+            })?;
             return Ok(Attribute::get(AttrKind::Float { bits, ty }));
         }
         if kind == Tok::Float {
@@ -265,17 +317,35 @@ impl<'a> Parser<'a> {
             return Err(self.err_at(at, "integer literal not valid for specified type"));
         }
         let v = if let Some(h) = text.strip_prefix("0x") {
-            u128::from_str_radix(h, 16).map(|v| v as i128).map_err(|_| self.err_at(at, "integer constant out of range for attribute"))?
+            u128::from_str_radix(h, 16)
+                .map(|v| v as i128)
+                .map_err(|_| self.err_at(at, "integer constant out of range for attribute"))?
         } else {
-            text.parse::<i128>().map_err(|_| self.err_at(at, "integer constant out of range for attribute"))?
+            text.parse::<i128>()
+                .map_err(|_| self.err_at(at, "integer constant out of range for attribute"))?
         };
         let v = if neg { -v } else { v };
         if let Some(w) = ty.int_width() {
-            if neg && matches!(ty.kind(), TypeKind::Integer { signedness: crate::types::Signedness::Unsigned, .. }) {
-                return Err(self.err_at(at, "negative integer literal not valid for unsigned integer type"));
+            if neg
+                && matches!(
+                    ty.kind(),
+                    TypeKind::Integer {
+                        signedness: crate::types::Signedness::Unsigned,
+                        ..
+                    }
+                )
+            {
+                return Err(self.err_at(
+                    at,
+                    "negative integer literal not valid for unsigned integer type",
+                ));
             }
             if w < 127 {
-                let fits = if w == 1 { (0..=1).contains(&v) || v == -1 } else { v >= -(1i128 << (w - 1)) - 0 && v < (1i128 << w) };
+                let fits = if w == 1 {
+                    (0..=1).contains(&v) || v == -1
+                } else {
+                    v >= -(1i128 << (w - 1)) - 0 && v < (1i128 << w)
+                };
                 if !fits || (neg && v < -(1i128 << (w - 1))) {
                     return Err(self.err_at(at, "integer constant out of range for attribute"));
                 }
@@ -328,7 +398,11 @@ impl<'a> Parser<'a> {
         self.advance();
         self.expect(Tok::Less, "'<' after 'dense'")?;
         let lit_at = self.tok.start;
-        let lit = if self.tok.kind == Tok::Greater { None } else { Some(self.parse_lit()?) };
+        let lit = if self.tok.kind == Tok::Greater {
+            None
+        } else {
+            Some(self.parse_lit()?)
+        };
         self.expect(Tok::Greater, "'>'")?;
         self.expect(Tok::Colon, "':'")?;
         let ty_at = self.tok.start;
@@ -358,13 +432,20 @@ impl<'a> Parser<'a> {
         let mut lit_shape = vec![];
         self.flatten_lit(&lit, 0, &mut lit_shape, &mut flat, &mut strings, lit_at)?;
         if !strings.is_empty() {
-            return Ok(Attribute::get(AttrKind::DenseStrings { ty, elements: strings }));
+            return Ok(Attribute::get(AttrKind::DenseStrings {
+                ty,
+                elements: strings,
+            }));
         }
         let splat = lit_shape.is_empty();
         if !splat && lit_shape != shape {
             return Err(self.err_at(
                 lit_at,
-                format!("inferred shape of elements literal ([{}]) does not match type ([{}])", join(&lit_shape), join(shape)),
+                format!(
+                    "inferred shape of elements literal ([{}]) does not match type ([{}])",
+                    join(&lit_shape),
+                    join(shape)
+                ),
             ));
         }
         let mut scalars = Vec::with_capacity(flat.len());
@@ -373,7 +454,11 @@ impl<'a> Parser<'a> {
         }
         if splat {
             let s = scalars[0];
-            return Ok(Attribute::get(AttrKind::DenseElements { ty, splat: n != 0, elements: if n == 0 { vec![] } else { vec![s] } }));
+            return Ok(Attribute::get(AttrKind::DenseElements {
+                ty,
+                splat: n != 0,
+                elements: if n == 0 { vec![] } else { vec![s] },
+            }));
         }
         Ok(Attribute::dense(ty, scalars))
     }
@@ -413,24 +498,48 @@ impl<'a> Parser<'a> {
         for l in vflat {
             values.push(self.lit_to_scalar(l, ty.element_type(), at)?);
         }
-        Ok(Attribute::get(AttrKind::Sparse { ty, index_shape: ishape, indices, value_shape: vshape, values }))
+        Ok(Attribute::get(AttrKind::Sparse {
+            ty,
+            index_shape: ishape,
+            indices,
+            value_shape: vshape,
+            values,
+        }))
     }
 
     fn dense_from_hex(&self, hex: &str, ty: Type, n: usize, at: u32) -> PResult<Attribute> {
-        let bytes: Option<Vec<u8>> =
-            (0..hex.len() / 2).map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()).collect();
-        let bytes = bytes.filter(|_| hex.len() % 2 == 0).ok_or_else(|| self.err_at(at, "expected string containing hex digits starting with `0x`"))?;
+        let bytes: Option<Vec<u8>> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok())
+            .collect();
+        let bytes = bytes.filter(|_| hex.len() % 2 == 0).ok_or_else(|| {
+            self.err_at(
+                at,
+                "expected string containing hex digits starting with `0x`",
+            )
+        })?;
         let elem = ty.element_type();
-        let bits = elem.bit_width().ok_or_else(|| self.err_at(at, "unsupported element type for hex data"))?;
+        let bits = elem
+            .bit_width()
+            .ok_or_else(|| self.err_at(at, "unsupported element type for hex data"))?;
         let (is_complex, base) = match elem.kind() {
             TypeKind::Complex(e) => (true, e.bit_width().unwrap_or(32)),
             _ => (false, bits),
         };
-        let esize = if base == 1 { 1 } else { base.div_ceil(8) as usize };
+        let esize = if base == 1 {
+            1
+        } else {
+            base.div_ceil(8) as usize
+        };
         let per = if is_complex { 2 * esize } else { esize };
         let count = if per == 0 { 0 } else { bytes.len() / per };
         if count != n && count != 1 {
-            return Err(self.err_at(at, format!("elements hex data size is invalid for provided type: {}", ty)));
+            return Err(self.err_at(
+                at,
+                format!(
+                    "elements hex data size is invalid for provided type: {}",
+                    ty
+                ),
+            ));
         }
         let read = |i: usize| -> u128 {
             let mut v: u128 = 0;
@@ -456,7 +565,11 @@ impl<'a> Parser<'a> {
             scalars.push(s);
         }
         if count == 1 && n != 1 {
-            return Ok(Attribute::get(AttrKind::DenseElements { ty, splat: true, elements: scalars }));
+            return Ok(Attribute::get(AttrKind::DenseElements {
+                ty,
+                splat: true,
+                elements: scalars,
+            }));
         }
         Ok(Attribute::dense(ty, scalars))
     }
@@ -475,7 +588,10 @@ impl<'a> Parser<'a> {
                 if shape.len() == depth {
                     shape.push(items.len() as i64);
                 } else if shape.get(depth) != Some(&(items.len() as i64)) {
-                    return Err(self.err_at(at, "tensor literal is invalid; ranks are not consistent between elements"));
+                    return Err(self.err_at(
+                        at,
+                        "tensor literal is invalid; ranks are not consistent between elements",
+                    ));
                 }
                 for i in items {
                     self.flatten_lit(i, depth + 1, shape, flat, strings, at)?;
@@ -488,7 +604,10 @@ impl<'a> Parser<'a> {
             }
             other => {
                 if depth != shape.len() {
-                    return Err(self.err_at(at, "tensor literal is invalid; ranks are not consistent between elements"));
+                    return Err(self.err_at(
+                        at,
+                        "tensor literal is invalid; ranks are not consistent between elements",
+                    ));
                 }
                 flat.push(other);
                 Ok(())
@@ -501,7 +620,10 @@ impl<'a> Parser<'a> {
             let Lit::Complex(r, i) = l else {
                 return Err(self.err_at(at, "expected complex element"));
             };
-            let (a, b) = (self.lit_to_scalar(r, *e, at)?, self.lit_to_scalar(i, *e, at)?);
+            let (a, b) = (
+                self.lit_to_scalar(r, *e, at)?,
+                self.lit_to_scalar(i, *e, at)?,
+            );
             return Ok(match (a, b) {
                 (Scalar::Float(x), Scalar::Float(y)) => Scalar::ComplexFloat(x, y),
                 (Scalar::Int(x), Scalar::Int(y)) => Scalar::ComplexInt(x, y),
@@ -535,7 +657,10 @@ impl<'a> Parser<'a> {
     }
 
     fn text_at(&self, off: u32) -> &str {
-        let mut l = crate::lexer::Lexer { src: self.src.as_bytes(), pos: off as usize };
+        let mut l = crate::lexer::Lexer {
+            src: self.src.as_bytes(),
+            pos: off as usize,
+        };
         let t = l.next_token();
         &self.src[t.start as usize..t.end as usize]
     }
@@ -603,7 +728,9 @@ impl<'a> Parser<'a> {
         let mut nd = 0u32;
         if !self.consume_if(Tok::RParen) {
             loop {
-                let n = self.parse_optional_any_keyword().ok_or_else(|| self.err_here("expected bare identifier"))?;
+                let n = self
+                    .parse_optional_any_keyword()
+                    .ok_or_else(|| self.err_here("expected bare identifier"))?;
                 if names.iter().any(|(k, _)| k == n) {
                     return Err(self.err_here(format!("redefinition of identifier '{n}'")));
                 }
@@ -618,7 +745,9 @@ impl<'a> Parser<'a> {
         let mut ns = 0u32;
         if self.consume_if(Tok::LSquare) && !self.consume_if(Tok::RSquare) {
             loop {
-                let n = self.parse_optional_any_keyword().ok_or_else(|| self.err_here("expected bare identifier"))?;
+                let n = self
+                    .parse_optional_any_keyword()
+                    .ok_or_else(|| self.err_here("expected bare identifier"))?;
                 names.push((n.to_string(), AffineExpr::Symbol(ns)));
                 ns += 1;
                 if self.consume_if(Tok::RSquare) {
@@ -664,7 +793,11 @@ impl<'a> Parser<'a> {
             if cons.len() == 1 && cons[0] == (AffineExpr::Const(1), true) {
                 cons.clear();
             }
-            return Ok(Attribute::get(AttrKind::IntegerSet(IntegerSet { num_dims: nd, num_symbols: ns, constraints: cons })));
+            return Ok(Attribute::get(AttrKind::IntegerSet(IntegerSet {
+                num_dims: nd,
+                num_symbols: ns,
+                constraints: cons,
+            })));
         }
         self.expect(Tok::Arrow, "'->' or ':'")?;
         self.expect(Tok::LParen, "'('")?;
@@ -681,7 +814,10 @@ impl<'a> Parser<'a> {
         Ok(Attribute::affine_map(AffineMap::new(nd, ns, results)))
     }
 
-    pub(crate) fn parse_affine_expr(&mut self, names: &[(String, AffineExpr)]) -> PResult<AffineExpr> {
+    pub(crate) fn parse_affine_expr(
+        &mut self,
+        names: &[(String, AffineExpr)],
+    ) -> PResult<AffineExpr> {
         self.enter()?;
         let r = self.parse_affine_sum(names);
         self.leave();
@@ -716,7 +852,11 @@ impl<'a> Parser<'a> {
                 lhs = lhs.mul(r);
                 continue;
             }
-            let kw = if self.tok.kind == Tok::BareIdent { self.tok_text() } else { "" };
+            let kw = if self.tok.kind == Tok::BareIdent {
+                self.tok_text()
+            } else {
+                ""
+            };
             if matches!(kw, "floordiv" | "ceildiv" | "mod") {
                 self.advance();
                 let r = self.parse_affine_operand(names)?;
@@ -750,7 +890,8 @@ impl<'a> Parser<'a> {
             Tok::Integer => {
                 let v = self.int_value()?;
                 self.advance();
-                let v = i64::try_from(v).map_err(|_| self.err_here("constant too large for index"))?;
+                let v =
+                    i64::try_from(v).map_err(|_| self.err_here("constant too large for index"))?;
                 Ok(AffineExpr::Const(v))
             }
             Tok::BareIdent => {
@@ -769,5 +910,8 @@ impl<'a> Parser<'a> {
 }
 
 fn join(v: &[i64]) -> String {
-    v.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

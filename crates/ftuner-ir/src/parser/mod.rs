@@ -42,7 +42,11 @@ impl OperationState {
         self.attrs.push((name.to_string(), a));
     }
     pub fn get_attr(&self, name: &str) -> Option<Attribute> {
-        self.attrs.iter().chain(self.props.iter()).find(|(k, _)| k == name).map(|(_, v)| *v)
+        self.attrs
+            .iter()
+            .chain(self.props.iter())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| *v)
     }
 }
 
@@ -101,7 +105,10 @@ impl<'a> Parser<'a> {
             }
         }
         // A detached op that owns forward-reference placeholders.
-        let placeholder_op = ir.create_op(crate::ir::OpSpec::new("builtin.unrealized_placeholder", Attribute::unknown_loc()));
+        let placeholder_op = ir.create_op(crate::ir::OpSpec::new(
+            "builtin.unrealized_placeholder",
+            Attribute::unknown_loc(),
+        ));
         let mut lex = Lexer::new(src);
         let tok = lex.next_token();
         Parser {
@@ -197,7 +204,11 @@ impl<'a> Parser<'a> {
     }
     pub fn loc_at(&self, offset: u32) -> Attribute {
         let (line, col) = self.line_col(offset);
-        Attribute::location(LocKind::FileLineCol { file: self.file.clone(), line, col })
+        Attribute::location(LocKind::FileLineCol {
+            file: self.file.clone(),
+            line,
+            col,
+        })
     }
     pub fn current_loc(&self) -> Attribute {
         self.loc_at(self.tok.start)
@@ -233,7 +244,8 @@ impl<'a> Parser<'a> {
     }
     pub(crate) fn string_value(&self) -> PResult<String> {
         let t = self.tok_text();
-        let bytes = crate::lexer::unescape(&t.as_bytes()[1..t.len() - 1]).map_err(|e| self.err_here(e))?;
+        let bytes =
+            crate::lexer::unescape(&t.as_bytes()[1..t.len() - 1]).map_err(|e| self.err_here(e))?;
         String::from_utf8(bytes).map_err(|_| self.err_here("string literal is not valid UTF-8"))
     }
     /// An integer literal, optionally negative.
@@ -271,7 +283,8 @@ impl<'a> Parser<'a> {
     pub(crate) fn symbol_text(&self) -> PResult<String> {
         let t = &self.tok_text()[1..];
         if t.starts_with('"') {
-            let b = crate::lexer::unescape(&t.as_bytes()[1..t.len() - 1]).map_err(|e| self.err_here(e))?;
+            let b = crate::lexer::unescape(&t.as_bytes()[1..t.len() - 1])
+                .map_err(|e| self.err_here(e))?;
             String::from_utf8(b).map_err(|_| self.err_here("invalid UTF-8 in symbol"))
         } else {
             Ok(t.to_string())
@@ -281,8 +294,14 @@ impl<'a> Parser<'a> {
     // ----- top level ---------------------------------------------------------------------
     fn parse_top_level(&mut self) -> PResult<OpId> {
         let block = self.ir.new_block(&[]);
-        self.scopes.push(Scope { values: Default::default(), isolated: true, forward: Default::default() });
-        self.block_scopes.push(BlockScope { blocks: Default::default() });
+        self.scopes.push(Scope {
+            values: Default::default(),
+            isolated: true,
+            forward: Default::default(),
+        });
+        self.block_scopes.push(BlockScope {
+            blocks: Default::default(),
+        });
         loop {
             match self.tok.kind {
                 Tok::Eof => break,
@@ -303,7 +322,9 @@ impl<'a> Parser<'a> {
             self.ir.unlink(ops[0]);
             return Ok(ops[0]);
         }
-        let module = self.ir.create_op(crate::ir::OpSpec::new(crate::ir::intern_name("builtin.module"), loc).regions(1));
+        let module = self.ir.create_op(
+            crate::ir::OpSpec::new(crate::ir::intern_name("builtin.module"), loc).regions(1),
+        );
         let r = self.ir.op(module).regions[0];
         self.ir.blocks[block.index()].parent = Some(r);
         self.ir.regions[r.index()].blocks.push(block);
@@ -311,7 +332,10 @@ impl<'a> Parser<'a> {
     }
 
     fn is_alias_def(&self) -> bool {
-        let mut l = Lexer { src: self.lex.src, pos: self.lex.pos };
+        let mut l = Lexer {
+            src: self.lex.src,
+            pos: self.lex.pos,
+        };
         l.next_token().kind == Tok::Equal
     }
 
@@ -349,26 +373,36 @@ impl<'a> Parser<'a> {
             if self.consume_if(Tok::FileMetadataEnd) {
                 return Ok(());
             }
-            let section = self.parse_optional_any_keyword().ok_or_else(|| self.err_here("expected identifier"))?;
+            let section = self
+                .parse_optional_any_keyword()
+                .ok_or_else(|| self.err_here("expected identifier"))?;
             self.expect(Tok::Colon, "':'")?;
             self.expect(Tok::LBrace, "'{'")?;
             while !self.consume_if(Tok::RBrace) {
-                let dialect =
-                    self.parse_optional_any_keyword().ok_or_else(|| self.err_here("expected identifier"))?.to_string();
+                let dialect = self
+                    .parse_optional_any_keyword()
+                    .ok_or_else(|| self.err_here("expected identifier"))?
+                    .to_string();
                 self.expect(Tok::Colon, "':'")?;
                 self.expect(Tok::LBrace, "'{'")?;
                 while !self.consume_if(Tok::RBrace) {
                     let key = match self.tok.kind {
                         Tok::BareIdent => self.tok_text().to_string(),
                         Tok::String => self.string_value()?,
-                        _ => return Err(self.err_here("expected identifier key for resource entry")),
+                        _ => {
+                            return Err(self.err_here("expected identifier key for resource entry"))
+                        }
                     };
                     self.advance();
                     self.expect(Tok::Colon, "':'")?;
                     let value = self.tok_text().to_string();
                     self.advance();
                     if section == "dialect_resources" {
-                        self.ir.resources.push(crate::ir::Resource { dialect: dialect.clone(), key, value });
+                        self.ir.resources.push(crate::ir::Resource {
+                            dialect: dialect.clone(),
+                            key,
+                            value,
+                        });
                     }
                     if !self.consume_if(Tok::Comma) && self.tok.kind != Tok::RBrace {
                         return Err(self.err_here("expected ',' or '}'"));
@@ -384,14 +418,25 @@ impl<'a> Parser<'a> {
 
     // ----- SSA scopes --------------------------------------------------------------------
     pub(crate) fn push_scope(&mut self, isolated: bool) {
-        self.scopes.push(Scope { values: Default::default(), isolated, forward: Default::default() });
+        self.scopes.push(Scope {
+            values: Default::default(),
+            isolated,
+            forward: Default::default(),
+        });
     }
 
     /// Pop a scope; an isolated scope must have no unresolved forward references.
     pub(crate) fn finish_scope(&mut self) -> PResult<()> {
         let s = self.scopes.pop().expect("scope");
-        if let Some((name, (_, loc))) = s.forward.iter().min_by_key(|(_, (_, l))| crate::diag::file_line_col(*l)) {
-            return Err(Diagnostic::error(*loc, format!("use of undeclared SSA value name '%{name}'")));
+        if let Some((name, (_, loc))) = s
+            .forward
+            .iter()
+            .min_by_key(|(_, (_, l))| crate::diag::file_line_col(*l))
+        {
+            return Err(Diagnostic::error(
+                *loc,
+                format!("use of undeclared SSA value name '%{name}'"),
+            ));
         }
         if !s.forward.is_empty() {
             return Err(self.err_here("use of undeclared SSA value name"));
@@ -400,7 +445,10 @@ impl<'a> Parser<'a> {
     }
 
     fn isolated_scope_index(&self) -> usize {
-        (0..self.scopes.len()).rev().find(|&i| self.scopes[i].isolated).unwrap_or(0)
+        (0..self.scopes.len())
+            .rev()
+            .find(|&i| self.scopes[i].isolated)
+            .unwrap_or(0)
     }
 
     pub(crate) fn lookup_value(&self, name: &str) -> Option<&Vec<Value>> {
@@ -427,7 +475,10 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 let Some(real) = vals.get(i) else {
-                    return Err(self.err_at(at, format!("use of undeclared SSA value name '%{name}#{i}'")));
+                    return Err(self.err_at(
+                        at,
+                        format!("use of undeclared SSA value name '%{name}#{i}'"),
+                    ));
                 };
                 let (pt, rt) = (self.ir.value_type(*ph), self.ir.value_type(*real));
                 if pt != rt {
@@ -439,7 +490,11 @@ impl<'a> Parser<'a> {
                 self.ir.replace_all_uses(*ph, *real);
             }
         }
-        self.scopes.last_mut().expect("scope").values.insert(name.to_string(), vals);
+        self.scopes
+            .last_mut()
+            .expect("scope")
+            .values
+            .insert(name.to_string(), vals);
         Ok(())
     }
 
@@ -447,13 +502,22 @@ impl<'a> Parser<'a> {
     pub(crate) fn resolve_value(&mut self, op: &UnresolvedOperand, ty: Type) -> PResult<Value> {
         if let Some(vals) = self.lookup_value(&op.name) {
             let v = *vals.get(op.index as usize).ok_or_else(|| {
-                self.err_at(op.at, format!("reference to invalid result number '%{}#{}'", op.name, op.index))
+                self.err_at(
+                    op.at,
+                    format!(
+                        "reference to invalid result number '%{}#{}'",
+                        op.name, op.index
+                    ),
+                )
             })?;
             let vt = self.ir.value_type(v);
             if vt != ty {
                 return Err(self.err_at(
                     op.at,
-                    format!("use of value '%{}' expects different type than prior uses: '{}' vs '{}'", op.name, ty, vt),
+                    format!(
+                        "use of value '%{}' expects different type than prior uses: '{}' vs '{}'",
+                        op.name, ty, vt
+                    ),
                 ));
             }
             return Ok(v);
@@ -461,7 +525,10 @@ impl<'a> Parser<'a> {
         let iso = self.isolated_scope_index();
         let loc = self.loc_at(op.at);
         let ph_op = self.placeholder_op;
-        let entry = self.scopes[iso].forward.entry(op.name.clone()).or_insert((vec![], loc));
+        let entry = self.scopes[iso]
+            .forward
+            .entry(op.name.clone())
+            .or_insert((vec![], loc));
         while entry.0.len() <= op.index as usize {
             entry.0.push(Value(u32::MAX));
         }
@@ -471,12 +538,17 @@ impl<'a> Parser<'a> {
             if vt != ty {
                 return Err(self.err_at(
                     op.at,
-                    format!("use of value '%{}' expects different type than prior uses: '{}' vs '{}'", op.name, ty, vt),
+                    format!(
+                        "use of value '%{}' expects different type than prior uses: '{}' vs '{}'",
+                        op.name, ty, vt
+                    ),
                 ));
             }
             return Ok(existing);
         }
-        let v = self.ir.new_value(ty, crate::ir::ValueDef::OpResult(ph_op, 0));
+        let v = self
+            .ir
+            .new_value(ty, crate::ir::ValueDef::OpResult(ph_op, 0));
         self.scopes[iso].forward.get_mut(&op.name).expect("entry").0[op.index as usize] = v;
         Ok(v)
     }

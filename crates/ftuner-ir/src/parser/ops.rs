@@ -42,7 +42,9 @@ impl<'a> Parser<'a> {
                 if self.consume_if(Tok::Colon) {
                     let c = self.parse_integer()?;
                     if c < 1 || c > u32::MAX as i128 {
-                        return Err(self.err_here("expected named operation to have at least 1 result"));
+                        return Err(
+                            self.err_here("expected named operation to have at least 1 result")
+                        );
                     }
                     count = c as u32;
                 }
@@ -66,7 +68,11 @@ impl<'a> Parser<'a> {
         if !result_names.is_empty() && declared as usize != results.len() {
             return Err(self.err_at(
                 op_start,
-                format!("operation defines {} results but was provided {} to bind", results.len(), declared),
+                format!(
+                    "operation defines {} results but was provided {} to bind",
+                    results.len(),
+                    declared
+                ),
             ));
         }
         let mut i = 0usize;
@@ -150,13 +156,20 @@ impl<'a> Parser<'a> {
         let ty_at = self.tok.start;
         let fty = self.parse_type()?;
         let (ins, outs) = match fty.kind() {
-            crate::types::TypeKind::Function { inputs, results } => (inputs.clone(), results.clone()),
+            crate::types::TypeKind::Function { inputs, results } => {
+                (inputs.clone(), results.clone())
+            }
             _ => return Err(self.err_at(ty_at, "expected function type")),
         };
         if ins.len() != operands.len() {
             return Err(self.err_at(
                 ty_at,
-                format!("expected {} operand type{} but had {}", operands.len(), if operands.len() == 1 { "" } else { "s" }, ins.len()),
+                format!(
+                    "expected {} operand type{} but had {}",
+                    operands.len(),
+                    if operands.len() == 1 { "" } else { "s" },
+                    ins.len()
+                ),
             ));
         }
         let mut vals = Vec::with_capacity(operands.len());
@@ -176,7 +189,8 @@ impl<'a> Parser<'a> {
         };
         if let Some(d) = &def {
             // Inherent attributes given in the discardable dictionary become properties.
-            let (inh, rest): (Vec<_>, Vec<_>) = state.attrs.drain(..).partition(|(k, _)| d.is_inherent(k));
+            let (inh, rest): (Vec<_>, Vec<_>) =
+                state.attrs.drain(..).partition(|(k, _)| d.is_inherent(k));
             state.attrs = rest;
             for (k, v) in inh {
                 state.props.retain(|(pk, _)| *pk != k);
@@ -235,12 +249,21 @@ impl<'a> Parser<'a> {
         let Some(def) = def else {
             let dialect = written.split('.').next().unwrap_or(written);
             if self.ctx.registry.has_dialect(dialect) || !written.contains('.') {
-                return Err(self.err_at(at, format!("custom op '{written}' is unknown (tried 'func.{written}' as well)")));
+                return Err(self.err_at(
+                    at,
+                    format!("custom op '{written}' is unknown (tried 'func.{written}' as well)"),
+                ));
             }
-            return Err(self.err_at(at, format!("Dialect `{dialect}' not found for custom op '{written}' ")));
+            return Err(self.err_at(
+                at,
+                format!("Dialect `{dialect}' not found for custom op '{written}' "),
+            ));
         };
         let Some(parse) = def.parse else {
-            return Err(self.err_at(at, format!("custom op '{written}' has no custom assembly form; use the generic form")));
+            return Err(self.err_at(
+                at,
+                format!("custom op '{written}' has no custom assembly form; use the generic form"),
+            ));
         };
         self.advance();
         let mut state = OperationState {
@@ -260,7 +283,8 @@ impl<'a> Parser<'a> {
         if let Some(l) = self.parse_optional_trailing_location()? {
             state.loc = l;
         }
-        let (inh, rest): (Vec<_>, Vec<_>) = state.attrs.drain(..).partition(|(k, _)| def.is_inherent(k));
+        let (inh, rest): (Vec<_>, Vec<_>) =
+            state.attrs.drain(..).partition(|(k, _)| def.is_inherent(k));
         state.attrs = rest;
         for (k, v) in inh {
             state.props.retain(|(pk, _)| *pk != k);
@@ -280,9 +304,13 @@ impl<'a> Parser<'a> {
         let (name, index) = (text.to_string(), 0);
         let mut op = UnresolvedOperand { name, index, at };
         // `%name#3`: the lexer stops at '#', which starts a hash identifier.
-        if self.tok.kind == Tok::HashIdent && self.tok.start as usize == at as usize + 1 + text.len() {
+        if self.tok.kind == Tok::HashIdent
+            && self.tok.start as usize == at as usize + 1 + text.len()
+        {
             let num = &self.tok_text()[1..];
-            op.index = num.parse::<u32>().map_err(|_| self.err_here("invalid SSA value result number"))?;
+            op.index = num
+                .parse::<u32>()
+                .map_err(|_| self.err_here("invalid SSA value result number"))?;
             self.advance();
         }
         Ok(op)
@@ -317,11 +345,22 @@ impl<'a> Parser<'a> {
     pub fn resolve_operand(&mut self, op: &UnresolvedOperand, ty: Type) -> PResult<Value> {
         self.resolve_value(op, ty)
     }
-    pub fn resolve_operands(&mut self, ops: &[UnresolvedOperand], tys: &[Type], at: u32) -> PResult<Vec<Value>> {
+    pub fn resolve_operands(
+        &mut self,
+        ops: &[UnresolvedOperand],
+        tys: &[Type],
+        at: u32,
+    ) -> PResult<Vec<Value>> {
         if ops.len() != tys.len() {
-            return Err(self.err_at(at, format!("{} operands present, but expected {}", ops.len(), tys.len())));
+            return Err(self.err_at(
+                at,
+                format!("{} operands present, but expected {}", ops.len(), tys.len()),
+            ));
         }
-        ops.iter().zip(tys).map(|(o, t)| self.resolve_value(o, *t)).collect()
+        ops.iter()
+            .zip(tys)
+            .map(|(o, t)| self.resolve_value(o, *t))
+            .collect()
     }
     pub fn current_offset(&self) -> u32 {
         self.tok.start
@@ -344,7 +383,11 @@ impl<'a> Parser<'a> {
             return *b;
         }
         let b = self.ir.new_block(&[]);
-        self.block_scopes.last_mut().expect("block scope").blocks.insert(name.to_string(), (b, false, loc));
+        self.block_scopes
+            .last_mut()
+            .expect("block scope")
+            .blocks
+            .insert(name.to_string(), (b, false, loc));
         b
     }
 
@@ -370,7 +413,11 @@ impl<'a> Parser<'a> {
     // ----- regions -----------------------------------------------------------------------
     /// A region whose entry block takes `args` (declared by the op's syntax). With no
     /// `args` the entry block may declare its own with a label.
-    pub fn parse_region_with_args(&mut self, args: &[Argument], _shadow: bool) -> PResult<RegionId> {
+    pub fn parse_region_with_args(
+        &mut self,
+        args: &[Argument],
+        _shadow: bool,
+    ) -> PResult<RegionId> {
         self.enter()?;
         let r = self.parse_region_inner(args);
         self.leave();
@@ -398,14 +445,19 @@ impl<'a> Parser<'a> {
         let dd = pdef.and_then(|d| d.default_dialect).unwrap_or("");
         self.default_dialects.push(dd);
         self.push_scope(isolated);
-        self.block_scopes.push(BlockScope { blocks: Default::default() });
+        self.block_scopes.push(BlockScope {
+            blocks: Default::default(),
+        });
         let region = self.ir.new_region(None);
         let res = self.parse_region_body(region, args, open);
         self.default_dialects.pop();
         let bs = self.block_scopes.pop().expect("block scope");
         res?;
         if let Some((name, (_, _, loc))) = bs.blocks.iter().find(|(_, (_, defined, _))| !defined) {
-            return Err(crate::diag::Diagnostic::error(*loc, format!("reference to an undefined block '{name}'")));
+            return Err(crate::diag::Diagnostic::error(
+                *loc,
+                format!("reference to an undefined block '{name}'"),
+            ));
         }
         self.finish_scope()?;
         Ok(region)
@@ -465,7 +517,11 @@ impl<'a> Parser<'a> {
                 }
                 None => {
                     let b = self.ir.new_block(&[]);
-                    self.block_scopes.last_mut().expect("scope").blocks.insert(name.clone(), (b, true, loc));
+                    self.block_scopes
+                        .last_mut()
+                        .expect("scope")
+                        .blocks
+                        .insert(name.clone(), (b, true, loc));
                     b
                 }
             }
@@ -510,7 +566,12 @@ impl<'a> Parser<'a> {
             attrs = Some(Attribute::dictionary(v));
         }
         let loc = self.parse_optional_trailing_location()?;
-        Ok(Argument { name, ty, attrs, loc })
+        Ok(Argument {
+            name,
+            ty,
+            attrs,
+            loc,
+        })
     }
 
     /// Make sure the last block of `region` ends with `terminator` (created with no
@@ -525,7 +586,10 @@ impl<'a> Parser<'a> {
             return;
         }
         let b = *blocks.last().expect("block");
-        let has = self.ir.terminator(b).is_some_and(|t| self.ctx.has_trait(self.ir.name(t), traits::TERMINATOR));
+        let has = self
+            .ir
+            .terminator(b)
+            .is_some_and(|t| self.ctx.has_trait(self.ir.name(t), traits::TERMINATOR));
         if !has {
             let t = self.ir.create_op(OpSpec::new(name, loc));
             self.ir.append_op(b, t);
@@ -549,7 +613,9 @@ impl<'a> Parser<'a> {
                 self.advance();
                 match a {
                     Some(a) if a.is_location() => Ok(a),
-                    Some(_) => Err(self.err_at(at, "expected location, but found a different attribute")),
+                    Some(_) => {
+                        Err(self.err_at(at, "expected location, but found a different attribute"))
+                    }
                     // Location aliases may be defined after their use (MLIR prints them at
                     // the end of the file); keep the position of the use.
                     None => Ok(self.loc_at(at)),

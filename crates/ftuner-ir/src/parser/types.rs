@@ -32,8 +32,10 @@ impl<'a> Parser<'a> {
             Tok::LParen | Tok::ExclaimIdent => true,
             Tok::BareIdent => {
                 let t = self.tok_text();
-                matches!(t, "index" | "none" | "tensor" | "memref" | "vector" | "complex" | "tuple")
-                    || FloatKind::from_keyword(t).is_some()
+                matches!(
+                    t,
+                    "index" | "none" | "tensor" | "memref" | "vector" | "complex" | "tuple"
+                ) || FloatKind::from_keyword(t).is_some()
                     || int_type(t).is_some()
             }
             _ => false,
@@ -112,7 +114,10 @@ impl<'a> Parser<'a> {
                         return Err(self.err_here("integer bitwidth is limited to 16777215 bits"));
                     }
                     self.advance();
-                    return Ok(Type::get(TypeKind::Integer { width: w, signedness: s }));
+                    return Ok(Type::get(TypeKind::Integer {
+                        width: w,
+                        signedness: s,
+                    }));
                 }
                 match t {
                     "index" => {
@@ -188,7 +193,10 @@ impl<'a> Parser<'a> {
             let start = pos;
             loop {
                 let Some(&c) = bytes.get(pos) else {
-                    return Err(self.err_at(start as u32, "unbalanced '<' character in pretty dialect name"));
+                    return Err(self.err_at(
+                        start as u32,
+                        "unbalanced '<' character in pretty dialect name",
+                    ));
                 };
                 pos += 1;
                 match c {
@@ -202,7 +210,10 @@ impl<'a> Parser<'a> {
                             _ => b'{',
                         };
                         if depth.pop() != Some(open) {
-                            return Err(self.err_at((pos - 1) as u32, "unbalanced brackets in dialect symbol"));
+                            return Err(self.err_at(
+                                (pos - 1) as u32,
+                                "unbalanced brackets in dialect symbol",
+                            ));
                         }
                         if depth.is_empty() {
                             break;
@@ -229,7 +240,11 @@ impl<'a> Parser<'a> {
 
     /// Scan `4x?x[8]x` at the character level; stops before the element type.
     /// Returns (dims, scalable flags).
-    fn parse_dim_list(&mut self, allow_scalable: bool, allow_dynamic: bool) -> PResult<(Vec<i64>, Vec<bool>)> {
+    fn parse_dim_list(
+        &mut self,
+        allow_scalable: bool,
+        allow_dynamic: bool,
+    ) -> PResult<(Vec<i64>, Vec<bool>)> {
         let bytes = self.src.as_bytes();
         let mut pos = self.tok.start as usize;
         let mut dims = vec![];
@@ -257,7 +272,9 @@ impl<'a> Parser<'a> {
                     pos += 1;
                 }
                 // A hex literal `0x...` is not a dimension.
-                d = self.src[s..pos].parse::<i64>().map_err(|_| self.err_at(s as u32, "invalid dimension"))?;
+                d = self.src[s..pos]
+                    .parse::<i64>()
+                    .map_err(|_| self.err_at(s as u32, "invalid dimension"))?;
             } else {
                 pos = save;
                 break;
@@ -314,7 +331,11 @@ impl<'a> Parser<'a> {
         if shape.iter().any(|&d| d < 0 && d != DYNAMIC) {
             return Err(self.err_here("invalid tensor dimension size"));
         }
-        Ok(Type::get(TypeKind::RankedTensor { shape, elem, encoding }))
+        Ok(Type::get(TypeKind::RankedTensor {
+            shape,
+            elem,
+            encoding,
+        }))
     }
 
     fn parse_element_type(&mut self) -> PResult<Type> {
@@ -356,7 +377,10 @@ impl<'a> Parser<'a> {
         while self.consume_if(Tok::Comma) {
             let at = self.tok.start;
             let a = self.parse_attribute(None)?;
-            let is_layout = matches!(a.kind(), AttrKind::AffineMap(_) | AttrKind::StridedLayout { .. });
+            let is_layout = matches!(
+                a.kind(),
+                AttrKind::AffineMap(_) | AttrKind::StridedLayout { .. }
+            );
             if is_layout && !unranked && layout.is_none() && space.is_none() {
                 layout = Some(a);
             } else if space.is_none() {
@@ -378,9 +402,17 @@ impl<'a> Parser<'a> {
             }
         }
         if unranked {
-            return Ok(Type::get(TypeKind::UnrankedMemRef { elem, memory_space: space }));
+            return Ok(Type::get(TypeKind::UnrankedMemRef {
+                elem,
+                memory_space: space,
+            }));
         }
-        Ok(Type::get(TypeKind::MemRef { shape, elem, layout, memory_space: space }))
+        Ok(Type::get(TypeKind::MemRef {
+            shape,
+            elem,
+            layout,
+            memory_space: space,
+        }))
     }
 
     fn parse_vector_type(&mut self) -> PResult<Type> {
@@ -400,7 +432,11 @@ impl<'a> Parser<'a> {
         if shape.iter().any(|&d| d <= 0) && !shape.is_empty() {
             return Err(self.err_at(at, "vector types must have positive constant sizes"));
         }
-        Ok(Type::get(TypeKind::Vector { shape, scalable, elem }))
+        Ok(Type::get(TypeKind::Vector {
+            shape,
+            scalable,
+            elem,
+        }))
     }
 }
 
@@ -415,7 +451,10 @@ pub(crate) fn int_type(t: &str) -> Option<(u32, Signedness)> {
     } else {
         return None;
     };
-    if rest.is_empty() || !rest.bytes().all(|c| c.is_ascii_digit()) || (rest.len() > 1 && rest.starts_with('0')) {
+    if rest.is_empty()
+        || !rest.bytes().all(|c| c.is_ascii_digit())
+        || (rest.len() > 1 && rest.starts_with('0'))
+    {
         return None;
     }
     rest.parse::<u32>().ok().map(|w| (w, s))

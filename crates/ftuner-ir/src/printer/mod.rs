@@ -66,7 +66,9 @@ impl Aliases {
         let mut items: Vec<(usize, bool, &'static str, usize, AliasKey)> = seen
             .iter()
             .enumerate()
-            .filter_map(|(i, (k, d))| builtin_alias(*k).map(|n| (*d, matches!(k, AliasKey::Attr(_)), n, i, *k)))
+            .filter_map(|(i, (k, d))| {
+                builtin_alias(*k).map(|n| (*d, matches!(k, AliasKey::Attr(_)), n, i, *k))
+            })
             .collect();
         items.sort_by(|a, b| (a.0, a.1, a.2, a.3).cmp(&(b.0, b.1, b.2, b.3)));
         let mut counts: FxHashMap<&str, usize> = FxHashMap::default();
@@ -74,13 +76,23 @@ impl Aliases {
         let mut order = vec![];
         for (_, is_attr, n, _, k) in items {
             let c = counts.entry(n).or_insert(0);
-            let name = if *c == 0 { n.to_string() } else { format!("{n}{c}") };
+            let name = if *c == 0 {
+                n.to_string()
+            } else {
+                format!("{n}{c}")
+            };
             *c += 1;
             let full = format!("{}{}", if is_attr { '#' } else { '!' }, name);
             names.insert(k, full.clone());
             order.push((full, k));
         }
-        (Aliases { names, record: None }, order)
+        (
+            Aliases {
+                names,
+                record: None,
+            },
+            order,
+        )
     }
 }
 
@@ -118,7 +130,11 @@ pub fn write_type_body(out: &mut String, t: Type, al: Option<&Aliases>) {
             write_type_list(out, v, al);
             out.push('>');
         }
-        TypeKind::RankedTensor { shape, elem, encoding } => {
+        TypeKind::RankedTensor {
+            shape,
+            elem,
+            encoding,
+        } => {
             out.push_str("tensor<");
             write_shape(out, shape, None);
             write_type(out, *elem, al);
@@ -133,7 +149,12 @@ pub fn write_type_body(out: &mut String, t: Type, al: Option<&Aliases>) {
             write_type(out, *elem, al);
             out.push('>');
         }
-        TypeKind::MemRef { shape, elem, layout, memory_space } => {
+        TypeKind::MemRef {
+            shape,
+            elem,
+            layout,
+            memory_space,
+        } => {
             out.push_str("memref<");
             write_shape(out, shape, None);
             write_type(out, *elem, al);
@@ -156,7 +177,11 @@ pub fn write_type_body(out: &mut String, t: Type, al: Option<&Aliases>) {
             }
             out.push('>');
         }
-        TypeKind::Vector { shape, scalable, elem } => {
+        TypeKind::Vector {
+            shape,
+            scalable,
+            elem,
+        } => {
             out.push_str("vector<");
             write_shape(out, shape, Some(scalable));
             write_type(out, *elem, al);
@@ -225,7 +250,8 @@ pub fn is_bare_identifier(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.'))
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.'))
 }
 
 pub fn write_escaped_string(out: &mut String, s: &str) {
@@ -248,7 +274,8 @@ pub fn write_escaped_string(out: &mut String, s: &str) {
 fn write_symbol(out: &mut String, s: &str) {
     out.push('@');
     let valid = !s.is_empty()
-        && s.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'))
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'-'))
         && !s.as_bytes()[0].is_ascii_digit();
     if valid {
         out.push_str(s);
@@ -258,10 +285,21 @@ fn write_symbol(out: &mut String, s: &str) {
 }
 
 fn write_int_value(out: &mut String, v: i128, ty: Type) {
-    let unsigned = matches!(ty.kind(), TypeKind::Integer { signedness: Signedness::Unsigned, .. });
+    let unsigned = matches!(
+        ty.kind(),
+        TypeKind::Integer {
+            signedness: Signedness::Unsigned,
+            ..
+        }
+    );
     if unsigned && v < 0 {
         let w = ty.int_width().unwrap_or(64);
-        let u = (v as u128) & if w >= 128 { u128::MAX } else { (1u128 << w) - 1 };
+        let u = (v as u128)
+            & if w >= 128 {
+                u128::MAX
+            } else {
+                (1u128 << w) - 1
+            };
         let _ = write!(out, "{u}");
     } else {
         let _ = write!(out, "{v}");
@@ -277,7 +315,10 @@ fn write_scalar(out: &mut String, s: &Scalar, elem: Type) {
                 write_int_value(out, *v, elem)
             }
         }
-        Scalar::Float(b) => out.push_str(&crate::float::format_float(*b, elem.float_kind().unwrap_or(crate::types::FloatKind::F64))),
+        Scalar::Float(b) => out.push_str(&crate::float::format_float(
+            *b,
+            elem.float_kind().unwrap_or(crate::types::FloatKind::F64),
+        )),
         Scalar::ComplexInt(r, i) => {
             let e = match elem.kind() {
                 TypeKind::Complex(e) => *e,
@@ -304,7 +345,13 @@ fn write_scalar(out: &mut String, s: &Scalar, elem: Type) {
     }
 }
 
-fn write_dense_nested(out: &mut String, shape: &[i64], elems: &[Scalar], elem: Type, idx: &mut usize) {
+fn write_dense_nested(
+    out: &mut String,
+    shape: &[i64],
+    elems: &[Scalar],
+    elem: Type,
+    idx: &mut usize,
+) {
     if shape.is_empty() {
         if let Some(s) = elems.get(*idx) {
             write_scalar(out, s, elem);
@@ -399,7 +446,10 @@ pub fn write_attr_body(out: &mut String, a: Attribute, al: Option<&Aliases>, eli
             }
         }
         AttrKind::Float { bits, ty } => {
-            out.push_str(&crate::float::format_float(*bits, ty.float_kind().unwrap_or(crate::types::FloatKind::F64)));
+            out.push_str(&crate::float::format_float(
+                *bits,
+                ty.float_kind().unwrap_or(crate::types::FloatKind::F64),
+            ));
             if !(elide && ty.float_kind() == Some(crate::types::FloatKind::F64)) {
                 out.push_str(" : ");
                 write_type(out, *ty, al);
@@ -459,7 +509,11 @@ pub fn write_attr_body(out: &mut String, a: Attribute, al: Option<&Aliases>, eli
             s.write(out);
             out.push('>');
         }
-        AttrKind::DenseElements { ty, splat, elements } => {
+        AttrKind::DenseElements {
+            ty,
+            splat,
+            elements,
+        } => {
             out.push_str("dense<");
             let elem = ty.element_type();
             if *splat {
@@ -504,7 +558,13 @@ pub fn write_attr_body(out: &mut String, a: Attribute, al: Option<&Aliases>, eli
             out.push_str("> : ");
             write_type(out, *ty, al);
         }
-        AttrKind::Sparse { ty, index_shape, indices, value_shape, values } => {
+        AttrKind::Sparse {
+            ty,
+            index_shape,
+            indices,
+            value_shape,
+            values,
+        } => {
             out.push_str("sparse<");
             if !indices.is_empty() || !values.is_empty() {
                 let is: Vec<Scalar> = indices.iter().map(|&i| Scalar::Int(i as i128)).collect();
@@ -585,8 +645,15 @@ pub fn write_named_attrs(out: &mut String, v: &[(String, Attribute)], al: Option
 
 /// Walk the IR as MLIR's `AliasInitializer` does (for each op: regions first, then operand
 /// types, result types, then all attributes sorted by name) and assign alias names.
-pub fn collect_aliases(ir: &crate::ir::Ir, top: crate::ir::OpId, debuginfo: bool) -> (Aliases, Vec<(String, AliasKey)>) {
-    let mut c = Collector { seen: FxHashMap::default(), order: vec![] };
+pub fn collect_aliases(
+    ir: &crate::ir::Ir,
+    top: crate::ir::OpId,
+    debuginfo: bool,
+) -> (Aliases, Vec<(String, AliasKey)>) {
+    let mut c = Collector {
+        seen: FxHashMap::default(),
+        order: vec![],
+    };
     c.op(ir, top, debuginfo);
     let seen = c.order.iter().map(|k| (*k, c.seen[k].1)).collect();
     Aliases::finish(seen)
@@ -617,8 +684,13 @@ impl Collector {
         for v in &o.results {
             self.ty(ir.value_type(*v));
         }
-        let mut all: Vec<&(String, Attribute)> =
-            o.props.as_dict().unwrap_or(&[]).iter().chain(o.attrs.as_dict().unwrap_or(&[])).collect();
+        let mut all: Vec<&(String, Attribute)> = o
+            .props
+            .as_dict()
+            .unwrap_or(&[])
+            .iter()
+            .chain(o.attrs.as_dict().unwrap_or(&[]))
+            .collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         for (_, a) in all {
             self.attr(*a);
@@ -627,7 +699,11 @@ impl Collector {
 
     fn finish(&mut self, k: AliasKey, children: Option<usize>) -> Option<usize> {
         let aliased = builtin_alias(k).is_some();
-        let depth = if aliased { children.map(|d| d + 1).unwrap_or(0) } else { 0 };
+        let depth = if aliased {
+            children.map(|d| d + 1).unwrap_or(0)
+        } else {
+            0
+        };
         let req = if aliased { Some(depth) } else { children };
         self.seen.insert(k, (req, depth));
         req
@@ -663,8 +739,15 @@ impl Collector {
                     acc(self.attr(*e));
                 }
             }
-            TypeKind::UnrankedTensor { elem } | TypeKind::Complex(elem) | TypeKind::Vector { elem, .. } => acc(self.ty(*elem)),
-            TypeKind::MemRef { elem, layout, memory_space, .. } => {
+            TypeKind::UnrankedTensor { elem }
+            | TypeKind::Complex(elem)
+            | TypeKind::Vector { elem, .. } => acc(self.ty(*elem)),
+            TypeKind::MemRef {
+                elem,
+                layout,
+                memory_space,
+                ..
+            } => {
                 acc(self.ty(*elem));
                 if let Some(l) = layout {
                     acc(self.attr(*l));

@@ -1,7 +1,10 @@
 //! Printing operations: the generic form, custom forms through each op's print hook,
 //! SSA value naming as MLIR's `SSANameState`, aliases and resources.
 
-use super::{write_attr, write_named_attrs, write_result_types, write_type, write_type_list, AliasKey, Aliases};
+use super::{
+    write_attr, write_named_attrs, write_result_types, write_type, write_type_list, AliasKey,
+    Aliases,
+};
 use crate::attrs::{AttrKind, Attribute};
 use crate::dialect::Context;
 use crate::ir::{BlockId, Ir, OpId, RegionId, Value, ValueDef};
@@ -51,8 +54,16 @@ impl Names {
 }
 
 fn sanitize(s: &str) -> String {
-    let mut out: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-') { c } else { '_' }).collect();
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     if out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, '_');
     }
@@ -119,7 +130,11 @@ impl<'a> OpPrinter<'a> {
         if !self.opts.generic {
             let parent = self.ir.region(r).parent;
             if let Some(p) = parent {
-                if let Some(f) = self.ctx.op_def(self.ir.name(p)).and_then(|d| d.block_arg_names) {
+                if let Some(f) = self
+                    .ctx
+                    .op_def(self.ir.name(p))
+                    .and_then(|d| d.block_arg_names)
+                {
                     let mut hints = vec![];
                     f(self.ir, p, r, &mut |v, n| hints.push((v, n)));
                     for (v, n) in hints {
@@ -162,7 +177,13 @@ impl<'a> OpPrinter<'a> {
         self.names.used.push(FxHashSet::default());
         let mut stack: Vec<(RegionId, u32, u32, u32, usize)> = vec![];
         for r in self.ir.regions_of(top) {
-            stack.push((*r, self.names.next_value, self.names.next_arg, self.names.next_conflict, 1));
+            stack.push((
+                *r,
+                self.names.next_value,
+                self.names.next_arg,
+                self.names.next_conflict,
+                1,
+            ));
         }
         self.number_op(top);
         while let Some((r, nv, na, nc, depth)) = stack.pop() {
@@ -178,7 +199,13 @@ impl<'a> OpPrinter<'a> {
             for b in self.ir.region(r).blocks.clone() {
                 for o in self.ir.block_ops(b) {
                     for nr in self.ir.regions_of(o) {
-                        stack.push((*nr, self.names.next_value, self.names.next_arg, self.names.next_conflict, d));
+                        stack.push((
+                            *nr,
+                            self.names.next_value,
+                            self.names.next_arg,
+                            self.names.next_conflict,
+                            d,
+                        ));
                     }
                 }
             }
@@ -268,7 +295,12 @@ impl<'a> OpPrinter<'a> {
         v
     }
     pub fn print_successor(&mut self, b: BlockId) {
-        let n = self.names.blocks.get(&b).cloned().unwrap_or_else(|| "^INVALIDBLOCK".into());
+        let n = self
+            .names
+            .blocks
+            .get(&b)
+            .cloned()
+            .unwrap_or_else(|| "^INVALIDBLOCK".into());
         self.out.push_str(&n);
     }
     /// `%arg0: type` for a block argument, with its location when printing debug info.
@@ -299,15 +331,25 @@ impl<'a> OpPrinter<'a> {
         self.print_region_impl(r, print_entry_args, print_terminators, false);
     }
 
-    fn print_region_impl(&mut self, r: RegionId, print_entry_args: bool, print_terminators: bool, print_empty_block: bool) {
+    fn print_region_impl(
+        &mut self,
+        r: RegionId,
+        print_entry_args: bool,
+        print_terminators: bool,
+        print_empty_block: bool,
+    ) {
         self.out.push_str("{\n");
         let blocks = &self.ir.region(r).blocks;
         if let Some(&entry) = blocks.first() {
             let parent = self.ir.region(r).parent;
-            let dd = parent.and_then(|p| self.ctx.op_def(self.ir.name(p))).and_then(|d| d.default_dialect).unwrap_or("");
+            let dd = parent
+                .and_then(|p| self.ctx.op_def(self.ir.name(p)))
+                .and_then(|d| d.default_dialect)
+                .unwrap_or("");
             self.default_dialects.push(dd);
             let eb = self.ir.block(entry);
-            let header = (print_empty_block && eb.first.is_none()) || (print_entry_args && !eb.args.is_empty());
+            let header = (print_empty_block && eb.first.is_none())
+                || (print_entry_args && !eb.args.is_empty());
             self.print_block(entry, header, print_terminators);
             for b in blocks.iter().skip(1) {
                 self.print_block(*b, true, true);
@@ -322,7 +364,9 @@ impl<'a> OpPrinter<'a> {
 
     fn predecessors(&self, b: BlockId) -> Vec<BlockId> {
         let mut preds = vec![];
-        let Some(r) = self.ir.block(b).parent else { return preds };
+        let Some(r) = self.ir.block(b).parent else {
+            return preds;
+        };
         for pb in &self.ir.region(r).blocks {
             if let Some(t) = self.ir.terminator(*pb) {
                 for s in &self.ir.op(t).successors {
@@ -354,7 +398,12 @@ impl<'a> OpPrinter<'a> {
             }
             self.out.push(':');
             let preds = self.predecessors(b);
-            let is_entry = self.ir.block(b).parent.and_then(|r| self.ir.region_entry(r)) == Some(b);
+            let is_entry = self
+                .ir
+                .block(b)
+                .parent
+                .and_then(|r| self.ir.region_entry(r))
+                == Some(b);
             if preds.is_empty() {
                 if !is_entry {
                     self.out.push_str("  // no predecessors");
@@ -391,8 +440,14 @@ impl<'a> OpPrinter<'a> {
             let is_last = i + 1 == ops.len();
             if is_last && !print_terminator {
                 let od = self.ir.op(*o);
-                let is_term = self.ctx.has_trait(od.name, crate::dialect::traits::TERMINATOR);
-                if is_term && od.operands.is_empty() && od.results.is_empty() && od.attrs.as_dict().is_some_and(|d| d.is_empty()) {
+                let is_term = self
+                    .ctx
+                    .has_trait(od.name, crate::dialect::traits::TERMINATOR);
+                if is_term
+                    && od.operands.is_empty()
+                    && od.results.is_empty()
+                    && od.attrs.as_dict().is_some_and(|d| d.is_empty())
+                {
                     continue;
                 }
             }
@@ -414,7 +469,12 @@ impl<'a> OpPrinter<'a> {
         let results = self.ir.results(op);
         if !results.is_empty() {
             let first = results[0];
-            let n = self.names.values.get(&first).map(|(n, _)| n.clone()).unwrap_or_default();
+            let n = self
+                .names
+                .values
+                .get(&first)
+                .map(|(n, _)| n.clone())
+                .unwrap_or_default();
             let _ = write!(self.out, "%{n}");
             if results.len() > 1 {
                 let _ = write!(self.out, ":{}", results.len());
@@ -426,7 +486,11 @@ impl<'a> OpPrinter<'a> {
         match def.and_then(|d| d.print) {
             Some(print) if !self.opts.generic => {
                 let dd = self.default_dialects.last().copied().unwrap_or("");
-                let short = if !dd.is_empty() && name.len() > dd.len() + 1 && name.starts_with(dd) && name.as_bytes()[dd.len()] == b'.' {
+                let short = if !dd.is_empty()
+                    && name.len() > dd.len() + 1
+                    && name.starts_with(dd)
+                    && name.as_bytes()[dd.len()] == b'.'
+                {
                     &name[dd.len() + 1..]
                 } else {
                     name
@@ -508,11 +572,22 @@ pub fn print_module(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions) -> St
         super::collect_aliases(ir, top, opts.debuginfo)
     } else {
         // Custom forms print only some attributes: collect in a dry run of the printer.
-        let rec = Aliases { names: Default::default(), record: Some(Default::default()) };
+        let rec = Aliases {
+            names: Default::default(),
+            record: Some(Default::default()),
+        };
         let mut dry = OpPrinter::new(ir, ctx, opts, rec);
         dry.number_from(top);
         dry.print_op(top);
-        let seen: Vec<(AliasKey, usize)> = dry.aliases.record.take().map(|c| c.into_inner()).unwrap_or_default().into_iter().map(|k| (k, 0)).collect();
+        let seen: Vec<(AliasKey, usize)> = dry
+            .aliases
+            .record
+            .take()
+            .map(|c| c.into_inner())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|k| (k, 0))
+            .collect();
         Aliases::finish(seen)
     };
     let mut out = String::new();
@@ -541,7 +616,11 @@ pub fn print_module(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions) -> St
                 let _ = write!(out, "      {}: {}", r.key, r.value);
                 out.push_str(if i + 1 < entries.len() { ",\n" } else { "\n" });
             }
-            out.push_str(if di + 1 < dialects.len() { "    },\n" } else { "    }\n" });
+            out.push_str(if di + 1 < dialects.len() {
+                "    },\n"
+            } else {
+                "    }\n"
+            });
         }
         out.push_str("  }\n#-}\n");
     }
@@ -550,7 +629,15 @@ pub fn print_module(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions) -> St
 
 /// One op printed on its own (aliases inline), e.g. for diagnostics.
 pub fn print_op_standalone(ir: &Ir, ctx: &Context, op: OpId, generic: bool) -> String {
-    let mut p = OpPrinter::new(ir, ctx, PrintOptions { generic, debuginfo: false }, Aliases::default());
+    let mut p = OpPrinter::new(
+        ir,
+        ctx,
+        PrintOptions {
+            generic,
+            debuginfo: false,
+        },
+        Aliases::default(),
+    );
     // Number from the closest isolated ancestor so operand names are meaningful.
     let mut root = op;
     while let Some(parent) = ir.parent_op(root) {

@@ -1,0 +1,197 @@
+//! `cse`: eliminate common sub-expressions among side-effect-free ops, scoped by
+//! dominance (a value defined in a block is visible in that block after its definition
+//! and in the regions of later ops, unless they are isolated from above).
+
+use crate::effects::{is_pure, is_trivially_dead};
+use ftuner_ir::{traits, Attribute, Context, Ir, OpId, RegionId, Type, Value};
+use ftuner_pass::{Pass, PassContext, Statistic};
+use rustc_hash::FxHashMap;
+use std::fmt::Write;
+
+#[derive(Default)]
+pub struct CsePass {
+    cse: u64,
+    dce: u64,
+}
+
+#[derive(PartialEq, Eq, Hash, Clone)]
+struct Key {
+    name: &'static str,
+    props: Attribute,
+    attrs: Attribute,
+    operands: Vec<Value>,
+    types: Vec<Type>,
+    regions: String,
+}
+
+/// A structural signature of a region: ops, attributes, types and operand references,
+/// with values defined inside the region numbered by position.
+fn region_signature(ir: &Ir, r: RegionId) -> String {
+    let mut local: FxHashMap<Value, usize> = FxHashMap::default();
+    let mut s = String::new();
+    fn rec(ir: &Ir, r: RegionId, local: &mut FxHashMap<Value, usize>, s: &mut String) {
+        for b in &ir.region(r).blocks {
+            s.push_str("^(");
+            for a in ir.block_args(*b) {
+                let n = local.len();
+                local.insert(*a, n);
+                let _ = write!(s, "{},", ir.value_type(*a));
+            }
+            s.push(')');
+            for o in ir.block_ops(*b) {
+                let od = ir.op(o);
+                let _ = write!(s, "{}[{}|{}](", od.name, od.props, od.attrs);
+                for v in &od.operands {
+                    match local.get(v) {
+                        Some(i) => {
+                            let _ = write!(s, "L{i},");
+                        }
+                        None => {
+                            let _ = write!(s, "G{},", v.0);
+                        }
+                    }
+                }
+                s.push(')');
+                for v in &od.results {
+                    let n = local.len();
+                    local.insert(*v, n);
+                    let _ = write!(s, "{},", ir.value_type(*v));
+                }
+                for nr in &od.regions {
+                    s.push('{');
+                    rec(ir, *nr, local, s);
+                    s.push('}');
+                }
+                s.push(';');
+            }
+        }
+    }
+    rec(ir, r, &mut local, &mut s);
+    s
+}
+
+fn key_of(ir: &Ir, op: OpId) -> Option<Key> {
+    let o = ir.op(op);
+    let mut regions = String::new();
+    for r in &o.regions {
+        if ir.region(*r).blocks.len() > 1 {
+            return None;
+        }
+        regions.push_str(&region_signature(ir, *r));
+        regions.push('|');
+    }
+    Some(Key {
+        name: o.name,
+        props: o.props,
+        attrs: o.attrs,
+        operands: o.operands.to_vec(),
+        types: o.results.iter().map(|v| ir.value_type(*v)).collect(),
+        regions,
+    })
+}
+
+impl CsePass {
+    fn run_region(
+        &mut self,
+        ctx: &Context,
+        ir: &mut Ir,
+        r: RegionId,
+        scopes: &mut Vec<FxHashMap<Key, OpId>>,
+    ) {
+        let blocks = ir.region(r).blocks.clone();
+        let single = blocks.len() == 1;
+        for b in blocks {
+            // Values of one block are visible to later ops of the block and their regions;
+            // sibling blocks of a CFG region do not share (conservative).
+            scopes.push(FxHashMap::default());
+            for op in ir.block_ops_vec(b) {
+                if !ir.is_alive(op) {
+                    continue;
+                }
+                if is_trivially_dead(ctx, ir, op) {
+                    ir.erase_op(op);
+                    self.dce += 1;
+                    continue;
+                }
+                let nested = ir.regions_of(op).to_vec();
+                if !nested.is_empty() {
+                    let isolated = ctx.has_trait(ir.name(op), traits::ISOLATED_FROM_ABOVE);
+                    let mut inner = if isolated {
+                        vec![]
+                    } else {
+                        std::mem::take(scopes)
+                    };
+                    for nr in &nested {
+                        self.run_region(ctx, ir, *nr, &mut inner);
+                    }
+                    if !isolated {
+                        *scopes = inner;
+                    }
+                }
+                if ir.results(op).is_empty() || !is_pure(ctx, ir, op) {
+                    continue;
+                }
+                let Some(key) = key_of(ir, op) else { continue };
+                let found = scopes.iter().rev().find_map(|s| s.get(&key).copied());
+                match found {
+                    Some(prev) if ir.is_alive(prev) => {
+                        let new = ir.results(prev).to_vec();
+                        ir.replace_op(op, &new);
+                        self.cse += 1;
+                    }
+                    _ => {
+                        if let Some(s) = scopes.last_mut() {
+                            s.insert(key, op);
+                        }
+                    }
+                }
+            }
+            if !single {
+                scopes.pop();
+            } else {
+                // Keep the single block's scope only while its region is processed.
+                scopes.pop();
+            }
+        }
+    }
+}
+
+impl Pass for CsePass {
+    fn argument(&self) -> &'static str {
+        "cse"
+    }
+    fn name(&self) -> &'static str {
+        "CSE"
+    }
+    fn summary(&self) -> &'static str {
+        "Eliminate common sub-expressions"
+    }
+    fn description(&self) -> &'static str {
+        "Replaces side-effect-free operations equal to a dominating one (same name, attributes, operands, result types and structurally equal regions) by that one's results."
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), ()> {
+        let regions = cx.ir.regions_of(op).to_vec();
+        for r in regions {
+            let mut scopes = vec![];
+            self.run_region(cx.ctx, cx.ir, r, &mut scopes);
+        }
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![
+            Statistic {
+                name: "num-cse'd",
+                description: "Number of operations CSE'd",
+                value: self.cse,
+            },
+            Statistic {
+                name: "num-dce'd",
+                description: "Number of operations DCE'd",
+                value: self.dce,
+            },
+        ]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(CsePass::default())
+    }
+}

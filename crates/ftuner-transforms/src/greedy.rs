@@ -1,0 +1,190 @@
+//! The greedy pattern-rewrite driver: folds ops (with the dialects' folders), applies
+//! canonicalization patterns and erases dead ops until a fixed point or an iteration
+//! limit, as MLIR's `applyPatternsGreedily`.
+
+use crate::effects::is_trivially_dead;
+use ftuner_ir::dialect::FoldResult;
+use ftuner_ir::{traits, Attribute, Context, Ir, OpId, OpSpec};
+
+#[derive(Clone, Copy, Debug)]
+pub struct GreedyConfig {
+    pub max_iterations: i64,
+    pub max_num_rewrites: i64,
+    pub top_down: bool,
+    pub fold: bool,
+}
+
+impl Default for GreedyConfig {
+    fn default() -> Self {
+        GreedyConfig {
+            max_iterations: 10,
+            max_num_rewrites: -1,
+            top_down: true,
+            fold: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GreedyStats {
+    pub iterations: u64,
+    pub folded: u64,
+    pub patterns: u64,
+    pub erased: u64,
+    pub converged: bool,
+}
+
+/// The constant value an SSA value is known to have (defined by a constant-like op).
+pub fn constant_value(ctx: &Context, ir: &Ir, v: ftuner_ir::Value) -> Option<Attribute> {
+    let d = ir.defining_op(v)?;
+    if ctx.has_trait(ir.name(d), traits::CONSTANT_LIKE) {
+        return ir.attr(d, "value");
+    }
+    None
+}
+
+fn materialize(
+    ir: &mut Ir,
+    ctx: &Context,
+    before: OpId,
+    value: Attribute,
+    ty: ftuner_ir::Type,
+) -> Option<ftuner_ir::Value> {
+    let loc = ir.loc(before);
+    let dialect = ir.name(before).split('.').next().unwrap_or("");
+    let mat = ctx
+        .registry
+        .materializers
+        .get(dialect)
+        .or_else(|| ctx.registry.materializers.get("arith"))?;
+    let c = mat(ir, value, ty, loc)?;
+    ir.insert_before(before, c);
+    Some(ir.result(c, 0))
+}
+
+/// Try to fold `op`; returns true if the IR changed.
+pub fn try_fold(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    let name = ir.name(op);
+    let Some(def) = ctx.op_def(name) else {
+        return false;
+    };
+    let Some(fold) = def.fold else { return false };
+    if def.has(traits::CONSTANT_LIKE) {
+        return false;
+    }
+    let consts: Vec<Option<Attribute>> = ir
+        .operands(op)
+        .iter()
+        .map(|v| constant_value(ctx, ir, *v))
+        .collect();
+    let Some(results) = fold(ir, op, &consts) else {
+        return false;
+    };
+    if results.is_empty() {
+        return true; // folded in place
+    }
+    let old = ir.results(op).to_vec();
+    if results.len() != old.len() {
+        return false;
+    }
+    let mut new = vec![];
+    for (r, o) in results.iter().zip(&old) {
+        match r {
+            FoldResult::Value(v) => {
+                if ir.value_type(*v) != ir.value_type(*o) {
+                    return false;
+                }
+                new.push(*v)
+            }
+            FoldResult::Attr(a) => {
+                let ty = ir.value_type(*o);
+                match materialize(ir, ctx, op, *a, ty) {
+                    Some(v) => new.push(v),
+                    None => return false,
+                }
+            }
+        }
+    }
+    if new == old {
+        return false;
+    }
+    ir.replace_op(op, &new);
+    true
+}
+
+/// Run folding, patterns and dead-code removal on everything nested in `root`.
+pub fn apply_greedily(ctx: &Context, ir: &mut Ir, root: OpId, cfg: GreedyConfig) -> GreedyStats {
+    let mut stats = GreedyStats::default();
+    let mut rewrites: i64 = 0;
+    loop {
+        if cfg.max_iterations >= 0 && stats.iterations as i64 >= cfg.max_iterations {
+            return stats;
+        }
+        stats.iterations += 1;
+        let mut changed = false;
+        let mut ops = ir.collect_post(root);
+        ops.retain(|o| *o != root);
+        if cfg.top_down {
+            ops = ir.collect_pre(root);
+            ops.retain(|o| *o != root);
+        }
+        for op in ops {
+            if !ir.is_alive(op) || ir.op(op).parent.is_none() {
+                continue;
+            }
+            if cfg.max_num_rewrites >= 0 && rewrites >= cfg.max_num_rewrites {
+                return stats;
+            }
+            if is_trivially_dead(ctx, ir, op) {
+                ir.erase_op(op);
+                stats.erased += 1;
+                rewrites += 1;
+                changed = true;
+                continue;
+            }
+            if cfg.fold && try_fold(ctx, ir, op) {
+                stats.folded += 1;
+                rewrites += 1;
+                changed = true;
+                continue;
+            }
+            let pats = ctx
+                .op_def(ir.name(op))
+                .map(|d| d.canonicalize)
+                .unwrap_or(&[]);
+            for p in pats {
+                if p(ir, op) {
+                    stats.patterns += 1;
+                    rewrites += 1;
+                    changed = true;
+                    break;
+                }
+            }
+        }
+        // Ops made dead by later rewrites in this sweep (e.g. producers) go too.
+        for op in ir.collect_post(root) {
+            if op != root
+                && ir.is_alive(op)
+                && ir.op(op).parent.is_some()
+                && is_trivially_dead(ctx, ir, op)
+            {
+                ir.erase_op(op);
+                stats.erased += 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            stats.converged = true;
+            return stats;
+        }
+    }
+}
+
+/// Create a constant op (helper for patterns).
+pub fn make_constant(ir: &mut Ir, loc: Attribute, value: Attribute, ty: ftuner_ir::Type) -> OpId {
+    ir.create_op(
+        OpSpec::new(ftuner_ir::intern_name("arith.constant"), loc)
+            .prop("value", value)
+            .results([ty]),
+    )
+}

@@ -1,0 +1,23 @@
+//! # ftuner-transforms
+//!
+//! General-purpose transformations with upstream MLIR's names and behaviour:
+//! [`canonicalize`] (the greedy pattern-rewrite driver with the dialects' folders and
+//! canonicalization patterns), [`cse`], [`symbol_dce`]. [`register_passes`] adds them to a
+//! [`ftuner_pass::PassRegistry`].
+
+pub mod canonicalize;
+pub mod cse;
+pub mod effects;
+pub mod greedy;
+pub mod symbol_dce;
+
+pub use canonicalize::CanonicalizerPass;
+pub use cse::CsePass;
+pub use symbol_dce::SymbolDcePass;
+
+/// Register this crate's passes.
+pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
+    reg.register(|| Box::new(CanonicalizerPass::new()));
+    reg.register(|| Box::new(CsePass::default()));
+    reg.register(|| Box::new(SymbolDcePass::default()));
+}

@@ -1,0 +1,410 @@
+//! `ftuner-opt`: mlir-opt for ftuner. [`opt_main`] is the whole driver, so that another
+//! crate can build its own `*-opt` tool with extra passes through one call (as MLIR's
+//! `MlirOptMain`).
+
+mod diagnostics;
+
+use clap::{ArgAction, Parser as ClapParser};
+use ftuner_ir::{parse_module, print_module, Context, Diagnostic, PrintOptions, SourceMap};
+use ftuner_pass::{format_timing, PassManager, PassRegistry};
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The registry with every ftuner pass.
+pub fn default_registry() -> PassRegistry {
+    let mut r = PassRegistry::default();
+    ftuner_transforms::register_passes(&mut r);
+    r
+}
+
+#[derive(ClapParser, Debug)]
+#[command(
+    name = "ftuner-opt",
+    about = "ftuner modular optimizer driver (mlir-opt compatible)",
+    disable_version_flag = true
+)]
+struct Cli {
+    /// Input file ('-' for stdin)
+    #[arg(default_value = "-")]
+    input: String,
+    /// Output file
+    #[arg(short = 'o', default_value = "-")]
+    output: String,
+    /// Split the input at '// -----' and process each chunk independently
+    #[arg(long = "split-input-file")]
+    split_input_file: bool,
+    /// Check diagnostics against // expected-* annotations
+    #[arg(long = "verify-diagnostics")]
+    verify_diagnostics: bool,
+    /// Run the verifier after each transformation pass
+    #[arg(long = "verify-each", default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set)]
+    verify_each: bool,
+    /// Print the generic op form
+    #[arg(long = "mlir-print-op-generic")]
+    generic: bool,
+    /// Print debug info (locations)
+    #[arg(long = "mlir-print-debuginfo")]
+    debuginfo: bool,
+    /// Allow operations of unregistered dialects
+    #[arg(long = "allow-unregistered-dialect")]
+    allow_unregistered: bool,
+    /// A textual pass pipeline, e.g. builtin.module(func.func(cse))
+    #[arg(long = "pass-pipeline")]
+    pass_pipeline: Option<String>,
+    /// Print the pipeline that will run
+    #[arg(long = "dump-pass-pipeline")]
+    dump_pass_pipeline: bool,
+    /// Disable multi-threading (passes run sequentially in any case)
+    #[arg(long = "mlir-disable-threading")]
+    disable_threading: bool,
+    #[arg(long = "mlir-print-ir-before", value_delimiter = ',')]
+    print_ir_before: Vec<String>,
+    #[arg(long = "mlir-print-ir-after", value_delimiter = ',')]
+    print_ir_after: Vec<String>,
+    #[arg(long = "mlir-print-ir-before-all")]
+    print_ir_before_all: bool,
+    #[arg(long = "mlir-print-ir-after-all")]
+    print_ir_after_all: bool,
+    #[arg(long = "mlir-print-ir-after-change")]
+    print_ir_after_change: bool,
+    #[arg(long = "mlir-print-ir-after-failure")]
+    print_ir_after_failure: bool,
+    #[arg(long = "mlir-print-ir-module-scope")]
+    print_ir_module_scope: bool,
+    /// Report execution time of each pass
+    #[arg(long = "mlir-timing")]
+    timing: bool,
+    /// Report pass statistics
+    #[arg(long = "mlir-pass-statistics")]
+    statistics: bool,
+    /// Write a reproducer (the IR before the failing pass) to this file on failure
+    #[arg(long = "mlir-pass-pipeline-crash-reproducer")]
+    reproducer: Option<String>,
+    /// Enable debug logging of these components (comma-separated), like LLVM's -debug-only
+    #[arg(long = "debug-only", value_delimiter = ',')]
+    debug_only: Vec<String>,
+    /// List the registered dialects
+    #[arg(long = "show-dialects")]
+    show_dialects: bool,
+}
+
+fn err_line(msg: &str) -> i32 {
+    eprintln!("ftuner-opt: error: {msg}");
+    1
+}
+
+/// Split `argv` into pass flags (`--cse`, `--canonicalize=max-iterations=3`) in order
+/// and the rest.
+fn split_pass_flags(
+    args: Vec<String>,
+    reg: &PassRegistry,
+) -> (Vec<String>, Vec<(String, Option<String>)>) {
+    let mut rest = vec![];
+    let mut passes = vec![];
+    for a in args {
+        if let Some(body) = a
+            .strip_prefix("--")
+            .or_else(|| a.strip_prefix('-').filter(|s| !s.starts_with('-')))
+        {
+            let (name, opts) = match body.split_once('=') {
+                Some((n, o)) => (n, Some(o.to_string())),
+                None => (body, None),
+            };
+            if reg.lookup(name).is_some() {
+                passes.push((name.to_string(), opts));
+                continue;
+            }
+        }
+        rest.push(a);
+    }
+    (rest, passes)
+}
+
+/// Build the top-level pipeline text from pass flags, nesting op-specific passes.
+fn pipeline_from_flags(
+    reg: &PassRegistry,
+    flags: &[(String, Option<String>)],
+) -> Result<String, String> {
+    let mut parts: Vec<String> = vec![];
+    let mut nested: Option<(String, Vec<String>)> = None;
+    for (name, opts) in flags {
+        let p = reg.create(name, opts.as_deref())?;
+        let text = match opts {
+            Some(o) => format!("{name}{{{o}}}"),
+            None => name.clone(),
+        };
+        match p.anchor() {
+            Some(a) if a != "builtin.module" => match &mut nested {
+                Some((an, v)) if an == a => v.push(text),
+                _ => {
+                    if let Some((an, v)) = nested.take() {
+                        parts.push(format!("{an}({})", v.join(",")));
+                    }
+                    nested = Some((a.to_string(), vec![text]));
+                }
+            },
+            _ => {
+                if let Some((an, v)) = nested.take() {
+                    parts.push(format!("{an}({})", v.join(",")));
+                }
+                parts.push(text);
+            }
+        }
+    }
+    if let Some((an, v)) = nested.take() {
+        parts.push(format!("{an}({})", v.join(",")));
+    }
+    Ok(format!("builtin.module({})", parts.join(",")))
+}
+
+/// Chunks of the input at `// -----` lines: (text, first line number - 1).
+fn split_chunks(src: &str, split: bool) -> Vec<(String, u32)> {
+    if !split {
+        return vec![(src.to_string(), 0)];
+    }
+    let mut chunks = vec![];
+    let mut cur = String::new();
+    let mut start = 0u32;
+    for (i, line) in src.split_inclusive('\n').enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("//") && t[2..].trim_start().starts_with("-----") {
+            chunks.push((std::mem::take(&mut cur), start));
+            start = i as u32 + 1;
+            continue;
+        }
+        cur.push_str(line);
+    }
+    chunks.push((cur, start));
+    chunks
+}
+
+/// The driver. `args[0]` is the program name. Returns the exit code.
+pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
+    let (rest, pass_flags) = split_pass_flags(args, &reg);
+    let cli = match Cli::try_parse_from(&rest) {
+        Ok(c) => c,
+        Err(e) => {
+            if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp) {
+                println!("{e}");
+                println!("{}", reg.help());
+                return 0;
+            }
+            let msg = e.to_string();
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            return err_line(first);
+        }
+    };
+    init_tracing(&cli.debug_only);
+    let mut ctx = ftuner_dialects::context();
+    ctx.allow_unregistered = cli.allow_unregistered;
+    if cli.show_dialects {
+        println!("Available Dialects: {}", ctx.registry.dialects().join(", "));
+        return 0;
+    }
+    let pipeline = match (&cli.pass_pipeline, pass_flags.is_empty()) {
+        (Some(_), false) => {
+            return err_line("'--pass-pipeline' cannot be combined with individual pass flags")
+        }
+        (Some(p), true) => p.clone(),
+        (None, _) => match pipeline_from_flags(&reg, &pass_flags) {
+            Ok(p) => p,
+            Err(e) => return err_line(&e),
+        },
+    };
+    // Validate the pipeline once up front.
+    if let Err(e) = PassManager::from_pipeline(&reg, &pipeline) {
+        return err_line(&format!("invalid pass pipeline: {e}"));
+    }
+    if cli.dump_pass_pipeline {
+        if let Ok(pm) = PassManager::from_pipeline(&reg, &pipeline) {
+            eprint!("{}", pm.dump());
+        }
+    }
+    let t_start = Instant::now();
+    let (src, file) = if cli.input == "-" {
+        let mut s = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+            return err_line(&format!("could not read standard input: {e}"));
+        }
+        (s, "<stdin>".to_string())
+    } else {
+        match std::fs::read(&cli.input) {
+            Ok(b) => match String::from_utf8(b) {
+                Ok(s) => (s, cli.input.clone()),
+                Err(_) => return err_line(&format!("'{}' is not valid UTF-8", cli.input)),
+            },
+            Err(e) => return err_line(&format!("could not open input file '{}': {e}", cli.input)),
+        }
+    };
+    let mut sources = SourceMap::default();
+    sources.add(&file, Arc::from(src.as_str()));
+    let opts = PrintOptions {
+        generic: cli.generic,
+        debuginfo: cli.debuginfo,
+    };
+    let mut outputs = vec![];
+    let mut failed = false;
+    let mut parse_time = 0.0;
+    let mut output_time = 0.0;
+    let mut timing_rows: Vec<(usize, String, f64)> = vec![];
+    let mut stats = String::new();
+    for (chunk, offset) in split_chunks(&src, cli.split_input_file) {
+        let padded = format!("{}{}", "\n".repeat(offset as usize), chunk);
+        let mut diags: Vec<Diagnostic> = vec![];
+        let mut out_text = None;
+        let t0 = Instant::now();
+        let parsed = parse_module(&ctx, &padded, &file);
+        parse_time += t0.elapsed().as_secs_f64();
+        match parsed {
+            Err(d) => diags.push(d),
+            Ok(mut m) => {
+                ftuner_dialects::after_parse(&mut m.ir, m.top);
+                let errs = ftuner_ir::verify::verify(&ctx, &m.ir, m.top);
+                if !errs.is_empty() {
+                    diags.extend(errs);
+                } else {
+                    let mut pm = match PassManager::from_pipeline(&reg, &pipeline) {
+                        Ok(p) => p,
+                        Err(e) => return err_line(&e),
+                    };
+                    pm.verify_each = cli.verify_each;
+                    pm.instrumentation = ftuner_pass::Instrumentation {
+                        print_before_all: cli.print_ir_before_all,
+                        print_after_all: cli.print_ir_after_all,
+                        print_before: cli.print_ir_before.clone(),
+                        print_after: cli.print_ir_after.clone(),
+                        print_after_change: cli.print_ir_after_change,
+                        print_after_failure: cli.print_ir_after_failure,
+                        module_scope: cli.print_ir_module_scope,
+                        print: opts,
+                        timing: cli.timing,
+                        statistics: cli.statistics,
+                        reproducer: cli.reproducer.as_ref().map(std::path::PathBuf::from),
+                    };
+                    match pm.run(&ctx, &mut m.ir, m.top) {
+                        Ok(()) => {
+                            let t1 = Instant::now();
+                            out_text = Some(print_module(&m.ir, &ctx, m.top, opts));
+                            output_time += t1.elapsed().as_secs_f64();
+                        }
+                        Err(e) => {
+                            diags.extend(e.diagnostics);
+                            if !cli.verify_diagnostics {
+                                eprintln!("ftuner-opt: error: {}", e.message);
+                            }
+                        }
+                    }
+                    for r in pm.timing().rows {
+                        match timing_rows.iter_mut().find(|x| x.0 == r.0 && x.1 == r.1) {
+                            Some(x) => x.2 += r.2,
+                            None => timing_rows.push(r),
+                        }
+                    }
+                    if cli.statistics {
+                        stats = pm.statistics_report();
+                    }
+                }
+            }
+        }
+        if cli.verify_diagnostics {
+            match diagnostics::parse_expectations(&chunk, offset) {
+                Err(e) => {
+                    eprintln!("{file}: error: {e}");
+                    failed = true;
+                }
+                Ok(mut exp) => {
+                    let errs = diagnostics::check(&file, &diags, &mut exp);
+                    for e in &errs {
+                        eprintln!("{e}");
+                    }
+                    failed |= !errs.is_empty();
+                }
+            }
+        } else if !diags.is_empty() {
+            for d in &diags {
+                eprint!("{}", ftuner_ir::diag::render(d, &sources));
+            }
+            failed = true;
+        }
+        if let Some(t) = out_text {
+            outputs.push(t);
+        }
+    }
+    if cli.timing {
+        let total = t_start.elapsed().as_secs_f64();
+        let mut rows = vec![(0usize, "Parser".to_string(), parse_time)];
+        rows.extend(timing_rows);
+        rows.push((0, "Output".to_string(), output_time));
+        let used: f64 = rows.iter().filter(|r| r.0 == 0).map(|r| r.2).sum();
+        rows.push((0, "Rest".to_string(), (total - used).max(0.0)));
+        eprint!("{}", format_timing(&rows, total));
+    }
+    if cli.statistics && !stats.is_empty() {
+        eprint!("{stats}");
+    }
+    if failed && !cli.verify_diagnostics {
+        // Print what succeeded (as mlir-opt does not) only when nothing failed.
+        return 1;
+    }
+    let text = if cli.split_input_file {
+        outputs.join("// -----\n")
+    } else {
+        outputs.concat()
+    };
+    let text = if text.is_empty() {
+        text
+    } else {
+        format!("{text}\n")
+    };
+    let res = if cli.output == "-" {
+        std::io::stdout().lock().write_all(text.as_bytes())
+    } else {
+        std::fs::write(&cli.output, text)
+    };
+    if let Err(e) = res {
+        return err_line(&format!("could not write output '{}': {e}", cli.output));
+    }
+    if failed {
+        1
+    } else {
+        0
+    }
+}
+
+fn init_tracing(debug_only: &[String]) {
+    use tracing_subscriber::EnvFilter;
+    let mut filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    for d in debug_only {
+        if let Ok(dir) = format!("{}=debug", d.replace('-', "_")).parse() {
+            filter = filter.add_directive(dir);
+        }
+        if let Ok(dir) = format!("ftuner_pass[{{pass={d}}}]=debug").parse() {
+            filter = filter.add_directive(dir);
+        }
+    }
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Parse and verify `src` with all dialects; convenience for tests and embedders.
+pub fn parse_and_verify(
+    ctx: &Context,
+    src: &str,
+    file: &str,
+) -> Result<ftuner_ir::ParsedModule, Vec<Diagnostic>> {
+    let mut m = parse_module(ctx, src, file).map_err(|d| vec![d])?;
+    ftuner_dialects::after_parse(&mut m.ir, m.top);
+    let errs = ftuner_ir::verify::verify(ctx, &m.ir, m.top);
+    if errs.is_empty() {
+        Ok(m)
+    } else {
+        Err(errs)
+    }
+}
