@@ -413,7 +413,7 @@ fn parse_elems(
                 }
                 let _ = anchor;
             }
-            Elem::Var(n) if n == "operands" => {
+            Elem::Var(n) if n == "operands" && kind_of(def, n).is_none() => {
                 let ops = p.parse_operand_list()?;
                 ps.operands.insert("operands".into(), ops);
             }
@@ -842,17 +842,17 @@ fn group_values(
     def: &OpDef,
     n: &str,
 ) -> Option<Vec<ftuner_ir::Value>> {
-    if n == "operands" {
-        return Some(pr.ir.operands(op).to_vec());
-    }
-    if n == "results" {
-        return Some(pr.ir.results(op).to_vec());
-    }
     if let Some(i) = def.operands.iter().position(|a| a.name == n) {
         return Some(crate::segment(pr.ir, op, "operandSegmentSizes", i, true).to_vec());
     }
     if let Some(i) = def.results.iter().position(|a| a.name == n) {
         return Some(crate::segment(pr.ir, op, "resultSegmentSizes", i, false).to_vec());
+    }
+    if n == "operands" {
+        return Some(pr.ir.operands(op).to_vec());
+    }
+    if n == "results" {
+        return Some(pr.ir.results(op).to_vec());
     }
     None
 }

@@ -54,6 +54,7 @@ fn verify_structure(ctx: &Context, ir: &Ir, top: OpId, errs: &mut Vec<Diagnostic
             }
             if let Err(m) = check_dominance(ctx, ir, op, *v) {
                 errs.push(op_err(ir, op, format!("operand #{i} {m}")));
+                break;
             }
         }
         let def = ctx.op_def(o.name);

@@ -296,6 +296,7 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
                             diags.extend(e.diagnostics);
                             if !cli.verify_diagnostics {
                                 eprintln!("ftuner-opt: error: {}", e.message);
+                                failed = true;
                             }
                         }
                     }

@@ -211,8 +211,8 @@ impl<'a> Parser<'a> {
                         };
                         if depth.pop() != Some(open) {
                             return Err(self.err_at(
-                                (pos - 1) as u32,
-                                "unbalanced brackets in dialect symbol",
+                                start as u32,
+                                "unbalanced '<' character in pretty dialect name",
                             ));
                         }
                         if depth.is_empty() {

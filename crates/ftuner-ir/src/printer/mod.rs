@@ -345,6 +345,15 @@ fn write_scalar(out: &mut String, s: &Scalar, elem: Type) {
     }
 }
 
+/// Bytes per element (per part, for complex) in a dense attribute's raw data.
+fn hex_width(elem: Type) -> Option<usize> {
+    let base = match elem.kind() {
+        TypeKind::Complex(e) => *e,
+        _ => elem,
+    };
+    base.bit_width().map(|b| b.div_ceil(8) as usize)
+}
+
 fn write_dense_nested(
     out: &mut String,
     shape: &[i64],
@@ -520,6 +529,28 @@ pub fn write_attr_body(out: &mut String, a: Attribute, al: Option<&Aliases>, eli
                 if let Some(s) = elements.first() {
                     write_scalar(out, s, elem);
                 }
+            } else if elements.len() > 100
+                && elem.int_width() != Some(1)
+                && hex_width(elem).is_some()
+            {
+                // mlir-opt prints non-splat elements attributes of more than 100 elements
+                // as raw little-endian hex (`--mlir-print-elementsattrs-with-hex-if-larger`).
+                out.push_str("\"0x");
+                let w = hex_width(elem).unwrap_or(4);
+                for e in elements.iter() {
+                    let (a, b) = match e {
+                        Scalar::Int(v) => (*v as u128, None),
+                        Scalar::Float(v) => (*v, None),
+                        Scalar::ComplexInt(r, i) => (*r as u128, Some(*i as u128)),
+                        Scalar::ComplexFloat(r, i) => (*r, Some(*i)),
+                    };
+                    for v in std::iter::once(a).chain(b) {
+                        for k in 0..w {
+                            let _ = write!(out, "{:02X}", (v >> (8 * k)) & 0xFF);
+                        }
+                    }
+                }
+                out.push('"');
             } else if !elements.is_empty() {
                 let mut i = 0;
                 write_dense_nested(out, ty.shape().unwrap_or(&[]), elements, elem, &mut i);

@@ -311,7 +311,7 @@ impl<'a> OpPrinter<'a> {
         if self.opts.debuginfo {
             if let Some(l) = self.ir.value(v).loc {
                 self.out.push(' ');
-                self.print_attr(l);
+                super::write_attr_body(&mut self.out, l, None, false);
             }
         }
     }
@@ -502,7 +502,7 @@ impl<'a> OpPrinter<'a> {
         }
         if self.opts.debuginfo {
             self.out.push(' ');
-            super::write_attr_body(&mut self.out, self.ir.loc(op), Some(&self.aliases), false);
+            super::write_attr_body(&mut self.out, self.ir.loc(op), None, false);
         }
     }
 

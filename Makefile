@@ -1,0 +1,43 @@
+# ftuner — top-level commands. `make run` and `make test` work on a fresh Debian 12
+# machine as root: they install what is missing (tools/setup.sh), then build.
+
+CARGO ?= cargo
+PROFILE ?= release
+CARGO_PROFILE_FLAG = $(if $(filter release,$(PROFILE)),--release,)
+BIN = target/$(PROFILE)
+LIT ?= $(shell command -v lit 2>/dev/null || echo "python3 -m lit")
+
+.PHONY: setup build run test test-cargo test-lit lint fmt clean docs bench-parser
+
+setup:
+	bash tools/setup.sh
+
+build: setup
+	$(CARGO) build $(CARGO_PROFILE_FLAG) --workspace --bins
+
+# The main job on an example shipped in the repo: a torch-mlir dense layer with a dynamic
+# batch dimension, parsed, verified, canonicalized and CSE'd, printed in both forms.
+run: build
+	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --canonicalize --cse --mlir-timing
+	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --mlir-print-op-generic
+
+lint: setup
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test-cargo: setup
+	$(CARGO) test $(CARGO_PROFILE_FLAG) --workspace
+
+test-lit: build
+	FTUNER_PROFILE=$(PROFILE) $(LIT) -sv lit-tests
+
+test: lint test-cargo test-lit
+
+docs: setup
+	$(CARGO) run -q -p ftuner-odsgen --bin ftuner-odsgen -- ir-specs docs/dialects
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean

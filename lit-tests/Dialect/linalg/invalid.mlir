@@ -1,0 +1,49 @@
+// RUN: ftuner-opt %s --split-input-file --verify-diagnostics
+
+func.func @matmul_k_mismatch(%a: tensor<4x8xf32>, %b: tensor<9x16xf32>, %c: tensor<4x16xf32>) {
+  // expected-error@+1 {{'linalg.matmul' op inferred input/output operand #1 has shape's dimension #0 to be 8, but found 9}}
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<9x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @generic_rank(%a: tensor<4xf32>, %c: tensor<4x4xf32>) {
+  // expected-error@+1 {{'linalg.generic' op expected operand rank (1) to match the result rank of indexing_map #0 (2)}}
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4xf32>) outs(%c : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @generic_iterators(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'linalg.generic' op expected indexing_map #0 to have 1 dim(s) to match the number of loops}}
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<4xf32>) outs(%a : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_perm(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) {
+  // expected-error@+1 {{'linalg.transpose' op permutation is not valid}}
+  %0 = linalg.transpose ins(%a : tensor<2x3xf32>) outs(%b : tensor<3x2xf32>) permutation = [0, 0]
+  return
+}
+
+// -----
+
+func.func @result_type(%a: tensor<4xf32>, %b: tensor<4xf32>) {
+  %cst = arith.constant 0.0 : f32
+  // expected-error@+1 {{'linalg.fill' op expected type of operand #1 (tensor<4xf32>) to match type of corresponding result (tensor<5xf32>)}}
+  %0 = "linalg.fill"(%cst, %b) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }) : (f32, tensor<4xf32>) -> tensor<5xf32>
+  return
+}
