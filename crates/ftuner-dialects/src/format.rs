@@ -206,8 +206,8 @@ fn strip_anchor(v: Vec<Elem>) -> Vec<Elem> {
         .collect()
 }
 
-static CACHE: LazyLock<Mutex<FxHashMap<&'static str, Arc<Vec<Elem>>>>> =
-    LazyLock::new(Default::default);
+type FormatCache = Mutex<FxHashMap<&'static str, Arc<Vec<Elem>>>>;
+static CACHE: LazyLock<FormatCache> = LazyLock::new(Default::default);
 
 fn format_of(def: &OpDef) -> Result<Arc<Vec<Elem>>, String> {
     let f = def.format.ok_or("op has no assembly format")?;

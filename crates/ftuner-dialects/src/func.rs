@@ -223,7 +223,7 @@ pub fn verify_return(ir: &Ir, op: OpId) -> Result<(), String> {
         return Ok(());
     };
     if ir.name(f) != "func.func" {
-        return Err(format!("expects parent op 'func.func'"));
+        return Err("expects parent op 'func.func'".into());
     }
     let fty = ir
         .attr(f, "function_type")

@@ -241,7 +241,7 @@ fn verify_reassoc(ir: &Ir, op: OpId, small: Type, big: Type) -> Result<(), Strin
                 ));
             }
         }
-        if dims.iter().any(|d| *d == DYNAMIC) && ss[gi] != DYNAMIC {
+        if dims.contains(&DYNAMIC) && ss[gi] != DYNAMIC {
             return Err(format!("expected dimension {gi} of collapsed type to be dynamic since one or more of the corresponding dimensions in the expanded type is dynamic"));
         }
     }

@@ -2,6 +2,7 @@
 //! MLIR's `AffineExpr.cpp` does, so that printing matches `mlir-opt`.
 
 use std::fmt::Write;
+use std::ops::{Add, Mul, Neg, Sub};
 use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -154,18 +155,6 @@ impl AffineExpr {
         })
     }
 
-    pub fn add(self, rhs: AffineExpr) -> AffineExpr {
-        simplify_add(&self, &rhs).unwrap_or_else(|| E::Add(Arc::new(self), Arc::new(rhs)))
-    }
-    pub fn mul(self, rhs: AffineExpr) -> AffineExpr {
-        simplify_mul(&self, &rhs).unwrap_or_else(|| E::Mul(Arc::new(self), Arc::new(rhs)))
-    }
-    pub fn neg(self) -> AffineExpr {
-        self.mul(E::Const(-1))
-    }
-    pub fn sub(self, rhs: AffineExpr) -> AffineExpr {
-        self.add(rhs.neg())
-    }
     pub fn floor_div(self, rhs: AffineExpr) -> AffineExpr {
         simplify_floordiv(&self, &rhs).unwrap_or_else(|| E::FloorDiv(Arc::new(self), Arc::new(rhs)))
     }
@@ -188,6 +177,35 @@ impl AffineExpr {
             E::FloorDiv(a, b) => a.replace(dims, syms).floor_div(b.replace(dims, syms)),
             E::CeilDiv(a, b) => a.replace(dims, syms).ceil_div(b.replace(dims, syms)),
         }
+    }
+}
+
+/// Addition with MLIR's simplifications.
+impl Add for AffineExpr {
+    type Output = AffineExpr;
+    fn add(self, rhs: AffineExpr) -> AffineExpr {
+        simplify_add(&self, &rhs).unwrap_or_else(|| E::Add(Arc::new(self), Arc::new(rhs)))
+    }
+}
+/// Multiplication with MLIR's simplifications.
+impl Mul for AffineExpr {
+    type Output = AffineExpr;
+    fn mul(self, rhs: AffineExpr) -> AffineExpr {
+        simplify_mul(&self, &rhs).unwrap_or_else(|| E::Mul(Arc::new(self), Arc::new(rhs)))
+    }
+}
+/// `e * -1`
+impl Neg for AffineExpr {
+    type Output = AffineExpr;
+    fn neg(self) -> AffineExpr {
+        self * E::Const(-1)
+    }
+}
+/// `a + b * -1`
+impl Sub for AffineExpr {
+    type Output = AffineExpr;
+    fn sub(self, rhs: AffineExpr) -> AffineExpr {
+        self + (-rhs)
     }
 }
 

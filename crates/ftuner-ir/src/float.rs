@@ -131,7 +131,7 @@ fn to_string_impl(
     }
     // AdjustToPrecision on the integer.
     let bits = sig.bits() as u32;
-    let bits_required = (format_precision * 196 + 58) / 59;
+    let bits_required = (format_precision * 196).div_ceil(59);
     if bits > bits_required {
         let tens = (bits - bits_required) * 59 / 196;
         if tens > 0 {
@@ -271,12 +271,12 @@ mod tests {
         assert_eq!(f32s(-0.0), "-0.000000e+00");
         assert_eq!(f32s(0.125), "1.250000e-01");
         assert_eq!(f32s(768.0), "7.680000e+02");
-        assert_eq!(f32s(1.41421354), "1.41421354");
+        assert_eq!(f32s(f32::from_bits(0x3FB504F3)), "1.41421354");
         assert_eq!(f64s(1e-12), "9.9999999999999998E-13");
         assert_eq!(f32s(f32::NEG_INFINITY), "0xFF800000");
         assert_eq!(f64s(1e-5), "1.000000e-05");
         assert_eq!(f32s(0.1), "1.000000e-01");
         assert_eq!(f64s(0.1), "1.000000e-01");
-        assert_eq!(f32s(3.14159274), "3.14159274");
+        assert_eq!(f32s(f32::from_bits(0x40490FDB)), "3.14159274");
     }
 }

@@ -257,11 +257,7 @@ impl<'a> Lexer<'a> {
             match c {
                 b'"' => return self.tok(Tok::String, start),
                 b'\n' => return self.tok(Tok::Error, start),
-                b'\\' => {
-                    if self.pos < self.src.len() {
-                        self.pos += 1;
-                    }
-                }
+                b'\\' if self.pos < self.src.len() => self.pos += 1,
                 _ => {}
             }
         }

@@ -125,12 +125,10 @@ fn verify_region(
         if needs_term {
             match ops.last() {
                 None => {
-                    if !(bi == 0 && blocks.len() == 1 && ir.block(*b).args.is_empty() && false) {
-                        errs.push(Diagnostic::error(
-                            ir.loc(op),
-                            "empty block: expect at least a terminator",
-                        ));
-                    }
+                    errs.push(Diagnostic::error(
+                        ir.loc(op),
+                        "empty block: expect at least a terminator",
+                    ));
                 }
                 Some(last) => {
                     let lname = ir.name(*last);
@@ -514,19 +512,18 @@ fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
                 return Err(op_err(ir, op, format!("requires attribute '{}'", a.name)))
             }
             None => {}
-            Some(v) => {
-                if crate::constraints::attr_satisfies(a.constraint, v) == Some(false) {
-                    return Err(op_err(
-                        ir,
-                        op,
-                        format!(
-                            "attribute '{}' failed to satisfy constraint: {}",
-                            a.name,
-                            describe(a.constraint)
-                        ),
-                    ));
-                }
+            Some(v) if crate::constraints::attr_satisfies(a.constraint, v) == Some(false) => {
+                return Err(op_err(
+                    ir,
+                    op,
+                    format!(
+                        "attribute '{}' failed to satisfy constraint: {}",
+                        a.name,
+                        describe(a.constraint)
+                    ),
+                ));
             }
+            Some(_) => {}
         }
     }
     if def.has(traits::SAME_OPERANDS_AND_RESULT_TYPE) {

@@ -55,6 +55,10 @@ impl PassContext<'_> {
     }
 }
 
+/// A pass failed; its diagnostics say why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PassFailure;
+
 /// A statistic a pass reports under `--mlir-pass-statistics`.
 #[derive(Clone, Debug)]
 pub struct Statistic {
@@ -84,8 +88,9 @@ pub trait Pass: Send {
     fn options_ref(&self) -> Option<&PassOptions> {
         None
     }
-    /// Run on `op`. Errors are reported through `cx.emit` and signalled with `Err(())`.
-    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), ()>;
+    /// Run on `op`. Errors are reported through `cx.emit` and signalled with
+    /// `Err(PassFailure)`.
+    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure>;
     fn statistics(&self) -> Vec<Statistic> {
         vec![]
     }

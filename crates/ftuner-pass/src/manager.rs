@@ -393,11 +393,11 @@ fn run_pass(
     };
     if let Some(text) = after_text {
         let changed = before.as_ref().is_none_or(|b| *b != text);
-        if st.instr.print_after_all
+        let requested = st.instr.print_after_all
             || st.instr.print_after.iter().any(|a| a == arg)
-            || (st.instr.print_after_change && changed)
-        {
-            if !st.instr.print_after_change || changed {
+            || (st.instr.print_after_change && changed);
+        if requested && (!st.instr.print_after_change || changed) {
+            {
                 dump(
                     format!("// -----// IR Dump After {name} ({arg}) //----- //"),
                     &text,

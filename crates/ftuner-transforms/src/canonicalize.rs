@@ -77,7 +77,11 @@ impl Pass for CanonicalizerPass {
     fn options_ref(&self) -> Option<&PassOptions> {
         Some(&self.opts)
     }
-    fn run(&mut self, cx: &mut PassContext<'_>, op: ftuner_ir::OpId) -> Result<(), ()> {
+    fn run(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: ftuner_ir::OpId,
+    ) -> Result<(), ftuner_pass::PassFailure> {
         let cfg = GreedyConfig {
             max_iterations: self.opts.int("max-iterations"),
             max_num_rewrites: self.opts.int("max-num-rewrites"),
@@ -93,7 +97,7 @@ impl Pass for CanonicalizerPass {
                 cx.ir.loc(op),
                 "pattern rewriting did not converge",
             ));
-            return Err(());
+            return Err(ftuner_pass::PassFailure);
         }
         Ok(())
     }

@@ -169,7 +169,7 @@ impl Pass for CsePass {
     fn description(&self) -> &'static str {
         "Replaces side-effect-free operations equal to a dominating one (same name, attributes, operands, result types and structurally equal regions) by that one's results."
     }
-    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), ()> {
+    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), ftuner_pass::PassFailure> {
         let regions = cx.ir.regions_of(op).to_vec();
         for r in regions {
             let mut scopes = vec![];

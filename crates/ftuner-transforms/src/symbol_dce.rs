@@ -46,7 +46,7 @@ impl Pass for SymbolDcePass {
     fn description(&self) -> &'static str {
         "Erases symbol operations with private visibility that are not referenced from anywhere in the symbol table."
     }
-    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), ()> {
+    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), ftuner_pass::PassFailure> {
         loop {
             let refs = referenced(cx.ir, op);
             let mut dead = vec![];

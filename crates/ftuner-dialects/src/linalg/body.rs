@@ -4,6 +4,8 @@
 use ftuner_ir::{
     intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, RegionId, Type, Value,
 };
+#[allow(unused_imports)]
+use std::ops::{Add, Mul, Neg, Sub};
 
 /// Default indexing maps of contraction ops (matmul-like), if `name` is one.
 pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {

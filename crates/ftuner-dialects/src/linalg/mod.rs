@@ -201,7 +201,7 @@ fn verify_region_args(ir: &Ir, op: OpId, ins: &[Value], outs: &[Value]) -> Resul
     };
     let args = ir.block_args(b);
     if args.len() != ins.len() + outs.len() {
-        return Err(format!("expected as many non-induction variable region arguments as the number of input/output operands"));
+        return Err("expected as many non-induction variable region arguments as the number of input/output operands".into());
     }
     for (i, (a, v)) in args.iter().zip(ins.iter().chain(outs)).enumerate() {
         let want = ir.value_type(*v).element_type();
@@ -533,7 +533,7 @@ pub fn verify_named(ir: &Ir, op: OpId) -> Result<(), String> {
             let (it, ot) = (ir.value_type(ins[0]), ir.value_type(outs[0]));
             let (is, os) = (it.shape().unwrap_or(&[]), ot.shape().unwrap_or(&[]));
             if perm.len() != is.len() || is.len() != os.len() {
-                return Err(format!("permutation is not valid"));
+                return Err("permutation is not valid".into());
             }
             let mut seen = vec![false; perm.len()];
             for p in &perm {

@@ -5,6 +5,8 @@ use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::attrs::{AttrKind, Attribute, Scalar};
 use crate::lexer::Tok;
 use crate::types::{Type, TypeKind};
+#[allow(unused_imports)]
+use std::ops::{Add, Mul, Neg, Sub};
 
 /// A `dense<...>` literal before its type is known.
 enum Lit {
@@ -344,7 +346,7 @@ impl<'a> Parser<'a> {
                 let fits = if w == 1 {
                     (0..=1).contains(&v) || v == -1
                 } else {
-                    v >= -(1i128 << (w - 1)) - 0 && v < (1i128 << w)
+                    v >= -(1i128 << (w - 1)) && v < (1i128 << w)
                 };
                 if !fits || (neg && v < -(1i128 << (w - 1))) {
                     return Err(self.err_at(at, "integer constant out of range for attribute"));
@@ -511,12 +513,14 @@ impl<'a> Parser<'a> {
         let bytes: Option<Vec<u8>> = (0..hex.len() / 2)
             .map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok())
             .collect();
-        let bytes = bytes.filter(|_| hex.len() % 2 == 0).ok_or_else(|| {
-            self.err_at(
-                at,
-                "expected string containing hex digits starting with `0x`",
-            )
-        })?;
+        let bytes = bytes
+            .filter(|_| hex.len().is_multiple_of(2))
+            .ok_or_else(|| {
+                self.err_at(
+                    at,
+                    "expected string containing hex digits starting with `0x`",
+                )
+            })?;
         let elem = ty.element_type();
         let bits = elem
             .bit_width()
@@ -531,7 +535,7 @@ impl<'a> Parser<'a> {
             base.div_ceil(8) as usize
         };
         let per = if is_complex { 2 * esize } else { esize };
-        let count = if per == 0 { 0 } else { bytes.len() / per };
+        let count = bytes.len().checked_div(per).unwrap_or(0);
         if count != n && count != 1 {
             return Err(self.err_at(
                 at,

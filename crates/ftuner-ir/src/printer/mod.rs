@@ -685,7 +685,8 @@ pub fn collect_aliases(
         seen: FxHashMap::default(),
         order: vec![],
     };
-    c.op(ir, top, debuginfo);
+    let _ = debuginfo;
+    c.op(ir, top);
     let seen = c.order.iter().map(|k| (*k, c.seen[k].1)).collect();
     Aliases::finish(seen)
 }
@@ -697,7 +698,7 @@ struct Collector {
 }
 
 impl Collector {
-    fn op(&mut self, ir: &crate::ir::Ir, op: crate::ir::OpId, debuginfo: bool) {
+    fn op(&mut self, ir: &crate::ir::Ir, op: crate::ir::OpId) {
         let o = ir.op(op);
         for r in &o.regions {
             for b in &ir.region(*r).blocks {
@@ -705,7 +706,7 @@ impl Collector {
                     self.ty(ir.value_type(*a));
                 }
                 for child in ir.block_ops(*b) {
-                    self.op(ir, child, debuginfo);
+                    self.op(ir, child);
                 }
             }
         }
