@@ -496,6 +496,9 @@ impl Ir {
         self.destroy(op);
     }
     fn destroy(&mut self, op: OpId) {
+        crate::parser::with_stack(|| self.destroy_inner(op))
+    }
+    fn destroy_inner(&mut self, op: OpId) {
         self.drop_operand_uses(op);
         let regions = self.ops[op.index()].regions.clone();
         for r in regions {
@@ -539,6 +542,9 @@ impl Ir {
     /// Deep-copy `op` (detached), remapping operands through `map` (values not in the map
     /// are used as they are). Results and block arguments of the clone are added to `map`.
     pub fn clone_op(&mut self, op: OpId, map: &mut rustc_hash::FxHashMap<Value, Value>) -> OpId {
+        crate::parser::with_stack(|| self.clone_op_inner(op, map))
+    }
+    fn clone_op_inner(&mut self, op: OpId, map: &mut rustc_hash::FxHashMap<Value, Value>) -> OpId {
         let src = self.ops[op.index()].clone();
         let operands: Vec<Value> = src
             .operands
@@ -652,6 +658,9 @@ impl Ir {
     // ----- walking ---------------------------------------------------------------------
     /// Pre-order walk of `op` and everything nested in it.
     pub fn walk_pre(&self, op: OpId, f: &mut dyn FnMut(OpId)) {
+        crate::parser::with_stack(|| self.walk_pre_inner(op, f))
+    }
+    fn walk_pre_inner(&self, op: OpId, f: &mut dyn FnMut(OpId)) {
         f(op);
         for r in self.ops[op.index()].regions.iter() {
             for b in self.regions[r.index()].blocks.iter() {
@@ -665,6 +674,9 @@ impl Ir {
     }
     /// Post-order walk (nested ops before their parent).
     pub fn walk_post(&self, op: OpId, f: &mut dyn FnMut(OpId)) {
+        crate::parser::with_stack(|| self.walk_post_inner(op, f))
+    }
+    fn walk_post_inner(&self, op: OpId, f: &mut dyn FnMut(OpId)) {
         for r in self.ops[op.index()].regions.iter() {
             for b in self.regions[r.index()].blocks.iter() {
                 let mut cur = self.blocks[b.index()].first;

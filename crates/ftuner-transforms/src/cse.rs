@@ -98,6 +98,16 @@ impl CsePass {
         r: RegionId,
         scopes: &mut Vec<FxHashMap<Key, OpId>>,
     ) {
+        ftuner_ir::parser::with_stack(|| self.run_region_inner(ctx, ir, r, scopes))
+    }
+
+    fn run_region_inner(
+        &mut self,
+        ctx: &Context,
+        ir: &mut Ir,
+        r: RegionId,
+        scopes: &mut Vec<FxHashMap<Key, OpId>>,
+    ) {
         let blocks = ir.region(r).blocks.clone();
         let single = blocks.len() == 1;
         for b in blocks {

@@ -336,6 +336,12 @@ pub fn build_body(
     outs: &[Value],
     loc: Attribute,
 ) -> Result<(), String> {
+    if outs.len() != 1 {
+        return Err(format!(
+            "expects 1 output operand, but found {}",
+            outs.len()
+        ));
+    }
     let mut tys: Vec<Type> = ins.iter().map(|v| elem_of(ir, *v)).collect();
     tys.extend(outs.iter().map(|v| elem_of(ir, *v)));
     let block = ir.append_block(region, &tys);

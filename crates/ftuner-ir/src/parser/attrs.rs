@@ -21,7 +21,7 @@ enum Lit {
 impl<'a> Parser<'a> {
     pub fn parse_attribute(&mut self, ty: Option<Type>) -> PResult<Attribute> {
         self.enter()?;
-        let r = self.parse_attribute_inner(ty);
+        let r = super::with_stack(|| self.parse_attribute_inner(ty));
         self.leave();
         r
     }
@@ -671,7 +671,7 @@ impl<'a> Parser<'a> {
 
     fn parse_lit(&mut self) -> PResult<Lit> {
         self.enter()?;
-        let r = self.parse_lit_inner();
+        let r = super::with_stack(|| self.parse_lit_inner());
         self.leave();
         r
     }
@@ -823,7 +823,7 @@ impl<'a> Parser<'a> {
         names: &[(String, AffineExpr)],
     ) -> PResult<AffineExpr> {
         self.enter()?;
-        let r = self.parse_affine_sum(names);
+        let r = super::with_stack(|| self.parse_affine_sum(names));
         self.leave();
         r
     }

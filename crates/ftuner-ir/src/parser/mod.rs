@@ -22,6 +22,12 @@ use std::sync::Arc;
 /// Deepest nesting of regions, attributes or types the parser accepts.
 pub const MAX_NESTING: usize = 200;
 
+/// Run `f` with enough stack for one more level of recursion (grows the stack on the
+/// heap when needed), so deep but legal nesting cannot overflow a thread's stack.
+pub fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(128 * 1024, 2 * 1024 * 1024, f)
+}
+
 pub type PResult<T> = Result<T, Diagnostic>;
 
 /// What a custom parse hook fills in.

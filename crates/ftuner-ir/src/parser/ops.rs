@@ -419,7 +419,7 @@ impl<'a> Parser<'a> {
         _shadow: bool,
     ) -> PResult<RegionId> {
         self.enter()?;
-        let r = self.parse_region_inner(args);
+        let r = super::with_stack(|| self.parse_region_inner(args));
         self.leave();
         r
     }
@@ -599,7 +599,7 @@ impl<'a> Parser<'a> {
     // ----- locations ---------------------------------------------------------------------
     pub(crate) fn parse_location_body(&mut self) -> PResult<Attribute> {
         self.enter()?;
-        let r = self.parse_location_inner();
+        let r = super::with_stack(|| self.parse_location_inner());
         self.leave();
         r
     }

@@ -8,7 +8,7 @@ use crate::types::{FloatKind, Signedness, Type, TypeKind, DYNAMIC};
 impl<'a> Parser<'a> {
     pub fn parse_type(&mut self) -> PResult<Type> {
         self.enter()?;
-        let r = self.parse_type_inner();
+        let r = super::with_stack(|| self.parse_type_inner());
         self.leave();
         r
     }

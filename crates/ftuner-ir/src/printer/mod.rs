@@ -97,6 +97,10 @@ impl Aliases {
 }
 
 pub fn write_type(out: &mut String, t: Type, al: Option<&Aliases>) {
+    crate::parser::with_stack(|| write_type_checked(out, t, al))
+}
+
+fn write_type_checked(out: &mut String, t: Type, al: Option<&Aliases>) {
     if let Some(a) = al {
         if a.use_alias(out, AliasKey::Type(t)) {
             return;
@@ -434,6 +438,10 @@ pub fn write_location(out: &mut String, l: &LocKind, al: Option<&Aliases>) {
 
 /// `elide`: MLIR's `AttrTypeElision::May` (drop `: i64` / `: f64`), used in arrays.
 pub fn write_attr_elide(out: &mut String, a: Attribute, al: Option<&Aliases>, elide: bool) {
+    crate::parser::with_stack(|| write_attr_checked(out, a, al, elide))
+}
+
+fn write_attr_checked(out: &mut String, a: Attribute, al: Option<&Aliases>, elide: bool) {
     if let Some(x) = al {
         if x.use_alias(out, AliasKey::Attr(a)) {
             return;
@@ -699,6 +707,10 @@ struct Collector {
 
 impl Collector {
     fn op(&mut self, ir: &crate::ir::Ir, op: crate::ir::OpId) {
+        crate::parser::with_stack(|| self.op_inner(ir, op))
+    }
+
+    fn op_inner(&mut self, ir: &crate::ir::Ir, op: crate::ir::OpId) {
         let o = ir.op(op);
         for r in &o.regions {
             for b in &ir.region(*r).blocks {
@@ -742,6 +754,10 @@ impl Collector {
     }
 
     fn ty(&mut self, t: Type) -> Option<usize> {
+        crate::parser::with_stack(|| self.ty_inner(t))
+    }
+
+    fn ty_inner(&mut self, t: Type) -> Option<usize> {
         let k = AliasKey::Type(t);
         if let Some((r, _)) = self.seen.get(&k) {
             return *r;
@@ -800,6 +816,10 @@ impl Collector {
     }
 
     fn attr(&mut self, a: Attribute) -> Option<usize> {
+        crate::parser::with_stack(|| self.attr_inner(a))
+    }
+
+    fn attr_inner(&mut self, a: Attribute) -> Option<usize> {
         let k = AliasKey::Attr(a);
         if let Some((r, _)) = self.seen.get(&k) {
             return *r;

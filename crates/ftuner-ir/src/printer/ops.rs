@@ -466,6 +466,10 @@ impl<'a> OpPrinter<'a> {
 
     /// One operation (no indentation, no newline).
     pub fn print_op(&mut self, op: OpId) {
+        crate::parser::with_stack(|| self.print_op_inner(op))
+    }
+
+    fn print_op_inner(&mut self, op: OpId) {
         let results = self.ir.results(op);
         if !results.is_empty() {
             let first = results[0];
