@@ -429,8 +429,20 @@ fn fold_cast_with(
 pub fn fold_extf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     fold_cast_with(ir, op, c, |v, _, _| Some(v))
 }
+/// Folds only when the value is exactly representable in the narrower type (as
+/// upstream), so no rounding-mode question arises.
 pub fn fold_truncf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, _, _| Some(v))
+    if ir.attr(op, "roundingmode").is_some() {
+        return None;
+    }
+    fold_cast_with(ir, op, c, |v, _, o| match v {
+        Const::Float(x) => {
+            let back =
+                ftuner_ir::float::bits_to_f64(ftuner_ir::float::f64_to_bits(x, o), o.float_kind()?);
+            (back == x || (x.is_nan() && back.is_nan())).then_some(v)
+        }
+        Const::Int(_) => None,
+    })
 }
 pub fn fold_extsi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     fold_cast_with(ir, op, c, |v, i, _| {

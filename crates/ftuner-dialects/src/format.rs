@@ -488,6 +488,15 @@ fn parse_format_attr(p: &mut Parser<'_>, def: &OpDef, n: &str) -> PResult<Option
     let c = attr_constraint(def, n);
     if let Some(cases) = c.strip_prefix("I64Enum:") {
         let at = p.current_offset();
+        if p.peek() == Tok::String {
+            // MLIR also accepts the keyword as a string: `arith.cmpi "slt", ...`.
+            let s = p.parse_string()?;
+            let idx = cases
+                .split(',')
+                .position(|x| x == s)
+                .ok_or_else(|| p.err_at(at, format!("invalid predicate '{s}'")))?;
+            return Ok(Some(Attribute::i64(idx as i64)));
+        }
         let kw = p
             .parse_optional_any_keyword()
             .ok_or_else(|| p.err_here("expected keyword for enum attribute"))?;

@@ -58,7 +58,18 @@ fn iterator_attr(kind: &str) -> Attribute {
 /// `linalg.generic {trait attrs} ins(...) outs(...) [attrs = {...}] { body } [-> types]`
 pub fn parse_generic(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     let mut dict = vec![];
-    p.parse_optional_attr_dict(&mut dict)?;
+    if p.peek() == Tok::HashIdent {
+        // The trait dictionary given through an alias: `linalg.generic #trait ins(...)`.
+        let a = p.parse_attribute(None)?;
+        dict = a
+            .as_dict()
+            .ok_or_else(|| {
+                p.err_here("expected a dictionary attribute for the linalg.generic trait")
+            })?
+            .to_vec();
+    } else {
+        p.parse_optional_attr_dict(&mut dict)?;
+    }
     for (k, v) in dict {
         if k == "iterator_types" {
             let arr = v
