@@ -38,8 +38,8 @@ def generate(path, n_ops, seed=1):
                     fvals.append(f"%v{k}")
                 elif r < 0.8:
                     x, y = rng.choice(fvals), rng.choice(fvals)
-                    f.write(f"  %c{k} = arith.cmpf ogt, {x}, {y} : f32\n")
-                    f.write(f"  %v{k} = arith.select %c{k}, {x}, {y} : f32\n")
+                    f.write(f"  %p{k} = arith.cmpf ogt, {x}, {y} : f32\n")
+                    f.write(f"  %v{k} = arith.select %p{k}, {x}, {y} : f32\n")
                     fvals.append(f"%v{k}")
                     written += 1
                     k += 1

@@ -307,9 +307,20 @@ pub fn parse(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
 
 /// Parse an attribute from text (spec defaults).
 pub fn parse_attr_text(ctx: &ftuner_ir::Context, text: &str) -> Result<Attribute, String> {
+    // Spec defaults are few and parsed for every op: cache them.
+    static DEFAULTS: LazyLock<Mutex<FxHashMap<String, Attribute>>> =
+        LazyLock::new(Default::default);
+    if let Some(a) = DEFAULTS.lock().unwrap_or_else(|e| e.into_inner()).get(text) {
+        return Ok(*a);
+    }
     let mut ir = ftuner_ir::Ir::new();
     let mut p = Parser::new(ctx, &mut ir, text, "<spec>");
-    p.parse_attribute(None).map_err(|e| e.message)
+    let a = p.parse_attribute(None).map_err(|e| e.message)?;
+    DEFAULTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(text.to_string(), a);
+    Ok(a)
 }
 
 fn is_present(p: &Parser<'_>, def: &OpDef, first: &Elem) -> bool {

@@ -19,11 +19,22 @@ pub enum Scalar {
     ComplexFloat(u128, u128),
 }
 
+/// `sparse<indices, values> : ty` (boxed: rare and large).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SparseData {
+    pub ty: Type,
+    pub index_shape: Vec<i64>,
+    pub indices: Vec<i64>,
+    pub value_shape: Vec<i64>,
+    pub values: Vec<Scalar>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LocKind {
     Unknown,
     FileLineCol {
-        file: String,
+        /// Interned file name (shared by every location in the file).
+        file: &'static str,
         line: u32,
         col: u32,
     },
@@ -88,13 +99,7 @@ pub enum AttrKind {
         handle: String,
     },
     /// `sparse<indices, values> : type`
-    Sparse {
-        ty: Type,
-        index_shape: Vec<i64>,
-        indices: Vec<i64>,
-        value_shape: Vec<i64>,
-        values: Vec<Scalar>,
-    },
+    Sparse(Box<SparseData>),
     StridedLayout {
         offset: i64,
         strides: Vec<i64>,
@@ -281,8 +286,8 @@ impl Attribute {
             AttrKind::Bool(_) => Some(Type::i1()),
             AttrKind::DenseElements { ty, .. }
             | AttrKind::DenseStrings { ty, .. }
-            | AttrKind::DenseResource { ty, .. }
-            | AttrKind::Sparse { ty, .. } => Some(*ty),
+            | AttrKind::DenseResource { ty, .. } => Some(*ty),
+            AttrKind::Sparse(s) => Some(s.ty),
             AttrKind::String { ty, .. } => *ty,
             _ => None,
         }

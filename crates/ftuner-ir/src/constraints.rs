@@ -176,7 +176,7 @@ pub fn attr_satisfies(c: &str, a: Attribute) -> Option<bool> {
             AttrKind::DenseElements { .. }
                 | AttrKind::DenseStrings { .. }
                 | AttrKind::DenseResource { .. }
-                | AttrKind::Sparse { .. }
+                | AttrKind::Sparse(_)
         ),
         "IteratorTypeArrayAttr" => matches!(k, AttrKind::Array(_)),
         "DialectAttr" => matches!(k, AttrKind::Dialect { .. }),

@@ -78,7 +78,7 @@ impl std::fmt::Display for Diagnostic {
 pub fn file_line_col(loc: Attribute) -> Option<(&'static str, u32, u32)> {
     match loc.kind() {
         AttrKind::Location(l) => match l {
-            LocKind::FileLineCol { file, line, col } => Some((file.as_str(), *line, *col)),
+            LocKind::FileLineCol { file, line, col } => Some((file, *line, *col)),
             LocKind::Name { child, .. } => child.and_then(file_line_col),
             LocKind::CallSite { callee, .. } => file_line_col(*callee),
             LocKind::Fused { locs, .. } => locs.iter().find_map(|l| file_line_col(*l)),

@@ -36,7 +36,23 @@ pub fn verify(ctx: &Context, ir: &Ir, top: OpId) -> Vec<Diagnostic> {
 
 // ----- stage 1: structure -------------------------------------------------------------
 
+/// Position of every op in its block (indexed by op), so dominance inside a block is O(1).
+fn block_positions(ir: &Ir, top: OpId) -> Vec<u32> {
+    let mut pos = vec![0u32; ir.ops.len()];
+    ir.walk_pre(top, &mut |o| {
+        for r in ir.regions_of(o) {
+            for b in &ir.region(*r).blocks {
+                for (i, c) in ir.block_ops(*b).enumerate() {
+                    pos[c.index()] = i as u32;
+                }
+            }
+        }
+    });
+    pos
+}
+
 fn verify_structure(ctx: &Context, ir: &Ir, top: OpId, errs: &mut Vec<Diagnostic>) {
+    let pos = block_positions(ir, top);
     let mut stack = vec![top];
     while let Some(op) = stack.pop() {
         let o = ir.op(op);
@@ -52,7 +68,7 @@ fn verify_structure(ctx: &Context, ir: &Ir, top: OpId, errs: &mut Vec<Diagnostic
                 errs.push(op_err(ir, op, format!("operand #{i} is not a valid value")));
                 continue;
             }
-            if let Err(m) = check_dominance(ctx, ir, op, *v) {
+            if let Err(m) = check_dominance(ctx, ir, &pos, op, *v) {
                 errs.push(op_err(ir, op, format!("operand #{i} {m}")));
                 break;
             }
@@ -183,12 +199,17 @@ fn ancestor_in_block(ir: &Ir, mut op: OpId, b: BlockId) -> Option<OpId> {
     }
 }
 
-fn position(ir: &Ir, op: OpId) -> usize {
-    let b = ir.op(op).parent.expect("in block");
-    ir.block_ops(b).position(|o| o == op).unwrap_or(0)
+fn position(pos: &[u32], op: OpId) -> u32 {
+    pos.get(op.index()).copied().unwrap_or(0)
 }
 
-fn check_dominance(ctx: &Context, ir: &Ir, user: OpId, v: Value) -> Result<(), String> {
+fn check_dominance(
+    ctx: &Context,
+    ir: &Ir,
+    pos: &[u32],
+    user: OpId,
+    v: Value,
+) -> Result<(), String> {
     let def_block = match ir.value(v).def {
         ValueDef::OpResult(d, _) => {
             if !ir.is_alive(d) {
@@ -250,7 +271,7 @@ fn check_dominance(ctx: &Context, ir: &Ir, user: OpId, v: Value) -> Result<(), S
                 || ctx.has_trait(ir.name(p), traits::NO_TERMINATOR)
                     && ir.name(p) == "builtin.module"
         });
-        if !graph && position(ir, d) > position(ir, anc) {
+        if !graph && position(pos, d) > position(pos, anc) {
             return Err("does not dominate this use".into());
         }
     }

@@ -159,9 +159,9 @@ fn pipeline_from_flags(
 }
 
 /// Chunks of the input at `// -----` lines: (text, first line number - 1).
-fn split_chunks(src: &str, split: bool) -> Vec<(String, u32)> {
+fn split_chunks(src: &str, split: bool) -> Vec<(std::borrow::Cow<'_, str>, u32)> {
     if !split {
-        return vec![(src.to_string(), 0)];
+        return vec![(std::borrow::Cow::Borrowed(src), 0)];
     }
     let mut chunks = vec![];
     let mut cur = String::new();
@@ -169,13 +169,13 @@ fn split_chunks(src: &str, split: bool) -> Vec<(String, u32)> {
     for (i, line) in src.split_inclusive('\n').enumerate() {
         let t = line.trim_start();
         if t.starts_with("//") && t[2..].trim_start().starts_with("-----") {
-            chunks.push((std::mem::take(&mut cur), start));
+            chunks.push((std::borrow::Cow::Owned(std::mem::take(&mut cur)), start));
             start = i as u32 + 1;
             continue;
         }
         cur.push_str(line);
     }
-    chunks.push((cur, start));
+    chunks.push((std::borrow::Cow::Owned(cur), start));
     chunks
 }
 
@@ -242,7 +242,8 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
         }
     };
     let mut sources = SourceMap::default();
-    sources.add(&file, Arc::from(src.as_str()));
+    let src: Arc<str> = Arc::from(src);
+    sources.add(&file, src.clone());
     let opts = PrintOptions {
         generic: cli.generic,
         debuginfo: cli.debuginfo,
@@ -253,8 +254,14 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
     let mut output_time = 0.0;
     let mut timing_rows: Vec<(usize, String, f64)> = vec![];
     let mut stats = String::new();
+    let mut streamed = false;
     for (chunk, offset) in split_chunks(&src, cli.split_input_file) {
-        let padded = format!("{}{}", "\n".repeat(offset as usize), chunk);
+        // Chunks keep their line numbers: pad with the newlines before them.
+        let padded: std::borrow::Cow<str> = if offset == 0 {
+            std::borrow::Cow::Borrowed(&*chunk)
+        } else {
+            std::borrow::Cow::Owned(format!("{}{}", "\n".repeat(offset as usize), chunk))
+        };
         let mut diags: Vec<Diagnostic> = vec![];
         let mut out_text = None;
         let t0 = Instant::now();
@@ -289,7 +296,23 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
                     match pm.run(&ctx, &mut m.ir, m.top) {
                         Ok(()) => {
                             let t1 = Instant::now();
-                            out_text = Some(print_module(&m.ir, &ctx, m.top, opts));
+                            if cli.split_input_file {
+                                out_text = Some(print_module(&m.ir, &ctx, m.top, opts));
+                            } else {
+                                // One module: stream it to the output, never as one string.
+                                if let Err(e) = write_output(&cli.output, |w| {
+                                    ftuner_ir::printer::print_module_to(
+                                        &m.ir, &ctx, m.top, opts, w,
+                                    )?;
+                                    w.write_all(b"\n")
+                                }) {
+                                    return err_line(&format!(
+                                        "could not write output '{}': {e}",
+                                        cli.output
+                                    ));
+                                }
+                                streamed = true;
+                            }
                             output_time += t1.elapsed().as_secs_f64();
                         }
                         Err(e) => {
@@ -352,6 +375,9 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
         // Print what succeeded (as mlir-opt does not) only when nothing failed.
         return 1;
     }
+    if streamed {
+        return if failed { 1 } else { 0 };
+    }
     let text = if cli.split_input_file {
         outputs.join("// -----\n")
     } else {
@@ -374,6 +400,22 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
         1
     } else {
         0
+    }
+}
+
+/// Open `-o` (or stdout), run `f` on a buffered writer, flush.
+fn write_output(
+    path: &str,
+    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    if path == "-" {
+        let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+        f(&mut w)?;
+        w.flush()
+    } else {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+        f(&mut w)?;
+        w.flush()
     }
 }
 

@@ -500,13 +500,15 @@ impl<'a> Parser<'a> {
         for l in vflat {
             values.push(self.lit_to_scalar(l, ty.element_type(), at)?);
         }
-        Ok(Attribute::get(AttrKind::Sparse {
-            ty,
-            index_shape: ishape,
-            indices,
-            value_shape: vshape,
-            values,
-        }))
+        Ok(Attribute::get(AttrKind::Sparse(Box::new(
+            crate::attrs::SparseData {
+                ty,
+                index_shape: ishape,
+                indices,
+                value_shape: vshape,
+                values,
+            },
+        ))))
     }
 
     fn dense_from_hex(&self, hex: &str, ty: Type, n: usize, at: u32) -> PResult<Attribute> {

@@ -73,7 +73,7 @@ pub struct Parser<'a> {
     pub(crate) src: &'a str,
     lex: Lexer<'a>,
     pub(crate) tok: Token,
-    file: String,
+    file: &'static str,
     line_starts: Vec<u32>,
     pub(crate) attr_aliases: FxHashMap<String, Attribute>,
     pub(crate) type_aliases: FxHashMap<String, Type>,
@@ -95,6 +95,10 @@ pub struct ParsedModule {
 /// Parse a whole file into a module (wrapping top-level ops in an implicit module).
 pub fn parse_module(ctx: &Context, src: &str, file: &str) -> PResult<ParsedModule> {
     let mut ir = Ir::new();
+    // About one op per line: reserving avoids the doubling copies of large modules.
+    let lines = src.bytes().filter(|b| *b == b'\n').count() + 1;
+    ir.ops.reserve(lines);
+    ir.values.reserve(lines);
     let top = {
         let mut p = Parser::new(ctx, &mut ir, src, file);
         p.parse_top_level()?
@@ -123,7 +127,7 @@ impl<'a> Parser<'a> {
             src,
             lex,
             tok,
-            file: file.to_string(),
+            file: crate::ir::intern_name(file),
             line_starts,
             attr_aliases: FxHashMap::default(),
             type_aliases: FxHashMap::default(),
@@ -211,7 +215,7 @@ impl<'a> Parser<'a> {
     pub fn loc_at(&self, offset: u32) -> Attribute {
         let (line, col) = self.line_col(offset);
         Attribute::location(LocKind::FileLineCol {
-            file: self.file.clone(),
+            file: self.file,
             line,
             col,
         })
@@ -560,7 +564,7 @@ impl<'a> Parser<'a> {
     }
 
     pub fn file(&self) -> &str {
-        &self.file
+        self.file
     }
     pub fn source(&self) -> Arc<str> {
         Arc::from(self.src)

@@ -633,7 +633,7 @@ impl<'a> Parser<'a> {
                         return Err(self.err_here("location ranges are not supported"));
                     }
                     return Ok(Attribute::location(LocKind::FileLineCol {
-                        file: s,
+                        file: crate::ir::intern_name(&s),
                         line: line.clamp(0, u32::MAX as i128) as u32,
                         col: col.clamp(0, u32::MAX as i128) as u32,
                     }));

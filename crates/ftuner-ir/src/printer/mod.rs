@@ -3,7 +3,7 @@
 
 mod ops;
 
-pub use ops::{print_module, print_op_standalone, OpPrinter, PrintOptions};
+pub use ops::{print_module, print_module_to, print_op_standalone, OpPrinter, PrintOptions};
 
 use crate::attrs::{AttrKind, Attribute, LocKind, Scalar};
 use crate::types::{Signedness, Type, TypeKind, DYNAMIC};
@@ -597,13 +597,14 @@ pub fn write_attr_body(out: &mut String, a: Attribute, al: Option<&Aliases>, eli
             out.push_str("> : ");
             write_type(out, *ty, al);
         }
-        AttrKind::Sparse {
-            ty,
-            index_shape,
-            indices,
-            value_shape,
-            values,
-        } => {
+        AttrKind::Sparse(sp) => {
+            let crate::attrs::SparseData {
+                ty,
+                index_shape,
+                indices,
+                value_shape,
+                values,
+            } = &**sp;
             out.push_str("sparse<");
             if !indices.is_empty() || !values.is_empty() {
                 let is: Vec<Scalar> = indices.iter().map(|&i| Scalar::Int(i as i128)).collect();
@@ -849,8 +850,8 @@ impl Collector {
             AttrKind::DenseArray { elem, .. } => acc(self.ty(*elem)),
             AttrKind::DenseElements { ty, .. }
             | AttrKind::DenseStrings { ty, .. }
-            | AttrKind::DenseResource { ty, .. }
-            | AttrKind::Sparse { ty, .. } => acc(self.ty(*ty)),
+            | AttrKind::DenseResource { ty, .. } => acc(self.ty(*ty)),
+            AttrKind::Sparse(sp) => acc(self.ty(sp.ty)),
             AttrKind::Location(l) => match l {
                 LocKind::Name { child: Some(c), .. } => acc(self.attr(*c)),
                 LocKind::CallSite { callee, caller } => {

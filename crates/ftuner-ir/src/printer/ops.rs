@@ -19,9 +19,84 @@ pub struct PrintOptions {
     pub debuginfo: bool,
 }
 
+/// How a value is spelled: `%12`, `%arg3`, or a suggested name (`%c0`, `%cst_1`); with a
+/// result number for ops with several results (`%5#1`).
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// 0: unnamed, 1: number, 2: `arg` number, 3: text.
+    kind: u8,
+    id: u32,
+    group: Option<u32>,
+}
+
+/// Names of values, indexed by value (dense), without a string per value.
+#[derive(Default)]
+struct ValueNames {
+    slots: Vec<Slot>,
+    texts: Vec<String>,
+}
+
+impl ValueNames {
+    fn contains_key(&self, v: &Value) -> bool {
+        self.slots.get(v.index()).is_some_and(|s| s.kind != 0)
+    }
+    fn set(&mut self, v: Value, slot: Slot) {
+        if self.slots.len() <= v.index() {
+            self.slots.resize(v.index() + 1, Slot::default());
+        }
+        self.slots[v.index()] = slot;
+    }
+    fn num(&mut self, v: Value, n: u32, group: Option<u32>) {
+        self.set(
+            v,
+            Slot {
+                kind: 1,
+                id: n,
+                group,
+            },
+        );
+    }
+    fn arg(&mut self, v: Value, n: u32) {
+        self.set(
+            v,
+            Slot {
+                kind: 2,
+                id: n,
+                group: None,
+            },
+        );
+    }
+    fn text(&mut self, v: Value, t: String) {
+        self.texts.push(t);
+        let id = (self.texts.len() - 1) as u32;
+        self.set(
+            v,
+            Slot {
+                kind: 3,
+                id,
+                group: None,
+            },
+        );
+    }
+    /// Write the name without `%` and without a result number.
+    fn write_base(&self, out: &mut String, v: Value) -> Option<Option<u32>> {
+        let s = self.slots.get(v.index()).copied().filter(|s| s.kind != 0)?;
+        match s.kind {
+            1 => {
+                let _ = write!(out, "{}", s.id);
+            }
+            2 => {
+                let _ = write!(out, "arg{}", s.id);
+            }
+            _ => out.push_str(&self.texts[s.id as usize]),
+        }
+        Some(s.group)
+    }
+}
+
 #[derive(Default)]
 struct Names {
-    values: FxHashMap<Value, (String, Option<u32>)>,
+    values: ValueNames,
     blocks: FxHashMap<BlockId, String>,
     next_value: u32,
     next_arg: u32,
@@ -79,9 +154,23 @@ pub struct OpPrinter<'a> {
     names: Names,
     aliases: Aliases,
     default_dialects: Vec<&'static str>,
+    /// Where full lines go once `out` holds enough (streaming large modules).
+    sink: Option<&'a mut dyn std::io::Write>,
+    io_error: Option<std::io::Error>,
 }
 
 impl<'a> OpPrinter<'a> {
+    fn flush_if_large(&mut self, force: bool) {
+        if let Some(w) = self.sink.as_mut() {
+            if force || self.out.len() > (1 << 16) {
+                if let Err(e) = w.write_all(self.out.as_bytes()) {
+                    self.io_error.get_or_insert(e);
+                }
+                self.out.clear();
+            }
+        }
+    }
+
     fn new(ir: &'a Ir, ctx: &'a Context, opts: PrintOptions, aliases: Aliases) -> OpPrinter<'a> {
         OpPrinter {
             ir,
@@ -92,6 +181,8 @@ impl<'a> OpPrinter<'a> {
             names: Names::default(),
             aliases,
             default_dialects: vec!["builtin"],
+            sink: None,
+            io_error: None,
         }
     }
 
@@ -108,21 +199,21 @@ impl<'a> OpPrinter<'a> {
                     f(self.ir, op, &mut |_, n| hint = Some(n));
                     if let Some(n) = hint {
                         let u = self.names.unique(&n);
-                        self.names.values.insert(results[0], (u, None));
+                        self.names.values.text(results[0], u);
                     }
                 }
             }
             if !self.names.values.contains_key(&results[0]) {
                 let id = self.names.next_value;
                 self.names.next_value += 1;
-                self.names.values.insert(results[0], (id.to_string(), None));
+                self.names.values.num(results[0], id, None);
             }
             return;
         }
-        let id = self.names.next_value.to_string();
+        let id = self.names.next_value;
         self.names.next_value += 1;
         for (i, r) in results.iter().enumerate() {
-            self.names.values.insert(*r, (id.clone(), Some(i as u32)));
+            self.names.values.num(*r, id, Some(i as u32));
         }
     }
 
@@ -140,7 +231,7 @@ impl<'a> OpPrinter<'a> {
                     for (v, n) in hints {
                         if !self.names.values.contains_key(&v) {
                             let u = self.names.unique(&n);
-                            self.names.values.insert(v, (u, None));
+                            self.names.values.text(v, u);
                         }
                     }
                 }
@@ -155,13 +246,13 @@ impl<'a> OpPrinter<'a> {
                     continue;
                 }
                 if entry {
-                    let n = format!("arg{}", self.names.next_arg);
+                    let n = self.names.next_arg;
                     self.names.next_arg += 1;
-                    self.names.values.insert(*a, (n, None));
+                    self.names.values.arg(*a, n);
                 } else {
                     let id = self.names.next_value;
                     self.names.next_value += 1;
-                    self.names.values.insert(*a, (id.to_string(), None));
+                    self.names.values.num(*a, id, None);
                 }
             }
             for o in self.ir.block_ops(*b) {
@@ -217,15 +308,25 @@ impl<'a> OpPrinter<'a> {
         self.out.push_str(s);
     }
     pub fn value_name(&self, v: Value) -> String {
-        match self.names.values.get(&v) {
-            Some((n, Some(i))) => format!("%{n}#{i}"),
-            Some((n, _)) => format!("%{n}"),
-            None => format!("<<UNKNOWN SSA VALUE {}>>", v.0),
+        let mut s = String::new();
+        Self::write_value(&self.names.values, &mut s, v);
+        s
+    }
+    fn write_value(names: &ValueNames, out: &mut String, v: Value) {
+        out.push('%');
+        match names.write_base(out, v) {
+            Some(Some(i)) => {
+                let _ = write!(out, "#{i}");
+            }
+            Some(None) => {}
+            None => {
+                out.pop();
+                let _ = write!(out, "<<UNKNOWN SSA VALUE {}>>", v.0);
+            }
         }
     }
     pub fn print_operand(&mut self, v: Value) {
-        let n = self.value_name(v);
-        self.out.push_str(&n);
+        Self::write_value(&self.names.values, &mut self.out, v);
     }
     pub fn print_operands(&mut self, vs: &[Value]) {
         for (i, v) in vs.iter().enumerate() {
@@ -462,6 +563,7 @@ impl<'a> OpPrinter<'a> {
         }
         self.print_op(op);
         self.out.push('\n');
+        self.flush_if_large(false);
     }
 
     /// One operation (no indentation, no newline).
@@ -473,13 +575,8 @@ impl<'a> OpPrinter<'a> {
         let results = self.ir.results(op);
         if !results.is_empty() {
             let first = results[0];
-            let n = self
-                .names
-                .values
-                .get(&first)
-                .map(|(n, _)| n.clone())
-                .unwrap_or_default();
-            let _ = write!(self.out, "%{n}");
+            self.out.push('%');
+            self.names.values.write_base(&mut self.out, first);
             if results.len() > 1 {
                 let _ = write!(self.out, ":{}", results.len());
             }
@@ -561,16 +658,22 @@ impl<'a> OpPrinter<'a> {
     }
 }
 
-fn print_with(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions, aliases: Aliases) -> String {
-    let mut p = OpPrinter::new(ir, ctx, opts, aliases);
-    p.number_from(top);
-    p.print_op(top);
-    p.out.push('\n');
-    p.out
-}
-
 /// Print a module (or any op) with alias definitions first and resources last.
 pub fn print_module(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions) -> String {
+    let mut buf = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = print_module_to(ir, ctx, top, opts, &mut buf);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Like [`print_module`], streaming to `w` (large modules are never held as one string).
+pub fn print_module_to(
+    ir: &Ir,
+    ctx: &Context,
+    top: OpId,
+    opts: PrintOptions,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let (aliases, order) = if opts.generic {
         // MLIR's alias initializer: regions first, then types, then attributes.
         super::collect_aliases(ir, top, opts.debuginfo)
@@ -580,7 +683,9 @@ pub fn print_module(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions) -> St
             names: Default::default(),
             record: Some(Default::default()),
         };
+        let mut discard = std::io::sink();
         let mut dry = OpPrinter::new(ir, ctx, opts, rec);
+        dry.sink = Some(&mut discard);
         dry.number_from(top);
         dry.print_op(top);
         let seen: Vec<(AliasKey, usize)> = dry
@@ -604,7 +709,19 @@ pub fn print_module(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions) -> St
         }
         out.push('\n');
     }
-    out.push_str(&print_with(ir, ctx, top, opts, aliases));
+    w.write_all(out.as_bytes())?;
+    out.clear();
+    {
+        let mut p = OpPrinter::new(ir, ctx, opts, aliases);
+        p.sink = Some(&mut *w);
+        p.number_from(top);
+        p.print_op(top);
+        p.out.push('\n');
+        p.flush_if_large(true);
+        if let Some(e) = p.io_error.take() {
+            return Err(e);
+        }
+    }
     if !ir.resources.is_empty() {
         out.push_str("\n{-#\n  dialect_resources: {\n");
         let mut dialects: Vec<&str> = vec![];
@@ -628,7 +745,7 @@ pub fn print_module(ir: &Ir, ctx: &Context, top: OpId, opts: PrintOptions) -> St
         }
         out.push_str("  }\n#-}\n");
     }
-    out
+    w.write_all(out.as_bytes())
 }
 
 /// One op printed on its own (aliases inline), e.g. for diagnostics.
