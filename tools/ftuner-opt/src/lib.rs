@@ -15,6 +15,7 @@ use std::time::Instant;
 pub fn default_registry() -> PassRegistry {
     let mut r = PassRegistry::default();
     ftuner_transforms::register_passes(&mut r);
+    r.register(|| Box::new(ftuner_ukernel::AnnotateUkernelsPass::default()));
     r
 }
 
@@ -87,6 +88,15 @@ struct Cli {
     /// List the registered dialects
     #[arg(long = "show-dialects")]
     show_dialects: bool,
+    /// Target hardware: host, a built-in name (zen4, a100, ...), cuda:sm_XX, or a .toml file
+    #[arg(long = "target")]
+    target: Option<String>,
+    /// Print the hardware model of --target (default host) and its derived figures
+    #[arg(long = "print-hw-model")]
+    print_hw_model: bool,
+    /// Print the uKernel family of every contraction in the input for --target
+    #[arg(long = "print-ukernels")]
+    print_ukernels: bool,
 }
 
 fn err_line(msg: &str) -> i32 {
@@ -202,6 +212,22 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
     init_tracing(&cli.debug_only);
     let mut ctx = ftuner_dialects::context();
     ctx.allow_unregistered = cli.allow_unregistered;
+    if cli.print_hw_model {
+        return match ftuner_hw::HardwareModel::load(cli.target.as_deref().unwrap_or("host")) {
+            Ok(m) => {
+                print!("{}", m.report());
+                0
+            }
+            Err(e) => err_line(&e),
+        };
+    }
+    let model = match &cli.target {
+        Some(t) => match ftuner_hw::HardwareModel::load(t) {
+            Ok(m) => Some(m),
+            Err(e) => return err_line(&e),
+        },
+        None => None,
+    };
     if cli.show_dialects {
         println!("Available Dialects: {}", ctx.registry.dialects().join(", "));
         return 0;
@@ -271,6 +297,13 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
             Err(d) => diags.push(d),
             Ok(mut m) => {
                 ftuner_dialects::after_parse(&mut m.ir, m.top);
+                if let Some(t) = &cli.target {
+                    m.ir.set_attr(
+                        m.top,
+                        ftuner_hw::TARGET_ATTR,
+                        Some(ftuner_ir::Attribute::string(t.clone())),
+                    );
+                }
                 let errs = ftuner_ir::verify::verify(&ctx, &m.ir, m.top);
                 if !errs.is_empty() {
                     diags.extend(errs);
@@ -294,6 +327,17 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
                         reproducer: cli.reproducer.as_ref().map(std::path::PathBuf::from),
                     };
                     match pm.run(&ctx, &mut m.ir, m.top) {
+                        Ok(()) if cli.print_ukernels => {
+                            let hw = match &model {
+                                Some(h) => h.clone(),
+                                None => ftuner_hw::detect_host(),
+                            };
+                            match ftuner_ukernel::describe_module(&ctx, &m.ir, m.top, &hw) {
+                                Ok(r) => print!("{r}"),
+                                Err(e) => return err_line(&e),
+                            }
+                            streamed = true;
+                        }
                         Ok(()) => {
                             let t1 = Instant::now();
                             if cli.split_input_file {

@@ -1,0 +1,157 @@
+//! Which ops are contractions, and their batch, M, N and K dimensions.
+
+use crate::DType;
+use ftuner_dialects::linalg::{body, ins_outs};
+use ftuner_ir::{AffineExpr, Ir, OpId, DYNAMIC};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Matmul,
+    BatchMatmul,
+    /// A `linalg.generic` whose body multiplies and accumulates.
+    Generic,
+    /// Convolution as an implicit GEMM: M = N*OH*OW, N = F, K = C*KH*KW.
+    Conv2d,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contraction {
+    pub op: OpId,
+    pub kind: Kind,
+    pub dtype: DType,
+    /// Sizes of the loop dims in each role (`DYNAMIC` when unknown before run time).
+    pub batch: Vec<i64>,
+    pub m: Vec<i64>,
+    pub n: Vec<i64>,
+    pub k: Vec<i64>,
+    pub transposed_a: bool,
+    pub transposed_b: bool,
+}
+
+fn prod(v: &[i64]) -> i64 {
+    if v.contains(&DYNAMIC) {
+        DYNAMIC
+    } else {
+        v.iter().product()
+    }
+}
+
+impl Contraction {
+    pub fn m_size(&self) -> i64 {
+        prod(&self.m)
+    }
+    pub fn n_size(&self) -> i64 {
+        prod(&self.n)
+    }
+    pub fn k_size(&self) -> i64 {
+        prod(&self.k)
+    }
+    pub fn batch_size(&self) -> i64 {
+        prod(&self.batch)
+    }
+}
+
+fn body_is_mul_add(ir: &Ir, op: OpId) -> bool {
+    let Some(r) = ir.regions_of(op).first() else {
+        return false;
+    };
+    let Some(b) = ir.region_entry(*r) else {
+        return false;
+    };
+    let names: Vec<&str> = ir.block_ops(b).map(|o| ir.name(o)).collect();
+    names.contains(&"arith.mulf") && names.contains(&"arith.addf") && names.len() <= 6
+}
+
+/// Classify `op`; `None` if it is not a contraction we build uKernels for.
+pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
+    let name = ir.name(op);
+    let kind = match name {
+        "linalg.matmul" => Kind::Matmul,
+        "linalg.batch_matmul" => Kind::BatchMatmul,
+        "linalg.generic" => Kind::Generic,
+        "linalg.conv_2d_nchw_fchw" | "linalg.conv_2d_nhwc_hwcf" => Kind::Conv2d,
+        _ => return None,
+    };
+    let (ins, outs) = ins_outs(ir, op);
+    if ins.len() != 2 || outs.len() != 1 {
+        return None;
+    }
+    let dtype = DType::from_type(ir.value_type(outs[0]).element_type())?;
+    if kind == Kind::Generic && !body_is_mul_add(ir, op) {
+        return None;
+    }
+    let maps = body::indexing_maps(ir, op)?;
+    let vals = [ins[0], ins[1], outs[0]];
+    let nd = maps[0].num_dims as usize;
+    // Size of each loop dim from a static operand dim indexed by it alone.
+    let mut size = vec![DYNAMIC; nd];
+    for (m, v) in maps.iter().zip(vals) {
+        let shape = ir.value_type(v).shape()?.to_vec();
+        for (j, e) in m.results.iter().enumerate() {
+            if let AffineExpr::Dim(d) = e {
+                if shape[j] != DYNAMIC {
+                    size[*d as usize] = shape[j];
+                }
+            }
+        }
+    }
+    let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
+    let (mut batch, mut m, mut n, mut k) = (vec![], vec![], vec![], vec![]);
+    for d in 0..nd as u32 {
+        match (uses(0, d), uses(1, d), uses(2, d)) {
+            (true, true, true) => batch.push(size[d as usize]),
+            (true, false, true) => m.push(size[d as usize]),
+            (false, true, true) => n.push(size[d as usize]),
+            (true, true, false) | (true, false, false) | (false, true, false) => {
+                k.push(size[d as usize])
+            }
+            _ => return None,
+        }
+    }
+    if m.is_empty() || n.is_empty() || k.is_empty() {
+        return None;
+    }
+    if kind == Kind::Conv2d {
+        // Output spatial dims: sizes from the output operand.
+        return Some(Contraction {
+            op,
+            kind,
+            dtype,
+            batch: vec![],
+            m,
+            n,
+            k,
+            transposed_a: false,
+            transposed_b: false,
+        });
+    }
+    let last_dim = |mi: usize| match maps[mi].results.last() {
+        Some(AffineExpr::Dim(d)) => Some(*d),
+        _ => None,
+    };
+    let is_k = |d: Option<u32>| d.is_some_and(|d| uses(0, d) && uses(1, d) && !uses(2, d));
+    let transposed_a = !is_k(last_dim(0));
+    let transposed_b = is_k(last_dim(1));
+    Some(Contraction {
+        op,
+        kind,
+        dtype,
+        batch,
+        m,
+        n,
+        k,
+        transposed_a,
+        transposed_b,
+    })
+}
+
+/// Every contraction under `top`.
+pub fn find_all(ir: &Ir, top: OpId) -> Vec<Contraction> {
+    let mut v = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if let Some(c) = classify(ir, o) {
+            v.push(c);
+        }
+    });
+    v
+}

@@ -1,0 +1,248 @@
+//! CPU uKernels: register tile, cache tiles and the edge family, from the model.
+//!
+//! Register tile (per k step the kernel does `mr * nr / N_vec` vector FMAs, loads
+//! `nr / N_vec` vectors of B and `mr` broadcasts of A):
+//!
+//! * registers: `mr * nr/N_vec` accumulators + `nr/N_vec` B vectors + 1 A broadcast
+//!   `<= R` (the vector register file);
+//! * time per k step: `t = max(mr*nr/N_vec / F, (nr/N_vec + mr*b) / P, L)` where `F` is
+//!   full-width FMAs per cycle, `P` full-width loads per cycle, `b` the cost of one A
+//!   element (1 broadcast; `1/N_vec` where FMAs take a lane operand, as NEON's `fmla`),
+//!   and `L` the FMA latency (each accumulator is updated once per k step, so at least
+//!   `L * F` independent accumulators are needed to keep the FMA units busy — the
+//!   latency x throughput condition of Low et al., §3);
+//! * efficiency `= (mr*nr/N_vec / F) / t`; the tile with the highest efficiency wins,
+//!   then the largest `mr*nr` (fewer C updates per FLOP), then the highest arithmetic
+//!   intensity `mr*nr/(mr+nr)`.
+//!
+//! Cache tiles (Low et al., §4, with `N`, `W`, `C` the sets, ways and line size of a
+//! level and `S` the element size):
+//!
+//! * `kc`: the `kc x nr` micro-panel of B and an `mr x kc` micro-panel of A share L1 with
+//!   one way left for C: `C_A = floor((W1 - 1) / (1 + nr/mr))`, `kc = C_A N1 C1 / (mr S)`;
+//! * `mc`: the `mc x kc` block of A lives in L2 beside the B micro-panel and one way:
+//!   `C_B = ceil(kc nr S / (N2 C2))`, `mc = (W2 - 1 - C_B) N2 C2 / (kc S)`, a multiple of `mr`;
+//! * `nc`: the `kc x nc` panel of B lives in L3 beside the A block and one way:
+//!   `C_A3 = ceil(mc kc S / (N3 C3))`, `nc = (W3 - 1 - C_A3) N3 C3 / (kc S)`, a multiple of `nr`.
+
+use crate::DType;
+use ftuner_hw::{CpuIsa, CpuModel};
+use std::fmt::Write;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuUkernel {
+    pub mr: u32,
+    pub nr: u32,
+    /// Vector registers the kernel holds live.
+    pub registers: u32,
+    /// Cycles of one k step.
+    pub cycles_per_k: f64,
+    /// Fraction of the FMA units' peak the k loop reaches.
+    pub efficiency: f64,
+    /// Estimated cycles of one call over `kc` (k loop plus loading and storing C).
+    pub cycles_per_call: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuFamily {
+    pub dtype: DType,
+    /// f32 lanes the arithmetic uses (f16/bf16 are widened where the target has no native
+    /// arithmetic for them).
+    pub lanes: u32,
+    pub main: CpuUkernel,
+    pub kc: u32,
+    pub mc: u32,
+    pub nc: u32,
+    /// Smaller kernels for edges: every `m` of {mr, powers of two below mr} with every
+    /// `n` of {nr, nr - lanes, ..., lanes}; the last column vector is masked below `lanes`.
+    pub edges: Vec<CpuUkernel>,
+}
+
+struct Rates {
+    lanes: u32,
+    regs: u32,
+    f: f64,
+    p: f64,
+    lat: f64,
+    bcast: f64,
+}
+
+fn kernel(r: &Rates, mr: u32, nr: u32, kc: u32) -> CpuUkernel {
+    let nv = nr.div_ceil(r.lanes);
+    let fmas = (mr * nv) as f64;
+    let t_fma = fmas / r.f;
+    let t_load = (nv as f64 + mr as f64 * r.bcast) / r.p;
+    let t = t_fma.max(t_load).max(r.lat);
+    // C tile: load and store every accumulator once per call.
+    let c_traffic = 2.0 * fmas / r.p;
+    CpuUkernel {
+        mr,
+        nr,
+        registers: mr * nv + nv + 1,
+        cycles_per_k: t,
+        efficiency: t_fma / t,
+        cycles_per_call: kc as f64 * t + c_traffic,
+    }
+}
+
+fn rates(cpu: &CpuModel, dtype: DType) -> Rates {
+    // Targets without native f16/bf16 arithmetic widen to f32.
+    let native = match dtype {
+        DType::F32 => true,
+        DType::F16 => cpu.has_f16,
+        DType::BF16 => false,
+    };
+    let bytes = if native { dtype.bytes() } else { 4 };
+    Rates {
+        lanes: cpu.lanes(bytes),
+        regs: cpu.vector_registers,
+        f: cpu.vector_fmas_per_cycle(),
+        p: cpu.vector_loads_per_cycle(),
+        lat: cpu.fma_latency as f64,
+        bcast: if matches!(cpu.isa, CpuIsa::Neon | CpuIsa::Sve) {
+            1.0 / cpu.lanes(bytes) as f64
+        } else {
+            1.0
+        },
+    }
+}
+
+/// The register tile alone.
+pub fn register_tile(cpu: &CpuModel, dtype: DType) -> Result<CpuUkernel, String> {
+    let r = rates(cpu, dtype);
+    let mut best: Option<(f64, u32, f64, u32, CpuUkernel)> = None;
+    for nv in 1..=4u32 {
+        for mr in 1..=r.regs {
+            if mr * nv + nv + 1 > r.regs {
+                break;
+            }
+            let k = kernel(&r, mr, nv * r.lanes, 1);
+            let size = mr * nv * r.lanes;
+            let intensity = size as f64 / (mr + nv * r.lanes) as f64;
+            let key = ((k.efficiency * 1e6).round() / 1e6, size, intensity, nv);
+            let better = match &best {
+                None => true,
+                Some((e, s, i, n, _)) => (key.0, key.1, key.2, key.3) > (*e, *s, *i, *n),
+            };
+            if better {
+                best = Some((key.0, key.1, key.2, key.3, k));
+            }
+        }
+    }
+    best.map(|b| b.4)
+        .ok_or_else(|| format!("no register tile fits {} vector registers", r.regs))
+}
+
+fn round_down(v: f64, m: u32) -> u32 {
+    let v = v.max(0.0) as u32;
+    (v / m.max(1)) * m.max(1)
+}
+
+/// Build the family for `dtype` on `cpu`.
+pub fn build(cpu: &CpuModel, dtype: DType) -> Result<CpuFamily, String> {
+    let r = rates(cpu, dtype);
+    let main = register_tile(cpu, dtype)?;
+    let s = (cpu.vector_bits / r.lanes / 8) as f64; // bytes per element as computed
+    let (mr, nr) = (main.mr as f64, main.nr as f64);
+    // kc from L1.
+    let l1 = &cpu.l1d;
+    let c_a = ((l1.ways.saturating_sub(1)) as f64 / (1.0 + nr / mr)).floor();
+    let kc = if c_a >= 1.0 {
+        c_a * l1.sets() as f64 * l1.line as f64 / (mr * s)
+    } else {
+        // Too few ways to give A and B whole ways: they share W1 - 1 ways.
+        (l1.ways.saturating_sub(1)).max(1) as f64 * l1.sets() as f64 * l1.line as f64
+            / ((mr + nr) * s)
+    };
+    let kc = round_down(kc, 8).max(8);
+    // mc from L2.
+    let l2 = &cpu.l2;
+    let c_b = ((kc as f64 * nr * s) / (l2.sets() as f64 * l2.line as f64)).ceil();
+    let ways_a = (l2.ways as f64 - 1.0 - c_b).max(1.0);
+    let mc = round_down(
+        ways_a * l2.sets() as f64 * l2.line as f64 / (kc as f64 * s),
+        main.mr,
+    )
+    .max(main.mr);
+    // nc from L3 (or a fixed multiple of L2 when there is none).
+    let nc = match &cpu.l3 {
+        Some(l3) => {
+            let c_a3 = ((mc as f64 * kc as f64 * s) / (l3.sets() as f64 * l3.line as f64)).ceil();
+            let ways_b = (l3.ways as f64 - 1.0 - c_a3).max(1.0);
+            round_down(
+                ways_b * l3.sets() as f64 * l3.line as f64 / (kc as f64 * s),
+                main.nr,
+            )
+            .max(main.nr)
+        }
+        None => round_down(4.0 * l2.size as f64 / (kc as f64 * s), main.nr).max(main.nr),
+    };
+    let main = kernel(&r, main.mr, main.nr, kc);
+    let mut ms = vec![main.mr];
+    let mut p = 1u32;
+    while p < main.mr {
+        ms.push(p);
+        p *= 2;
+    }
+    ms.sort_unstable_by(|a, b| b.cmp(a));
+    ms.dedup();
+    let mut edges = vec![];
+    for m in &ms {
+        let mut n = main.nr;
+        while n >= r.lanes {
+            if !(*m == main.mr && n == main.nr) {
+                edges.push(kernel(&r, *m, n, kc));
+            }
+            n -= r.lanes;
+        }
+    }
+    Ok(CpuFamily {
+        dtype,
+        lanes: r.lanes,
+        main,
+        kc,
+        mc,
+        nc,
+        edges,
+    })
+}
+
+impl CpuFamily {
+    /// Every kernel of the family (main first).
+    pub fn all(&self) -> Vec<&CpuUkernel> {
+        std::iter::once(&self.main)
+            .chain(self.edges.iter())
+            .collect()
+    }
+    pub fn report(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "cpu uKernels ({}, {} lanes): main {}x{}, kc={} mc={} nc={}",
+            self.dtype.name(),
+            self.lanes,
+            self.main.mr,
+            self.main.nr,
+            self.kc,
+            self.mc,
+            self.nc
+        );
+        let _ = writeln!(
+            s,
+            "  {:>6} {:>5} {:>9} {:>10} {:>15}",
+            "tile", "regs", "cyc/k", "efficiency", "cycles/call(kc)"
+        );
+        for k in self.all() {
+            let _ = writeln!(
+                s,
+                "  {:>6} {:>5} {:>9.2} {:>10.3} {:>15.1}",
+                format!("{}x{}", k.mr, k.nr),
+                k.registers,
+                k.cycles_per_k,
+                k.efficiency,
+                k.cycles_per_call
+            );
+        }
+        s
+    }
+}

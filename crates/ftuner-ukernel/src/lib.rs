@@ -1,0 +1,88 @@
+//! # ftuner-ukernel
+//!
+//! uKernels for contractions, built from the hardware model with no search and no trained
+//! cost model:
+//!
+//! * [`cpu`]: the register tile `mr x nr` from the vector registers and the FMA latency x
+//!   throughput, the cache tiles `kc/mc/nc` from L1/L2/L3 after BLIS's analytic model
+//!   (Low, Igual, Smith, Quintana-Orti, "Analytical Modeling Is Enough for High-Performance
+//!   BLIS", ACM TOMS 43(2), 2016), and the smaller uKernels that patch edges;
+//! * [`gpu`]: block, warp and thread tiles from the register, shared-memory and occupancy
+//!   limits, transaction alignment and banks (FTuner, Roller), each with an estimated
+//!   throughput from the model's bandwidths and peak;
+//! * [`contraction`]: which ops are contractions and their M, N, K, batch dims;
+//! * [`AnnotateUkernelsPass`] (`annotate-ukernels`) and [`describe_module`]
+//!   (`ftuner-opt --print-ukernels`).
+//!
+//! ```
+//! let m = ftuner_hw::HardwareModel::load("skylake-avx512").unwrap();
+//! let f = ftuner_ukernel::cpu::build(m.cpu().unwrap(), ftuner_ukernel::DType::F32).unwrap();
+//! assert_eq!((f.main.mr, f.main.nr), (14, 32));
+//! ```
+
+pub mod contraction;
+pub mod cpu;
+pub mod gpu;
+mod pass;
+
+pub use pass::{describe_module, AnnotateUkernelsPass};
+
+/// Element type of a contraction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DType {
+    F32,
+    F16,
+    BF16,
+}
+
+impl DType {
+    pub fn bytes(self) -> u32 {
+        match self {
+            DType::F32 => 4,
+            DType::F16 | DType::BF16 => 2,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+        }
+    }
+    pub fn from_type(t: ftuner_ir::Type) -> Option<DType> {
+        match t.float_kind()? {
+            ftuner_ir::FloatKind::F32 => Some(DType::F32),
+            ftuner_ir::FloatKind::F16 => Some(DType::F16),
+            ftuner_ir::FloatKind::BF16 => Some(DType::BF16),
+            _ => None,
+        }
+    }
+}
+
+/// The uKernel family for one target and element type.
+#[derive(Clone, Debug)]
+pub enum Family {
+    Cpu(cpu::CpuFamily),
+    Gpu(gpu::GpuFamily),
+}
+
+impl Family {
+    pub fn build(model: &ftuner_hw::HardwareModel, dtype: DType) -> Result<Family, String> {
+        if let Some(c) = model.cpu() {
+            return cpu::build(c, dtype).map(Family::Cpu);
+        }
+        if let Some(g) = model.gpu() {
+            return gpu::build(g, dtype).map(Family::Gpu);
+        }
+        Err(format!(
+            "target '{}' has neither a CPU nor a GPU description",
+            model.name
+        ))
+    }
+    pub fn report(&self) -> String {
+        match self {
+            Family::Cpu(f) => f.report(),
+            Family::Gpu(f) => f.report(),
+        }
+    }
+}
