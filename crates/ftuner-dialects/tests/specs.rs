@@ -48,3 +48,44 @@ fn dialect_docs_are_up_to_date() {
         assert!(committed == md, "{} is stale: run `make docs`", p.display());
     }
 }
+
+#[test]
+fn generated_builders_make_valid_ops() {
+    use ftuner_dialects::{gen_arith::AddfOp, gen_linalg::MatmulOp};
+    let ctx = ftuner_dialects::context();
+    let src = "func.func @f(%a: f32, %x: tensor<4x8xf32>, %y: tensor<8x2xf32>, %z: tensor<4x2xf32>) -> f32 {\n  return %a : f32\n}";
+    let mut m = ftuner_ir::parse_module(&ctx, src, "b.mlir").unwrap();
+    let ir = &mut m.ir;
+    let func = ir.block_ops_vec(ir.region_entry(ir.regions_of(m.top)[0]).unwrap())[0];
+    let entry = ir.region_entry(ir.regions_of(func)[0]).unwrap();
+    let args = ir.block_args(entry).to_vec();
+    let ret = ir.terminator(entry).unwrap();
+    let loc = ir.loc(ret);
+    let fm = ftuner_ir::Attribute::dialect("arith", "fastmath<none>");
+    let add = AddfOp::build(ir, loc, args[0], args[0], ftuner_ir::Type::f32(), Some(fm));
+    ir.insert_before(ret, add.0);
+    assert_eq!(add.lhs(ir), args[0]);
+    let r = ir.result(add.0, 0);
+    ir.set_operand(ret, 0, r);
+    // Structured op: builder fills operandSegmentSizes; the body comes from the region builder.
+    let ty = ir.value_type(args[3]);
+    let mm = MatmulOp::build(ir, loc, &[args[1], args[2]], &[args[3]], &[ty], None, None);
+    let region = ir.regions_of(mm.0)[0];
+    ftuner_dialects::linalg::body::build_body(
+        ir,
+        "linalg.matmul",
+        region,
+        &[args[1], args[2]],
+        &[args[3]],
+        loc,
+    )
+    .unwrap();
+    ir.insert_before(ret, mm.0);
+    assert_eq!(mm.inputs(ir), vec![args[1], args[2]]);
+    assert_eq!(mm.outputs(ir), vec![args[3]]);
+    let errs = ftuner_ir::verify::verify(&ctx, &m.ir, m.top);
+    assert!(errs.is_empty(), "{errs:?}");
+    let text = ftuner_ir::print_module(&m.ir, &ctx, m.top, Default::default());
+    assert!(text.contains("arith.addf %arg0, %arg0 : f32"), "{text}");
+    assert!(text.contains("linalg.matmul ins(%arg1, %arg2"), "{text}");
+}

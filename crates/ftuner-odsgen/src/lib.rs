@@ -356,6 +356,7 @@ pub fn generate_rust(spec: &Spec) -> String {
         let _ = writeln!(out, "impl {tn} {{");
         let _ = writeln!(out, "    pub const NAME: &'static str = {};", lit(&full));
         let _ = writeln!(out, "    pub fn from(ir: &Ir, op: OpId) -> Option<Self> {{ if ir.name(op) == Self::NAME {{ Some(Self(op)) }} else {{ None }} }}");
+        builder(&mut out, op, &full);
         accessors(&mut out, &op.operands, "operands", "operandSegmentSizes");
         accessors(&mut out, &op.results, "results", "resultSegmentSizes");
         for a in &op.attributes {
@@ -369,6 +370,113 @@ pub fn generate_rust(spec: &Spec) -> String {
         let _ = writeln!(out, "}}");
     }
     out
+}
+
+fn param_name(n: &str) -> String {
+    let n = rust_ident(n).to_lowercase();
+    if matches!(
+        n.as_str(),
+        "type"
+            | "in"
+            | "ref"
+            | "self"
+            | "fn"
+            | "match"
+            | "where"
+            | "mod"
+            | "use"
+            | "loop"
+            | "break"
+            | "move"
+            | "static"
+            | "let"
+            | "loc"
+            | "ir"
+    ) {
+        format!("{n}_")
+    } else {
+        n
+    }
+}
+
+/// A typed builder: one parameter per operand group, result and inherent attribute, in
+/// spec order; segment sizes are filled in. Regions are created empty.
+fn builder(out: &mut String, op: &OpSpec, full: &str) {
+    let mut params = vec!["ir: &mut Ir".to_string(), "loc: Attribute".to_string()];
+    let mut body = vec![
+        "let mut ods_operands: Vec<Value> = vec![];".to_string(),
+        "let mut ods_segments: Vec<i32> = vec![];".to_string(),
+    ];
+    for a in &op.operands {
+        let n = param_name(&a.name);
+        if a.variadic {
+            params.push(format!("{n}: &[Value]"));
+            body.push(format!(
+                "ods_segments.push({n}.len() as i32); ods_operands.extend_from_slice({n});"
+            ));
+        } else if a.optional {
+            params.push(format!("{n}: Option<Value>"));
+            body.push(format!(
+                "ods_segments.push({n}.is_some() as i32); ods_operands.extend({n});"
+            ));
+        } else {
+            params.push(format!("{n}: Value"));
+            body.push(format!("ods_segments.push(1); ods_operands.push({n});"));
+        }
+    }
+    body.push("let mut ods_results: Vec<ftuner_ir::Type> = vec![];".to_string());
+    body.push("let mut ods_result_segments: Vec<i32> = vec![];".to_string());
+    for r in &op.results {
+        let n = format!("{}_type", param_name(&r.name).trim_end_matches('_'));
+        if r.variadic {
+            params.push(format!("{n}: &[ftuner_ir::Type]"));
+            body.push(format!(
+                "ods_result_segments.push({n}.len() as i32); ods_results.extend_from_slice({n});"
+            ));
+        } else if r.optional {
+            params.push(format!("{n}: Option<ftuner_ir::Type>"));
+            body.push(format!(
+                "ods_result_segments.push({n}.is_some() as i32); ods_results.extend({n});"
+            ));
+        } else {
+            params.push(format!("{n}: ftuner_ir::Type"));
+            body.push(format!(
+                "ods_result_segments.push(1); ods_results.push({n});"
+            ));
+        }
+    }
+    body.push(format!("let mut ods_spec = ftuner_ir::OpSpec::new(ftuner_ir::intern_name({}), loc).operands(ods_operands).results(ods_results).regions({});", lit(full), op.regions));
+    for a in &op.attributes {
+        let n = format!("{}_attr", param_name(&a.name).trim_end_matches('_'));
+        if a.optional || a.default.is_some() {
+            params.push(format!("{n}: Option<Attribute>"));
+            body.push(format!(
+                "if let Some(a) = {n} {{ ods_spec = ods_spec.prop({}, a); }}",
+                lit(&a.name)
+            ));
+        } else {
+            params.push(format!("{n}: Attribute"));
+            body.push(format!("ods_spec = ods_spec.prop({}, {n});", lit(&a.name)));
+        }
+    }
+    if op.traits.iter().any(|t| t == "AttrSizedOperandSegments") {
+        body.push("ods_spec = ods_spec.prop(\"operandSegmentSizes\", Attribute::dense_i32_array(&ods_segments));".to_string());
+    }
+    if op.traits.iter().any(|t| t == "AttrSizedResultSegments") {
+        body.push("ods_spec = ods_spec.prop(\"resultSegmentSizes\", Attribute::dense_i32_array(&ods_result_segments));".to_string());
+    }
+    body.push("let _ = (&ods_segments, &ods_result_segments);".to_string());
+    body.push("Self(ir.create_op(ods_spec))".to_string());
+    let _ = writeln!(
+        out,
+        "    /// Create a detached `{full}` (insert it with `Ir::append_op` / `insert_before`)."
+    );
+    let _ = writeln!(out, "    #[allow(clippy::too_many_arguments, unused_mut)]");
+    let _ = writeln!(out, "    pub fn build({}) -> Self {{", params.join(", "));
+    for b in body {
+        let _ = writeln!(out, "        {b}");
+    }
+    let _ = writeln!(out, "    }}");
 }
 
 fn accessors(out: &mut String, args: &[ArgSpec], kind: &str, seg: &str) {

@@ -17,3 +17,13 @@ func.func @dead_matmul(%a: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf
   %0 = linalg.matmul ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %c : tensor<4x4xf32>
 }
+
+// CHECK-LABEL: func.func @identity_moves
+func.func @identity_moves(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK-NOT: linalg.transpose
+  // CHECK-NOT: linalg.broadcast
+  %t = linalg.transpose ins(%a : tensor<4x8xf32>) outs(%b : tensor<4x8xf32>) permutation = [0, 1]
+  %c = linalg.broadcast ins(%a : tensor<4x8xf32>) outs(%b : tensor<4x8xf32>) dimensions = []
+  // CHECK: return %arg0, %arg0
+  return %t, %c : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -362,6 +362,37 @@ fn generic_identity(ir: &mut Ir, op: OpId) -> bool {
 }
 pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] = &[generic_identity];
 
+/// A transpose with the identity permutation, or a broadcast adding no dimension, on
+/// tensors of the same type is its input.
+fn identity_data_movement(ir: &mut Ir, op: OpId) -> bool {
+    let attr = if ir.name(op) == "linalg.transpose" {
+        "permutation"
+    } else {
+        "dimensions"
+    };
+    let Some(v) = ir.attr(op, attr).and_then(|a| a.as_dense_i64s()) else {
+        return false;
+    };
+    let identity = if attr == "permutation" {
+        v.iter().enumerate().all(|(i, p)| *p == i as i64)
+    } else {
+        v.is_empty()
+    };
+    if !identity || ir.results(op).len() != 1 {
+        return false;
+    }
+    let input = ir.operand(op, 0);
+    let res = ir.result(op, 0);
+    if ir.value_type(input) != ir.value_type(res) {
+        return false;
+    }
+    ir.replace_all_uses(res, input);
+    ir.erase_op(op);
+    true
+}
+pub const CANONICALIZE_TRANSPOSE: &[ftuner_ir::dialect::CanonFn] = &[identity_data_movement];
+pub const CANONICALIZE_BROADCAST: &[ftuner_ir::dialect::CanonFn] = &[identity_data_movement];
+
 pub fn verify_index(ir: &Ir, op: OpId) -> Result<(), String> {
     let dim = ir.attr(op, "dim").and_then(|a| a.as_i64()).unwrap_or(-1);
     let Some(parent) = ir.parent_op(op) else {
