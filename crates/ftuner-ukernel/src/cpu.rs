@@ -54,7 +54,7 @@ pub struct CpuFamily {
     pub mc: u32,
     pub nc: u32,
     /// Smaller kernels for edges: every `m` of {mr, powers of two below mr} with every
-    /// `n` of {nr, nr - lanes, ..., lanes}; the last column vector is masked below `lanes`.
+    /// `n` of {nr, nr - lanes, ..., lanes} and the narrower {lanes/2, ..., 1}.
     pub edges: Vec<CpuUkernel>,
 }
 
@@ -194,6 +194,13 @@ pub fn build(cpu: &CpuModel, dtype: DType) -> Result<CpuFamily, String> {
                 edges.push(kernel(&r, *m, n, kc));
             }
             n -= r.lanes;
+        }
+        // Narrower columns (half, quarter ... vectors, down to scalars) so any N is covered
+        // exactly without masked lanes.
+        let mut n = r.lanes / 2;
+        while n >= 1 {
+            edges.push(kernel(&r, *m, n, kc));
+            n /= 2;
         }
     }
     Ok(CpuFamily {

@@ -18,7 +18,8 @@
 //! blocks): compute `2 bm bn bk / (peak/SM * u)` with `u = min(1, warps/SM / 8)` (latency
 //! hiding needs about 8 resident warps), global loads `(bm + bn) bk S / (DRAM bw/SM)`,
 //! shared loads `threads (tm + tn) bk S / (smem bw/SM)`; the step takes the largest.
-//! Throughput is FLOPs over time. For each block shape the best candidate is kept.
+//! Throughput is FLOPs over time. For each block shape the best candidate is kept; warp
+//! layouts include 1x32 and 32x1 so that blocks one row or column wide exist for edges.
 
 use crate::DType;
 use ftuner_hw::GpuModel;
@@ -154,7 +155,7 @@ pub fn build(g: &GpuModel, dtype: DType) -> Result<GpuFamily, String> {
         DType::BF16 => g.mma_shape("bf16"),
     };
     let mut best: Vec<GpuUkernel> = vec![];
-    let layouts: Vec<(u32, u32)> = [(4u32, 8u32), (8, 4), (2, 16), (16, 2)]
+    let layouts: Vec<(u32, u32)> = [(4u32, 8u32), (8, 4), (2, 16), (16, 2), (1, 32), (32, 1)]
         .into_iter()
         .filter(|(a, b)| a * b == g.warp_size)
         .collect();
@@ -199,13 +200,9 @@ pub fn build(g: &GpuModel, dtype: DType) -> Result<GpuFamily, String> {
     if best.is_empty() {
         return Err("no thread-block tile satisfies the target's limits".into());
     }
-    // Keep power-of-two block shapes from 16 to 256 (the patch planner combines them).
-    best.retain(|k| {
-        k.bm.is_power_of_two()
-            && k.bn.is_power_of_two()
-            && (16..=256).contains(&k.bm)
-            && (16..=256).contains(&k.bn)
-    });
+    // Keep power-of-two block shapes up to 256 (the patch planner combines them; the
+    // narrow ones cover small residues exactly instead of padding them).
+    best.retain(|k| k.bm.is_power_of_two() && k.bn.is_power_of_two() && k.bm <= 256 && k.bn <= 256);
     best.sort_by(|a, b| {
         (b.bm * b.bn, b.bm)
             .cmp(&(a.bm * a.bn, a.bm))

@@ -24,8 +24,11 @@ pub mod contraction;
 pub mod cpu;
 pub mod gpu;
 mod pass;
+pub mod patch;
+pub mod plan;
 
 pub use pass::{describe_module, AnnotateUkernelsPass};
+pub use patch::PatchUkernelsPass;
 
 /// Element type of a contraction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

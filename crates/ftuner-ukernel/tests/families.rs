@@ -45,7 +45,7 @@ fn check_cpu(c: &CpuModel, f: &cpu::CpuFamily) {
             c.vector_registers
         );
         assert!(k.efficiency > 0.0 && k.efficiency <= 1.0 + 1e-9);
-        assert!(k.nr.is_multiple_of(f.lanes));
+        assert!(k.nr.is_multiple_of(f.lanes) || (k.nr < f.lanes && k.nr.is_power_of_two()));
     }
     // The main tile hides the FMA latency.
     let acc = f.main.mr * f.main.nr / f.lanes;

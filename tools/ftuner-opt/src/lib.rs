@@ -16,6 +16,7 @@ pub fn default_registry() -> PassRegistry {
     let mut r = PassRegistry::default();
     ftuner_transforms::register_passes(&mut r);
     r.register(|| Box::new(ftuner_ukernel::AnnotateUkernelsPass::default()));
+    r.register(|| Box::new(ftuner_ukernel::PatchUkernelsPass::default()));
     r
 }
 
@@ -97,6 +98,10 @@ struct Cli {
     /// Print the uKernel family of every contraction in the input for --target
     #[arg(long = "print-ukernels")]
     print_ukernels: bool,
+    /// After the pipeline, draw how the first ukernel.patch covers a run-time shape:
+    /// `M=100,N=2304:plan.svg`
+    #[arg(long = "dump-patch-plan")]
+    dump_patch_plan: Option<String>,
 }
 
 fn err_line(msg: &str) -> i32 {
@@ -327,6 +332,16 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
                         reproducer: cli.reproducer.as_ref().map(std::path::PathBuf::from),
                     };
                     match pm.run(&ctx, &mut m.ir, m.top) {
+                        Ok(())
+                            if cli.dump_patch_plan.is_some()
+                                && !dump_plan(
+                                    &m.ir,
+                                    m.top,
+                                    cli.dump_patch_plan.as_deref().unwrap_or(""),
+                                ) =>
+                        {
+                            return 1;
+                        }
                         Ok(()) if cli.print_ukernels => {
                             let hw = match &model {
                                 Some(h) => h.clone(),
@@ -445,6 +460,57 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
     } else {
         0
     }
+}
+
+/// `--dump-patch-plan=M=100,N=2304:plan.svg`; returns false (after an error line) on failure.
+fn dump_plan(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId, spec: &str) -> bool {
+    let fail = |m: String| {
+        eprintln!("ftuner-opt: error: --dump-patch-plan: {m}");
+        false
+    };
+    let Some((dims, path)) = spec.split_once(':') else {
+        return fail(format!("expected 'M=<m>,N=<n>:<file.svg>', got '{spec}'"));
+    };
+    let (mut m, mut n) = (None, None);
+    for kv in dims.split(',') {
+        match kv.split_once('=') {
+            Some(("M", v)) => m = v.trim().parse::<u64>().ok(),
+            Some(("N", v)) => n = v.trim().parse::<u64>().ok(),
+            _ => return fail(format!("bad dimension '{kv}' (expected M=<m> or N=<n>)")),
+        }
+    }
+    let (Some(m), Some(n)) = (m, n) else {
+        return fail("both M and N must be given as integers".into());
+    };
+    let mut patch = None;
+    ir.walk_pre(top, &mut |o| {
+        if patch.is_none() && ir.name(o) == "ukernel.patch" {
+            patch = Some(o);
+        }
+    });
+    let Some(op) = patch else {
+        return fail("no ukernel.patch in the module (run --patch-ukernels first)".into());
+    };
+    let plans = (
+        ir.attr(op, "m_plan")
+            .and_then(ftuner_ukernel::patch::plan_from_attr),
+        ir.attr(op, "n_plan")
+            .and_then(ftuner_ukernel::patch::plan_from_attr),
+    );
+    let (Some(mp), Some(np)) = plans else {
+        return fail("malformed patch plans".into());
+    };
+    for (p, x, d) in [(&mp, m, "M"), (&np, n, "N")] {
+        if let Some(s) = p.static_size {
+            if s != x {
+                return fail(format!("{d} is static ({s}) in this contraction, not {x}"));
+            }
+        }
+    }
+    if let Err(e) = std::fs::write(path, ftuner_ukernel::plan::plan_svg(m, n, &mp, &np)) {
+        return fail(format!("cannot write '{path}': {e}"));
+    }
+    true
 }
 
 /// Open `-o` (or stdout), run `f` on a buffered writer, flush.

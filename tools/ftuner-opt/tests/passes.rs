@@ -48,3 +48,23 @@ fn passes_survive_mutations() {
     }
     assert!(verified > 0);
 }
+
+#[test]
+fn patch_ukernels_snapshots() {
+    for target in ["zen4", "a100"] {
+        insta::glob!("../../../examples", "*.mlir", |path| {
+            let src = std::fs::read_to_string(path).unwrap();
+            let out = run_pipeline(
+                &src,
+                &format!("builtin.module(patch-ukernels{{target={target}}})"),
+            )
+            .unwrap();
+            // Patched IR parses back to the same text.
+            let again = run_pipeline(&out, "builtin.module(cse)").unwrap();
+            let reparsed = run_pipeline(&out, "builtin.module()").unwrap();
+            assert_eq!(reparsed, out);
+            let _ = again;
+            insta::assert_snapshot!(format!("patch_{target}"), out);
+        });
+    }
+}

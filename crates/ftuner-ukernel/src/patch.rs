@@ -1,0 +1,357 @@
+//! `patch-ukernels`: each contraction becomes a `ukernel.patch` carrying its uKernel
+//! family and the patch plans of M and N.
+
+use crate::contraction::{find_all, Contraction, Kind};
+use crate::plan::{plan_dim, DimPlan};
+use crate::{DType, Family};
+use ftuner_dialects::linalg::{body, ins_outs};
+use ftuner_dialects::ukernel::{plan_attr, read_plan};
+use ftuner_hw::HardwareModel;
+use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, DYNAMIC};
+use ftuner_pass::{
+    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
+};
+
+/// Per-dimension tiles with their cost per call, from a family.
+/// Tile sizes of one dimension with the estimated cost of one call of each.
+pub type DimTiles = Vec<(u32, f64)>;
+
+pub fn dim_tiles(f: &Family) -> (DimTiles, DimTiles) {
+    match f {
+        Family::Cpu(c) => {
+            let all = c.all();
+            let cost = |m: u32, n: u32| {
+                all.iter()
+                    .find(|k| k.mr == m && k.nr == n)
+                    .map(|k| k.cycles_per_call)
+            };
+            let mut ms: Vec<(u32, f64)> = vec![];
+            let mut ns: Vec<(u32, f64)> = vec![];
+            for k in &all {
+                if k.nr == c.main.nr && !ms.iter().any(|x| x.0 == k.mr) {
+                    ms.push((k.mr, cost(k.mr, c.main.nr).unwrap_or(k.cycles_per_call)));
+                }
+                if k.mr == c.main.mr && !ns.iter().any(|x| x.0 == k.nr) {
+                    ns.push((k.nr, cost(c.main.mr, k.nr).unwrap_or(k.cycles_per_call)));
+                }
+            }
+            (ms, ns)
+        }
+        Family::Gpu(g) => {
+            let main = g.main();
+            // Cost of a block tile: its FLOPs over its estimated throughput.
+            let t = |k: &crate::gpu::GpuUkernel| (k.bm * k.bn) as f64 / k.est_gflops.max(1e-9);
+            let ms = g
+                .tiles
+                .iter()
+                .filter(|k| k.bn == main.bn)
+                .map(|k| (k.bm, t(k)))
+                .collect();
+            let ns = g
+                .tiles
+                .iter()
+                .filter(|k| k.bm == main.bm)
+                .map(|k| (k.bn, t(k)))
+                .collect();
+            (ms, ns)
+        }
+    }
+}
+
+/// All (m, n) tiles of a family, flattened.
+pub fn flat_tiles(f: &Family) -> Vec<i64> {
+    match f {
+        Family::Cpu(c) => c
+            .all()
+            .iter()
+            .flat_map(|k| [k.mr as i64, k.nr as i64])
+            .collect(),
+        Family::Gpu(g) => g
+            .tiles
+            .iter()
+            .flat_map(|k| [k.bm as i64, k.bn as i64])
+            .collect(),
+    }
+}
+
+fn keep_at_most(v: &mut Vec<(u32, f64)>, n: usize) {
+    // Keep the largest tile and the smallest ones that still cover every residue.
+    v.sort_by_key(|t| std::cmp::Reverse(t.0));
+    if n >= 2 && v.len() > n {
+        let main = v[0];
+        let rest: Vec<(u32, f64)> = v[v.len() - (n - 1)..].to_vec();
+        *v = std::iter::once(main).chain(rest).collect();
+    }
+}
+
+/// The plans for a contraction.
+pub fn plans(
+    f: &Family,
+    c: &Contraction,
+    max_padding: f64,
+    max_ukernels: usize,
+) -> Result<(DimPlan, DimPlan), String> {
+    let (mut ms, mut ns) = dim_tiles(f);
+    keep_at_most(&mut ms, max_ukernels);
+    keep_at_most(&mut ns, max_ukernels);
+    let st = |x: i64| (x != DYNAMIC).then_some(x as u64);
+    Ok((
+        plan_dim(&ms, max_padding, st(c.m_size()))?,
+        plan_dim(&ns, max_padding, st(c.n_size()))?,
+    ))
+}
+
+fn to_attr(p: &DimPlan) -> Attribute {
+    let res: Vec<Vec<i64>> = p
+        .residues
+        .iter()
+        .map(|v| v.iter().map(|t| *t as i64).collect())
+        .collect();
+    plan_attr(p.main as i64, p.static_size.map(|s| s as i64), &res)
+}
+
+/// Read a plan attribute back into a [`DimPlan`].
+pub fn plan_from_attr(a: Attribute) -> Option<DimPlan> {
+    let (main, st, res) = read_plan(a)?;
+    Some(DimPlan {
+        main: main as u32,
+        residues: res
+            .iter()
+            .map(|v| v.iter().map(|t| *t as u32).collect())
+            .collect(),
+        static_size: st.map(|s| s as u64),
+    })
+}
+
+/// Replace contraction `c` by a `ukernel.patch`.
+pub fn patch(
+    ir: &mut Ir,
+    c: &Contraction,
+    f: &Family,
+    target: &str,
+    mp: &DimPlan,
+    np: &DimPlan,
+) -> Result<OpId, String> {
+    let op = c.op;
+    let maps = body::indexing_maps(ir, op).ok_or("contraction without indexing maps")?;
+    let red = body::reduction_dims(ir, op).ok_or("contraction without iterator types")?;
+    let (ins, outs) = ins_outs(ir, op);
+    let kind = match c.kind {
+        Kind::Matmul => "matmul",
+        Kind::BatchMatmul => "batch_matmul",
+        Kind::Generic => "generic",
+        Kind::Conv2d => "conv2d",
+    };
+    let (kc, mc, nc) = match f {
+        Family::Cpu(x) => (x.kc as i64, x.mc as i64, x.nc as i64),
+        Family::Gpu(g) => (g.main().bk as i64, 0, 0),
+    };
+    let its: Vec<Attribute> = red
+        .iter()
+        .map(|r| {
+            Attribute::dialect(
+                "linalg",
+                if *r {
+                    "iterator_type<reduction>"
+                } else {
+                    "iterator_type<parallel>"
+                },
+            )
+        })
+        .collect();
+    let result_types: Vec<ftuner_ir::Type> =
+        ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
+    let loc = ir.loc(op);
+    let spec = OpSpec::new(intern_name("ukernel.patch"), loc)
+        .operands(ins.iter().chain(&outs).copied())
+        .results(result_types)
+        .prop("kind", Attribute::string(kind))
+        .prop("target", Attribute::string(target))
+        .prop("tiles", Attribute::dense_i64_array(&flat_tiles(f)))
+        .prop("kc", Attribute::i64(kc))
+        .prop("mc", Attribute::i64(mc))
+        .prop("nc", Attribute::i64(nc))
+        .prop("m_plan", to_attr(mp))
+        .prop("n_plan", to_attr(np))
+        .prop(
+            "indexing_maps",
+            Attribute::array(maps.into_iter().map(Attribute::affine_map).collect()),
+        )
+        .prop("iterator_types", Attribute::array(its))
+        .prop(
+            "operandSegmentSizes",
+            Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32]),
+        )
+        .regions(1);
+    let new = ir.create_op(spec);
+    // The body: the contraction's scalar computation.
+    let src_region = ir.regions_of(op)[0];
+    let dst_region = ir.regions_of(new)[0];
+    let mut map = Default::default();
+    let mut bmap = Default::default();
+    ir.clone_region_into(src_region, dst_region, &mut map, &mut bmap);
+    // The body ends in ukernel.yield (linalg.yield belongs to linalg ops).
+    for b in ir.region(dst_region).blocks.clone() {
+        if let Some(t) = ir.terminator(b) {
+            if ir.name(t) == "linalg.yield" {
+                let vals = ir.operands(t).to_vec();
+                let y = ir
+                    .create_op(OpSpec::new(intern_name("ukernel.yield"), ir.loc(t)).operands(vals));
+                ir.insert_before(t, y);
+                ir.erase_op(t);
+            }
+        }
+    }
+    ir.insert_before(op, new);
+    let results = ir.results(new).to_vec();
+    ir.replace_op(op, &results);
+    Ok(new)
+}
+
+pub struct PatchUkernelsPass {
+    opts: PassOptions,
+    patched: u64,
+    ukernels: u64,
+}
+
+impl Default for PatchUkernelsPass {
+    fn default() -> Self {
+        PatchUkernelsPass {
+            opts: PassOptions::new(vec![
+                OptionSpec { name: "target", kind: OptionKind::String, default: "", description: "Target (host, a built-in name, cuda:sm_XX, or a .toml file); empty: the module's ftuner.target or host" },
+                OptionSpec { name: "dtypes", kind: OptionKind::List, default: "f32,f16,bf16", description: "Element types to patch (others are left alone)" },
+                OptionSpec { name: "max-ukernels", kind: OptionKind::UInt, default: "8", description: "Most tile sizes per dimension (the main tile plus the smallest)" },
+                OptionSpec { name: "max-padding", kind: OptionKind::Float, default: "0", description: "Fraction of the main tile a residue may be padded by when that is cheaper" },
+            ]),
+            patched: 0,
+            ukernels: 0,
+        }
+    }
+}
+
+impl Pass for PatchUkernelsPass {
+    fn argument(&self) -> &'static str {
+        "patch-ukernels"
+    }
+    fn name(&self) -> &'static str {
+        "PatchUkernels"
+    }
+    fn summary(&self) -> &'static str {
+        "Cover each contraction with a patch of analytic uKernels (ukernel.patch)"
+    }
+    fn description(&self) -> &'static str {
+        "Replaces linalg.matmul, linalg.batch_matmul (and transposed forms), contraction linalg.generic ops and conv_2d (as implicit GEMM) by ukernel.patch ops holding the target's uKernel family and, for M and N, the tiles covering every residue modulo the main tile."
+    }
+    fn options(&mut self) -> Option<&mut PassOptions> {
+        Some(&mut self.opts)
+    }
+    fn options_ref(&self) -> Option<&PassOptions> {
+        Some(&self.opts)
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
+        let t = self.opts.str("target");
+        let model = if t.is_empty() {
+            match cx.analysis::<ftuner_hw::HwModelAnalysis>(op) {
+                Ok(a) => a.model.clone(),
+                Err(e) => {
+                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
+                    return Err(PassFailure);
+                }
+            }
+        } else {
+            match HardwareModel::load(&t) {
+                Ok(m) => m,
+                Err(e) => {
+                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
+                    return Err(PassFailure);
+                }
+            }
+        };
+        let dtypes = self.opts.list("dtypes");
+        let max_pad = self.opts.float("max-padding");
+        if !(0.0..=1.0).contains(&max_pad) {
+            cx.emit(Diagnostic::error(
+                cx.ir.loc(op),
+                format!("max-padding must be within [0, 1], got {max_pad}"),
+            ));
+            return Err(PassFailure);
+        }
+        let max_uk = (self.opts.int("max-ukernels").max(2)) as usize;
+        let mut families: Vec<(DType, Family)> = vec![];
+        for c in find_all(cx.ir, op) {
+            if !dtypes.iter().any(|d| d == c.dtype.name()) {
+                continue;
+            }
+            let f = match families.iter().find(|(d, _)| *d == c.dtype) {
+                Some((_, f)) => f.clone(),
+                None => match Family::build(&model, c.dtype) {
+                    Ok(f) => {
+                        families.push((c.dtype, f.clone()));
+                        f
+                    }
+                    Err(e) => {
+                        cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
+                        return Err(PassFailure);
+                    }
+                },
+            };
+            let (mp, np) = match plans(&f, &c, max_pad, max_uk) {
+                Ok(p) => p,
+                Err(e) => {
+                    cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
+                    return Err(PassFailure);
+                }
+            };
+            let used = {
+                let mut v: Vec<u32> = mp
+                    .residues
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .chain([mp.main])
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                let mut w: Vec<u32> = np
+                    .residues
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .chain([np.main])
+                    .collect();
+                w.sort_unstable();
+                w.dedup();
+                (v.len() * w.len()) as u64
+            };
+            if let Err(e) = patch(cx.ir, &c, &f, &model.name, &mp, &np) {
+                cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
+                return Err(PassFailure);
+            }
+            self.patched += 1;
+            self.ukernels += used;
+        }
+        cx.preserved.preserve::<ftuner_hw::HwModelAnalysis>();
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![
+            Statistic {
+                name: "num-patched",
+                description: "Contractions patched",
+                value: self.patched,
+            },
+            Statistic {
+                name: "num-ukernels",
+                description: "uKernel sizes the patch plans use (all ops)",
+                value: self.ukernels,
+            },
+        ]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(PatchUkernelsPass {
+            opts: self.opts.clone(),
+            patched: 0,
+            ukernels: 0,
+        })
+    }
+}
