@@ -1,0 +1,468 @@
+//! Scalar operations, and bodies of structured ops compiled to register programs.
+
+use crate::eval::InterpError;
+use crate::tensor::{round_to, RtVal, Tensor};
+use ftuner_ir::{AttrKind, Ir, OpId, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// One scalar operation with everything it needs decided up front.
+#[derive(Clone, Debug)]
+pub enum ScalarOp {
+    Const(f64),
+    Bin(&'static str),
+    Un(&'static str),
+    CmpI(i64),
+    CmpF(i64),
+    Select,
+    Cast(&'static str, Type),
+    FPowI,
+    Fma,
+}
+
+fn int_of(v: f64, t: Type, unsigned: bool) -> i128 {
+    let w = if t.is_index() {
+        64
+    } else {
+        t.int_width().unwrap_or(64)
+    };
+    let x = v as i128;
+    if unsigned && w < 128 {
+        x.rem_euclid(1i128 << w)
+    } else {
+        x
+    }
+}
+
+impl ScalarOp {
+    /// The scalar semantics of `op`, if it is a scalar arith/math op.
+    pub fn of(ir: &Ir, op: OpId) -> Option<ScalarOp> {
+        let name = ir.name(op);
+        let (dialect, short) = name.split_once('.')?;
+        if dialect != "arith" && dialect != "math" {
+            return None;
+        }
+        Some(match short {
+            "constant" => {
+                let a = ir.attr(op, "value")?;
+                match a.kind() {
+                    AttrKind::Integer { value, .. } => ScalarOp::Const(*value as f64),
+                    AttrKind::Bool(b) => ScalarOp::Const(*b as i64 as f64),
+                    AttrKind::Float { bits, ty } => {
+                        ScalarOp::Const(ftuner_ir::float::bits_to_f64(*bits, ty.float_kind()?))
+                    }
+                    _ => return None,
+                }
+            }
+            "cmpi" => ScalarOp::CmpI(ir.attr(op, "predicate")?.as_i64()?),
+            "cmpf" => ScalarOp::CmpF(ir.attr(op, "predicate")?.as_i64()?),
+            "select" => ScalarOp::Select,
+            "fpowi" => ScalarOp::FPowI,
+            "fma" => ScalarOp::Fma,
+            "extf" | "truncf" | "extsi" | "extui" | "trunci" | "sitofp" | "uitofp" | "fptosi"
+            | "fptoui" | "index_cast" | "index_castui" | "bitcast" => ScalarOp::Cast(
+                ftuner_ir::intern_name(short),
+                ir.value_type(ir.operand(op, 0)),
+            ),
+            _ => match ir.operands(op).len() {
+                1 => ScalarOp::Un(ftuner_ir::intern_name(short)),
+                2 => ScalarOp::Bin(ftuner_ir::intern_name(short)),
+                _ => return None,
+            },
+        })
+    }
+
+    /// Apply to scalar operands; `ty` is the result type (element type for tensors).
+    pub fn apply(&self, a: &[f64], ty: Type) -> Result<f64, InterpError> {
+        let err = |m: String| InterpError::new(m);
+        let r = match self {
+            ScalarOp::Const(c) => *c,
+            ScalarOp::Select => {
+                if a[0] != 0.0 {
+                    a[1]
+                } else {
+                    a[2]
+                }
+            }
+            ScalarOp::Fma => a[0] * a[1] + a[2],
+            ScalarOp::FPowI => a[0].powi(a[1].clamp(i32::MIN as f64, i32::MAX as f64) as i32),
+            ScalarOp::CmpF(p) => {
+                let (x, y) = (a[0], a[1]);
+                let uno = x.is_nan() || y.is_nan();
+                (match p {
+                    0 => false,
+                    1 => !uno && x == y,
+                    2 => !uno && x > y,
+                    3 => !uno && x >= y,
+                    4 => !uno && x < y,
+                    5 => !uno && x <= y,
+                    6 => !uno && x != y,
+                    7 => !uno,
+                    8 => uno || x == y,
+                    9 => uno || x > y,
+                    10 => uno || x >= y,
+                    11 => uno || x < y,
+                    12 => uno || x <= y,
+                    13 => uno || x != y,
+                    14 => uno,
+                    _ => true,
+                }) as i64 as f64
+            }
+            ScalarOp::CmpI(p) => {
+                let (x, y) = (a[0] as i128, a[1] as i128);
+                // Unsigned predicates compare as unsigned 64-bit (wider types are rare here).
+                let (ux, uy) = (a[0] as i64 as u64, a[1] as i64 as u64);
+                (match p {
+                    0 => x == y,
+                    1 => x != y,
+                    2 => x < y,
+                    3 => x <= y,
+                    4 => x > y,
+                    5 => x >= y,
+                    6 => ux < uy,
+                    7 => ux <= uy,
+                    8 => ux > uy,
+                    _ => ux >= uy,
+                }) as i64 as f64
+            }
+            ScalarOp::Cast(kind, from) => match *kind {
+                "extf" | "truncf" | "sitofp" | "index_cast" | "extsi" | "trunci" => a[0],
+                "uitofp" | "extui" | "index_castui" => int_of(a[0], *from, true) as f64,
+                "fptosi" | "fptoui" => a[0].trunc(),
+                _ => {
+                    return Err(err(format!(
+                        "arith.{kind} is not supported by the interpreter"
+                    )))
+                }
+            },
+            ScalarOp::Un(n) => {
+                let x = a[0];
+                match *n {
+                    "negf" => -x,
+                    "absf" => x.abs(),
+                    "exp" => x.exp(),
+                    "exp2" => x.exp2(),
+                    "expm1" => x.exp_m1(),
+                    "log" => x.ln(),
+                    "log2" => x.log2(),
+                    "log10" => x.log10(),
+                    "log1p" => x.ln_1p(),
+                    "sqrt" => x.sqrt(),
+                    "rsqrt" => 1.0 / x.sqrt(),
+                    "tanh" => x.tanh(),
+                    "sin" => x.sin(),
+                    "cos" => x.cos(),
+                    "tan" => x.tan(),
+                    "atan" => x.atan(),
+                    "erf" => erf(x),
+                    "ceil" => x.ceil(),
+                    "floor" => x.floor(),
+                    "round" => x.round(),
+                    "roundeven" => x.round_ties_even(),
+                    "trunc" => x.trunc(),
+                    "absi" => x.abs(),
+                    _ => {
+                        return Err(err(format!(
+                            "unary op '{n}' is not supported by the interpreter"
+                        )))
+                    }
+                }
+            }
+            ScalarOp::Bin(n) => {
+                let (x, y) = (a[0], a[1]);
+                let ix = || x as i128;
+                let iy = || y as i128;
+                match *n {
+                    "addf" | "addi" => x + y,
+                    "subf" | "subi" => x - y,
+                    "mulf" | "muli" => x * y,
+                    "divf" => x / y,
+                    "remf" => x % y,
+                    "maximumf" => {
+                        if x.is_nan() || y.is_nan() {
+                            f64::NAN
+                        } else {
+                            x.max(y)
+                        }
+                    }
+                    "minimumf" => {
+                        if x.is_nan() || y.is_nan() {
+                            f64::NAN
+                        } else {
+                            x.min(y)
+                        }
+                    }
+                    "maxnumf" => x.max(y),
+                    "minnumf" => x.min(y),
+                    "powf" => x.powf(y),
+                    "atan2" => x.atan2(y),
+                    "copysign" => x.copysign(y),
+                    "maxsi" => x.max(y),
+                    "minsi" => x.min(y),
+                    "andi" => (ix() & iy()) as f64,
+                    "ori" => (ix() | iy()) as f64,
+                    "xori" => (ix() ^ iy()) as f64,
+                    "shli" => (ix() << (iy() & 127)) as f64,
+                    "shrsi" => (ix() >> (iy() & 127)) as f64,
+                    "divsi" | "divui" | "remsi" | "remui" | "floordivsi" | "ceildivsi"
+                    | "ceildivui" => {
+                        if y == 0.0 {
+                            return Err(err(format!("arith.{n}: division by zero")));
+                        }
+                        let (p, q) = (ix(), iy());
+                        match *n {
+                            "divsi" | "divui" => (p / q) as f64,
+                            "remsi" | "remui" => (p % q) as f64,
+                            "floordivsi" => {
+                                p.div_euclid(q) as f64
+                                    - if q < 0 && p.rem_euclid(q) != 0 {
+                                        1.0
+                                    } else {
+                                        0.0
+                                    }
+                            }
+                            _ => ((p + q - 1) / q) as f64,
+                        }
+                    }
+                    _ => {
+                        return Err(err(format!(
+                            "binary op '{n}' is not supported by the interpreter"
+                        )))
+                    }
+                }
+            }
+        };
+        Ok(round_to(r, ty))
+    }
+}
+
+fn erf(x: f64) -> f64 {
+    // W. J. Cody's rational approximations are overkill here; this series/continued
+    // fraction pair is accurate to ~1e-15 on the range that matters for f32 results.
+    if x.abs() < 2.5 {
+        let mut sum = x;
+        let mut term = x;
+        let x2 = x * x;
+        let mut n = 0.0;
+        while term.abs() > 1e-17 * sum.abs().max(1e-300) {
+            n += 1.0;
+            term *= -x2 / n;
+            sum += term / (2.0 * n + 1.0);
+            if n > 200.0 {
+                break;
+            }
+        }
+        sum * 2.0 / std::f64::consts::PI.sqrt()
+    } else {
+        // erfc continued fraction (Lentz).
+        let ax = x.abs();
+        let mut f = ax;
+        let mut c = ax;
+        let mut d = 0.0;
+        for k in 1..200 {
+            let a = k as f64 / 2.0;
+            d = ax + a * d;
+            d = if d == 0.0 { 1e-300 } else { 1.0 / d };
+            c = ax + a / c;
+            let delta = c * d;
+            f *= delta;
+            if (delta - 1.0).abs() < 1e-16 {
+                break;
+            }
+        }
+        let erfc = (-ax * ax).exp() / (f * std::f64::consts::PI.sqrt());
+        (1.0 - erfc).copysign(x)
+    }
+}
+
+/// A structured op's body as a register program.
+pub struct Program {
+    /// Slots: block args first, then captured outer scalars, then op results.
+    pub num_slots: usize,
+    pub inits: Vec<(usize, f64)>,
+    pub steps: Vec<Step>,
+    pub yields: Vec<usize>,
+}
+
+pub enum Step {
+    Op {
+        op: ScalarOp,
+        args: Vec<usize>,
+        dst: usize,
+        ty: Type,
+    },
+    Index {
+        dim: usize,
+        dst: usize,
+    },
+    Extract {
+        tensor: std::rc::Rc<Tensor>,
+        idx: Vec<usize>,
+        dst: usize,
+    },
+    Dim {
+        shape: Vec<usize>,
+        idx: usize,
+        dst: usize,
+    },
+}
+
+/// Compile the single-block body of `op`. `env` holds the values defined outside.
+pub fn compile(ir: &Ir, op: OpId, env: &FxHashMap<Value, RtVal>) -> Result<Program, InterpError> {
+    let r = ir
+        .regions_of(op)
+        .first()
+        .copied()
+        .ok_or_else(|| InterpError::at(ir, op, "structured op without a body"))?;
+    let b = ir
+        .region_entry(r)
+        .ok_or_else(|| InterpError::at(ir, op, "structured op with an empty body"))?;
+    let mut slot: FxHashMap<Value, usize> = FxHashMap::default();
+    for (i, a) in ir.block_args(b).iter().enumerate() {
+        slot.insert(*a, i);
+    }
+    let mut n = ir.block_args(b).len();
+    let mut inits = vec![];
+    let mut steps = vec![];
+    let mut yields = vec![];
+    let get = |v: Value,
+               slot: &mut FxHashMap<Value, usize>,
+               n: &mut usize,
+               inits: &mut Vec<(usize, f64)>|
+     -> Result<usize, InterpError> {
+        if let Some(s) = slot.get(&v) {
+            return Ok(*s);
+        }
+        match env.get(&v) {
+            Some(RtVal::Scalar(x)) => {
+                let s = *n;
+                *n += 1;
+                inits.push((s, *x));
+                slot.insert(v, s);
+                Ok(s)
+            }
+            _ => Err(InterpError::at(
+                ir,
+                op,
+                "body uses a value that is not a scalar defined before the op",
+            )),
+        }
+    };
+    for o in ir.block_ops(b) {
+        let name = ir.name(o);
+        if ir.op(o).successors.is_empty() && crate::eval::is_yield(name) {
+            for v in ir.operands(o) {
+                yields.push(get(*v, &mut slot, &mut n, &mut inits)?);
+            }
+            continue;
+        }
+        if name == "linalg.index" {
+            let dim = ir.attr(o, "dim").and_then(|a| a.as_i64()).unwrap_or(0) as usize;
+            steps.push(Step::Index { dim, dst: n });
+            slot.insert(ir.result(o, 0), n);
+            n += 1;
+            continue;
+        }
+        if name == "tensor.dim" {
+            let shape = match env.get(&ir.operand(o, 0)) {
+                Some(RtVal::Tensor(t)) => t.shape.clone(),
+                _ => {
+                    return Err(InterpError::at(
+                        ir,
+                        o,
+                        "tensor.dim in a body must read a tensor defined outside",
+                    ))
+                }
+            };
+            let idx = get(ir.operand(o, 1), &mut slot, &mut n, &mut inits)?;
+            steps.push(Step::Dim { shape, idx, dst: n });
+            slot.insert(ir.result(o, 0), n);
+            n += 1;
+            continue;
+        }
+        if name == "tensor.extract" {
+            let t = match env.get(&ir.operand(o, 0)) {
+                Some(RtVal::Tensor(t)) => t.clone(),
+                _ => {
+                    return Err(InterpError::at(
+                        ir,
+                        o,
+                        "tensor.extract in a body must read a tensor defined outside",
+                    ))
+                }
+            };
+            let mut idx = vec![];
+            for v in &ir.operands(o)[1..] {
+                idx.push(get(*v, &mut slot, &mut n, &mut inits)?);
+            }
+            steps.push(Step::Extract {
+                tensor: t,
+                idx,
+                dst: n,
+            });
+            slot.insert(ir.result(o, 0), n);
+            n += 1;
+            continue;
+        }
+        let sop = ScalarOp::of(ir, o).ok_or_else(|| {
+            InterpError::at(
+                ir,
+                o,
+                format!("'{name}' is not supported inside a structured op body"),
+            )
+        })?;
+        let mut args = vec![];
+        for v in ir.operands(o) {
+            args.push(get(*v, &mut slot, &mut n, &mut inits)?);
+        }
+        let ty = ir.value_type(ir.result(o, 0));
+        steps.push(Step::Op {
+            op: sop,
+            args,
+            dst: n,
+            ty,
+        });
+        slot.insert(ir.result(o, 0), n);
+        n += 1;
+    }
+    Ok(Program {
+        num_slots: n,
+        inits,
+        steps,
+        yields,
+    })
+}
+
+impl Program {
+    /// Run with `slots[..num_args]` already set and the loop point `point`.
+    pub fn run(&self, slots: &mut [f64], point: &[i64]) -> Result<(), InterpError> {
+        let mut buf = [0f64; 4];
+        for s in &self.steps {
+            match s {
+                Step::Op { op, args, dst, ty } => {
+                    for (i, a) in args.iter().enumerate().take(4) {
+                        buf[i] = slots[*a];
+                    }
+                    slots[*dst] = op.apply(&buf[..args.len()], *ty)?;
+                }
+                Step::Index { dim, dst } => slots[*dst] = point[*dim] as f64,
+                Step::Dim { shape, idx, dst } => {
+                    let i = slots[*idx] as usize;
+                    slots[*dst] = *shape.get(i).ok_or_else(|| {
+                        InterpError::new(format!("tensor.dim index {i} out of range"))
+                    })? as f64;
+                }
+                Step::Extract { tensor, idx, dst } => {
+                    let ix: Vec<i64> = idx.iter().map(|i| slots[*i] as i64).collect();
+                    let off = tensor.offset(&ix).ok_or_else(|| {
+                        InterpError::new(format!(
+                            "tensor.extract index {ix:?} out of bounds for shape {:?}",
+                            tensor.shape
+                        ))
+                    })?;
+                    slots[*dst] = tensor.data[off];
+                }
+            }
+        }
+        Ok(())
+    }
+}

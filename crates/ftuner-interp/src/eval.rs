@@ -1,0 +1,911 @@
+//! Execution of functions, regions and ops.
+
+use crate::body::{compile, ScalarOp};
+use crate::tensor::{round_to, RtVal, Tensor};
+use ftuner_dialects::linalg::{body as lbody, ins_outs};
+use ftuner_ir::{AffineExpr, AttrKind, Context, Ir, OpId, Scalar, Type, Value, DYNAMIC};
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+/// A run-time error with the location of the op that raised it.
+#[derive(Clone, Debug)]
+pub struct InterpError {
+    pub message: String,
+}
+
+impl InterpError {
+    pub fn new(m: impl Into<String>) -> InterpError {
+        InterpError { message: m.into() }
+    }
+    pub fn at(ir: &Ir, op: OpId, m: impl Into<String>) -> InterpError {
+        let m = m.into();
+        match ftuner_ir::diag::file_line_col(ir.loc(op)) {
+            Some((f, l, c)) => {
+                InterpError::new(format!("{f}:{l}:{c}: error: '{}' op {m}", ir.name(op)))
+            }
+            None => InterpError::new(format!("error: '{}' op {m}", ir.name(op))),
+        }
+    }
+}
+
+impl std::fmt::Display for InterpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+pub(crate) fn is_yield(name: &str) -> bool {
+    matches!(
+        name,
+        "linalg.yield" | "ukernel.yield" | "tensor.yield" | "scf.yield"
+    )
+}
+
+type Env = FxHashMap<Value, RtVal>;
+
+struct Interp<'a> {
+    _ctx: &'a Context,
+    ir: &'a Ir,
+    module: OpId,
+    depth: usize,
+}
+
+/// Run function `name` of `module` on `args`; returns its results.
+pub fn run(
+    ctx: &Context,
+    ir: &Ir,
+    module: OpId,
+    name: &str,
+    args: Vec<RtVal>,
+) -> Result<Vec<RtVal>, InterpError> {
+    let mut it = Interp {
+        _ctx: ctx,
+        ir,
+        module,
+        depth: 0,
+    };
+    it.call(name, args)
+}
+
+fn dims_of(t: &Tensor) -> Vec<i64> {
+    t.shape.iter().map(|d| *d as i64).collect()
+}
+
+fn check_type(ir: &Ir, op: OpId, ty: Type, t: &Tensor) -> Result<(), InterpError> {
+    if let Some(s) = ty.shape() {
+        if s.len() != t.shape.len()
+            || s.iter()
+                .zip(&t.shape)
+                .any(|(a, b)| *a != DYNAMIC && *a as usize != *b)
+        {
+            return Err(InterpError::at(
+                ir,
+                op,
+                format!("result shape {:?} does not match its type {ty}", t.shape),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl<'a> Interp<'a> {
+    fn call(&mut self, name: &str, args: Vec<RtVal>) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        let mut func = None;
+        ir.walk_pre(self.module, &mut |o| {
+            if func.is_none() && ir.name(o) == "func.func" && ir.symbol_name(o) == Some(name) {
+                func = Some(o);
+            }
+        });
+        let f = func.ok_or_else(|| InterpError::new(format!("no function @{name}")))?;
+        let entry = ir
+            .regions_of(f)
+            .first()
+            .and_then(|r| ir.region_entry(*r))
+            .ok_or_else(|| InterpError::at(ir, f, "function has no body"))?;
+        let params = ir.block_args(entry).to_vec();
+        if params.len() != args.len() {
+            return Err(InterpError::at(
+                ir,
+                f,
+                format!("expects {} arguments, got {}", params.len(), args.len()),
+            ));
+        }
+        let mut env: Env = FxHashMap::default();
+        for (i, (p, a)) in params.iter().zip(args).enumerate() {
+            let ty = ir.value_type(*p);
+            if let RtVal::Tensor(t) = &a {
+                if let Some(s) = ty.shape() {
+                    if s.len() != t.shape.len()
+                        || s.iter()
+                            .zip(&t.shape)
+                            .any(|(d, x)| *d != DYNAMIC && *d as usize != *x)
+                    {
+                        return Err(InterpError::at(
+                            ir,
+                            f,
+                            format!(
+                                "argument #{i} has shape {:?}, which does not match {ty}",
+                                t.shape
+                            ),
+                        ));
+                    }
+                }
+            }
+            env.insert(*p, a);
+        }
+        self.depth += 1;
+        if self.depth > 64 {
+            return Err(InterpError::at(ir, f, "call depth exceeds 64"));
+        }
+        let r = self.exec_block(entry, &mut env);
+        self.depth -= 1;
+        r
+    }
+
+    /// Execute a block; returns the values of its terminator.
+    fn exec_block(
+        &mut self,
+        b: ftuner_ir::BlockId,
+        env: &mut Env,
+    ) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        for op in ir.block_ops(b) {
+            let name = ir.name(op);
+            if name == "func.return" || is_yield(name) {
+                return ir
+                    .operands(op)
+                    .iter()
+                    .map(|v| self.get(env, *v, op))
+                    .collect();
+            }
+            let results = self.exec_op(op, env)?;
+            for (v, r) in ir.results(op).iter().zip(results) {
+                env.insert(*v, r);
+            }
+        }
+        Ok(vec![])
+    }
+
+    fn get(&self, env: &Env, v: Value, op: OpId) -> Result<RtVal, InterpError> {
+        env.get(&v)
+            .cloned()
+            .ok_or_else(|| InterpError::at(self.ir, op, "uses a value that was not computed"))
+    }
+    fn tensor(&self, env: &Env, v: Value, op: OpId) -> Result<Rc<Tensor>, InterpError> {
+        match self.get(env, v, op)? {
+            RtVal::Tensor(t) => Ok(t),
+            _ => Err(InterpError::at(self.ir, op, "expected a tensor operand")),
+        }
+    }
+    fn scalar(&self, env: &Env, v: Value, op: OpId) -> Result<f64, InterpError> {
+        match self.get(env, v, op)? {
+            RtVal::Scalar(s) => Ok(s),
+            _ => Err(InterpError::at(self.ir, op, "expected a scalar operand")),
+        }
+    }
+    fn index(&self, env: &Env, v: Value, op: OpId) -> Result<i64, InterpError> {
+        Ok(self.scalar(env, v, op)? as i64)
+    }
+
+    /// Static values with `?` replaced by the dynamic operands, in order.
+    fn mixed(
+        &self,
+        env: &Env,
+        op: OpId,
+        stat: &[i64],
+        dynv: &[Value],
+    ) -> Result<Vec<i64>, InterpError> {
+        let mut k = 0;
+        stat.iter()
+            .map(|s| {
+                if *s == DYNAMIC {
+                    let v = dynv
+                        .get(k)
+                        .ok_or_else(|| InterpError::at(self.ir, op, "missing dynamic size"))?;
+                    k += 1;
+                    self.index(env, *v, op)
+                } else {
+                    Ok(*s)
+                }
+            })
+            .collect()
+    }
+
+    fn exec_op(&mut self, op: OpId, env: &mut Env) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        let name = ir.name(op);
+        let err = |m: String| InterpError::at(ir, op, m);
+        let res_ty = |i: usize| ir.value_type(ir.result(op, i));
+        match name {
+            "func.call" => {
+                let callee = ir
+                    .attr(op, "callee")
+                    .and_then(|a| a.as_symbol())
+                    .ok_or_else(|| err("missing callee".into()))?;
+                let args: Result<Vec<RtVal>, _> = ir
+                    .operands(op)
+                    .iter()
+                    .map(|v| self.get(env, *v, op))
+                    .collect();
+                return self.call(callee, args?);
+            }
+            "cf.assert" => {
+                if self.scalar(env, ir.operand(op, 0), op)? == 0.0 {
+                    let msg = ir.attr(op, "msg").and_then(|a| a.as_str()).unwrap_or("");
+                    return Err(err(format!("assertion failed: {msg}")));
+                }
+                return Ok(vec![]);
+            }
+            "arith.constant" => {
+                let a = ir
+                    .attr(op, "value")
+                    .ok_or_else(|| err("missing value".into()))?;
+                return Ok(vec![self.constant(op, a)?]);
+            }
+            _ => {}
+        }
+        if let Some(sop) = ScalarOp::of(ir, op) {
+            // Scalars, or elementwise over tensors of one shape.
+            let vals: Result<Vec<RtVal>, _> = ir
+                .operands(op)
+                .iter()
+                .map(|v| self.get(env, *v, op))
+                .collect();
+            let vals = vals?;
+            let ty = res_ty(0);
+            if vals.iter().all(|v| matches!(v, RtVal::Scalar(_))) {
+                let a: Vec<f64> = vals.iter().filter_map(|v| v.scalar()).collect();
+                return Ok(vec![RtVal::Scalar(
+                    sop.apply(&a, ty).map_err(|e| err(e.message))?,
+                )]);
+            }
+            let shape = vals
+                .iter()
+                .find_map(|v| v.tensor().map(|t| t.shape.clone()))
+                .unwrap_or_default();
+            let n: usize = shape.iter().product();
+            let mut out = Tensor::zeros(shape.clone(), ty.element_type());
+            let mut a = vec![0.0; vals.len()];
+            for i in 0..n {
+                for (k, v) in vals.iter().enumerate() {
+                    a[k] = match v {
+                        RtVal::Scalar(s) => *s,
+                        RtVal::Tensor(t) => {
+                            if t.shape != shape {
+                                return Err(err("elementwise operands of different shapes".into()));
+                            }
+                            t.data[i]
+                        }
+                    };
+                }
+                out.data[i] = sop
+                    .apply(&a, ty.element_type())
+                    .map_err(|e| err(e.message))?;
+            }
+            return Ok(vec![RtVal::Tensor(Rc::new(out))]);
+        }
+        if name.starts_with("linalg.") || name == "ukernel.patch" {
+            return self.structured(op, env);
+        }
+        if let Some(short) = name.strip_prefix("tensor.") {
+            return self.tensor_op(op, short, env).map(|v| vec![v]);
+        }
+        match name {
+            "scf.for" => self.scf_for(op, env),
+            "scf.if" => {
+                let c = self.scalar(env, ir.operand(op, 0), op)?;
+                let r = ir.regions_of(op)[if c != 0.0 { 0 } else { 1 }];
+                match ir.region_entry(r) {
+                    Some(b) => {
+                        let mut inner = env.clone();
+                        self.exec_block(b, &mut inner)
+                    }
+                    None => Ok(vec![]),
+                }
+            }
+            "builtin.unrealized_conversion_cast" => ir
+                .operands(op)
+                .iter()
+                .map(|v| self.get(env, *v, op))
+                .collect(),
+            _ => Err(err("is not supported by the interpreter".into())),
+        }
+    }
+
+    fn constant(&self, op: OpId, a: ftuner_ir::Attribute) -> Result<RtVal, InterpError> {
+        let ir = self.ir;
+        let ty = ir.value_type(ir.result(op, 0));
+        let scalar = |s: &Scalar, e: Type| -> f64 {
+            match s {
+                Scalar::Int(v) => *v as f64,
+                Scalar::Float(b) => ftuner_ir::float::bits_to_f64(
+                    *b,
+                    e.float_kind().unwrap_or(ftuner_ir::FloatKind::F64),
+                ),
+                _ => f64::NAN,
+            }
+        };
+        Ok(match a.kind() {
+            AttrKind::Integer { value, .. } => RtVal::Scalar(*value as f64),
+            AttrKind::Bool(b) => RtVal::Scalar(*b as i64 as f64),
+            AttrKind::Float { bits, ty } => RtVal::Scalar(ftuner_ir::float::bits_to_f64(
+                *bits,
+                ty.float_kind().unwrap_or(ftuner_ir::FloatKind::F64),
+            )),
+            AttrKind::DenseElements {
+                ty: t,
+                splat,
+                elements,
+            } => {
+                let shape: Vec<usize> = t
+                    .shape()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| *d as usize)
+                    .collect();
+                let n: usize = shape.iter().product();
+                let e = t.element_type();
+                let data = if *splat {
+                    vec![elements.first().map(|s| scalar(s, e)).unwrap_or(0.0); n]
+                } else {
+                    elements.iter().map(|s| scalar(s, e)).collect()
+                };
+                RtVal::Tensor(Rc::new(Tensor::new(shape, e, data)))
+            }
+            AttrKind::DenseResource { ty: t, handle } => {
+                let r = ir
+                    .resources
+                    .iter()
+                    .find(|r| r.key == *handle)
+                    .ok_or_else(|| {
+                        InterpError::at(ir, op, format!("no resource blob '{handle}'"))
+                    })?;
+                let hex = r.value.trim_matches('"').trim_start_matches("0x");
+                let bytes: Vec<u8> = (0..hex.len() / 2)
+                    .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+                    .collect();
+                let e = t.element_type();
+                if e != Type::f32() {
+                    return Err(InterpError::at(
+                        ir,
+                        op,
+                        "dense_resource blobs other than f32 are not supported",
+                    ));
+                }
+                // The blob starts with a 4-byte alignment header.
+                let data: Vec<f64> = bytes
+                    .get(4..)
+                    .unwrap_or(&[])
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+                    .collect();
+                let shape: Vec<usize> = t
+                    .shape()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| *d as usize)
+                    .collect();
+                if data.len() != shape.iter().product::<usize>() {
+                    return Err(InterpError::at(
+                        ir,
+                        op,
+                        format!(
+                            "blob '{handle}' holds {} elements, the type needs {}",
+                            data.len(),
+                            shape.iter().product::<usize>()
+                        ),
+                    ));
+                }
+                RtVal::Tensor(Rc::new(Tensor::new(shape, e, data)))
+            }
+            _ => {
+                return Err(InterpError::at(
+                    ir,
+                    op,
+                    format!("unsupported constant of type {ty}"),
+                ))
+            }
+        })
+    }
+
+    fn scf_for(&mut self, op: OpId, env: &mut Env) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        let ops = ir.operands(op).to_vec();
+        let (lb, ub, step) = (
+            self.index(env, ops[0], op)?,
+            self.index(env, ops[1], op)?,
+            self.index(env, ops[2], op)?,
+        );
+        if step <= 0 {
+            return Err(InterpError::at(
+                ir,
+                op,
+                format!("step must be positive, got {step}"),
+            ));
+        }
+        let mut iters: Vec<RtVal> = ops[3..]
+            .iter()
+            .map(|v| self.get(env, *v, op))
+            .collect::<Result<_, _>>()?;
+        let b = ir
+            .region_entry(ir.regions_of(op)[0])
+            .ok_or_else(|| InterpError::at(ir, op, "empty body"))?;
+        let args = ir.block_args(b).to_vec();
+        let mut i = lb;
+        while i < ub {
+            let mut inner = env.clone();
+            inner.insert(args[0], RtVal::Scalar(i as f64));
+            for (a, v) in args[1..].iter().zip(&iters) {
+                inner.insert(*a, v.clone());
+            }
+            iters = self.exec_block(b, &mut inner)?;
+            i += step;
+        }
+        Ok(iters)
+    }
+
+    fn tensor_op(&mut self, op: OpId, short: &str, env: &mut Env) -> Result<RtVal, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let rt = ir.value_type(ir.result(op, 0));
+        let ops = ir.operands(op).to_vec();
+        let arr = |a: &str| {
+            ir.attr(op, a)
+                .and_then(|x| x.as_dense_i64s())
+                .unwrap_or_default()
+        };
+        let out = match short {
+            "empty" => {
+                let dynv: Vec<i64> = ops
+                    .iter()
+                    .map(|v| self.index(env, *v, op))
+                    .collect::<Result<_, _>>()?;
+                let shape = self.mixed(env, op, rt.shape().unwrap_or(&[]), &ops)?;
+                let _ = dynv;
+                if shape.iter().any(|d| *d < 0) {
+                    return Err(err(format!("negative size in {shape:?}")));
+                }
+                Tensor::zeros(
+                    shape.iter().map(|d| *d as usize).collect(),
+                    rt.element_type(),
+                )
+            }
+            "dim" => {
+                let t = self.tensor(env, ops[0], op)?;
+                let i = self.index(env, ops[1], op)?;
+                let d = t
+                    .shape
+                    .get(usize::try_from(i).unwrap_or(usize::MAX))
+                    .ok_or_else(|| err(format!("dimension {i} out of range")))?;
+                return Ok(RtVal::Scalar(*d as f64));
+            }
+            "rank" => {
+                return Ok(RtVal::Scalar(
+                    self.tensor(env, ops[0], op)?.shape.len() as f64
+                ))
+            }
+            "extract" => {
+                let t = self.tensor(env, ops[0], op)?;
+                let idx: Vec<i64> = ops[1..]
+                    .iter()
+                    .map(|v| self.index(env, *v, op))
+                    .collect::<Result<_, _>>()?;
+                let off = t.offset(&idx).ok_or_else(|| {
+                    err(format!(
+                        "index {idx:?} out of bounds for shape {:?}",
+                        t.shape
+                    ))
+                })?;
+                return Ok(RtVal::Scalar(t.data[off]));
+            }
+            "insert" => {
+                let v = self.scalar(env, ops[0], op)?;
+                let mut t = (*self.tensor(env, ops[1], op)?).clone();
+                let idx: Vec<i64> = ops[2..]
+                    .iter()
+                    .map(|v| self.index(env, *v, op))
+                    .collect::<Result<_, _>>()?;
+                let off = t.offset(&idx).ok_or_else(|| {
+                    err(format!(
+                        "index {idx:?} out of bounds for shape {:?}",
+                        t.shape
+                    ))
+                })?;
+                t.data[off] = v;
+                t
+            }
+            "from_elements" => {
+                let data: Vec<f64> = ops
+                    .iter()
+                    .map(|v| self.scalar(env, *v, op))
+                    .collect::<Result<_, _>>()?;
+                Tensor::new(
+                    rt.shape()
+                        .unwrap_or(&[])
+                        .iter()
+                        .map(|d| *d as usize)
+                        .collect(),
+                    rt.element_type(),
+                    data,
+                )
+            }
+            "splat" => {
+                let v = self.scalar(env, ops[0], op)?;
+                let shape = self.mixed(env, op, rt.shape().unwrap_or(&[]), &ops[1..])?;
+                let mut t = Tensor::zeros(
+                    shape.iter().map(|d| *d as usize).collect(),
+                    rt.element_type(),
+                );
+                t.data.iter_mut().for_each(|x| *x = v);
+                t
+            }
+            "cast" => {
+                let t = self.tensor(env, ops[0], op)?;
+                check_type(ir, op, rt, &t)?;
+                return Ok(RtVal::Tensor(t));
+            }
+            "reshape" => {
+                let t = self.tensor(env, ops[0], op)?;
+                let s = self.tensor(env, ops[1], op)?;
+                let shape: Vec<usize> = s
+                    .data
+                    .iter()
+                    .map(|d| *d as i64)
+                    .map(|d| if d < 0 { usize::MAX } else { d as usize })
+                    .collect();
+                if shape
+                    .iter()
+                    .copied()
+                    .try_fold(1usize, |a, b| a.checked_mul(b))
+                    != Some(t.data.len())
+                {
+                    return Err(err(format!(
+                        "cannot reshape {:?} into {:?}",
+                        t.shape, s.data
+                    )));
+                }
+                Tensor::new(shape, t.elem, t.data.clone())
+            }
+            "collapse_shape" | "expand_shape" => {
+                let t = self.tensor(env, ops[0], op)?;
+                let shape: Vec<i64> = if short == "expand_shape" {
+                    self.mixed(env, op, &arr("static_output_shape"), &ops[1..])?
+                } else {
+                    let groups = ir
+                        .attr(op, "reassociation")
+                        .and_then(|a| a.as_array())
+                        .unwrap_or(&[]);
+                    groups
+                        .iter()
+                        .map(|g| {
+                            g.as_array()
+                                .unwrap_or(&[])
+                                .iter()
+                                .map(|d| {
+                                    t.shape
+                                        .get(d.as_i64().unwrap_or(0) as usize)
+                                        .copied()
+                                        .unwrap_or(1) as i64
+                                })
+                                .product()
+                        })
+                        .collect()
+                };
+                if shape.iter().product::<i64>() as usize != t.data.len() {
+                    return Err(err(format!("cannot reshape {:?} into {shape:?}", t.shape)));
+                }
+                Tensor::new(
+                    shape.iter().map(|d| *d as usize).collect(),
+                    t.elem,
+                    t.data.clone(),
+                )
+            }
+            "extract_slice" | "insert_slice" => {
+                let (src, dst_opt, rest) = if short == "extract_slice" {
+                    (self.tensor(env, ops[0], op)?, None, 1)
+                } else {
+                    (
+                        self.tensor(env, ops[0], op)?,
+                        Some(self.tensor(env, ops[1], op)?),
+                        2,
+                    )
+                };
+                let seg = ir
+                    .attr(op, "operandSegmentSizes")
+                    .and_then(|a| a.as_dense_i64s())
+                    .unwrap_or_default();
+                let (no, ns) = (
+                    seg.get(rest).copied().unwrap_or(0) as usize,
+                    seg.get(rest + 1).copied().unwrap_or(0) as usize,
+                );
+                let dyn_o = &ops[rest..rest + no];
+                let dyn_s = &ops[rest + no..rest + no + ns];
+                let dyn_t = &ops[rest + no + ns..];
+                let offs = self.mixed(env, op, &arr("static_offsets"), dyn_o)?;
+                let sizes = self.mixed(env, op, &arr("static_sizes"), dyn_s)?;
+                let strides = self.mixed(env, op, &arr("static_strides"), dyn_t)?;
+                let big = dst_opt.clone().unwrap_or_else(|| src.clone());
+                // Check bounds on the larger tensor.
+                for d in 0..sizes.len() {
+                    let last = offs[d] + (sizes[d] - 1).max(0) * strides[d];
+                    if sizes[d] < 0
+                        || offs[d] < 0
+                        || (sizes[d] > 0 && last as usize >= big.shape[d])
+                    {
+                        return Err(err(format!("slice out of bounds in dimension {d}: offset {} size {} stride {} of {}", offs[d], sizes[d], strides[d], big.shape[d])));
+                    }
+                }
+                let n: usize = sizes.iter().map(|s| *s as usize).product();
+                let mut point = vec![0i64; sizes.len()];
+                match dst_opt {
+                    None => {
+                        let mut out =
+                            Tensor::zeros(sizes.iter().map(|s| *s as usize).collect(), src.elem);
+                        for (k, slot) in out.data.iter_mut().enumerate().take(n) {
+                            unravel(k, &sizes, &mut point);
+                            let idx: Vec<i64> = (0..sizes.len())
+                                .map(|d| offs[d] + point[d] * strides[d])
+                                .collect();
+                            *slot = src.data[big
+                                .offset(&idx)
+                                .ok_or_else(|| err("slice index out of bounds".into()))?];
+                        }
+                        out
+                    }
+                    Some(dst) => {
+                        let mut out = (*dst).clone();
+                        if src.data.len() != n {
+                            return Err(err(format!(
+                                "source of {} elements does not fill the {n}-element slice",
+                                src.data.len()
+                            )));
+                        }
+                        for k in 0..n {
+                            unravel(k, &sizes, &mut point);
+                            let idx: Vec<i64> = (0..sizes.len())
+                                .map(|d| offs[d] + point[d] * strides[d])
+                                .collect();
+                            let o = out
+                                .offset(&idx)
+                                .ok_or_else(|| err("slice index out of bounds".into()))?;
+                            out.data[o] = src.data[k];
+                        }
+                        out
+                    }
+                }
+            }
+            "pad" | "generate" => {
+                let (src, shape) = if short == "pad" {
+                    let src = self.tensor(env, ops[0], op)?;
+                    let seg = ir
+                        .attr(op, "operandSegmentSizes")
+                        .and_then(|a| a.as_dense_i64s())
+                        .unwrap_or_default();
+                    let nl = seg.get(1).copied().unwrap_or(0) as usize;
+                    let lo = self.mixed(env, op, &arr("static_low"), &ops[1..1 + nl])?;
+                    let hi = self.mixed(env, op, &arr("static_high"), &ops[1 + nl..])?;
+                    let shape: Vec<i64> = (0..src.shape.len())
+                        .map(|d| src.shape[d] as i64 + lo[d] + hi[d])
+                        .collect();
+                    (Some((src, lo)), shape)
+                } else {
+                    (None, self.mixed(env, op, rt.shape().unwrap_or(&[]), &ops)?)
+                };
+                if shape.iter().any(|d| *d < 0) {
+                    return Err(err(format!("negative result size {shape:?}")));
+                }
+                let prog = compile(ir, op, env)?;
+                let mut out = Tensor::zeros(
+                    shape.iter().map(|d| *d as usize).collect(),
+                    rt.element_type(),
+                );
+                let mut slots = vec![0.0; prog.num_slots];
+                for (s, v) in &prog.inits {
+                    slots[*s] = *v;
+                }
+                let mut point = vec![0i64; shape.len()];
+                for k in 0..out.data.len() {
+                    unravel(k, &shape, &mut point);
+                    if let Some((src, lo)) = &src {
+                        let sidx: Vec<i64> = point.iter().zip(lo).map(|(p, l)| p - l).collect();
+                        if let Some(o) = src.offset(&sidx) {
+                            out.data[k] = src.data[o];
+                            continue;
+                        }
+                    }
+                    for (d, p) in point.iter().enumerate() {
+                        slots[d] = *p as f64;
+                    }
+                    prog.run(&mut slots, &point)?;
+                    out.data[k] = slots[*prog
+                        .yields
+                        .first()
+                        .ok_or_else(|| err("body yields nothing".into()))?];
+                }
+                out
+            }
+            _ => return Err(err("is not supported by the interpreter".into())),
+        };
+        check_type(ir, op, rt, &out)?;
+        Ok(RtVal::Tensor(Rc::new(out)))
+    }
+
+    /// Structured ops (named, generic, ukernel.patch): iterate the loop space.
+    fn structured(&mut self, op: OpId, env: &mut Env) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let maps = lbody::indexing_maps(ir, op)
+            .ok_or_else(|| err("indexing maps unknown to the interpreter".into()))?;
+        let (ins, outs) = ins_outs(ir, op);
+        let all: Vec<Value> = ins.iter().chain(&outs).copied().collect();
+        let vals: Vec<RtVal> = all
+            .iter()
+            .map(|v| self.get(env, *v, op))
+            .collect::<Result<_, _>>()?;
+        let nd = maps.first().map(|m| m.num_dims as usize).unwrap_or(0);
+        // Loop sizes from operand dims indexed by a single loop dim.
+        let mut size: Vec<Option<i64>> = vec![None; nd];
+        for (m, v) in maps.iter().zip(&vals) {
+            if let RtVal::Tensor(t) = v {
+                for (j, e) in m.results.iter().enumerate() {
+                    if let AffineExpr::Dim(d) = e {
+                        let s = t.shape[j] as i64;
+                        match size[*d as usize] {
+                            None => size[*d as usize] = Some(s),
+                            Some(p) if p != s => return Err(err(format!(
+                                "loop dimension d{d} is {p} for one operand and {s} for another"
+                            ))),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        // Loop dims that only appear in compound expressions (convolution windows): derive
+        // from the output size and the input size is not needed; the filter gives them.
+        let sizes: Vec<i64> = size
+            .iter()
+            .enumerate()
+            .map(|(d, s)| {
+                s.ok_or_else(|| err(format!("cannot infer the size of loop dimension d{d}")))
+            })
+            .collect::<Result<_, _>>()?;
+        // Linear access: offset = base + sum(coeff[d] * p[d]) for each operand.
+        let mut access: Vec<Option<Access>> = vec![];
+        for (m, v) in maps.iter().zip(&vals) {
+            match v {
+                RtVal::Scalar(_) => access.push(None),
+                RtVal::Tensor(t) => {
+                    if m.results.len() != t.shape.len() {
+                        return Err(err("operand rank does not match its indexing map".into()));
+                    }
+                    let st = t.strides();
+                    let zero = vec![0i64; nd];
+                    let base_idx = m
+                        .eval(&zero, &[])
+                        .ok_or_else(|| err("cannot evaluate indexing map".into()))?;
+                    let base: i64 = base_idx.iter().zip(&st).map(|(i, s)| i * *s as i64).sum();
+                    let mut coeff = vec![0i64; nd];
+                    for (d, c) in coeff.iter_mut().enumerate() {
+                        let mut unit = vec![0i64; nd];
+                        unit[d] = 1;
+                        let idx = m
+                            .eval(&unit, &[])
+                            .ok_or_else(|| err("cannot evaluate indexing map".into()))?;
+                        *c = idx
+                            .iter()
+                            .zip(&base_idx)
+                            .zip(&st)
+                            .map(|((i, b), s)| (i - b) * *s as i64)
+                            .sum();
+                    }
+                    // Per-result linear coefficients for bounds checks.
+                    let mut rc = vec![];
+                    for e in &m.results {
+                        let b0 = e.eval(&zero, &[]).unwrap_or(0);
+                        rc.push(b0);
+                        for d in 0..nd {
+                            let mut unit = vec![0i64; nd];
+                            unit[d] = 1;
+                            rc.push(e.eval(&unit, &[]).unwrap_or(0) - b0);
+                        }
+                    }
+                    if !m.results.iter().all(|e| e.is_pure_affine() && !has_div(e)) {
+                        return Err(err(
+                            "indexing maps with div/mod are not supported by the interpreter"
+                                .into(),
+                        ));
+                    }
+                    access.push(Some((base, coeff, rc, t.clone())));
+                }
+            }
+        }
+        let prog = compile(ir, op, env)?;
+        let nin = ins.len();
+        let mut outs_t: Vec<Tensor> = vals[nin..]
+            .iter()
+            .map(|v| {
+                v.tensor()
+                    .cloned()
+                    .ok_or_else(|| err("outputs must be tensors".into()))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut slots = vec![0.0; prog.num_slots];
+        for (s, v) in &prog.inits {
+            slots[*s] = *v;
+        }
+        let total: i64 = sizes.iter().product();
+        let mut point = vec![0i64; nd];
+        let out_ty: Vec<Type> = outs
+            .iter()
+            .map(|v| ir.value_type(*v).element_type())
+            .collect();
+        for k in 0..total {
+            unravel(k as usize, &sizes, &mut point);
+            for (i, a) in access.iter().enumerate() {
+                match a {
+                    None => slots[i] = vals[i].scalar().unwrap_or(0.0),
+                    Some((base, coeff, rc, t)) => {
+                        // Bounds: every result index within its dim.
+                        let r = t.shape.len();
+                        for j in 0..r {
+                            let row = &rc[j * (nd + 1)..(j + 1) * (nd + 1)];
+                            let idx = row[0]
+                                + row[1..].iter().zip(&point).map(|(c, p)| c * p).sum::<i64>();
+                            if idx < 0 || idx as usize >= t.shape[j] {
+                                return Err(err(format!(
+                                    "operand #{i} accessed at {idx} in dimension {j} of size {}",
+                                    t.shape[j]
+                                )));
+                            }
+                        }
+                        let off = base + coeff.iter().zip(&point).map(|(c, p)| c * p).sum::<i64>();
+                        slots[i] = if i < nin {
+                            t.data[off as usize]
+                        } else {
+                            outs_t[i - nin].data[off as usize]
+                        };
+                    }
+                }
+            }
+            prog.run(&mut slots, &point)?;
+            for (o, y) in prog.yields.iter().enumerate() {
+                if let Some(Some((base, coeff, _, _))) = access.get(nin + o) {
+                    let off = base + coeff.iter().zip(&point).map(|(c, p)| c * p).sum::<i64>();
+                    outs_t[o].data[off as usize] = round_to(slots[*y], out_ty[o]);
+                }
+            }
+        }
+        let mut results = vec![];
+        for (i, t) in outs_t.into_iter().enumerate() {
+            if let Some(r) = ir.results(op).get(i) {
+                check_type(ir, op, ir.value_type(*r), &t)?;
+                results.push(RtVal::Tensor(Rc::new(t)));
+            }
+        }
+        let _ = dims_of;
+        Ok(results)
+    }
+}
+
+/// How an operand is read at a loop point: `offset = base + sum(coeff[d] * p[d])`, with the
+/// per-result coefficients (`[b0, c_0 .. c_nd]` per result) for bounds checks.
+type Access = (i64, Vec<i64>, Vec<i64>, Rc<Tensor>);
+
+fn has_div(e: &AffineExpr) -> bool {
+    match e {
+        AffineExpr::Mod(..) | AffineExpr::FloorDiv(..) | AffineExpr::CeilDiv(..) => true,
+        AffineExpr::Add(a, b) | AffineExpr::Mul(a, b) => has_div(a) || has_div(b),
+        _ => false,
+    }
+}
+
+/// Row-major index `k` of a space of `sizes` into `point`.
+fn unravel(mut k: usize, sizes: &[i64], point: &mut [i64]) {
+    for d in (0..sizes.len()).rev() {
+        let s = sizes[d].max(1) as usize;
+        point[d] = (k % s) as i64;
+        k /= s;
+    }
+}

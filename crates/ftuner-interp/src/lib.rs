@@ -1,0 +1,27 @@
+//! # ftuner-interp
+//!
+//! The reference interpreter: executes `func`, `arith`, `math`, `cf`, `tensor`, `linalg`
+//! (named ops through their indexing maps and bodies), `scf` and `ukernel.patch` directly on
+//! n-d arrays. It is written for clarity, not speed (bodies of structured ops are compiled
+//! to a small register program, which keeps test sizes practical), and it is the oracle of
+//! every numerical test: compiled code and rewritten IR are compared against it.
+//!
+//! Values are stored as `f64` (integers exactly up to 2^53); results of `f32`/`f16`/`bf16`
+//! operations are rounded to their type after each operation, so the interpreter computes
+//! what single-precision code computes, operation by operation.
+//!
+//! ```
+//! let ctx = ftuner_dialects::context();
+//! let src = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %e = tensor.empty() : tensor<2xf32>\n  %r = linalg.add ins(%a, %a : tensor<2xf32>, tensor<2xf32>) outs(%e : tensor<2xf32>) -> tensor<2xf32>\n  return %r : tensor<2xf32>\n}";
+//! let m = ftuner_ir::parse_module(&ctx, src, "f.mlir").unwrap();
+//! let a = ftuner_interp::Tensor::new(vec![2], ftuner_ir::Type::f32(), vec![1.5, -2.0]);
+//! let out = ftuner_interp::run(&ctx, &m.ir, m.top, "f", vec![ftuner_interp::RtVal::Tensor(a.into())]).unwrap();
+//! assert_eq!(out[0].tensor().unwrap().data, vec![3.0, -4.0]);
+//! ```
+
+mod body;
+mod eval;
+mod tensor;
+
+pub use eval::{run, InterpError};
+pub use tensor::{RtVal, Tensor};
