@@ -210,3 +210,33 @@ pub fn verify_if(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// `scf.index_switch` on a constant: inline the region that would run (upstream's
+/// `FoldConstantCase`).
+fn index_switch_constant_case(ir: &mut Ir, op: OpId) -> bool {
+    let Some(sel) = crate::cf::constant_of(ir, ir.operand(op, 0)).and_then(|a| a.as_i64()) else {
+        return false;
+    };
+    let Some(cases) = ir.attr(op, "cases").and_then(|a| a.as_dense_i64s()) else {
+        return false;
+    };
+    let idx = cases.iter().position(|c| *c == sel).map_or(0, |i| i + 1);
+    let Some(&region) = ir.regions_of(op).get(idx) else {
+        return false;
+    };
+    let Some(block) = ir.region_entry(region) else {
+        return false;
+    };
+    let Some(term) = ir.terminator(block) else {
+        return false;
+    };
+    if ir.name(term) != "scf.yield" || ir.operands(term).len() != ir.results(op).len() {
+        return false;
+    }
+    let vals = ir.operands(term).to_vec();
+    ir.inline_block_before(block, op, &[]);
+    ir.erase_op(term);
+    ir.replace_op(op, &vals);
+    true
+}
+pub const CANONICALIZE_INDEX_SWITCH: &[ftuner_ir::dialect::CanonFn] = &[index_switch_constant_case];

@@ -304,6 +304,26 @@ impl<'a> Interp<'a> {
                     None => Ok(vec![]),
                 }
             }
+            "scf.index_switch" => {
+                let sel = self.scalar(env, ir.operand(op, 0), op)? as i64;
+                let cases = ir
+                    .attr(op, "cases")
+                    .and_then(|a| a.as_dense_i64s())
+                    .ok_or_else(|| err("has no 'cases' array".into()))?;
+                // Region 0 is the default; region i + 1 belongs to cases[i].
+                let idx = cases.iter().position(|c| *c == sel).map_or(0, |i| i + 1);
+                let r = *ir
+                    .regions_of(op)
+                    .get(idx)
+                    .ok_or_else(|| err("has fewer regions than cases".into()))?;
+                match ir.region_entry(r) {
+                    Some(b) => {
+                        let mut inner = env.clone();
+                        self.exec_block(b, &mut inner)
+                    }
+                    None => Ok(vec![]),
+                }
+            }
             "builtin.unrealized_conversion_cast" => ir
                 .operands(op)
                 .iter()
@@ -753,9 +773,11 @@ impl<'a> Interp<'a> {
                         let s = t.shape[j] as i64;
                         match size[*d as usize] {
                             None => size[*d as usize] = Some(s),
-                            Some(p) if p != s => return Err(err(format!(
+                            Some(p) if p != s => {
+                                return Err(err(format!(
                                 "loop dimension d{d} is {p} for one operand and {s} for another"
-                            ))),
+                            )))
+                            }
                             _ => {}
                         }
                     }

@@ -23,10 +23,12 @@
 pub mod contraction;
 pub mod cpu;
 pub mod gpu;
+pub mod lower;
 mod pass;
 pub mod patch;
 pub mod plan;
 
+pub use lower::LowerUkernelsPass;
 pub use pass::{describe_module, AnnotateUkernelsPass};
 pub use patch::PatchUkernelsPass;
 

@@ -17,6 +17,7 @@ pub fn default_registry() -> PassRegistry {
     ftuner_transforms::register_passes(&mut r);
     r.register(|| Box::new(ftuner_ukernel::AnnotateUkernelsPass::default()));
     r.register(|| Box::new(ftuner_ukernel::PatchUkernelsPass::default()));
+    r.register(|| Box::new(ftuner_ukernel::LowerUkernelsPass::default()));
     r
 }
 

@@ -1,0 +1,558 @@
+//! `lower-ukernels` (first stage): realize the patch plan as loops. Each `ukernel.patch`
+//! with a single M and a single N loop dimension becomes
+//!
+//! * an `scf.for` over the full M tiles and, for the M residue, an `scf.for` over the
+//!   residue's tiles read from a constant table (`plan[M mod main]`, a table lookup);
+//! * inside each row strip the same over N;
+//! * each tile dispatched on its (m, n) size with `scf.index_switch` to a computation of
+//!   static shape: a `linalg.generic` on `tensor.extract_slice`s, inserted back with
+//!   `tensor.insert_slice`.
+//!
+//! Semantics are those of the patch (checked against the reference interpreter). The
+//! register-level bodies (vector FMAs, packing) replace the per-tile `linalg.generic` in
+//! the next stage, together with bufferization.
+
+use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ukernel::read_plan;
+use ftuner_ir::{
+    intern_name, AffineExpr, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
+};
+use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+
+struct B<'a> {
+    ir: &'a mut Ir,
+    loc: Attribute,
+}
+
+impl B<'_> {
+    fn op(
+        &mut self,
+        block: BlockId,
+        name: &str,
+        operands: Vec<Value>,
+        results: Vec<Type>,
+        props: Vec<(&str, Attribute)>,
+        regions: usize,
+    ) -> OpId {
+        let mut s = OpSpec::new(intern_name(name), self.loc)
+            .operands(operands)
+            .results(results)
+            .regions(regions);
+        for (k, v) in props {
+            s = s.prop(k, v);
+        }
+        let o = self.ir.create_op(s);
+        self.ir.append_op(block, o);
+        o
+    }
+    fn val(
+        &mut self,
+        block: BlockId,
+        name: &str,
+        operands: Vec<Value>,
+        ty: Type,
+        props: Vec<(&str, Attribute)>,
+    ) -> Value {
+        let o = self.op(block, name, operands, vec![ty], props, 0);
+        self.ir.result(o, 0)
+    }
+    fn index(&mut self, block: BlockId, v: i64) -> Value {
+        self.val(
+            block,
+            "arith.constant",
+            vec![],
+            Type::index(),
+            vec![("value", Attribute::index(v))],
+        )
+    }
+    fn ibin(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
+        let ov = Attribute::dialect("arith", "overflow<none>");
+        let props = if matches!(name, "arith.addi" | "arith.subi" | "arith.muli") {
+            vec![("overflowFlags", ov)]
+        } else {
+            vec![]
+        };
+        self.val(block, name, vec![a, b], Type::index(), props)
+    }
+    fn yield_(&mut self, block: BlockId, name: &str, vals: Vec<Value>) {
+        self.op(block, name, vals, vec![], vec![], 0);
+    }
+}
+
+/// Where the M and N loop dims sit in each operand (position or None).
+struct Layout {
+    dm: u32,
+    dn: u32,
+    maps: Vec<ftuner_ir::AffineMap>,
+}
+
+fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
+    let maps: Vec<ftuner_ir::AffineMap> = ir
+        .attr(op, "indexing_maps")?
+        .as_array()?
+        .iter()
+        .map(|a| a.as_affine_map().cloned())
+        .collect::<Option<_>>()?;
+    if maps.len() != 3 {
+        return None;
+    }
+    let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
+    let nd = maps[0].num_dims;
+    let ms: Vec<u32> = (0..nd)
+        .filter(|d| uses(0, *d) && !uses(1, *d) && uses(2, *d))
+        .collect();
+    let ns: Vec<u32> = (0..nd)
+        .filter(|d| !uses(0, *d) && uses(1, *d) && uses(2, *d))
+        .collect();
+    if ms.len() != 1 || ns.len() != 1 {
+        return None;
+    }
+    // Every operand indexes by plain dims (no windows).
+    if !maps
+        .iter()
+        .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
+    {
+        return None;
+    }
+    Some(Layout {
+        dm: ms[0],
+        dn: ns[0],
+        maps,
+    })
+}
+
+/// Extract the (mo, ms) x (no, ns) part of operand `v` read through `map`.
+fn slice(
+    b: &mut B<'_>,
+    blk: BlockId,
+    v: Value,
+    map: &ftuner_ir::AffineMap,
+    lay: &Layout,
+    tile: (Value, i64, Value, i64),
+) -> Value {
+    let ty = b.ir.value_type(v);
+    let shape = ty.shape().unwrap_or(&[]).to_vec();
+    let mut dyn_off = vec![];
+    let mut dyn_size = vec![];
+    let mut st_off = vec![];
+    let mut st_size = vec![];
+    let mut new_shape = vec![];
+    for (j, e) in map.results.iter().enumerate() {
+        let AffineExpr::Dim(d) = e else {
+            unreachable!("checked by layout")
+        };
+        if *d == lay.dm || *d == lay.dn {
+            let (o, s) = if *d == lay.dm {
+                (tile.0, tile.1)
+            } else {
+                (tile.2, tile.3)
+            };
+            dyn_off.push(o);
+            st_off.push(DYNAMIC);
+            st_size.push(s);
+            new_shape.push(s);
+        } else {
+            st_off.push(0);
+            if shape[j] == DYNAMIC {
+                let jv = b.index(blk, j as i64);
+                let dv = b.val(blk, "tensor.dim", vec![v, jv], Type::index(), vec![]);
+                dyn_size.push(dv);
+                st_size.push(DYNAMIC);
+            } else {
+                st_size.push(shape[j]);
+            }
+            new_shape.push(shape[j]);
+        }
+    }
+    let rank = shape.len();
+    let rt = ty.with_shape(new_shape);
+    let mut ops = vec![v];
+    let (no, ns) = (dyn_off.len(), dyn_size.len());
+    ops.extend(dyn_off);
+    ops.extend(dyn_size);
+    b.val(
+        blk,
+        "tensor.extract_slice",
+        ops,
+        rt,
+        vec![
+            ("static_offsets", Attribute::dense_i64_array(&st_off)),
+            ("static_sizes", Attribute::dense_i64_array(&st_size)),
+            ("static_strides", Attribute::dense_i64_array(&vec![1; rank])),
+            (
+                "operandSegmentSizes",
+                Attribute::dense_i32_array(&[1, no as i32, ns as i32, 0]),
+            ),
+        ],
+    )
+}
+
+/// The tile computation at static sizes, inserted into the accumulator `acc`.
+fn tile(
+    b: &mut B<'_>,
+    blk: BlockId,
+    patch: OpId,
+    lay: &Layout,
+    acc: Value,
+    t: (Value, i64, Value, i64),
+) -> Value {
+    let (ins, _) = ins_outs(b.ir, patch);
+    let a = slice(b, blk, ins[0], &lay.maps[0].clone(), lay, t);
+    let bb = slice(b, blk, ins[1], &lay.maps[1].clone(), lay, t);
+    let c = slice(b, blk, acc, &lay.maps[2].clone(), lay, t);
+    let cty = b.ir.value_type(c);
+    let maps = b.ir.attr(patch, "indexing_maps").expect("maps");
+    let its = b.ir.attr(patch, "iterator_types").expect("iterators");
+    let g = b.op(
+        blk,
+        "linalg.generic",
+        vec![a, bb, c],
+        vec![cty],
+        vec![
+            ("indexing_maps", maps),
+            ("iterator_types", its),
+            ("operandSegmentSizes", Attribute::dense_i32_array(&[2, 1])),
+        ],
+        1,
+    );
+    let src = b.ir.regions_of(patch)[0];
+    let dst = b.ir.regions_of(g)[0];
+    let mut map = Default::default();
+    let mut bmap = Default::default();
+    b.ir.clone_region_into(src, dst, &mut map, &mut bmap);
+    for blk2 in b.ir.region(dst).blocks.clone() {
+        if let Some(term) = b.ir.terminator(blk2) {
+            if b.ir.name(term) == "ukernel.yield" {
+                let vals = b.ir.operands(term).to_vec();
+                let y =
+                    b.ir.create_op(OpSpec::new(intern_name("linalg.yield"), b.loc).operands(vals));
+                b.ir.insert_before(term, y);
+                b.ir.erase_op(term);
+            }
+        }
+    }
+    let gr = b.ir.result(g, 0);
+    // Insert back: the same offsets/sizes as the output slice.
+    let cslice_op = b.ir.defining_op(c).expect("slice");
+    let sl = b.ir.op(cslice_op).clone();
+    let mut ops = vec![gr, acc];
+    ops.extend(sl.operands[1..].iter().copied());
+    let seg =
+        b.ir.attr(cslice_op, "operandSegmentSizes")
+            .and_then(|a| a.as_dense_i64s())
+            .unwrap_or_default();
+    let accty = b.ir.value_type(acc);
+    b.val(
+        blk,
+        "tensor.insert_slice",
+        ops,
+        accty,
+        vec![
+            (
+                "static_offsets",
+                b.ir.attr(cslice_op, "static_offsets").expect("offsets"),
+            ),
+            (
+                "static_sizes",
+                b.ir.attr(cslice_op, "static_sizes").expect("sizes"),
+            ),
+            (
+                "static_strides",
+                b.ir.attr(cslice_op, "static_strides").expect("strides"),
+            ),
+            (
+                "operandSegmentSizes",
+                Attribute::dense_i32_array(&[
+                    1,
+                    1,
+                    seg.get(1).copied().unwrap_or(0) as i32,
+                    seg.get(2).copied().unwrap_or(0) as i32,
+                    0,
+                ]),
+            ),
+        ],
+    )
+}
+
+/// `scf.index_switch %sel` over `cases`, each case built by `f`, default yielding `acc`.
+fn switch(
+    b: &mut B<'_>,
+    blk: BlockId,
+    sel: Value,
+    cases: &[i64],
+    acc: Value,
+    f: &mut dyn FnMut(&mut B<'_>, BlockId, i64) -> Value,
+) -> Value {
+    let ty = b.ir.value_type(acc);
+    let sw = b.op(
+        blk,
+        "scf.index_switch",
+        vec![sel],
+        vec![ty],
+        vec![("cases", Attribute::dense_i64_array(cases))],
+        cases.len() + 1,
+    );
+    let regions = b.ir.regions_of(sw).to_vec();
+    let d = b.ir.append_block(regions[0], &[]);
+    b.yield_(d, "scf.yield", vec![acc]);
+    for (i, c) in cases.iter().enumerate() {
+        let cb = b.ir.append_block(regions[i + 1], &[]);
+        let r = f(b, cb, *c);
+        b.yield_(cb, "scf.yield", vec![r]);
+    }
+    b.ir.result(sw, 0)
+}
+
+/// Loop over the tiles of one dimension: full tiles, then the residue's tiles from the
+/// plan table. `body(b, block, offset, size_value, acc) -> acc`.
+#[allow(clippy::too_many_arguments)]
+fn cover(
+    b: &mut B<'_>,
+    blk: BlockId,
+    total: Value,
+    main: i64,
+    residues: &[Vec<i64>],
+    static_extent: Option<i64>,
+    acc: Value,
+    body: &mut dyn FnMut(&mut B<'_>, BlockId, Value, Value, Value) -> Value,
+) -> Value {
+    let ty = b.ir.value_type(acc);
+    let c0 = b.index(blk, 0);
+    let c1 = b.index(blk, 1);
+    let cm = b.index(blk, main);
+    let q = b.ibin(blk, "arith.divui", total, cm);
+    let full = b.ibin(blk, "arith.muli", q, cm);
+    let rem = b.ibin(blk, "arith.subi", total, full);
+    // Full tiles.
+    let f = b.op(blk, "scf.for", vec![c0, full, cm, acc], vec![ty], vec![], 1);
+    let fr = b.ir.regions_of(f)[0];
+    let fb = b.ir.append_block(fr, &[Type::index(), ty]);
+    let (iv, a) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+    let cmain = b.index(fb, main);
+    let r = body(b, fb, iv, cmain, a);
+    b.yield_(fb, "scf.yield", vec![r]);
+    let acc1 = b.ir.result(f, 0);
+    if let Some(st) = static_extent {
+        // A static extent has one residue, known now: its tiles are emitted in line.
+        let mut acc = acc1;
+        let mut off = st - st % main;
+        for &t in &residues[(st % main) as usize] {
+            let (ov, tv) = (b.index(blk, off), b.index(blk, t));
+            acc = body(b, blk, ov, tv, acc);
+            off += t;
+        }
+        return acc;
+    }
+    // Residue: the plan's tiles for `rem`, from a constant table.
+    let len = residues.iter().map(|v| v.len()).max().unwrap_or(0).max(1);
+    let mut flat = vec![];
+    for r in residues {
+        for k in 0..len {
+            flat.push(ftuner_ir::Scalar::Int(
+                r.get(k).copied().unwrap_or(0) as i128
+            ));
+        }
+    }
+    let tty = Type::tensor(vec![main, len as i64], Type::index());
+    let table = b.val(
+        blk,
+        "arith.constant",
+        vec![],
+        tty,
+        vec![("value", Attribute::dense(tty, flat))],
+    );
+    let clen = b.index(blk, len as i64);
+    let l = b.op(
+        blk,
+        "scf.for",
+        vec![c0, clen, c1, acc1, full],
+        vec![ty, Type::index()],
+        vec![],
+        1,
+    );
+    let lr = b.ir.regions_of(l)[0];
+    let lb = b.ir.append_block(lr, &[Type::index(), ty, Type::index()]);
+    let (k, a, off) = (
+        b.ir.block_args(lb)[0],
+        b.ir.block_args(lb)[1],
+        b.ir.block_args(lb)[2],
+    );
+    let t = b.val(
+        lb,
+        "tensor.extract",
+        vec![table, rem, k],
+        Type::index(),
+        vec![],
+    );
+    let zero = b.index(lb, 0);
+    let pos = b.val(
+        lb,
+        "arith.cmpi",
+        vec![t, zero],
+        Type::i1(),
+        vec![("predicate", Attribute::i64(4))],
+    );
+    let iff = b.op(lb, "scf.if", vec![pos], vec![ty, Type::index()], vec![], 2);
+    let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
+    let tb = b.ir.append_block(tr, &[]);
+    let r = body(b, tb, off, t, a);
+    let noff = b.ibin(tb, "arith.addi", off, t);
+    b.yield_(tb, "scf.yield", vec![r, noff]);
+    let eb = b.ir.append_block(er, &[]);
+    b.yield_(eb, "scf.yield", vec![a, off]);
+    let (r0, r1) = (b.ir.result(iff, 0), b.ir.result(iff, 1));
+    b.yield_(lb, "scf.yield", vec![r0, r1]);
+    b.ir.result(l, 0)
+}
+
+/// Lower one patch; `Err` explains why it was left alone.
+pub fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
+    let lay = layout(ir, op)
+        .ok_or("only patches with one M and one N loop dimension and plain indexing are lowered")?;
+    let (mmain, mst, mres) = ir
+        .attr(op, "m_plan")
+        .and_then(read_plan)
+        .ok_or("malformed m_plan")?;
+    let (nmain, nst, nres) = ir
+        .attr(op, "n_plan")
+        .and_then(read_plan)
+        .ok_or("malformed n_plan")?;
+    for (main, st, res) in [(mmain, mst, &mres), (nmain, nst, &nres)] {
+        if main <= 0 || res.len() != main as usize {
+            return Err(format!(
+                "plan table has {} entries for main tile {main}",
+                res.len()
+            ));
+        }
+        for (r, v) in res.iter().enumerate() {
+            // A static extent only ever meets one residue.
+            if st.is_some_and(|s| s % main != r as i64) {
+                continue;
+            }
+            if v.iter().sum::<i64>() != r as i64 {
+                return Err(format!(
+                    "padded plans are not lowered yet (residue {r} of {main})"
+                ));
+            }
+        }
+    }
+    let (_, outs) = ins_outs(ir, op);
+    if outs.len() != 1 || ir.results(op).len() != 1 {
+        return Err("expects one tensor output".into());
+    }
+    let loc = ir.loc(op);
+    let blk = ir.op(op).parent.ok_or("patch not in a block")?;
+    // Build in a scratch block, then move the ops before the patch.
+    let scratch = ir.new_block(&[]);
+    let mut b = B { ir, loc };
+    let out = outs[0];
+    let omap = lay.maps[2].clone();
+    let pos = |d: u32| {
+        omap.results
+            .iter()
+            .position(|e| *e == AffineExpr::Dim(d))
+            .unwrap_or(0) as i64
+    };
+    let (pm, pn) = (pos(lay.dm), pos(lay.dn));
+    let pmv = b.index(scratch, pm);
+    let msz = b.val(scratch, "tensor.dim", vec![out, pmv], Type::index(), vec![]);
+    let pnv = b.index(scratch, pn);
+    let nsz = b.val(scratch, "tensor.dim", vec![out, pnv], Type::index(), vec![]);
+    let mut msizes: Vec<i64> = mres.iter().flatten().copied().chain([mmain]).collect();
+    msizes.sort_unstable();
+    msizes.dedup();
+    let mut nsizes: Vec<i64> = nres.iter().flatten().copied().chain([nmain]).collect();
+    nsizes.sort_unstable();
+    nsizes.dedup();
+    let result = cover(
+        &mut b,
+        scratch,
+        msz,
+        mmain,
+        &mres,
+        mst,
+        out,
+        &mut |b, rb, moff, mval, acc| {
+            cover(
+                b,
+                rb,
+                nsz,
+                nmain,
+                &nres,
+                nst,
+                acc,
+                &mut |b, cb, noff, nval, acc2| {
+                    switch(b, cb, mval, &msizes, acc2, &mut |b, mb, mi| {
+                        switch(b, mb, nval, &nsizes, acc2, &mut |b, nb, nj| {
+                            tile(b, nb, op, &lay, acc2, (moff, mi, noff, nj))
+                        })
+                    })
+                },
+            )
+        },
+    );
+    let ops = ir.block_ops_vec(scratch);
+    for o in ops {
+        ir.unlink(o);
+        ir.insert_before(op, o);
+    }
+    let _ = blk;
+    ir.replace_op(op, &[result]);
+    Ok(())
+}
+
+#[derive(Default)]
+pub struct LowerUkernelsPass {
+    lowered: u64,
+    skipped: u64,
+}
+
+impl Pass for LowerUkernelsPass {
+    fn argument(&self) -> &'static str {
+        "lower-ukernels"
+    }
+    fn name(&self) -> &'static str {
+        "LowerUkernels"
+    }
+    fn summary(&self) -> &'static str {
+        "Realize ukernel.patch plans as loops over statically shaped tiles (tensor level)"
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
+        let mut patches = vec![];
+        cx.ir.walk_pre(op, &mut |o| {
+            if cx.ir.name(o) == "ukernel.patch" {
+                patches.push(o);
+            }
+        });
+        for p in patches {
+            match lower(cx.ir, p) {
+                Ok(()) => self.lowered += 1,
+                Err(e) => {
+                    cx.emit(Diagnostic::remark(
+                        cx.ir.loc(p),
+                        format!("not lowered: {e}"),
+                    ));
+                    self.skipped += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![
+            Statistic {
+                name: "num-lowered",
+                description: "Patches lowered to loops",
+                value: self.lowered,
+            },
+            Statistic {
+                name: "num-skipped",
+                description: "Patches left as they are",
+                value: self.skipped,
+            },
+        ]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(LowerUkernelsPass::default())
+    }
+}

@@ -1,0 +1,32 @@
+// lower-ukernels realizes a patch plan as loops over statically shaped tiles.
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s
+// CHECK-LABEL: func.func @dense_dynamic
+// CHECK-NOT: ukernel.patch
+// Full 14-row strips, each over the static 2304 columns in 32-wide tiles.
+// CHECK: %[[M:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x2304xf32>
+// CHECK: %[[Q:.*]] = arith.divui %[[M]], %c14 : index
+// CHECK: %[[FULL:.*]] = arith.muli %[[Q]], %c14 : index
+// CHECK: %[[REM:.*]] = arith.subi %[[M]], %[[FULL]] : index
+// CHECK: scf.for %[[I:.*]] = %c0 to %[[FULL]] step %c14
+// CHECK: scf.for %[[J:.*]] = %c0 to %c2304 step %c32
+// CHECK: tensor.extract_slice %arg0[%[[I]], 0] [14, 768] [1, 1] : tensor<?x768xf32> to tensor<14x768xf32>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<14x32xf32>)
+// CHECK: } -> tensor<14x32xf32>
+// CHECK: tensor.insert_slice {{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<14x32xf32> into tensor<?x2304xf32>
+// The residue's tiles come from the plan table, one row per residue.
+// CHECK: arith.constant dense<{{\[\[}}0, 0, 0], [1, 0, 0], [2, 0, 0], [2, 1, 0], [4, 0, 0]{{.*}}[8, 4, 1]]> : tensor<14x3xindex>
+// CHECK: tensor.extract %{{.*}}[%[[REM]], %{{.*}}] : tensor<14x3xindex>
+// CHECK: "scf.index_switch"
+// CHECK-SAME: cases = array<i64: 1, 2, 4, 8, 14>
+// CHECK: -> tensor<8x32xf32>
+
+// Upstream accepts the result.
+// RUN: ftuner-opt %examples/bert_layer_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},lower-ukernels)" --mlir-pass-statistics -o %t.mlir 2>&1 | FileCheck %s --check-prefix=STATS
+// STATS: (S) 8 num-lowered
+// STATS: (S) 0 num-skipped
+// RUN: mlir-opt-22 %t.mlir -o /dev/null
+
+// Padded plans are left as they are, with a remark.
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels="target=zen4 max-ukernels=1 max-padding=1" --lower-ukernels 2>&1 | FileCheck %s --check-prefix=PAD
+// PAD: remark: not lowered: padded plans are not lowered yet (residue 8 of 14)
+// PAD: ukernel.patch
