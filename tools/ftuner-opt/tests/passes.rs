@@ -68,3 +68,26 @@ fn patch_ukernels_snapshots() {
         });
     }
 }
+
+#[test]
+fn lower_ukernels_snapshots() {
+    for target in ["zen4", "a100"] {
+        for file in ["dense_dynamic.mlir", "bmm_nt_dynamic.mlir"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../examples")
+                .join(file);
+            let src = std::fs::read_to_string(path).unwrap();
+            let out = run_pipeline(
+                &src,
+                &format!(
+                    "builtin.module(patch-ukernels{{target={target}}},lower-ukernels,canonicalize,cse)"
+                ),
+            )
+            .unwrap();
+            assert!(!out.contains("ukernel.patch"), "{target} {file}");
+            // The lowered IR parses back to the same text.
+            assert_eq!(run_pipeline(&out, "builtin.module()").unwrap(), out);
+            insta::assert_snapshot!(format!("lower_{target}_{file}"), out);
+        }
+    }
+}
