@@ -16,10 +16,12 @@ build: setup
 	$(CARGO) build $(CARGO_PROFILE_FLAG) --workspace --bins
 
 # The main job on an example shipped in the repo: a torch-mlir dense layer with a dynamic
-# batch dimension, parsed, verified, canonicalized and CSE'd, printed in both forms.
+# batch dimension, canonicalized, patched with uKernels for this machine, lowered to loops
+# over static tiles, then run at a batch of 37 rows and checked against the layer as read.
 run: build
-	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --canonicalize --cse --mlir-timing
-	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --mlir-print-op-generic
+	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --canonicalize --cse --patch-ukernels=target=host --mlir-pass-statistics
+	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --mlir-timing
+	$(BIN)/ftuner-run examples/dense_dynamic.mlir --shape 0=37x768 --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check
 
 lint: setup
 	$(CARGO) fmt --all -- --check

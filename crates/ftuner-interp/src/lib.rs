@@ -24,4 +24,4 @@ mod eval;
 mod tensor;
 
 pub use eval::{run, InterpError};
-pub use tensor::{RtVal, Tensor};
+pub use tensor::{round_to, RtVal, Tensor};

@@ -1,0 +1,547 @@
+//! # ftuner-run
+//!
+//! Run one function of an MLIR module on given (`.npy`) or random (seeded) inputs, with the
+//! run-time shapes the user names:
+//!
+//! ```text
+//! ftuner-run FILE [--entry NAME] [--pass-pipeline=P] [--shape INDEX=D0xD1x...]...
+//!            [--input INDEX=FILE.npy]... [--output FILE.npy] [--seed S] [--check]
+//!            [--bench N] [--json]
+//! ```
+//!
+//! The backend today is the reference interpreter (`ftuner-interp`); the JIT backend comes
+//! with code generation. `--pass-pipeline` runs passes first (e.g. `patch-ukernels` and
+//! `lower-ukernels`); `--check` then runs the module as read and compares every result,
+//! so a pipeline can be checked end to end on a concrete shape. A shape that contradicts
+//! the signature is an error before anything runs.
+
+pub mod npy;
+
+use clap::Parser as _;
+use ftuner_interp::{RtVal, Tensor};
+use ftuner_ir::{Context, Ir, OpId, Type, DYNAMIC};
+use std::rc::Rc;
+use std::time::Instant;
+
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "ftuner-run",
+    about = "Run a function of an MLIR module on given or random inputs (reference interpreter)"
+)]
+struct Cli {
+    /// Input file ('-' for stdin).
+    file: String,
+    /// Function to run (default: the only public func.func, or the first one).
+    #[arg(long)]
+    entry: Option<String>,
+    /// Passes to run before executing, as for ftuner-opt.
+    #[arg(long = "pass-pipeline")]
+    pass_pipeline: Option<String>,
+    /// Run-time shape of an argument: INDEX=D0xD1x... (fixes its '?' dims).
+    #[arg(long = "shape")]
+    shapes: Vec<String>,
+    /// Argument from a .npy file: INDEX=FILE.npy.
+    #[arg(long = "input")]
+    inputs: Vec<String>,
+    /// Write result #0 to this .npy file.
+    #[arg(long)]
+    output: Option<String>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Also run the module as read (before --pass-pipeline) and compare every result.
+    #[arg(long)]
+    check: bool,
+    /// Run N times and report the median time.
+    #[arg(long)]
+    bench: Option<usize>,
+    /// Print a JSON summary instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A user-facing error: printed as `ftuner-run: error: ...`, exit code 1.
+#[derive(Debug)]
+pub struct RunError(pub String);
+
+/// Diagnostics already rendered MLIR-style (`file:line:col: error: ...`).
+const RENDERED: &str = "\u{0}rendered\u{0}";
+
+impl<T: Into<String>> From<T> for RunError {
+    fn from(s: T) -> Self {
+        RunError(s.into())
+    }
+}
+
+/// Entry point of the binary (returns the exit code).
+pub fn run_main(args: Vec<String>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match execute(&cli) {
+        Ok(ok) => {
+            if ok {
+                0
+            } else {
+                1
+            }
+        }
+        Err(RunError(m)) => {
+            match m.strip_prefix(RENDERED) {
+                Some(d) => eprint!("{d}"),
+                None => eprintln!("ftuner-run: error: {m}"),
+            }
+            1
+        }
+    }
+}
+
+fn load(ctx: &Context, src: &str, file: &str) -> Result<ftuner_ir::ParsedModule, RunError> {
+    ftuner_opt::parse_and_verify(ctx, src, file).map_err(|ds| {
+        let mut sm = ftuner_ir::SourceMap::default();
+        sm.add(file, src.into());
+        let text: String = ds.iter().map(|d| ftuner_ir::diag::render(d, &sm)).collect();
+        RunError(format!("{RENDERED}{text}"))
+    })
+}
+
+/// The function to run: `--entry`, else the only public one, else the first.
+fn find_entry(ir: &Ir, top: OpId, name: Option<&str>) -> Result<OpId, RunError> {
+    let mut funcs = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if ir.name(o) == "func.func" && !ir.regions_of(o).is_empty() {
+            funcs.push(o);
+        }
+    });
+    if let Some(n) = name {
+        return funcs
+            .into_iter()
+            .find(|f| ir.symbol_name(*f) == Some(n))
+            .ok_or_else(|| RunError(format!("no function @{n} with a body in the module")));
+    }
+    let public: Vec<OpId> = funcs
+        .iter()
+        .copied()
+        .filter(|f| {
+            ir.attr(*f, "sym_visibility")
+                .and_then(|a| a.as_str().map(|s| s.to_string()))
+                .is_none()
+        })
+        .collect();
+    public
+        .first()
+        .or(funcs.first())
+        .copied()
+        .ok_or_else(|| RunError("the module has no function with a body".into()))
+}
+
+fn parse_indexed(s: &str, what: &str) -> Result<(usize, String), RunError> {
+    let (i, rest) = s
+        .split_once('=')
+        .ok_or_else(|| RunError(format!("--{what} expects INDEX=..., got '{s}'")))?;
+    let i = i
+        .trim()
+        .parse()
+        .map_err(|_| RunError(format!("--{what}: '{i}' is not an argument index")))?;
+    Ok((i, rest.to_string()))
+}
+
+fn parse_shape(s: &str) -> Result<Vec<usize>, RunError> {
+    if s.is_empty() {
+        return Ok(vec![]);
+    }
+    s.split('x')
+        .map(|d| {
+            d.parse::<usize>()
+                .map_err(|_| RunError(format!("--shape: '{d}' in '{s}' is not a dimension")))
+        })
+        .collect()
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// A value suited to `elem`: uniform in [-1, 1) for floats, small integers otherwise.
+    fn value(&mut self, elem: Type) -> f64 {
+        let u = self.next();
+        if elem.float_kind().is_some() {
+            ftuner_interp::round_to((u >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0, elem)
+        } else if elem.int_width() == Some(1) {
+            (u & 1) as f64
+        } else {
+            (u % 16) as f64
+        }
+    }
+}
+
+/// Build the arguments from the signature, --shape, --input and the seed.
+fn make_args(ir: &Ir, f: OpId, cli: &Cli) -> Result<Vec<RtVal>, RunError> {
+    let entry = ir
+        .regions_of(f)
+        .first()
+        .and_then(|r| ir.region_entry(*r))
+        .ok_or("the function has no body")?;
+    let params = ir.block_args(entry).to_vec();
+    let n = params.len();
+    let mut shapes: Vec<Option<Vec<usize>>> = vec![None; n];
+    let mut files: Vec<Option<String>> = vec![None; n];
+    for s in &cli.shapes {
+        let (i, d) = parse_indexed(s, "shape")?;
+        *shapes
+            .get_mut(i)
+            .ok_or_else(|| RunError(format!("--shape {s}: the function has {n} arguments")))? =
+            Some(parse_shape(&d)?);
+    }
+    for s in &cli.inputs {
+        let (i, p) = parse_indexed(s, "input")?;
+        *files
+            .get_mut(i)
+            .ok_or_else(|| RunError(format!("--input {s}: the function has {n} arguments")))? =
+            Some(p);
+    }
+    let mut rng = Rng(cli.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut args = vec![];
+    for (i, p) in params.iter().enumerate() {
+        let ty = ir.value_type(*p);
+        let elem = ty.element_type();
+        let Some(sig) = ty.shape() else {
+            if files[i].is_some() || shapes[i].is_some() {
+                return Err(format!("argument #{i} is a scalar ({ty})").into());
+            }
+            args.push(RtVal::Scalar(rng.value(ty)));
+            continue;
+        };
+        let t = if let Some(path) = &files[i] {
+            let bytes =
+                std::fs::read(path).map_err(|e| RunError(format!("cannot read {path}: {e}")))?;
+            let t = npy::read(&bytes).map_err(|e| RunError(format!("{path}: {e}")))?;
+            if t.elem != elem {
+                return Err(
+                    format!("{path}: holds {} values, argument #{i} is {ty}", t.elem).into(),
+                );
+            }
+            t
+        } else {
+            let shape = match &shapes[i] {
+                Some(s) => s.clone(),
+                None if sig.iter().all(|d| *d != DYNAMIC) => {
+                    sig.iter().map(|d| *d as usize).collect()
+                }
+                None => {
+                    return Err(format!(
+                        "argument #{i} ({ty}) has dynamic dimensions: give --shape {i}=..."
+                    )
+                    .into())
+                }
+            };
+            let count = shape
+                .iter()
+                .try_fold(1usize, |a, d| a.checked_mul(*d))
+                .filter(|c| *c <= (1 << 31))
+                .ok_or_else(|| RunError(format!("argument #{i}: shape {shape:?} is too large")))?;
+            let data = (0..count).map(|_| rng.value(elem)).collect();
+            Tensor::new(shape, elem, data)
+        };
+        if t.shape.len() != sig.len()
+            || sig
+                .iter()
+                .zip(&t.shape)
+                .any(|(d, x)| *d != DYNAMIC && *d as usize != *x)
+        {
+            return Err(format!(
+                "argument #{i}: shape {} does not match {ty}",
+                fmt_shape(&t.shape)
+            )
+            .into());
+        }
+        args.push(RtVal::Tensor(Rc::new(t)));
+    }
+    Ok(args)
+}
+
+fn fmt_shape(s: &[usize]) -> String {
+    s.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+fn call(
+    ctx: &Context,
+    m: &ftuner_ir::ParsedModule,
+    name: &str,
+    args: &[RtVal],
+) -> Result<Vec<RtVal>, RunError> {
+    ftuner_interp::run(ctx, &m.ir, m.top, name, args.to_vec()).map_err(|e| RunError(e.message))
+}
+
+struct Summary {
+    shape: String,
+    elem: String,
+    min: f64,
+    max: f64,
+    mean: f64,
+    head: Vec<f64>,
+}
+
+fn summarize(v: &RtVal) -> Summary {
+    match v {
+        RtVal::Tensor(t) => {
+            let n = t.data.len().max(1) as f64;
+            Summary {
+                shape: fmt_shape(&t.shape),
+                elem: t.elem.to_string(),
+                min: t.data.iter().copied().fold(f64::INFINITY, f64::min),
+                max: t.data.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                mean: t.data.iter().sum::<f64>() / n,
+                head: t.data.iter().take(8).copied().collect(),
+            }
+        }
+        other => {
+            let x = other.scalar().unwrap_or(f64::NAN);
+            Summary {
+                shape: String::new(),
+                elem: "scalar".into(),
+                min: x,
+                max: x,
+                mean: x,
+                head: vec![x],
+            }
+        }
+    }
+}
+
+/// Largest difference between `got` and `want`, relative to the tolerance; the tolerance
+/// is `1e-5 * (1 + |want|) * sqrt(R)` with R the largest argument extent (a bound on any
+/// reduction length).
+fn compare(got: &RtVal, want: &RtVal, r: usize) -> Result<(), String> {
+    let tol = 1e-5 * (r.max(1) as f64).sqrt();
+    match (got, want) {
+        (RtVal::Tensor(a), RtVal::Tensor(b)) => {
+            if a.shape != b.shape {
+                return Err(format!(
+                    "shape {} vs reference {}",
+                    fmt_shape(&a.shape),
+                    fmt_shape(&b.shape)
+                ));
+            }
+            let mut worst: Option<(usize, f64)> = None;
+            for (i, (x, y)) in a.data.iter().zip(&b.data).enumerate() {
+                let bad = if x.is_nan() || y.is_nan() {
+                    if x.is_nan() == y.is_nan() {
+                        0.0
+                    } else {
+                        f64::INFINITY
+                    }
+                } else {
+                    (x - y).abs() / (tol * (1.0 + y.abs()))
+                };
+                if bad > 1.0 && worst.is_none_or(|(_, w)| bad > w) {
+                    worst = Some((i, bad));
+                }
+            }
+            if let Some((i, _)) = worst {
+                let st = a.strides();
+                let idx: Vec<String> = st
+                    .iter()
+                    .zip(&a.shape)
+                    .map(|(s, d)| ((i / s) % d.max(&1)).to_string())
+                    .collect();
+                return Err(format!(
+                    "worst element [{}]: {} vs reference {} (tolerance {:.1e} relative)",
+                    idx.join(", "),
+                    a.data[i],
+                    b.data[i],
+                    tol
+                ));
+            }
+            Ok(())
+        }
+        _ => {
+            let (x, y) = (got.scalar(), want.scalar());
+            match (x, y) {
+                (Some(x), Some(y)) if (x - y).abs() <= tol * (1.0 + y.abs()) => Ok(()),
+                _ => Err(format!("{x:?} vs reference {y:?}")),
+            }
+        }
+    }
+}
+
+fn json_num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        "null".into()
+    }
+}
+
+fn execute(cli: &Cli) -> Result<bool, RunError> {
+    let src = if cli.file == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| RunError(format!("cannot read stdin: {e}")))?;
+        s
+    } else {
+        std::fs::read_to_string(&cli.file)
+            .map_err(|e| RunError(format!("cannot read {}: {e}", cli.file)))?
+    };
+    let ctx = ftuner_dialects::context();
+    let original = load(&ctx, &src, &cli.file)?;
+    let mut module = load(&ctx, &src, &cli.file)?;
+    if let Some(p) = &cli.pass_pipeline {
+        let reg = ftuner_opt::default_registry();
+        let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, p)
+            .map_err(|e| RunError(format!("--pass-pipeline: {e}")))?;
+        if pm.run(&ctx, &mut module.ir, module.top).is_err() {
+            return Err("the pass pipeline failed".into());
+        }
+    }
+    let f = find_entry(&module.ir, module.top, cli.entry.as_deref())?;
+    let name = module.ir.symbol_name(f).unwrap_or_default().to_string();
+    let args = make_args(&module.ir, f, cli)?;
+    let t0 = Instant::now();
+    let results = call(&ctx, &module, &name, &args)?;
+    let mut times = vec![t0.elapsed().as_secs_f64()];
+    if let Some(n) = cli.bench {
+        times.clear();
+        for _ in 0..n.max(1) {
+            let t = Instant::now();
+            let _ = call(&ctx, &module, &name, &args)?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let mut check: Option<Result<(), String>> = None;
+    if cli.check {
+        let want = call(&ctx, &original, &name, &args)?;
+        let r = args
+            .iter()
+            .filter_map(|a| a.tensor())
+            .flat_map(|t| t.shape.iter().copied())
+            .max()
+            .unwrap_or(1);
+        let mut res = Ok(());
+        if want.len() != results.len() {
+            res = Err(format!(
+                "{} results vs reference {}",
+                results.len(),
+                want.len()
+            ));
+        }
+        for (i, (g, w)) in results.iter().zip(&want).enumerate() {
+            if let Err(e) = compare(g, w, r) {
+                res = Err(format!("result #{i}: {e}"));
+                break;
+            }
+        }
+        check = Some(res);
+    }
+    if let Some(path) = &cli.output {
+        let t = results
+            .first()
+            .and_then(|r| r.tensor())
+            .ok_or("--output: result #0 is not a tensor")?;
+        let bytes = npy::write(t)?;
+        std::fs::write(path, bytes).map_err(|e| RunError(format!("cannot write {path}: {e}")))?;
+    }
+    let sums: Vec<Summary> = results.iter().map(summarize).collect();
+    if cli.json {
+        let rs: Vec<String> = sums
+            .iter()
+            .map(|s| {
+                format!(
+                    "{{\"shape\": \"{}\", \"type\": \"{}\", \"min\": {}, \"max\": {}, \"mean\": {}, \"first\": [{}]}}",
+                    s.shape,
+                    s.elem,
+                    json_num(s.min),
+                    json_num(s.max),
+                    json_num(s.mean),
+                    s.head.iter().map(|v| json_num(*v)).collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect();
+        let chk = match &check {
+            None => "null".to_string(),
+            Some(Ok(())) => "{\"ok\": true}".into(),
+            Some(Err(e)) => format!(
+                "{{\"ok\": false, \"message\": \"{}\"}}",
+                e.replace('\\', "\\\\").replace('"', "\\\"")
+            ),
+        };
+        println!(
+            "{{\"entry\": \"{name}\", \"backend\": \"interpreter\", \"runs\": {}, \"median_s\": {}, \"results\": [{}], \"check\": {chk}}}",
+            times.len(),
+            json_num(median),
+            rs.join(", ")
+        );
+    } else {
+        for (i, s) in sums.iter().enumerate() {
+            println!(
+                "result #{i}: {}{} min {:.6} max {:.6} mean {:.6} first [{}]",
+                if s.shape.is_empty() { "" } else { "tensor " },
+                if s.shape.is_empty() {
+                    s.elem.clone()
+                } else {
+                    format!("{}x{}", s.shape, s.elem)
+                },
+                s.min,
+                s.max,
+                s.mean,
+                s.head
+                    .iter()
+                    .map(|v| format!("{v:.6}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        if cli.bench.is_some() {
+            println!(
+                "time: median {:.3} ms over {} runs (interpreter)",
+                median * 1e3,
+                times.len()
+            );
+        }
+        match &check {
+            Some(Ok(())) => println!("check: ok (every result matches the module as read)"),
+            Some(Err(e)) => eprintln!("ftuner-run: check failed: {e}"),
+            None => {}
+        }
+    }
+    Ok(!matches!(check, Some(Err(_))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(data: Vec<f64>) -> RtVal {
+        RtVal::Tensor(Rc::new(Tensor::new(vec![2, 2], Type::f32(), data)))
+    }
+
+    #[test]
+    fn compare_reports_the_worst_element() {
+        let want = t(vec![1.0, 2.0, 3.0, 4.0]);
+        assert!(compare(&t(vec![1.0, 2.0, 3.0, 4.0 + 1e-7]), &want, 4).is_ok());
+        let e = compare(&t(vec![1.0, 2.5, 3.0, 4.1]), &want, 4).unwrap_err();
+        assert!(
+            e.starts_with("worst element [0, 1]: 2.5 vs reference 2"),
+            "{e}"
+        );
+        let e = compare(&t(vec![1.0, 2.0, f64::NAN, 4.0]), &want, 4).unwrap_err();
+        assert!(e.contains("[1, 0]"), "{e}");
+        let other = RtVal::Tensor(Rc::new(Tensor::new(vec![4], Type::f32(), vec![0.0; 4])));
+        assert!(compare(&other, &want, 4)
+            .unwrap_err()
+            .contains("shape 4 vs reference 2x2"));
+    }
+}
