@@ -9,16 +9,34 @@
 // CHECK: %[[REM:.*]] = arith.subi %[[M]], %[[FULL]] : index
 // CHECK: scf.for %[[I:.*]] = %c0 to %[[FULL]] step %c14
 // CHECK: scf.for %[[J:.*]] = %c0 to %c2304 step %c32
-// CHECK: tensor.extract_slice %arg0[%[[I]], 0] [14, 768] [1, 1] : tensor<?x768xf32> to tensor<14x768xf32>
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<14x32xf32>)
-// CHECK: } -> tensor<14x32xf32>
+// CHECK: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], 0] [14, 768] [1, 1] : tensor<?x768xf32> to tensor<14x768xf32>
+// CHECK: %[[B:.*]] = tensor.extract_slice %transposed[0, %[[J]]] [768, 32] [1, 1] : tensor<768x2304xf32> to tensor<768x32xf32>
+// CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<?x2304xf32> to tensor<14x32xf32>
+// The register tile: 14 accumulators of vector<32xf32> across the k loop, one row of B
+// and 14 broadcasts of A per step.
+// CHECK-COUNT-14: "vector.transfer_read"(%[[C]],
+// CHECK: %{{.*}}:14 = scf.for %[[K:.*]] = %c0 to %c768 step %c1 iter_args(
+// CHECK: "vector.transfer_read"(%[[B]], %[[K]], %c0, %{{.*}})
+// CHECK-COUNT-14: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-14: "vector.transfer_write"
 // CHECK: tensor.insert_slice {{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<14x32xf32> into tensor<?x2304xf32>
 // The residue's tiles come from the plan table, one row per residue.
 // CHECK: arith.constant dense<{{\[\[}}0, 0, 0], [1, 0, 0], [2, 0, 0], [2, 1, 0], [4, 0, 0]{{.*}}[8, 4, 1]]> : tensor<14x3xindex>
 // CHECK: tensor.extract %{{.*}}[%[[REM]], %{{.*}}] : tensor<14x3xindex>
 // CHECK: "scf.index_switch"
 // CHECK-SAME: cases = array<i64: 1, 2, 4, 8, 14>
-// CHECK: -> tensor<8x32xf32>
+// CHECK: vector.fma %{{.*}} : vector<32xf32>
+
+// vector-bodies=0 keeps a linalg.generic per tile.
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{vector-bodies=0},canonicalize,cse)" | FileCheck %s --check-prefix=GENERIC
+// GENERIC-NOT: vector.fma
+// GENERIC: linalg.generic {{.*}} outs(%{{.*}} : tensor<14x32xf32>)
+// GENERIC: } -> tensor<14x32xf32>
+
+// Upstream MLIR takes the vector bodies down to LLVM (bufferization included).
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | mlir-opt-22 --one-shot-bufferize=bufferize-function-boundaries --convert-linalg-to-loops --convert-vector-to-scf --expand-strided-metadata --lower-affine --convert-scf-to-cf --convert-vector-to-llvm --finalize-memref-to-llvm --convert-math-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts | FileCheck %s --check-prefix=LLVM
+// LLVM: llvm.intr.fmuladd
 
 // Upstream accepts the result.
 // RUN: ftuner-opt %examples/bert_layer_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},lower-ukernels)" --mlir-pass-statistics -o %t.mlir 2>&1 | FileCheck %s --check-prefix=STATS

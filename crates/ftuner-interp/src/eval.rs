@@ -291,6 +291,9 @@ impl<'a> Interp<'a> {
         if let Some(short) = name.strip_prefix("tensor.") {
             return self.tensor_op(op, short, env).map(|v| vec![v]);
         }
+        if let Some(short) = name.strip_prefix("vector.") {
+            return self.vector_op(op, short, env).map(|v| vec![v]);
+        }
         match name {
             "scf.for" => self.scf_for(op, env),
             "scf.if" => {
@@ -427,6 +430,149 @@ impl<'a> Interp<'a> {
                 ))
             }
         })
+    }
+
+    /// Per vector position, the source index a transfer reads or writes: `base` with each
+    /// vector dim added along the source dim its permutation map names (a `0` result
+    /// broadcasts).
+    fn transfer_indices(
+        &self,
+        op: OpId,
+        base: &[i64],
+        vshape: &[usize],
+    ) -> Result<Vec<Vec<i64>>, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let map = ir
+            .attr(op, "permutation_map")
+            .and_then(|a| a.as_affine_map())
+            .ok_or_else(|| err("has no permutation_map".into()))?;
+        if map.results.len() != vshape.len() {
+            return Err(err("permutation_map does not match the vector rank".into()));
+        }
+        let n: usize = vshape.iter().product();
+        let mut out = Vec::with_capacity(n);
+        for flat in 0..n {
+            let mut idx = base.to_vec();
+            let mut rest = flat;
+            for (t, e) in map.results.iter().enumerate().rev() {
+                let j = (rest % vshape[t]) as i64;
+                rest /= vshape[t];
+                match e {
+                    AffineExpr::Dim(d) if (*d as usize) < idx.len() => idx[*d as usize] += j,
+                    AffineExpr::Const(0) => {}
+                    _ => return Err(err(format!("unsupported permutation_map result {e:?}"))),
+                }
+            }
+            out.push(idx);
+        }
+        Ok(out)
+    }
+
+    fn vector_op(&mut self, op: OpId, short: &str, env: &mut Env) -> Result<RtVal, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let ops = ir.operands(op).to_vec();
+        let segs = ir
+            .attr(op, "operandSegmentSizes")
+            .and_then(|a| a.as_dense_i64s())
+            .unwrap_or_default();
+        let vec_shape = |t: Type| -> Vec<usize> {
+            t.shape()
+                .unwrap_or(&[])
+                .iter()
+                .map(|d| *d as usize)
+                .collect()
+        };
+        match short {
+            "broadcast" => {
+                let ty = ir.value_type(ir.result(op, 0));
+                let shape = vec_shape(ty);
+                let n: usize = shape.iter().product();
+                let data = match self.get(env, ops[0], op)? {
+                    RtVal::Scalar(x) => vec![x; n],
+                    RtVal::Tensor(t) => {
+                        // Trailing dims align; leading ones repeat.
+                        let m = t.data.len().max(1);
+                        if !n.is_multiple_of(m) || !shape.ends_with(&t.shape) {
+                            return Err(err(format!(
+                                "cannot broadcast {:?} to {:?}",
+                                t.shape, shape
+                            )));
+                        }
+                        (0..n).map(|i| t.data[i % m]).collect()
+                    }
+                };
+                Ok(RtVal::Tensor(Rc::new(Tensor::new(
+                    shape,
+                    ty.element_type(),
+                    data,
+                ))))
+            }
+            "fma" => {
+                let a = self.tensor(env, ops[0], op)?;
+                let b = self.tensor(env, ops[1], op)?;
+                let c = self.tensor(env, ops[2], op)?;
+                if a.shape != b.shape || a.shape != c.shape {
+                    return Err(err("operand shapes differ".into()));
+                }
+                let data = (0..a.data.len())
+                    .map(|i| round_to(a.data[i] * b.data[i] + c.data[i], a.elem))
+                    .collect();
+                Ok(RtVal::Tensor(Rc::new(Tensor::new(
+                    a.shape.clone(),
+                    a.elem,
+                    data,
+                ))))
+            }
+            "transfer_read" => {
+                if segs.get(3).copied().unwrap_or(0) != 0 {
+                    return Err(err("masked transfers are not supported".into()));
+                }
+                let n_idx = segs.get(1).copied().unwrap_or(0) as usize;
+                let src = self.tensor(env, ops[0], op)?;
+                let base: Vec<i64> = ops[1..1 + n_idx]
+                    .iter()
+                    .map(|v| self.index(env, *v, op))
+                    .collect::<Result<_, _>>()?;
+                let pad = self.scalar(env, ops[1 + n_idx], op)?;
+                let ty = ir.value_type(ir.result(op, 0));
+                let shape = vec_shape(ty);
+                let data = self
+                    .transfer_indices(op, &base, &shape)?
+                    .iter()
+                    .map(|idx| src.offset(idx).map_or(pad, |o| src.data[o]))
+                    .collect();
+                Ok(RtVal::Tensor(Rc::new(Tensor::new(
+                    shape,
+                    ty.element_type(),
+                    data,
+                ))))
+            }
+            "transfer_write" => {
+                if segs.get(3).copied().unwrap_or(0) != 0 {
+                    return Err(err("masked transfers are not supported".into()));
+                }
+                let n_idx = segs.get(2).copied().unwrap_or(0) as usize;
+                let v = self.tensor(env, ops[0], op)?;
+                let mut dst = (*self.tensor(env, ops[1], op)?).clone();
+                let base: Vec<i64> = ops[2..2 + n_idx]
+                    .iter()
+                    .map(|x| self.index(env, *x, op))
+                    .collect::<Result<_, _>>()?;
+                for (k, idx) in self
+                    .transfer_indices(op, &base, &v.shape)?
+                    .iter()
+                    .enumerate()
+                {
+                    if let Some(o) = dst.offset(idx) {
+                        dst.data[o] = v.data[k];
+                    }
+                }
+                Ok(RtVal::Tensor(Rc::new(dst)))
+            }
+            _ => Err(err("is not supported by the interpreter".into())),
+        }
     }
 
     fn scf_for(&mut self, op: OpId, env: &mut Env) -> Result<Vec<RtVal>, InterpError> {

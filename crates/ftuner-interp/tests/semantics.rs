@@ -187,9 +187,25 @@ fn bert_layer_runs_and_rewrites_preserve_it() {
     }
 }
 
+/// Results of a contraction computed with fused multiply-adds: within a few ulps of the
+/// reference per reduction step.
+fn assert_close(got: &[Tensor], want: &[Tensor], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g.shape, w.shape, "{what}");
+        for (a, b) in g.data.iter().zip(&w.data) {
+            assert!(
+                (a - b).abs() <= 1e-4 * (1.0 + b.abs()),
+                "{what}: {a} vs {b}"
+            );
+        }
+    }
+}
+
 /// `lower-ukernels` turns each patch into loops over statically shaped tiles: full tiles,
-/// then the residue's tiles read from the plan table. The loops must compute exactly what
-/// the patch does, for extents that exercise every kind of residue.
+/// then the residue's tiles read from the plan table. The loops must compute what the patch
+/// does, for extents that exercise every kind of residue: bit for bit with `linalg.generic`
+/// tiles, within rounding with the vector bodies (`vector.fma` rounds once per step).
 #[test]
 fn lowered_patches_compute_the_same() {
     let mut seed = 11u64;
@@ -200,11 +216,18 @@ fn lowered_patches_compute_the_same() {
         let args = [x, w.clone(), b.clone()];
         let base = run_after("", "dense_dynamic.mlir", "dense_dynamic", &args);
         for p in [
+            "builtin.module(patch-ukernels{target=zen4},lower-ukernels{vector-bodies=0})",
+            "builtin.module(patch-ukernels{target=skylake-avx512},lower-ukernels{vector-bodies=0},canonicalize,cse)",
+        ] {
+            let got = run_after(p, "dense_dynamic.mlir", "dense_dynamic", &args);
+            assert_eq!(got, base, "{p} rows={rows}");
+        }
+        for p in [
             "builtin.module(patch-ukernels{target=zen4},lower-ukernels)",
             "builtin.module(patch-ukernels{target=skylake-avx512},lower-ukernels,canonicalize,cse)",
         ] {
             let got = run_after(p, "dense_dynamic.mlir", "dense_dynamic", &args);
-            assert_eq!(got, base, "{p} rows={rows}");
+            assert_close(&got, &base, &format!("{p} rows={rows}"));
         }
     }
     for t in [5usize, 17] {

@@ -17,11 +17,201 @@ use ftuner_dialects::ukernel::read_plan;
 use ftuner_ir::{
     intern_name, AffineExpr, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
 };
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{
+    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
+};
 
 struct B<'a> {
     ir: &'a mut Ir,
     loc: Attribute,
+    /// Register-level bodies: `Some` when the patch's body is a multiply-accumulate.
+    vector: Option<VectorBody>,
+}
+
+/// What the register-level body needs to know about a patch.
+#[derive(Clone)]
+struct VectorBody {
+    /// The reduction loop dim.
+    dk: u32,
+    elem: Type,
+    /// Largest tile (elements) given a vector body: a register file's worth.
+    max_elems: i64,
+}
+
+/// Position of loop dim `d` among a map's results.
+fn res_pos(map: &ftuner_ir::AffineMap, d: u32) -> Option<usize> {
+    map.results.iter().position(|e| *e == AffineExpr::Dim(d))
+}
+
+/// A patch gets vector bodies when it is a plain 2-d contraction (m, n, k) whose body is
+/// `acc + a * b` on floats.
+fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<VectorBody> {
+    if lay.maps[0].num_dims != 3 || lay.maps.iter().any(|m| m.results.len() != 2) {
+        return None;
+    }
+    let dk = (0..3).find(|d| *d != lay.dm && *d != lay.dn)?;
+    res_pos(&lay.maps[0], dk)?;
+    res_pos(&lay.maps[1], dk)?;
+    let body = ir.region_entry(*ir.regions_of(op).first()?)?;
+    let args = ir.block_args(body).to_vec();
+    let ops = ir.block_ops_vec(body);
+    if args.len() != 3 || ops.len() != 3 {
+        return None;
+    }
+    let elem = ir.value_type(args[2]);
+    elem.float_kind()?;
+    let (mul, add, y) = (ops[0], ops[1], ops[2]);
+    let is = |o: OpId, n: &str| ir.name(o) == n;
+    if !is(mul, "arith.mulf") || !is(add, "arith.addf") || !is(y, "ukernel.yield") {
+        return None;
+    }
+    let m = ir.operands(mul);
+    if !((m[0] == args[0] && m[1] == args[1]) || (m[0] == args[1] && m[1] == args[0])) {
+        return None;
+    }
+    let p = ir.result(mul, 0);
+    let s = ir.operands(add);
+    if !((s[0] == args[2] && s[1] == p) || (s[0] == p && s[1] == args[2])) {
+        return None;
+    }
+    if ir.operands(y) != [ir.result(add, 0)] || args.iter().any(|a| ir.value_type(*a) != elem) {
+        return None;
+    }
+    Some(VectorBody {
+        dk,
+        elem,
+        max_elems,
+    })
+}
+
+/// A 1-d transfer along source dim `along` of a rank-2 tensor.
+fn transfer_props(along: usize, segments: [i32; 4]) -> Vec<(&'static str, Attribute)> {
+    let map = ftuner_ir::AffineMap {
+        num_dims: 2,
+        num_symbols: 0,
+        results: vec![AffineExpr::Dim(along as u32)],
+    };
+    vec![
+        ("in_bounds", Attribute::array(vec![Attribute::bool(true)])),
+        ("operandSegmentSizes", Attribute::dense_i32_array(&segments)),
+        ("permutation_map", Attribute::affine_map(map)),
+    ]
+}
+
+/// Indices of a rank-2 access with `x` at position `p0` and `y` at the other.
+fn at2(p0: usize, x: Value, y: Value) -> Vec<Value> {
+    if p0 == 0 {
+        vec![x, y]
+    } else {
+        vec![y, x]
+    }
+}
+
+/// The register-level body of an `mt x nt` tile: `mt` accumulators of `vector<nt>` live
+/// across the k loop; each step loads one row of B, broadcasts one element of A per row
+/// and issues `vector.fma`s; the accumulators are read from and written back to C.
+#[allow(clippy::too_many_arguments)]
+fn vector_body(
+    b: &mut B<'_>,
+    blk: BlockId,
+    lay: &Layout,
+    vb: &VectorBody,
+    a: Value,
+    bm: Value,
+    c: Value,
+    mt: i64,
+    nt: i64,
+) -> Value {
+    let vty = Type::vector(vec![nt], vb.elem);
+    let (am, ak) = (
+        res_pos(&lay.maps[0], lay.dm).unwrap_or(0),
+        res_pos(&lay.maps[0], vb.dk).unwrap_or(1),
+    );
+    let (bk, bn) = (
+        res_pos(&lay.maps[1], vb.dk).unwrap_or(0),
+        res_pos(&lay.maps[1], lay.dn).unwrap_or(1),
+    );
+    let (cm, cn) = (
+        res_pos(&lay.maps[2], lay.dm).unwrap_or(0),
+        res_pos(&lay.maps[2], lay.dn).unwrap_or(1),
+    );
+    let c0 = b.index(blk, 0);
+    let c1 = b.index(blk, 1);
+    let pad = b.val(
+        blk,
+        "arith.constant",
+        vec![],
+        vb.elem,
+        vec![("value", Attribute::float(0.0, vb.elem))],
+    );
+    let akv = b.index(blk, ak as i64);
+    let kext = b.val(blk, "tensor.dim", vec![a, akv], Type::index(), vec![]);
+    let rows: Vec<Value> = (0..mt).map(|i| b.index(blk, i)).collect();
+    let mut accs = vec![];
+    for &iv in &rows {
+        let mut ops = vec![c];
+        ops.extend(at2(cm, iv, c0));
+        ops.push(pad);
+        accs.push(b.val(
+            blk,
+            "vector.transfer_read",
+            ops,
+            vty,
+            transfer_props(cn, [1, 2, 1, 0]),
+        ));
+    }
+    let mut fops = vec![c0, kext, c1];
+    fops.extend(accs.iter().copied());
+    let f = b.op(blk, "scf.for", fops, vec![vty; mt as usize], vec![], 1);
+    let fr = b.ir.regions_of(f)[0];
+    let mut bargs = vec![Type::index()];
+    bargs.extend(std::iter::repeat_n(vty, mt as usize));
+    let fb = b.ir.append_block(fr, &bargs);
+    let k = b.ir.block_args(fb)[0];
+    let inner: Vec<Value> = b.ir.block_args(fb)[1..].to_vec();
+    let z = b.index(fb, 0);
+    let zp = b.val(
+        fb,
+        "arith.constant",
+        vec![],
+        vb.elem,
+        vec![("value", Attribute::float(0.0, vb.elem))],
+    );
+    let mut ops = vec![bm];
+    ops.extend(at2(bk, k, z));
+    ops.push(zp);
+    let brow = b.val(
+        fb,
+        "vector.transfer_read",
+        ops,
+        vty,
+        transfer_props(bn, [1, 2, 1, 0]),
+    );
+    let mut next = vec![];
+    for (i, acc) in inner.iter().enumerate() {
+        let iv = b.index(fb, i as i64);
+        let mut idx = vec![a];
+        idx.extend(at2(am, iv, k));
+        let x = b.val(fb, "tensor.extract", idx, vb.elem, vec![]);
+        let xv = b.val(fb, "vector.broadcast", vec![x], vty, vec![]);
+        next.push(b.val(fb, "vector.fma", vec![xv, brow, *acc], vty, vec![]));
+    }
+    b.yield_(fb, "scf.yield", next);
+    let cty = b.ir.value_type(c);
+    let mut out = c;
+    for (i, &iv) in rows.iter().enumerate() {
+        let r = b.ir.result(f, i);
+        let mut ops = vec![r, out];
+        ops.extend(at2(cm, iv, c0));
+        out = b.val(
+            blk,
+            "vector.transfer_write",
+            ops,
+            cty,
+            transfer_props(cn, [1, 1, 2, 0]),
+        );
+    }
+    out
 }
 
 impl B<'_> {
@@ -201,6 +391,12 @@ fn tile(
     let bb = slice(b, blk, ins[1], &lay.maps[1].clone(), lay, t);
     let c = slice(b, blk, acc, &lay.maps[2].clone(), lay, t);
     let cty = b.ir.value_type(c);
+    if let Some(vb) = b.vector.clone() {
+        if t.1 * t.3 <= vb.max_elems {
+            let r = vector_body(b, blk, lay, &vb, a, bb, c, t.1, t.3);
+            return insert_back(b, blk, r, c, acc);
+        }
+    }
     let maps = b.ir.attr(patch, "indexing_maps").expect("maps");
     let its = b.ir.attr(patch, "iterator_types").expect("iterators");
     let g = b.op(
@@ -232,7 +428,11 @@ fn tile(
         }
     }
     let gr = b.ir.result(g, 0);
-    // Insert back: the same offsets/sizes as the output slice.
+    insert_back(b, blk, gr, c, acc)
+}
+
+/// `tensor.insert_slice %r into %acc` at the offsets and sizes of the slice `c`.
+fn insert_back(b: &mut B<'_>, blk: BlockId, gr: Value, c: Value, acc: Value) -> Value {
     let cslice_op = b.ir.defining_op(c).expect("slice");
     let sl = b.ir.op(cslice_op).clone();
     let mut ops = vec![gr, acc];
@@ -406,7 +606,9 @@ fn cover(
 }
 
 /// Lower one patch; `Err` explains why it was left alone.
-pub fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
+/// `vector_bodies`: tiles of at most this many elements get register-level vector bodies
+/// (when the patch's body allows); larger ones, or `None`, keep a `linalg.generic`.
+pub fn lower(ir: &mut Ir, op: OpId, vector_bodies: Option<i64>) -> Result<(), String> {
     let lay = layout(ir, op)
         .ok_or("only patches with one M and one N loop dimension and plain indexing are lowered")?;
     let (mmain, mst, mres) = ir
@@ -444,7 +646,8 @@ pub fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
     let blk = ir.op(op).parent.ok_or("patch not in a block")?;
     // Build in a scratch block, then move the ops before the patch.
     let scratch = ir.new_block(&[]);
-    let mut b = B { ir, loc };
+    let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
+    let mut b = B { ir, loc, vector };
     let out = outs[0];
     let omap = lay.maps[2].clone();
     let pos = |d: u32| {
@@ -501,10 +704,25 @@ pub fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Default)]
 pub struct LowerUkernelsPass {
+    opts: PassOptions,
     lowered: u64,
     skipped: u64,
+}
+
+impl Default for LowerUkernelsPass {
+    fn default() -> Self {
+        LowerUkernelsPass {
+            opts: PassOptions::new(vec![OptionSpec {
+                name: "vector-bodies",
+                kind: OptionKind::Int,
+                default: "512",
+                description: "Tiles of at most this many elements get register-level vector bodies (vector.fma over vector<n>); 0 keeps linalg.generic tiles",
+            }]),
+            lowered: 0,
+            skipped: 0,
+        }
+    }
 }
 
 impl Pass for LowerUkernelsPass {
@@ -517,7 +735,15 @@ impl Pass for LowerUkernelsPass {
     fn summary(&self) -> &'static str {
         "Realize ukernel.patch plans as loops over statically shaped tiles (tensor level)"
     }
+    fn options(&mut self) -> Option<&mut PassOptions> {
+        Some(&mut self.opts)
+    }
+    fn options_ref(&self) -> Option<&PassOptions> {
+        Some(&self.opts)
+    }
     fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
+        let vb = self.opts.int("vector-bodies");
+        let vector_bodies = (vb > 0).then_some(vb);
         let mut patches = vec![];
         cx.ir.walk_pre(op, &mut |o| {
             if cx.ir.name(o) == "ukernel.patch" {
@@ -525,7 +751,7 @@ impl Pass for LowerUkernelsPass {
             }
         });
         for p in patches {
-            match lower(cx.ir, p) {
+            match lower(cx.ir, p, vector_bodies) {
                 Ok(()) => self.lowered += 1,
                 Err(e) => {
                     cx.emit(Diagnostic::remark(
@@ -553,6 +779,9 @@ impl Pass for LowerUkernelsPass {
         ]
     }
     fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(LowerUkernelsPass::default())
+        Box::new(LowerUkernelsPass {
+            opts: self.opts.clone(),
+            ..LowerUkernelsPass::default()
+        })
     }
 }

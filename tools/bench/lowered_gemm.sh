@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# ftuner's lowered matmul (patch-ukernels + lower-ukernels) vs OpenBLAS sgemm, one thread.
+# Machine code comes from upstream MLIR 22 + llc-22 (ftuner's own inkwell code generation
+# is not written yet), so this measures the uKernel structure, not our backend.
+#   bash tools/bench/lowered_gemm.sh [TARGET=host] [RUNS=7]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+target=${1:-host}
+runs=${2:-7}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat > "$work/mm.mlir" <<'MLIR'
+func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {llvm.emit_c_interface} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+MLIR
+"$root/target/release/ftuner-opt" "$work/mm.mlir" \
+  --pass-pipeline="builtin.module(patch-ukernels{target=$target},lower-ukernels,canonicalize,cse)" -o "$work/lowered.mlir"
+mlir-opt-22 "$work/lowered.mlir" --one-shot-bufferize=bufferize-function-boundaries \
+  --convert-linalg-to-loops --convert-vector-to-scf --expand-strided-metadata --lower-affine \
+  --convert-scf-to-cf --convert-vector-to-llvm --finalize-memref-to-llvm --convert-math-to-llvm \
+  --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
+  -o "$work/llvm.mlir"
+mlir-translate-22 --mlir-to-llvmir "$work/llvm.mlir" -o "$work/mm.ll"
+llc-22 -O3 -mcpu=native -filetype=obj "$work/mm.ll" -o "$work/mm.o"
+cc -O2 -o "$work/bench" "$root/tools/bench/lowered_gemm.c" "$work/mm.o" \
+  -I/usr/include/x86_64-linux-gnu -lopenblas -lm
+OPENBLAS_NUM_THREADS=1 "$work/bench" "$runs"
