@@ -25,9 +25,10 @@ func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> attri
 }
 MLIR
 "$root/target/release/ftuner-opt" "$work/mm.mlir" \
-  --pass-pipeline="builtin.module(patch-ukernels{target=$target},lower-ukernels,canonicalize,cse)" -o "$work/lowered.mlir"
+  --pass-pipeline="builtin.module(patch-ukernels{target=$target},lower-ukernels${LOWER_OPTS:-},canonicalize,cse)" -o "$work/lowered.mlir"
 mlir-opt-22 "$work/lowered.mlir" \
   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+  --cse --canonicalize \
   --convert-linalg-to-loops --convert-vector-to-scf --expand-strided-metadata --lower-affine \
   --convert-scf-to-cf --convert-vector-to-llvm --finalize-memref-to-llvm --convert-math-to-llvm \
   --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \

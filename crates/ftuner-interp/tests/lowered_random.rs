@@ -186,3 +186,28 @@ fn lowered_batch_matmul_nt_matches_at_random_shapes() {
             .unwrap();
     }
 }
+
+/// Reductions longer than the patch's kc run as several k blocks (zen4: kc = 144); every
+/// block boundary ± 1.
+#[test]
+fn lowered_matmul_k_blocks_match() {
+    let c = compile(MATMUL, "zen4");
+    let mut runner = TestRunner::new(Config {
+        cases: cases() / 4,
+        ..Config::default()
+    });
+    let k = prop::sample::select(vec![0usize, 1, 143, 144, 145, 287, 288, 289, 300]);
+    runner
+        .run(
+            &(0usize..=30, 0usize..=40, k, any::<u64>()),
+            |(m, n, k, seed)| {
+                let a = tensor(vec![m, k], seed);
+                let b = tensor(vec![k, n], seed.rotate_left(17));
+                let want = call(&c, &c.original, "mm", &[a.clone(), b.clone()]);
+                let got = call(&c, &c.lowered, "mm", &[a, b]);
+                prop_assert_eq!(got, want, "m={} n={} k={}", m, n, k);
+                Ok(())
+            },
+        )
+        .unwrap();
+}

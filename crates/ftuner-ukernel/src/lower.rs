@@ -26,6 +26,8 @@ struct B<'a> {
     loc: Attribute,
     /// Register-level bodies: `Some` when the patch's body is a multiply-accumulate.
     vector: Option<VectorBody>,
+    /// Inside the kc loop: the reduction dim and the block's offset and size along it.
+    kblock: Option<(u32, Value, Value)>,
 }
 
 /// What the register-level body needs to know about a patch.
@@ -36,6 +38,19 @@ struct VectorBody {
     elem: Type,
     /// Largest tile (elements) given a vector body: a register file's worth.
     max_elems: i64,
+}
+
+fn ir_attr_i64(ir: &Ir, op: OpId, name: &str) -> Option<i64> {
+    ir.attr(op, name).and_then(|a| a.as_i64())
+}
+
+/// The single reduction dim: read by both inputs, absent from the output.
+fn reduction_dim(lay: &Layout) -> Option<u32> {
+    let uses = |mi: usize, d: u32| lay.maps[mi].results.iter().any(|e| e.uses_dim(d));
+    let ks: Vec<u32> = (0..lay.maps[0].num_dims)
+        .filter(|d| uses(0, *d) && uses(1, *d) && !uses(2, *d))
+        .collect();
+    (ks.len() == 1).then(|| ks[0])
 }
 
 /// Position of loop dim `d` among a map's results.
@@ -341,6 +356,12 @@ fn slice(
             st_off.push(DYNAMIC);
             st_size.push(s);
             new_shape.push(s);
+        } else if let Some((_, k0, ks)) = b.kblock.filter(|kb| kb.0 == *d) {
+            dyn_off.push(k0);
+            st_off.push(DYNAMIC);
+            dyn_size.push(ks);
+            st_size.push(DYNAMIC);
+            new_shape.push(DYNAMIC);
         } else {
             st_off.push(0);
             if shape[j] == DYNAMIC {
@@ -608,7 +629,13 @@ fn cover(
 /// Lower one patch; `Err` explains why it was left alone.
 /// `vector_bodies`: tiles of at most this many elements get register-level vector bodies
 /// (when the patch's body allows); larger ones, or `None`, keep a `linalg.generic`.
-pub fn lower(ir: &mut Ir, op: OpId, vector_bodies: Option<i64>) -> Result<(), String> {
+/// `k_blocking`: split the reduction into blocks of the patch's `kc`.
+pub fn lower(
+    ir: &mut Ir,
+    op: OpId,
+    vector_bodies: Option<i64>,
+    k_blocking: bool,
+) -> Result<(), String> {
     let lay = layout(ir, op)
         .ok_or("only patches with one M and one N loop dimension and plain indexing are lowered")?;
     let (mmain, mst, mres) = ir
@@ -647,7 +674,12 @@ pub fn lower(ir: &mut Ir, op: OpId, vector_bodies: Option<i64>) -> Result<(), St
     // Build in a scratch block, then move the ops before the patch.
     let scratch = ir.new_block(&[]);
     let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
-    let mut b = B { ir, loc, vector };
+    let mut b = B {
+        ir,
+        loc,
+        vector,
+        kblock: None,
+    };
     let out = outs[0];
     let omap = lay.maps[2].clone();
     let pos = |d: u32| {
@@ -667,24 +699,71 @@ pub fn lower(ir: &mut Ir, op: OpId, vector_bodies: Option<i64>) -> Result<(), St
     let mut nsizes: Vec<i64> = nres.iter().flatten().copied().chain([nmain]).collect();
     nsizes.sort_unstable();
     nsizes.dedup();
+    // The kc loop: the reduction is split into blocks of kc (from the cache model) so
+    // that a kc x N panel of B stays in L2 while every row strip of A passes over it.
+    // Each element still sums its k in order, so results do not change.
+    let kc = ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
+    let (ins, _) = ins_outs(b.ir, op);
+    let kdim = reduction_dim(&lay);
+    let mut kloop = None;
+    let mut body_blk = scratch;
+    let mut acc0 = out;
+    if let (Some(dk), true) = (kdim, k_blocking && kc > 0) {
+        let kp = res_pos(&lay.maps[0], dk).unwrap_or(0);
+        let a_shape = b.ir.value_type(ins[0]).shape().unwrap_or(&[]).to_vec();
+        let kstatic = a_shape.get(kp).copied().unwrap_or(DYNAMIC);
+        if kstatic == DYNAMIC || kstatic > kc {
+            let kpv = b.index(scratch, kp as i64);
+            let kext = b.val(
+                scratch,
+                "tensor.dim",
+                vec![ins[0], kpv],
+                Type::index(),
+                vec![],
+            );
+            let c0 = b.index(scratch, 0);
+            let ckc = b.index(scratch, kc);
+            let oty = b.ir.value_type(out);
+            let f = b.op(
+                scratch,
+                "scf.for",
+                vec![c0, kext, ckc, out],
+                vec![oty],
+                vec![],
+                1,
+            );
+            let fr = b.ir.regions_of(f)[0];
+            let fb = b.ir.append_block(fr, &[Type::index(), oty]);
+            let (k0, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+            let left = b.ibin(fb, "arith.subi", kext, k0);
+            let ckc2 = b.index(fb, kc);
+            let ks = b.val(fb, "arith.minsi", vec![ckc2, left], Type::index(), vec![]);
+            b.kblock = Some((dk, k0, ks));
+            kloop = Some((f, fb));
+            body_blk = fb;
+            acc0 = acc;
+        }
+    }
+    // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
+    // stays in L1 while every row strip of A (kc x M, in L2) passes over it.
     let result = cover(
         &mut b,
-        scratch,
-        msz,
-        mmain,
-        &mres,
-        mst,
-        out,
-        &mut |b, rb, moff, mval, acc| {
+        body_blk,
+        nsz,
+        nmain,
+        &nres,
+        nst,
+        acc0,
+        &mut |b, rb, noff, nval, acc| {
             cover(
                 b,
                 rb,
-                nsz,
-                nmain,
-                &nres,
-                nst,
+                msz,
+                mmain,
+                &mres,
+                mst,
                 acc,
-                &mut |b, cb, noff, nval, acc2| {
+                &mut |b, cb, moff, mval, acc2| {
                     switch(b, cb, mval, &msizes, acc2, &mut |b, mb, mi| {
                         switch(b, mb, nval, &nsizes, acc2, &mut |b, nb, nj| {
                             tile(b, nb, op, &lay, acc2, (moff, mi, noff, nj))
@@ -694,6 +773,13 @@ pub fn lower(ir: &mut Ir, op: OpId, vector_bodies: Option<i64>) -> Result<(), St
             )
         },
     );
+    let result = match kloop {
+        Some((f, fb)) => {
+            b.yield_(fb, "scf.yield", vec![result]);
+            b.ir.result(f, 0)
+        }
+        None => result,
+    };
     let ops = ir.block_ops_vec(scratch);
     for o in ops {
         ir.unlink(o);
@@ -713,12 +799,20 @@ pub struct LowerUkernelsPass {
 impl Default for LowerUkernelsPass {
     fn default() -> Self {
         LowerUkernelsPass {
-            opts: PassOptions::new(vec![OptionSpec {
-                name: "vector-bodies",
-                kind: OptionKind::Int,
-                default: "512",
-                description: "Tiles of at most this many elements get register-level vector bodies (vector.fma over vector<n>); 0 keeps linalg.generic tiles",
-            }]),
+            opts: PassOptions::new(vec![
+                OptionSpec {
+                    name: "vector-bodies",
+                    kind: OptionKind::Int,
+                    default: "512",
+                    description: "Tiles of at most this many elements get register-level vector bodies (vector.fma over vector<n>); 0 keeps linalg.generic tiles",
+                },
+                OptionSpec {
+                    name: "k-blocking",
+                    kind: OptionKind::Bool,
+                    default: "true",
+                    description: "Split the reduction into blocks of the patch's kc (an scf.for around the tile loops)",
+                },
+            ]),
             lowered: 0,
             skipped: 0,
         }
@@ -744,6 +838,7 @@ impl Pass for LowerUkernelsPass {
     fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
         let vb = self.opts.int("vector-bodies");
         let vector_bodies = (vb > 0).then_some(vb);
+        let k_blocking = self.opts.bool("k-blocking");
         let mut patches = vec![];
         cx.ir.walk_pre(op, &mut |o| {
             if cx.ir.name(o) == "ukernel.patch" {
@@ -751,7 +846,7 @@ impl Pass for LowerUkernelsPass {
             }
         });
         for p in patches {
-            match lower(cx.ir, p, vector_bodies) {
+            match lower(cx.ir, p, vector_bodies, k_blocking) {
                 Ok(()) => self.lowered += 1,
                 Err(e) => {
                     cx.emit(Diagnostic::remark(
