@@ -79,8 +79,8 @@ fn compile(src: &str, target: &str) -> Compiled {
     assert!(!names
         .iter()
         .any(|n| n == "ukernel.patch" || n == "linalg.matmul"));
-    // CPU register tiles of a plain matmul get vector bodies.
-    if src == MATMUL && !matches!(target, "a100" | "h100") {
+    // CPU register tiles get vector bodies (batched ones inside loops over the batch).
+    if !matches!(target, "a100" | "h100") {
         assert!(
             names.iter().any(|n| n == "vector.fma"),
             "{target}: no vector body"

@@ -35,6 +35,8 @@ struct B<'a> {
 struct VectorBody {
     /// The reduction loop dim.
     dk: u32,
+    /// Batch loop dims (in all three operands), looped over around the register tile.
+    batch: Vec<u32>,
     elem: Type,
     /// Largest tile (elements) given a vector body: a register file's worth.
     max_elems: i64,
@@ -58,15 +60,24 @@ fn res_pos(map: &ftuner_ir::AffineMap, d: u32) -> Option<usize> {
     map.results.iter().position(|e| *e == AffineExpr::Dim(d))
 }
 
-/// A patch gets vector bodies when it is a plain 2-d contraction (m, n, k) whose body is
-/// `acc + a * b` on floats.
+/// A patch gets vector bodies when it is a (batched) contraction (b..., m, n, k) with one
+/// reduction dim, batch dims in every operand, and the body `acc + a * b` on floats.
 fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<VectorBody> {
-    if lay.maps[0].num_dims != 3 || lay.maps.iter().any(|m| m.results.len() != 2) {
+    let nd = lay.maps[0].num_dims;
+    let dk = reduction_dim(lay)?;
+    let batch: Vec<u32> = (0..nd)
+        .filter(|d| *d != lay.dm && *d != lay.dn && *d != dk)
+        .collect();
+    for d in &batch {
+        if lay.maps.iter().any(|m| res_pos(m, *d).is_none()) {
+            return None;
+        }
+    }
+    // Every operand is indexed by exactly its dims: A (b, m, k), B (b, k, n), C (b, m, n).
+    let want = [2 + batch.len(); 3];
+    if lay.maps.iter().zip(want).any(|(m, w)| m.results.len() != w) {
         return None;
     }
-    let dk = (0..3).find(|d| *d != lay.dm && *d != lay.dn)?;
-    res_pos(&lay.maps[0], dk)?;
-    res_pos(&lay.maps[1], dk)?;
     let body = ir.region_entry(*ir.regions_of(op).first()?)?;
     let args = ir.block_args(body).to_vec();
     let ops = ir.block_ops_vec(body);
@@ -94,15 +105,16 @@ fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<Vector
     }
     Some(VectorBody {
         dk,
+        batch,
         elem,
         max_elems,
     })
 }
 
-/// A 1-d transfer along source dim `along` of a rank-2 tensor.
-fn transfer_props(along: usize, segments: [i32; 4]) -> Vec<(&'static str, Attribute)> {
+/// A 1-d transfer along source dim `along` of a rank-`rank` tensor.
+fn transfer_props(rank: usize, along: usize, segments: [i32; 4]) -> Vec<(&'static str, Attribute)> {
     let map = ftuner_ir::AffineMap {
-        num_dims: 2,
+        num_dims: rank as u32,
         num_symbols: 0,
         results: vec![AffineExpr::Dim(along as u32)],
     };
@@ -113,18 +125,21 @@ fn transfer_props(along: usize, segments: [i32; 4]) -> Vec<(&'static str, Attrib
     ]
 }
 
-/// Indices of a rank-2 access with `x` at position `p0` and `y` at the other.
-fn at2(p0: usize, x: Value, y: Value) -> Vec<Value> {
-    if p0 == 0 {
-        vec![x, y]
-    } else {
-        vec![y, x]
-    }
+/// Indices of an access through `map`, each result dim's value from `at`.
+fn indices(map: &ftuner_ir::AffineMap, at: &dyn Fn(u32) -> Value) -> Vec<Value> {
+    map.results
+        .iter()
+        .map(|e| match e {
+            AffineExpr::Dim(d) => at(*d),
+            _ => unreachable!("checked by layout"),
+        })
+        .collect()
 }
 
-/// The register-level body of an `mt x nt` tile: `mt` accumulators of `vector<nt>` live
-/// across the k loop; each step loads one row of B, broadcasts one element of A per row
-/// and issues `vector.fma`s; the accumulators are read from and written back to C.
+/// The register-level body of an `mt x nt` tile, inside loops over the batch dims: `mt`
+/// accumulators of `vector<nt>` live across the k loop; each step loads one row of B,
+/// broadcasts one element of A per row and issues `vector.fma`s; the accumulators are
+/// read from and written back to C.
 #[allow(clippy::too_many_arguments)]
 fn vector_body(
     b: &mut B<'_>,
@@ -137,19 +152,58 @@ fn vector_body(
     mt: i64,
     nt: i64,
 ) -> Value {
+    batch_loops(b, blk, lay, vb, (a, bm), c, (mt, nt), &mut vec![])
+}
+
+#[allow(clippy::too_many_arguments)]
+fn batch_loops(
+    b: &mut B<'_>,
+    blk: BlockId,
+    lay: &Layout,
+    vb: &VectorBody,
+    ab: (Value, Value),
+    c: Value,
+    tile: (i64, i64),
+    fixed: &mut Vec<(u32, Value)>,
+) -> Value {
+    let Some(&d) = vb.batch.get(fixed.len()) else {
+        return register_tile(b, blk, lay, vb, ab, c, tile, fixed);
+    };
+    let cty = b.ir.value_type(c);
+    let pos = res_pos(&lay.maps[2], d).unwrap_or(0);
+    let pv = b.index(blk, pos as i64);
+    let ext = b.val(blk, "tensor.dim", vec![c, pv], Type::index(), vec![]);
+    let c0 = b.index(blk, 0);
+    let c1 = b.index(blk, 1);
+    let f = b.op(blk, "scf.for", vec![c0, ext, c1, c], vec![cty], vec![], 1);
+    let fr = b.ir.regions_of(f)[0];
+    let fb = b.ir.append_block(fr, &[Type::index(), cty]);
+    let (iv, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+    fixed.push((d, iv));
+    let r = batch_loops(b, fb, lay, vb, ab, acc, tile, fixed);
+    fixed.pop();
+    b.yield_(fb, "scf.yield", vec![r]);
+    b.ir.result(f, 0)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn register_tile(
+    b: &mut B<'_>,
+    blk: BlockId,
+    lay: &Layout,
+    vb: &VectorBody,
+    (a, bm): (Value, Value),
+    c: Value,
+    (mt, nt): (i64, i64),
+    fixed: &[(u32, Value)],
+) -> Value {
     let vty = Type::vector(vec![nt], vb.elem);
-    let (am, ak) = (
-        res_pos(&lay.maps[0], lay.dm).unwrap_or(0),
-        res_pos(&lay.maps[0], vb.dk).unwrap_or(1),
-    );
-    let (bk, bn) = (
-        res_pos(&lay.maps[1], vb.dk).unwrap_or(0),
-        res_pos(&lay.maps[1], lay.dn).unwrap_or(1),
-    );
-    let (cm, cn) = (
-        res_pos(&lay.maps[2], lay.dm).unwrap_or(0),
-        res_pos(&lay.maps[2], lay.dn).unwrap_or(1),
-    );
+    let (ma, mb, mc) = (&lay.maps[0], &lay.maps[1], &lay.maps[2]);
+    let (rank_b, rank_c) = (mb.results.len(), mc.results.len());
+    let bn = res_pos(mb, lay.dn).unwrap_or(0);
+    let cn = res_pos(mc, lay.dn).unwrap_or(0);
+    let ak = res_pos(ma, vb.dk).unwrap_or(0);
+    let batch_of = |d: u32| fixed.iter().find(|(x, _)| *x == d).map(|(_, v)| *v);
     let c0 = b.index(blk, 0);
     let c1 = b.index(blk, 1);
     let pad = b.val(
@@ -162,17 +216,28 @@ fn vector_body(
     let akv = b.index(blk, ak as i64);
     let kext = b.val(blk, "tensor.dim", vec![a, akv], Type::index(), vec![]);
     let rows: Vec<Value> = (0..mt).map(|i| b.index(blk, i)).collect();
+    let (dm, dn) = (lay.dm, lay.dn);
     let mut accs = vec![];
     for &iv in &rows {
+        let at = |d: u32| {
+            if d == dm {
+                iv
+            } else if d == dn {
+                c0
+            } else {
+                batch_of(d).unwrap_or(c0)
+            }
+        };
         let mut ops = vec![c];
-        ops.extend(at2(cm, iv, c0));
+        ops.extend(indices(mc, &at));
         ops.push(pad);
+        let segs = [1, rank_c as i32, 1, 0];
         accs.push(b.val(
             blk,
             "vector.transfer_read",
             ops,
             vty,
-            transfer_props(cn, [1, 2, 1, 0]),
+            transfer_props(rank_c, cn, segs),
         ));
     }
     let mut fops = vec![c0, kext, c1];
@@ -192,21 +257,40 @@ fn vector_body(
         vb.elem,
         vec![("value", Attribute::float(0.0, vb.elem))],
     );
+    let dk = vb.dk;
+    let at_b = |d: u32| {
+        if d == dk {
+            k
+        } else if d == dn {
+            z
+        } else {
+            batch_of(d).unwrap_or(z)
+        }
+    };
     let mut ops = vec![bm];
-    ops.extend(at2(bk, k, z));
+    ops.extend(indices(mb, &at_b));
     ops.push(zp);
     let brow = b.val(
         fb,
         "vector.transfer_read",
         ops,
         vty,
-        transfer_props(bn, [1, 2, 1, 0]),
+        transfer_props(rank_b, bn, [1, rank_b as i32, 1, 0]),
     );
     let mut next = vec![];
     for (i, acc) in inner.iter().enumerate() {
         let iv = b.index(fb, i as i64);
+        let at_a = |d: u32| {
+            if d == dk {
+                k
+            } else if d == dm {
+                iv
+            } else {
+                batch_of(d).unwrap_or(z)
+            }
+        };
         let mut idx = vec![a];
-        idx.extend(at2(am, iv, k));
+        idx.extend(indices(ma, &at_a));
         let x = b.val(fb, "tensor.extract", idx, vb.elem, vec![]);
         let xv = b.val(fb, "vector.broadcast", vec![x], vty, vec![]);
         next.push(b.val(fb, "vector.fma", vec![xv, brow, *acc], vty, vec![]));
@@ -216,14 +300,23 @@ fn vector_body(
     let mut out = c;
     for (i, &iv) in rows.iter().enumerate() {
         let r = b.ir.result(f, i);
+        let at = |d: u32| {
+            if d == dm {
+                iv
+            } else if d == dn {
+                c0
+            } else {
+                batch_of(d).unwrap_or(c0)
+            }
+        };
         let mut ops = vec![r, out];
-        ops.extend(at2(cm, iv, c0));
+        ops.extend(indices(mc, &at));
         out = b.val(
             blk,
             "vector.transfer_write",
             ops,
             cty,
-            transfer_props(cn, [1, 1, 2, 0]),
+            transfer_props(rank_c, cn, [1, 1, rank_c as i32, 0]),
         );
     }
     out
