@@ -49,6 +49,18 @@
 // STATS: (S) 0 num-skipped
 // RUN: mlir-opt-22 %t.mlir -o /dev/null
 
+// Convolutions (implicit GEMM) lower too: rows of a tile are delinearized output
+// positions, the window is index arithmetic on A, the k dims are nested loops.
+// RUN: ftuner-opt %examples/dcgan_generator.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --mlir-pass-statistics -o %t.conv.mlir 2>&1 | FileCheck %s --check-prefix=CONV
+// CONV: (S) 5 num-lowered
+// CONV: (S) 0 num-skipped
+// RUN: FileCheck %s --check-prefix=CONVIR < %t.conv.mlir
+// CONVIR-NOT: ukernel.patch
+// CONVIR: arith.remui
+// CONVIR: arith.divui
+// CONVIR: vector.fma
+// RUN: mlir-opt-22 %t.conv.mlir -o /dev/null
+
 // Padded plans are left as they are, with a remark.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels="target=zen4 max-ukernels=1 max-padding=1" --lower-ukernels 2>&1 | FileCheck %s --check-prefix=PAD
 // PAD: remark: not lowered: padded plans are not lowered yet (residue 8 of 14)

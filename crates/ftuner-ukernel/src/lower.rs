@@ -78,6 +78,17 @@ fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<Vector
     if lay.maps.iter().zip(want).any(|(m, w)| m.results.len() != w) {
         return None;
     }
+    let elem = mul_add_elem(ir, op)?;
+    Some(VectorBody {
+        dk,
+        batch,
+        elem,
+        max_elems,
+    })
+}
+
+/// The element type when the patch's body is `acc + a * b` on floats of one type.
+fn mul_add_elem(ir: &Ir, op: OpId) -> Option<Type> {
     let body = ir.region_entry(*ir.regions_of(op).first()?)?;
     let args = ir.block_args(body).to_vec();
     let ops = ir.block_ops_vec(body);
@@ -86,29 +97,17 @@ fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<Vector
     }
     let elem = ir.value_type(args[2]);
     elem.float_kind()?;
-    let (mul, add, y) = (ops[0], ops[1], ops[2]);
     let is = |o: OpId, n: &str| ir.name(o) == n;
-    if !is(mul, "arith.mulf") || !is(add, "arith.addf") || !is(y, "ukernel.yield") {
+    if !is(ops[0], "arith.mulf") || !is(ops[1], "arith.addf") || !is(ops[2], "ukernel.yield") {
         return None;
     }
-    let m = ir.operands(mul);
-    if !((m[0] == args[0] && m[1] == args[1]) || (m[0] == args[1] && m[1] == args[0])) {
-        return None;
-    }
-    let p = ir.result(mul, 0);
-    let s = ir.operands(add);
-    if !((s[0] == args[2] && s[1] == p) || (s[0] == p && s[1] == args[2])) {
-        return None;
-    }
-    if ir.operands(y) != [ir.result(add, 0)] || args.iter().any(|a| ir.value_type(*a) != elem) {
-        return None;
-    }
-    Some(VectorBody {
-        dk,
-        batch,
-        elem,
-        max_elems,
-    })
+    let m = ir.operands(ops[0]);
+    let s = ir.operands(ops[1]);
+    let p = ir.result(ops[0], 0);
+    let mul_ok = (m[0] == args[0] && m[1] == args[1]) || (m[0] == args[1] && m[1] == args[0]);
+    let add_ok = (s[0] == args[2] && s[1] == p) || (s[0] == p && s[1] == args[2]);
+    let typed = args.iter().all(|a| ir.value_type(*a) == elem);
+    (mul_ok && add_ok && typed && ir.operands(ops[2]) == [ir.result(ops[1], 0)]).then_some(elem)
 }
 
 /// A 1-d transfer along source dim `along` of a rank-`rank` tensor.
@@ -199,7 +198,6 @@ fn register_tile(
 ) -> Value {
     let vty = Type::vector(vec![nt], vb.elem);
     let (ma, mb, mc) = (&lay.maps[0], &lay.maps[1], &lay.maps[2]);
-    let (rank_b, rank_c) = (mb.results.len(), mc.results.len());
     let bn = res_pos(mb, lay.dn).unwrap_or(0);
     let cn = res_pos(mc, lay.dn).unwrap_or(0);
     let ak = res_pos(ma, vb.dk).unwrap_or(0);
@@ -217,29 +215,15 @@ fn register_tile(
     let kext = b.val(blk, "tensor.dim", vec![a, akv], Type::index(), vec![]);
     let rows: Vec<Value> = (0..mt).map(|i| b.index(blk, i)).collect();
     let (dm, dn) = (lay.dm, lay.dn);
-    let mut accs = vec![];
-    for &iv in &rows {
-        let at = |d: u32| {
-            if d == dm {
-                iv
-            } else if d == dn {
-                c0
-            } else {
-                batch_of(d).unwrap_or(c0)
-            }
-        };
-        let mut ops = vec![c];
-        ops.extend(indices(mc, &at));
-        ops.push(pad);
-        let segs = [1, rank_c as i32, 1, 0];
-        accs.push(b.val(
-            blk,
-            "vector.transfer_read",
-            ops,
-            vty,
-            transfer_props(rank_c, cn, segs),
-        ));
-    }
+    let c_rows: Vec<Vec<Value>> = rows
+        .iter()
+        .map(|&iv| {
+            indices(mc, &|d| {
+                pick(d, &[(dm, iv), (dn, c0)], batch_of(d).unwrap_or(c0))
+            })
+        })
+        .collect();
+    let accs = read_rows(b, blk, c, &c_rows, pad, vty, cn);
     let mut fops = vec![c0, kext, c1];
     fops.extend(accs.iter().copied());
     let f = b.op(blk, "scf.for", fops, vec![vty; mt as usize], vec![], 1);
@@ -258,66 +242,95 @@ fn register_tile(
         vec![("value", Attribute::float(0.0, vb.elem))],
     );
     let dk = vb.dk;
-    let at_b = |d: u32| {
-        if d == dk {
-            k
-        } else if d == dn {
-            z
-        } else {
-            batch_of(d).unwrap_or(z)
-        }
-    };
-    let mut ops = vec![bm];
-    ops.extend(indices(mb, &at_b));
-    ops.push(zp);
-    let brow = b.val(
-        fb,
-        "vector.transfer_read",
-        ops,
-        vty,
-        transfer_props(rank_b, bn, [1, rank_b as i32, 1, 0]),
-    );
-    let mut next = vec![];
-    for (i, acc) in inner.iter().enumerate() {
-        let iv = b.index(fb, i as i64);
-        let at_a = |d: u32| {
-            if d == dk {
-                k
-            } else if d == dm {
-                iv
-            } else {
-                batch_of(d).unwrap_or(z)
-            }
-        };
-        let mut idx = vec![a];
-        idx.extend(indices(ma, &at_a));
-        let x = b.val(fb, "tensor.extract", idx, vb.elem, vec![]);
-        let xv = b.val(fb, "vector.broadcast", vec![x], vty, vec![]);
-        next.push(b.val(fb, "vector.fma", vec![xv, brow, *acc], vty, vec![]));
-    }
+    let at_b = |d: u32| pick(d, &[(dk, k), (dn, z)], batch_of(d).unwrap_or(z));
+    let brow = read_rows(b, fb, bm, &[indices(mb, &at_b)], zp, vty, bn)[0];
+    let a_rows: Vec<Vec<Value>> = (0..inner.len())
+        .map(|i| {
+            let iv = b.index(fb, i as i64);
+            indices(ma, &|d| {
+                pick(d, &[(dk, k), (dm, iv)], batch_of(d).unwrap_or(z))
+            })
+        })
+        .collect();
+    let next = fma_rows(b, fb, brow, a, &a_rows, &inner, vty);
     b.yield_(fb, "scf.yield", next);
+    let vals: Vec<Value> = (0..rows.len()).map(|i| b.ir.result(f, i)).collect();
+    write_rows(b, blk, c, &c_rows, &vals, cn)
+}
+
+/// The value assigned to loop dim `d`: from `pairs`, else `other`.
+fn pick(d: u32, pairs: &[(u32, Value)], other: Value) -> Value {
+    pairs
+        .iter()
+        .find(|(x, _)| *x == d)
+        .map_or(other, |(_, v)| *v)
+}
+
+/// One k step of the register tile: per row, broadcast A's element at its indices and
+/// `vector.fma` it with the B row into the row's accumulator.
+fn fma_rows(
+    b: &mut B<'_>,
+    blk: BlockId,
+    brow: Value,
+    a: Value,
+    a_rows: &[Vec<Value>],
+    accs: &[Value],
+    vty: Type,
+) -> Vec<Value> {
+    let elem = vty.element_type();
+    a_rows
+        .iter()
+        .zip(accs)
+        .map(|(idx, acc)| {
+            let mut ops = vec![a];
+            ops.extend(idx.iter().copied());
+            let x = b.val(blk, "tensor.extract", ops, elem, vec![]);
+            let xv = b.val(blk, "vector.broadcast", vec![x], vty, vec![]);
+            b.val(blk, "vector.fma", vec![xv, brow, *acc], vty, vec![])
+        })
+        .collect()
+}
+
+/// One `vector.transfer_read` of `vty` along dim `along` of `c` per index list.
+fn read_rows(
+    b: &mut B<'_>,
+    blk: BlockId,
+    c: Value,
+    rows: &[Vec<Value>],
+    pad: Value,
+    vty: Type,
+    along: usize,
+) -> Vec<Value> {
+    rows.iter()
+        .map(|idx| {
+            let rank = idx.len();
+            let mut ops = vec![c];
+            ops.extend(idx.iter().copied());
+            ops.push(pad);
+            let props = transfer_props(rank, along, [1, rank as i32, 1, 0]);
+            b.val(blk, "vector.transfer_read", ops, vty, props)
+        })
+        .collect()
+}
+
+/// `vector.transfer_write` of each of `vals` along dim `along` of `c` at its index list;
+/// returns the updated tensor.
+fn write_rows(
+    b: &mut B<'_>,
+    blk: BlockId,
+    c: Value,
+    rows: &[Vec<Value>],
+    vals: &[Value],
+    along: usize,
+) -> Value {
     let cty = b.ir.value_type(c);
     let mut out = c;
-    for (i, &iv) in rows.iter().enumerate() {
-        let r = b.ir.result(f, i);
-        let at = |d: u32| {
-            if d == dm {
-                iv
-            } else if d == dn {
-                c0
-            } else {
-                batch_of(d).unwrap_or(c0)
-            }
-        };
-        let mut ops = vec![r, out];
-        ops.extend(indices(mc, &at));
-        out = b.val(
-            blk,
-            "vector.transfer_write",
-            ops,
-            cty,
-            transfer_props(rank_c, cn, [1, 1, rank_c as i32, 0]),
-        );
+    for (idx, v) in rows.iter().zip(vals) {
+        let rank = idx.len();
+        let mut ops = vec![*v, out];
+        ops.extend(idx.iter().copied());
+        let props = transfer_props(rank, along, [1, 1, rank as i32, 0]);
+        out = b.val(blk, "vector.transfer_write", ops, cty, props);
     }
     out
 }
@@ -384,24 +397,32 @@ struct Layout {
     maps: Vec<ftuner_ir::AffineMap>,
 }
 
-fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
+/// The patch's three indexing maps.
+fn patch_maps(ir: &Ir, op: OpId) -> Option<Vec<ftuner_ir::AffineMap>> {
     let maps: Vec<ftuner_ir::AffineMap> = ir
         .attr(op, "indexing_maps")?
         .as_array()?
         .iter()
         .map(|a| a.as_affine_map().cloned())
         .collect::<Option<_>>()?;
-    if maps.len() != 3 {
-        return None;
-    }
+    (maps.len() == 3).then_some(maps)
+}
+
+/// Loop dims by role: M (A and C), N (B and C), K (an input, not C).
+fn dim_roles(maps: &[ftuner_ir::AffineMap]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
     let nd = maps[0].num_dims;
-    let ms: Vec<u32> = (0..nd)
-        .filter(|d| uses(0, *d) && !uses(1, *d) && uses(2, *d))
-        .collect();
-    let ns: Vec<u32> = (0..nd)
-        .filter(|d| !uses(0, *d) && uses(1, *d) && uses(2, *d))
-        .collect();
+    let pick = |f: &dyn Fn(u32) -> bool| (0..nd).filter(|d| f(*d)).collect::<Vec<u32>>();
+    (
+        pick(&|d| uses(0, d) && !uses(1, d) && uses(2, d)),
+        pick(&|d| !uses(0, d) && uses(1, d) && uses(2, d)),
+        pick(&|d| (uses(0, d) || uses(1, d)) && !uses(2, d)),
+    )
+}
+
+fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
+    let maps = patch_maps(ir, op)?;
+    let (ms, ns, _) = dim_roles(&maps);
     if ms.len() != 1 || ns.len() != 1 {
         return None;
     }
@@ -720,6 +741,338 @@ fn cover(
 }
 
 /// Lower one patch; `Err` explains why it was left alone.
+type Plan = (i64, Option<i64>, Vec<Vec<i64>>);
+
+/// A tile: (m offset, m size, n offset, n size).
+type Tile = (Value, i64, Value, i64);
+
+/// Builds one tile into the accumulator: `f(b, block, acc, tile) -> acc`.
+type TileFn<'f> = dyn FnMut(&mut B<'_>, BlockId, Value, Tile) -> Value + 'f;
+
+/// The M and N plans of a patch: main tile, static extent, tiles per residue.
+struct Plans {
+    m: Plan,
+    n: Plan,
+}
+
+/// A windowed contraction (convolution as implicit GEMM): M is the flattened output
+/// positions, N one output-channel dim, K the reduction dims.
+struct ConvLayout {
+    ms: Vec<u32>,
+    dn: u32,
+    ks: Vec<u32>,
+    maps: Vec<ftuner_ir::AffineMap>,
+    elem: Type,
+}
+
+fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
+    let maps = patch_maps(ir, op)?;
+    // B and C index by plain dims; A by sums of dims and constant multiples of dims.
+    if !maps[1..]
+        .iter()
+        .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
+    {
+        return None;
+    }
+    let nd = maps[0].num_dims;
+    let (ms, ns, ks) = dim_roles(&maps);
+    if ns.len() != 1 || ms.is_empty() || ks.is_empty() || ms.len() + 1 + ks.len() != nd as usize {
+        return None;
+    }
+    // Every k dim must be read by B (its extent comes from there).
+    if ks.iter().any(|d| res_pos(&maps[1], *d).is_none()) {
+        return None;
+    }
+    let elem = mul_add_elem(ir, op)?;
+    // A's expressions: sums of dims and constant multiples of dims, or constants.
+    fn simple(e: &AffineExpr) -> bool {
+        match e {
+            AffineExpr::Dim(_) | AffineExpr::Const(_) => true,
+            AffineExpr::Add(a, b) => simple(a) && simple(b),
+            AffineExpr::Mul(a, b) => {
+                matches!(**b, AffineExpr::Const(_)) && simple(a)
+                    || matches!(**a, AffineExpr::Const(_)) && simple(b)
+            }
+            _ => false,
+        }
+    }
+    if !maps[0].results.iter().all(simple) {
+        return None;
+    }
+    Some(ConvLayout {
+        ms,
+        dn: ns[0],
+        ks,
+        maps,
+        elem,
+    })
+}
+
+/// The value of `e` with dims from `at`, as index arithmetic in `blk`.
+fn eval_expr(b: &mut B<'_>, blk: BlockId, e: &AffineExpr, at: &dyn Fn(u32) -> Value) -> Value {
+    match e {
+        AffineExpr::Dim(d) => at(*d),
+        AffineExpr::Const(c) => b.index(blk, *c),
+        AffineExpr::Add(x, y) => {
+            let (x, y) = (eval_expr(b, blk, x, at), eval_expr(b, blk, y, at));
+            b.ibin(blk, "arith.addi", x, y)
+        }
+        AffineExpr::Mul(x, y) => {
+            let (x, y) = (eval_expr(b, blk, x, at), eval_expr(b, blk, y, at));
+            b.ibin(blk, "arith.muli", x, y)
+        }
+        _ => unreachable!("checked by conv_layout"),
+    }
+}
+
+/// Lower a windowed contraction: the plan's tiles over the flattened output positions
+/// (M) and the channel dim (N); each row of a tile is delinearized into its output
+/// position, the k dims are nested loops, and the register tile is `mt` vectors along N.
+fn lower_conv(ir: &mut Ir, op: OpId, cl: &ConvLayout, plans: &Plans) -> Result<(), String> {
+    let (ins, outs) = ins_outs(ir, op);
+    if outs.len() != 1 || ins.len() != 2 || ir.results(op).len() != 1 {
+        return Err("expects two inputs and one tensor output".into());
+    }
+    let loc = ir.loc(op);
+    let scratch = ir.new_block(&[]);
+    let mut b = B {
+        ir,
+        loc,
+        vector: None,
+        kblock: None,
+    };
+    let out = outs[0];
+    let cpos = |d: u32| res_pos(&cl.maps[2], d).unwrap_or(0) as i64;
+    // Extents of the M dims (from C), of N (from C) and of the k dims (from B).
+    let mut mext = vec![];
+    for d in &cl.ms {
+        let pv = b.index(scratch, cpos(*d));
+        mext.push(b.val(scratch, "tensor.dim", vec![out, pv], Type::index(), vec![]));
+    }
+    let mut msz = b.index(scratch, 1);
+    for e in &mext {
+        msz = b.ibin(scratch, "arith.muli", msz, *e);
+    }
+    let pnv = b.index(scratch, cpos(cl.dn));
+    let nsz = b.val(scratch, "tensor.dim", vec![out, pnv], Type::index(), vec![]);
+    let mut kext = vec![];
+    for d in &cl.ks {
+        let pv = b.index(scratch, res_pos(&cl.maps[1], *d).unwrap_or(0) as i64);
+        kext.push(b.val(
+            scratch,
+            "tensor.dim",
+            vec![ins[1], pv],
+            Type::index(),
+            vec![],
+        ));
+    }
+    let (a, w) = (ins[0], ins[1]);
+    let result = nest(
+        &mut b,
+        scratch,
+        (msz, nsz),
+        plans,
+        out,
+        &mut |b, blk, acc, t| conv_tile(b, blk, cl, (a, w), acc, t, &mext, &kext),
+    );
+    let ops = b.ir.block_ops_vec(scratch);
+    for o in ops {
+        b.ir.unlink(o);
+        b.ir.insert_before(op, o);
+    }
+    b.ir.replace_op(op, &[result]);
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn conv_tile(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    (a, w): (Value, Value),
+    c: Value,
+    (moff, mt, noff, nt): (Value, i64, Value, i64),
+    mext: &[Value],
+    kext: &[Value],
+) -> Value {
+    let vty = Type::vector(vec![nt], cl.elem);
+    let mc = &cl.maps[2];
+    let cn = res_pos(mc, cl.dn).unwrap_or(0);
+    let c0 = b.index(blk, 0);
+    let pad = b.val(
+        blk,
+        "arith.constant",
+        vec![],
+        cl.elem,
+        vec![("value", Attribute::float(0.0, cl.elem))],
+    );
+    // Each row's output position: delinearize moff + i over the M extents.
+    let mut rows: Vec<Vec<(u32, Value)>> = vec![];
+    for i in 0..mt {
+        let iv = b.index(blk, i);
+        let mut m = b.ibin(blk, "arith.addi", moff, iv);
+        let mut pos = vec![];
+        for (d, e) in cl.ms.iter().zip(mext).rev() {
+            let r = b.val(blk, "arith.remui", vec![m, *e], Type::index(), vec![]);
+            m = b.val(blk, "arith.divui", vec![m, *e], Type::index(), vec![]);
+            pos.push((*d, r));
+        }
+        rows.push(pos);
+    }
+    let dn = cl.dn;
+    let find =
+        |fixed: &[(u32, Value)], d: u32| fixed.iter().find(|(x, _)| *x == d).map(|(_, v)| *v);
+    let c_rows: Vec<Vec<Value>> = rows
+        .iter()
+        .map(|row| {
+            let at = |d: u32| {
+                if d == dn {
+                    noff
+                } else {
+                    find(row, d).unwrap_or(c0)
+                }
+            };
+            indices(mc, &at)
+        })
+        .collect();
+    let accs = read_rows(b, blk, c, &c_rows, pad, vty, cn);
+    // Nested k loops carrying the accumulators.
+    let accs = conv_k_loops(
+        b,
+        blk,
+        cl,
+        (a, w),
+        &rows,
+        noff,
+        vty,
+        kext,
+        accs,
+        &mut vec![],
+    );
+    write_rows(b, blk, c, &c_rows, &accs, cn)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn conv_k_loops(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    (a, w): (Value, Value),
+    rows: &[Vec<(u32, Value)>],
+    noff: Value,
+    vty: Type,
+    kext: &[Value],
+    accs: Vec<Value>,
+    kvals: &mut Vec<(u32, Value)>,
+) -> Vec<Value> {
+    let level = kvals.len();
+    let n = accs.len();
+    let c0 = b.index(blk, 0);
+    let c1 = b.index(blk, 1);
+    let mut fops = vec![c0, kext[level], c1];
+    fops.extend(accs.iter().copied());
+    let f = b.op(blk, "scf.for", fops, vec![vty; n], vec![], 1);
+    let fr = b.ir.regions_of(f)[0];
+    let mut bargs = vec![Type::index()];
+    bargs.extend(std::iter::repeat_n(vty, n));
+    let fb = b.ir.append_block(fr, &bargs);
+    let k = b.ir.block_args(fb)[0];
+    let inner: Vec<Value> = b.ir.block_args(fb)[1..].to_vec();
+    kvals.push((cl.ks[level], k));
+    let next = if level + 1 < cl.ks.len() {
+        conv_k_loops(b, fb, cl, (a, w), rows, noff, vty, kext, inner, kvals)
+    } else {
+        let z = b.index(fb, 0);
+        let zp = b.val(
+            fb,
+            "arith.constant",
+            vec![],
+            cl.elem,
+            vec![("value", Attribute::float(0.0, cl.elem))],
+        );
+        let (ma, mb) = (&cl.maps[0], &cl.maps[1]);
+        let bn = res_pos(mb, cl.dn).unwrap_or(0);
+        let dn = cl.dn;
+        let kv = kvals.clone();
+        let at_b = |d: u32| {
+            if d == dn {
+                noff
+            } else {
+                kv.iter().find(|(x, _)| *x == d).map_or(z, |(_, v)| *v)
+            }
+        };
+        let brow = read_rows(b, fb, w, &[indices(mb, &at_b)], zp, vty, bn)[0];
+        let a_rows: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|row| {
+                let at_a = |d: u32| {
+                    row.iter()
+                        .chain(kv.iter())
+                        .find(|(x, _)| *x == d)
+                        .map_or(z, |(_, v)| *v)
+                };
+                ma.results
+                    .iter()
+                    .map(|e| eval_expr(b, fb, e, &at_a))
+                    .collect()
+            })
+            .collect();
+        fma_rows(b, fb, brow, a, &a_rows, &inner, vty)
+    };
+    kvals.pop();
+    b.yield_(fb, "scf.yield", next);
+    (0..n).map(|i| b.ir.result(f, i)).collect()
+}
+
+/// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
+/// kc x nr panel of B stays in L1 while the row strips of A pass over it), each tile
+/// dispatched on its (m, n) size to `f(b, block, acc, (m_off, m_size, n_off, n_size))`.
+fn nest(
+    b: &mut B<'_>,
+    blk: BlockId,
+    (msz, nsz): (Value, Value),
+    plans: &Plans,
+    acc: Value,
+    f: &mut TileFn<'_>,
+) -> Value {
+    let (mmain, mst, mres) = &plans.m;
+    let (nmain, nst, nres) = &plans.n;
+    let sizes = |res: &[Vec<i64>], main: i64| {
+        let mut v: Vec<i64> = res.iter().flatten().copied().chain([main]).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (msizes, nsizes) = (sizes(mres, *mmain), sizes(nres, *nmain));
+    cover(
+        b,
+        blk,
+        nsz,
+        *nmain,
+        nres,
+        *nst,
+        acc,
+        &mut |b, rb, noff, nval, acc| {
+            cover(
+                b,
+                rb,
+                msz,
+                *mmain,
+                mres,
+                *mst,
+                acc,
+                &mut |b, cb, moff, mval, acc2| {
+                    switch(b, cb, mval, &msizes, acc2, &mut |b, mb, mi| {
+                        switch(b, mb, nval, &nsizes, acc2, &mut |b, nb, nj| {
+                            f(b, nb, acc2, (moff, mi, noff, nj))
+                        })
+                    })
+                },
+            )
+        },
+    )
+}
+
 /// `vector_bodies`: tiles of at most this many elements get register-level vector bodies
 /// (when the patch's body allows); larger ones, or `None`, keep a `linalg.generic`.
 /// `k_blocking`: split the reduction into blocks of the patch's `kc`.
@@ -729,8 +1082,7 @@ pub fn lower(
     vector_bodies: Option<i64>,
     k_blocking: bool,
 ) -> Result<(), String> {
-    let lay = layout(ir, op)
-        .ok_or("only patches with one M and one N loop dimension and plain indexing are lowered")?;
+    let lay = layout(ir, op);
     let (mmain, mst, mres) = ir
         .attr(op, "m_plan")
         .and_then(read_plan)
@@ -762,6 +1114,19 @@ pub fn lower(
     if outs.len() != 1 || ir.results(op).len() != 1 {
         return Err("expects one tensor output".into());
     }
+    let plans = Plans {
+        m: (mmain, mst, mres),
+        n: (nmain, nst, nres),
+    };
+    let Some(lay) = lay else {
+        let conv = conv_layout(ir, op).ok_or(
+            "only patches with one M and one N loop dimension and plain indexing, or windowed contractions with one N dimension, are lowered",
+        )?;
+        if vector_bodies.is_none() {
+            return Err("windowed contractions are lowered with vector bodies only".into());
+        }
+        return lower_conv(ir, op, &conv, &plans);
+    };
     let loc = ir.loc(op);
     let blk = ir.op(op).parent.ok_or("patch not in a block")?;
     // Build in a scratch block, then move the ops before the patch.
@@ -786,12 +1151,6 @@ pub fn lower(
     let msz = b.val(scratch, "tensor.dim", vec![out, pmv], Type::index(), vec![]);
     let pnv = b.index(scratch, pn);
     let nsz = b.val(scratch, "tensor.dim", vec![out, pnv], Type::index(), vec![]);
-    let mut msizes: Vec<i64> = mres.iter().flatten().copied().chain([mmain]).collect();
-    msizes.sort_unstable();
-    msizes.dedup();
-    let mut nsizes: Vec<i64> = nres.iter().flatten().copied().chain([nmain]).collect();
-    nsizes.sort_unstable();
-    nsizes.dedup();
     // The kc loop: the reduction is split into blocks of kc (from the cache model) so
     // that a kc x N panel of B stays in L2 while every row strip of A passes over it.
     // Each element still sums its k in order, so results do not change.
@@ -839,32 +1198,13 @@ pub fn lower(
     }
     // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
     // stays in L1 while every row strip of A (kc x M, in L2) passes over it.
-    let result = cover(
+    let result = nest(
         &mut b,
         body_blk,
-        nsz,
-        nmain,
-        &nres,
-        nst,
+        (msz, nsz),
+        &plans,
         acc0,
-        &mut |b, rb, noff, nval, acc| {
-            cover(
-                b,
-                rb,
-                msz,
-                mmain,
-                &mres,
-                mst,
-                acc,
-                &mut |b, cb, moff, mval, acc2| {
-                    switch(b, cb, mval, &msizes, acc2, &mut |b, mb, mi| {
-                        switch(b, mb, nval, &nsizes, acc2, &mut |b, nb, nj| {
-                            tile(b, nb, op, &lay, acc2, (moff, mi, noff, nj))
-                        })
-                    })
-                },
-            )
-        },
+        &mut |b, blk, acc, t| tile(b, blk, op, &lay, acc, t),
     );
     let result = match kloop {
         Some((f, fb)) => {

@@ -439,6 +439,14 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
             ));
         }
         for (i, (g, w)) in results.iter().zip(&want).enumerate() {
+            let nans = w
+                .tensor()
+                .map_or(0, |t| t.data.iter().filter(|v| v.is_nan()).count());
+            if nans > 0 {
+                eprintln!(
+                    "ftuner-run: warning: result #{i} of the reference has {nans} NaN values; NaN matches NaN, so those elements check nothing"
+                );
+            }
             if let Err(e) = compare(g, w, r) {
                 res = Err(format!("result #{i}: {e}"));
                 break;
