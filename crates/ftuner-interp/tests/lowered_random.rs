@@ -62,8 +62,14 @@ fn compile(src: &str, target: &str) -> Compiled {
     ftuner_transforms::register_passes(&mut reg);
     reg.register(|| Box::new(ftuner_ukernel::PatchUkernelsPass::default()));
     reg.register(|| Box::new(ftuner_ukernel::LowerUkernelsPass::default()));
+    // zen4 also packs B into panels (pack-b), the other targets read B in place.
+    let opts = if target == "zen4" {
+        "{pack-b=true}"
+    } else {
+        ""
+    };
     let p = format!(
-        "builtin.module(patch-ukernels{{target={target}}},lower-ukernels,canonicalize,cse)"
+        "builtin.module(patch-ukernels{{target={target}}},lower-ukernels{opts},canonicalize,cse)"
     );
     let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, &p).unwrap();
     pm.run(&ctx, &mut lowered.ir, lowered.top).unwrap();

@@ -28,6 +28,8 @@ struct B<'a> {
     vector: Option<VectorBody>,
     /// Inside the kc loop: the reduction dim and the block's offset and size along it.
     kblock: Option<(u32, Value, Value)>,
+    /// B packed into panels `[N / nr][K][nr]` (contiguous rows of the main tile width).
+    packed: Option<(Value, i64)>,
 }
 
 /// What the register-level body needs to know about a patch.
@@ -40,6 +42,8 @@ struct VectorBody {
     elem: Type,
     /// Largest tile (elements) given a vector body: a register file's worth.
     max_elems: i64,
+    /// For a full-width tile with B packed: the packed panels and this tile's N offset.
+    panel: Option<(Value, Value)>,
 }
 
 fn ir_attr_i64(ir: &Ir, op: OpId, name: &str) -> Option<i64> {
@@ -84,6 +88,7 @@ fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<Vector
         batch,
         elem,
         max_elems,
+        panel: None,
     })
 }
 
@@ -224,6 +229,15 @@ fn register_tile(
         })
         .collect();
     let accs = read_rows(b, blk, c, &c_rows, pad, vty, cn);
+    // Packed B: panel noff / nt, rows from the k block's offset.
+    let panel_idx = match vb.panel {
+        Some((_, noff)) => {
+            let cnt = b.index(blk, nt);
+            let j = b.val(blk, "arith.divui", vec![noff, cnt], Type::index(), vec![]);
+            Some((j, b.kblock.map_or(c0, |kb| kb.1)))
+        }
+        None => None,
+    };
     let mut fops = vec![c0, kext, c1];
     fops.extend(accs.iter().copied());
     let f = b.op(blk, "scf.for", fops, vec![vty; mt as usize], vec![], 1);
@@ -243,7 +257,13 @@ fn register_tile(
     );
     let dk = vb.dk;
     let at_b = |d: u32| pick(d, &[(dk, k), (dn, z)], batch_of(d).unwrap_or(z));
-    let brow = read_rows(b, fb, bm, &[indices(mb, &at_b)], zp, vty, bn)[0];
+    let brow = match (vb.panel, panel_idx) {
+        (Some((p, _)), Some((j, k0))) => {
+            let kabs = b.ibin(fb, "arith.addi", k0, k);
+            read_rows(b, fb, p, &[vec![j, kabs, z]], zp, vty, 2)[0]
+        }
+        _ => read_rows(b, fb, bm, &[indices(mb, &at_b)], zp, vty, bn)[0],
+    };
     let a_rows: Vec<Vec<Value>> = (0..inner.len())
         .map(|i| {
             let iv = b.index(fb, i as i64);
@@ -528,6 +548,11 @@ fn tile(
     let cty = b.ir.value_type(c);
     if let Some(vb) = b.vector.clone() {
         if t.1 * t.3 <= vb.max_elems {
+            let mut vb = vb;
+            vb.panel = b
+                .packed
+                .filter(|(_, nr)| *nr == t.3 && vb.batch.is_empty())
+                .map(|(p, _)| (p, t.2));
             let r = vector_body(b, blk, lay, &vb, a, bb, c, t.1, t.3);
             return insert_back(b, blk, r, c, acc);
         }
@@ -840,6 +865,7 @@ fn lower_conv(ir: &mut Ir, op: OpId, cl: &ConvLayout, plans: &Plans) -> Result<(
         loc,
         vector: None,
         kblock: None,
+        packed: None,
     };
     let out = outs[0];
     let cpos = |d: u32| res_pos(&cl.maps[2], d).unwrap_or(0) as i64;
@@ -1024,6 +1050,74 @@ fn conv_k_loops(
     (0..n).map(|i| b.ir.result(f, i)).collect()
 }
 
+/// B repacked as panels `[N / nr][K][nr]`: each main-width tile's B rows become
+/// contiguous, whatever B's layout (a `linalg.generic` copy, once per call).
+#[allow(clippy::too_many_arguments)]
+fn pack_panels(
+    b: &mut B<'_>,
+    blk: BlockId,
+    lay: &Layout,
+    bm: Value,
+    dk: u32,
+    nsz: Value,
+    nr: i64,
+    elem: Type,
+) -> Value {
+    use std::sync::Arc;
+    let kp = res_pos(&lay.maps[1], dk).unwrap_or(0);
+    let kpv = b.index(blk, kp as i64);
+    let kext = b.val(blk, "tensor.dim", vec![bm, kpv], Type::index(), vec![]);
+    let cnr = b.index(blk, nr);
+    let panels = b.val(blk, "arith.divui", vec![nsz, cnr], Type::index(), vec![]);
+    let pty = Type::tensor(vec![DYNAMIC, DYNAMIC, nr], elem);
+    let empty = b.val(blk, "tensor.empty", vec![panels, kext], pty, vec![]);
+    // in: B[k, n] with k = d1, n = d0 * nr + d2 (in B's own order); out: identity.
+    let n_expr = AffineExpr::Add(
+        Arc::new(AffineExpr::Mul(
+            Arc::new(AffineExpr::Dim(0)),
+            Arc::new(AffineExpr::Const(nr)),
+        )),
+        Arc::new(AffineExpr::Dim(2)),
+    );
+    let in_results = lay.maps[1]
+        .results
+        .iter()
+        .map(|e| match e {
+            AffineExpr::Dim(d) if *d == dk => AffineExpr::Dim(1),
+            _ => n_expr.clone(),
+        })
+        .collect();
+    let map = |results| {
+        Attribute::affine_map(ftuner_ir::AffineMap {
+            num_dims: 3,
+            num_symbols: 0,
+            results,
+        })
+    };
+    let ident = (0..3).map(AffineExpr::Dim).collect();
+    let par = Attribute::dialect("linalg", "iterator_type<parallel>");
+    let g = b.op(
+        blk,
+        "linalg.generic",
+        vec![bm, empty],
+        vec![pty],
+        vec![
+            (
+                "indexing_maps",
+                Attribute::array(vec![map(in_results), map(ident)]),
+            ),
+            ("iterator_types", Attribute::array(vec![par; 3])),
+            ("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1])),
+        ],
+        1,
+    );
+    let r = b.ir.regions_of(g)[0];
+    let body = b.ir.append_block(r, &[elem, elem]);
+    let x = b.ir.block_args(body)[0];
+    b.yield_(body, "linalg.yield", vec![x]);
+    b.ir.result(g, 0)
+}
+
 /// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
 /// kc x nr panel of B stays in L1 while the row strips of A pass over it), each tile
 /// dispatched on its (m, n) size to `f(b, block, acc, (m_off, m_size, n_off, n_size))`.
@@ -1081,6 +1175,7 @@ pub fn lower(
     op: OpId,
     vector_bodies: Option<i64>,
     k_blocking: bool,
+    pack_b: bool,
 ) -> Result<(), String> {
     let lay = layout(ir, op);
     let (mmain, mst, mres) = ir
@@ -1137,6 +1232,7 @@ pub fn lower(
         loc,
         vector,
         kblock: None,
+        packed: None,
     };
     let out = outs[0];
     let omap = lay.maps[2].clone();
@@ -1157,6 +1253,14 @@ pub fn lower(
     let kc = ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
     let (ins, _) = ins_outs(b.ir, op);
     let kdim = reduction_dim(&lay);
+    if pack_b {
+        if let (Some(vb), Some(dk)) = (b.vector.clone(), kdim) {
+            if vb.batch.is_empty() && plans.m.0 * plans.n.0 <= vb.max_elems {
+                let p = pack_panels(&mut b, scratch, &lay, ins[1], dk, nsz, plans.n.0, vb.elem);
+                b.packed = Some((p, plans.n.0));
+            }
+        }
+    }
     let mut kloop = None;
     let mut body_blk = scratch;
     let mut acc0 = out;
@@ -1240,6 +1344,12 @@ impl Default for LowerUkernelsPass {
                     description: "Tiles of at most this many elements get register-level vector bodies (vector.fma over vector<n>); 0 keeps linalg.generic tiles",
                 },
                 OptionSpec {
+                    name: "pack-b",
+                    kind: OptionKind::Bool,
+                    default: "false",
+                    description: "Repack B into [N/nr][K][nr] panels so register tiles read contiguous rows",
+                },
+                OptionSpec {
                     name: "k-blocking",
                     kind: OptionKind::Bool,
                     default: "true",
@@ -1272,6 +1382,7 @@ impl Pass for LowerUkernelsPass {
         let vb = self.opts.int("vector-bodies");
         let vector_bodies = (vb > 0).then_some(vb);
         let k_blocking = self.opts.bool("k-blocking");
+        let pack_b = self.opts.bool("pack-b");
         let mut patches = vec![];
         cx.ir.walk_pre(op, &mut |o| {
             if cx.ir.name(o) == "ukernel.patch" {
@@ -1279,7 +1390,7 @@ impl Pass for LowerUkernelsPass {
             }
         });
         for p in patches {
-            match lower(cx.ir, p, vector_bodies, k_blocking) {
+            match lower(cx.ir, p, vector_bodies, k_blocking, pack_b) {
                 Ok(()) => self.lowered += 1,
                 Err(e) => {
                     cx.emit(Diagnostic::remark(
