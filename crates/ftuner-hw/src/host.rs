@@ -175,7 +175,13 @@ fn microarch(avx512: bool, avx2: bool) -> (u32, u32, u32, u32, String) {
 }
 
 /// Detect the host CPU.
+/// Detection runs once per process (it measures the clock, ~150 ms); later calls clone it.
 pub fn detect_host() -> HardwareModel {
+    static HOST: std::sync::OnceLock<HardwareModel> = std::sync::OnceLock::new();
+    HOST.get_or_init(detect_host_uncached).clone()
+}
+
+fn detect_host_uncached() -> HardwareModel {
     let mut notes = vec![];
     #[cfg(target_arch = "x86_64")]
     let (isa, vector_bits, regs, datapath, fma_units, lat, loads, uarch, f16, bf16) = {

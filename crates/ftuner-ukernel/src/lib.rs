@@ -91,3 +91,22 @@ impl Family {
         }
     }
 }
+
+/// The hardware model a pass option names (`host`, a built-in name, `cuda:sm_XX`, a .toml
+/// file), or, when empty, the module's (the `hw-model` analysis). Errors are diagnostics.
+pub(crate) fn target_model(
+    cx: &mut ftuner_pass::PassContext<'_>,
+    op: ftuner_ir::OpId,
+    target: &str,
+) -> Result<ftuner_hw::HardwareModel, ftuner_pass::PassFailure> {
+    let model = if target.is_empty() {
+        cx.analysis::<ftuner_hw::HwModelAnalysis>(op)
+            .map(|a| a.model.clone())
+    } else {
+        ftuner_hw::HardwareModel::load(target)
+    };
+    model.map_err(|e| {
+        cx.emit(ftuner_ir::Diagnostic::error(cx.ir.loc(op), e));
+        ftuner_pass::PassFailure
+    })
+}

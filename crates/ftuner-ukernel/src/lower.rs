@@ -415,6 +415,18 @@ struct Layout {
     dm: u32,
     dn: u32,
     maps: Vec<ftuner_ir::AffineMap>,
+    /// The patch's `indexing_maps` and `iterator_types`, for per-tile `linalg.generic`s.
+    maps_attr: Attribute,
+    iterators_attr: Attribute,
+}
+
+/// Where a tile slice sits in its tensor: what `tensor.insert_slice` needs to put a
+/// computed tile back (operands: dynamic offsets then dynamic sizes).
+struct SliceSpec {
+    operands: Vec<Value>,
+    n_offsets: usize,
+    static_offsets: Vec<i64>,
+    static_sizes: Vec<i64>,
 }
 
 /// The patch's three indexing maps.
@@ -457,6 +469,8 @@ fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
         dm: ms[0],
         dn: ns[0],
         maps,
+        maps_attr: ir.attr(op, "indexing_maps")?,
+        iterators_attr: ir.attr(op, "iterator_types")?,
     })
 }
 
@@ -468,7 +482,7 @@ fn slice(
     map: &ftuner_ir::AffineMap,
     lay: &Layout,
     tile: (Value, i64, Value, i64),
-) -> Value {
+) -> (Value, SliceSpec) {
     let ty = b.ir.value_type(v);
     let shape = ty.shape().unwrap_or(&[]).to_vec();
     let mut dyn_off = vec![];
@@ -511,25 +525,37 @@ fn slice(
     }
     let rank = shape.len();
     let rt = ty.with_shape(new_shape);
-    let mut ops = vec![v];
     let (no, ns) = (dyn_off.len(), dyn_size.len());
-    ops.extend(dyn_off);
-    ops.extend(dyn_size);
-    b.val(
+    let spec = SliceSpec {
+        operands: dyn_off.into_iter().chain(dyn_size).collect(),
+        n_offsets: no,
+        static_offsets: st_off,
+        static_sizes: st_size,
+    };
+    let mut ops = vec![v];
+    ops.extend(spec.operands.iter().copied());
+    let sl = b.val(
         blk,
         "tensor.extract_slice",
         ops,
         rt,
         vec![
-            ("static_offsets", Attribute::dense_i64_array(&st_off)),
-            ("static_sizes", Attribute::dense_i64_array(&st_size)),
+            (
+                "static_offsets",
+                Attribute::dense_i64_array(&spec.static_offsets),
+            ),
+            (
+                "static_sizes",
+                Attribute::dense_i64_array(&spec.static_sizes),
+            ),
             ("static_strides", Attribute::dense_i64_array(&vec![1; rank])),
             (
                 "operandSegmentSizes",
                 Attribute::dense_i32_array(&[1, no as i32, ns as i32, 0]),
             ),
         ],
-    )
+    );
+    (sl, spec)
 }
 
 /// The tile computation at static sizes, inserted into the accumulator `acc`.
@@ -542,9 +568,9 @@ fn tile(
     t: (Value, i64, Value, i64),
 ) -> Value {
     let (ins, _) = ins_outs(b.ir, patch);
-    let a = slice(b, blk, ins[0], &lay.maps[0].clone(), lay, t);
-    let bb = slice(b, blk, ins[1], &lay.maps[1].clone(), lay, t);
-    let c = slice(b, blk, acc, &lay.maps[2].clone(), lay, t);
+    let (a, _) = slice(b, blk, ins[0], &lay.maps[0], lay, t);
+    let (bb, _) = slice(b, blk, ins[1], &lay.maps[1], lay, t);
+    let (c, cspec) = slice(b, blk, acc, &lay.maps[2], lay, t);
     let cty = b.ir.value_type(c);
     if let Some(vb) = b.vector.clone() {
         if t.1 * t.3 <= vb.max_elems {
@@ -554,11 +580,10 @@ fn tile(
                 .filter(|(_, nr)| *nr == t.3 && vb.batch.is_empty())
                 .map(|(p, _)| (p, t.2));
             let r = vector_body(b, blk, lay, &vb, a, bb, c, t.1, t.3);
-            return insert_back(b, blk, r, c, acc);
+            return insert_back(b, blk, r, &cspec, acc);
         }
     }
-    let maps = b.ir.attr(patch, "indexing_maps").expect("maps");
-    let its = b.ir.attr(patch, "iterator_types").expect("iterators");
+    let (maps, its) = (lay.maps_attr, lay.iterators_attr);
     let g = b.op(
         blk,
         "linalg.generic",
@@ -588,20 +613,17 @@ fn tile(
         }
     }
     let gr = b.ir.result(g, 0);
-    insert_back(b, blk, gr, c, acc)
+    insert_back(b, blk, gr, &cspec, acc)
 }
 
-/// `tensor.insert_slice %r into %acc` at the offsets and sizes of the slice `c`.
-fn insert_back(b: &mut B<'_>, blk: BlockId, gr: Value, c: Value, acc: Value) -> Value {
-    let cslice_op = b.ir.defining_op(c).expect("slice");
-    let sl = b.ir.op(cslice_op).clone();
-    let mut ops = vec![gr, acc];
-    ops.extend(sl.operands[1..].iter().copied());
-    let seg =
-        b.ir.attr(cslice_op, "operandSegmentSizes")
-            .and_then(|a| a.as_dense_i64s())
-            .unwrap_or_default();
+/// `tensor.insert_slice %r into %acc` at the place described by `spec`.
+fn insert_back(b: &mut B<'_>, blk: BlockId, r: Value, spec: &SliceSpec, acc: Value) -> Value {
+    let mut ops = vec![r, acc];
+    ops.extend(spec.operands.iter().copied());
+    let no = spec.n_offsets as i32;
+    let ns = spec.operands.len() as i32 - no;
     let accty = b.ir.value_type(acc);
+    let rank = spec.static_offsets.len();
     b.val(
         blk,
         "tensor.insert_slice",
@@ -610,25 +632,16 @@ fn insert_back(b: &mut B<'_>, blk: BlockId, gr: Value, c: Value, acc: Value) -> 
         vec![
             (
                 "static_offsets",
-                b.ir.attr(cslice_op, "static_offsets").expect("offsets"),
+                Attribute::dense_i64_array(&spec.static_offsets),
             ),
             (
                 "static_sizes",
-                b.ir.attr(cslice_op, "static_sizes").expect("sizes"),
+                Attribute::dense_i64_array(&spec.static_sizes),
             ),
-            (
-                "static_strides",
-                b.ir.attr(cslice_op, "static_strides").expect("strides"),
-            ),
+            ("static_strides", Attribute::dense_i64_array(&vec![1; rank])),
             (
                 "operandSegmentSizes",
-                Attribute::dense_i32_array(&[
-                    1,
-                    1,
-                    seg.get(1).copied().unwrap_or(0) as i32,
-                    seg.get(2).copied().unwrap_or(0) as i32,
-                    0,
-                ]),
+                Attribute::dense_i32_array(&[1, 1, no, ns, 0]),
             ),
         ],
     )

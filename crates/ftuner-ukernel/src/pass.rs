@@ -143,23 +143,7 @@ impl Pass for AnnotateUkernelsPass {
     }
     fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
         let t = self.opts.str("target");
-        let model = if t.is_empty() {
-            match cx.analysis::<ftuner_hw::HwModelAnalysis>(op) {
-                Ok(a) => a.model.clone(),
-                Err(e) => {
-                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
-                    return Err(PassFailure);
-                }
-            }
-        } else {
-            match HardwareModel::load(&t) {
-                Ok(m) => m,
-                Err(e) => {
-                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
-                    return Err(PassFailure);
-                }
-            }
-        };
+        let model = crate::target_model(cx, op, &t)?;
         let found = find_all(cx.ir, op);
         let mut cache: Vec<(DType, String)> = vec![];
         for c in found {

@@ -6,7 +6,6 @@ use crate::plan::{plan_dim, DimPlan};
 use crate::{DType, Family};
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ukernel::{plan_attr, read_plan};
-use ftuner_hw::HardwareModel;
 use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, DYNAMIC};
 use ftuner_pass::{
     options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
@@ -250,23 +249,7 @@ impl Pass for PatchUkernelsPass {
     }
     fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
         let t = self.opts.str("target");
-        let model = if t.is_empty() {
-            match cx.analysis::<ftuner_hw::HwModelAnalysis>(op) {
-                Ok(a) => a.model.clone(),
-                Err(e) => {
-                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
-                    return Err(PassFailure);
-                }
-            }
-        } else {
-            match HardwareModel::load(&t) {
-                Ok(m) => m,
-                Err(e) => {
-                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
-                    return Err(PassFailure);
-                }
-            }
-        };
+        let model = crate::target_model(cx, op, &t)?;
         let dtypes = self.opts.list("dtypes");
         let max_pad = self.opts.float("max-padding");
         if !(0.0..=1.0).contains(&max_pad) {
