@@ -469,6 +469,35 @@ impl<'a> Interp<'a> {
         Ok(out)
     }
 
+    /// The index operands of a transfer (segment `seg`, after `seg` leading operands),
+    /// evaluated; masked transfers and malformed segments are errors. Returns the indices
+    /// and how many there are.
+    fn transfer_base(
+        &self,
+        env: &Env,
+        op: OpId,
+        segs: &[i64],
+        seg: usize,
+    ) -> Result<(Vec<i64>, usize), InterpError> {
+        let ir = self.ir;
+        let err = |m: &str| InterpError::at(ir, op, m);
+        if segs.get(3).copied().unwrap_or(0) != 0 {
+            return Err(err("masked transfers are not supported"));
+        }
+        let n = segs.get(seg).copied().unwrap_or(0) as usize;
+        let ops = ir.operands(op);
+        // A read also needs its padding operand after the indices.
+        let need = seg + n + usize::from(seg == 1);
+        if ops.len() < need {
+            return Err(err("operand segments do not match the operands"));
+        }
+        let base = ops[seg..seg + n]
+            .iter()
+            .map(|v| self.index(env, *v, op))
+            .collect::<Result<_, _>>()?;
+        Ok((base, n))
+    }
+
     fn vector_op(&mut self, op: OpId, short: &str, env: &mut Env) -> Result<RtVal, InterpError> {
         let ir = self.ir;
         let err = |m: String| InterpError::at(ir, op, m);
@@ -526,15 +555,8 @@ impl<'a> Interp<'a> {
                 ))))
             }
             "transfer_read" => {
-                if segs.get(3).copied().unwrap_or(0) != 0 {
-                    return Err(err("masked transfers are not supported".into()));
-                }
-                let n_idx = segs.get(1).copied().unwrap_or(0) as usize;
+                let (base, n_idx) = self.transfer_base(env, op, &segs, 1)?;
                 let src = self.tensor(env, ops[0], op)?;
-                let base: Vec<i64> = ops[1..1 + n_idx]
-                    .iter()
-                    .map(|v| self.index(env, *v, op))
-                    .collect::<Result<_, _>>()?;
                 let pad = self.scalar(env, ops[1 + n_idx], op)?;
                 let ty = ir.value_type(ir.result(op, 0));
                 let shape = vec_shape(ty);
@@ -550,16 +572,9 @@ impl<'a> Interp<'a> {
                 ))))
             }
             "transfer_write" => {
-                if segs.get(3).copied().unwrap_or(0) != 0 {
-                    return Err(err("masked transfers are not supported".into()));
-                }
-                let n_idx = segs.get(2).copied().unwrap_or(0) as usize;
+                let (base, _) = self.transfer_base(env, op, &segs, 2)?;
                 let v = self.tensor(env, ops[0], op)?;
                 let mut dst = (*self.tensor(env, ops[1], op)?).clone();
-                let base: Vec<i64> = ops[2..2 + n_idx]
-                    .iter()
-                    .map(|x| self.index(env, *x, op))
-                    .collect::<Result<_, _>>()?;
                 for (k, idx) in self
                     .transfer_indices(op, &base, &v.shape)?
                     .iter()

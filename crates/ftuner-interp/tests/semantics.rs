@@ -255,3 +255,31 @@ fn lowered_patches_compute_the_same() {
         }
     }
 }
+
+/// Vector transfers the interpreter does not model (masks) are errors at the op.
+#[test]
+fn masked_transfer_is_an_error() {
+    let src = r#"func.func @f(%t: tensor<4xf32>, %m: vector<4xi1>) -> vector<4xf32> {
+  %c0 = arith.constant 0 : index
+  %p = arith.constant 0.0 : f32
+  %v = "vector.transfer_read"(%t, %c0, %p, %m) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 1, 1>, permutation_map = affine_map<(d0) -> (d0)>}> : (tensor<4xf32>, index, f32, vector<4xi1>) -> vector<4xf32>
+  return %v : vector<4xf32>
+}"#;
+    let ctx = ftuner_dialects::context();
+    let m = parse_module(&ctx, src, "t.mlir").unwrap();
+    let t = Tensor::new(vec![4], Type::f32(), vec![1.0; 4]);
+    let mask = Tensor::new(vec![4], Type::i1(), vec![1.0; 4]);
+    let e = run(
+        &ctx,
+        &m.ir,
+        m.top,
+        "f",
+        vec![RtVal::Tensor(Rc::new(t)), RtVal::Tensor(Rc::new(mask))],
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("masked transfers are not supported"),
+        "{}",
+        e.message
+    );
+}
