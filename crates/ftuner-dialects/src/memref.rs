@@ -13,6 +13,7 @@ macro_rules! names {
 names! {
     asm_names_alloc => "alloc", asm_names_alloca => "alloca", asm_names_dim => "dim", asm_names_cast => "cast",
     asm_names_subview => "subview", asm_names_collapse_shape => "collapse_shape", asm_names_expand_shape => "expand_shape",
+    asm_names_reshape => "reshape",
 }
 
 fn verify_alloc_like(ir: &Ir, op: OpId) -> Result<(), String> {

@@ -142,7 +142,10 @@ pub fn fold_extract(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Ve
     }
     None
 }
-pub fn infer_insert(_env: &mut TypeEnv) -> Result<(), String> {
+pub fn infer_insert(env: &mut TypeEnv) -> Result<(), String> {
+    if let Some(t) = env.get1("dest") {
+        env.set("scalar", vec![t.element_type()]);
+    }
     Ok(())
 }
 pub fn infer_from_elements(env: &mut TypeEnv) -> Result<(), String> {

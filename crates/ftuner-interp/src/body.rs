@@ -362,9 +362,10 @@ pub fn compile(ir: &Ir, op: OpId, env: &FxHashMap<Value, RtVal>) -> Result<Progr
             n += 1;
             continue;
         }
-        if name == "tensor.dim" {
+        if name == "tensor.dim" || name == "memref.dim" {
             let shape = match env.get(&ir.operand(o, 0)) {
                 Some(RtVal::Tensor(t)) => t.shape.clone(),
+                Some(RtVal::MemRef(m)) => m.sizes.clone(),
                 _ => {
                     return Err(InterpError::at(
                         ir,
@@ -379,9 +380,12 @@ pub fn compile(ir: &Ir, op: OpId, env: &FxHashMap<Value, RtVal>) -> Result<Progr
             n += 1;
             continue;
         }
-        if name == "tensor.extract" {
+        if name == "tensor.extract" || name == "memref.load" {
             let t = match env.get(&ir.operand(o, 0)) {
                 Some(RtVal::Tensor(t)) => t.clone(),
+                Some(RtVal::MemRef(m)) => {
+                    std::rc::Rc::new(m.to_tensor().map_err(|e| InterpError::at(ir, o, e))?)
+                }
                 _ => {
                     return Err(InterpError::at(
                         ir,

@@ -41,13 +41,15 @@ pub(crate) fn is_yield(name: &str) -> bool {
     )
 }
 
-type Env = FxHashMap<Value, RtVal>;
+pub(crate) type Env = FxHashMap<Value, RtVal>;
 
-struct Interp<'a> {
+pub(crate) struct Interp<'a> {
     _ctx: &'a Context,
-    ir: &'a Ir,
-    module: OpId,
+    pub(crate) ir: &'a Ir,
+    pub(crate) module: OpId,
     depth: usize,
+    /// `memref.global` contents, made once per run.
+    pub(crate) globals: FxHashMap<String, crate::tensor::MemRef>,
 }
 
 /// Run function `name` of `module` on `args`; returns its results.
@@ -63,8 +65,19 @@ pub fn run(
         ir,
         module,
         depth: 0,
+        globals: FxHashMap::default(),
     };
-    it.call(name, args)
+    // Buffers a bufferized function returns are read back as tensors.
+    it.call(name, args)?
+        .into_iter()
+        .map(|v| match v {
+            RtVal::MemRef(m) => m
+                .to_tensor()
+                .map(|t| RtVal::Tensor(Rc::new(t)))
+                .map_err(|e| InterpError::new(format!("@{name} returns a buffer that {e}"))),
+            other => Ok(other),
+        })
+        .collect()
 }
 
 fn dims_of(t: &Tensor) -> Vec<i64> {
@@ -132,6 +145,13 @@ impl<'a> Interp<'a> {
                     }
                 }
             }
+            // A tensor passed for a buffer parameter becomes a fresh buffer.
+            let a = match a {
+                RtVal::Tensor(t) if ty.is_memref() => {
+                    RtVal::MemRef(crate::tensor::MemRef::from_tensor(&t))
+                }
+                other => other,
+            };
             env.insert(*p, a);
         }
         self.depth += 1;
@@ -167,29 +187,29 @@ impl<'a> Interp<'a> {
         Ok(vec![])
     }
 
-    fn get(&self, env: &Env, v: Value, op: OpId) -> Result<RtVal, InterpError> {
+    pub(crate) fn get(&self, env: &Env, v: Value, op: OpId) -> Result<RtVal, InterpError> {
         env.get(&v)
             .cloned()
             .ok_or_else(|| InterpError::at(self.ir, op, "uses a value that was not computed"))
     }
-    fn tensor(&self, env: &Env, v: Value, op: OpId) -> Result<Rc<Tensor>, InterpError> {
+    pub(crate) fn tensor(&self, env: &Env, v: Value, op: OpId) -> Result<Rc<Tensor>, InterpError> {
         match self.get(env, v, op)? {
             RtVal::Tensor(t) => Ok(t),
             _ => Err(InterpError::at(self.ir, op, "expected a tensor operand")),
         }
     }
-    fn scalar(&self, env: &Env, v: Value, op: OpId) -> Result<f64, InterpError> {
+    pub(crate) fn scalar(&self, env: &Env, v: Value, op: OpId) -> Result<f64, InterpError> {
         match self.get(env, v, op)? {
             RtVal::Scalar(s) => Ok(s),
             _ => Err(InterpError::at(self.ir, op, "expected a scalar operand")),
         }
     }
-    fn index(&self, env: &Env, v: Value, op: OpId) -> Result<i64, InterpError> {
+    pub(crate) fn index(&self, env: &Env, v: Value, op: OpId) -> Result<i64, InterpError> {
         Ok(self.scalar(env, v, op)? as i64)
     }
 
     /// Static values with `?` replaced by the dynamic operands, in order.
-    fn mixed(
+    pub(crate) fn mixed(
         &self,
         env: &Env,
         op: OpId,
@@ -277,6 +297,9 @@ impl<'a> Interp<'a> {
                             }
                             t.data[i]
                         }
+                        RtVal::MemRef(_) => {
+                            return Err(err("elementwise ops do not take memrefs".into()))
+                        }
                     };
                 }
                 out.data[i] = sop
@@ -292,7 +315,10 @@ impl<'a> Interp<'a> {
             return self.tensor_op(op, short, env).map(|v| vec![v]);
         }
         if let Some(short) = name.strip_prefix("vector.") {
-            return self.vector_op(op, short, env).map(|v| vec![v]);
+            return self.vector_op(op, short, env);
+        }
+        if let Some(short) = name.strip_prefix("memref.") {
+            return self.memref_op(op, short, env);
         }
         match name {
             "scf.for" => self.scf_for(op, env),
@@ -336,9 +362,13 @@ impl<'a> Interp<'a> {
         }
     }
 
-    fn constant(&self, op: OpId, a: ftuner_ir::Attribute) -> Result<RtVal, InterpError> {
+    pub(crate) fn constant(&self, op: OpId, a: ftuner_ir::Attribute) -> Result<RtVal, InterpError> {
         let ir = self.ir;
-        let ty = ir.value_type(ir.result(op, 0));
+        let ty = ir
+            .results(op)
+            .first()
+            .map(|v| ir.value_type(*v).to_string())
+            .unwrap_or_default();
         let scalar = |s: &Scalar, e: Type| -> f64 {
             match s {
                 Scalar::Int(v) => *v as f64,
@@ -498,7 +528,76 @@ impl<'a> Interp<'a> {
         Ok((base, n))
     }
 
-    fn vector_op(&mut self, op: OpId, short: &str, env: &mut Env) -> Result<RtVal, InterpError> {
+    fn vector_op(
+        &mut self,
+        op: OpId,
+        short: &str,
+        env: &mut Env,
+    ) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let ops = ir.operands(op);
+        let segs = ir
+            .attr(op, "operandSegmentSizes")
+            .and_then(|a| a.as_dense_i64s())
+            .unwrap_or_default();
+        // Transfers on buffers; the tensor forms below.
+        let on = match short {
+            "transfer_read" => ops.first(),
+            "transfer_write" => ops.get(1),
+            _ => None,
+        };
+        let Some(RtVal::MemRef(m)) = on.map(|v| self.get(env, *v, op)).transpose()? else {
+            return self.vector_value_op(op, short, env).map(|v| vec![v]);
+        };
+        m.alive().map_err(&err)?;
+        if short == "transfer_read" {
+            let (base, n_idx) = self.transfer_base(env, op, &segs, 1)?;
+            let pad = self.scalar(env, ops[1 + n_idx], op)?;
+            let ty = ir.value_type(ir.result(op, 0));
+            let shape: Vec<usize> = ty
+                .shape()
+                .unwrap_or(&[])
+                .iter()
+                .map(|d| *d as usize)
+                .collect();
+            let data = m.store.data.borrow();
+            let vals = self
+                .transfer_indices(op, &base, &shape)?
+                .iter()
+                .map(|idx| {
+                    m.index_of(idx)
+                        .and_then(|o| data.get(o).copied())
+                        .unwrap_or(pad)
+                })
+                .collect();
+            return Ok(vec![RtVal::Tensor(Rc::new(Tensor::new(
+                shape,
+                ty.element_type(),
+                vals,
+            )))]);
+        }
+        let (base, _) = self.transfer_base(env, op, &segs, 2)?;
+        let v = self.tensor(env, ops[0], op)?;
+        let mut data = m.store.data.borrow_mut();
+        for (k, idx) in self
+            .transfer_indices(op, &base, &v.shape)?
+            .iter()
+            .enumerate()
+        {
+            if let Some(slot) = m.index_of(idx).and_then(|o| data.get_mut(o)) {
+                *slot = round_to(v.data[k], m.elem);
+            }
+        }
+        Ok(vec![])
+    }
+
+    fn vector_value_op(
+        &mut self,
+        op: OpId,
+        short: &str,
+        env: &mut Env,
+    ) -> Result<RtVal, InterpError> {
         let ir = self.ir;
         let err = |m: String| InterpError::at(ir, op, m);
         let ops = ir.operands(op).to_vec();
@@ -531,6 +630,7 @@ impl<'a> Interp<'a> {
                         }
                         (0..n).map(|i| t.data[i % m]).collect()
                     }
+                    RtVal::MemRef(_) => return Err(err("cannot broadcast a memref".into())),
                 };
                 Ok(RtVal::Tensor(Rc::new(Tensor::new(
                     shape,
@@ -920,9 +1020,21 @@ impl<'a> Interp<'a> {
             .ok_or_else(|| err("indexing maps unknown to the interpreter".into()))?;
         let (ins, outs) = ins_outs(ir, op);
         let all: Vec<Value> = ins.iter().chain(&outs).copied().collect();
-        let vals: Vec<RtVal> = all
+        let raw: Vec<RtVal> = all
             .iter()
             .map(|v| self.get(env, *v, op))
+            .collect::<Result<_, _>>()?;
+        // On buffers: read every operand's current contents, compute as on tensors, then
+        // write the outputs back into their buffers.
+        let vals: Vec<RtVal> = raw
+            .iter()
+            .map(|v| match v {
+                RtVal::MemRef(m) => m
+                    .to_tensor()
+                    .map(|t| RtVal::Tensor(Rc::new(t)))
+                    .map_err(&err),
+                other => Ok(other.clone()),
+            })
             .collect::<Result<_, _>>()?;
         let nd = maps.first().map(|m| m.num_dims as usize).unwrap_or(0);
         // Loop sizes from operand dims indexed by a single loop dim.
@@ -958,7 +1070,7 @@ impl<'a> Interp<'a> {
         let mut access: Vec<Option<Access>> = vec![];
         for (m, v) in maps.iter().zip(&vals) {
             match v {
-                RtVal::Scalar(_) => access.push(None),
+                RtVal::Scalar(_) | RtVal::MemRef(_) => access.push(None),
                 RtVal::Tensor(t) => {
                     if m.results.len() != t.shape.len() {
                         return Err(err("operand rank does not match its indexing map".into()));
@@ -1062,6 +1174,10 @@ impl<'a> Interp<'a> {
         }
         let mut results = vec![];
         for (i, t) in outs_t.into_iter().enumerate() {
+            if let Some(RtVal::MemRef(m)) = raw.get(nin + i) {
+                m.write(&t).map_err(&err)?;
+                continue;
+            }
             if let Some(r) = ir.results(op).get(i) {
                 check_type(ir, op, ir.value_type(*r), &t)?;
                 results.push(RtVal::Tensor(Rc::new(t)));

@@ -21,7 +21,8 @@
 
 mod body;
 mod eval;
+mod memref;
 mod tensor;
 
 pub use eval::{run, InterpError};
-pub use tensor::{round_to, RtVal, Tensor};
+pub use tensor::{round_to, row_major, MemRef, RtVal, Store, Tensor};

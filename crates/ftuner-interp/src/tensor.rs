@@ -1,6 +1,7 @@
 //! Run-time values.
 
 use ftuner_ir::{FloatKind, Type};
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// A dense row-major n-d array.
@@ -46,10 +47,136 @@ impl Tensor {
     }
 }
 
-/// A value: a tensor or a scalar (ints, index and i1 as exact `f64`).
+/// The storage behind one allocation; `freed` is set by `memref.dealloc`, after which any
+/// access through a view is an error (use after free), as is a second dealloc.
+#[derive(Debug)]
+pub struct Store {
+    pub data: RefCell<Vec<f64>>,
+    pub freed: Cell<bool>,
+}
+
+/// A strided view of a [`Store`]: MLIR's memref descriptor (offset, sizes, strides).
+#[derive(Clone, Debug)]
+pub struct MemRef {
+    pub store: Rc<Store>,
+    pub offset: i64,
+    pub sizes: Vec<usize>,
+    pub strides: Vec<i64>,
+    pub elem: Type,
+}
+
+/// Row-major strides of `sizes`.
+pub fn row_major(sizes: &[usize]) -> Vec<i64> {
+    let mut s = vec![1i64; sizes.len()];
+    for i in (0..sizes.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * sizes[i + 1] as i64;
+    }
+    s
+}
+
+impl MemRef {
+    /// A fresh allocation. Floats start as NaN (uninitialised memory that a test reads
+    /// shows up), integers as 0.
+    pub fn alloc(sizes: Vec<usize>, elem: Type) -> MemRef {
+        let n = sizes.iter().product();
+        let fill = if elem.is_float() { f64::NAN } else { 0.0 };
+        MemRef::over(sizes, elem, vec![fill; n])
+    }
+    fn over(sizes: Vec<usize>, elem: Type, data: Vec<f64>) -> MemRef {
+        MemRef {
+            store: Rc::new(Store {
+                data: RefCell::new(data),
+                freed: Cell::new(false),
+            }),
+            offset: 0,
+            strides: row_major(&sizes),
+            sizes,
+            elem,
+        }
+    }
+    /// A new buffer holding a copy of `t`.
+    pub fn from_tensor(t: &Tensor) -> MemRef {
+        MemRef::over(t.shape.clone(), t.elem, t.data.clone())
+    }
+    pub fn alive(&self) -> Result<(), String> {
+        if self.store.freed.get() {
+            Err("accesses a buffer after memref.dealloc".into())
+        } else {
+            Ok(())
+        }
+    }
+    /// The storage index of `idx`, or None when out of bounds.
+    pub fn index_of(&self, idx: &[i64]) -> Option<usize> {
+        if idx.len() != self.sizes.len() {
+            return None;
+        }
+        let mut off = self.offset;
+        for ((i, d), s) in idx.iter().zip(&self.sizes).zip(&self.strides) {
+            if *i < 0 || *i as usize >= *d {
+                return None;
+            }
+            off += i * s;
+        }
+        usize::try_from(off).ok()
+    }
+    /// Storage indices of every element in row-major order.
+    pub fn positions(&self) -> Vec<usize> {
+        let n: usize = self.sizes.iter().product();
+        let mut out = Vec::with_capacity(n);
+        let mut point = vec![0i64; self.sizes.len()];
+        for _ in 0..n {
+            let off: i64 = self.offset
+                + point
+                    .iter()
+                    .zip(&self.strides)
+                    .map(|(p, s)| p * s)
+                    .sum::<i64>();
+            out.push(off.max(0) as usize);
+            for d in (0..point.len()).rev() {
+                point[d] += 1;
+                if (point[d] as usize) < self.sizes[d] {
+                    break;
+                }
+                point[d] = 0;
+            }
+        }
+        out
+    }
+    /// The elements as a tensor (a copy).
+    pub fn to_tensor(&self) -> Result<Tensor, String> {
+        self.alive()?;
+        let data = self.store.data.borrow();
+        let vals = self
+            .positions()
+            .into_iter()
+            .map(|p| data.get(p).copied().ok_or("view exceeds its buffer"))
+            .collect::<Result<Vec<f64>, _>>()?;
+        Ok(Tensor::new(self.sizes.clone(), self.elem, vals))
+    }
+    /// Overwrite the elements with `t`'s (same number of elements, row-major order).
+    pub fn write(&self, t: &Tensor) -> Result<(), String> {
+        self.alive()?;
+        let pos = self.positions();
+        if pos.len() != t.data.len() {
+            return Err(format!(
+                "cannot write {} elements into a view of {}",
+                t.data.len(),
+                pos.len()
+            ));
+        }
+        let mut data = self.store.data.borrow_mut();
+        for (p, v) in pos.into_iter().zip(&t.data) {
+            *data.get_mut(p).ok_or("view exceeds its buffer")? = round_to(*v, self.elem);
+        }
+        Ok(())
+    }
+}
+
+/// A value: a tensor, a buffer view or a scalar (ints, index and i1 as exact `f64`).
 #[derive(Clone, Debug)]
 pub enum RtVal {
     Tensor(Rc<Tensor>),
+    MemRef(MemRef),
     Scalar(f64),
 }
 
@@ -58,6 +185,20 @@ impl RtVal {
         match self {
             RtVal::Tensor(t) => Some(t),
             _ => None,
+        }
+    }
+    pub fn memref(&self) -> Option<&MemRef> {
+        match self {
+            RtVal::MemRef(m) => Some(m),
+            _ => None,
+        }
+    }
+    /// A tensor, or a buffer's current contents as one.
+    pub fn to_tensor(&self) -> Option<Result<Tensor, String>> {
+        match self {
+            RtVal::Tensor(t) => Some(Ok((**t).clone())),
+            RtVal::MemRef(m) => Some(m.to_tensor()),
+            RtVal::Scalar(_) => None,
         }
     }
     pub fn scalar(&self) -> Option<f64> {

@@ -376,6 +376,12 @@ impl Ir {
         b
     }
 
+    /// Append a detached block (from [`Ir::new_block`]) to `region`.
+    pub fn region_attach_block(&mut self, region: RegionId, b: BlockId) {
+        self.blocks[b.index()].parent = Some(region);
+        self.regions[region.index()].blocks.push(b);
+    }
+
     pub fn add_block_arg(&mut self, b: BlockId, ty: Type) -> Value {
         let i = self.blocks[b.index()].args.len() as u32;
         let v = self.new_value(ty, ValueDef::BlockArg(b, i));

@@ -24,7 +24,7 @@ pub enum Pattern {
 /// Collect the expectations in `src` (line numbers are of `src` plus `line_offset`).
 pub fn parse_expectations(src: &str, line_offset: u32) -> Result<Vec<Expected>, String> {
     let re = Regex::new(
-        r"expected-(error|warning|note|remark)(-re)?(@(above|below|[+-]?\d+))?\s*\{\{(.*)\}\}",
+        r"expected-(error|warning|note|remark)(-re)?(?:\s*)(@(above|below|[+-]?\d+))?\s*\{\{(.*)\}\}",
     )
     .map_err(|e| e.to_string())?;
     let mut out = vec![];

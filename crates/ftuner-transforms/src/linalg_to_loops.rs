@@ -1,0 +1,264 @@
+//! `convert-linalg-to-loops`: structured ops on buffers become `scf.for` nests with
+//! `memref.load`/`memref.store` around their body, as upstream MLIR's pass of that name.
+//!
+//! One loop per iteration dimension, outermost first (reductions included, so the order in
+//! which a reduction accumulates is the op's row-major iteration order — the order the
+//! reference interpreter uses). Loop bounds come from an operand dimension that a loop
+//! dimension indexes directly. Index expressions of the indexing maps (`d0 + d2`,
+//! `d1 * 2`, ...) become `arith` ops; an output is loaded only when the body reads it.
+
+use ftuner_dialects::linalg::{body as lbody, ins_outs};
+use ftuner_ir::{
+    intern_name, AffineExpr, AffineMap, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type,
+    Value, DYNAMIC,
+};
+use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use rustc_hash::FxHashMap;
+
+struct B<'a> {
+    ir: &'a mut Ir,
+    loc: Attribute,
+}
+
+impl B<'_> {
+    fn op(
+        &mut self,
+        anchor: OpId,
+        name: &str,
+        operands: Vec<Value>,
+        results: Vec<Type>,
+        props: Vec<(&str, Attribute)>,
+    ) -> OpId {
+        let mut s = OpSpec::new(intern_name(name), self.loc)
+            .operands(operands)
+            .results(results);
+        for (k, v) in props {
+            s = s.prop(k, v);
+        }
+        let o = self.ir.create_op(s);
+        self.ir.insert_before(anchor, o);
+        o
+    }
+    fn val(&mut self, anchor: OpId, name: &str, operands: Vec<Value>, ty: Type) -> Value {
+        let o = self.op(anchor, name, operands, vec![ty], vec![]);
+        self.ir.result(o, 0)
+    }
+    fn index(&mut self, anchor: OpId, v: i64) -> Value {
+        let o = self.op(
+            anchor,
+            "arith.constant",
+            vec![],
+            vec![Type::index()],
+            vec![("value", Attribute::index(v))],
+        );
+        self.ir.result(o, 0)
+    }
+    /// An affine expression of the loop induction variables as `arith` ops.
+    fn expr(&mut self, anchor: OpId, e: &AffineExpr, ivs: &[Value]) -> Result<Value, String> {
+        Ok(match e {
+            AffineExpr::Dim(d) => *ivs
+                .get(*d as usize)
+                .ok_or_else(|| format!("indexing map uses d{d} beyond the loops"))?,
+            AffineExpr::Const(c) => self.index(anchor, *c),
+            AffineExpr::Add(a, b) | AffineExpr::Mul(a, b) => {
+                let x = self.expr(anchor, a, ivs)?;
+                let y = self.expr(anchor, b, ivs)?;
+                let name = if matches!(e, AffineExpr::Add(..)) {
+                    "arith.addi"
+                } else {
+                    "arith.muli"
+                };
+                self.val(anchor, name, vec![x, y], Type::index())
+            }
+            AffineExpr::FloorDiv(a, b) | AffineExpr::Mod(a, b) => {
+                let x = self.expr(anchor, a, ivs)?;
+                let y = self.expr(anchor, b, ivs)?;
+                let name = if matches!(e, AffineExpr::FloorDiv(..)) {
+                    "arith.floordivsi"
+                } else {
+                    "arith.remsi"
+                };
+                self.val(anchor, name, vec![x, y], Type::index())
+            }
+            other => return Err(format!("unsupported index expression {other:?}")),
+        })
+    }
+}
+
+/// Lower one structured op on buffers to loops.
+fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
+    if !ir.results(op).is_empty() {
+        return Err("has tensor results: bufferize first".into());
+    }
+    let maps: Vec<AffineMap> =
+        lbody::indexing_maps(ir, op).ok_or("indexing maps unknown to the lowering")?;
+    let (ins, outs) = ins_outs(ir, op);
+    let operands: Vec<Value> = ins.iter().chain(&outs).copied().collect();
+    if maps.len() != operands.len() {
+        return Err("one indexing map per operand expected".into());
+    }
+    let body = ir
+        .regions_of(op)
+        .first()
+        .and_then(|r| ir.region_entry(*r))
+        .ok_or("has no body")?;
+    let args = ir.block_args(body).to_vec();
+    if args.len() != operands.len() {
+        return Err("body arguments do not match the operands".into());
+    }
+    let nd = maps.first().map_or(0, |m| m.num_dims as usize);
+    let loc = ir.loc(op);
+    let mut b = B { ir, loc };
+    // Loop extents: an operand dim indexed by exactly `d`.
+    let mut ubs = vec![];
+    for d in 0..nd as u32 {
+        let mut found = None;
+        for (m, v) in maps.iter().zip(&operands) {
+            let ty = b.ir.value_type(*v);
+            let Some(shape) = ty.shape().filter(|_| ty.is_memref()) else {
+                continue;
+            };
+            if let Some(j) = m.results.iter().position(|e| *e == AffineExpr::Dim(d)) {
+                found = Some((*v, j, shape[j]));
+                break;
+            }
+        }
+        let (v, j, s) = found.ok_or_else(|| format!("cannot find the extent of loop d{d}"))?;
+        let ub = if s == DYNAMIC {
+            let c = b.index(op, j as i64);
+            b.val(op, "memref.dim", vec![v, c], Type::index())
+        } else {
+            b.index(op, s)
+        };
+        ubs.push(ub);
+    }
+    let zero = b.index(op, 0);
+    let one = b.index(op, 1);
+    // The nest; `anchor` is where the next op goes (the innermost yield).
+    let mut ivs = vec![];
+    let mut anchor = op;
+    for ub in &ubs {
+        let f = b.ir.create_op(
+            OpSpec::new(intern_name("scf.for"), loc)
+                .operands(vec![zero, *ub, one])
+                .regions(1),
+        );
+        b.ir.insert_before(anchor, f);
+        let r = b.ir.regions_of(f)[0];
+        let blk: BlockId = b.ir.append_block(r, &[Type::index()]);
+        ivs.push(b.ir.block_args(blk)[0]);
+        let y = b.ir.create_op(OpSpec::new(intern_name("scf.yield"), loc));
+        b.ir.append_op(blk, y);
+        anchor = y;
+    }
+    // Operands at this point.
+    let nin = ins.len();
+    let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+    let mut out_idx = vec![];
+    for (i, (v, m)) in operands.iter().zip(&maps).enumerate() {
+        let ty = b.ir.value_type(*v);
+        if !ty.is_memref() {
+            map.insert(args[i], *v);
+            out_idx.push(vec![]);
+            continue;
+        }
+        let idx = m
+            .results
+            .iter()
+            .map(|e| b.expr(anchor, e, &ivs))
+            .collect::<Result<Vec<_>, _>>()?;
+        if i < nin || b.ir.has_uses(args[i]) {
+            let mut ops = vec![*v];
+            ops.extend(idx.iter().copied());
+            let l = b.val(anchor, "memref.load", ops, ty.element_type());
+            map.insert(args[i], l);
+        }
+        out_idx.push(idx);
+    }
+    // The body, then stores of what it yields.
+    for o in b.ir.block_ops_vec(body) {
+        let name = b.ir.name(o);
+        if name == "linalg.yield" {
+            for (k, y) in b.ir.operands(o).to_vec().into_iter().enumerate() {
+                let val = *map.get(&y).unwrap_or(&y);
+                let dst = *outs.get(k).ok_or("yields more values than outputs")?;
+                let mut ops = vec![val, dst];
+                ops.extend(out_idx[nin + k].iter().copied());
+                b.op(anchor, "memref.store", ops, vec![], vec![]);
+            }
+            continue;
+        }
+        if name == "linalg.index" {
+            let d = b.ir.attr(o, "dim").and_then(|a| a.as_i64()).unwrap_or(-1);
+            let iv = *ivs
+                .get(usize::try_from(d).unwrap_or(usize::MAX))
+                .ok_or_else(|| format!("linalg.index {d} beyond the loops"))?;
+            map.insert(b.ir.result(o, 0), iv);
+            continue;
+        }
+        let c = b.ir.clone_op(o, &mut map);
+        b.ir.insert_before(anchor, c);
+    }
+    b.ir.erase_op(op);
+    Ok(())
+}
+
+#[derive(Default)]
+pub struct ConvertLinalgToLoopsPass {
+    lowered: u64,
+}
+
+impl Pass for ConvertLinalgToLoopsPass {
+    fn argument(&self) -> &'static str {
+        "convert-linalg-to-loops"
+    }
+    fn name(&self) -> &'static str {
+        "ConvertLinalgToLoops"
+    }
+    fn summary(&self) -> &'static str {
+        "Convert the operations from the linalg dialect into loops"
+    }
+    fn description(&self) -> &'static str {
+        "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first) with memref.load/memref.store around the op's body."
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+        let mut ops = vec![];
+        cx.ir.walk_pre(top, &mut |o| {
+            let n = cx.ir.name(o);
+            if n.starts_with("linalg.") && n != "linalg.yield" && n != "linalg.index" {
+                ops.push(o);
+            }
+        });
+        let mut failed = false;
+        for o in ops {
+            if !cx.ir.is_alive(o) {
+                continue;
+            }
+            match lower(cx.ir, o) {
+                Ok(()) => self.lowered += 1,
+                Err(m) => {
+                    cx.emit(Diagnostic::error(
+                        cx.ir.loc(o),
+                        format!("'{}' op {m}", cx.ir.name(o)),
+                    ));
+                    failed = true;
+                }
+            }
+        }
+        if failed {
+            Err(PassFailure)
+        } else {
+            Ok(())
+        }
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![Statistic {
+            name: "num-lowered",
+            description: "Structured ops lowered to loops",
+            value: self.lowered,
+        }]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(ConvertLinalgToLoopsPass::default())
+    }
+}

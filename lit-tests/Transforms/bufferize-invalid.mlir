@@ -1,0 +1,18 @@
+// RUN: ftuner-opt %s --bufferize --split-input-file --verify-diagnostics
+
+func.func @pad(%a: tensor<4xf32>) -> tensor<6xf32> {
+  %z = arith.constant 0.0 : f32
+  // expected-error @+1 {{'tensor.pad' op on tensors is not supported by bufferize}}
+  %p = tensor.pad %a low[1] high[1] {
+  ^bb0(%i: index):
+    tensor.yield %z : f32
+  } : tensor<4xf32> to tensor<6xf32>
+  return %p : tensor<6xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op unranked tensor argument}}
+func.func @unranked(%a: tensor<*xf32>) -> tensor<*xf32> {
+  return %a : tensor<*xf32>
+}

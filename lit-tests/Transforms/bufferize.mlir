@@ -1,0 +1,99 @@
+// bufferize: tensors become memrefs; destination-passing writes go in place when no read
+// of the old value can follow, else into a copy; constants become memref.globals.
+// RUN: ftuner-opt %s --bufferize --split-input-file | FileCheck %s
+// RUN: ftuner-opt %s --bufferize --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
+// REQUIRES: mlir-opt
+
+// A tile loop: the matching extract_slice / insert_slice pair writes the accumulator in
+// place; no iter_args, no copy, the result is returned without one.
+// CHECK-LABEL: func.func @accumulate(%arg0: memref<?x8xf32>, %arg1: memref<8x16xf32>) -> memref<?x16xf32>
+// CHECK: %[[ACC:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x16xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[ACC]] : memref<?x16xf32>)
+// CHECK: scf.for %[[I:.*]] = %c0 to %{{.*}} step %c4 {
+// CHECK: %[[A:.*]] = memref.subview %arg0[%[[I]], 0] [4, 8] [1, 1] : memref<?x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
+// CHECK: %[[C:.*]] = memref.subview %[[ACC]][%[[I]], 0] [4, 16] [1, 1] : memref<?x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+// CHECK: linalg.matmul ins(%[[A]], %arg1 : {{.*}}) outs(%[[C]] : memref<4x16xf32, strided<[16, 1], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NOT: memref.copy
+// CHECK: return %[[ACC]] : memref<?x16xf32>
+func.func @accumulate(%a: tensor<?x8xf32>, %b: tensor<8x16xf32>) -> tensor<?x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%m) : tensor<?x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x16xf32>) -> tensor<?x16xf32>
+  %r = scf.for %i = %c0 to %m step %c4 iter_args(%acc = %f) -> (tensor<?x16xf32>) {
+    %as = tensor.extract_slice %a[%i, 0] [4, 8] [1, 1] : tensor<?x8xf32> to tensor<4x8xf32>
+    %cs = tensor.extract_slice %acc[%i, 0] [4, 16] [1, 1] : tensor<?x16xf32> to tensor<4x16xf32>
+    %mm = linalg.matmul ins(%as, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%cs : tensor<4x16xf32>) -> tensor<4x16xf32>
+    %ins = tensor.insert_slice %mm into %acc[%i, 0] [4, 16] [1, 1] : tensor<4x16xf32> into tensor<?x16xf32>
+    scf.yield %ins : tensor<?x16xf32>
+  }
+  return %r : tensor<?x16xf32>
+}
+
+// -----
+
+// Arguments are read-only and the old value is returned too: the insert goes into a copy,
+// and each result is a buffer the caller owns.
+// CHECK-LABEL: func.func @conflict(%arg0: memref<4xf32>, %arg1: f32) -> (memref<4xf32>, memref<4xf32>)
+// CHECK: %[[W:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK: memref.copy %arg0, %[[W]]
+// CHECK: memref.store %arg1, %[[W]][%c1] : memref<4xf32>
+// CHECK: %[[R:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK: memref.copy %arg0, %[[R]]
+// CHECK: return %[[W]], %[[R]]
+func.func @conflict(%a: tensor<4xf32>, %x: f32) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %w = tensor.insert %x into %a[%c1] : tensor<4xf32>
+  return %w, %a : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Constant tables become private globals; a buffer whose value is dead is reused as the
+// destination of a later op, and temporaries are freed right after their last use.
+// CHECK: "memref.global"() <{alignment = 64 : i64, constant, initial_value = dense<{{\[\[}}0, 1], [2, 3]]> : tensor<2x2xindex>, sym_name = "__constant_0", sym_visibility = "private", type = memref<2x2xindex>}>
+// CHECK-LABEL: func.func @table
+// CHECK: %[[T:.*]] = memref.get_global @__constant_0 : memref<2x2xindex>
+// CHECK: memref.load %[[T]][%arg0, %c0] : memref<2x2xindex>
+// CHECK: %[[E:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : memref<2xf32>)
+// CHECK: %[[TMP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2xf32>
+// CHECK: linalg.add ins(%[[E]], %[[E]] : memref<2xf32>, memref<2xf32>) outs(%[[TMP]] : memref<2xf32>)
+// CHECK: linalg.add ins(%[[TMP]], %[[TMP]] : memref<2xf32>, memref<2xf32>) outs(%[[E]] : memref<2xf32>)
+// CHECK-NEXT: memref.dealloc %[[TMP]] : memref<2xf32>
+// CHECK-NEXT: return %{{.*}}, %[[E]]
+func.func @table(%i: index) -> (index, tensor<2xf32>) {
+  %t = arith.constant dense<[[0, 1], [2, 3]]> : tensor<2x2xindex>
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %t[%i, %c0] : tensor<2x2xindex>
+  %e = tensor.empty() : tensor<2xf32>
+  %one = arith.constant 1.0 : f32
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+  %tmp = tensor.empty() : tensor<2xf32>
+  %g = linalg.add ins(%f, %f : tensor<2xf32>, tensor<2xf32>) outs(%tmp : tensor<2xf32>) -> tensor<2xf32>
+  %h = linalg.add ins(%g, %g : tensor<2xf32>, tensor<2xf32>) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+  return %v, %h : index, tensor<2xf32>
+}
+
+// -----
+
+// Branches that yield different tensors yield fresh buffers.
+// CHECK-LABEL: func.func @select
+// CHECK: %[[R:.*]] = scf.if %arg0 -> (memref<4xf32>) {
+// CHECK: %[[X:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK: memref.copy %arg1, %[[X]]
+// CHECK: scf.yield %[[X]] : memref<4xf32>
+// CHECK: } else {
+// CHECK: memref.copy %arg2
+// CHECK: return %[[R]] : memref<4xf32>
+func.func @select(%c: i1, %a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %r = scf.if %c -> (tensor<4xf32>) {
+    scf.yield %a : tensor<4xf32>
+  } else {
+    scf.yield %b : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
