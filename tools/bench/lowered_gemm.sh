@@ -3,6 +3,7 @@
 # Machine code comes from upstream MLIR 22 + llc-22 (ftuner's own inkwell code generation
 # is not written yet), so this measures the uKernel structure, not our backend.
 #   bash tools/bench/lowered_gemm.sh [TARGET=host] [RUNS=7]
+# BUFFERIZE=upstream uses MLIR's one-shot-bufferize instead of ftuner's `bufferize`.
 # OpenBLAS 0.3.21 runs its Haswell (AVX2) kernel on Zen 5; OPENBLAS_CORETYPE=SKYLAKEX in
 # the environment makes it use its AVX-512 kernel, the fair baseline on AVX-512 hosts.
 set -euo pipefail
@@ -24,10 +25,15 @@ func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> attri
   return %r : tensor<?x?xf32>
 }
 MLIR
+if [ "${BUFFERIZE:-ftuner}" = upstream ]; then
+  ours="" upstream_bufferize=(--one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map")
+else
+  ours=",bufferize,canonicalize,cse" upstream_bufferize=()
+fi
 "$root/target/release/ftuner-opt" "$work/mm.mlir" \
-  --pass-pipeline="builtin.module(patch-ukernels{target=$target},lower-ukernels${LOWER_OPTS:-},canonicalize,cse)" -o "$work/lowered.mlir"
+  --pass-pipeline="builtin.module(patch-ukernels{target=$target},lower-ukernels${LOWER_OPTS:-},canonicalize,cse$ours)" -o "$work/lowered.mlir"
 mlir-opt-22 "$work/lowered.mlir" \
-  --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+  "${upstream_bufferize[@]}" \
   --cse --canonicalize \
   --convert-linalg-to-loops --convert-vector-to-scf --expand-strided-metadata --lower-affine \
   --convert-scf-to-cf --convert-vector-to-llvm --finalize-memref-to-llvm --convert-math-to-llvm \

@@ -80,15 +80,20 @@ fn example(name: &str) -> String {
 
 /// Tensor program vs its bufferized form, same arithmetic; returns the buffer IR.
 fn same(src: &str, prefix: &str, func: &str, args: &[Tensor]) -> String {
+    same_after(src, prefix, "bufferize", func, args)
+}
+
+/// `prefix` then `suffix` (on buffers) computes bit for bit what `prefix` computes.
+fn same_after(src: &str, prefix: &str, suffix: &str, func: &str, args: &[Tensor]) -> String {
     let tensor = if prefix.is_empty() {
         "".to_string()
     } else {
         format!("builtin.module({prefix})")
     };
     let buffer = if prefix.is_empty() {
-        "builtin.module(bufferize)".to_string()
+        format!("builtin.module({suffix})")
     } else {
-        format!("builtin.module({prefix},bufferize)")
+        format!("builtin.module({prefix},{suffix})")
     };
     let (want, _) = run_src(src, &tensor, func, args);
     let (got, text) = run_src(src, &buffer, func, args);
@@ -170,13 +175,71 @@ fn bert_layer_bufferizes_exactly() {
         "bert_layer_dynamic",
         &args,
     );
-    // And the layer as exported, unlowered (linalg on buffers throughout).
+    // And the layer as exported, unlowered (linalg on buffers throughout), then as loops:
+    // `convert-linalg-to-loops` keeps every op's iteration order, so still bit for bit.
     same(
         &example("bert_layer_dynamic.mlir"),
         "",
         "bert_layer_dynamic",
         &args,
     );
+    let text = same_after(
+        &example("bert_layer_dynamic.mlir"),
+        LOWER,
+        "bufferize,convert-linalg-to-loops,canonicalize,cse",
+        "bert_layer_dynamic",
+        &args,
+    );
+    assert!(!text.contains("linalg."), "{text}");
+}
+
+#[test]
+fn structured_ops_become_loops_exactly() {
+    let mut seed = 21u64;
+    let f32t = Type::f32();
+    let x = rand_tensor(&mut seed, vec![3, 768], f32t);
+    let w = rand_tensor(&mut seed, vec![2304, 768], f32t);
+    let b = rand_tensor(&mut seed, vec![2304], f32t);
+    same_after(
+        &example("dense_dynamic.mlir"),
+        "canonicalize",
+        "bufferize,convert-linalg-to-loops",
+        "dense_dynamic",
+        &[x, w, b],
+    );
+    // Windows (d0 + d2), reductions not innermost, linalg.index and a scalar input.
+    let src = r#"func.func @f(%a: tensor<6x5xf32>, %k: tensor<3xf32>) -> (tensor<4x5xf32>, tensor<5xf32>, tensor<4x5xf32>) {
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0 + d2, d1)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %k : tensor<6x5xf32>, tensor<3xf32>) outs(%f : tensor<4x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x5xf32>
+  %e1 = tensor.empty() : tensor<5xf32>
+  %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<5xf32>) -> tensor<5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%a : tensor<6x5xf32>) outs(%f1 : tensor<5xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %o, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<5xf32>
+  %i = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x5xf32>) {
+  ^bb0(%o: f32):
+    %p = linalg.index 0 : index
+    %q = linalg.index 1 : index
+    %t = arith.muli %p, %q : index
+    %u = arith.index_cast %t : index to i64
+    %v = arith.sitofp %u : i64 to f32
+    linalg.yield %v : f32
+  } -> tensor<4x5xf32>
+  return %c, %r, %i : tensor<4x5xf32>, tensor<5xf32>, tensor<4x5xf32>
+}"#;
+    let a = rand_tensor(&mut seed, vec![6, 5], f32t);
+    let k = rand_tensor(&mut seed, vec![3], f32t);
+    let text = same_after(src, "", "bufferize,convert-linalg-to-loops", "f", &[a, k]);
+    assert!(!text.contains("linalg."), "{text}");
 }
 
 /// Small programs where writing in place would be wrong (or is the point).
