@@ -31,3 +31,6 @@ config.substitutions.append(("%examples", os.path.join(root, "examples")))
 if shutil.which("mlir-opt-22"):
     config.available_features.add("mlir-opt")
     config.substitutions.append(("%mlir-opt", shutil.which("mlir-opt-22")))
+if shutil.which("mlir-translate-22"):
+    config.available_features.add("mlir-translate")
+    config.substitutions.append(("%mlir-translate", shutil.which("mlir-translate-22")))

@@ -77,3 +77,20 @@ pub fn verify_store(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     check_indices(ir, m, ir.operands(op).len() - 2)
 }
+
+/// The `reassociation` groups of a `collapse_shape`/`expand_shape` (dims as indices;
+/// malformed entries read as 0, which the op verifier rejects).
+pub fn reassociation(ir: &Ir, op: OpId) -> Vec<Vec<usize>> {
+    ir.attr(op, "reassociation")
+        .and_then(|a| a.as_array())
+        .unwrap_or(&[])
+        .iter()
+        .map(|g| {
+            g.as_array()
+                .unwrap_or(&[])
+                .iter()
+                .map(|d| d.as_i64().unwrap_or(0).max(0) as usize)
+                .collect()
+        })
+        .collect()
+}

@@ -167,7 +167,7 @@ impl Interp<'_> {
                 let m = self.memref(env, ops[0], op)?;
                 let mut sizes = vec![];
                 let mut strides = vec![];
-                for g in reassociation(ir, op) {
+                for g in ftuner_dialects::memref::reassociation(ir, op) {
                     let (Some(first), Some(last)) = (g.first(), g.last()) else {
                         return Err(err("empty reassociation group".into()));
                     };
@@ -192,7 +192,7 @@ impl Interp<'_> {
             "expand_shape" => {
                 let m = self.memref(env, ops[0], op)?;
                 let out = self.mixed(env, op, &arr("static_output_shape"), &ops[1..])?;
-                let groups = reassociation(ir, op);
+                let groups = ftuner_dialects::memref::reassociation(ir, op);
                 if groups.len() != m.sizes.len() {
                     return Err(err("reassociation does not match the rank".into()));
                 }
@@ -280,47 +280,19 @@ impl Interp<'_> {
     }
 }
 
-/// The `reassociation` groups of a collapse/expand op.
-fn reassociation(ir: &ftuner_ir::Ir, op: OpId) -> Vec<Vec<usize>> {
-    ir.attr(op, "reassociation")
-        .and_then(|a| a.as_array())
-        .unwrap_or(&[])
-        .iter()
-        .map(|g| {
-            g.as_array()
-                .unwrap_or(&[])
-                .iter()
-                .map(|d| d.as_i64().unwrap_or(0).max(0) as usize)
-                .collect()
-        })
-        .collect()
-}
-
 /// Drop unit dims of a rank-reducing subview so the view has the result type's shape.
 fn drop_unit_dims(dims: &mut Vec<(usize, i64)>, want: &[i64]) -> Result<(), String> {
     if want.len() == dims.len() {
         return Ok(());
     }
-    let mut kept = vec![];
-    let mut j = 0;
-    let mut drops = dims.len().saturating_sub(want.len());
-    for (i, d) in dims.iter().enumerate() {
-        let left = dims.len() - i;
-        let must_keep = left <= want.len() - j.min(want.len());
-        let matches = j < want.len() && (want[j] == DYNAMIC || want[j] as usize == d.0);
-        if drops > 0 && d.0 == 1 && !must_keep && !(matches && want[j] != 1) {
-            drops -= 1;
-            continue;
-        }
-        kept.push(*d);
-        j += 1;
-    }
-    if kept.len() != want.len() {
-        return Err(format!(
-            "cannot drop unit dimensions to reach rank {}",
-            want.len()
-        ));
-    }
+    let sizes: Vec<i64> = dims.iter().map(|d| d.0 as i64).collect();
+    let keep = ftuner_ir::rank_reduction_keep(&sizes, want)
+        .ok_or_else(|| format!("cannot drop unit dimensions to reach rank {}", want.len()))?;
+    let kept = dims
+        .iter()
+        .zip(keep)
+        .filter_map(|(d, k)| k.then_some(*d))
+        .collect();
     *dims = kept;
     Ok(())
 }

@@ -270,6 +270,34 @@ impl Type {
             _ => self,
         }
     }
+    /// `(strides, offset)` of a memref type, `DYNAMIC` where unknown (MLIR's
+    /// `getStridesAndOffset`): row-major for the identity layout, the layout's own for
+    /// `strided<...>`; None for other layouts and non-memrefs.
+    pub fn strides_and_offset(self) -> Option<(Vec<i64>, i64)> {
+        let TypeKind::MemRef { shape, layout, .. } = self.0 else {
+            return None;
+        };
+        let identity = match layout.map(|l| l.kind()) {
+            None => true,
+            Some(crate::AttrKind::AffineMap(m)) => m.is_identity(),
+            Some(crate::AttrKind::StridedLayout { offset, strides }) => {
+                return Some((strides.clone(), *offset))
+            }
+            Some(_) => false,
+        };
+        if !identity {
+            return None;
+        }
+        let mut s = vec![1i64; shape.len()];
+        for i in (0..shape.len().saturating_sub(1)).rev() {
+            s[i] = if s[i + 1] == DYNAMIC || shape[i + 1] == DYNAMIC {
+                DYNAMIC
+            } else {
+                s[i + 1] * shape[i + 1]
+            };
+        }
+        Some((s, 0))
+    }
     pub fn has_static_shape(self) -> bool {
         self.shape()
             .is_some_and(|s| s.iter().all(|&d| d != DYNAMIC))
@@ -345,6 +373,31 @@ impl fmt::Display for Type {
 }
 
 /// Whether two shapes may describe the same run-time shape (`?` matches anything).
+/// Which dims of a slice of `sizes` (static, or `DYNAMIC`) a rank-reducing slice of
+/// shape `want` keeps: unit dims are dropped left to right where the result does not
+/// need them. None when `want` cannot be reached that way.
+pub fn rank_reduction_keep(sizes: &[i64], want: &[i64]) -> Option<Vec<bool>> {
+    if want.len() > sizes.len() {
+        return None;
+    }
+    let mut drops = sizes.len() - want.len();
+    let mut keep = vec![];
+    let mut j = 0;
+    for (i, d) in sizes.iter().enumerate() {
+        let left = sizes.len() - i;
+        let must_keep = left <= want.len().saturating_sub(j);
+        let matches = j < want.len() && want[j] == *d;
+        if drops > 0 && *d == 1 && !must_keep && !(matches && want[j] != 1) {
+            drops -= 1;
+            keep.push(false);
+            continue;
+        }
+        keep.push(true);
+        j += 1;
+    }
+    (j == want.len()).then_some(keep)
+}
+
 pub fn shapes_compatible(a: &[i64], b: &[i64]) -> bool {
     a.len() == b.len()
         && a.iter()

@@ -5,7 +5,7 @@
 use crate::diag::Diagnostic;
 use crate::dialect::{traits, Arity, Context, OpDef};
 use crate::ir::{BlockId, Ir, OpId, RegionId, Value, ValueDef};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 fn op_err(ir: &Ir, op: OpId, msg: impl AsRef<str>) -> Diagnostic {
     Diagnostic::error(ir.loc(op), format!("'{}' op {}", ir.name(op), msg.as_ref()))
@@ -53,6 +53,7 @@ fn block_positions(ir: &Ir, top: OpId) -> Vec<u32> {
 
 fn verify_structure(ctx: &Context, ir: &Ir, top: OpId, errs: &mut Vec<Diagnostic>) {
     let pos = block_positions(ir, top);
+    DOMS.with(|d| d.borrow_mut().clear());
     let mut stack = vec![top];
     while let Some(op) = stack.pop() {
         let o = ir.op(op);
@@ -309,60 +310,160 @@ fn isolated_between(ctx: &Context, ir: &Ir, user: OpId, def_block: BlockId) -> b
     }
 }
 
-/// Whether block `a` dominates block `b` in `region`'s CFG (iterative dominators).
+/// Dominator tree of one region's CFG: immediate dominators by the Cooper-Harvey-Kennedy
+/// iteration over reverse postorder, then DFS intervals so a query is O(1).
+struct DomTree {
+    index: FxHashMap<BlockId, usize>,
+    /// DFS entry/exit numbers in the dominator tree; None for unreachable blocks.
+    interval: Vec<Option<(u32, u32)>>,
+}
+
+impl DomTree {
+    fn new(ir: &Ir, region: RegionId) -> DomTree {
+        let blocks = &ir.region(region).blocks;
+        let n = blocks.len();
+        let index: FxHashMap<BlockId, usize> =
+            blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
+        let mut succs: Vec<Vec<usize>> = vec![vec![]; n];
+        for (i, bl) in blocks.iter().enumerate() {
+            if let Some(t) = ir.terminator(*bl) {
+                for s in &ir.op(t).successors {
+                    if let Some(&j) = index.get(s) {
+                        succs[i].push(j);
+                    }
+                }
+            }
+        }
+        // Postorder from the entry (iterative DFS).
+        let mut post = vec![];
+        let mut seen = vec![false; n];
+        if n > 0 {
+            let mut stack = vec![(0usize, 0usize)];
+            seen[0] = true;
+            while let Some((b, k)) = stack.pop() {
+                if k < succs[b].len() {
+                    stack.push((b, k + 1));
+                    let c = succs[b][k];
+                    if !seen[c] {
+                        seen[c] = true;
+                        stack.push((c, 0));
+                    }
+                } else {
+                    post.push(b);
+                }
+            }
+        }
+        let mut po_num = vec![usize::MAX; n];
+        for (i, b) in post.iter().enumerate() {
+            po_num[*b] = i;
+        }
+        let mut preds: Vec<Vec<usize>> = vec![vec![]; n];
+        for (i, ss) in succs.iter().enumerate() {
+            for j in ss {
+                preds[*j].push(i);
+            }
+        }
+        let mut idom: Vec<Option<usize>> = vec![None; n];
+        if n > 0 {
+            idom[0] = Some(0);
+        }
+        let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| -> usize {
+            while a != b {
+                while po_num[a] < po_num[b] {
+                    a = idom[a].unwrap_or(0);
+                }
+                while po_num[b] < po_num[a] {
+                    b = idom[b].unwrap_or(0);
+                }
+            }
+            a
+        };
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in post.iter().rev() {
+                if b == 0 {
+                    continue;
+                }
+                let mut new: Option<usize> = None;
+                for &p in &preds[b] {
+                    if idom[p].is_none() {
+                        continue;
+                    }
+                    new = Some(match new {
+                        None => p,
+                        Some(x) => intersect(&idom, p, x),
+                    });
+                }
+                if new.is_some() && idom[b] != new {
+                    idom[b] = new;
+                    changed = true;
+                }
+            }
+        }
+        // DFS intervals over the dominator tree.
+        let mut kids: Vec<Vec<usize>> = vec![vec![]; n];
+        for (b, d) in idom.iter().enumerate().skip(1) {
+            if let Some(d) = d {
+                kids[*d].push(b);
+            }
+        }
+        let mut interval = vec![None; n];
+        if n > 0 {
+            let mut clock = 0u32;
+            let mut stack = vec![(0usize, 0usize)];
+            let mut enter = vec![0u32; n];
+            while let Some((b, k)) = stack.pop() {
+                if k == 0 {
+                    enter[b] = clock;
+                    clock += 1;
+                }
+                if k < kids[b].len() {
+                    stack.push((b, k + 1));
+                    stack.push((kids[b][k], 0));
+                } else {
+                    interval[b] = Some((enter[b], clock));
+                    clock += 1;
+                }
+            }
+        }
+        DomTree { index, interval }
+    }
+
+    fn dominates(&self, a: BlockId, b: BlockId) -> bool {
+        if a == b {
+            return true;
+        }
+        match (self.index.get(&a), self.index.get(&b)) {
+            (Some(&ia), Some(&ib)) => match (self.interval[ia], self.interval[ib]) {
+                (Some((ea, xa)), Some((eb, xb))) => ea <= eb && xb <= xa,
+                // Unreachable code is dominated by everything, as in MLIR.
+                (_, None) => true,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+thread_local! {
+    static DOMS: std::cell::RefCell<FxHashMap<RegionId, std::rc::Rc<DomTree>>> =
+        std::cell::RefCell::new(FxHashMap::default());
+}
+
+/// Whether block `a` dominates block `b` in `region`'s CFG (dominator trees are built
+/// once per region per verification).
 fn block_dominates(ir: &Ir, region: RegionId, a: BlockId, b: BlockId) -> bool {
     if a == b {
         return true;
     }
-    let blocks = &ir.region(region).blocks;
-    let Some(entry) = blocks.first() else {
-        return false;
-    };
-    let idx: FxHashMap<BlockId, usize> = blocks.iter().enumerate().map(|(i, b)| (*b, i)).collect();
-    let n = blocks.len();
-    let mut preds: Vec<Vec<usize>> = vec![vec![]; n];
-    for (i, bl) in blocks.iter().enumerate() {
-        if let Some(t) = ir.terminator(*bl) {
-            for s in &ir.op(t).successors {
-                if let Some(&j) = idx.get(s) {
-                    preds[j].push(i);
-                }
-            }
-        }
-    }
-    // dom sets as bitsets (small regions).
-    let all: FxHashSet<usize> = (0..n).collect();
-    let mut dom: Vec<FxHashSet<usize>> = vec![all.clone(); n];
-    let e = idx[entry];
-    dom[e] = [e].into_iter().collect();
-    let mut changed = true;
-    let mut iters = 0;
-    while changed && iters < 1000 {
-        changed = false;
-        iters += 1;
-        for i in 0..n {
-            if i == e {
-                continue;
-            }
-            let mut new: Option<FxHashSet<usize>> = None;
-            for p in &preds[i] {
-                new = Some(match new {
-                    None => dom[*p].clone(),
-                    Some(s) => s.intersection(&dom[*p]).copied().collect(),
-                });
-            }
-            let mut new = new.unwrap_or_default();
-            new.insert(i);
-            if new != dom[i] {
-                dom[i] = new;
-                changed = true;
-            }
-        }
-    }
-    match (idx.get(&a), idx.get(&b)) {
-        (Some(&ia), Some(&ib)) => dom[ib].contains(&ia) || preds[ib].is_empty() && ib != e,
-        _ => false,
-    }
+    let tree = DOMS.with(|d| {
+        d.borrow_mut()
+            .entry(region)
+            .or_insert_with(|| std::rc::Rc::new(DomTree::new(ir, region)))
+            .clone()
+    });
+    tree.dominates(a, b)
 }
 
 // ----- stage 2: spec --------------------------------------------------------------------

@@ -54,24 +54,7 @@ fn with_layout(shape: Vec<i64>, elem: Type, layout: Option<Attribute>) -> Type {
 
 /// `(strides, offset)` of a memref type (`DYNAMIC` where unknown).
 fn strides_of(t: Type) -> Option<(Vec<i64>, i64)> {
-    let TypeKind::MemRef { shape, layout, .. } = t.kind() else {
-        return None;
-    };
-    match layout.map(|l| l.kind()) {
-        None => {
-            let mut s = vec![1i64; shape.len()];
-            for i in (0..shape.len().saturating_sub(1)).rev() {
-                s[i] = if s[i + 1] == DYNAMIC || shape[i + 1] == DYNAMIC {
-                    DYNAMIC
-                } else {
-                    s[i + 1] * shape[i + 1]
-                };
-            }
-            Some((s, 0))
-        }
-        Some(AttrKind::StridedLayout { offset, strides }) => Some((strides.clone(), *offset)),
-        _ => None,
-    }
+    t.strides_and_offset()
 }
 
 fn is_identity(t: Type) -> bool {
@@ -116,21 +99,13 @@ fn subview_type(
         .map(|(sz, (k, s))| (*sz, mul(*k, *s)))
         .collect();
     if want.len() < dims.len() {
-        let mut drops = dims.len() - want.len();
-        let mut kept = vec![];
-        let mut j = 0;
-        for (i, d) in dims.iter().enumerate() {
-            let left = dims.len() - i;
-            let must_keep = left <= want.len().saturating_sub(j);
-            let matches = j < want.len() && want[j] == d.0;
-            if drops > 0 && d.0 == 1 && !must_keep && !(matches && want[j] != 1) {
-                drops -= 1;
-                continue;
-            }
-            kept.push(*d);
-            j += 1;
-        }
-        dims = kept;
+        let sz: Vec<i64> = dims.iter().map(|d| d.0).collect();
+        let keep = ftuner_ir::rank_reduction_keep(&sz, want)?;
+        dims = dims
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(d, k)| k.then_some(d))
+            .collect();
     }
     if dims.len() != want.len() {
         return None;

@@ -12,12 +12,14 @@ pub mod effects;
 pub mod greedy;
 pub mod linalg_to_loops;
 pub mod symbol_dce;
+pub mod to_llvm;
 
 pub use bufferize::BufferizePass;
 pub use canonicalize::CanonicalizerPass;
 pub use cse::CsePass;
 pub use linalg_to_loops::ConvertLinalgToLoopsPass;
 pub use symbol_dce::SymbolDcePass;
+pub use to_llvm::ConvertToLlvmPass;
 
 /// Register this crate's passes.
 pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
@@ -26,4 +28,5 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(CsePass::default()));
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
     reg.register(|| Box::new(SymbolDcePass::default()));
+    reg.register(|| Box::new(ConvertToLlvmPass::default()));
 }
