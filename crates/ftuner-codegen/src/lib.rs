@@ -1,0 +1,315 @@
+//! # ftuner-codegen
+//!
+//! The `llvm` dialect (what `convert-to-llvm` produces) to machine code through LLVM 22 and
+//! inkwell: [`emit::module_to_llvm_ir`] writes LLVM's textual IR op by op (block arguments
+//! as phis); [`Compiler`] parses it with LLVM, verifies it, runs the new pass manager's
+//! `default<O3>` pipeline for a [`Target`] (the host with its detected CPU and features,
+//! a named x86-64 CPU, or NVPTX `sm_XX`), and emits assembly, an object file or PTX, or
+//! hands the module to the in-process JIT ([`Jit`]).
+//!
+//! Only this crate (and what runs code through it) links LLVM.
+
+pub mod emit;
+
+use inkwell::context::Context;
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
+    TargetTriple,
+};
+use inkwell::OptimizationLevel;
+use std::sync::Once;
+
+pub use emit::{module_to_llvm_ir, EmitError, FnAttrs};
+
+/// A code generation error (translation, LLVM's parser or verifier, the target).
+#[derive(Debug, Clone)]
+pub struct CodegenError(pub String);
+
+impl std::fmt::Display for CodegenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CodegenError {}
+
+fn e(m: impl std::fmt::Display) -> CodegenError {
+    CodegenError(m.to_string())
+}
+
+/// What to generate code for.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub triple: String,
+    pub cpu: String,
+    pub features: String,
+}
+
+impl Target {
+    /// This machine: LLVM's host triple, CPU name and feature string (AVX2, AVX-512,
+    /// FMA, ... as detected).
+    pub fn host() -> Target {
+        init();
+        Target {
+            triple: TargetMachine::get_default_triple()
+                .as_str()
+                .to_string_lossy()
+                .into_owned(),
+            cpu: TargetMachine::get_host_cpu_name().to_string(),
+            features: TargetMachine::get_host_cpu_features().to_string(),
+        }
+    }
+    /// An x86-64 CPU by LLVM's name (`znver4`, `skylake-avx512`, `haswell`, ...).
+    pub fn x86_cpu(cpu: &str) -> Target {
+        Target {
+            triple: "x86_64-unknown-linux-gnu".into(),
+            cpu: cpu.into(),
+            features: String::new(),
+        }
+    }
+    /// NVIDIA GPUs: `sm` is `sm_70` ... `sm_90`.
+    pub fn nvptx(sm: &str) -> Target {
+        Target {
+            triple: "nvptx64-nvidia-cuda".into(),
+            cpu: sm.into(),
+            features: "+ptx80".into(),
+        }
+    }
+    /// Parse `host`, `x86:<cpu>`, `<cpu>` or `nvptx:sm_XX` / `cuda:sm_XX`.
+    pub fn parse(s: &str) -> Result<Target, CodegenError> {
+        if s == "host" {
+            return Ok(Target::host());
+        }
+        if let Some(sm) = s.strip_prefix("nvptx:").or_else(|| s.strip_prefix("cuda:")) {
+            if !sm.starts_with("sm_") || sm[3..].parse::<u32>().is_err() {
+                return Err(e(format!("unknown GPU '{sm}': expected sm_70 ... sm_90")));
+            }
+            return Ok(Target::nvptx(sm));
+        }
+        let cpu = s.strip_prefix("x86:").unwrap_or(s);
+        if cpu.is_empty()
+            || !cpu
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(e(format!("unknown target '{s}'")));
+        }
+        Ok(Target::x86_cpu(cpu))
+    }
+    pub fn is_gpu(&self) -> bool {
+        self.triple.starts_with("nvptx")
+    }
+    fn machine(&self, reloc: RelocMode) -> Result<TargetMachine, CodegenError> {
+        init();
+        let triple = TargetTriple::create(&self.triple);
+        let t = LlvmTarget::from_triple(&triple)
+            .map_err(|m| e(format!("target {}: {m}", self.triple)))?;
+        t.create_target_machine(
+            &triple,
+            &self.cpu,
+            &self.features,
+            OptimizationLevel::Aggressive,
+            reloc,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| {
+            e(format!(
+                "LLVM has no target machine for {} / {}",
+                self.triple, self.cpu
+            ))
+        })
+    }
+}
+
+fn init() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let cfg = InitializationConfig::default();
+        LlvmTarget::initialize_x86(&cfg);
+        LlvmTarget::initialize_nvptx(&cfg);
+    });
+}
+
+/// Parses, verifies and optimizes modules of one LLVM context.
+pub struct Compiler {
+    ctx: Context,
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Compiler::new()
+    }
+}
+
+/// Output kinds of [`Compiler::emit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// Textual LLVM IR after optimization.
+    LlvmIr,
+    /// Assembly (PTX for NVPTX targets).
+    Asm,
+    /// An ELF object file.
+    Obj,
+}
+
+impl Compiler {
+    pub fn new() -> Compiler {
+        init();
+        Compiler {
+            ctx: Context::create(),
+        }
+    }
+
+    /// Translate our `llvm`-dialect module for `target`, verify it, and optimize it
+    /// (`opt_level` 0..=3; the new pass manager's `default<On>`).
+    pub fn module(
+        &self,
+        ir: &ftuner_ir::Ir,
+        top: ftuner_ir::OpId,
+        target: &Target,
+        opt_level: u8,
+        kernels: &[String],
+    ) -> Result<Module<'_>, CodegenError> {
+        let attrs = FnAttrs {
+            cpu: Some(target.cpu.clone()).filter(|c| !c.is_empty()),
+            features: Some(target.features.clone()).filter(|f| !f.is_empty()),
+            kernels: kernels.to_vec(),
+        };
+        let text = module_to_llvm_ir(ir, top, &attrs).map_err(|x| {
+            let at =
+                x.op.and_then(|o| ftuner_ir::diag::file_line_col(ir.loc(o)))
+                    .map(|(f, l, c)| format!("{f}:{l}:{c}: "))
+                    .unwrap_or_default();
+            let name = x.op.map(|o| ir.name(o)).unwrap_or("module");
+            e(format!("{at}error: '{name}' op {}", x.message))
+        })?;
+        self.parse(&text, target, opt_level)
+    }
+
+    /// Parse textual LLVM IR, verify it and optimize it for `target`.
+    pub fn parse(
+        &self,
+        text: &str,
+        target: &Target,
+        opt_level: u8,
+    ) -> Result<Module<'_>, CodegenError> {
+        let buf = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), "ftuner");
+        let m = self
+            .ctx
+            .create_module_from_ir(buf)
+            .map_err(|m| e(format!("LLVM rejected the translated module: {m}")))?;
+        m.verify()
+            .map_err(|m| e(format!("the translated module does not verify: {m}")))?;
+        let tm = target.machine(RelocMode::PIC)?;
+        m.set_triple(&TargetTriple::create(&target.triple));
+        m.set_data_layout(&tm.get_target_data().get_data_layout());
+        let level = opt_level.min(3);
+        m.run_passes(
+            &format!("default<O{level}>"),
+            &tm,
+            PassBuilderOptions::create(),
+        )
+        .map_err(|x| e(format!("optimization failed: {x}")))?;
+        Ok(m)
+    }
+
+    /// Emit a module as LLVM IR, assembly/PTX or an object file.
+    pub fn emit(
+        &self,
+        m: &Module<'_>,
+        target: &Target,
+        what: Emit,
+    ) -> Result<Vec<u8>, CodegenError> {
+        if what == Emit::LlvmIr {
+            return Ok(m.print_to_string().to_bytes().to_vec());
+        }
+        let tm = target.machine(RelocMode::PIC)?;
+        let ft = if what == Emit::Asm {
+            FileType::Assembly
+        } else {
+            FileType::Object
+        };
+        let buf = tm
+            .write_to_memory_buffer(m, ft)
+            .map_err(|x| e(format!("code generation failed: {x}")))?;
+        Ok(buf.as_slice().to_vec())
+    }
+
+    /// Hand a module (already optimized for the host) to the JIT.
+    pub fn jit<'c>(&'c self, m: Module<'c>) -> Result<Jit<'c>, CodegenError> {
+        register_runtime_symbols();
+        let engine = m
+            .create_jit_execution_engine(OptimizationLevel::Aggressive)
+            .map_err(|x| e(format!("cannot create the JIT: {x}")))?;
+        Ok(Jit { engine, _m: m })
+    }
+}
+
+/// A JIT-compiled module.
+pub struct Jit<'c> {
+    engine: ExecutionEngine<'c>,
+    _m: Module<'c>,
+}
+
+/// `_ftuner_packed_NAME(void **args)`: argument pointers, then the result's.
+pub type PackedFn = unsafe extern "C" fn(*mut *mut std::ffi::c_void);
+
+impl Jit<'_> {
+    /// The packed entry of public function `name`.
+    pub fn packed(&self, name: &str) -> Result<PackedFn, CodegenError> {
+        let sym = format!("_ftuner_packed_{name}");
+        let addr = self
+            .engine
+            .get_function_address(&sym)
+            .map_err(|_| e(format!("no compiled function @{name}")))?;
+        // SAFETY: the symbol was emitted by `module_to_llvm_ir` with exactly this type.
+        Ok(unsafe { std::mem::transmute::<usize, PackedFn>(addr) })
+    }
+}
+
+extern "C" {
+    fn tanhf(x: f32) -> f32;
+    fn tanh(x: f64) -> f64;
+    fn erff(x: f32) -> f32;
+    fn erf(x: f64) -> f64;
+    fn atanf(x: f32) -> f32;
+    fn atan(x: f64) -> f64;
+    fn tanf(x: f32) -> f32;
+    fn tan(x: f64) -> f64;
+    fn log1pf(x: f32) -> f32;
+    fn log1p(x: f64) -> f64;
+    fn expm1f(x: f32) -> f32;
+    fn expm1(x: f64) -> f64;
+}
+
+/// libm functions generated code calls, made known to the JIT by address (the binary may
+/// not export them for dynamic lookup).
+fn register_runtime_symbols() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let syms: [(&str, *mut std::ffi::c_void); 12] = [
+            ("tanhf", tanhf as *mut _),
+            ("tanh", tanh as *mut _),
+            ("erff", erff as *mut _),
+            ("erf", erf as *mut _),
+            ("atanf", atanf as *mut _),
+            ("atan", atan as *mut _),
+            ("tanf", tanf as *mut _),
+            ("tan", tan as *mut _),
+            ("log1pf", log1pf as *mut _),
+            ("log1p", log1p as *mut _),
+            ("expm1f", expm1f as *mut _),
+            ("expm1", expm1 as *mut _),
+        ];
+        for (n, p) in syms {
+            let c = std::ffi::CString::new(n).unwrap_or_default();
+            // SAFETY: the name is a valid C string and the address a function of the
+            // declared type for the rest of the process.
+            unsafe { inkwell::llvm_sys::support::LLVMAddSymbol(c.as_ptr(), p) };
+        }
+    });
+}

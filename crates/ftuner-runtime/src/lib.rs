@@ -1,0 +1,457 @@
+//! # ftuner-runtime
+//!
+//! Compile a module for this machine and call its functions with run-time shapes.
+//!
+//! [`Executable::compile`] takes a module at any level the pipeline knows (tensors after
+//! `lower-ukernels`, buffers, or the `llvm` dialect), finishes lowering it
+//! (`bufferize`, `convert-linalg-to-loops`, `canonicalize`, `cse`, `convert-to-llvm`),
+//! records the buffer-level signature of every public function, and JIT-compiles it for
+//! the host (O3, the host CPU's features). [`Executable::call`] checks the arguments
+//! against that signature (rank, element type, every static dimension) before any code
+//! runs, copies them into 64-byte aligned buffers, builds MLIR memref descriptors, calls
+//! the function through its packed entry, copies the results out and frees their buffers.
+
+use ftuner_codegen::{Compiler, Jit, PackedFn, Target};
+use ftuner_interp::{RtVal, Tensor};
+use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
+use rustc_hash::FxHashMap;
+use std::alloc::Layout;
+use std::ffi::c_void;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// A run-time error: bad arguments, a failed compilation.
+#[derive(Debug, Clone)]
+pub struct RuntimeError(pub String);
+
+impl std::fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+fn e(m: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError(m.to_string())
+}
+
+/// The buffer-level signature of a function.
+#[derive(Clone, Debug)]
+pub struct Signature {
+    pub inputs: Vec<Type>,
+    pub results: Vec<Type>,
+}
+
+/// A module compiled for this machine.
+pub struct Executable {
+    jit: Jit<'static>,
+    sigs: FxHashMap<String, Signature>,
+    /// Seconds spent lowering and compiling.
+    pub compile_seconds: f64,
+}
+
+/// What follows bufferization (which runs first, when the module still has tensors).
+const LOWER: &str = "builtin.module(convert-linalg-to-loops,canonicalize,cse,convert-to-llvm)";
+
+fn registry() -> ftuner_pass::PassRegistry {
+    let mut reg = ftuner_pass::PassRegistry::default();
+    ftuner_transforms::register_passes(&mut reg);
+    reg
+}
+
+fn run_pipeline(ctx: &Context, ir: &mut Ir, top: OpId, p: &str) -> Result<(), RuntimeError> {
+    let mut pm = ftuner_pass::PassManager::from_pipeline(&registry(), p)
+        .map_err(|x| e(format!("pipeline {p}: {x}")))?;
+    pm.run(ctx, ir, top).map_err(|x| {
+        let _ = ctx;
+        let src = ftuner_ir::SourceMap::default();
+        let d: Vec<String> = x
+            .diagnostics
+            .iter()
+            .map(|d| ftuner_ir::diag::render(d, &src))
+            .collect();
+        e(format!("{}\n{}", x.message, d.join("")))
+    })
+}
+
+fn public_funcs(ir: &Ir, top: OpId) -> Vec<OpId> {
+    let mut out = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if ir.name(o) == "func.func"
+            && ir.attr(o, "sym_visibility").and_then(|a| a.as_str()) != Some("private")
+            && ir
+                .regions_of(o)
+                .first()
+                .is_some_and(|r| ir.region_entry(*r).is_some())
+        {
+            out.push(o);
+        }
+    });
+    out
+}
+
+impl Executable {
+    /// Lower what is left of `ir` to the llvm dialect and JIT-compile it for the host.
+    pub fn compile(ctx: &Context, ir: &mut Ir, top: OpId) -> Result<Executable, RuntimeError> {
+        let t0 = Instant::now();
+        let funcs = public_funcs(ir, top);
+        let tensors = funcs.iter().any(|f| {
+            ir.attr(*f, "function_type")
+                .and_then(|a| a.as_type())
+                .is_some_and(|t| {
+                    t.function_inputs()
+                        .iter()
+                        .chain(t.function_results())
+                        .any(|x| x.is_tensor())
+                })
+        });
+        if tensors {
+            run_pipeline(ctx, ir, top, "builtin.module(bufferize)")?;
+        }
+        let mut sigs = FxHashMap::default();
+        for f in public_funcs(ir, top) {
+            let t = ir
+                .attr(f, "function_type")
+                .and_then(|a| a.as_type())
+                .ok_or_else(|| e("a function without a type"))?;
+            let name = ir.symbol_name(f).unwrap_or_default().to_string();
+            sigs.insert(
+                name,
+                Signature {
+                    inputs: t.function_inputs().to_vec(),
+                    results: t.function_results().to_vec(),
+                },
+            );
+        }
+        if !public_funcs(ir, top).is_empty() {
+            run_pipeline(ctx, ir, top, LOWER)?;
+        }
+        // One LLVM context per executable, alive as long as the process: JIT code and
+        // the module it came from stay valid while any Executable may use them.
+        let compiler: &'static Compiler = Box::leak(Box::new(Compiler::new()));
+        let host = Target::host();
+        let m = compiler
+            .module(ir, top, &host, 3, &[])
+            .map_err(|x| e(x.0))?;
+        let jit = compiler.jit(m).map_err(|x| e(x.0))?;
+        Ok(Executable {
+            jit,
+            sigs,
+            compile_seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    pub fn signature(&self, name: &str) -> Option<&Signature> {
+        self.sigs.get(name)
+    }
+
+    /// Call `name` on tensors/scalars; returns tensors/scalars.
+    pub fn call(&self, name: &str, args: &[RtVal]) -> Result<Vec<RtVal>, RuntimeError> {
+        let prepared = self.prepare(name, args)?;
+        self.invoke(&prepared)
+    }
+
+    /// Run `name` `n` times on the same inputs; returns each run's time.
+    pub fn bench(
+        &self,
+        name: &str,
+        args: &[RtVal],
+        n: usize,
+    ) -> Result<Vec<Duration>, RuntimeError> {
+        let prepared = self.prepare(name, args)?;
+        let mut out = vec![];
+        for _ in 0..n.max(1) {
+            let t = Instant::now();
+            let r = self.invoke(&prepared)?;
+            out.push(t.elapsed());
+            drop(r);
+        }
+        Ok(out)
+    }
+
+    fn prepare(&self, name: &str, args: &[RtVal]) -> Result<Prepared, RuntimeError> {
+        let sig = self
+            .sigs
+            .get(name)
+            .ok_or_else(|| e(format!("no public function @{name}")))?
+            .clone();
+        let f = self.jit.packed(name).map_err(|x| e(x.0))?;
+        if args.len() != sig.inputs.len() {
+            return Err(e(format!(
+                "@{name} takes {} arguments, got {}",
+                sig.inputs.len(),
+                args.len()
+            )));
+        }
+        let mut inputs = vec![];
+        for (i, (a, t)) in args.iter().zip(&sig.inputs).enumerate() {
+            inputs.push(Input::new(i, a, *t)?);
+        }
+        Ok(Prepared { f, sig, inputs })
+    }
+
+    fn invoke(&self, p: &Prepared) -> Result<Vec<RtVal>, RuntimeError> {
+        let by_ptr = !p.sig.results.is_empty()
+            && (p.sig.results.len() > 1 || p.sig.results.iter().any(|t| t.is_memref()));
+        // The results: one struct of the result types, natural alignment.
+        let mut offsets = vec![];
+        let mut size = 0usize;
+        for t in &p.sig.results {
+            let (sz, al) = field_layout(*t)?;
+            size = size.div_ceil(al) * al;
+            offsets.push(size);
+            size += sz;
+        }
+        let mut result = AlignedBuf::new(size.max(8))?;
+        let mut ptrs: Vec<*mut c_void> = vec![];
+        if by_ptr {
+            ptrs.push(result.ptr as *mut c_void);
+        }
+        for inp in &p.inputs {
+            ptrs.push(inp.arg_ptr());
+        }
+        if !by_ptr && !p.sig.results.is_empty() {
+            ptrs.push(result.ptr as *mut c_void);
+        }
+        // SAFETY: the packed entry reads one pointer per parameter (and writes the result
+        // through the last one), all of which point at live, large-enough memory above;
+        // argument shapes were checked against the signature.
+        unsafe { (p.f)(ptrs.as_mut_ptr()) };
+        let owned: Vec<usize> = p.inputs.iter().filter_map(|i| i.buffer_addr()).collect();
+        let mut out = vec![];
+        for (t, off) in p.sig.results.iter().zip(offsets) {
+            // SAFETY: the callee wrote a value of type `t` at `off`.
+            out.push(unsafe { read_result(result.ptr.add(off), *t, &owned)? });
+        }
+        result.zero();
+        Ok(out)
+    }
+}
+
+struct Prepared {
+    f: PackedFn,
+    sig: Signature,
+    inputs: Vec<Input>,
+}
+
+/// 64-byte aligned bytes, freed on drop.
+struct AlignedBuf {
+    ptr: *mut u8,
+    layout: Layout,
+}
+
+impl AlignedBuf {
+    fn new(bytes: usize) -> Result<AlignedBuf, RuntimeError> {
+        let layout = Layout::from_size_align(bytes.max(64), 64).map_err(|x| e(x.to_string()))?;
+        // SAFETY: non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(e(format!("cannot allocate {bytes} bytes")));
+        }
+        Ok(AlignedBuf { ptr, layout })
+    }
+    fn zero(&mut self) {}
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout in `new`.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Bytes and alignment of a result field.
+fn field_layout(t: Type) -> Result<(usize, usize), RuntimeError> {
+    if let Some(r) = t.rank().filter(|_| t.is_memref()) {
+        return Ok((8 * (3 + 2 * r), 8));
+    }
+    let b = elem_bytes(t)?;
+    Ok((b, b))
+}
+
+fn elem_bytes(t: Type) -> Result<usize, RuntimeError> {
+    match t.kind() {
+        TypeKind::Index => Ok(8),
+        TypeKind::Integer { width, .. } => Ok((*width as usize).div_ceil(8).next_power_of_two()),
+        TypeKind::Float(k) => Ok((k.width() as usize).div_ceil(8)),
+        _ => Err(e(format!(
+            "values of type {t} cannot cross the call boundary"
+        ))),
+    }
+}
+
+/// Encode `x` as element type `t` at `p`.
+///
+/// # Safety
+/// `p` must point at `elem_bytes(t)` writable bytes.
+unsafe fn put(p: *mut u8, x: f64, t: Type) {
+    unsafe {
+        match t.kind() {
+            TypeKind::Float(ftuner_ir::FloatKind::F32) => (p as *mut f32).write_unaligned(x as f32),
+            TypeKind::Float(ftuner_ir::FloatKind::F64) => (p as *mut f64).write_unaligned(x),
+            TypeKind::Float(_) => {
+                let bits = ftuner_ir::float::f64_to_bits(x, t) as u16;
+                (p as *mut u16).write_unaligned(bits)
+            }
+            TypeKind::Index => (p as *mut i64).write_unaligned(x as i64),
+            TypeKind::Integer { width, .. } => match width {
+                1..=8 => p.write(x as i64 as u8),
+                9..=16 => (p as *mut i16).write_unaligned(x as i16),
+                17..=32 => (p as *mut i32).write_unaligned(x as i32),
+                _ => (p as *mut i64).write_unaligned(x as i64),
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Decode an element of type `t` at `p`.
+///
+/// # Safety
+/// `p` must point at `elem_bytes(t)` readable bytes.
+unsafe fn get(p: *const u8, t: Type) -> f64 {
+    unsafe {
+        match t.kind() {
+            TypeKind::Float(ftuner_ir::FloatKind::F32) => (p as *const f32).read_unaligned() as f64,
+            TypeKind::Float(ftuner_ir::FloatKind::F64) => (p as *const f64).read_unaligned(),
+            TypeKind::Float(k) => {
+                ftuner_ir::float::bits_to_f64((p as *const u16).read_unaligned() as u128, *k)
+            }
+            TypeKind::Index => (p as *const i64).read_unaligned() as f64,
+            TypeKind::Integer { width, .. } => match width {
+                1 => (p.read() & 1) as f64,
+                2..=8 => p.read() as i8 as f64,
+                9..=16 => (p as *const i16).read_unaligned() as f64,
+                17..=32 => (p as *const i32).read_unaligned() as f64,
+                _ => (p as *const i64).read_unaligned() as f64,
+            },
+            _ => f64::NAN,
+        }
+    }
+}
+
+/// One argument, ready to pass.
+enum Input {
+    Buffer { data: AlignedBuf, desc: Vec<i64> },
+    Scalar(AlignedBuf),
+}
+
+impl Input {
+    fn new(i: usize, a: &RtVal, t: Type) -> Result<Input, RuntimeError> {
+        if t.is_memref() {
+            let shape = t.shape().unwrap_or(&[]);
+            let tensor: Tensor = match a {
+                RtVal::Tensor(x) => (**x).clone(),
+                RtVal::MemRef(m) => m.to_tensor().map_err(e)?,
+                RtVal::Scalar(_) => {
+                    return Err(e(format!("argument #{i} must be a buffer of type {t}")))
+                }
+            };
+            if tensor.shape.len() != shape.len()
+                || shape
+                    .iter()
+                    .zip(&tensor.shape)
+                    .any(|(d, x)| *d != DYNAMIC && *d as usize != *x)
+            {
+                return Err(e(format!(
+                    "argument #{i} has shape {:?}, which does not match {t}",
+                    tensor.shape
+                )));
+            }
+            let elem = t.element_type();
+            if tensor.elem != elem {
+                return Err(e(format!(
+                    "argument #{i} holds {} values, the function takes {t}",
+                    tensor.elem
+                )));
+            }
+            if !matches!(t.kind(), TypeKind::MemRef { layout: None, .. }) {
+                return Err(e(format!(
+                    "argument #{i}: only identity-layout memref arguments can be passed, got {t}"
+                )));
+            }
+            let eb = elem_bytes(elem)?;
+            let n = tensor.data.len();
+            let data = AlignedBuf::new(n.saturating_mul(eb).max(1))?;
+            for (k, x) in tensor.data.iter().enumerate() {
+                // SAFETY: k < n and the buffer holds n * eb bytes.
+                unsafe { put(data.ptr.add(k * eb), *x, elem) };
+            }
+            let mut desc = vec![data.ptr as i64, data.ptr as i64, 0];
+            desc.extend(tensor.shape.iter().map(|d| *d as i64));
+            desc.extend(ftuner_interp::row_major(&tensor.shape));
+            Ok(Input::Buffer { data, desc })
+        } else {
+            let x = a
+                .scalar()
+                .ok_or_else(|| e(format!("argument #{i} must be a scalar of type {t}")))?;
+            let slot = AlignedBuf::new(8)?;
+            // SAFETY: 8 bytes hold any scalar.
+            unsafe { put(slot.ptr, x, t) };
+            Ok(Input::Scalar(slot))
+        }
+    }
+    fn arg_ptr(&self) -> *mut c_void {
+        match self {
+            Input::Buffer { desc, .. } => desc.as_ptr() as *mut c_void,
+            Input::Scalar(s) => s.ptr as *mut c_void,
+        }
+    }
+    fn buffer_addr(&self) -> Option<usize> {
+        match self {
+            Input::Buffer { data, .. } => Some(data.ptr as usize),
+            Input::Scalar(_) => None,
+        }
+    }
+}
+
+extern "C" {
+    fn free(p: *mut c_void);
+}
+
+/// Read a result of type `t` at `p`; a buffer result is copied out and freed (unless it
+/// is one of the inputs or a constant global).
+///
+/// # Safety
+/// `p` must point at a value of type `t` written by compiled code.
+unsafe fn read_result(p: *const u8, t: Type, inputs: &[usize]) -> Result<RtVal, RuntimeError> {
+    unsafe {
+        if !t.is_memref() {
+            return Ok(RtVal::Scalar(get(p, t)));
+        }
+        let r = t.rank().unwrap_or(0);
+        let d = std::slice::from_raw_parts(p as *const i64, 3 + 2 * r);
+        let (alloc, aligned, offset) = (d[0] as usize, d[1] as usize, d[2]);
+        let sizes: Vec<usize> = d[3..3 + r].iter().map(|x| (*x).max(0) as usize).collect();
+        let strides = &d[3 + r..3 + 2 * r];
+        let elem = t.element_type();
+        let eb = elem_bytes(elem)?;
+        let n: usize = sizes.iter().product();
+        let mut data = Vec::with_capacity(n);
+        let mut point = vec![0usize; r];
+        for _ in 0..n {
+            let lin: i64 = offset
+                + point
+                    .iter()
+                    .zip(strides)
+                    .map(|(i, s)| *i as i64 * s)
+                    .sum::<i64>();
+            data.push(get(
+                (aligned as *const u8).offset(lin as isize * eb as isize),
+                elem,
+            ));
+            for k in (0..r).rev() {
+                point[k] += 1;
+                if point[k] < sizes[k] {
+                    break;
+                }
+                point[k] = 0;
+            }
+        }
+        if alloc != 0 && alloc != 0xdead_beef && !inputs.contains(&alloc) {
+            free(alloc as *mut c_void);
+        }
+        Ok(RtVal::Tensor(Rc::new(Tensor::new(sizes, elem, data))))
+    }
+}

@@ -1,0 +1,115 @@
+//! Compiled code against the reference interpreter: the whole pipeline (patch, lower,
+//! bufferize, loops, llvm, LLVM O3 for this CPU, JIT) on the shipped layers and on
+//! fully dynamic matmuls at shapes around every tile boundary.
+
+use ftuner_interp::{RtVal, Tensor};
+use ftuner_ir::{parse_module, Type};
+use ftuner_runtime::Executable;
+use std::rc::Rc;
+
+fn rand_tensor(seed: &mut u64, shape: Vec<usize>, scale: f64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let data = (0..n)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            ((((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0) * scale) as f32 as f64
+        })
+        .collect();
+    Tensor::new(shape, Type::f32(), data)
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn registry() -> ftuner_pass::PassRegistry {
+    let mut reg = ftuner_pass::PassRegistry::default();
+    ftuner_transforms::register_passes(&mut reg);
+    reg.register(|| Box::new(ftuner_ukernel::PatchUkernelsPass::default()));
+    reg.register(|| Box::new(ftuner_ukernel::LowerUkernelsPass::default()));
+    reg
+}
+
+const PIPELINE: &str =
+    "builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
+
+/// Compile `src` after `PIPELINE`; the interpreter runs `src` as read.
+fn both(src: &str) -> (Executable, ftuner_ir::ParsedModule) {
+    let ctx = ftuner_dialects::context();
+    let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
+    ftuner_dialects::after_parse(&mut m.ir, m.top);
+    let reference = {
+        let mut r = parse_module(&ctx, src, "t.mlir").unwrap();
+        ftuner_dialects::after_parse(&mut r.ir, r.top);
+        r
+    };
+    let mut pm = ftuner_pass::PassManager::from_pipeline(&registry(), PIPELINE).unwrap();
+    pm.run(&ctx, &mut m.ir, m.top).unwrap();
+    let exe = Executable::compile(&ctx, &mut m.ir, m.top).unwrap();
+    (exe, reference)
+}
+
+fn close(got: &[RtVal], want: &[RtVal], k: usize, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        let (g, w) = (g.tensor().unwrap(), w.tensor().unwrap());
+        assert_eq!(g.shape, w.shape, "{what}");
+        // f32 accumulation in another order (FMA): a few ulps per reduction step.
+        let tol = 4.0 * f32::EPSILON as f64 * (k as f64).sqrt().max(1.0);
+        for (i, (a, b)) in g.data.iter().zip(&w.data).enumerate() {
+            assert!(
+                (a - b).abs() <= tol * (1.0 + b.abs()) * 8.0,
+                "{what}: element {i}: {a} vs {b}"
+            );
+        }
+    }
+}
+
+#[test]
+fn dense_layer_compiled_matches_the_interpreter() {
+    let src = example("dense_dynamic.mlir");
+    let (exe, reference) = both(&src);
+    let ctx = ftuner_dialects::context();
+    let mut seed = 3u64;
+    let w = rand_tensor(&mut seed, vec![2304, 768], 1.0);
+    let b = rand_tensor(&mut seed, vec![2304], 1.0);
+    for rows in [1usize, 2, 13, 14, 15, 37] {
+        let x = rand_tensor(&mut seed, vec![rows, 768], 1.0);
+        let args: Vec<RtVal> = [x, w.clone(), b.clone()]
+            .into_iter()
+            .map(|t| RtVal::Tensor(Rc::new(t)))
+            .collect();
+        let got = exe.call("dense_dynamic", &args).unwrap();
+        let want =
+            ftuner_interp::run(&ctx, &reference.ir, reference.top, "dense_dynamic", args).unwrap();
+        close(&got, &want, 768, &format!("rows={rows}"));
+    }
+}
+
+#[test]
+fn shape_errors_are_reported_before_running() {
+    let src = example("dense_dynamic.mlir");
+    let (exe, _) = both(&src);
+    let mut seed = 1u64;
+    let args: Vec<RtVal> = [
+        rand_tensor(&mut seed, vec![3, 700], 1.0),
+        rand_tensor(&mut seed, vec![2304, 768], 1.0),
+        rand_tensor(&mut seed, vec![2304], 1.0),
+    ]
+    .into_iter()
+    .map(|t| RtVal::Tensor(Rc::new(t)))
+    .collect();
+    let err = exe.call("dense_dynamic", &args).unwrap_err();
+    assert!(err.0.contains("argument #0 has shape [3, 700]"), "{err}");
+    let err = exe.call("dense_dynamic", &args[..2]).unwrap_err();
+    assert!(err.0.contains("takes 3 arguments, got 2"), "{err}");
+    let err = exe.call("nope", &args).unwrap_err();
+    assert!(err.0.contains("no public function @nope"), "{err}");
+}
