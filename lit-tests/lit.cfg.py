@@ -17,7 +17,7 @@ profile = os.environ.get("FTUNER_PROFILE", "debug")
 bindir = os.environ.get("FTUNER_BIN_DIR", os.path.join(root, "target", profile))
 llvm_bin = os.environ.get("LLVM_BIN_DIR", "/usr/lib/llvm-22/bin")
 
-for tool in ["ftuner-opt", "ftuner-run"]:
+for tool in ["ftuner-opt", "ftuner-run", "ftuner-translate"]:
     path = os.path.join(bindir, tool)
     if not os.path.exists(path):
         lit_config.fatal(f"{path} not found: build the workspace first (cargo build)")
@@ -34,3 +34,5 @@ if shutil.which("mlir-opt-22"):
 if shutil.which("mlir-translate-22"):
     config.available_features.add("mlir-translate")
     config.substitutions.append(("%mlir-translate", shutil.which("mlir-translate-22")))
+if shutil.which("cc"):
+    config.available_features.add("cc")

@@ -682,6 +682,8 @@ pub struct FnAttrs {
     pub features: Option<String>,
     /// NVPTX kernels: functions named here get the PTX kernel calling convention (71).
     pub kernels: Vec<String>,
+    /// Emit `_ftuner_packed_*` entries (host JIT); off for GPU code.
+    pub packed: bool,
 }
 
 /// The module's `llvm.func`s and `llvm.mlir.global`s as textual LLVM IR. Every
@@ -752,7 +754,7 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
                     continue;
                 };
                 defined.push(name.to_string());
-                if let Some(inner) = name.strip_prefix("_mlir_ciface_") {
+                if let Some(inner) = name.strip_prefix("_mlir_ciface_").filter(|_| attrs.packed) {
                     packed.push((inner.to_string(), ret.clone(), params.clone()));
                 }
                 let private = prop(ir, op, "linkage").is_some_and(|l| {

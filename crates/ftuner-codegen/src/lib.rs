@@ -178,6 +178,7 @@ impl Compiler {
             cpu: Some(target.cpu.clone()).filter(|c| !c.is_empty()),
             features: Some(target.features.clone()).filter(|f| !f.is_empty()),
             kernels: kernels.to_vec(),
+            packed: !target.is_gpu(),
         };
         let text = module_to_llvm_ir(ir, top, &attrs).map_err(|x| {
             let at =

@@ -26,3 +26,21 @@ mod tensor;
 
 pub use eval::{run, InterpError};
 pub use tensor::{round_to, row_major, MemRef, RtVal, Store, Tensor};
+
+/// The shapes of `func`'s parameters (`DYNAMIC` for `?`; empty for scalars), as the
+/// signature gives them: what tests and runners fill in to make arguments.
+pub fn param_shapes(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId, func: &str) -> Option<Vec<Vec<i64>>> {
+    let mut f = None;
+    ir.walk_pre(top, &mut |o| {
+        if f.is_none() && ir.name(o) == "func.func" && ir.symbol_name(o) == Some(func) {
+            f = Some(o);
+        }
+    });
+    let t = ir.attr(f?, "function_type")?.as_type()?;
+    Some(
+        t.function_inputs()
+            .iter()
+            .map(|p| p.shape().map(|s| s.to_vec()).unwrap_or_default())
+            .collect(),
+    )
+}

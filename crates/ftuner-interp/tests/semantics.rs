@@ -148,24 +148,7 @@ fn bert_layer_runs_and_rewrites_preserve_it() {
     let mut seed = 3u64;
     let t = 3;
     let mut args = vec![rand_tensor(&mut seed, vec![1, t, 768])];
-    for shape in [
-        vec![768, 768],
-        vec![768],
-        vec![768, 768],
-        vec![768],
-        vec![768, 768],
-        vec![768],
-        vec![768, 768],
-        vec![768],
-        vec![768],
-        vec![768],
-        vec![3072, 768],
-        vec![3072],
-        vec![768, 3072],
-        vec![768],
-        vec![768],
-        vec![768],
-    ] {
+    for shape in bert_weight_shapes() {
         let mut x = rand_tensor(&mut seed, shape);
         x.data.iter_mut().for_each(|v| *v *= 0.05);
         args.push(x);
@@ -282,4 +265,14 @@ fn masked_transfer_is_an_error() {
         "{}",
         e.message
     );
+}
+
+/// The static parameters of the BERT layer (all but the activations), from its signature.
+fn bert_weight_shapes() -> Vec<Vec<usize>> {
+    let ctx = ftuner_dialects::context();
+    let m = parse_module(&ctx, &example("bert_layer_dynamic.mlir"), "b.mlir").unwrap();
+    ftuner_interp::param_shapes(&m.ir, m.top, "bert_layer_dynamic").unwrap()[1..]
+        .iter()
+        .map(|s| s.iter().map(|d| *d as usize).collect())
+        .collect()
 }

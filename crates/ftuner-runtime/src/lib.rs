@@ -149,10 +149,11 @@ impl Executable {
     /// Call `name` on tensors/scalars; returns tensors/scalars.
     pub fn call(&self, name: &str, args: &[RtVal]) -> Result<Vec<RtVal>, RuntimeError> {
         let prepared = self.prepare(name, args)?;
-        self.invoke(&prepared)
+        self.invoke(&prepared).map(|r| r.0)
     }
 
-    /// Run `name` `n` times on the same inputs; returns each run's time.
+    /// Run `name` `n` times on the same inputs; returns each run's time (the compiled
+    /// function alone: not the copies of inputs in and results out).
     pub fn bench(
         &self,
         name: &str,
@@ -162,9 +163,8 @@ impl Executable {
         let prepared = self.prepare(name, args)?;
         let mut out = vec![];
         for _ in 0..n.max(1) {
-            let t = Instant::now();
-            let r = self.invoke(&prepared)?;
-            out.push(t.elapsed());
+            let (r, t) = self.invoke(&prepared)?;
+            out.push(t);
             drop(r);
         }
         Ok(out)
@@ -191,7 +191,7 @@ impl Executable {
         Ok(Prepared { f, sig, inputs })
     }
 
-    fn invoke(&self, p: &Prepared) -> Result<Vec<RtVal>, RuntimeError> {
+    fn invoke(&self, p: &Prepared) -> Result<(Vec<RtVal>, Duration), RuntimeError> {
         let by_ptr = !p.sig.results.is_empty()
             && (p.sig.results.len() > 1 || p.sig.results.iter().any(|t| t.is_memref()));
         // The results: one struct of the result types, natural alignment.
@@ -203,7 +203,7 @@ impl Executable {
             offsets.push(size);
             size += sz;
         }
-        let mut result = AlignedBuf::new(size.max(8))?;
+        let result = AlignedBuf::new(size.max(8))?;
         let mut ptrs: Vec<*mut c_void> = vec![];
         if by_ptr {
             ptrs.push(result.ptr as *mut c_void);
@@ -217,15 +217,16 @@ impl Executable {
         // SAFETY: the packed entry reads one pointer per parameter (and writes the result
         // through the last one), all of which point at live, large-enough memory above;
         // argument shapes were checked against the signature.
+        let t0 = Instant::now();
         unsafe { (p.f)(ptrs.as_mut_ptr()) };
+        let took = t0.elapsed();
         let owned: Vec<usize> = p.inputs.iter().filter_map(|i| i.buffer_addr()).collect();
         let mut out = vec![];
         for (t, off) in p.sig.results.iter().zip(offsets) {
             // SAFETY: the callee wrote a value of type `t` at `off`.
             out.push(unsafe { read_result(result.ptr.add(off), *t, &owned)? });
         }
-        result.zero();
-        Ok(out)
+        Ok((out, took))
     }
 }
 
@@ -251,7 +252,6 @@ impl AlignedBuf {
         }
         Ok(AlignedBuf { ptr, layout })
     }
-    fn zero(&mut self) {}
 }
 
 impl Drop for AlignedBuf {

@@ -113,3 +113,55 @@ fn shape_errors_are_reported_before_running() {
     let err = exe.call("nope", &args).unwrap_err();
     assert!(err.0.contains("no public function @nope"), "{err}");
 }
+
+#[test]
+fn batched_matmul_compiled_matches_the_interpreter() {
+    let (exe, reference) = both(&example("bmm_nt_dynamic.mlir"));
+    let ctx = ftuner_dialects::context();
+    let mut seed = 8u64;
+    for t in [1usize, 5, 14, 15, 33] {
+        let args: Vec<RtVal> = (0..2)
+            .map(|_| RtVal::Tensor(Rc::new(rand_tensor(&mut seed, vec![192, t, 64], 1.0))))
+            .collect();
+        let got = exe.call("bmm_nt_dynamic", &args).unwrap();
+        let want =
+            ftuner_interp::run(&ctx, &reference.ir, reference.top, "bmm_nt_dynamic", args).unwrap();
+        close(&got, &want, 64, &format!("T={t}"));
+    }
+}
+
+/// The whole BERT layer (8 contractions patched, softmax, layer norms with f64
+/// statistics, GELU through erf, reshapes, run-time asserts), compiled once, at two
+/// sequence lengths.
+#[test]
+fn bert_layer_compiled_matches_the_interpreter() {
+    let (exe, reference) = both(&example("bert_layer_dynamic.mlir"));
+    let ctx = ftuner_dialects::context();
+    let mut seed = 5u64;
+    for t in [3usize, 16] {
+        let mut args = vec![RtVal::Tensor(Rc::new(rand_tensor(
+            &mut seed,
+            vec![1, t, 768],
+            1.0,
+        )))];
+        let shapes =
+            ftuner_interp::param_shapes(&reference.ir, reference.top, "bert_layer_dynamic")
+                .unwrap();
+        for shape in shapes[1..]
+            .iter()
+            .map(|s| s.iter().map(|d| *d as usize).collect())
+        {
+            args.push(RtVal::Tensor(Rc::new(rand_tensor(&mut seed, shape, 0.05))));
+        }
+        let got = exe.call("bert_layer_dynamic", &args).unwrap();
+        let want = ftuner_interp::run(
+            &ctx,
+            &reference.ir,
+            reference.top,
+            "bert_layer_dynamic",
+            args,
+        )
+        .unwrap();
+        close(&got, &want, 3072, &format!("T={t}"));
+    }
+}

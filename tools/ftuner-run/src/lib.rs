@@ -9,10 +9,13 @@
 //!            [--bench N] [--json]
 //! ```
 //!
-//! The backend today is the reference interpreter (`ftuner-interp`); the JIT backend comes
-//! with code generation. `--pass-pipeline` runs passes first (e.g. `patch-ukernels` and
-//! `lower-ukernels`); `--check` then runs the module as read and compares every result,
-//! so a pipeline can be checked end to end on a concrete shape. A shape that contradicts
+//! `--backend=jit` (the default) compiles the module for this machine (`ftuner-runtime`:
+//! what `--pass-pipeline` left is bufferized, lowered to loops and to the llvm dialect,
+//! optimized with LLVM at O3 for the host CPU and JIT-compiled) and calls it;
+//! `--backend=interp` runs the reference interpreter instead. `--pass-pipeline` runs
+//! passes first (e.g. `patch-ukernels` and `lower-ukernels`); `--check` then runs the
+//! module as read on the interpreter and compares every result, so a pipeline and the
+//! code generator are checked end to end on a concrete shape. A shape that contradicts
 //! the signature is an error before anything runs.
 
 pub mod npy;
@@ -26,7 +29,7 @@ use std::time::Instant;
 #[derive(clap::Parser, Debug)]
 #[command(
     name = "ftuner-run",
-    about = "Run a function of an MLIR module on given or random inputs (reference interpreter)"
+    about = "Run a function of an MLIR module on given or random inputs (JIT-compiled, or the reference interpreter)"
 )]
 struct Cli {
     /// Input file ('-' for stdin).
@@ -58,6 +61,9 @@ struct Cli {
     /// Print a JSON summary instead of text.
     #[arg(long)]
     json: bool,
+    /// `jit` (compile for this machine) or `interp` (the reference interpreter).
+    #[arg(long, default_value = "jit", value_parser = ["jit", "interp"])]
+    backend: String,
 }
 
 /// A user-facing error: printed as `ftuner-run: error: ...`, exit code 1.
@@ -408,17 +414,42 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
     let f = find_entry(&module.ir, module.top, cli.entry.as_deref())?;
     let name = module.ir.symbol_name(f).unwrap_or_default().to_string();
     let args = make_args(&module.ir, f, cli)?;
-    let t0 = Instant::now();
-    let results = call(&ctx, &module, &name, &args)?;
-    let mut times = vec![t0.elapsed().as_secs_f64()];
-    if let Some(n) = cli.bench {
-        times.clear();
-        for _ in 0..n.max(1) {
-            let t = Instant::now();
-            let _ = call(&ctx, &module, &name, &args)?;
-            times.push(t.elapsed().as_secs_f64());
+    let jit = cli.backend == "jit";
+    let mut compile_s = 0.0;
+    let (results, mut times) = if jit {
+        let exe =
+            ftuner_runtime::Executable::compile(&ctx, &mut module.ir, module.top).map_err(|e| {
+                RunError(format!(
+                    "compilation failed (--backend=interp runs the interpreter): {e}"
+                ))
+            })?;
+        compile_s = exe.compile_seconds;
+        let t0 = Instant::now();
+        let results = exe.call(&name, &args).map_err(|e| RunError(e.0))?;
+        let mut times = vec![t0.elapsed().as_secs_f64()];
+        if let Some(n) = cli.bench {
+            times = exe
+                .bench(&name, &args, n)
+                .map_err(|e| RunError(e.0))?
+                .iter()
+                .map(|d| d.as_secs_f64())
+                .collect();
         }
-    }
+        (results, times)
+    } else {
+        let t0 = Instant::now();
+        let results = call(&ctx, &module, &name, &args)?;
+        let mut times = vec![t0.elapsed().as_secs_f64()];
+        if let Some(n) = cli.bench {
+            times.clear();
+            for _ in 0..n.max(1) {
+                let t = Instant::now();
+                let _ = call(&ctx, &module, &name, &args)?;
+                times.push(t.elapsed().as_secs_f64());
+            }
+        }
+        (results, times)
+    };
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
     let mut check: Option<Result<(), String>> = None;
@@ -487,7 +518,9 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
             ),
         };
         println!(
-            "{{\"entry\": \"{name}\", \"backend\": \"interpreter\", \"runs\": {}, \"median_s\": {}, \"results\": [{}], \"check\": {chk}}}",
+            "{{\"entry\": \"{name}\", \"backend\": \"{}\", \"compile_s\": {}, \"runs\": {}, \"median_s\": {}, \"results\": [{}], \"check\": {chk}}}",
+            if jit { "jit" } else { "interpreter" },
+            json_num(compile_s),
             times.len(),
             json_num(median),
             rs.join(", ")
@@ -514,9 +547,14 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
         }
         if cli.bench.is_some() {
             println!(
-                "time: median {:.3} ms over {} runs (interpreter)",
+                "time: median {:.3} ms over {} runs ({})",
                 median * 1e3,
-                times.len()
+                times.len(),
+                if jit {
+                    format!("compiled for this machine in {:.2} s", compile_s)
+                } else {
+                    "interpreter".into()
+                }
             );
         }
         match &check {

@@ -1,0 +1,194 @@
+//! `ftuner-translate FILE --emit=llvm|asm|obj|ptx [--target=T] [-o OUT] [--no-lower]`
+//!
+//! Takes a module at any level and, unless `--no-lower`, lowers it first with the default
+//! pipeline: modules on tensors are patched with uKernels for the target (the host, or a
+//! CPU the hardware model describes: znver4/5 as zen4, Skylake-SP and later as
+//! skylake-avx512),
+//! lowered and bufferized; then `convert-linalg-to-loops`, `canonicalize`, `cse` and
+//! `convert-to-llvm`. The `llvm` dialect is then translated to LLVM IR, verified,
+//! optimized (`-O`, default 3) for the target and emitted. Targets: `host` (default; the
+//! detected CPU and features), an x86-64 CPU by LLVM's name (`znver4`,
+//! `skylake-avx512`, ...), or `cuda:sm_70` ... `cuda:sm_90` (PTX; `--kernel NAME` marks
+//! kernel entry points, which get the PTX kernel calling convention).
+
+use clap::Parser as _;
+use ftuner_codegen::{Compiler, Emit, Target};
+use std::io::Write;
+
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "ftuner-translate",
+    about = "Translate MLIR to LLVM IR, assembly, objects or PTX"
+)]
+struct Cli {
+    /// Input file ('-' for stdin).
+    file: String,
+    /// What to write.
+    #[arg(long, value_parser = ["llvm", "asm", "obj", "ptx"], default_value = "llvm")]
+    emit: String,
+    /// host, an x86-64 CPU name, or cuda:sm_XX.
+    #[arg(long, default_value = "host")]
+    target: String,
+    /// Output file ('-' for stdout; objects need a file).
+    #[arg(short = 'o', default_value = "-")]
+    output: String,
+    /// Translate as it is: the module must already be in the llvm dialect.
+    #[arg(long)]
+    no_lower: bool,
+    /// Passes to run first (replaces the default lowering of tensor modules).
+    #[arg(long = "pass-pipeline")]
+    pass_pipeline: Option<String>,
+    /// LLVM optimization level (0-3).
+    #[arg(short = 'O', default_value_t = 3)]
+    opt: u8,
+    /// Functions to emit as PTX kernels.
+    #[arg(long = "kernel")]
+    kernels: Vec<String>,
+}
+
+fn fail(m: impl std::fmt::Display) -> i32 {
+    eprintln!("ftuner-translate: error: {m}");
+    1
+}
+
+fn has_tensors(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
+    let mut any = false;
+    ir.walk_pre(top, &mut |o| {
+        if ir.name(o) == "func.func" {
+            if let Some(t) = ir.attr(o, "function_type").and_then(|a| a.as_type()) {
+                any |= t
+                    .function_inputs()
+                    .iter()
+                    .chain(t.function_results())
+                    .any(|x| x.is_tensor());
+            }
+        }
+    });
+    any
+}
+
+fn has_funcs(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
+    let mut any = false;
+    ir.walk_pre(top, &mut |o| any |= ir.name(o) == "func.func");
+    any
+}
+
+fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let src = if cli.file == "-" {
+        let mut s = String::new();
+        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
+            return fail(format!("cannot read stdin: {e}"));
+        }
+        s
+    } else {
+        match std::fs::read_to_string(&cli.file) {
+            Ok(s) => s,
+            Err(e) => return fail(format!("cannot read {}: {e}", cli.file)),
+        }
+    };
+    let target = match Target::parse(&cli.target) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    if cli.emit == "ptx" && !target.is_gpu() {
+        return fail("--emit=ptx needs a cuda:sm_XX target");
+    }
+    if target.is_gpu() && matches!(cli.emit.as_str(), "asm" | "obj") {
+        return fail("a cuda target emits ptx or llvm");
+    }
+    let ctx = ftuner_dialects::context();
+    let mut m = match ftuner_opt::parse_and_verify(&ctx, &src, &cli.file) {
+        Ok(m) => m,
+        Err(ds) => {
+            let mut sm = ftuner_ir::SourceMap::default();
+            sm.add(&cli.file, src.as_str().into());
+            for d in ds {
+                eprint!("{}", ftuner_ir::diag::render(&d, &sm));
+            }
+            return 1;
+        }
+    };
+    if !cli.no_lower {
+        let mut pipeline = vec![];
+        if let Some(p) = &cli.pass_pipeline {
+            pipeline.push(p.clone());
+        } else if has_tensors(&m.ir, m.top) {
+            // The hardware model's name for the CPU (targets/*.toml), when it has one.
+            let hw = match target.cpu.as_str() {
+                _ if cli.target == "host" => "host",
+                "znver4" | "znver5" => "zen4",
+                "skylake-avx512" | "cascadelake" | "icelake-server" | "sapphirerapids" => {
+                    "skylake-avx512"
+                }
+                _ => "",
+            };
+            if hw.is_empty() {
+                pipeline.push("builtin.module(canonicalize,cse)".into());
+            } else {
+                pipeline.push(format!(
+                    "builtin.module(canonicalize,cse,patch-ukernels{{target={hw}}},lower-ukernels,canonicalize,cse)"
+                ));
+            }
+        }
+        if has_funcs(&m.ir, m.top) {
+            let mut lower = String::from("builtin.module(");
+            if has_tensors(&m.ir, m.top) || !pipeline.is_empty() {
+                lower.push_str("bufferize,");
+            }
+            lower.push_str("convert-linalg-to-loops,canonicalize,cse,convert-to-llvm)");
+            pipeline.push(lower);
+        }
+        let reg = ftuner_opt::default_registry();
+        for p in pipeline {
+            let mut pm = match ftuner_pass::PassManager::from_pipeline(&reg, &p) {
+                Ok(pm) => pm,
+                Err(e) => return fail(format!("--pass-pipeline: {e}")),
+            };
+            if let Err(e) = pm.run(&ctx, &mut m.ir, m.top) {
+                let mut sm = ftuner_ir::SourceMap::default();
+                sm.add(&cli.file, src.as_str().into());
+                for d in &e.diagnostics {
+                    eprint!("{}", ftuner_ir::diag::render(d, &sm));
+                }
+                return fail(e.message);
+            }
+        }
+    }
+    let compiler = Compiler::new();
+    let module = match compiler.module(&m.ir, m.top, &target, cli.opt, &cli.kernels) {
+        Ok(x) => x,
+        Err(e) => return fail(e),
+    };
+    let what = match cli.emit.as_str() {
+        "llvm" => Emit::LlvmIr,
+        "obj" => Emit::Obj,
+        _ => Emit::Asm,
+    };
+    let bytes = match compiler.emit(&module, &target, what) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    if cli.output == "-" {
+        if what == Emit::Obj {
+            return fail("an object file needs -o FILE");
+        }
+        let _ = std::io::stdout().write_all(&bytes);
+        0
+    } else {
+        match std::fs::write(&cli.output, bytes) {
+            Ok(()) => 0,
+            Err(e) => fail(format!("cannot write {}: {e}", cli.output)),
+        }
+    }
+}
+
+fn main() {
+    std::process::exit(run());
+}
