@@ -8,9 +8,15 @@
 // CHECKED-SAME: "shape": "31x45"
 // CHECKED-SAME: "check": {"ok": true}
 
-// Errors name the argument and exit 1.
-// RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 --check 2>&1 | FileCheck %s --check-prefix=MISMATCH
-// MISMATCH: linalg.matmul
+// Errors name the argument and exit 1. Shapes that disagree with each other stop the
+// compiled code at a run-time check naming the op (an abort, as MLIR's asserts), and the
+// interpreter reports them too; neither reads out of bounds.
+// RUN: not --crash ftuner-run %s --shape 0=2x3 --shape 1=4x2 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// MISMATCH: assertion failed: operand shapes of 'linalg.matmul' at {{.*}}ftuner-run.mlir:{{[0-9]+}}:8 do not agree with its iteration space
+// RUN: not --crash ftuner-run %s --shape 0=2x3 --shape 1=4x2 --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels)' 2>&1 | FileCheck %s --check-prefix=PATCHED
+// PATCHED: assertion failed: operand shapes of the contraction at {{.*}} do not agree
+// RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 --backend=interp 2>&1 | FileCheck %s --check-prefix=INTERP
+// INTERP: linalg.matmul
 // RUN: not ftuner-run %s 2>&1 | FileCheck %s --check-prefix=NOSHAPE
 // NOSHAPE: ftuner-run: error: argument #0 (tensor<?x?xf32>) has dynamic dimensions: give --shape 0=...
 

@@ -212,8 +212,6 @@ fold_ibin! {
     fold_ceildivsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { let q = a / b; Some(if a % b != 0 && ((a < 0) == (b < 0)) { q + 1 } else { q }) } },
     fold_ceildivui => |a, b, w| { let (a, b) = (zext(a, w), zext(b, w)); if b == 0 { None } else { Some((a + b - 1) / b) } },
     fold_floordivsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { let q = a / b; Some(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q }) } },
-    fold_andi => |a, b, _| Some(a & b),
-    fold_ori => |a, b, _| Some(a | b),
     fold_xori => |a, b, _| Some(a ^ b),
     fold_maxsi => |a, b, w| Some(sext(a, w).max(sext(b, w))),
     fold_maxui => |a, b, w| Some(zext(a, w).max(zext(b, w))),
@@ -222,6 +220,54 @@ fold_ibin! {
     fold_shli => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(a << b) } },
     fold_shrsi => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(sext(a, w) >> b) } },
     fold_shrui => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(zext(a, w) >> b) } },
+}
+/// `andi`/`ori` with one side a constant of all zeros or all ones folds to a side
+/// (as MLIR's folders do, whichever side the constant is on); `x op x` is `x`.
+fn fold_logic(
+    ir: &mut Ir,
+    op: OpId,
+    c: &[Option<Attribute>],
+    and: bool,
+) -> Option<Vec<FoldResult>> {
+    let (a, b) = (ir.operand(op, 0), ir.operand(op, 1));
+    if a == b {
+        return Some(vec![FoldResult::Value(a)]);
+    }
+    let w = ir
+        .value_type(ir.result(op, 0))
+        .element_type()
+        .int_width()
+        .unwrap_or(64);
+    let ones = |v: i128| zext(v, w) == zext(-1, w);
+    for (k, other) in [(1, a), (0, b)] {
+        match int_const(c, k) {
+            // x & 1...1 = x, x | 0 = x
+            Some(v) if (and && ones(v)) || (!and && zext(v, w) == 0) => {
+                return Some(vec![FoldResult::Value(other)])
+            }
+            // x & 0 = 0, x | 1...1 = 1...1
+            Some(_)
+                if c.get(k).copied().flatten().is_some() && !ir.value_type(other).is_vector() =>
+            {
+                let v = int_const(c, k)?;
+                if (and && zext(v, w) == 0) || (!and && ones(v)) {
+                    return Some(vec![FoldResult::Value(ir.operand(op, k))]);
+                }
+            }
+            _ => {}
+        }
+    }
+    if and {
+        fold_int_binary(ir, op, c, |x, y, _| Some(x & y))
+    } else {
+        fold_int_binary(ir, op, c, |x, y, _| Some(x | y))
+    }
+}
+pub fn fold_andi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_logic(ir, op, c, true)
+}
+pub fn fold_ori(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+    fold_logic(ir, op, c, false)
 }
 fn int_const(c: &[Option<Attribute>], i: usize) -> Option<i128> {
     match c.get(i).copied().flatten().and_then(const_value) {

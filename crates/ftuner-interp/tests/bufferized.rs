@@ -179,7 +179,12 @@ fn bert_layer_bufferizes_exactly() {
         "bert_layer_dynamic",
         &args,
     );
-    assert!(!text.contains("linalg."), "{text}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.contains("linalg.") && !l.contains("cf.assert")),
+        "{text}"
+    );
 }
 
 #[test]
@@ -228,7 +233,12 @@ fn structured_ops_become_loops_exactly() {
     let a = rand_tensor(&mut seed, vec![6, 5], f32t);
     let k = rand_tensor(&mut seed, vec![3], f32t);
     let text = same_after(src, "", "bufferize,convert-linalg-to-loops", "f", &[a, k]);
-    assert!(!text.contains("linalg."), "{text}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.contains("linalg.") && !l.contains("cf.assert")),
+        "{text}"
+    );
 }
 
 /// Small programs where writing in place would be wrong (or is the point).

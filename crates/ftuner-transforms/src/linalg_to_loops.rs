@@ -53,6 +53,54 @@ impl B<'_> {
         );
         self.ir.result(o, 0)
     }
+    /// `cf.assert` that every index of `load` is within its buffer (unsigned compare,
+    /// so negative indices fail too), inserted before `anchor`.
+    fn bounds_check(&mut self, anchor: OpId, load: OpId) {
+        let ops = self.ir.operands(load).to_vec();
+        let Some((m, idx)) = ops.split_first() else {
+            return;
+        };
+        let shape = self.ir.value_type(*m).shape().unwrap_or(&[]).to_vec();
+        let mut ok: Option<Value> = None;
+        for (i, x) in idx.iter().enumerate() {
+            let ub = match shape.get(i) {
+                Some(d) if *d != DYNAMIC => self.index(anchor, *d),
+                _ => {
+                    let c = self.index(anchor, i as i64);
+                    self.val(anchor, "memref.dim", vec![*m, c], Type::index())
+                }
+            };
+            let o = self.op(
+                anchor,
+                "arith.cmpi",
+                vec![*x, ub],
+                vec![Type::i1()],
+                vec![("predicate", Attribute::i64(6))],
+            );
+            let lt = self.ir.result(o, 0);
+            ok = Some(match ok {
+                None => lt,
+                Some(p) => self.val(anchor, "arith.andi", vec![p, lt], Type::i1()),
+            });
+        }
+        if let Some(ok) = ok {
+            let at = match ftuner_ir::diag::file_line_col(self.ir.loc(load)) {
+                Some((f, l, c)) => format!(" at {f}:{l}:{c}"),
+                None => String::new(),
+            };
+            self.op(
+                anchor,
+                "cf.assert",
+                vec![ok],
+                vec![],
+                vec![(
+                    "msg",
+                    Attribute::string(format!("index out of bounds in a structured op body{at}")),
+                )],
+            );
+        }
+    }
+
     /// An affine expression of the loop induction variables as `arith` ops.
     fn expr(&mut self, anchor: OpId, e: &AffineExpr, ivs: &[Value]) -> Result<Value, String> {
         Ok(match e {
@@ -83,6 +131,121 @@ impl B<'_> {
             other => return Err(format!("unsupported index expression {other:?}")),
         })
     }
+}
+
+/// Whether an index expression only grows with the loop variables (so its largest value
+/// over the loop box is at the last point).
+fn monotone(e: &AffineExpr) -> bool {
+    match e {
+        AffineExpr::Dim(_) => true,
+        AffineExpr::Const(_) => true,
+        AffineExpr::Add(a, b) => monotone(a) && monotone(b),
+        AffineExpr::Mul(a, b) => match (a.as_const(), b.as_const()) {
+            (Some(c), _) => c >= 0 && monotone(b),
+            (_, Some(c)) => c >= 0 && monotone(a),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Run-time shape agreement, before any loop runs: every operand dimension a loop
+/// dimension indexes directly must equal that loop's extent, and every windowed index
+/// (`d0 + d2`, ...) must stay inside its dimension at the last point of a non-empty loop
+/// box. Violations fail a `cf.assert` naming the op, never an out-of-bounds access.
+fn shape_check(
+    b: &mut B<'_>,
+    op: OpId,
+    maps: &[AffineMap],
+    operands: &[Value],
+    ubs: &[Value],
+    zero: Value,
+    one: Value,
+) -> Result<(), String> {
+    let mut conds = vec![];
+    // Some loop empty: nothing is accessed.
+    let mut empty: Option<Value> = None;
+    for ub in ubs {
+        let o = b.op(
+            op,
+            "arith.cmpi",
+            vec![*ub, zero],
+            vec![Type::i1()],
+            vec![("predicate", Attribute::i64(0))],
+        );
+        let z = b.ir.result(o, 0);
+        empty = Some(match empty {
+            None => z,
+            Some(p) => b.val(op, "arith.ori", vec![p, z], Type::i1()),
+        });
+    }
+    let lasts: Vec<Value> = ubs
+        .iter()
+        .map(|u| b.val(op, "arith.subi", vec![*u, one], Type::index()))
+        .collect();
+    for (m, v) in maps.iter().zip(operands) {
+        let ty = b.ir.value_type(*v);
+        let Some(shape) = ty.shape().filter(|_| ty.is_memref()).map(|s| s.to_vec()) else {
+            continue;
+        };
+        for (j, e) in m.results.iter().enumerate() {
+            let size = if shape[j] == DYNAMIC {
+                let c = b.index(op, j as i64);
+                b.val(op, "memref.dim", vec![*v, c], Type::index())
+            } else {
+                b.index(op, shape[j])
+            };
+            let (pred, lhs, rhs) = match e {
+                AffineExpr::Dim(d) => (0, size, ubs[*d as usize]), // eq
+                _ if monotone(e) => {
+                    let hi = b.expr(op, e, &lasts)?;
+                    (6, hi, size) // ult: the last index is inside
+                }
+                _ => continue,
+            };
+            let o = b.op(
+                op,
+                "arith.cmpi",
+                vec![lhs, rhs],
+                vec![Type::i1()],
+                vec![("predicate", Attribute::i64(pred))],
+            );
+            let c = b.ir.result(o, 0);
+            conds.push((matches!(e, AffineExpr::Dim(_)), c));
+        }
+    }
+    let mut ok: Option<Value> = None;
+    for (direct, c) in conds {
+        // A window only matters when the box is not empty.
+        let c = match (direct, empty) {
+            (false, Some(z)) => b.val(op, "arith.ori", vec![c, z], Type::i1()),
+            _ => c,
+        };
+        ok = Some(match ok {
+            None => c,
+            Some(p) => b.val(op, "arith.andi", vec![p, c], Type::i1()),
+        });
+    }
+    if let Some(ok) = ok {
+        let at = match ftuner_ir::diag::file_line_col(b.ir.loc(op)) {
+            Some((f, l, c)) => format!(" at {f}:{l}:{c}"),
+            None => String::new(),
+        };
+        let name = b.ir.name(op);
+        b.op(
+            op,
+            "cf.assert",
+            vec![ok],
+            vec![],
+            vec![(
+                "msg",
+                Attribute::string(format!(
+                    "operand shapes of '{name}'{at} do not agree with its iteration space"
+                )),
+            )],
+        );
+    }
+    Ok(())
 }
 
 /// Lower one structured op on buffers to loops.
@@ -134,6 +297,7 @@ fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
     }
     let zero = b.index(op, 0);
     let one = b.index(op, 1);
+    shape_check(&mut b, op, &maps, &operands, &ubs, zero, one)?;
     // The nest; `anchor` is where the next op goes (the innermost yield).
     let mut ivs = vec![];
     let mut anchor = op;
@@ -197,6 +361,12 @@ fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
             continue;
         }
         let c = b.ir.clone_op(o, &mut map);
+        if name == "memref.load" {
+            // A load the body computes its own indices for (a gather, e.g. torch-mlir's
+            // broadcast emulation) is checked at run time: an index outside the buffer is
+            // an assertion failure, never an out-of-bounds read.
+            b.bounds_check(anchor, c);
+        }
         b.ir.insert_before(anchor, c);
     }
     b.ir.erase_op(op);

@@ -10,7 +10,7 @@
 //!   also gets `_mlir_ciface_NAME`, taking descriptors by pointer (a result by pointer
 //!   first), so C and our runtime call it the way they call MLIR's.
 //! * `scf.for`/`if`/`index_switch` become blocks and branches; `cf.assert` branches to a
-//!   block that prints the message (`puts`) and calls `abort`.
+//!   block that writes the message to stderr (`write(2, ...)`) and calls `abort`.
 //! * `memref.alloc` is `aligned_alloc(64, size rounded up to 64)`, `dealloc` is `free`;
 //!   loads and stores address `aligned + offset + sum(index * stride)` with strides taken
 //!   from the type when static; `subview`/`collapse_shape`/`expand_shape`/`reshape` build
@@ -660,7 +660,9 @@ impl Cv<'_> {
                     .and_then(|a| a.as_str())
                     .unwrap_or("assertion failed");
                 let g = format!("__assert_msg_{}", self.strings.len());
-                self.strings.push((g.clone(), format!("{msg}\0")));
+                let text = format!("assertion failed: {msg}\n");
+                let len = text.len() as i64;
+                self.strings.push((g.clone(), text));
                 let ok = self.block(&[]);
                 let fail = self.block(&[]);
                 self.cond_br(c, ok, vec![], fail, vec![]);
@@ -671,7 +673,15 @@ impl Cv<'_> {
                     ptr(),
                     vec![("global_name", Attribute::symbol_ref(g))],
                 );
-                self.call("puts", "i32 (ptr)", vec![p], Some(Type::i32()));
+                // write(2, ...) is unbuffered: the message is out before abort.
+                let fd = self.cst(Attribute::int(2, Type::i32()), Type::i32());
+                let n = self.c64(len);
+                self.call(
+                    "write",
+                    "i64 (i32, ptr, i64)",
+                    vec![fd, p, n],
+                    Some(Type::i64()),
+                );
                 self.call("abort", "void ()", vec![], None);
                 self.emit("llvm.unreachable", vec![], vec![], vec![], vec![]);
                 self.cur = ok;
