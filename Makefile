@@ -23,7 +23,9 @@ run: build
 	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --canonicalize --cse --patch-ukernels=target=host --mlir-pass-statistics
 	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --mlir-timing
 	$(BIN)/ftuner-run examples/dense_dynamic.mlir --shape 0=37x768 --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check
-	$(BIN)/ftuner-run examples/bert_layer_dynamic.mlir --shape 0=1x7x768 --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check
+	$(BIN)/ftuner-run examples/bert_layer_dynamic.mlir --shape 0=1x7x768 --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check --bench 10
+	$(BIN)/ftuner-translate examples/dense_dynamic.mlir --emit=asm -o dense_dynamic.s
+	@echo "dense_dynamic.s: $$(grep -c 'vfmadd' dense_dynamic.s || true) FMA instructions in the compiled dense layer"
 
 lint: setup
 	$(CARGO) fmt --all -- --check

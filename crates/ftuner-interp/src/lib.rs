@@ -1,6 +1,8 @@
 //! # ftuner-interp
 //!
-//! The reference interpreter: executes `func`, `arith`, `math`, `cf`, `tensor`, `linalg`
+//! The reference interpreter: executes `func`, `arith`, `math`, `cf`, `tensor`, `memref`
+//! (strided views of shared storage, every access bounds-checked, use after `dealloc` an
+//! error), `vector` transfers, `linalg` (on tensors and on buffers)
 //! (named ops through their indexing maps and bodies), `scf` and `ukernel.patch` directly on
 //! n-d arrays. It is written for clarity, not speed (bodies of structured ops are compiled
 //! to a small register program, which keeps test sizes practical), and it is the oracle of
