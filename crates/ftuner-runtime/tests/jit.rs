@@ -200,7 +200,7 @@ fn dynamic_matmul_is_exact_at_every_residue() {
     ];
     for case in 0..n_cases {
         let pick = |r: usize, next: &mut dyn FnMut(u64) -> usize| {
-            if r % 2 == 0 {
+            if r.is_multiple_of(2) {
                 special[next(special.len() as u64)]
             } else {
                 next(120)
