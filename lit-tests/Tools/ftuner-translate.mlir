@@ -16,3 +16,17 @@
 // PTX: .entry saxpy(
 // ERR1: error: --emit=ptx needs a cuda:sm_XX target
 // ERR2: error: unknown target 'bad target'
+
+// A gpu.module's kernels: gpu.func -> llvm.func with the PTX kernel calling convention,
+// thread and block indices from NVVM's special registers, barriers.
+// RUN: ftuner-translate %S/Inputs/scale-kernel.mlir --emit=ptx --target=cuda:sm_90 | FileCheck %s --check-prefix=KERNEL
+// RUN: ftuner-translate %S/Inputs/scale-kernel.mlir --emit=llvm --target=cuda:sm_70 | llc-22 -march=nvptx64 -mcpu=sm_70 -o /dev/null
+// RUN: not ftuner-translate %S/Inputs/scale-kernel.mlir --no-lower --target=cuda:sm_90 2>&1 | FileCheck %s --check-prefix=NOLOWER
+// KERNEL: .target sm_90
+// KERNEL: .visible .entry scale(
+// KERNEL: %tid.x
+// KERNEL: %ctaid.x
+// KERNEL: %ntid.x
+// KERNEL: ld.global
+// KERNEL: bar.sync 0
+// NOLOWER: 'gpu.func' op is not in the llvm dialect: run convert-to-llvm first

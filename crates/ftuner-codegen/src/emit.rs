@@ -760,7 +760,9 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
                 let private = prop(ir, op, "linkage").is_some_and(|l| {
                     matches!(l.kind(), AttrKind::Dialect { body, .. } if body.contains("private"))
                 });
-                let cc = if attrs.kernels.iter().any(|k| k == name) {
+                let cc = if attrs.kernels.iter().any(|k| k == name)
+                    || ir.attr(op, "nvvm.kernel").is_some()
+                {
                     "ptx_kernel "
                 } else {
                     ""
@@ -849,7 +851,9 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
                     sig.join(", ")
                 );
             }
-            _ => {}
+            "gpu.module" => {} // translated on its own (its body is a module)
+            other if other.starts_with("llvm.") => {}
+            _ => return err(op, "is not in the llvm dialect: run convert-to-llvm first"),
         }
     }
     for (name, ret, params) in packed {

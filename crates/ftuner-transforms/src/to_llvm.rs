@@ -420,7 +420,7 @@ impl Cv<'_> {
         let mut term = None;
         for op in ops {
             let n = self.ir.name(op);
-            if n == "scf.yield" || n == "func.return" {
+            if n == "scf.yield" || n == "func.return" || n == "gpu.return" {
                 term = Some(op);
                 continue;
             }
@@ -649,6 +649,36 @@ impl Cv<'_> {
                 self.map.insert(results[0], r);
             }
             "vector.transfer_read" | "vector.transfer_write" => self.transfer(op)?,
+            "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" => {
+                // NVVM special registers, as MLIR's gpu-to-nvvm lowering reads them.
+                let dim = match self.ir.attr(op, "dimension").map(|a| a.kind()) {
+                    Some(AttrKind::Dialect { body, .. }) => {
+                        if body.contains('y') {
+                            "y"
+                        } else if body.contains('z') {
+                            "z"
+                        } else {
+                            "x"
+                        }
+                    }
+                    _ => return Err(err("needs a dimension".into())),
+                };
+                let reg = match name {
+                    "gpu.thread_id" => "tid",
+                    "gpu.block_id" => "ctaid",
+                    "gpu.block_dim" => "ntid",
+                    _ => "nctaid",
+                };
+                let f = format!("llvm.nvvm.read.ptx.sreg.{reg}.{dim}");
+                let r = self
+                    .call(&f, "i32 ()", vec![], Some(Type::i32()))
+                    .ok_or_else(|| err("no result".into()))?;
+                let w = self.val("llvm.zext", vec![r], Type::i64());
+                self.map.insert(results[0], w);
+            }
+            "gpu.barrier" => {
+                self.call("llvm.nvvm.barrier0", "void ()", vec![], None);
+            }
             "scf.for" => self.scf_for(op)?,
             "scf.if" => self.scf_if(op)?,
             "scf.index_switch" => self.scf_switch(op)?,
@@ -1457,7 +1487,12 @@ fn convert_func(
     };
     cv.emit("llvm.return", rv, vec![], vec![], vec![]);
     let mut out = vec![nf];
-    if !private {
+    if cv.ir.name(f) == "gpu.func" {
+        // A kernel: NVPTX's kernel calling convention, no host C interface.
+        if cv.ir.attr(f, "gpu.kernel").is_some() {
+            cv.ir.set_attr(nf, "nvvm.kernel", Some(Attribute::unit()));
+        }
+    } else if !private {
         out.push(ciface(cv.ir, &name, &ins, &outs, ret, &params, loc));
     }
     Ok(out)
@@ -1556,35 +1591,28 @@ pub struct ConvertToLlvmPass {
     funcs: u64,
 }
 
-impl Pass for ConvertToLlvmPass {
-    fn argument(&self) -> &'static str {
-        "convert-to-llvm"
-    }
-    fn name(&self) -> &'static str {
-        "ConvertToLLVM"
-    }
-    fn summary(&self) -> &'static str {
-        "Convert buffer-level func/arith/math/scf/cf/memref/vector IR to the llvm dialect"
-    }
-    fn description(&self) -> &'static str {
-        "Lowers the output of bufferize and convert-linalg-to-loops to the llvm dialect with MLIR's memref descriptor ABI and _mlir_ciface_ wrappers; what ftuner-codegen and mlir-translate take."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl ConvertToLlvmPass {
+    /// Convert the functions and globals of one symbol table (the module, or a
+    /// `gpu.module` whose `gpu.func` kernels become `llvm.func`s marked `nvvm.kernel`);
+    /// false after errors (emitted).
+    fn convert_table(&mut self, cx: &mut PassContext<'_>, top: OpId) -> bool {
         let Some(body) = cx
             .ir
             .regions_of(top)
             .first()
             .and_then(|r| cx.ir.region_entry(*r))
         else {
-            return Ok(());
+            return true;
         };
+        let gpu = cx.ir.name(top) == "gpu.module";
         let mut decls = BTreeMap::new();
         let mut strings = vec![];
         let mut failed = false;
         let mut defined = vec![];
         for op in cx.ir.block_ops_vec(body) {
             match cx.ir.name(op) {
-                "func.func" => match convert_func(cx.ir, op, &mut decls, &mut strings) {
+                "func.func" | "gpu.func" => match convert_func(cx.ir, op, &mut decls, &mut strings)
+                {
                     Ok(new) => {
                         for n in new {
                             if let Some(s) = cx.ir.symbol_name(n) {
@@ -1645,9 +1673,16 @@ impl Pass for ConvertToLlvmPass {
             }
         }
         if failed {
-            return Err(PassFailure);
+            return false;
         }
         let loc = cx.ir.loc(top);
+        if gpu && !strings.is_empty() {
+            cx.emit(Diagnostic::error(
+                loc,
+                "'gpu.module' op run-time assertions in GPU kernels are not supported",
+            ));
+            return false;
+        }
         for (name, bytes) in strings {
             let n = bytes.len();
             let g = cx.ir.create_op(
@@ -1677,7 +1712,39 @@ impl Pass for ConvertToLlvmPass {
             let d = new_func(cx.ir, &name, &fty, loc, false);
             cx.ir.append_op(body, d);
         }
-        Ok(())
+        true
+    }
+}
+
+impl Pass for ConvertToLlvmPass {
+    fn argument(&self) -> &'static str {
+        "convert-to-llvm"
+    }
+    fn name(&self) -> &'static str {
+        "ConvertToLLVM"
+    }
+    fn summary(&self) -> &'static str {
+        "Convert buffer-level func/arith/math/scf/cf/memref/vector IR to the llvm dialect"
+    }
+    fn description(&self) -> &'static str {
+        "Lowers the output of bufferize and convert-linalg-to-loops to the llvm dialect with MLIR's memref descriptor ABI and _mlir_ciface_ wrappers; what ftuner-codegen and mlir-translate take."
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+        let mut failed = false;
+        let mut tables = vec![top];
+        cx.ir.walk_pre(top, &mut |o| {
+            if cx.ir.name(o) == "gpu.module" {
+                tables.push(o);
+            }
+        });
+        for t in tables {
+            failed |= !self.convert_table(cx, t);
+        }
+        if failed {
+            Err(PassFailure)
+        } else {
+            Ok(())
+        }
     }
     fn statistics(&self) -> Vec<Statistic> {
         vec![Statistic {

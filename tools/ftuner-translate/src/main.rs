@@ -9,7 +9,9 @@
 //! optimized (`-O`, default 3) for the target and emitted. Targets: `host` (default; the
 //! detected CPU and features), an x86-64 CPU by LLVM's name (`znver4`,
 //! `skylake-avx512`, ...), or `cuda:sm_70` ... `cuda:sm_90` (PTX; `--kernel NAME` marks
-//! kernel entry points, which get the PTX kernel calling convention).
+//! kernel entry points, which get the PTX kernel calling convention; `gpu.func` kernels of a
+//! `gpu.module` are kernels by themselves, and a module with one `gpu.module` emits its
+//! body).
 
 use clap::Parser as _;
 use ftuner_codegen::{Compiler, Emit, Target};
@@ -69,7 +71,9 @@ fn has_tensors(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
 
 fn has_funcs(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
     let mut any = false;
-    ir.walk_pre(top, &mut |o| any |= ir.name(o) == "func.func");
+    ir.walk_pre(top, &mut |o| {
+        any |= matches!(ir.name(o), "func.func" | "gpu.func")
+    });
     any
 }
 
@@ -161,8 +165,23 @@ fn run() -> i32 {
             }
         }
     }
+    // For a GPU, the code is the body of the (one) gpu.module, when there is one.
+    let mut top = m.top;
+    if target.is_gpu() {
+        let mut gms = vec![];
+        m.ir.walk_pre(m.top, &mut |o| {
+            if m.ir.name(o) == "gpu.module" {
+                gms.push(o);
+            }
+        });
+        match gms.as_slice() {
+            [] => {}
+            [g] => top = *g,
+            _ => return fail("more than one gpu.module: translate them one at a time"),
+        }
+    }
     let compiler = Compiler::new();
-    let module = match compiler.module(&m.ir, m.top, &target, cli.opt, &cli.kernels) {
+    let module = match compiler.module(&m.ir, top, &target, cli.opt, &cli.kernels) {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
