@@ -898,3 +898,52 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
     let _ = writeln!(out, "\nattributes #0 = {{ {attr_text}}}");
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llvm_type_bodies() {
+        assert_eq!(
+            body_type("struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>").as_deref(),
+            Some("{ ptr, ptr, i64, [2 x i64], [2 x i64] }")
+        );
+        assert_eq!(body_type("vector<16xf32>").as_deref(), Some("<16 x float>"));
+        assert_eq!(
+            body_type("array<14 x array<3 x i64>>").as_deref(),
+            Some("[14 x [3 x i64]]")
+        );
+        assert_eq!(body_type("struct<(i32, <bad>)>"), None);
+        let f = Type::get(TypeKind::Dialect {
+            dialect: "llvm".into(),
+            body: "func<struct<(ptr, i64)> (ptr, f32, vector<8xf64>)>".into(),
+        });
+        assert_eq!(
+            func_sig(f),
+            Some((
+                "{ ptr, i64 }".to_string(),
+                vec!["ptr".to_string(), "float".into(), "<8 x double>".into()]
+            ))
+        );
+    }
+
+    #[test]
+    fn float_literals_are_exact() {
+        assert_eq!(float_lit(0.1, Type::f32()), "0x3FB99999A0000000");
+        assert_eq!(float_lit(1.0, Type::f64()), "0x3FF0000000000000");
+    }
+
+    #[test]
+    fn non_llvm_ops_are_errors_not_panics() {
+        let ctx = ftuner_dialects::context();
+        let m = ftuner_ir::parse_module(
+            &ctx,
+            "func.func @f(%a: i64) -> i64 {\n  return %a : i64\n}",
+            "t.mlir",
+        )
+        .unwrap();
+        let e = module_to_llvm_ir(&m.ir, m.top, &FnAttrs::default()).unwrap_err();
+        assert!(e.message.contains("convert-to-llvm"), "{}", e.message);
+    }
+}
