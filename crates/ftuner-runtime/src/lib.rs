@@ -170,7 +170,8 @@ impl Executable {
         Ok(out)
     }
 
-    fn prepare(&self, name: &str, args: &[RtVal]) -> Result<Prepared, RuntimeError> {
+    /// Check and copy the arguments of `name` once, for repeated [`Executable::time`]s.
+    pub fn prepare(&self, name: &str, args: &[RtVal]) -> Result<Prepared, RuntimeError> {
         let sig = self
             .sigs
             .get(name)
@@ -189,6 +190,11 @@ impl Executable {
             inputs.push(Input::new(i, a, *t)?);
         }
         Ok(Prepared { f, sig, inputs })
+    }
+
+    /// Run a prepared call once; the time of the compiled function alone.
+    pub fn time(&self, p: &Prepared) -> Result<Duration, RuntimeError> {
+        self.invoke(p).map(|r| r.1)
     }
 
     fn invoke(&self, p: &Prepared) -> Result<(Vec<RtVal>, Duration), RuntimeError> {
@@ -230,7 +236,8 @@ impl Executable {
     }
 }
 
-struct Prepared {
+/// A call with its arguments checked and copied into aligned buffers.
+pub struct Prepared {
     f: PackedFn,
     sig: Signature,
     inputs: Vec<Input>,

@@ -1,0 +1,427 @@
+//! `ftuner-bench`: ftuner's dynamic-shape kernels against OpenBLAS, in one process.
+//!
+//! Each workload is compiled once with its dynamic dimension left dynamic (patch-ukernels
+//! for the host, lower-ukernels, bufferize, LLVM O3, JIT); then for every shape the two
+//! systems run alternately on the same data, `--reps` times after two warm-up calls each,
+//! one thread. Reported per shape: medians, GFLOP/s, the time ratio ftuner/OpenBLAS (< 1
+//! means ftuner is faster) and the largest difference of the results. One JSON object per
+//! line goes to `--json FILE`; a table goes to stdout; the geometric means per workload
+//! close the run.
+//!
+//! Workloads (issue 10): W1 dense X[M,K] x W[K,N] with M = 16*T; W2 batch matmul
+//! Q[192,T,64] x K[192,T,64]^T; W3 DeepBench's inference-server GEMMs plus 127^3 and
+//! 1000^3. Both systems use the same layouts: NN for W1/W3 (DeepBench's transpose flags
+//! are not applied), NT for W2.
+
+use cblas_sys::{cblas_sgemm, CBLAS_LAYOUT, CBLAS_TRANSPOSE};
+use clap::Parser as _;
+use ftuner_interp::{RtVal, Tensor};
+use ftuner_ir::Type;
+use std::io::Write;
+use std::rc::Rc;
+use std::time::Instant;
+
+extern crate openblas_src;
+
+extern "C" {
+    fn openblas_set_num_threads(n: i32);
+}
+
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "ftuner-bench",
+    about = "ftuner's compiled dynamic-shape kernels against OpenBLAS"
+)]
+struct Cli {
+    /// Workloads to run: w1, w2, w3 (comma-separated).
+    #[arg(long, default_value = "w1,w2,w3")]
+    workloads: String,
+    /// Timed repetitions per system and shape (after 2 warm-up calls).
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    /// A tiny subset (CI): two shapes per workload, 3 repetitions.
+    #[arg(long)]
+    smoke: bool,
+    /// Write one JSON object per measurement to this file.
+    #[arg(long)]
+    json: Option<String>,
+    /// DeepBench's CSV (W3).
+    #[arg(long, default_value = "../shared/data/deepbench/gemm_problems.csv")]
+    deepbench: String,
+}
+
+const PIPELINE: &str =
+    "builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
+
+fn compile(src: &str) -> Result<ftuner_runtime::Executable, String> {
+    let ctx = ftuner_dialects::context();
+    let mut m =
+        ftuner_opt::parse_and_verify(&ctx, src, "bench.mlir").map_err(|d| format!("{d:?}"))?;
+    let reg = ftuner_opt::default_registry();
+    let mut pm =
+        ftuner_pass::PassManager::from_pipeline(&reg, PIPELINE).map_err(|e| e.to_string())?;
+    pm.run(&ctx, &mut m.ir, m.top).map_err(|e| e.message)?;
+    ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)
+}
+
+fn matmul_src(k: usize, n: usize) -> String {
+    format!(
+        r#"func.func @mm(%a: tensor<?x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<?x{n}xf32> {{
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x{k}xf32>
+  %e = tensor.empty(%m) : tensor<?x{n}xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x{n}xf32>) -> tensor<?x{n}xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x{k}xf32>, tensor<{k}x{n}xf32>) outs(%f : tensor<?x{n}xf32>) -> tensor<?x{n}xf32>
+  return %r : tensor<?x{n}xf32>
+}}"#
+    )
+}
+
+const DYN_MM: &str = r#"func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}"#;
+
+const BMM_NT: &str = r#"func.func @mm(%q: tensor<192x?x64xf32>, %k: tensor<192x?x64xf32>) -> tensor<192x?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %t = tensor.dim %q, %c1 : tensor<192x?x64xf32>
+  %s = tensor.dim %k, %c1 : tensor<192x?x64xf32>
+  %e = tensor.empty(%t, %s) : tensor<192x?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<192x?x?xf32>) -> tensor<192x?x?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<192x?x64xf32>, tensor<192x?x64xf32>) outs(%f : tensor<192x?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %a = arith.addf %o, %p : f32
+    linalg.yield %a : f32
+  } -> tensor<192x?x?xf32>
+  return %r : tensor<192x?x?xf32>
+}"#;
+
+struct Rng(u64);
+impl Rng {
+    fn tensor(&mut self, shape: Vec<usize>) -> Tensor {
+        let n: usize = shape.iter().product();
+        let data = (0..n)
+            .map(|_| {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                ((self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 as f64
+            })
+            .collect();
+        Tensor::new(shape, Type::f32(), data)
+    }
+}
+
+fn f32s(t: &Tensor) -> Vec<f32> {
+    t.data.iter().map(|x| *x as f32).collect()
+}
+
+/// OpenBLAS on the same problem: C = A(MxK) * B, B as KxN (NN) or NxK (NT), `batch`
+/// independent problems laid out back to back.
+struct Blas {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c: Vec<f32>,
+    m: usize,
+    n: usize,
+    k: usize,
+    batch: usize,
+    nt: bool,
+}
+
+impl Blas {
+    fn run(&mut self) {
+        let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
+        for i in 0..self.batch {
+            let (a, b, c) = (
+                &self.a[i * self.m * self.k..],
+                &self.b[i * self.k * self.n..],
+                &mut self.c[i * self.m * self.n..],
+            );
+            // SAFETY: the slices hold at least the m*k, k*n and m*n elements cblas reads
+            // and writes, with the leading dimensions given.
+            unsafe {
+                cblas_sgemm(
+                    CBLAS_LAYOUT::CblasRowMajor,
+                    CBLAS_TRANSPOSE::CblasNoTrans,
+                    if self.nt {
+                        CBLAS_TRANSPOSE::CblasTrans
+                    } else {
+                        CBLAS_TRANSPOSE::CblasNoTrans
+                    },
+                    m,
+                    n,
+                    k,
+                    1.0,
+                    a.as_ptr(),
+                    k,
+                    b.as_ptr(),
+                    if self.nt { k } else { n },
+                    0.0,
+                    c.as_mut_ptr(),
+                    n,
+                );
+            }
+        }
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// (workload, ftuner GFLOP/s, OpenBLAS GFLOP/s, time ratio) per shape.
+type Row = (String, f64, f64, f64);
+
+struct Out {
+    json: Option<std::fs::File>,
+    ratios: Vec<Row>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    out: &mut Out,
+    exe: &ftuner_runtime::Executable,
+    workload: &str,
+    shape: String,
+    args: [Tensor; 2],
+    mut blas: Blas,
+    flops: f64,
+    reps: usize,
+) -> Result<(), String> {
+    let rargs: Vec<RtVal> = args
+        .iter()
+        .map(|t| RtVal::Tensor(Rc::new(t.clone())))
+        .collect();
+    // Warm up both; check the results agree.
+    let got = exe.call("mm", &rargs).map_err(|e| e.0)?;
+    blas.run();
+    blas.run();
+    let g = got[0].tensor().ok_or("no result")?;
+    let err = g
+        .data
+        .iter()
+        .zip(&blas.c)
+        .map(|(x, y)| (x - *y as f64).abs())
+        .fold(0.0, f64::max);
+    let prepared = exe.prepare("mm", &rargs).map_err(|e| e.0)?;
+    drop(rargs);
+    let scale = blas.c.iter().fold(0f32, |a, x| a.max(x.abs())) as f64;
+    let tol = 1e-5 * (blas.k as f64).sqrt() * (1.0 + scale);
+    if err.is_nan() || err > tol {
+        return Err(format!(
+            "{workload} {shape}: ftuner and OpenBLAS differ by {err:e} (tolerance {tol:e})"
+        ));
+    }
+    let (mut ours, mut theirs) = (vec![], vec![]);
+    for _ in 0..reps {
+        ours.push(exe.time(&prepared).map_err(|e| e.0)?.as_secs_f64());
+        let t = Instant::now();
+        blas.run();
+        theirs.push(t.elapsed().as_secs_f64());
+    }
+    let (mo, mb) = (median(&mut ours), median(&mut theirs));
+    let (go, gb) = (flops / mo / 1e9, flops / mb / 1e9);
+    println!(
+        "{workload:4} {shape:>22} {:>10.3} {:>10.3} {go:>8.1} {gb:>8.1} {:>7.2} {err:>9.2e}",
+        mo * 1e3,
+        mb * 1e3,
+        mo / mb
+    );
+    if let Some(f) = &mut out.json {
+        for (sys, med, gf) in [("ftuner", mo, go), ("openblas", mb, gb)] {
+            let _ = writeln!(
+                f,
+                "{{\"system\": \"{sys}\", \"workload\": \"{workload}\", \"shape\": \"{shape}\", \"threads\": 1, \"median_s\": {med:e}, \"gflops\": {gf:.3}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}"
+            );
+        }
+    }
+    out.ratios.push((workload.to_string(), go, gb, mo / mb));
+    Ok(())
+}
+
+fn run(cli: &Cli) -> Result<(), String> {
+    // SAFETY: sets OpenBLAS's thread count before any call.
+    unsafe { openblas_set_num_threads(1) };
+    let reps = if cli.smoke { 3 } else { cli.reps.max(1) };
+    let mut out = Out {
+        json: match &cli.json {
+            Some(p) => Some(std::fs::File::create(p).map_err(|e| format!("{p}: {e}"))?),
+            None => None,
+        },
+        ratios: vec![],
+    };
+    let want: Vec<&str> = cli.workloads.split(',').map(str::trim).collect();
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let ts: &[usize] = if cli.smoke {
+        &[1, 5]
+    } else {
+        &[1, 5, 24, 43, 62, 81, 100, 119, 128]
+    };
+    println!(
+        "{:4} {:>22} {:>10} {:>10} {:>8} {:>8} {:>7} {:>9}",
+        "wl", "shape (MxNxK)", "ftuner_ms", "blas_ms", "ftuner", "blas", "ratio", "max_err"
+    );
+    if want.contains(&"w1") {
+        let kn: &[(usize, usize)] = if cli.smoke {
+            &[(768, 768)]
+        } else {
+            &[(768, 2304), (768, 768), (3072, 768), (768, 3072)]
+        };
+        for &(k, n) in kn {
+            let exe = compile(&matmul_src(k, n))?;
+            for &t in ts {
+                let m = 16 * t;
+                let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
+                let blas = Blas {
+                    a: f32s(&a),
+                    b: f32s(&b),
+                    c: vec![0.0; m * n],
+                    m,
+                    n,
+                    k,
+                    batch: 1,
+                    nt: false,
+                };
+                let flops = 2.0 * (m * n * k) as f64;
+                measure(
+                    &mut out,
+                    &exe,
+                    "W1",
+                    format!("{m}x{n}x{k}"),
+                    [a, b],
+                    blas,
+                    flops,
+                    reps,
+                )?;
+            }
+        }
+    }
+    if want.contains(&"w2") {
+        let exe = compile(BMM_NT)?;
+        for &t in ts {
+            let (q, kk) = (rng.tensor(vec![192, t, 64]), rng.tensor(vec![192, t, 64]));
+            let blas = Blas {
+                a: f32s(&q),
+                b: f32s(&kk),
+                c: vec![0.0; 192 * t * t],
+                m: t,
+                n: t,
+                k: 64,
+                batch: 192,
+                nt: true,
+            };
+            let flops = 2.0 * (192 * t * t * 64) as f64;
+            measure(
+                &mut out,
+                &exe,
+                "W2",
+                format!("192x{t}x{t}x64"),
+                [q, kk],
+                blas,
+                flops,
+                reps,
+            )?;
+        }
+    }
+    if want.contains(&"w3") {
+        let csv = std::fs::read_to_string(&cli.deepbench)
+            .map_err(|e| format!("{}: {e} (--deepbench FILE)", cli.deepbench))?;
+        let mut shapes: Vec<(usize, usize, usize)> = csv
+            .lines()
+            .skip(1)
+            .filter(|l| l.starts_with("inference_server,"))
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                Some((
+                    f.get(2)?.parse().ok()?,
+                    f.get(3)?.parse().ok()?,
+                    f.get(4)?.parse().ok()?,
+                ))
+            })
+            .collect();
+        // Shapes whose operands hold more than 2^26 elements (DeepBench's K = 500000
+        // GEMVs) are left out: the harness keeps several copies of each operand.
+        let big = shapes.len();
+        shapes.retain(|(m, n, k)| m * k <= 1 << 26 && k * n <= 1 << 26);
+        if shapes.len() < big {
+            eprintln!(
+                "ftuner-bench: W3: {} of {big} DeepBench shapes have operands over 2^26 elements; left out",
+                big - shapes.len()
+            );
+        }
+        shapes.push((127, 127, 127));
+        shapes.push((1000, 1000, 1000));
+        if cli.smoke {
+            shapes = vec![(127, 127, 127), shapes[0]];
+        }
+        let exe = compile(DYN_MM)?;
+        for (m, n, k) in shapes {
+            let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
+            let blas = Blas {
+                a: f32s(&a),
+                b: f32s(&b),
+                c: vec![0.0; m * n],
+                m,
+                n,
+                k,
+                batch: 1,
+                nt: false,
+            };
+            let flops = 2.0 * (m * n * k) as f64;
+            measure(
+                &mut out,
+                &exe,
+                "W3",
+                format!("{m}x{n}x{k}"),
+                [a, b],
+                blas,
+                flops,
+                reps,
+            )?;
+        }
+    }
+    println!();
+    for w in ["W1", "W2", "W3"] {
+        let rs: Vec<&Row> = out.ratios.iter().filter(|r| r.0 == w).collect();
+        if rs.is_empty() {
+            continue;
+        }
+        let geo = |f: &dyn Fn(&Row) -> f64| {
+            (rs.iter().map(|r| f(r).ln()).sum::<f64>() / rs.len() as f64).exp()
+        };
+        println!(
+            "{w}: geomean GFLOP/s ftuner {:.1}, OpenBLAS {:.1}; time ratio ftuner/OpenBLAS {:.2} ({} shapes)",
+            geo(&|r| r.1),
+            geo(&|r| r.2),
+            geo(&|r| r.3),
+            rs.len()
+        );
+    }
+    Ok(())
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    if let Err(e) = run(&cli) {
+        eprintln!("ftuner-bench: error: {e}");
+        std::process::exit(1);
+    }
+}
