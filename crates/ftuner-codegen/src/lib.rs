@@ -287,12 +287,72 @@ extern "C" {
     fn expm1(x: f64) -> f64;
 }
 
+/// Memory the JIT-compiled code allocates: its `aligned_alloc` and `free` go through
+/// these counters, so a runner can report the peak of a call.
+pub mod memstats {
+    use std::collections::HashMap;
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{LazyLock, Mutex};
+
+    static CURRENT: AtomicUsize = AtomicUsize::new(0);
+    static PEAK: AtomicUsize = AtomicUsize::new(0);
+    static SIZES: LazyLock<Mutex<HashMap<usize, usize>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+
+    extern "C" {
+        fn aligned_alloc(align: usize, size: usize) -> *mut c_void;
+        fn free(p: *mut c_void);
+    }
+
+    /// What compiled code calls for `aligned_alloc`.
+    pub extern "C" fn counted_aligned_alloc(align: usize, size: usize) -> *mut c_void {
+        // SAFETY: forwards to libc with the caller's arguments.
+        let p = unsafe { aligned_alloc(align, size) };
+        if !p.is_null() {
+            if let Ok(mut m) = SIZES.lock() {
+                m.insert(p as usize, size);
+            }
+            let now = CURRENT.fetch_add(size, Ordering::Relaxed) + size;
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+
+    /// What compiled code (and the runtime, for results) calls for `free`.
+    pub extern "C" fn counted_free(p: *mut c_void) {
+        if p.is_null() {
+            return;
+        }
+        if let Some(size) = SIZES.lock().ok().and_then(|mut m| m.remove(&(p as usize))) {
+            CURRENT.fetch_sub(size, Ordering::Relaxed);
+        }
+        // SAFETY: `p` came from aligned_alloc (compiled code frees only what it allocated).
+        unsafe { free(p) }
+    }
+
+    /// Start a new peak at what is live now.
+    pub fn reset_peak() {
+        PEAK.store(CURRENT.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+    /// The most bytes live since the last `reset_peak`.
+    pub fn peak() -> usize {
+        PEAK.load(Ordering::Relaxed)
+    }
+    /// Bytes live now.
+    pub fn current() -> usize {
+        CURRENT.load(Ordering::Relaxed)
+    }
+}
+
 /// libm functions generated code calls, made known to the JIT by address (the binary may
-/// not export them for dynamic lookup).
+/// not export them for dynamic lookup), and the counted allocator.
 fn register_runtime_symbols() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let syms: [(&str, *mut std::ffi::c_void); 12] = [
+        let syms: [(&str, *mut std::ffi::c_void); 14] = [
+            ("aligned_alloc", memstats::counted_aligned_alloc as *mut _),
+            ("free", memstats::counted_free as *mut _),
             ("tanhf", tanhf as *mut _),
             ("tanh", tanh as *mut _),
             ("erff", erff as *mut _),

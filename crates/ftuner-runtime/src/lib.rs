@@ -46,6 +46,7 @@ pub struct Signature {
 /// A module compiled for this machine.
 pub struct Executable {
     jit: Jit<'static>,
+    last_peak: std::cell::Cell<usize>,
     sigs: FxHashMap<String, Signature>,
     /// Seconds spent lowering and compiling.
     pub compile_seconds: f64,
@@ -137,9 +138,16 @@ impl Executable {
         let jit = compiler.jit(m).map_err(|x| e(x.0))?;
         Ok(Executable {
             jit,
+            last_peak: std::cell::Cell::new(0),
             sigs,
             compile_seconds: t0.elapsed().as_secs_f64(),
         })
+    }
+
+    /// Peak bytes the compiled code held allocated during the last call (temporaries and
+    /// results; not the inputs, which the runtime allocates).
+    pub fn last_peak_bytes(&self) -> usize {
+        self.last_peak.get()
     }
 
     pub fn signature(&self, name: &str) -> Option<&Signature> {
@@ -223,9 +231,13 @@ impl Executable {
         // SAFETY: the packed entry reads one pointer per parameter (and writes the result
         // through the last one), all of which point at live, large-enough memory above;
         // argument shapes were checked against the signature.
+        ftuner_codegen::memstats::reset_peak();
+        let base = ftuner_codegen::memstats::current();
         let t0 = Instant::now();
         unsafe { (p.f)(ptrs.as_mut_ptr()) };
         let took = t0.elapsed();
+        self.last_peak
+            .set(ftuner_codegen::memstats::peak().saturating_sub(base));
         let owned: Vec<usize> = p.inputs.iter().filter_map(|i| i.buffer_addr()).collect();
         let mut out = vec![];
         for (t, off) in p.sig.results.iter().zip(offsets) {
@@ -413,10 +425,6 @@ impl Input {
     }
 }
 
-extern "C" {
-    fn free(p: *mut c_void);
-}
-
 /// Read a result of type `t` at `p`; a buffer result is copied out and freed (unless it
 /// is one of the inputs or a constant global).
 ///
@@ -457,7 +465,7 @@ unsafe fn read_result(p: *const u8, t: Type, inputs: &[usize]) -> Result<RtVal, 
             }
         }
         if alloc != 0 && alloc != 0xdead_beef && !inputs.contains(&alloc) {
-            free(alloc as *mut c_void);
+            ftuner_codegen::memstats::counted_free(alloc as *mut c_void);
         }
         Ok(RtVal::Tensor(Rc::new(Tensor::new(sizes, elem, data))))
     }

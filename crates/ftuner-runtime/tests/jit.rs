@@ -20,6 +20,14 @@ fn rand_tensor(seed: &mut u64, shape: Vec<usize>, scale: f64) -> Tensor {
     Tensor::new(shape, Type::f32(), data)
 }
 
+/// The allocation counters are process-wide: tests that call compiled code run one at a
+/// time so each sees only its own allocations.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn example(name: &str) -> String {
     std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -74,6 +82,7 @@ fn close(got: &[RtVal], want: &[RtVal], k: usize, what: &str) {
 
 #[test]
 fn dense_layer_compiled_matches_the_interpreter() {
+    let _serial = serial();
     let src = example("dense_dynamic.mlir");
     let (exe, reference) = both(&src);
     let ctx = ftuner_dialects::context();
@@ -86,7 +95,17 @@ fn dense_layer_compiled_matches_the_interpreter() {
             .into_iter()
             .map(|t| RtVal::Tensor(Rc::new(t)))
             .collect();
+        let live = ftuner_codegen::memstats::current();
         let got = exe.call("dense_dynamic", &args).unwrap();
+        // Every buffer the compiled code allocated was freed (temporaries by it, the
+        // result by the runtime), and its peak held at least the transposed weights and
+        // the result.
+        assert_eq!(
+            ftuner_codegen::memstats::current(),
+            live,
+            "rows={rows}: leak"
+        );
+        assert!(exe.last_peak_bytes() >= (768 * 2304 + rows * 2304) * 4);
         let want =
             ftuner_interp::run(&ctx, &reference.ir, reference.top, "dense_dynamic", args).unwrap();
         close(&got, &want, 768, &format!("rows={rows}"));
@@ -95,6 +114,7 @@ fn dense_layer_compiled_matches_the_interpreter() {
 
 #[test]
 fn shape_errors_are_reported_before_running() {
+    let _serial = serial();
     let src = example("dense_dynamic.mlir");
     let (exe, _) = both(&src);
     let mut seed = 1u64;
@@ -116,6 +136,7 @@ fn shape_errors_are_reported_before_running() {
 
 #[test]
 fn batched_matmul_compiled_matches_the_interpreter() {
+    let _serial = serial();
     let (exe, reference) = both(&example("bmm_nt_dynamic.mlir"));
     let ctx = ftuner_dialects::context();
     let mut seed = 8u64;
@@ -135,6 +156,7 @@ fn batched_matmul_compiled_matches_the_interpreter() {
 /// sequence lengths.
 #[test]
 fn bert_layer_compiled_matches_the_interpreter() {
+    let _serial = serial();
     let (exe, reference) = both(&example("bert_layer_dynamic.mlir"));
     let ctx = ftuner_dialects::context();
     let mut seed = 5u64;
@@ -153,7 +175,9 @@ fn bert_layer_compiled_matches_the_interpreter() {
         {
             args.push(RtVal::Tensor(Rc::new(rand_tensor(&mut seed, shape, 0.05))));
         }
+        let live = ftuner_codegen::memstats::current();
         let got = exe.call("bert_layer_dynamic", &args).unwrap();
+        assert_eq!(ftuner_codegen::memstats::current(), live, "T={t}: leak");
         let want = ftuner_interp::run(
             &ctx,
             &reference.ir,
@@ -171,6 +195,7 @@ fn bert_layer_compiled_matches_the_interpreter() {
 /// f32 sums exact, so compiled and interpreted results must be equal bit for bit.
 #[test]
 fn dynamic_matmul_is_exact_at_every_residue() {
+    let _serial = serial();
     let src = r#"func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -416,6 +416,7 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
     let args = make_args(&module.ir, f, cli)?;
     let jit = cli.backend == "jit";
     let mut compile_s = 0.0;
+    let mut peak_bytes: Option<usize> = None;
     let (results, mut times) = if jit {
         let exe =
             ftuner_runtime::Executable::compile(&ctx, &mut module.ir, module.top).map_err(|e| {
@@ -426,6 +427,7 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
         compile_s = exe.compile_seconds;
         let t0 = Instant::now();
         let results = exe.call(&name, &args).map_err(|e| RunError(e.0))?;
+        peak_bytes = Some(exe.last_peak_bytes());
         let mut times = vec![t0.elapsed().as_secs_f64()];
         if let Some(n) = cli.bench {
             times = exe
@@ -518,9 +520,10 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
             ),
         };
         println!(
-            "{{\"entry\": \"{name}\", \"backend\": \"{}\", \"compile_s\": {}, \"runs\": {}, \"median_s\": {}, \"results\": [{}], \"check\": {chk}}}",
+            "{{\"entry\": \"{name}\", \"backend\": \"{}\", \"compile_s\": {}, \"peak_bytes\": {}, \"runs\": {}, \"median_s\": {}, \"results\": [{}], \"check\": {chk}}}",
             if jit { "jit" } else { "interpreter" },
             json_num(compile_s),
+            peak_bytes.map_or("null".to_string(), |b| b.to_string()),
             times.len(),
             json_num(median),
             rs.join(", ")
@@ -555,6 +558,18 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
                 } else {
                     "interpreter".into()
                 }
+            );
+        }
+        if let Some(b) = peak_bytes.filter(|_| cli.bench.is_some()) {
+            let input: usize = args
+                .iter()
+                .filter_map(|a| a.tensor())
+                .map(|t| t.data.len() * t.elem.bit_width().unwrap_or(32).div_ceil(8) as usize)
+                .sum();
+            println!(
+                "memory: peak {:.2} MiB allocated by the compiled code (temporaries and results), inputs {:.2} MiB",
+                b as f64 / (1 << 20) as f64,
+                input as f64 / (1 << 20) as f64
             );
         }
         match &check {
