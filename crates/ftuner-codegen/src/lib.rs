@@ -320,14 +320,17 @@ pub mod memstats {
     }
 
     /// What compiled code (and the runtime, for results) calls for `free`.
-    pub extern "C" fn counted_free(p: *mut c_void) {
+    ///
+    /// # Safety
+    /// `p` must be null or a pointer from [`counted_aligned_alloc`] not yet freed.
+    pub unsafe extern "C" fn counted_free(p: *mut c_void) {
         if p.is_null() {
             return;
         }
         if let Some(size) = SIZES.lock().ok().and_then(|mut m| m.remove(&(p as usize))) {
             CURRENT.fetch_sub(size, Ordering::Relaxed);
         }
-        // SAFETY: `p` came from aligned_alloc (compiled code frees only what it allocated).
+        // SAFETY: the caller passes a pointer from aligned_alloc.
         unsafe { free(p) }
     }
 
