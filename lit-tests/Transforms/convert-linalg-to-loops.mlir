@@ -46,3 +46,25 @@ func.func @fill(%o: memref<?xf32>, %v: f32) {
   linalg.fill ins(%v : f32) outs(%o : memref<?xf32>)
   return
 }
+
+// -----
+
+// A transpose walks 16 x 16 blocks (outer loops step 16, inner loops up to the block's
+// clipped extent), so reads and writes both stay in cache.
+// CHECK-LABEL: func.func @transpose
+// CHECK: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: scf.for %[[I0:.*]] = %{{.*}} to %{{.*}} step %[[C16]] {
+// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %[[C16]] {
+// CHECK: %[[RI:.*]] = arith.subi %{{.*}}, %[[I0]] : index
+// CHECK: %[[EI:.*]] = arith.minsi %[[C16]], %[[RI]] : index
+// CHECK: scf.for %[[I1:.*]] = %{{.*}} to %[[EI]] step
+// CHECK: %[[I:.*]] = arith.addi %[[I0]], %[[I1]] : index
+// CHECK: arith.minsi %[[C16]]
+// CHECK: scf.for %[[J1:.*]] =
+// CHECK: %[[J:.*]] = arith.addi %[[J0]], %[[J1]] : index
+// CHECK: %[[V:.*]] = memref.load %arg0[%[[J]], %[[I]]] : memref<?x40xf32>
+// CHECK: memref.store %[[V]], %arg1[%[[I]], %[[J]]] : memref<40x?xf32>
+func.func @transpose(%a: memref<?x40xf32>, %b: memref<40x?xf32>) {
+  linalg.transpose ins(%a : memref<?x40xf32>) outs(%b : memref<40x?xf32>) permutation = [1, 0]
+  return
+}

@@ -248,6 +248,49 @@ fn shape_check(
     Ok(())
 }
 
+/// Block size of permuted copies.
+const TILE: i64 = 16;
+
+fn ir_ref<'a>(b: &'a B<'_>) -> &'a Ir {
+    b.ir
+}
+
+/// An op without reductions, of two or more dimensions, that reads or writes some operand
+/// through a permutation other than the identity (a transpose).
+fn transposes(ir: &Ir, op: OpId, maps: &[AffineMap]) -> bool {
+    let nd = maps.first().map_or(0, |m| m.num_dims as usize);
+    if nd < 2 {
+        return false;
+    }
+    let reductions = lbody::reduction_dims(ir, op).unwrap_or_else(|| vec![true]);
+    if reductions.iter().any(|r| *r) {
+        return false;
+    }
+    maps.iter().any(|m| {
+        m.results.len() == nd
+            && m.as_permutation_like().is_some_and(|p| p.len() == nd)
+            && !m.is_identity()
+    })
+}
+
+/// `scf.for lb to ub step s` before `anchor`; returns its induction variable and the
+/// yield of its body (where ops of the body go).
+fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (Value, OpId) {
+    let loc = b.loc;
+    let f = b.ir.create_op(
+        OpSpec::new(intern_name("scf.for"), loc)
+            .operands(vec![lb, ub, step])
+            .regions(1),
+    );
+    b.ir.insert_before(anchor, f);
+    let r = b.ir.regions_of(f)[0];
+    let blk: BlockId = b.ir.append_block(r, &[Type::index()]);
+    let iv = b.ir.block_args(blk)[0];
+    let y = b.ir.create_op(OpSpec::new(intern_name("scf.yield"), loc));
+    b.ir.append_op(blk, y);
+    (iv, y)
+}
+
 /// Lower one structured op on buffers to loops.
 fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
     if !ir.results(op).is_empty() {
@@ -301,19 +344,30 @@ fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
     // The nest; `anchor` is where the next op goes (the innermost yield).
     let mut ivs = vec![];
     let mut anchor = op;
-    for ub in &ubs {
-        let f = b.ir.create_op(
-            OpSpec::new(intern_name("scf.for"), loc)
-                .operands(vec![zero, *ub, one])
-                .regions(1),
-        );
-        b.ir.insert_before(anchor, f);
-        let r = b.ir.regions_of(f)[0];
-        let blk: BlockId = b.ir.append_block(r, &[Type::index()]);
-        ivs.push(b.ir.block_args(blk)[0]);
-        let y = b.ir.create_op(OpSpec::new(intern_name("scf.yield"), loc));
-        b.ir.append_op(blk, y);
-        anchor = y;
+    if transposes(ir_ref(&b), op, &maps) {
+        // A permuted copy reads or writes across rows whatever the loop order: walk it in
+        // 16 x ... x 16 blocks so both sides stay in L1 (element order within each
+        // output element is unchanged: there is no reduction).
+        let t = b.index(op, TILE);
+        let mut outer = vec![];
+        for ub in &ubs {
+            let (iv, y) = for_loop(&mut b, anchor, zero, *ub, t);
+            outer.push(iv);
+            anchor = y;
+        }
+        for (ub, o) in ubs.iter().zip(&outer) {
+            let rem = b.val(anchor, "arith.subi", vec![*ub, *o], Type::index());
+            let ext = b.val(anchor, "arith.minsi", vec![t, rem], Type::index());
+            let (inner, y) = for_loop(&mut b, anchor, zero, ext, one);
+            anchor = y;
+            ivs.push(b.val(anchor, "arith.addi", vec![*o, inner], Type::index()));
+        }
+    } else {
+        for ub in &ubs {
+            let (iv, y) = for_loop(&mut b, anchor, zero, *ub, one);
+            ivs.push(iv);
+            anchor = y;
+        }
     }
     // Operands at this point.
     let nin = ins.len();
