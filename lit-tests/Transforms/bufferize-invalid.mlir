@@ -1,11 +1,12 @@
 // RUN: ftuner-opt %s --bufferize --split-input-file --verify-diagnostics
 
 func.func @pad(%a: tensor<4xf32>) -> tensor<6xf32> {
-  %z = arith.constant 0.0 : f32
-  // expected-error @+1 {{'tensor.pad' op on tensors is not supported by bufferize}}
+  // expected-error @+1 {{'tensor.pad' op a padding value that depends on the position is not supported}}
   %p = tensor.pad %a low[1] high[1] {
   ^bb0(%i: index):
-    tensor.yield %z : f32
+    %v = arith.index_cast %i : index to i64
+    %f = arith.sitofp %v : i64 to f32
+    tensor.yield %f : f32
   } : tensor<4xf32> to tensor<6xf32>
   return %p : tensor<6xf32>
 }

@@ -97,3 +97,25 @@ func.func @select(%c: i1, %a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32>
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// tensor.pad: a new buffer filled with the padding value, the source copied into the
+// interior (a subview at the low offsets).
+// CHECK-LABEL: func.func @pad
+// CHECK: %[[D:.*]] = memref.dim %arg0, %c0{{.*}} : memref<?x4xf32>
+// CHECK: %[[S:.*]] = arith.addi
+// CHECK: %[[S2:.*]] = arith.addi %[[S]]
+// CHECK: %[[P:.*]] = memref.alloc(%[[S2]]) {alignment = 64 : i64} : memref<?x7xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<?x7xf32>)
+// CHECK: %[[I:.*]] = memref.subview %[[P]][1, 2] [%[[D]], 4] [1, 1] : memref<?x7xf32> to memref<?x4xf32, strided<[7, 1], offset: 9>>
+// CHECK: memref.copy %arg0, %[[I]]
+// CHECK: return %[[P]]
+func.func @pad(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
+  %z = arith.constant 0.5 : f32
+  %p = tensor.pad %a low[1, 2] high[2, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<?x4xf32> to tensor<?x7xf32>
+  return %p : tensor<?x7xf32>
+}

@@ -225,6 +225,68 @@ fn const_lit(a: Attribute, lt: &str) -> Option<String> {
     }
 }
 
+/// A `dense_resource` initializer: the module's blob (hex, a 4-byte alignment header,
+/// then little-endian elements) as nested arrays. None when `a` is not a resource.
+fn resource_lit(ir: &Ir, a: Attribute) -> Option<Result<String, String>> {
+    let AttrKind::DenseResource { ty: t, handle } = a.kind() else {
+        return None;
+    };
+    Some((|| {
+        let r = ir
+            .resources
+            .iter()
+            .find(|r| r.key == *handle)
+            .ok_or_else(|| format!("no resource blob '{handle}'"))?;
+        let hex = r.value.trim_matches('"').trim_start_matches("0x");
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+            .collect();
+        let elem = t.element_type();
+        let et = ty(elem).ok_or_else(|| format!("element type {elem}"))?;
+        let w = elem.bit_width().unwrap_or(0) as usize / 8;
+        let shape = t.shape().unwrap_or(&[]).to_vec();
+        let n: usize = shape.iter().map(|d| *d as usize).product();
+        let data = bytes.get(4..).unwrap_or(&[]);
+        if w == 0 || data.len() != n * w {
+            return Err(format!(
+                "blob '{handle}' holds {} bytes, {t} needs {}",
+                data.len(),
+                n * w
+            ));
+        }
+        let lits: Vec<String> = data
+            .chunks_exact(w)
+            .map(|c| match (elem.float_kind(), w) {
+                (Some(FloatKind::F32), 4) => {
+                    float_lit(f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64, elem)
+                }
+                (Some(FloatKind::F64), 8) => {
+                    let mut b = [0u8; 8];
+                    b.copy_from_slice(c);
+                    float_lit(f64::from_le_bytes(b), elem)
+                }
+                (Some(_), 2) => format!(
+                    "0x{}{:04X}",
+                    if elem.float_kind() == Some(FloatKind::BF16) {
+                        "R"
+                    } else {
+                        "H"
+                    },
+                    u16::from_le_bytes([c[0], c[1]])
+                ),
+                _ => {
+                    let mut b = [0u8; 8];
+                    b[..w].copy_from_slice(c);
+                    let v = i64::from_le_bytes(b);
+                    let sh = 64 - 8 * w as u32;
+                    ((v << sh) >> sh).to_string()
+                }
+            })
+            .collect();
+        Ok(nested(&shape, &lits, &et))
+    })())
+}
+
 /// A row-major list of element literals as nested LLVM arrays.
 fn nested(shape: &[i64], lits: &[String], et: &str) -> String {
     fn ty_of(shape: &[i64], et: &str) -> String {
@@ -721,8 +783,14 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
                     .and_then(ty)
                     .map_or_else(|| err(op, "has no global_type"), Ok)?;
                 let init = match prop(ir, op, "value") {
-                    Some(v) => const_lit(v, &gt)
-                        .map_or_else(|| err(op, "initial value is not supported"), Ok)?,
+                    Some(v) => match resource_lit(ir, v) {
+                        Some(r) => r.map_err(|m| EmitError {
+                            op: Some(op),
+                            message: m,
+                        })?,
+                        None => const_lit(v, &gt)
+                            .map_or_else(|| err(op, "initial value is not supported"), Ok)?,
+                    },
                     None => "zeroinitializer".into(),
                 };
                 let kind = if prop(ir, op, "constant").is_some() {
