@@ -895,23 +895,32 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
                         f.op(o, &block_of)?;
                     }
                 }
-                // Fill the phis now that every value has its text.
-                let mut text = f.out.clone();
+                // Fill the phis now that every value has its text: the placeholders
+                // appear in the order they were written, so one forward pass does it.
+                let reachable: rustc_hash::FxHashSet<BlockId> = order.iter().copied().collect();
+                let mut text = String::with_capacity(f.out.len());
+                let mut rest = f.out.as_str();
                 for (b, i, _) in pending_phis {
                     let mut parts = vec![];
                     for (pred, vals) in incoming.get(&b).map(|v| v.as_slice()).unwrap_or(&[]) {
                         let Some(v) = vals.get(i) else {
                             return err(op, "a branch passes too few block arguments");
                         };
-                        if !order.contains(pred) {
+                        if !reachable.contains(pred) {
                             continue; // unreachable: not a predecessor in LLVM's CFG
                         }
                         let vt = f.get(op, *v)?;
                         parts.push(format!("[ {vt}, %{} ]", block_of[pred]));
                     }
-                    text =
-                        text.replacen(&format!("@@PHI{}_{i}@@", b.index()), &parts.join(", "), 1);
+                    let marker = format!("@@PHI{}_{i}@@", b.index());
+                    let Some(at) = rest.find(&marker) else {
+                        return err(op, "lost a phi while translating");
+                    };
+                    text.push_str(&rest[..at]);
+                    text.push_str(&parts.join(", "));
+                    rest = &rest[at + marker.len()..];
                 }
+                text.push_str(rest);
                 let link = if private { "private " } else { "" };
                 let _ = writeln!(
                     out,
