@@ -12,19 +12,9 @@ target=${1:-host}
 runs=${2:-7}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cat > "$work/mm.mlir" <<'MLIR'
-func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {llvm.emit_c_interface} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %z = arith.constant 0.0 : f32
-  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
-  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
-}
-MLIR
+# The fully dynamic matmul of the tests, with MLIR's C interface for the driver.
+sed 's/-> tensor<?x?xf32> {/-> tensor<?x?xf32> attributes {llvm.emit_c_interface} {/' \
+  "$root/examples/kernels/matmul_dynamic.mlir" > "$work/mm.mlir"
 if [ "${BUFFERIZE:-ftuner}" = upstream ]; then
   ours="" upstream_bufferize=(--one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map")
 else
