@@ -6,7 +6,7 @@
 //! runs more cases than the default.
 
 use ftuner_interp::{run, RtVal, Tensor};
-use ftuner_ir::{parse_module, Type};
+use ftuner_ir::parse_module;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::rc::Rc;

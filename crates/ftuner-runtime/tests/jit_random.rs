@@ -7,7 +7,7 @@
 //! ftuner-runtime --test jit_random` runs 10,000.
 
 use ftuner_interp::{run, RtVal, Tensor};
-use ftuner_ir::{parse_module, Type};
+use ftuner_ir::parse_module;
 use ftuner_runtime::Executable;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
