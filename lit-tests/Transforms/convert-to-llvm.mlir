@@ -38,3 +38,13 @@ func.func @tile(%a: memref<?x16xf32>, %c: memref<?x16xf32>) {
   }
   return
 }
+
+// A call passes each memref as its descriptor fields.
+// CHECK: sym_name = "caller"
+// CHECK: "llvm.call"(%{{.*}}) <{callee = @tile, op_bundle_sizes = array<i32>, operandSegmentSizes = array<i32: 14, 0>}> : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64) -> ()
+// IR: define void @caller(
+// IR: call void @tile(ptr
+func.func @caller(%a: memref<?x16xf32>) {
+  call @tile(%a, %a) : (memref<?x16xf32>, memref<?x16xf32>) -> ()
+  return
+}

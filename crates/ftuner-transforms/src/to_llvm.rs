@@ -341,6 +341,20 @@ impl Cv<'_> {
         }
         d
     }
+    /// The 3 + 2R fields of a descriptor, as MLIR passes a memref argument.
+    fn unpack(&mut self, d: Value, rank: usize) -> Vec<Value> {
+        let mut out = vec![
+            self.extract(d, &[0], ptr()),
+            self.extract(d, &[1], ptr()),
+            self.extract(d, &[2], Type::i64()),
+        ];
+        for f in [3, 4] {
+            for i in 0..rank {
+                out.push(self.extract(d, &[f, i as i64], Type::i64()));
+            }
+        }
+        out
+    }
     /// Address of element `idx` of `d`.
     fn elem_ptr(&mut self, d: &Desc, idx: &[Value]) -> Value {
         let mut lin = self.offset(d);
@@ -724,26 +738,15 @@ impl Cv<'_> {
                     .ok_or_else(|| err("has no callee".into()))?
                     .to_string();
                 let mut args = vec![];
-                let mut arg_tys = vec![];
                 for v in &olds {
                     let t = self.ir.value_type(*v);
                     if t.is_memref() {
                         let d = self.desc(op, *v)?;
-                        let r = t.rank().unwrap_or(0);
-                        for f in 0..3 {
-                            let ft = if f < 2 { ptr() } else { Type::i64() };
-                            args.push(self.extract(d.v, &[f], ft));
-                            arg_tys.push(ft);
-                        }
-                        for f in [3, 4] {
-                            for i in 0..r {
-                                args.push(self.extract(d.v, &[f, i as i64], Type::i64()));
-                                arg_tys.push(Type::i64());
-                            }
-                        }
+                        let fields = self.unpack(d.v, t.rank().unwrap_or(0));
+                        args.extend(fields);
                     } else {
+                        conv(t).ok_or_else(|| err(format!("argument of type {t}")))?;
                         args.push(self.v(op, *v)?);
-                        arg_tys.push(conv(t).ok_or_else(|| err(format!("argument of type {t}")))?);
                     }
                 }
                 let rtys = self.results_of(op)?;
@@ -1548,15 +1551,8 @@ fn ciface(
         if t.is_memref() {
             let r = t.rank().unwrap_or(0);
             let d = cv.load(wargs[k], desc_ty(r), 8);
-            for fld in 0..3 {
-                let ft = if fld < 2 { ptr() } else { Type::i64() };
-                args.push(cv.extract(d, &[fld], ft));
-            }
-            for fld in [3, 4] {
-                for i in 0..r {
-                    args.push(cv.extract(d, &[fld, i as i64], Type::i64()));
-                }
-            }
+            let fields = cv.unpack(d, r);
+            args.extend(fields);
         } else {
             args.push(wargs[k]);
         }
