@@ -52,9 +52,6 @@ pub struct Executable {
     pub compile_seconds: f64,
 }
 
-/// What follows bufferization (which runs first, when the module still has tensors).
-const LOWER: &str = "builtin.module(convert-linalg-to-loops,canonicalize,cse,convert-to-llvm)";
-
 fn registry() -> ftuner_pass::PassRegistry {
     let mut reg = ftuner_pass::PassRegistry::default();
     ftuner_transforms::register_passes(&mut reg);
@@ -96,18 +93,8 @@ impl Executable {
     /// Lower what is left of `ir` to the llvm dialect and JIT-compile it for the host.
     pub fn compile(ctx: &Context, ir: &mut Ir, top: OpId) -> Result<Executable, RuntimeError> {
         let t0 = Instant::now();
-        let funcs = public_funcs(ir, top);
-        let tensors = funcs.iter().any(|f| {
-            ir.attr(*f, "function_type")
-                .and_then(|a| a.as_type())
-                .is_some_and(|t| {
-                    t.function_inputs()
-                        .iter()
-                        .chain(t.function_results())
-                        .any(|x| x.is_tensor())
-                })
-        });
-        if tensors {
+        // Bufferize first, so the signatures recorded are the buffer-level ones.
+        if ftuner_transforms::has_tensor_functions(ir, top) {
             run_pipeline(ctx, ir, top, "builtin.module(bufferize)")?;
         }
         let mut sigs = FxHashMap::default();
@@ -125,8 +112,8 @@ impl Executable {
                 },
             );
         }
-        if !public_funcs(ir, top).is_empty() {
-            run_pipeline(ctx, ir, top, LOWER)?;
+        if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top) {
+            run_pipeline(ctx, ir, top, &p)?;
         }
         // One LLVM context per executable, alive as long as the process: JIT code and
         // the module it came from stay valid while any Executable may use them.

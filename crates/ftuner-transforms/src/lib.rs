@@ -30,3 +30,43 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(SymbolDcePass::default()));
     reg.register(|| Box::new(ConvertToLlvmPass::default()));
 }
+
+/// From buffers to the llvm dialect: what follows `bufferize` on the way to machine code.
+pub const BUFFERS_TO_LLVM: &str =
+    "builtin.module(convert-linalg-to-loops,canonicalize,cse,convert-to-llvm)";
+
+/// Whether some `func.func` under `top` takes or returns tensors (so `bufferize` must run
+/// before the conversion to LLVM).
+pub fn has_tensor_functions(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
+    let mut any = false;
+    ir.walk_pre(top, &mut |o| {
+        if ir.name(o) == "func.func" {
+            if let Some(t) = ir.attr(o, "function_type").and_then(|a| a.as_type()) {
+                any |= t
+                    .function_inputs()
+                    .iter()
+                    .chain(t.function_results())
+                    .any(|x| x.is_tensor());
+            }
+        }
+    });
+    any
+}
+
+/// The pipeline that takes `top` (tensors or buffers) to the llvm dialect: `bufferize`
+/// when some function still has tensors, then [`BUFFERS_TO_LLVM`]. None when there is no
+/// function left to convert (the module is in the llvm dialect already).
+pub fn to_llvm_pipeline(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> Option<String> {
+    let mut funcs = false;
+    ir.walk_pre(top, &mut |o| {
+        funcs |= matches!(ir.name(o), "func.func" | "gpu.func")
+    });
+    if !funcs {
+        return None;
+    }
+    Some(if has_tensor_functions(ir, top) {
+        BUFFERS_TO_LLVM.replacen("builtin.module(", "builtin.module(bufferize,", 1)
+    } else {
+        BUFFERS_TO_LLVM.to_string()
+    })
+}

@@ -53,28 +53,25 @@ fn fail(m: impl std::fmt::Display) -> i32 {
     1
 }
 
-fn has_tensors(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
-    let mut any = false;
-    ir.walk_pre(top, &mut |o| {
-        if ir.name(o) == "func.func" {
-            if let Some(t) = ir.attr(o, "function_type").and_then(|a| a.as_type()) {
-                any |= t
-                    .function_inputs()
-                    .iter()
-                    .chain(t.function_results())
-                    .any(|x| x.is_tensor());
-            }
+/// Run a textual pipeline; diagnostics are printed, the error is the exit code.
+fn run_pipeline(
+    ctx: &ftuner_ir::Context,
+    m: &mut ftuner_ir::ParsedModule,
+    p: &str,
+    file: &str,
+    src: &str,
+) -> Result<(), i32> {
+    let reg = ftuner_opt::default_registry();
+    let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, p)
+        .map_err(|e| fail(format!("--pass-pipeline: {e}")))?;
+    pm.run(ctx, &mut m.ir, m.top).map_err(|e| {
+        let mut sm = ftuner_ir::SourceMap::default();
+        sm.add(file, src.into());
+        for d in &e.diagnostics {
+            eprint!("{}", ftuner_ir::diag::render(d, &sm));
         }
-    });
-    any
-}
-
-fn has_funcs(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
-    let mut any = false;
-    ir.walk_pre(top, &mut |o| {
-        any |= matches!(ir.name(o), "func.func" | "gpu.func")
-    });
-    any
+        fail(e.message)
+    })
 }
 
 fn run() -> i32 {
@@ -120,48 +117,37 @@ fn run() -> i32 {
         }
     };
     if !cli.no_lower {
-        let mut pipeline = vec![];
-        if let Some(p) = &cli.pass_pipeline {
-            pipeline.push(p.clone());
-        } else if has_tensors(&m.ir, m.top) {
-            // The hardware model's name for the CPU (targets/*.toml), when it has one.
-            let hw = match target.cpu.as_str() {
-                _ if cli.target == "host" => "host",
-                "znver4" | "znver5" => "zen4",
-                "skylake-avx512" | "cascadelake" | "icelake-server" | "sapphirerapids" => {
-                    "skylake-avx512"
-                }
-                _ => "",
-            };
-            if hw.is_empty() {
-                pipeline.push("builtin.module(canonicalize,cse)".into());
-            } else {
-                pipeline.push(format!(
-                    "builtin.module(canonicalize,cse,patch-ukernels{{target={hw}}},lower-ukernels,canonicalize,cse)"
-                ));
+        let first = match &cli.pass_pipeline {
+            Some(p) => Some(p.clone()),
+            None if ftuner_transforms::has_tensor_functions(&m.ir, m.top) => {
+                // The hardware model's name for the CPU (targets/*.toml), when it has one.
+                let hw = match target.cpu.as_str() {
+                    _ if cli.target == "host" => "host",
+                    "znver4" | "znver5" => "zen4",
+                    "skylake-avx512" | "cascadelake" | "icelake-server" | "sapphirerapids" => {
+                        "skylake-avx512"
+                    }
+                    _ => "",
+                };
+                Some(if hw.is_empty() {
+                    "builtin.module(canonicalize,cse)".into()
+                } else {
+                    format!(
+                        "builtin.module(canonicalize,cse,patch-ukernels{{target={hw}}},lower-ukernels,canonicalize,cse)"
+                    )
+                })
+            }
+            None => None,
+        };
+        if let Some(p) = first {
+            if let Err(code) = run_pipeline(&ctx, &mut m, &p, &cli.file, &src) {
+                return code;
             }
         }
-        if has_funcs(&m.ir, m.top) {
-            let mut lower = String::from("builtin.module(");
-            if has_tensors(&m.ir, m.top) || !pipeline.is_empty() {
-                lower.push_str("bufferize,");
-            }
-            lower.push_str("convert-linalg-to-loops,canonicalize,cse,convert-to-llvm)");
-            pipeline.push(lower);
-        }
-        let reg = ftuner_opt::default_registry();
-        for p in pipeline {
-            let mut pm = match ftuner_pass::PassManager::from_pipeline(&reg, &p) {
-                Ok(pm) => pm,
-                Err(e) => return fail(format!("--pass-pipeline: {e}")),
-            };
-            if let Err(e) = pm.run(&ctx, &mut m.ir, m.top) {
-                let mut sm = ftuner_ir::SourceMap::default();
-                sm.add(&cli.file, src.as_str().into());
-                for d in &e.diagnostics {
-                    eprint!("{}", ftuner_ir::diag::render(d, &sm));
-                }
-                return fail(e.message);
+        // Then to the llvm dialect, from whatever level that left.
+        if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top) {
+            if let Err(code) = run_pipeline(&ctx, &mut m, &p, &cli.file, &src) {
+                return code;
             }
         }
     }
