@@ -80,10 +80,6 @@ pub fn run(
         .collect()
 }
 
-fn dims_of(t: &Tensor) -> Vec<i64> {
-    t.shape.iter().map(|d| *d as i64).collect()
-}
-
 fn check_type(ir: &Ir, op: OpId, ty: Type, t: &Tensor) -> Result<(), InterpError> {
     if let Some(s) = ty.shape() {
         if s.len() != t.shape.len()
@@ -203,6 +199,15 @@ impl<'a> Interp<'a> {
             RtVal::Scalar(s) => Ok(s),
             _ => Err(InterpError::at(self.ir, op, "expected a scalar operand")),
         }
+    }
+    /// Index operands, evaluated.
+    pub(crate) fn indices(
+        &self,
+        env: &Env,
+        op: OpId,
+        vals: &[Value],
+    ) -> Result<Vec<i64>, InterpError> {
+        vals.iter().map(|v| self.index(env, *v, op)).collect()
     }
     pub(crate) fn index(&self, env: &Env, v: Value, op: OpId) -> Result<i64, InterpError> {
         Ok(self.scalar(env, v, op)? as i64)
@@ -521,10 +526,7 @@ impl<'a> Interp<'a> {
         if ops.len() < need {
             return Err(err("operand segments do not match the operands"));
         }
-        let base = ops[seg..seg + n]
-            .iter()
-            .map(|v| self.index(env, *v, op))
-            .collect::<Result<_, _>>()?;
+        let base = self.indices(env, op, &ops[seg..seg + n])?;
         Ok((base, n))
     }
 
@@ -738,12 +740,7 @@ impl<'a> Interp<'a> {
         };
         let out = match short {
             "empty" => {
-                let dynv: Vec<i64> = ops
-                    .iter()
-                    .map(|v| self.index(env, *v, op))
-                    .collect::<Result<_, _>>()?;
                 let shape = self.mixed(env, op, rt.shape().unwrap_or(&[]), &ops)?;
-                let _ = dynv;
                 if shape.iter().any(|d| *d < 0) {
                     return Err(err(format!("negative size in {shape:?}")));
                 }
@@ -768,10 +765,7 @@ impl<'a> Interp<'a> {
             }
             "extract" => {
                 let t = self.tensor(env, ops[0], op)?;
-                let idx: Vec<i64> = ops[1..]
-                    .iter()
-                    .map(|v| self.index(env, *v, op))
-                    .collect::<Result<_, _>>()?;
+                let idx: Vec<i64> = self.indices(env, op, &ops[1..])?;
                 let off = t.offset(&idx).ok_or_else(|| {
                     err(format!(
                         "index {idx:?} out of bounds for shape {:?}",
@@ -783,10 +777,7 @@ impl<'a> Interp<'a> {
             "insert" => {
                 let v = self.scalar(env, ops[0], op)?;
                 let mut t = (*self.tensor(env, ops[1], op)?).clone();
-                let idx: Vec<i64> = ops[2..]
-                    .iter()
-                    .map(|v| self.index(env, *v, op))
-                    .collect::<Result<_, _>>()?;
+                let idx: Vec<i64> = self.indices(env, op, &ops[2..])?;
                 let off = t.offset(&idx).ok_or_else(|| {
                     err(format!(
                         "index {idx:?} out of bounds for shape {:?}",
@@ -1183,7 +1174,6 @@ impl<'a> Interp<'a> {
                 results.push(RtVal::Tensor(Rc::new(t)));
             }
         }
-        let _ = dims_of;
         Ok(results)
     }
 }

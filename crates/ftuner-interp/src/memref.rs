@@ -17,15 +17,6 @@ impl Interp<'_> {
         }
     }
 
-    fn indices(
-        &self,
-        env: &Env,
-        op: OpId,
-        vals: &[ftuner_ir::Value],
-    ) -> Result<Vec<i64>, InterpError> {
-        vals.iter().map(|v| self.index(env, *v, op)).collect()
-    }
-
     pub(crate) fn memref_op(
         &mut self,
         op: OpId,
