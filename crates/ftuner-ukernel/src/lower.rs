@@ -573,6 +573,32 @@ fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
+impl SliceSpec {
+    /// Properties of an `extract_slice` / `insert_slice` at this place (unit strides);
+    /// `leading` are the segment sizes of the operands before the offsets.
+    fn props(&self, leading: &[i32]) -> Vec<(&'static str, Attribute)> {
+        let no = self.n_offsets as i32;
+        let ns = self.operands.len() as i32 - no;
+        let mut segs = leading.to_vec();
+        segs.extend([no, ns, 0]);
+        vec![
+            (
+                "static_offsets",
+                Attribute::dense_i64_array(&self.static_offsets),
+            ),
+            (
+                "static_sizes",
+                Attribute::dense_i64_array(&self.static_sizes),
+            ),
+            (
+                "static_strides",
+                Attribute::dense_i64_array(&vec![1; self.static_offsets.len()]),
+            ),
+            ("operandSegmentSizes", Attribute::dense_i32_array(&segs)),
+        ]
+    }
+}
+
 /// The patch's three indexing maps.
 fn patch_maps(ir: &Ir, op: OpId) -> Option<Vec<ftuner_ir::AffineMap>> {
     let maps: Vec<ftuner_ir::AffineMap> = ir
@@ -667,9 +693,8 @@ fn slice(
             new_shape.push(shape[j]);
         }
     }
-    let rank = shape.len();
     let rt = ty.with_shape(new_shape);
-    let (no, ns) = (dyn_off.len(), dyn_size.len());
+    let no = dyn_off.len();
     let spec = SliceSpec {
         operands: dyn_off.into_iter().chain(dyn_size).collect(),
         n_offsets: no,
@@ -678,27 +703,7 @@ fn slice(
     };
     let mut ops = vec![v];
     ops.extend(spec.operands.iter().copied());
-    let sl = b.val(
-        blk,
-        "tensor.extract_slice",
-        ops,
-        rt,
-        vec![
-            (
-                "static_offsets",
-                Attribute::dense_i64_array(&spec.static_offsets),
-            ),
-            (
-                "static_sizes",
-                Attribute::dense_i64_array(&spec.static_sizes),
-            ),
-            ("static_strides", Attribute::dense_i64_array(&vec![1; rank])),
-            (
-                "operandSegmentSizes",
-                Attribute::dense_i32_array(&[1, no as i32, ns as i32, 0]),
-            ),
-        ],
-    );
+    let sl = b.val(blk, "tensor.extract_slice", ops, rt, spec.props(&[1]));
     (sl, spec)
 }
 
@@ -764,31 +769,8 @@ fn tile(
 fn insert_back(b: &mut B<'_>, blk: BlockId, r: Value, spec: &SliceSpec, acc: Value) -> Value {
     let mut ops = vec![r, acc];
     ops.extend(spec.operands.iter().copied());
-    let no = spec.n_offsets as i32;
-    let ns = spec.operands.len() as i32 - no;
     let accty = b.ir.value_type(acc);
-    let rank = spec.static_offsets.len();
-    b.val(
-        blk,
-        "tensor.insert_slice",
-        ops,
-        accty,
-        vec![
-            (
-                "static_offsets",
-                Attribute::dense_i64_array(&spec.static_offsets),
-            ),
-            (
-                "static_sizes",
-                Attribute::dense_i64_array(&spec.static_sizes),
-            ),
-            ("static_strides", Attribute::dense_i64_array(&vec![1; rank])),
-            (
-                "operandSegmentSizes",
-                Attribute::dense_i32_array(&[1, 1, no, ns, 0]),
-            ),
-        ],
-    )
+    b.val(blk, "tensor.insert_slice", ops, accty, spec.props(&[1, 1]))
 }
 
 /// `scf.index_switch %sel` over `cases`, each case built by `f`, default yielding `acc`.
