@@ -5,6 +5,7 @@
 // A lowered pipeline is checked against the function as read.
 // RUN: ftuner-run %s --shape 0=31x5 --shape 1=5x45 --pass-pipeline='builtin.module(patch-ukernels{target=skylake-avx512},lower-ukernels,canonicalize,cse)' --check --json | FileCheck %s --check-prefix=CHECKED
 // CHECKED: "entry": "mm"
+// CHECKED-SAME: "backend": "jit", "compile_s": {{[0-9.e+-]+}}, "peak_bytes": {{[1-9][0-9]*}}
 // CHECKED-SAME: "shape": "31x45"
 // CHECKED-SAME: "check": {"ok": true}
 
