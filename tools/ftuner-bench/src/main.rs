@@ -130,6 +130,28 @@ struct Blas {
 }
 
 impl Blas {
+    /// `batch` problems of (m, n, k); B is KxN (NN) or NxK (NT).
+    fn new(
+        a: &Tensor,
+        b: &Tensor,
+        (m, n, k): (usize, usize, usize),
+        batch: usize,
+        nt: bool,
+    ) -> Blas {
+        Blas {
+            a: f32s(a),
+            b: f32s(b),
+            c: vec![0.0; batch * m * n],
+            m,
+            n,
+            k,
+            batch,
+            nt,
+        }
+    }
+    fn flops(&self) -> f64 {
+        2.0 * (self.batch * self.m * self.n * self.k) as f64
+    }
     fn run(&mut self) {
         let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
         for i in 0..self.batch {
@@ -274,17 +296,8 @@ fn run(cli: &Cli) -> Result<(), String> {
             for &t in ts {
                 let m = 16 * t;
                 let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
-                let blas = Blas {
-                    a: f32s(&a),
-                    b: f32s(&b),
-                    c: vec![0.0; m * n],
-                    m,
-                    n,
-                    k,
-                    batch: 1,
-                    nt: false,
-                };
-                let flops = 2.0 * (m * n * k) as f64;
+                let blas = Blas::new(&a, &b, (m, n, k), 1, false);
+                let flops = blas.flops();
                 measure(
                     &mut out,
                     &exe,
@@ -302,17 +315,8 @@ fn run(cli: &Cli) -> Result<(), String> {
         let exe = compile(BMM_NT)?;
         for &t in ts {
             let (q, kk) = (rng.tensor(vec![192, t, 64]), rng.tensor(vec![192, t, 64]));
-            let blas = Blas {
-                a: f32s(&q),
-                b: f32s(&kk),
-                c: vec![0.0; 192 * t * t],
-                m: t,
-                n: t,
-                k: 64,
-                batch: 192,
-                nt: true,
-            };
-            let flops = 2.0 * (192 * t * t * 64) as f64;
+            let blas = Blas::new(&q, &kk, (t, t, 64), 192, true);
+            let flops = blas.flops();
             measure(
                 &mut out,
                 &exe,
@@ -359,17 +363,8 @@ fn run(cli: &Cli) -> Result<(), String> {
         let exe = compile(DYN_MM)?;
         for (m, n, k) in shapes {
             let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
-            let blas = Blas {
-                a: f32s(&a),
-                b: f32s(&b),
-                c: vec![0.0; m * n],
-                m,
-                n,
-                k,
-                batch: 1,
-                nt: false,
-            };
-            let flops = 2.0 * (m * n * k) as f64;
+            let blas = Blas::new(&a, &b, (m, n, k), 1, false);
+            let flops = blas.flops();
             measure(
                 &mut out,
                 &exe,
