@@ -26,6 +26,9 @@ run: build
 	$(BIN)/ftuner-run examples/bert_layer_dynamic.mlir --shape 0=1x7x768 --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check --bench 10
 	$(BIN)/ftuner-translate examples/dense_dynamic.mlir --emit=asm -o dense_dynamic.s
 	@echo "dense_dynamic.s: $$(grep -c 'vfmadd' dense_dynamic.s || true) FMA instructions in the compiled dense layer"
+	rm -f target/make-run-tuning.db*
+	$(BIN)/ftuner-tune tune examples/dense_dynamic.mlir --db target/make-run-tuning.db --trials 8 --quiet
+	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --patch-ukernels='tuning-db=target/make-run-tuning.db' --mlir-pass-statistics -o /dev/null
 
 lint: setup
 	$(CARGO) fmt --all -- --check

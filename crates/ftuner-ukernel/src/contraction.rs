@@ -62,6 +62,28 @@ fn body_is_mul_add(ir: &Ir, op: OpId) -> bool {
     names.contains(&"arith.mulf") && names.contains(&"arith.addf") && names.len() <= 6
 }
 
+/// Size of each loop dim of `maps` (over operands `vals`) from a static operand dim
+/// indexed by it alone; `DYNAMIC` where none is.
+pub fn loop_sizes(
+    ir: &Ir,
+    maps: &[ftuner_ir::AffineMap],
+    vals: &[ftuner_ir::Value],
+) -> Option<Vec<i64>> {
+    let nd = maps.first()?.num_dims as usize;
+    let mut size = vec![DYNAMIC; nd];
+    for (m, v) in maps.iter().zip(vals) {
+        let shape = ir.value_type(*v).shape()?.to_vec();
+        for (j, e) in m.results.iter().enumerate() {
+            if let AffineExpr::Dim(d) = e {
+                if shape[j] != DYNAMIC {
+                    size[*d as usize] = shape[j];
+                }
+            }
+        }
+    }
+    Some(size)
+}
+
 /// Classify `op`; `None` if it is not a contraction we build uKernels for.
 pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
     let name = ir.name(op);
@@ -83,18 +105,7 @@ pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
     let maps = body::indexing_maps(ir, op)?;
     let vals = [ins[0], ins[1], outs[0]];
     let nd = maps[0].num_dims as usize;
-    // Size of each loop dim from a static operand dim indexed by it alone.
-    let mut size = vec![DYNAMIC; nd];
-    for (m, v) in maps.iter().zip(vals) {
-        let shape = ir.value_type(v).shape()?.to_vec();
-        for (j, e) in m.results.iter().enumerate() {
-            if let AffineExpr::Dim(d) = e {
-                if shape[j] != DYNAMIC {
-                    size[*d as usize] = shape[j];
-                }
-            }
-        }
-    }
+    let size = loop_sizes(ir, &maps, &vals)?;
     let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
     let (mut batch, mut m, mut n, mut k) = (vec![], vec![], vec![], vec![]);
     for d in 0..nd as u32 {

@@ -140,8 +140,50 @@ fn round_down(v: f64, m: u32) -> u32 {
 
 /// Build the family for `dtype` on `cpu`.
 pub fn build(cpu: &CpuModel, dtype: DType) -> Result<CpuFamily, String> {
+    build_with(cpu, dtype, None, None)
+}
+
+/// Whether `mr x nr` is a register tile the target can hold and the lowering can emit:
+/// `nr` a multiple of the vector lanes (or a power of two below them) and the accumulators,
+/// B vectors and the A broadcast within the vector register file.
+pub fn check_tile(cpu: &CpuModel, dtype: DType, mr: u32, nr: u32) -> Result<(), String> {
     let r = rates(cpu, dtype);
-    let main = register_tile(cpu, dtype)?;
+    if mr == 0 || nr == 0 {
+        return Err(format!("register tile {mr}x{nr} is empty"));
+    }
+    if !(nr.is_multiple_of(r.lanes) || (nr < r.lanes && nr.is_power_of_two())) {
+        return Err(format!(
+            "register tile {mr}x{nr}: nr must be a multiple of the {} vector lanes or a power of two below them",
+            r.lanes
+        ));
+    }
+    let nv = nr.div_ceil(r.lanes);
+    if mr * nv + nv + 1 > r.regs {
+        return Err(format!(
+            "register tile {mr}x{nr} needs {} vector registers; the target has {}",
+            mr * nv + nv + 1,
+            r.regs
+        ));
+    }
+    Ok(())
+}
+
+/// Build the family around a given main tile and `kc` (a schedule's), or the model's
+/// choice of each when `None`; `mc` and `nc` follow from `kc` as in [`build`].
+pub fn build_with(
+    cpu: &CpuModel,
+    dtype: DType,
+    tile: Option<(u32, u32)>,
+    kc_override: Option<u32>,
+) -> Result<CpuFamily, String> {
+    let r = rates(cpu, dtype);
+    let main = match tile {
+        Some((mr, nr)) => {
+            check_tile(cpu, dtype, mr, nr)?;
+            kernel(&r, mr, nr, 1)
+        }
+        None => register_tile(cpu, dtype)?,
+    };
     let s = (cpu.vector_bits / r.lanes / 8) as f64; // bytes per element as computed
     let (mr, nr) = (main.mr as f64, main.nr as f64);
     // kc from L1.
@@ -154,7 +196,11 @@ pub fn build(cpu: &CpuModel, dtype: DType) -> Result<CpuFamily, String> {
         (l1.ways.saturating_sub(1)).max(1) as f64 * l1.sets() as f64 * l1.line as f64
             / ((mr + nr) * s)
     };
-    let kc = round_down(kc, 8).max(8);
+    let kc = match kc_override {
+        Some(0) => return Err("kc must be positive".into()),
+        Some(k) => k,
+        None => round_down(kc, 8).max(8),
+    };
     // mc from L2.
     let l2 = &cpu.l2;
     let c_b = ((kc as f64 * nr * s) / (l2.sets() as f64 * l2.line as f64)).ceil();

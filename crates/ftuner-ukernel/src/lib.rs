@@ -27,10 +27,19 @@ pub mod lower;
 mod pass;
 pub mod patch;
 pub mod plan;
+pub mod schedule;
 
 pub use lower::LowerUkernelsPass;
 pub use pass::{describe_module, AnnotateUkernelsPass};
 pub use patch::PatchUkernelsPass;
+pub use schedule::{KernelClass, Schedule, ScheduleSource, WorkloadKey};
+
+/// Register this crate's passes (`annotate-ukernels`, `patch-ukernels`, `lower-ukernels`).
+pub fn register_passes(r: &mut ftuner_pass::PassRegistry) {
+    r.register(|| Box::new(AnnotateUkernelsPass::default()));
+    r.register(|| Box::new(PatchUkernelsPass::default()));
+    r.register(|| Box::new(LowerUkernelsPass::default()));
+}
 
 /// Element type of a contraction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

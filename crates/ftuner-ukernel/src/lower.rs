@@ -1530,7 +1530,33 @@ impl Pass for LowerUkernelsPass {
             }
         });
         for p in patches {
-            match lower(cx.ir, p, vector_bodies, k_blocking, pack_b) {
+            // A scheduled patch carries its own lowering knobs.
+            let sched: Option<crate::Schedule> = match cx.ir.attr(p, "ftuner.schedule") {
+                None => None,
+                Some(a) => match a.as_str().map(str::parse) {
+                    Some(Ok(s)) => Some(s),
+                    Some(Err(e)) => {
+                        cx.emit(Diagnostic::error(cx.ir.loc(p), e));
+                        return Err(PassFailure);
+                    }
+                    None => {
+                        cx.emit(Diagnostic::error(
+                            cx.ir.loc(p),
+                            "'ftuner.schedule' must be a string attribute",
+                        ));
+                        return Err(PassFailure);
+                    }
+                },
+            };
+            let (vb, kb, pb) = match sched {
+                Some(s) => (
+                    vector_bodies.map(|v| v.max((s.mr * s.nr) as i64)),
+                    s.k_blocking,
+                    s.pack_b,
+                ),
+                None => (vector_bodies, k_blocking, pack_b),
+            };
+            match lower(cx.ir, p, vb, kb, pb) {
                 Ok(()) => self.lowered += 1,
                 Err(e) => {
                     cx.emit(Diagnostic::remark(

@@ -4,30 +4,14 @@
 use crate::contraction::{find_all, Contraction, Kind};
 use crate::{DType, Family};
 use ftuner_hw::HardwareModel;
-use ftuner_ir::{Attribute, Context, Diagnostic, Ir, OpId, DYNAMIC};
+use ftuner_ir::{Attribute, Context, Diagnostic, Ir, OpId};
 use ftuner_pass::{
     options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
 };
 use std::fmt::Write;
 
-fn dim(d: i64) -> String {
-    if d == DYNAMIC {
-        "?".into()
-    } else {
-        d.to_string()
-    }
-}
-
 fn shape_of(c: &Contraction) -> String {
-    let mut s = format!(
-        "M={} N={} K={}",
-        dim(c.m_size()),
-        dim(c.n_size()),
-        dim(c.k_size())
-    );
-    if !c.batch.is_empty() {
-        s = format!("B={} {s}", dim(c.batch_size()));
-    }
+    let mut s = crate::schedule::sizes_text(c);
     if c.transposed_a {
         s.push_str(" A^T");
     }

@@ -3,6 +3,7 @@
 
 use crate::contraction::{find_all, Contraction, Kind};
 use crate::plan::{plan_dim, DimPlan};
+use crate::schedule::Schedule;
 use crate::{DType, Family};
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ukernel::{plan_attr, read_plan};
@@ -207,10 +208,28 @@ pub fn patch(
     Ok(new)
 }
 
+/// (m, n) uKernel sizes two plans use together.
+fn used_sizes(mp: &DimPlan, np: &DimPlan) -> u64 {
+    let sizes = |p: &DimPlan| {
+        let mut v: Vec<u32> = p
+            .residues
+            .iter()
+            .flatten()
+            .copied()
+            .chain([p.main])
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
+    (sizes(mp) * sizes(np)) as u64
+}
+
 pub struct PatchUkernelsPass {
     opts: PassOptions,
     patched: u64,
     ukernels: u64,
+    scheduled: u64,
 }
 
 impl Default for PatchUkernelsPass {
@@ -221,9 +240,12 @@ impl Default for PatchUkernelsPass {
                 OptionSpec { name: "dtypes", kind: OptionKind::List, default: "f32,f16,bf16", description: "Element types to patch (others are left alone)" },
                 OptionSpec { name: "max-ukernels", kind: OptionKind::UInt, default: "8", description: "Most tile sizes per dimension (the main tile plus the smallest)" },
                 OptionSpec { name: "max-padding", kind: OptionKind::Float, default: "0", description: "Fraction of the main tile a residue may be padded by when that is cheaper" },
+                OptionSpec { name: "schedule", kind: OptionKind::String, default: "", description: "A schedule for every contraction (mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..]) instead of the analytic default (CPU targets)" },
+                OptionSpec { name: "tuning-db", kind: OptionKind::String, default: "", description: "A tuning database (ftuner-tune): each contraction whose workload has measured schedules gets the best one" },
             ]),
             patched: 0,
             ukernels: 0,
+            scheduled: 0,
         }
     }
 }
@@ -260,9 +282,81 @@ impl Pass for PatchUkernelsPass {
             return Err(PassFailure);
         }
         let max_uk = (self.opts.int("max-ukernels").max(2)) as usize;
+        let fixed = self.opts.str("schedule");
+        let fixed: Option<Schedule> = if fixed.is_empty() {
+            None
+        } else {
+            match fixed.parse() {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
+                    return Err(PassFailure);
+                }
+            }
+        };
+        let db_path = self.opts.str("tuning-db");
+        let db = if db_path.is_empty() {
+            None
+        } else {
+            match crate::schedule::open_db(&db_path) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
+                    return Err(PassFailure);
+                }
+            }
+        };
         let mut families: Vec<(DType, Family)> = vec![];
         for c in find_all(cx.ir, op) {
             if !dtypes.iter().any(|d| d == c.dtype.name()) {
+                continue;
+            }
+            let sched = match (&fixed, &db) {
+                (Some(s), _) => Some(*s),
+                (None, Some(db)) => {
+                    let key = crate::schedule::workload_key(cx.ir, &c, &model);
+                    match db.best(&key) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
+                            return Err(PassFailure);
+                        }
+                    }
+                }
+                (None, None) => None,
+            };
+            if let Some(s) = sched {
+                let f = match s.family(&model, c.dtype) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        cx.emit(Diagnostic::error(
+                            cx.ir.loc(c.op),
+                            format!("schedule {s}: {e}"),
+                        ));
+                        return Err(PassFailure);
+                    }
+                };
+                let (mp, np) = match plans(&f, &c, max_pad, s.max_ukernels.max(2) as usize) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
+                        return Err(PassFailure);
+                    }
+                };
+                match patch(cx.ir, &c, &f, &model.name, &mp, &np) {
+                    Ok(new) => cx.ir.set_attr(
+                        new,
+                        "ftuner.schedule",
+                        Some(Attribute::string(s.to_string())),
+                    ),
+                    Err(e) => {
+                        cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
+                        return Err(PassFailure);
+                    }
+                }
+                self.patched += 1;
+                self.scheduled += 1;
+                self.ukernels += used_sizes(&mp, &np);
                 continue;
             }
             let f = match families.iter().find(|(d, _)| *d == c.dtype) {
@@ -285,27 +379,7 @@ impl Pass for PatchUkernelsPass {
                     return Err(PassFailure);
                 }
             };
-            let used = {
-                let mut v: Vec<u32> = mp
-                    .residues
-                    .iter()
-                    .flatten()
-                    .copied()
-                    .chain([mp.main])
-                    .collect();
-                v.sort_unstable();
-                v.dedup();
-                let mut w: Vec<u32> = np
-                    .residues
-                    .iter()
-                    .flatten()
-                    .copied()
-                    .chain([np.main])
-                    .collect();
-                w.sort_unstable();
-                w.dedup();
-                (v.len() * w.len()) as u64
-            };
+            let used = used_sizes(&mp, &np);
             if let Err(e) = patch(cx.ir, &c, &f, &model.name, &mp, &np) {
                 cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
                 return Err(PassFailure);
@@ -328,6 +402,11 @@ impl Pass for PatchUkernelsPass {
                 description: "uKernel sizes the patch plans use (all ops)",
                 value: self.ukernels,
             },
+            Statistic {
+                name: "num-scheduled",
+                description: "Contractions given a schedule (option or tuning database) instead of the analytic default",
+                value: self.scheduled,
+            },
         ]
     }
     fn clone_pass(&self) -> Box<dyn Pass> {
@@ -335,6 +414,7 @@ impl Pass for PatchUkernelsPass {
             opts: self.opts.clone(),
             patched: 0,
             ukernels: 0,
+            scheduled: 0,
         })
     }
 }

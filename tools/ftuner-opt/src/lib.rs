@@ -13,11 +13,11 @@ use std::time::Instant;
 
 /// The registry with every ftuner pass.
 pub fn default_registry() -> PassRegistry {
+    // `patch-ukernels{tuning-db=FILE}` reads ftuner-tune's databases.
+    ftuner_tune::register();
     let mut r = PassRegistry::default();
     ftuner_transforms::register_passes(&mut r);
-    r.register(|| Box::new(ftuner_ukernel::AnnotateUkernelsPass::default()));
-    r.register(|| Box::new(ftuner_ukernel::PatchUkernelsPass::default()));
-    r.register(|| Box::new(ftuner_ukernel::LowerUkernelsPass::default()));
+    ftuner_ukernel::register_passes(&mut r);
     r
 }
 

@@ -1,0 +1,313 @@
+//! The search tuner: the baseline a user would otherwise run (in the spirit of Ansor and
+//! MetaSchedule, with real measurements and no learned cost model).
+//!
+//! The space is every knob of a [`Schedule`] that is legal on the target: register tiles
+//! `mr x nr` that fit the vector register file (`nr` in whole vectors, or a power of two
+//! below one), `kc` from 16 to 1024 plus the analytic value, reduction blocking on or off,
+//! B packing on or off, and 2 to 8 tile sizes per patched dimension. The search is
+//! evolutionary: a few random schedules first, then each trial mutates one of the best
+//! measured so far (one knob at a time) or, one time in four, samples at random. Every
+//! trial is a record in the database the moment it is measured, so a search stopped at any
+//! point (a time limit, Ctrl-C, `kill -9`) resumes from the database: schedules already
+//! measured for the workload are neither repeated nor forgotten, and the trial budget
+//! counts them.
+
+use crate::db::{Db, Record, Source};
+use crate::kernels::Kernel;
+use crate::measure::Bench;
+use ftuner_hw::HardwareModel;
+use ftuner_ukernel::Schedule;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct SearchOptions {
+    /// Trials for the workload in all (earlier runs' included).
+    pub trials: usize,
+    pub time_limit: Duration,
+    pub seed: u64,
+    pub progress: bool,
+    /// Rounds of the final interleaved comparison of the best schedule with the default
+    /// (0: report the search's own measurements).
+    pub rounds: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct SearchResult {
+    pub default: Schedule,
+    /// Cost of the analytic default and of the best schedule, measured side by side at the
+    /// end of the run (see `SearchOptions::rounds`).
+    pub default_cost: f64,
+    pub best: Schedule,
+    pub best_cost: f64,
+    /// Trials measured in this run / recorded for the workload in all.
+    pub trials_run: usize,
+    pub trials_total: usize,
+    /// Search time of every recorded trial of the workload (this run and earlier ones).
+    pub search_s: f64,
+    /// Why the search stopped.
+    pub stop: String,
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The legal values of each knob on `model`.
+pub struct Space {
+    pub tiles: Vec<(u32, u32)>,
+    pub kcs: Vec<u32>,
+    pub max_ukernels: Vec<u32>,
+}
+
+impl Space {
+    pub fn new(
+        model: &HardwareModel,
+        dtype: ftuner_ukernel::DType,
+        analytic_kc: u32,
+    ) -> Result<Space, String> {
+        let cpu = model.cpu().ok_or("the search tuner needs a CPU target")?;
+        let lanes = cpu.lanes(4);
+        let mut nrs: Vec<u32> = (1..=4).map(|v| v * lanes).collect();
+        nrs.push(lanes / 2);
+        let mut tiles = vec![];
+        for nr in nrs {
+            for mr in 1..=cpu.vector_registers {
+                if ftuner_ukernel::cpu::check_tile(cpu, dtype, mr, nr).is_ok()
+                    && mr * nr >= lanes * 2
+                {
+                    tiles.push((mr, nr));
+                }
+            }
+        }
+        let mut kcs = vec![
+            16,
+            32,
+            48,
+            64,
+            96,
+            128,
+            192,
+            256,
+            384,
+            512,
+            768,
+            1024,
+            analytic_kc,
+        ];
+        kcs.sort_unstable();
+        kcs.dedup();
+        Ok(Space {
+            tiles,
+            kcs,
+            max_ukernels: vec![2, 3, 4, 8],
+        })
+    }
+    fn random(&self, r: &mut Rng) -> Schedule {
+        let (mr, nr) = self.tiles[r.below(self.tiles.len())];
+        Schedule {
+            mr,
+            nr,
+            kc: self.kcs[r.below(self.kcs.len())],
+            k_blocking: r.below(4) != 0,
+            pack_b: r.below(2) == 0,
+            max_ukernels: self.max_ukernels[r.below(self.max_ukernels.len())],
+        }
+    }
+    fn mutate(&self, s: &Schedule, r: &mut Rng) -> Schedule {
+        let mut n = *s;
+        match r.below(6) {
+            0 | 1 => {
+                // A neighbouring tile: same nr with mr +-1..2, or same mr with another nr.
+                let near: Vec<(u32, u32)> = self
+                    .tiles
+                    .iter()
+                    .copied()
+                    .filter(|(m, nn)| {
+                        (*nn == s.nr && m.abs_diff(s.mr) <= 2 && *m != s.mr)
+                            || (*m == s.mr && *nn != s.nr)
+                    })
+                    .collect();
+                if let Some(t) = near.get(r.below(near.len().max(1))) {
+                    (n.mr, n.nr) = *t;
+                }
+            }
+            2 => {
+                let i = self.kcs.iter().position(|k| *k == s.kc).unwrap_or(0) as i64;
+                let j =
+                    (i + if r.below(2) == 0 { -1 } else { 1 }).clamp(0, self.kcs.len() as i64 - 1);
+                n.kc = self.kcs[j as usize];
+            }
+            3 => n.k_blocking = !n.k_blocking,
+            4 => n.pack_b = !n.pack_b,
+            _ => n.max_ukernels = self.max_ukernels[r.below(self.max_ukernels.len())],
+        }
+        n
+    }
+}
+
+/// Tune one kernel; every trial is written to `db` as it completes.
+pub fn tune_kernel(
+    db: &Db,
+    kernel: &Kernel,
+    bench: &mut Bench,
+    model: &HardwareModel,
+    opts: &SearchOptions,
+) -> Result<SearchResult, String> {
+    let start = Instant::now();
+    let shape = bench.shape_text(kernel);
+    let default = Schedule::analytic(model, kernel.dtype)?;
+    // The default first: it fixes the reference results the trials are checked against.
+    let m = bench.measure(kernel, None)?;
+    let mut rec = Record::new(kernel.key.clone(), shape.clone(), default, Source::Default);
+    rec.costs = m.per_point.clone();
+    rec.cost = Some(m.cost);
+    rec.trial_s = m.trial_s;
+    db.insert(&rec).map_err(|e| e.to_string())?;
+    let default_cost = m.cost;
+    // What earlier runs measured for this workload at these points.
+    let earlier: Vec<Record> = db
+        .workload(&kernel.key)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r.source == Source::Tune && r.shape == shape)
+        .collect();
+    let mut seen: std::collections::BTreeSet<Schedule> =
+        earlier.iter().map(|r| r.schedule).collect();
+    let mut measured: Vec<(f64, Schedule)> = earlier
+        .iter()
+        .filter_map(|r| r.cost.map(|c| (c, r.schedule)))
+        .collect();
+    let mut search_s: f64 = earlier.iter().map(|r| r.trial_s).sum::<f64>() + m.trial_s;
+    let space = Space::new(model, kernel.dtype, default.kc)?;
+    let mut rng = Rng(opts.seed.max(1) ^ 0x9e37_79b9_7f4a_7c15);
+    let bar = if opts.progress {
+        let b = indicatif::ProgressBar::new(opts.trials as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} trials {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b.set_prefix(kernel.loc.clone());
+        b.set_position(seen.len().min(opts.trials) as u64);
+        Some(b)
+    } else {
+        None
+    };
+    let mut run = 0;
+    let stop;
+    loop {
+        if seen.len() >= opts.trials {
+            stop = format!("trial budget ({}) reached", opts.trials);
+            break;
+        }
+        if start.elapsed() >= opts.time_limit {
+            stop = format!(
+                "time limit ({:.0} s) reached",
+                opts.time_limit.as_secs_f64()
+            );
+            break;
+        }
+        measured.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Propose an unmeasured schedule (a bounded number of attempts).
+        let mut cand = None;
+        for _ in 0..200 {
+            let s = if measured.len() < 4 || rng.below(4) == 0 {
+                space.random(&mut rng)
+            } else {
+                let parent = measured[rng.below(measured.len().min(4))].1;
+                space.mutate(&parent, &mut rng)
+            };
+            if !seen.contains(&s) {
+                cand = Some(s);
+                break;
+            }
+        }
+        let Some(s) = cand else {
+            stop = "no unmeasured schedule found near the best ones".into();
+            break;
+        };
+        seen.insert(s);
+        run += 1;
+        let mut rec = Record::new(kernel.key.clone(), shape.clone(), s, Source::Tune);
+        let t = Instant::now();
+        match bench.measure(kernel, Some(&s)) {
+            Ok(m) => {
+                rec.costs = m.per_point.clone();
+                rec.cost = Some(m.cost);
+                measured.push((m.cost, s));
+            }
+            Err(e) => rec.error = Some(e),
+        }
+        rec.trial_s = t.elapsed().as_secs_f64();
+        search_s += rec.trial_s;
+        db.insert(&rec).map_err(|e| e.to_string())?;
+        if let Some(b) = &bar {
+            b.set_position(seen.len() as u64);
+            if let Some(best) = measured.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
+                b.set_message(format!(
+                    "best {:.3} ms ({:.2}x default)",
+                    best.0 * 1e3,
+                    default_cost / best.0
+                ));
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let (best_cost, best) = measured
+        .iter()
+        .copied()
+        .chain([(default_cost, default)])
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap_or((default_cost, default));
+    // Confirm side by side: the search measured each schedule once, minutes apart.
+    // Recorded as `confirm` records, which the database's `best` prefers; a schedule that
+    // loses to the default side by side is not the result.
+    let (default_cost, best, best_cost) = if best != default && opts.rounds > 0 {
+        let c = bench.compare(kernel, &[None, Some(best)], opts.rounds)?;
+        confirm(db, kernel, &shape, &[(default, c[0]), (best, c[1])])?;
+        if c[1] < c[0] {
+            (c[0], best, c[1])
+        } else {
+            (c[0], default, c[0])
+        }
+    } else {
+        confirm(db, kernel, &shape, &[(default, default_cost)])?;
+        (default_cost, best, best_cost)
+    };
+    Ok(SearchResult {
+        default,
+        default_cost,
+        best,
+        best_cost,
+        trials_run: run,
+        trials_total: seen.len(),
+        search_s,
+        stop,
+    })
+}
+
+/// Record side-by-side figures as `confirm` records.
+pub(crate) fn confirm(
+    db: &Db,
+    kernel: &Kernel,
+    shape: &str,
+    figures: &[(Schedule, f64)],
+) -> Result<(), String> {
+    for (s, c) in figures {
+        let mut r = Record::new(kernel.key.clone(), shape.to_string(), *s, Source::Confirm);
+        r.costs = vec![*c];
+        r.cost = Some(*c);
+        db.insert(&r).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Transfer-tuning: reuse the schedules tuned for other workloads of the same kernel class.
+//!
+//! For each kernel of the target model: collect the distinct schedules the database holds
+//! for its class from *other* workloads (other sizes, other models, imported logs; never
+//! the kernel's own tuning), keep those legal on this target, rank them by the speedup
+//! they had on their own workload, measure the best `max_candidates` on this kernel (the
+//! patch plan covers sizes the tiles do not divide) and keep the fastest, the analytic
+//! default included. Each measurement is a `transfer` record.
+//!
+//! The speedups reported are confirmed at the end in one interleaved run: the default,
+//! transfer's choice and, when a database holds a full search of the kernel (`tune`
+//! records), that search's best are timed in turn for several rounds. So the paper's metric
+//! `(S_transfer - 1) / (S_full - 1)` compares times taken side by side, not minutes or
+//! hours apart. A choice that is no faster than the default there is not taken (speedup
+//! 1). The confirmation is not counted as search time.
+
+use crate::db::{Db, Record, Source};
+use crate::kernels::Kernel;
+use crate::measure::Bench;
+use ftuner_hw::HardwareModel;
+use ftuner_ukernel::Schedule;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+#[derive(Clone, Debug)]
+pub struct TransferResult {
+    pub default_cost: f64,
+    pub best: Schedule,
+    pub best_cost: f64,
+    /// The workload (class sizes) the best schedule was tuned on; empty for the default.
+    pub best_from: String,
+    pub candidates: usize,
+    pub search_s: f64,
+    /// The full search's best, re-measured now, and that search's recorded time.
+    pub full: Option<(Schedule, f64, f64)>,
+}
+
+impl TransferResult {
+    pub fn speedup(&self) -> f64 {
+        self.default_cost / self.best_cost
+    }
+    pub fn full_speedup(&self) -> Option<f64> {
+        self.full
+            .map(|f| self.default_cost / f.1.min(self.default_cost))
+    }
+    /// `(S_transfer - 1) / (S_full - 1)`; `None` without a full search or when it found
+    /// nothing better than the default.
+    pub fn fraction(&self) -> Option<f64> {
+        let sf = self.full_speedup()?;
+        (sf > 1.0 + 1e-9).then(|| (self.speedup() - 1.0) / (sf - 1.0))
+    }
+}
+
+/// `db` supplies the candidates and receives the `transfer` records; `full_db` (often the
+/// same) is where a full search of this kernel is looked up.
+pub fn transfer_kernel(
+    db: &Db,
+    full_db: &Db,
+    kernel: &Kernel,
+    bench: &mut Bench,
+    model: &HardwareModel,
+    max_candidates: usize,
+    rounds: usize,
+) -> Result<TransferResult, String> {
+    let shape = bench.shape_text(kernel);
+    let default = Schedule::analytic(model, kernel.dtype)?;
+    let m = bench.measure(kernel, None)?;
+    let mut search_s = m.trial_s;
+    // Candidates: per schedule, its best speedup over the default on a source workload;
+    // side-by-side (`confirm`) figures rank before single measurements.
+    let class = db.class(&kernel.key.class).map_err(|e| e.to_string())?;
+    type Src = (String, String, String);
+    let mut defaults: BTreeMap<(bool, Src), f64> = BTreeMap::new();
+    for r in &class {
+        let confirmed = r.source == Source::Confirm;
+        if r.source == Source::Default || (confirmed && r.schedule == default) {
+            if let Some(c) = r.cost {
+                let k = (r.key.sizes.clone(), r.key.target.clone(), r.shape.clone());
+                let e = defaults.entry((confirmed, k)).or_insert(c);
+                *e = e.min(c);
+            }
+        }
+    }
+    let mut cands: BTreeMap<Schedule, ((bool, f64), String)> = BTreeMap::new();
+    for r in &class {
+        let own = r.key == kernel.key;
+        if own || r.source == Source::Default || r.schedule == default {
+            continue;
+        }
+        let Some(c) = r.cost else { continue };
+        if r.schedule.check(model, kernel.dtype).is_err() {
+            continue;
+        }
+        let confirmed = r.source == Source::Confirm;
+        let k = (r.key.sizes.clone(), r.key.target.clone(), r.shape.clone());
+        // Imported records have no default of ours to compare with: rank them after ours.
+        let gain = (
+            confirmed,
+            defaults.get(&(confirmed, k)).map(|d| d / c).unwrap_or(0.0),
+        );
+        let from = format!("{} [{}]", r.key.sizes, r.source.name());
+        let e = cands.entry(r.schedule).or_insert((gain, from.clone()));
+        if gain > e.0 {
+            *e = (gain, from);
+        }
+    }
+    let mut ranked: Vec<(Schedule, (bool, f64), String)> =
+        cands.into_iter().map(|(s, (g, f))| (s, g, f)).collect();
+    ranked.sort_by(|a, b| {
+        (b.1 .0.cmp(&a.1 .0))
+            .then(b.1 .1.total_cmp(&a.1 .1))
+            .then(a.0.cmp(&b.0))
+    });
+    ranked.truncate(max_candidates);
+    let (mut best, mut best_cost, mut best_from) = (default, m.cost, String::new());
+    for (s, _, from) in &ranked {
+        let mut rec = Record::new(kernel.key.clone(), shape.clone(), *s, Source::Transfer);
+        let t = Instant::now();
+        match bench.measure(kernel, Some(s)) {
+            Ok(m) => {
+                rec.costs = m.per_point.clone();
+                rec.cost = Some(m.cost);
+                if m.cost < best_cost {
+                    (best, best_cost, best_from) = (*s, m.cost, from.clone());
+                }
+            }
+            Err(e) => rec.error = Some(e),
+        }
+        rec.trial_s = t.elapsed().as_secs_f64();
+        rec.origin = format!("transferred from {from}");
+        search_s += rec.trial_s;
+        db.insert(&rec).map_err(|e| e.to_string())?;
+    }
+    // The full search of this kernel, if there was one: its best, measured again now.
+    let own: Vec<Record> = full_db
+        .workload(&kernel.key)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|r| r.source == Source::Tune && r.shape == shape)
+        .collect();
+    let full_best = own
+        .iter()
+        .filter_map(|r| r.cost.map(|c| (c, r.schedule)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|x| x.1);
+    // Confirm in one interleaved run: the default, transfer's choice and the full search's
+    // choice. A choice that turns out no faster than the default is not taken (speedup 1).
+    let mut scheds = vec![None];
+    if best != default {
+        scheds.push(Some(best));
+    }
+    if let Some(f) = full_best {
+        scheds.push(Some(f));
+    }
+    let confirmed = bench.compare(kernel, &scheds, rounds)?;
+    let default_cost = confirmed[0];
+    let mut figures = vec![(default, confirmed[0])];
+    if best != default {
+        figures.push((best, confirmed[1]));
+    }
+    crate::search::confirm(db, kernel, &shape, &figures)?;
+    let mut best_cost = default_cost;
+    if best != default {
+        best_cost = confirmed[1].min(default_cost);
+        if confirmed[1] >= default_cost {
+            (best, best_from) = (default, String::new());
+        }
+    }
+    let full = full_best.map(|s| {
+        let full_s: f64 = own.iter().map(|r| r.trial_s).sum();
+        (s, confirmed[confirmed.len() - 1].min(default_cost), full_s)
+    });
+    Ok(TransferResult {
+        default_cost,
+        best,
+        best_cost,
+        best_from,
+        candidates: ranked.len(),
+        search_s,
+        full,
+    })
+}
