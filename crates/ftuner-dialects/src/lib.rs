@@ -54,8 +54,9 @@ pub fn segment<'a>(
         return &[];
     };
     let defs = if operands { def.operands } else { def.results };
-    let sizes =
-        ftuner_ir::verify::segment_sizes(ir, op, defs, vals.len(), seg_attr).unwrap_or_default();
+    let same = operands && def.has(ftuner_ir::dialect::traits::SAME_VARIADIC_OPERAND_SIZE);
+    let sizes = ftuner_ir::verify::segment_sizes(ir, op, defs, vals.len(), seg_attr, same)
+        .unwrap_or_default();
     let start: usize = sizes.iter().take(index).sum();
     let len = sizes.get(index).copied().unwrap_or(0);
     vals.get(start..start + len).unwrap_or(&[])

@@ -248,7 +248,9 @@ fn verify_reassoc(ir: &Ir, op: OpId, small: Type, big: Type) -> Result<(), Strin
             return Err(format!("expected dimension {gi} of collapsed type to be dynamic since one or more of the corresponding dimensions in the expanded type is dynamic"));
         }
     }
-    if next as usize != bs.len() {
+    // An empty reassociation collapses (expands) unit dims to (from) rank 0.
+    let to_rank0 = groups.is_empty() && ss.is_empty() && bs.iter().all(|d| *d == 1);
+    if next as usize != bs.len() && !to_rank0 {
         return Err(format!(
             "expected {} dims in the reassociation, got {next}",
             bs.len()

@@ -153,4 +153,4 @@ fn conformance_corpus_custom_forms() {
 }
 
 /// Raise when the count rises.
-const FLOOR: usize = 635;
+const FLOOR: usize = 643;

@@ -32,6 +32,9 @@ pub mod traits {
     pub const SAME_OPERANDS_ELEMENT_TYPE: u32 = 1 << 16;
     pub const SAME_TYPE_OPERANDS: u32 = 1 << 17;
     pub const SCALAR_BROADCASTABLE: u32 = 1 << 18;
+    /// Several variadic operand groups of equal length, with no segment sizes attribute
+    /// (MLIR's `SameVariadicOperandSize`, e.g. `linalg.reduce`'s inputs and inits).
+    pub const SAME_VARIADIC_OPERAND_SIZE: u32 = 1 << 19;
 
     pub const NAMES: &[(&str, u32)] = &[
         ("Terminator", TERMINATOR),
@@ -52,6 +55,7 @@ pub mod traits {
         ("Elementwise", ELEMENTWISE),
         ("SameOperandsElementType", SAME_OPERANDS_ELEMENT_TYPE),
         ("SameTypeOperands", SAME_TYPE_OPERANDS),
+        ("SameVariadicOperandSize", SAME_VARIADIC_OPERAND_SIZE),
     ];
     pub fn from_name(n: &str) -> Option<u32> {
         NAMES.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)

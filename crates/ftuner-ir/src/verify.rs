@@ -475,8 +475,28 @@ pub fn segment_sizes(
     defs: &[crate::dialect::ArgDef],
     total: usize,
     seg_attr: &str,
+    same_size: bool,
 ) -> Result<Vec<usize>, String> {
     let variadic = defs.iter().filter(|d| d.arity != Arity::Single).count();
+    if variadic > 1 && same_size {
+        let fixed = defs.len() - variadic;
+        let n = total.checked_sub(fixed).unwrap_or(usize::MAX);
+        if n == usize::MAX || !n.is_multiple_of(variadic) {
+            return Err(format!(
+                "expected {fixed} fixed operands and {variadic} variadic groups of equal size, but found {total} operands"
+            ));
+        }
+        return Ok(defs
+            .iter()
+            .map(|d| {
+                if d.arity == Arity::Single {
+                    1
+                } else {
+                    n / variadic
+                }
+            })
+            .collect());
+    }
     if variadic > 1 {
         let seg = ir
             .attr(op, seg_attr)
@@ -556,6 +576,7 @@ fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
             def.operands,
             o.operands.len(),
             "operandSegmentSizes",
+            def.has(crate::dialect::traits::SAME_VARIADIC_OPERAND_SIZE),
         )
         .map_err(|m| op_err(ir, op, m))?
     };
@@ -605,8 +626,15 @@ fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
         }
         vec![1; def.results.len()]
     } else {
-        segment_sizes(ir, op, def.results, o.results.len(), "resultSegmentSizes")
-            .map_err(|m| op_err(ir, op, m))?
+        segment_sizes(
+            ir,
+            op,
+            def.results,
+            o.results.len(),
+            "resultSegmentSizes",
+            false,
+        )
+        .map_err(|m| op_err(ir, op, m))?
     };
     let mut i = 0;
     for (d, n) in def.results.iter().zip(&rsizes) {

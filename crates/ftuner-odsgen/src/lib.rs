@@ -154,6 +154,7 @@ pub const KNOWN_TRAITS: &[&str] = &[
     "Elementwise",
     "SameOperandsElementType",
     "SameTypeOperands",
+    "SameVariadicOperandSize",
 ];
 
 pub fn rust_ident(op: &str) -> String {

@@ -11,6 +11,19 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Reads a module ftuner's own parser does not take (upstream ops we do not model) through
+/// upstream MLIR: returns our module and the ops kept as generic operations, with counts.
+/// The `ftuner-opt` binary installs `ftuner_mlir`'s; the library links no MLIR.
+pub type Importer =
+    fn(&mut Context, &str, &str) -> Result<(ftuner_ir::ParsedModule, Vec<(String, usize)>), String>;
+
+static IMPORTER: std::sync::OnceLock<Importer> = std::sync::OnceLock::new();
+
+/// Install the upstream-MLIR import path (once; later calls are ignored).
+pub fn set_importer(f: Importer) {
+    let _ = IMPORTER.set(f);
+}
+
 /// The registry with every ftuner pass.
 pub fn default_registry() -> PassRegistry {
     // `patch-ukernels{tuning-db=FILE}` reads ftuner-tune's databases.
@@ -297,7 +310,28 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
         let mut diags: Vec<Diagnostic> = vec![];
         let mut out_text = None;
         let t0 = Instant::now();
-        let parsed = parse_module(&ctx, &padded, &file);
+        let mut parsed = parse_module(&ctx, &padded, &file);
+        // Ops we do not model: read through upstream MLIR, keep them generic, say which.
+        if let (Err(_), Some(import), false) = (&parsed, IMPORTER.get(), cli.verify_diagnostics) {
+            let allow = ctx.allow_unregistered;
+            ctx.allow_unregistered = true;
+            match import(&mut ctx, &padded, &file) {
+                Ok((m, unmodeled)) => {
+                    if !unmodeled.is_empty() {
+                        let list: Vec<String> = unmodeled
+                            .iter()
+                            .map(|(n, c)| format!("{n} ({c})"))
+                            .collect();
+                        eprintln!(
+                            "{file}: note: read through upstream MLIR; operations ftuner does not model, kept as generic operations: {}",
+                            list.join(", ")
+                        );
+                    }
+                    parsed = Ok(m);
+                }
+                Err(_) => ctx.allow_unregistered = allow,
+            }
+        }
         parse_time += t0.elapsed().as_secs_f64();
         match parsed {
             Err(d) => diags.push(d),

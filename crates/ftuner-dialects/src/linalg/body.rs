@@ -324,7 +324,12 @@ impl B<'_> {
 
 /// Element type of an operand (the type itself for scalars).
 fn elem_of(ir: &Ir, v: Value) -> Type {
-    ir.value_type(v).element_type()
+    let t = ir.value_type(v);
+    if t.is_tensor() || t.is_memref() {
+        t.element_type()
+    } else {
+        t
+    }
 }
 
 /// Build the body region of named op `name` into `region` (which must be empty).

@@ -215,7 +215,14 @@ fn verify_region_args(ir: &Ir, op: OpId, ins: &[Value], outs: &[Value]) -> Resul
         return Err("expected as many non-induction variable region arguments as the number of input/output operands".into());
     }
     for (i, (a, v)) in args.iter().zip(ins.iter().chain(outs)).enumerate() {
-        let want = ir.value_type(*v).element_type();
+        // Tensors and memrefs give their element type; other operands (scalars, vectors)
+        // their own type, as upstream's getElementTypeOrSelf on non-buffer operands.
+        let t = ir.value_type(*v);
+        let want = if t.is_tensor() || t.is_memref() {
+            t.element_type()
+        } else {
+            t
+        };
         if ir.value_type(*a) != want {
             return Err(format!("expected type of bb argument #{i} ('{}') to match element or self type of the corresponding operand ('{}')", ir.value_type(*a), want));
         }
@@ -269,7 +276,12 @@ pub fn verify_structured(ir: &Ir, op: OpId) -> Result<(), String> {
                 ));
             }
             let t = ir.value_type(*v);
-            let rank = t.rank().unwrap_or(0);
+            // Only tensors and memrefs are indexed; a scalar or vector operand is one value.
+            let rank = if t.is_tensor() || t.is_memref() {
+                t.rank().unwrap_or(0)
+            } else {
+                0
+            };
             if m.results.len() != rank {
                 return Err(format!("expected operand rank ({rank}) to match the result rank of indexing_map #{i} ({})", m.results.len()));
             }
