@@ -17,7 +17,7 @@ profile = os.environ.get("FTUNER_PROFILE", "debug")
 bindir = os.environ.get("FTUNER_BIN_DIR", os.path.join(root, "target", profile))
 llvm_bin = os.environ.get("LLVM_BIN_DIR", "/usr/lib/llvm-22/bin")
 
-for tool in ["ftuner-opt", "ftuner-run", "ftuner-translate", "ftuner-bench", "ftuner-tune"]:
+for tool in ["ftuner-opt", "ftuner-run", "ftuner-translate", "ftuner-bench", "ftuner-tune", "ftuner-e2e"]:
     path = os.path.join(bindir, tool)
     if not os.path.exists(path):
         lit_config.fatal(f"{path} not found: build the workspace first (cargo build)")

@@ -350,6 +350,18 @@ pub mod memstats {
 
 /// libm functions generated code calls, made known to the JIT by address (the binary may
 /// not export them for dynamic lookup), and the counted allocator.
+/// Make `name` resolve to `addr` in JIT-compiled code (a function an external declaration
+/// names, e.g. a library call). Process-wide; a later call for the same name wins.
+///
+/// # Safety
+/// `addr` must be a function with the signature the compiled code declares for `name`
+/// (for memref arguments: MLIR's expanded descriptors), alive for the rest of the process.
+pub unsafe fn add_symbol(name: &str, addr: *mut std::ffi::c_void) {
+    let c = std::ffi::CString::new(name).unwrap_or_default();
+    // SAFETY: a valid C string; the caller vouches for the address.
+    unsafe { inkwell::llvm_sys::support::LLVMAddSymbol(c.as_ptr(), addr) };
+}
+
 fn register_runtime_symbols() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

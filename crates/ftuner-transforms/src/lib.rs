@@ -10,6 +10,7 @@ pub mod canonicalize;
 pub mod cse;
 pub mod effects;
 pub mod greedy;
+pub mod library_calls;
 pub mod linalg_to_loops;
 pub mod symbol_dce;
 pub mod to_llvm;
@@ -29,6 +30,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
     reg.register(|| Box::new(SymbolDcePass::default()));
     reg.register(|| Box::new(ConvertToLlvmPass::default()));
+    reg.register(|| Box::new(library_calls::LibraryCallsPass::default()));
 }
 
 /// From buffers to the llvm dialect: what follows `bufferize` on the way to machine code.

@@ -329,7 +329,7 @@ fn summarize(v: &RtVal) -> Summary {
 /// Largest difference between `got` and `want`, relative to the tolerance; the tolerance
 /// is `1e-5 * (1 + |want|) * sqrt(R)` with R the largest argument extent (a bound on any
 /// reduction length).
-fn compare(got: &RtVal, want: &RtVal, r: usize) -> Result<(), String> {
+pub fn compare(got: &RtVal, want: &RtVal, r: usize) -> Result<(), String> {
     let tol = 1e-5 * (r.max(1) as f64).sqrt();
     match (got, want) {
         (RtVal::Tensor(a), RtVal::Tensor(b)) => {

@@ -1,0 +1,19 @@
+// The end-to-end sweep, on a CI-sized sample: the BERT layer compiled once, run at T = 2
+// and 15, checked against the layer lowered without patch-ukernels and (T = 2) against the
+// reference interpreter, and timed against a bucket compiled for T = 32. Times are printed,
+// never checked. The full sweep: docs/end-to-end.md.
+// RUN: ftuner-e2e %examples/bert_layer_dynamic.mlir --seq 2,15 --check-loops --check-interp 2 --reps 1 --buckets 32 --blas --json %t.jsonl | FileCheck %s
+// CHECK: T   ftuner ms  bucket   bucket ms   ratio   blas ms   ratio  check
+// CHECK-NEXT: {{^ +2 +[0-9.]+ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  loops ok; interpreter ok$}}
+// CHECK-NEXT: {{^ +15 +[0-9.]+ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  loops ok$}}
+// CHECK: summary: 2 lengths; compile once {{.*}} (buckets: 1 compilations
+// CHECK: summary: OpenBLAS-contractions / ftuner latency, median over T: {{[0-9.]+}}x (2 lengths)
+// CHECK: summary: checked 2 lengths against the loop lowering, 1 against the interpreter: all agree
+// RUN: FileCheck %s --check-prefix=JSON < %t.jsonl
+// JSON: {"layer": "bert_layer_dynamic", "T": 2, "ftuner_ms": {{[0-9.]+}}, "bucket": 32,
+
+// Bad input: a layer without a dynamic dimension, an empty range.
+// RUN: not ftuner-e2e %S/Inputs/static-add.mlir 2>&1 | FileCheck %s --check-prefix=STATIC
+// STATIC: ftuner-e2e: error: {{.*}}static-add.mlir: @add has no dynamic dimension
+// RUN: not ftuner-e2e %examples/bert_layer_dynamic.mlir --seq 9..3 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: ftuner-e2e: error: --seq 9..3: expected 1 <= A <= B
