@@ -923,6 +923,19 @@ impl<'a> Interp<'a> {
                                 .offset(&idx)
                                 .ok_or_else(|| err("slice index out of bounds".into()))?];
                         }
+                        // A rank-reducing slice drops unit dims (the data order is the same).
+                        let want = ir
+                            .value_type(ir.results(op)[0])
+                            .rank()
+                            .unwrap_or(out.shape.len());
+                        while out.shape.len() > want {
+                            match out.shape.iter().position(|d| *d == 1) {
+                                Some(i) => {
+                                    out.shape.remove(i);
+                                }
+                                None => break,
+                            }
+                        }
                         out
                     }
                     Some(dst) => {

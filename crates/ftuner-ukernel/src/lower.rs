@@ -1306,6 +1306,155 @@ fn nest(
     )
 }
 
+/// A patch with a batch dim (indexed by all three operands) becomes an `scf.for` over that
+/// dim around the same patch on the batch's rank-reduced slices (`tensor.extract_slice`,
+/// result put back with `tensor.insert_slice`); returns the inner patch, to be lowered.
+fn split_batch(ir: &mut Ir, op: OpId) -> Result<Option<OpId>, String> {
+    let Some(lay) = layout(ir, op) else {
+        return Ok(None);
+    };
+    let nd = lay.maps[0].num_dims;
+    let Some(bd) = (0..nd).find(|d| lay.maps.iter().all(|m| res_pos(m, *d).is_some())) else {
+        return Ok(None);
+    };
+    let (ins, outs) = ins_outs(ir, op);
+    if ins.len() != 2 || outs.len() != 1 {
+        return Ok(None);
+    }
+    let loc = ir.loc(op);
+    let scratch = ir.new_block(&[]);
+    let mut b = B {
+        ir,
+        loc,
+        vector: None,
+        kblock: None,
+        packed: None,
+    };
+    let out = outs[0];
+    let oty = b.ir.value_type(out);
+    let cpos = res_pos(&lay.maps[2], bd).unwrap_or(0);
+    let pv = b.index(scratch, cpos as i64);
+    let ext = b.val(scratch, "tensor.dim", vec![out, pv], Type::index(), vec![]);
+    let c0 = b.index(scratch, 0);
+    let c1 = b.index(scratch, 1);
+    let f = b.op(
+        scratch,
+        "scf.for",
+        vec![c0, ext, c1, out],
+        vec![oty],
+        vec![],
+        1,
+    );
+    let fr = b.ir.regions_of(f)[0];
+    let fb = b.ir.append_block(fr, &[Type::index(), oty]);
+    let (iv, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+    // The batch's slice of each operand, the batch dim dropped.
+    let mut slices = vec![];
+    let mut c_spec = None;
+    for (i, v) in [ins[0], ins[1], acc].into_iter().enumerate() {
+        let ty = b.ir.value_type(v);
+        let shape = ty.shape().unwrap_or(&[]).to_vec();
+        let p = res_pos(&lay.maps[i], bd).unwrap_or(0);
+        let mut dyn_size = vec![];
+        let mut st_off = vec![];
+        let mut st_size = vec![];
+        let mut new_shape = vec![];
+        for (j, d) in shape.iter().enumerate() {
+            if j == p {
+                st_off.push(DYNAMIC);
+                st_size.push(1);
+                continue;
+            }
+            st_off.push(0);
+            if *d == DYNAMIC {
+                let jv = b.index(fb, j as i64);
+                dyn_size.push(b.val(fb, "tensor.dim", vec![v, jv], Type::index(), vec![]));
+            }
+            st_size.push(*d);
+            new_shape.push(*d);
+        }
+        let spec = SliceSpec {
+            operands: std::iter::once(iv).chain(dyn_size).collect(),
+            n_offsets: 1,
+            static_offsets: st_off,
+            static_sizes: st_size,
+        };
+        let mut ops = vec![v];
+        ops.extend(spec.operands.iter().copied());
+        let rt = ty.with_shape(new_shape);
+        slices.push(b.val(fb, "tensor.extract_slice", ops, rt, spec.props(&[1])));
+        if i == 2 {
+            c_spec = Some(spec);
+        }
+    }
+    // The same patch without the batch dim.
+    let drop_dim = |m: &ftuner_ir::AffineMap| ftuner_ir::AffineMap {
+        num_dims: m.num_dims - 1,
+        num_symbols: m.num_symbols,
+        results: m
+            .results
+            .iter()
+            .filter(|e| **e != AffineExpr::Dim(bd))
+            .map(|e| match e {
+                AffineExpr::Dim(d) if *d > bd => AffineExpr::Dim(d - 1),
+                other => other.clone(),
+            })
+            .collect(),
+    };
+    let maps: Vec<Attribute> = lay
+        .maps
+        .iter()
+        .map(|m| Attribute::affine_map(drop_dim(m)))
+        .collect();
+    let its: Vec<Attribute> = lay
+        .iterators_attr
+        .as_array()
+        .unwrap_or(&[])
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i as u32 != bd)
+        .map(|(_, a)| *a)
+        .collect();
+    let data = b.ir.op(op).clone();
+    let mut props: Vec<(String, Attribute)> = data
+        .props
+        .as_dict()
+        .unwrap_or(&[])
+        .iter()
+        .filter(|(k, _)| k != "indexing_maps" && k != "iterator_types")
+        .cloned()
+        .collect();
+    props.push(("indexing_maps".into(), Attribute::array(maps)));
+    props.push(("iterator_types".into(), Attribute::array(its)));
+    let attrs: Vec<(String, Attribute)> = data.attrs.as_dict().unwrap_or(&[]).to_vec();
+    let c2 = b.ir.value_type(slices[2]);
+    let inner = b.ir.create_op(OpSpec {
+        name: intern_name("ukernel.patch"),
+        operands: slices.clone(),
+        result_types: vec![c2],
+        props,
+        attrs,
+        num_regions: 1,
+        successors: vec![],
+        loc,
+    });
+    let (src_r, dst_r) = (b.ir.regions_of(op)[0], b.ir.regions_of(inner)[0]);
+    let (mut map, mut bmap) = (Default::default(), Default::default());
+    b.ir.clone_region_into(src_r, dst_r, &mut map, &mut bmap);
+    b.ir.append_op(fb, inner);
+    let r = b.ir.result(inner, 0);
+    let spec = c_spec.ok_or("no output slice")?;
+    let back = insert_back(&mut b, fb, r, &spec, acc);
+    b.yield_(fb, "scf.yield", vec![back]);
+    let result = b.ir.result(f, 0);
+    for o in ir.block_ops_vec(scratch) {
+        ir.unlink(o);
+        ir.insert_before(op, o);
+    }
+    ir.replace_op(op, &[result]);
+    Ok(Some(inner))
+}
+
 /// `vector_bodies`: tiles of at most this many elements get register-level vector bodies
 /// (when the patch's body allows); larger ones, or `None`, keep a `linalg.generic`.
 /// `k_blocking`: split the reduction into blocks of the patch's `kc`.
@@ -1316,7 +1465,6 @@ pub fn lower(
     k_blocking: bool,
     pack_b: bool,
 ) -> Result<(), String> {
-    let lay = layout(ir, op);
     let (mmain, mst, mres) = ir
         .attr(op, "m_plan")
         .and_then(read_plan)
@@ -1349,6 +1497,35 @@ pub fn lower(
         return Err("expects one tensor output".into());
     }
     shape_asserts(ir, op)?;
+    lower_checked(ir, op, vector_bodies, k_blocking, pack_b)
+}
+
+/// [`lower`] after the run-time shape checks.
+fn lower_checked(
+    ir: &mut Ir,
+    op: OpId,
+    vector_bodies: Option<i64>,
+    k_blocking: bool,
+    pack_b: bool,
+) -> Result<(), String> {
+    // Batches outermost: each batch is a GEMM of its own, whose B panels stay in cache
+    // while the row strips of A pass (a batch loop inside the tile loops walks every
+    // batch's panels per tile).
+    if vector_bodies.is_some() {
+        if let Some(inner) = split_batch(ir, op)? {
+            return lower_checked(ir, inner, vector_bodies, k_blocking, pack_b);
+        }
+    }
+    let lay = layout(ir, op);
+    let (_, outs) = ins_outs(ir, op);
+    let (mmain, mst, mres) = ir
+        .attr(op, "m_plan")
+        .and_then(read_plan)
+        .ok_or("malformed m_plan")?;
+    let (nmain, nst, nres) = ir
+        .attr(op, "n_plan")
+        .and_then(read_plan)
+        .ok_or("malformed n_plan")?;
     let plans = Plans {
         m: (mmain, mst, mres),
         n: (nmain, nst, nres),
