@@ -12,6 +12,16 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t.jsonl
 // JSON: {"layer": "bert_layer_dynamic", "T": 2, "ftuner_ms": {{[0-9.]+}}, "bucket": 32,
 
+// The plot, redrawn from the JSON lines: one line per system.
+// RUN: ftuner-e2e --replot %t.jsonl --svg %t.svg && FileCheck %s --check-prefix=SVG < %t.svg
+// SVG: @bert_layer_dynamic: latency against sequence length
+// SVG-COUNT-3: <polyline
+// SVG: contractions by OpenBLAS
+
+// --tuning-db reaches patch-ukernels (a missing database is its error).
+// RUN: not ftuner-e2e %examples/bert_layer_dynamic.mlir --seq 2 --no-buckets --tuning-db %t.none.db 2>&1 | FileCheck %s --check-prefix=DB
+// DB: ftuner-e2e: error: {{.*}}none.db: no such file
+
 // Bad input: a layer without a dynamic dimension, an empty range.
 // RUN: not ftuner-e2e %S/Inputs/static-add.mlir 2>&1 | FileCheck %s --check-prefix=STATIC
 // STATIC: ftuner-e2e: error: {{.*}}static-add.mlir: @add has no dynamic dimension

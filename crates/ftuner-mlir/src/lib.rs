@@ -240,15 +240,8 @@ impl FtunerPass {
         ftuner_dialects::after_parse(&mut m.ir, m.top);
         let mut pm = ftuner_pass::PassManager::from_pipeline(&(self.registry)(), &self.pipeline)
             .map_err(|e| format!("ftuner pipeline '{}': {e}", self.pipeline))?;
-        pm.run(&ctx, &mut m.ir, m.top).map_err(|e| {
-            let d: Vec<String> = e.diagnostics.iter().map(|d| d.to_string()).collect();
-            format!(
-                "ftuner pipeline '{}' failed: {} {}",
-                self.pipeline,
-                e.message,
-                d.join("; ")
-            )
-        })?;
+        pm.run(&ctx, &mut m.ir, m.top)
+            .map_err(|e| format!("ftuner pipeline '{}' failed: {e}", self.pipeline))?;
         // Back into the caller's context, then into the caller's module in place.
         let mctx: ContextRef<'_> = op.context();
         // SAFETY: the context outlives the pass run that holds one of its operations.

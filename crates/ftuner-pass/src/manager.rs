@@ -92,6 +92,19 @@ pub struct PassRunError {
     pub message: String,
 }
 
+/// The message, then each diagnostic (`file:line:col: error: ...`), separated by `; `.
+impl std::fmt::Display for PassRunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            write!(f, "{}{d}", if i == 0 { ": " } else { "; " })?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PassRunError {}
+
 pub struct PassManager {
     pub root: OpPassManager,
     pub instrumentation: Instrumentation,

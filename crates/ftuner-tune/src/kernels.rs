@@ -7,14 +7,7 @@ use ftuner_ukernel::contraction::{find_all, Contraction};
 use ftuner_ukernel::schedule::workload_key;
 use ftuner_ukernel::{DType, WorkloadKey};
 
-/// Role of a loop dim of a contraction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    B,
-    M,
-    N,
-    K,
-}
+pub use ftuner_ukernel::contraction::Role;
 
 /// One distinct kernel of a model.
 #[derive(Clone, Debug)]
@@ -88,17 +81,7 @@ fn roles(ir: &Ir, op: OpId) -> Option<(Vec<ftuner_ir::AffineMap>, Vec<Role>, Vec
     let maps = ftuner_dialects::linalg::body::indexing_maps(ir, op)?;
     let (ins, outs) = ftuner_dialects::linalg::ins_outs(ir, op);
     let vals = [*ins.first()?, *ins.get(1)?, *outs.first()?];
-    let nd = maps[0].num_dims as usize;
-    let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
-    let mut role = vec![];
-    for d in 0..nd as u32 {
-        role.push(match (uses(0, d), uses(1, d), uses(2, d)) {
-            (true, true, true) => Role::B,
-            (true, false, true) => Role::M,
-            (false, true, true) => Role::N,
-            _ => Role::K,
-        });
-    }
+    let role = ftuner_ukernel::contraction::loop_roles(&maps)?;
     let size = ftuner_ukernel::contraction::loop_sizes(ir, &maps, &vals)?;
     Some((maps, role, size))
 }

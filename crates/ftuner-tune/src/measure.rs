@@ -51,10 +51,8 @@ pub fn compile(
     let p = pipeline(target, sched);
     let mut pm =
         ftuner_pass::PassManager::from_pipeline(&registry(), &p).map_err(|e| e.to_string())?;
-    if let Err(e) = pm.run(&ctx, &mut m.ir, m.top) {
-        let msg: Vec<String> = e.diagnostics.iter().map(|d| d.to_string()).collect();
-        return Err(format!("{p}: {} {}", e.message, msg.join("; ")));
-    }
+    pm.run(&ctx, &mut m.ir, m.top)
+        .map_err(|e| format!("{p}: {e}"))?;
     ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)
 }
 
@@ -147,38 +145,19 @@ impl Bench {
     ) -> Result<Vec<f64>, String> {
         let mut exes = vec![];
         for s in scheds {
-            // Checks the results against the reference as a measurement does.
-            self.measure_with(kernel, s.as_ref(), 1)?;
-            let exe = compile(kernel, &self.target, s.as_ref())?;
-            let prepared = self
-                .args
-                .iter()
-                .map(|a| exe.prepare("kernel", a).map_err(|e| e.0))
-                .collect::<Result<Vec<_>, String>>()?;
-            exes.push((exe, prepared));
+            exes.push(self.checked(kernel, s.as_ref())?);
         }
         let mut per: Vec<Vec<f64>> = vec![vec![]; scheds.len()];
         for _ in 0..rounds.max(1) {
             for (i, (exe, prepared)) in exes.iter().enumerate() {
-                let mut logs = 0.0;
-                for p in prepared {
-                    let mut ts = vec![];
-                    for _ in 0..self.reps {
-                        ts.push(exe.time(p).map_err(|e| e.0)?.as_secs_f64());
-                    }
-                    ts.sort_by(f64::total_cmp);
-                    logs += ts[ts.len() / 2].max(1e-12).ln();
-                }
-                per[i].push((logs / prepared.len() as f64).exp());
+                let times = prepared
+                    .iter()
+                    .map(|p| median_time(exe, p, self.reps))
+                    .collect::<Result<Vec<f64>, String>>()?;
+                per[i].push(geomean(&times));
             }
         }
-        Ok(per
-            .into_iter()
-            .map(|mut v| {
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            })
-            .collect())
+        Ok(per.into_iter().map(|mut v| median(&mut v)).collect())
     }
 
     /// Compile `kernel` with `sched`, check it, time it. The first successful call of a
@@ -188,19 +167,30 @@ impl Bench {
         kernel: &Kernel,
         sched: Option<&Schedule>,
     ) -> Result<Measurement, String> {
-        self.measure_with(kernel, sched, self.reps)
+        let t0 = Instant::now();
+        let (exe, prepared) = self.checked(kernel, sched)?;
+        let mut per_point = vec![];
+        for p in &prepared {
+            exe.time(p).map_err(|e| e.0)?; // warm-up
+            per_point.push(median_time(&exe, p, self.reps)?);
+        }
+        Ok(Measurement {
+            cost: geomean(&per_point),
+            per_point,
+            compile_s: exe.compile_seconds,
+            trial_s: t0.elapsed().as_secs_f64(),
+        })
     }
 
-    fn measure_with(
+    /// `kernel` compiled with `sched`, its results checked against the reference at every
+    /// point (the first successful call sets the reference), and the calls prepared.
+    fn checked(
         &mut self,
         kernel: &Kernel,
         sched: Option<&Schedule>,
-        reps: usize,
-    ) -> Result<Measurement, String> {
-        let t0 = Instant::now();
+    ) -> Result<(ftuner_runtime::Executable, Vec<ftuner_runtime::Prepared>), String> {
         let exe = compile(kernel, &self.target, sched)?;
-        let compile_s = exe.compile_seconds;
-        let mut per_point = vec![];
+        let mut prepared = vec![];
         for (i, args) in self.args.iter().enumerate() {
             let out = exe.call("kernel", args).map_err(|e| e.0)?;
             let got = out
@@ -225,23 +215,30 @@ impl Bench {
                     }
                 }
             }
-            let prepared = exe.prepare("kernel", args).map_err(|e| e.0)?;
-            let _ = exe.time(&prepared).map_err(|e| e.0)?;
-            let mut ts = vec![];
-            for _ in 0..reps.max(1) {
-                ts.push(exe.time(&prepared).map_err(|e| e.0)?.as_secs_f64());
-            }
-            ts.sort_by(f64::total_cmp);
-            per_point.push(ts[ts.len() / 2]);
+            prepared.push(exe.prepare("kernel", args).map_err(|e| e.0)?);
         }
-        let cost = (per_point.iter().map(|t| t.max(1e-12).ln()).sum::<f64>()
-            / per_point.len() as f64)
-            .exp();
-        Ok(Measurement {
-            per_point,
-            cost,
-            compile_s,
-            trial_s: t0.elapsed().as_secs_f64(),
-        })
+        Ok((exe, prepared))
     }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn geomean(v: &[f64]) -> f64 {
+    (v.iter().map(|t| t.max(1e-12).ln()).sum::<f64>() / v.len().max(1) as f64).exp()
+}
+
+/// Median of `reps` timed calls of a prepared call.
+fn median_time(
+    exe: &ftuner_runtime::Executable,
+    p: &ftuner_runtime::Prepared,
+    reps: usize,
+) -> Result<f64, String> {
+    let mut ts = vec![];
+    for _ in 0..reps.max(1) {
+        ts.push(exe.time(p).map_err(|e| e.0)?.as_secs_f64());
+    }
+    Ok(median(&mut ts))
 }

@@ -236,19 +236,11 @@ pub fn tune_kernel(
         };
         seen.insert(s);
         run += 1;
-        let mut rec = Record::new(kernel.key.clone(), shape.clone(), s, Source::Tune);
-        let t = Instant::now();
-        match bench.measure(kernel, Some(&s)) {
-            Ok(m) => {
-                rec.costs = m.per_point.clone();
-                rec.cost = Some(m.cost);
-                measured.push((m.cost, s));
-            }
-            Err(e) => rec.error = Some(e),
+        let rec = trial(db, kernel, bench, &shape, s, Source::Tune, "")?;
+        if let Some(c) = rec.cost {
+            measured.push((c, s));
         }
-        rec.trial_s = t.elapsed().as_secs_f64();
         search_s += rec.trial_s;
-        db.insert(&rec).map_err(|e| e.to_string())?;
         if let Some(b) = &bar {
             b.set_position(seen.len() as u64);
             if let Some(best) = measured.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
@@ -310,4 +302,30 @@ pub(crate) fn confirm(
         db.insert(&r).map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// Measure schedule `s` on `kernel` and record it (a failed trial is recorded with its
+/// error): one trial of a search or a transfer.
+pub(crate) fn trial(
+    db: &Db,
+    kernel: &Kernel,
+    bench: &mut Bench,
+    shape: &str,
+    s: Schedule,
+    source: Source,
+    origin: &str,
+) -> Result<Record, String> {
+    let mut rec = Record::new(kernel.key.clone(), shape.to_string(), s, source);
+    let t = Instant::now();
+    match bench.measure(kernel, Some(&s)) {
+        Ok(m) => {
+            rec.costs = m.per_point;
+            rec.cost = Some(m.cost);
+        }
+        Err(e) => rec.error = Some(e),
+    }
+    rec.trial_s = t.elapsed().as_secs_f64();
+    rec.origin = origin.to_string();
+    rec.id = db.insert(&rec).map_err(|e| e.to_string())?;
+    Ok(rec)
 }

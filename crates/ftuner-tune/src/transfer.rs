@@ -20,7 +20,6 @@ use crate::measure::Bench;
 use ftuner_hw::HardwareModel;
 use ftuner_ukernel::Schedule;
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 #[derive(Clone, Debug)]
 pub struct TransferResult {
@@ -114,22 +113,12 @@ pub fn transfer_kernel(
     ranked.truncate(max_candidates);
     let (mut best, mut best_cost, mut best_from) = (default, m.cost, String::new());
     for (s, _, from) in &ranked {
-        let mut rec = Record::new(kernel.key.clone(), shape.clone(), *s, Source::Transfer);
-        let t = Instant::now();
-        match bench.measure(kernel, Some(s)) {
-            Ok(m) => {
-                rec.costs = m.per_point.clone();
-                rec.cost = Some(m.cost);
-                if m.cost < best_cost {
-                    (best, best_cost, best_from) = (*s, m.cost, from.clone());
-                }
-            }
-            Err(e) => rec.error = Some(e),
+        let origin = format!("transferred from {from}");
+        let rec = crate::search::trial(db, kernel, bench, &shape, *s, Source::Transfer, &origin)?;
+        if let Some(c) = rec.cost.filter(|c| *c < best_cost) {
+            (best, best_cost, best_from) = (*s, c, from.clone());
         }
-        rec.trial_s = t.elapsed().as_secs_f64();
-        rec.origin = format!("transferred from {from}");
         search_s += rec.trial_s;
-        db.insert(&rec).map_err(|e| e.to_string())?;
     }
     // The full search of this kernel, if there was one: its best, measured again now.
     let own: Vec<Record> = full_db

@@ -24,10 +24,7 @@ fn patched(src: &str, db: &std::path::Path) -> Result<String, String> {
         db.display()
     );
     let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, &p).map_err(|e| e.to_string())?;
-    pm.run(&ctx, &mut m.ir, m.top).map_err(|e| {
-        let d: Vec<String> = e.diagnostics.iter().map(|d| d.to_string()).collect();
-        format!("{} {}", e.message, d.join("; "))
-    })?;
+    pm.run(&ctx, &mut m.ir, m.top).map_err(|e| e.to_string())?;
     Ok(ftuner_ir::print_module(
         &m.ir,
         &ctx,

@@ -62,6 +62,34 @@ fn body_is_mul_add(ir: &Ir, op: OpId) -> bool {
     names.contains(&"arith.mulf") && names.contains(&"arith.addf") && names.len() <= 6
 }
 
+/// Role of a loop dim of a contraction `C(.., M, N) += A(.., M, K) * B(.., K, N)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Indexed by both inputs and the output.
+    B,
+    /// By A and the output.
+    M,
+    /// By B and the output.
+    N,
+    /// By an input, not the output (a reduction).
+    K,
+}
+
+/// The role of every loop dim of the three maps (A, B, C); `None` if a dim is indexed by
+/// the output alone or by nothing.
+pub fn loop_roles(maps: &[ftuner_ir::AffineMap]) -> Option<Vec<Role>> {
+    let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
+    (0..maps.first()?.num_dims)
+        .map(|d| match (uses(0, d), uses(1, d), uses(2, d)) {
+            (true, true, true) => Some(Role::B),
+            (true, false, true) => Some(Role::M),
+            (false, true, true) => Some(Role::N),
+            (true, _, false) | (false, true, false) => Some(Role::K),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Size of each loop dim of `maps` (over operands `vals`) from a static operand dim
 /// indexed by it alone; `DYNAMIC` where none is.
 pub fn loop_sizes(
@@ -104,19 +132,15 @@ pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
     }
     let maps = body::indexing_maps(ir, op)?;
     let vals = [ins[0], ins[1], outs[0]];
-    let nd = maps[0].num_dims as usize;
     let size = loop_sizes(ir, &maps, &vals)?;
     let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
     let (mut batch, mut m, mut n, mut k) = (vec![], vec![], vec![], vec![]);
-    for d in 0..nd as u32 {
-        match (uses(0, d), uses(1, d), uses(2, d)) {
-            (true, true, true) => batch.push(size[d as usize]),
-            (true, false, true) => m.push(size[d as usize]),
-            (false, true, true) => n.push(size[d as usize]),
-            (true, true, false) | (true, false, false) | (false, true, false) => {
-                k.push(size[d as usize])
-            }
-            _ => return None,
+    for (d, r) in loop_roles(&maps)?.into_iter().enumerate() {
+        match r {
+            Role::B => batch.push(size[d]),
+            Role::M => m.push(size[d]),
+            Role::N => n.push(size[d]),
+            Role::K => k.push(size[d]),
         }
     }
     if m.is_empty() || n.is_empty() || k.is_empty() {

@@ -612,14 +612,15 @@ fn patch_maps(ir: &Ir, op: OpId) -> Option<Vec<ftuner_ir::AffineMap>> {
 
 /// Loop dims by role: M (A and C), N (B and C), K (an input, not C).
 fn dim_roles(maps: &[ftuner_ir::AffineMap]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
-    let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
-    let nd = maps[0].num_dims;
-    let pick = |f: &dyn Fn(u32) -> bool| (0..nd).filter(|d| f(*d)).collect::<Vec<u32>>();
-    (
-        pick(&|d| uses(0, d) && !uses(1, d) && uses(2, d)),
-        pick(&|d| !uses(0, d) && uses(1, d) && uses(2, d)),
-        pick(&|d| (uses(0, d) || uses(1, d)) && !uses(2, d)),
-    )
+    use crate::contraction::{loop_roles, Role};
+    // Patches come from contractions, whose every loop dim has a role.
+    let roles = loop_roles(maps).unwrap_or_default();
+    let pick = |want: Role| {
+        (0..roles.len() as u32)
+            .filter(|d| roles[*d as usize] == want)
+            .collect::<Vec<u32>>()
+    };
+    (pick(Role::M), pick(Role::N), pick(Role::K))
 }
 
 fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
@@ -1465,15 +1466,27 @@ pub fn lower(
     k_blocking: bool,
     pack_b: bool,
 ) -> Result<(), String> {
-    let (mmain, mst, mres) = ir
+    let plans = read_plans(ir, op)?;
+    let (_, outs) = ins_outs(ir, op);
+    if outs.len() != 1 || ir.results(op).len() != 1 {
+        return Err("expects one tensor output".into());
+    }
+    shape_asserts(ir, op)?;
+    lower_checked(ir, op, plans, vector_bodies, k_blocking, pack_b)
+}
+
+/// The patch's M and N plans, checked: one entry per residue, each covering it exactly.
+fn read_plans(ir: &Ir, op: OpId) -> Result<Plans, String> {
+    let m = ir
         .attr(op, "m_plan")
         .and_then(read_plan)
         .ok_or("malformed m_plan")?;
-    let (nmain, nst, nres) = ir
+    let n = ir
         .attr(op, "n_plan")
         .and_then(read_plan)
         .ok_or("malformed n_plan")?;
-    for (main, st, res) in [(mmain, mst, &mres), (nmain, nst, &nres)] {
+    for (main, st, res) in [&m, &n] {
+        let (main, st) = (*main, *st);
         if main <= 0 || res.len() != main as usize {
             return Err(format!(
                 "plan table has {} entries for main tile {main}",
@@ -1492,18 +1505,14 @@ pub fn lower(
             }
         }
     }
-    let (_, outs) = ins_outs(ir, op);
-    if outs.len() != 1 || ir.results(op).len() != 1 {
-        return Err("expects one tensor output".into());
-    }
-    shape_asserts(ir, op)?;
-    lower_checked(ir, op, vector_bodies, k_blocking, pack_b)
+    Ok(Plans { m, n })
 }
 
 /// [`lower`] after the run-time shape checks.
 fn lower_checked(
     ir: &mut Ir,
     op: OpId,
+    plans: Plans,
     vector_bodies: Option<i64>,
     k_blocking: bool,
     pack_b: bool,
@@ -1513,23 +1522,12 @@ fn lower_checked(
     // batch's panels per tile).
     if vector_bodies.is_some() {
         if let Some(inner) = split_batch(ir, op)? {
-            return lower_checked(ir, inner, vector_bodies, k_blocking, pack_b);
+            // The inner patch carries the same plans.
+            return lower_checked(ir, inner, plans, vector_bodies, k_blocking, pack_b);
         }
     }
     let lay = layout(ir, op);
     let (_, outs) = ins_outs(ir, op);
-    let (mmain, mst, mres) = ir
-        .attr(op, "m_plan")
-        .and_then(read_plan)
-        .ok_or("malformed m_plan")?;
-    let (nmain, nst, nres) = ir
-        .attr(op, "n_plan")
-        .and_then(read_plan)
-        .ok_or("malformed n_plan")?;
-    let plans = Plans {
-        m: (mmain, mst, mres),
-        n: (nmain, nst, nres),
-    };
     let Some(lay) = lay else {
         let conv = conv_layout(ir, op).ok_or(
             "only patches with one M and one N loop dimension and plain indexing, or windowed contractions with one N dimension, are lowered",

@@ -325,67 +325,43 @@ impl Pass for PatchUkernelsPass {
                 }
                 (None, None) => None,
             };
-            if let Some(s) = sched {
-                let f = match s.family(&model, c.dtype) {
-                    Ok(f) => f,
-                    Err(e) => {
-                        cx.emit(Diagnostic::error(
-                            cx.ir.loc(c.op),
-                            format!("schedule {s}: {e}"),
-                        ));
-                        return Err(PassFailure);
-                    }
-                };
-                let (mp, np) = match plans(&f, &c, max_pad, s.max_ukernels.max(2) as usize) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
-                        return Err(PassFailure);
-                    }
-                };
-                match patch(cx.ir, &c, &f, &model.name, &mp, &np) {
-                    Ok(new) => cx.ir.set_attr(
-                        new,
-                        "ftuner.schedule",
-                        Some(Attribute::string(s.to_string())),
-                    ),
-                    Err(e) => {
-                        cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
-                        return Err(PassFailure);
-                    }
-                }
-                self.patched += 1;
-                self.scheduled += 1;
-                self.ukernels += used_sizes(&mp, &np);
-                continue;
-            }
-            let f = match families.iter().find(|(d, _)| *d == c.dtype) {
-                Some((_, f)) => f.clone(),
-                None => match Family::build(&model, c.dtype) {
-                    Ok(f) => {
+            // The family and tile-count limit: the schedule's, or the analytic default's.
+            let family = match sched {
+                Some(s) => s
+                    .family(&model, c.dtype)
+                    .map(|f| (f, s.max_ukernels.max(2) as usize))
+                    .map_err(|e| format!("schedule {s}: {e}")),
+                None => match families.iter().find(|(d, _)| *d == c.dtype) {
+                    Some((_, f)) => Ok((f.clone(), max_uk)),
+                    None => Family::build(&model, c.dtype).map(|f| {
                         families.push((c.dtype, f.clone()));
-                        f
-                    }
-                    Err(e) => {
-                        cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
-                        return Err(PassFailure);
-                    }
+                        (f, max_uk)
+                    }),
                 },
             };
-            let (mp, np) = match plans(&f, &c, max_pad, max_uk) {
-                Ok(p) => p,
+            let done = family.and_then(|(f, limit)| {
+                let (mp, np) = plans(&f, &c, max_pad, limit)?;
+                let new = patch(cx.ir, &c, &f, &model.name, &mp, &np)?;
+                Ok((new, used_sizes(&mp, &np)))
+            });
+            match done {
+                Ok((new, used)) => {
+                    if let Some(s) = sched {
+                        cx.ir.set_attr(
+                            new,
+                            "ftuner.schedule",
+                            Some(Attribute::string(s.to_string())),
+                        );
+                        self.scheduled += 1;
+                    }
+                    self.patched += 1;
+                    self.ukernels += used;
+                }
                 Err(e) => {
                     cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
                     return Err(PassFailure);
                 }
-            };
-            let used = used_sizes(&mp, &np);
-            if let Err(e) = patch(cx.ir, &c, &f, &model.name, &mp, &np) {
-                cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
-                return Err(PassFailure);
             }
-            self.patched += 1;
-            self.ukernels += used;
         }
         cx.preserved.preserve::<ftuner_hw::HwModelAnalysis>();
         Ok(())

@@ -98,13 +98,18 @@ impl std::str::FromStr for Schedule {
     }
 }
 
+/// The CPU description of `model`; schedules have no GPU knobs yet.
+fn cpu_of(model: &HardwareModel) -> Result<&ftuner_hw::CpuModel, String> {
+    model
+        .cpu()
+        .ok_or_else(|| format!("schedules are for CPU targets; '{}' is not one", model.name))
+}
+
 impl Schedule {
     /// The analytic default for `dtype` on a CPU target: what `patch-ukernels` does with no
     /// schedule.
     pub fn analytic(model: &HardwareModel, dtype: crate::DType) -> Result<Schedule, String> {
-        let cpu = model
-            .cpu()
-            .ok_or_else(|| format!("schedules are for CPU targets; '{}' is not one", model.name))?;
+        let cpu = cpu_of(model)?;
         let f = crate::cpu::build(cpu, dtype)?;
         Ok(Schedule {
             mr: f.main.mr,
@@ -117,9 +122,7 @@ impl Schedule {
     }
     /// Check the schedule against the target (the register tile must fit).
     pub fn check(&self, model: &HardwareModel, dtype: crate::DType) -> Result<(), String> {
-        let cpu = model
-            .cpu()
-            .ok_or_else(|| format!("schedules are for CPU targets; '{}' is not one", model.name))?;
+        let cpu = cpu_of(model)?;
         crate::cpu::check_tile(cpu, dtype, self.mr, self.nr)
     }
     /// The uKernel family this schedule fixes.
@@ -128,9 +131,7 @@ impl Schedule {
         model: &HardwareModel,
         dtype: crate::DType,
     ) -> Result<crate::Family, String> {
-        let cpu = model
-            .cpu()
-            .ok_or_else(|| format!("schedules are for CPU targets; '{}' is not one", model.name))?;
+        let cpu = cpu_of(model)?;
         crate::cpu::build_with(cpu, dtype, Some((self.mr, self.nr)), Some(self.kc))
             .map(crate::Family::Cpu)
     }

@@ -24,6 +24,7 @@
 use clap::Parser;
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{intern_name, Attribute, Ir, OpId, OpSpec, Type, DYNAMIC};
+use ftuner_run::Rng;
 use std::io::Write;
 use std::rc::Rc;
 use std::time::Instant;
@@ -465,19 +466,9 @@ fn compile(
     let reg = ftuner_opt::default_registry();
     let mut pm =
         ftuner_pass::PassManager::from_pipeline(&reg, pipeline).map_err(|e| e.to_string())?;
-    pm.run(&ctx, &mut m.ir, m.top).map_err(|e| e.message)?;
+    pm.run(&ctx, &mut m.ir, m.top).map_err(|e| e.to_string())?;
     let exe = ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)?;
     Ok((exe, t0.elapsed().as_secs_f64()))
-}
-
-struct Rng(u64);
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
 }
 
 fn tensor(shape: &[usize], elem: Type, rng: &mut Rng) -> Tensor {
@@ -485,7 +476,7 @@ fn tensor(shape: &[usize], elem: Type, rng: &mut Rng) -> Tensor {
     Tensor::new(
         shape.to_vec(),
         elem,
-        (0..n).map(|_| rng.uniform()).collect(),
+        (0..n).map(|_| rng.value(elem)).collect(),
     )
 }
 
@@ -499,21 +490,6 @@ fn pad(x: &Tensor, to: &[usize]) -> Tensor {
             o += ((i / s) % x.shape[d]) * os[d];
         }
         out.data[o] = *v;
-    }
-    out
-}
-
-/// `x`'s leading part of shape `to` (undoes `pad`).
-fn crop(x: &Tensor, to: &[usize]) -> Tensor {
-    let mut out = Tensor::zeros(to.to_vec(), x.elem);
-    let (xs, os) = (x.strides(), out.strides());
-    let n = out.data.len();
-    for i in 0..n {
-        let mut o = 0;
-        for (d, s) in os.iter().enumerate() {
-            o += ((i / s) % to[d]) * xs[d];
-        }
-        out.data[i] = x.data[o];
     }
     out
 }
@@ -845,9 +821,8 @@ fn run(cli: &Cli) -> Result<bool, String> {
                     (None, a) => a.clone(),
                 })
                 .collect();
-            // The bucket's answer, cropped, is the layer's only where padding is neutral
-            // (not for attention over padded keys): it is timed, not checked.
-            let _ = crop;
+            // The bucket's answer is the layer's only where padding is neutral (not for
+            // attention over padded keys): it is timed, not checked.
             let bms = time(be, &layer.name, &padded, cli.reps)? * 1e3;
             bucket = Some((*b, bms));
         }

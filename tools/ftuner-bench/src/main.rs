@@ -60,7 +60,7 @@ fn compile(src: &str) -> Result<ftuner_runtime::Executable, String> {
     let reg = ftuner_opt::default_registry();
     let mut pm =
         ftuner_pass::PassManager::from_pipeline(&reg, PIPELINE).map_err(|e| e.to_string())?;
-    pm.run(&ctx, &mut m.ir, m.top).map_err(|e| e.message)?;
+    pm.run(&ctx, &mut m.ir, m.top).map_err(|e| e.to_string())?;
     ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)
 }
 

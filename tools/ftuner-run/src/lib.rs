@@ -168,7 +168,8 @@ fn parse_shape(s: &str) -> Result<Vec<usize>, RunError> {
         .collect()
 }
 
-struct Rng(u64);
+/// The seeded xorshift generator of random inputs (a nonzero seed).
+pub struct Rng(pub u64);
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
@@ -177,7 +178,7 @@ impl Rng {
         self.0
     }
     /// A value suited to `elem`: uniform in [-1, 1) for floats, small integers otherwise.
-    fn value(&mut self, elem: Type) -> f64 {
+    pub fn value(&mut self, elem: Type) -> f64 {
         let u = self.next();
         if elem.float_kind().is_some() {
             ftuner_interp::round_to((u >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0, elem)
