@@ -15,11 +15,11 @@
 // CHECK: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], %[[K0]]] [14, %[[KS]]] [1, 1] : tensor<?x768xf32> to tensor<14x?xf32>
 // CHECK: %[[B:.*]] = tensor.extract_slice %transposed[%[[K0]], %[[J]]] [%[[KS]], 32] [1, 1] : tensor<768x2304xf32> to tensor<?x32xf32>
 // CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<?x2304xf32> to tensor<14x32xf32>
-// CHECK: %[[KEXT:.*]] = tensor.dim %[[A]], %c1 : tensor<14x?xf32>
+// CHECK: %[[KEXT:.*]] = tensor.dim %[[A]], %[[C1:c1.*]] : tensor<14x?xf32>
 // The register tile: 14 accumulators of vector<32xf32> across the k loop, one row of B
 // and 14 broadcasts of A per step.
 // CHECK-COUNT-14: "vector.transfer_read"(%[[C]],
-// CHECK: %{{.*}}:14 = scf.for %[[K:.*]] = %c0 to %[[KEXT]] step %c1 iter_args(
+// CHECK: %{{.*}}:14 = scf.for %[[K:.*]] = %c0 to %[[KEXT]] step %[[C1]] iter_args(
 // CHECK: "vector.transfer_read"(%[[B]], %[[K]], %c0, %{{.*}})
 // CHECK-COUNT-14: vector.fma %{{.*}} : vector<32xf32>
 // CHECK: scf.yield

@@ -43,13 +43,31 @@ pub(crate) fn is_yield(name: &str) -> bool {
 
 pub(crate) type Env = FxHashMap<Value, RtVal>;
 
+/// Runs the kernels of `gpu.launch_func`s somewhere else (a GPU, through its driver): the
+/// interpreter is then the host program, and the kernels' writes come back into its
+/// buffers.
+pub trait Launcher {
+    /// Launch `kernel` (`@module::@func`) over `grid` blocks of `block` threads with
+    /// these arguments; return once its results are in the argument buffers.
+    fn launch(
+        &mut self,
+        kernel: (&str, &str),
+        grid: [i64; 3],
+        block: [i64; 3],
+        args: &[RtVal],
+    ) -> Result<(), String>;
+}
+
 pub(crate) struct Interp<'a> {
     _ctx: &'a Context,
+    launcher: Option<&'a mut dyn Launcher>,
     pub(crate) ir: &'a Ir,
     pub(crate) module: OpId,
     depth: usize,
     /// `memref.global` contents, made once per run.
     pub(crate) globals: FxHashMap<String, crate::tensor::MemRef>,
+    /// Inside a kernel launch: thread id, block id, block dims, grid dims (x, y, z).
+    gpu: Option<[[i64; 3]; 4]>,
 }
 
 /// Run function `name` of `module` on `args`; returns its results.
@@ -60,12 +78,37 @@ pub fn run(
     name: &str,
     args: Vec<RtVal>,
 ) -> Result<Vec<RtVal>, InterpError> {
+    run_inner(ctx, ir, module, name, args, None)
+}
+
+/// [`run`], with kernel launches handed to `launcher` instead of interpreted.
+pub fn run_with_launcher<'a>(
+    ctx: &'a Context,
+    ir: &'a Ir,
+    module: OpId,
+    name: &str,
+    args: Vec<RtVal>,
+    launcher: &'a mut dyn Launcher,
+) -> Result<Vec<RtVal>, InterpError> {
+    run_inner(ctx, ir, module, name, args, Some(launcher))
+}
+
+fn run_inner<'a>(
+    ctx: &'a Context,
+    ir: &'a Ir,
+    module: OpId,
+    name: &str,
+    args: Vec<RtVal>,
+    launcher: Option<&'a mut dyn Launcher>,
+) -> Result<Vec<RtVal>, InterpError> {
     let mut it = Interp {
         _ctx: ctx,
+        launcher,
         ir,
         module,
         depth: 0,
         globals: FxHashMap::default(),
+        gpu: None,
     };
     // Buffers a bufferized function returns are read back as tensors.
     it.call(name, args)?
@@ -168,7 +211,7 @@ impl<'a> Interp<'a> {
         let ir = self.ir;
         for op in ir.block_ops(b) {
             let name = ir.name(op);
-            if name == "func.return" || is_yield(name) {
+            if name == "func.return" || name == "gpu.return" || is_yield(name) {
                 return ir
                     .operands(op)
                     .iter()
@@ -358,6 +401,31 @@ impl<'a> Interp<'a> {
                     None => Ok(vec![]),
                 }
             }
+            "gpu.launch_func" => self.launch(op, env),
+            "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" => {
+                let g = self
+                    .gpu
+                    .ok_or_else(|| err("is only defined inside a kernel launch".into()))?;
+                let which = match name {
+                    "gpu.thread_id" => 0,
+                    "gpu.block_id" => 1,
+                    "gpu.block_dim" => 2,
+                    _ => 3,
+                };
+                let body = ir
+                    .attr(op, "dimension")
+                    .and_then(|a| a.dialect_body())
+                    .map(|(_, b)| b)
+                    .unwrap_or("");
+                let d = if body.contains('z') {
+                    2
+                } else if body.contains('y') {
+                    1
+                } else {
+                    0
+                };
+                Ok(vec![RtVal::Scalar(g[which][d] as f64)])
+            }
             "builtin.unrealized_conversion_cast" => ir
                 .operands(op)
                 .iter()
@@ -365,6 +433,112 @@ impl<'a> Interp<'a> {
                 .collect(),
             _ => Err(err("is not supported by the interpreter".into())),
         }
+    }
+
+    /// `gpu.launch_func`: the kernel runs for every block and every thread of the grid, one
+    /// thread after another. Kernels without barriers or shared memory (what
+    /// `lower-ukernels` emits) compute the same as on a GPU; a kernel with `gpu.barrier`
+    /// and more than one thread per block is refused.
+    fn launch(&mut self, op: OpId, env: &Env) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let (root, nested) = match ir.attr(op, "kernel").map(|a| a.kind()) {
+            Some(ftuner_ir::AttrKind::SymbolRef { root, nested }) if nested.len() == 1 => {
+                (root.as_str(), nested[0].as_str())
+            }
+            _ => return Err(err("needs a kernel symbol @module::@func".into())),
+        };
+        let mut kernel = None;
+        for o in ir.collect_pre(self.module) {
+            if ir.name(o) == "gpu.module" && ir.symbol_name(o) == Some(root) {
+                ir.walk_pre(o, &mut |f| {
+                    if kernel.is_none()
+                        && ir.name(f) == "gpu.func"
+                        && ir.symbol_name(f) == Some(nested)
+                    {
+                        kernel = Some(f);
+                    }
+                });
+            }
+        }
+        let f = kernel.ok_or_else(|| err(format!("kernel @{root}::@{nested} not found")))?;
+        let entry = ir
+            .regions_of(f)
+            .first()
+            .and_then(|r| ir.region_entry(*r))
+            .ok_or_else(|| err("kernel has no body".into()))?;
+        let segs = ir
+            .attr(op, "operandSegmentSizes")
+            .and_then(|a| a.as_dense_i64s())
+            .ok_or_else(|| err("has no operandSegmentSizes".into()))?;
+        if segs.len() != 13 || segs[0] != 0 || segs[1..7].iter().any(|s| *s != 1) {
+            return Err(err(
+                "the interpreter runs synchronous launches with grid and block sizes".into(),
+            ));
+        }
+        let ops = ir.operands(op);
+        // Operands: grid x/y/z, block x/y/z, cluster sizes, shared memory, kernel operands.
+        let first = 6 + segs[7..11].iter().sum::<i64>() as usize;
+        let dims = self.indices(env, op, &ops[0..6])?;
+        let (grid, block) = ([dims[0], dims[1], dims[2]], [dims[3], dims[4], dims[5]]);
+        if grid.iter().chain(&block).any(|d| *d < 1) {
+            return Err(err(format!(
+                "grid {grid:?} and block {block:?} must be at least 1 in every dimension"
+            )));
+        }
+        if block.iter().product::<i64>() > 1024 {
+            return Err(err(format!("block {block:?} has more than 1024 threads")));
+        }
+        let args: Vec<RtVal> = ops[first..first + segs[11] as usize]
+            .iter()
+            .map(|v| self.get(env, *v, op))
+            .collect::<Result<_, _>>()?;
+        let params = ir.block_args(entry).to_vec();
+        if params.len() != args.len() {
+            return Err(err(format!(
+                "kernel takes {} arguments, the launch passes {}",
+                params.len(),
+                args.len()
+            )));
+        }
+        if let Some(l) = self.launcher.as_mut() {
+            return l
+                .launch((root, nested), grid, block, &args)
+                .map(|()| vec![])
+                .map_err(err);
+        }
+        let mut barrier = false;
+        ir.walk_pre(f, &mut |o| barrier |= ir.name(o) == "gpu.barrier");
+        if barrier && block.iter().product::<i64>() > 1 {
+            return Err(err(
+                "kernels with gpu.barrier are not run by the interpreter".into(),
+            ));
+        }
+        let saved = self.gpu;
+        for bz in 0..grid[2] {
+            for by in 0..grid[1] {
+                for bx in 0..grid[0] {
+                    for tz in 0..block[2] {
+                        for ty in 0..block[1] {
+                            for tx in 0..block[0] {
+                                self.gpu = Some([[tx, ty, tz], [bx, by, bz], block, grid]);
+                                let mut kenv: Env = FxHashMap::default();
+                                for (p, a) in params.iter().zip(&args) {
+                                    kenv.insert(*p, a.clone());
+                                }
+                                let r = self.exec_block(entry, &mut kenv);
+                                if let Err(e) = r {
+                                    self.gpu = saved;
+                                    return Err(e);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.gpu = saved;
+        Ok(vec![])
     }
 
     pub(crate) fn constant(&self, op: OpId, a: ftuner_ir::Attribute) -> Result<RtVal, InterpError> {

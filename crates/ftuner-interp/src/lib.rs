@@ -26,7 +26,7 @@ mod eval;
 mod memref;
 mod tensor;
 
-pub use eval::{run, InterpError};
+pub use eval::{run, run_with_launcher, InterpError, Launcher};
 pub use tensor::{round_to, row_major, MemRef, RtVal, Store, Tensor};
 
 /// The shapes of `func`'s parameters (`DYNAMIC` for `?`; empty for scalars), as the

@@ -176,6 +176,9 @@ pub struct OpDef {
     pub asm_names: Option<AsmNamesFn>,
     pub block_arg_names: Option<BlockArgNamesFn>,
     pub default_dialect: Option<&'static str>,
+    /// Inherent attributes are properties (`<{...}>` in generic form); false for the few
+    /// upstream ops that keep them in the attribute dictionary (`gpu.func`).
+    pub uses_properties: bool,
 }
 
 impl OpDef {

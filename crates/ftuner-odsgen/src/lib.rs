@@ -115,6 +115,14 @@ pub struct OpSpec {
     pub block_arg_names: bool,
     #[serde(default)]
     pub default_dialect: Option<String>,
+    /// `false`: inherent attributes stay in the attribute dictionary, as upstream ops
+    /// without properties keep them (`gpu.func`).
+    #[serde(default = "yes")]
+    pub properties: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 pub fn load(path: &Path) -> Result<Spec, String> {
@@ -311,6 +319,7 @@ pub fn generate_rust(spec: &Spec) -> String {
                 .map(|n| format!("Some({n})"))
                 .unwrap_or("None".into())
         );
+        let _ = writeln!(out, "        uses_properties: {},", op.properties);
         let _ = writeln!(out, "        parse: {parse},");
         let _ = writeln!(out, "        print: {print},");
         let _ = writeln!(out, "        verify: {},", opt(op.has_verifier, "verify"));

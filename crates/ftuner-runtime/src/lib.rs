@@ -11,6 +11,7 @@
 //! runs, copies them into 64-byte aligned buffers, builds MLIR memref descriptors, calls
 //! the function through its packed entry, copies the results out and frees their buffers.
 
+pub mod cuda;
 use ftuner_codegen::{Compiler, Jit, PackedFn, Target};
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};

@@ -150,7 +150,7 @@ fn dests(ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
             }
             out
         }
-        _ if name.starts_with("linalg.") => {
+        _ if structured(name) => {
             let (ins, outs) = ins_outs(ir, op);
             let mut out = vec![];
             let mut r = 0;
@@ -384,7 +384,7 @@ fn matching_insert(ir: &Ir, u: OpId, dest: Value, chain: &[Value]) -> bool {
 /// Operand `k` of `op` is a destination the op overwrites without reading.
 fn only_overwrites(ir: &Ir, op: OpId, k: u32) -> bool {
     let name = ir.name(op);
-    if !name.starts_with("linalg.") || linalg_reads_outs(ir, op) {
+    if !structured(name) || linalg_reads_outs(ir, op) {
         return false;
     }
     let (ins, outs) = ins_outs(ir, op);
@@ -1013,7 +1013,7 @@ impl Rw<'_> {
                     }
                 }
             }
-            _ if ir_name.starts_with("linalg.") => {
+            _ if structured(ir_name) => {
                 let (ins, outs) = ins_outs(self.ir, op);
                 let mut ops = vec![];
                 for v in &ins {
@@ -1426,6 +1426,12 @@ impl Rw<'_> {
         }
         Ok(())
     }
+}
+
+/// Destination-passing structured ops: linalg ops and `ukernel.patch` (ins, outs, a body
+/// over their elements); on buffers they write their outputs and have no results.
+fn structured(name: &str) -> bool {
+    name.starts_with("linalg.") || name == "ukernel.patch"
 }
 
 /// Whether a linalg op reads its outputs' old contents (its body uses an output block

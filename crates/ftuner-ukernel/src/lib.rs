@@ -23,12 +23,14 @@
 pub mod contraction;
 pub mod cpu;
 pub mod gpu;
+mod gpu_lower;
 pub mod lower;
 mod pass;
 pub mod patch;
 pub mod plan;
 pub mod schedule;
 
+pub use gpu_lower::KERNEL_MODULE;
 pub use lower::LowerUkernelsPass;
 pub use pass::{describe_module, AnnotateUkernelsPass};
 pub use patch::PatchUkernelsPass;

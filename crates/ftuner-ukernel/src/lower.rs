@@ -21,20 +21,20 @@ use ftuner_pass::{
     options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
 };
 
-struct B<'a> {
-    ir: &'a mut Ir,
-    loc: Attribute,
+pub(crate) struct B<'a> {
+    pub(crate) ir: &'a mut Ir,
+    pub(crate) loc: Attribute,
     /// Register-level bodies: `Some` when the patch's body is a multiply-accumulate.
-    vector: Option<VectorBody>,
+    pub(crate) vector: Option<VectorBody>,
     /// Inside the kc loop: the reduction dim and the block's offset and size along it.
-    kblock: Option<(u32, Value, Value)>,
+    pub(crate) kblock: Option<(u32, Value, Value)>,
     /// B packed into panels `[N / nr][K][nr]` (contiguous rows of the main tile width).
-    packed: Option<(Value, i64)>,
+    pub(crate) packed: Option<(Value, i64)>,
 }
 
 /// What the register-level body needs to know about a patch.
 #[derive(Clone)]
-struct VectorBody {
+pub(crate) struct VectorBody {
     /// The reduction loop dim.
     dk: u32,
     /// Batch loop dims (in all three operands), looped over around the register tile.
@@ -51,7 +51,7 @@ fn ir_attr_i64(ir: &Ir, op: OpId, name: &str) -> Option<i64> {
 }
 
 /// The single reduction dim: read by both inputs, absent from the output.
-fn reduction_dim(lay: &Layout) -> Option<u32> {
+pub(crate) fn reduction_dim(lay: &Layout) -> Option<u32> {
     let uses = |mi: usize, d: u32| lay.maps[mi].results.iter().any(|e| e.uses_dim(d));
     let ks: Vec<u32> = (0..lay.maps[0].num_dims)
         .filter(|d| uses(0, *d) && uses(1, *d) && !uses(2, *d))
@@ -60,7 +60,7 @@ fn reduction_dim(lay: &Layout) -> Option<u32> {
 }
 
 /// Position of loop dim `d` among a map's results.
-fn res_pos(map: &ftuner_ir::AffineMap, d: u32) -> Option<usize> {
+pub(crate) fn res_pos(map: &ftuner_ir::AffineMap, d: u32) -> Option<usize> {
     map.results.iter().position(|e| *e == AffineExpr::Dim(d))
 }
 
@@ -93,7 +93,7 @@ fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<Vector
 }
 
 /// The element type when the patch's body is `acc + a * b` on floats of one type.
-fn mul_add_elem(ir: &Ir, op: OpId) -> Option<Type> {
+pub(crate) fn mul_add_elem(ir: &Ir, op: OpId) -> Option<Type> {
     let body = ir.region_entry(*ir.regions_of(op).first()?)?;
     let args = ir.block_args(body).to_vec();
     let ops = ir.block_ops_vec(body);
@@ -355,8 +355,18 @@ fn write_rows(
     out
 }
 
-impl B<'_> {
-    fn op(
+impl<'a> B<'a> {
+    /// A builder with no register-level state.
+    pub(crate) fn new(ir: &'a mut Ir, loc: Attribute) -> B<'a> {
+        B {
+            ir,
+            loc,
+            vector: None,
+            kblock: None,
+            packed: None,
+        }
+    }
+    pub(crate) fn op(
         &mut self,
         block: BlockId,
         name: &str,
@@ -376,7 +386,7 @@ impl B<'_> {
         self.ir.append_op(block, o);
         o
     }
-    fn val(
+    pub(crate) fn val(
         &mut self,
         block: BlockId,
         name: &str,
@@ -387,7 +397,7 @@ impl B<'_> {
         let o = self.op(block, name, operands, vec![ty], props, 0);
         self.ir.result(o, 0)
     }
-    fn index(&mut self, block: BlockId, v: i64) -> Value {
+    pub(crate) fn index(&mut self, block: BlockId, v: i64) -> Value {
         self.val(
             block,
             "arith.constant",
@@ -396,7 +406,7 @@ impl B<'_> {
             vec![("value", Attribute::index(v))],
         )
     }
-    fn ibin(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
+    pub(crate) fn ibin(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
         let ov = Attribute::dialect("arith", "overflow<none>");
         let props = if matches!(name, "arith.addi" | "arith.subi" | "arith.muli") {
             vec![("overflowFlags", ov)]
@@ -405,16 +415,16 @@ impl B<'_> {
         };
         self.val(block, name, vec![a, b], Type::index(), props)
     }
-    fn yield_(&mut self, block: BlockId, name: &str, vals: Vec<Value>) {
+    pub(crate) fn yield_(&mut self, block: BlockId, name: &str, vals: Vec<Value>) {
         self.op(block, name, vals, vec![], vec![], 0);
     }
 }
 
 /// Where the M and N loop dims sit in each operand (position or None).
-struct Layout {
-    dm: u32,
-    dn: u32,
-    maps: Vec<ftuner_ir::AffineMap>,
+pub(crate) struct Layout {
+    pub(crate) dm: u32,
+    pub(crate) dn: u32,
+    pub(crate) maps: Vec<ftuner_ir::AffineMap>,
     /// The patch's `indexing_maps` and `iterator_types`, for per-tile `linalg.generic`s.
     maps_attr: Attribute,
     iterators_attr: Attribute,
@@ -434,7 +444,7 @@ struct SliceSpec {
 /// windowed index (`d1 + d4`, `2 * d1 + d4`) of a non-empty space stays inside its
 /// dimension — so mismatched run-time shapes stop with a message, never read out of
 /// bounds. (The tile loops take each extent from one operand.)
-fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
+pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
     let maps = patch_maps(ir, op).ok_or("the patch needs three indexing maps")?;
     let operands = ir.operands(op).to_vec();
     if operands.len() != 3 {
@@ -468,7 +478,12 @@ fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
             Some(d) if d != ftuner_ir::DYNAMIC => index(ir, d),
             _ => {
                 let c = index(ir, j as i64);
-                mk(ir, "tensor.dim", vec![v, c], Type::index(), vec![])
+                let dim = if t.is_memref() {
+                    "memref.dim"
+                } else {
+                    "tensor.dim"
+                };
+                mk(ir, dim, vec![v, c], Type::index(), vec![])
             }
         }
     };
@@ -526,13 +541,7 @@ fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
                     continue;
                 }
                 // Coefficients are non-negative in windows (strides, dilations).
-                let mut b = B {
-                    ir: &mut *ir,
-                    loc,
-                    vector: None,
-                    kblock: None,
-                    packed: None,
-                };
+                let mut b = B::new(&mut *ir, loc);
                 let scratch = b.ir.new_block(&[]);
                 let hi = eval_expr(&mut b, scratch, e, &|d| lasts[d as usize]);
                 for o in ir.block_ops_vec(scratch) {
@@ -623,7 +632,7 @@ fn dim_roles(maps: &[ftuner_ir::AffineMap]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     (pick(Role::M), pick(Role::N), pick(Role::K))
 }
 
-fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
+pub(crate) fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
     let maps = patch_maps(ir, op)?;
     let (ms, ns, _) = dim_roles(&maps);
     if ms.len() != 1 || ns.len() != 1 {
@@ -818,7 +827,6 @@ fn cover(
 ) -> Value {
     let ty = b.ir.value_type(acc);
     let c0 = b.index(blk, 0);
-    let c1 = b.index(blk, 1);
     let cm = b.index(blk, main);
     let q = b.ibin(blk, "arith.divui", total, cm);
     let full = b.ibin(blk, "arith.muli", q, cm);
@@ -861,29 +869,57 @@ fn cover(
         tty,
         vec![("value", Attribute::dense(tty, flat))],
     );
-    let clen = b.index(blk, len as i64);
-    let l = b.op(
+    let r = residue_tiles(
+        b,
         blk,
-        "scf.for",
-        vec![c0, clen, c1, acc1, full],
-        vec![ty, Type::index()],
-        vec![],
-        1,
+        len as i64,
+        full,
+        vec![acc1],
+        &mut |b, lb, k| {
+            b.val(
+                lb,
+                "tensor.extract",
+                vec![table, rem, k],
+                Type::index(),
+                vec![],
+            )
+        },
+        &mut |b, tb, off, t, a| vec![body(b, tb, off, t, a[0])],
     );
+    r[0]
+}
+
+/// `scf.for k < len` over a residue's plan tiles: `size(b, block, k)` reads the k-th tile
+/// size (0 past the last); each tile runs `body(b, block, offset, size, accs) -> accs`,
+/// the offset starting at `start` and advancing by the tile. Returns the final `accs`.
+#[allow(clippy::type_complexity)]
+pub(crate) fn residue_tiles(
+    b: &mut B<'_>,
+    blk: BlockId,
+    len: i64,
+    start: Value,
+    accs: Vec<Value>,
+    size: &mut dyn FnMut(&mut B<'_>, BlockId, Value) -> Value,
+    body: &mut dyn FnMut(&mut B<'_>, BlockId, Value, Value, Vec<Value>) -> Vec<Value>,
+) -> Vec<Value> {
+    let tys: Vec<Type> = accs.iter().map(|a| b.ir.value_type(*a)).collect();
+    let n = accs.len();
+    let c0 = b.index(blk, 0);
+    let c1 = b.index(blk, 1);
+    let clen = b.index(blk, len);
+    let mut ops = vec![c0, clen, c1];
+    ops.extend(accs);
+    ops.push(start);
+    let mut rtys = tys.clone();
+    rtys.push(Type::index());
+    let l = b.op(blk, "scf.for", ops, rtys.clone(), vec![], 1);
     let lr = b.ir.regions_of(l)[0];
-    let lb = b.ir.append_block(lr, &[Type::index(), ty, Type::index()]);
-    let (k, a, off) = (
-        b.ir.block_args(lb)[0],
-        b.ir.block_args(lb)[1],
-        b.ir.block_args(lb)[2],
-    );
-    let t = b.val(
-        lb,
-        "tensor.extract",
-        vec![table, rem, k],
-        Type::index(),
-        vec![],
-    );
+    let mut btys = vec![Type::index()];
+    btys.extend(rtys.iter().copied());
+    let lb = b.ir.append_block(lr, &btys);
+    let args = b.ir.block_args(lb).to_vec();
+    let (k, a, off) = (args[0], args[1..=n].to_vec(), args[n + 1]);
+    let t = size(b, lb, k);
     let zero = b.index(lb, 0);
     let pos = b.val(
         lb,
@@ -892,21 +928,24 @@ fn cover(
         Type::i1(),
         vec![("predicate", Attribute::i64(4))],
     );
-    let iff = b.op(lb, "scf.if", vec![pos], vec![ty, Type::index()], vec![], 2);
+    let iff = b.op(lb, "scf.if", vec![pos], rtys, vec![], 2);
     let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
     let tb = b.ir.append_block(tr, &[]);
-    let r = body(b, tb, off, t, a);
+    let mut r = body(b, tb, off, t, a.clone());
     let noff = b.ibin(tb, "arith.addi", off, t);
-    b.yield_(tb, "scf.yield", vec![r, noff]);
+    r.push(noff);
+    b.yield_(tb, "scf.yield", r);
     let eb = b.ir.append_block(er, &[]);
-    b.yield_(eb, "scf.yield", vec![a, off]);
-    let (r0, r1) = (b.ir.result(iff, 0), b.ir.result(iff, 1));
-    b.yield_(lb, "scf.yield", vec![r0, r1]);
-    b.ir.result(l, 0)
+    let mut keep = a;
+    keep.push(off);
+    b.yield_(eb, "scf.yield", keep);
+    let rs = b.ir.results(iff).to_vec();
+    b.yield_(lb, "scf.yield", rs);
+    b.ir.results(l)[..n].to_vec()
 }
 
 /// Lower one patch; `Err` explains why it was left alone.
-type Plan = (i64, Option<i64>, Vec<Vec<i64>>);
+pub(crate) type Plan = (i64, Option<i64>, Vec<Vec<i64>>);
 
 /// A tile: (m offset, m size, n offset, n size).
 type Tile = (Value, i64, Value, i64);
@@ -915,22 +954,22 @@ type Tile = (Value, i64, Value, i64);
 type TileFn<'f> = dyn FnMut(&mut B<'_>, BlockId, Value, Tile) -> Value + 'f;
 
 /// The M and N plans of a patch: main tile, static extent, tiles per residue.
-struct Plans {
-    m: Plan,
-    n: Plan,
+pub(crate) struct Plans {
+    pub(crate) m: Plan,
+    pub(crate) n: Plan,
 }
 
 /// A windowed contraction (convolution as implicit GEMM): M is the flattened output
 /// positions, N one output-channel dim, K the reduction dims.
-struct ConvLayout {
-    ms: Vec<u32>,
-    dn: u32,
-    ks: Vec<u32>,
-    maps: Vec<ftuner_ir::AffineMap>,
-    elem: Type,
+pub(crate) struct ConvLayout {
+    pub(crate) ms: Vec<u32>,
+    pub(crate) dn: u32,
+    pub(crate) ks: Vec<u32>,
+    pub(crate) maps: Vec<ftuner_ir::AffineMap>,
+    pub(crate) elem: Type,
 }
 
-fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
+pub(crate) fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
     let maps = patch_maps(ir, op)?;
     // B and C index by plain dims; A by sums of dims and constant multiples of dims.
     if !maps[1..]
@@ -974,7 +1013,12 @@ fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
 }
 
 /// The value of `e` with dims from `at`, as index arithmetic in `blk`.
-fn eval_expr(b: &mut B<'_>, blk: BlockId, e: &AffineExpr, at: &dyn Fn(u32) -> Value) -> Value {
+pub(crate) fn eval_expr(
+    b: &mut B<'_>,
+    blk: BlockId,
+    e: &AffineExpr,
+    at: &dyn Fn(u32) -> Value,
+) -> Value {
     match e {
         AffineExpr::Dim(d) => at(*d),
         AffineExpr::Const(c) => b.index(blk, *c),
@@ -1000,13 +1044,7 @@ fn lower_conv(ir: &mut Ir, op: OpId, cl: &ConvLayout, plans: &Plans) -> Result<(
     }
     let loc = ir.loc(op);
     let scratch = ir.new_block(&[]);
-    let mut b = B {
-        ir,
-        loc,
-        vector: None,
-        kblock: None,
-        packed: None,
-    };
+    let mut b = B::new(ir, loc);
     let out = outs[0];
     let cpos = |d: u32| res_pos(&cl.maps[2], d).unwrap_or(0) as i64;
     // Extents of the M dims (from C), of N (from C) and of the k dims (from B).
@@ -1324,13 +1362,7 @@ fn split_batch(ir: &mut Ir, op: OpId) -> Result<Option<OpId>, String> {
     }
     let loc = ir.loc(op);
     let scratch = ir.new_block(&[]);
-    let mut b = B {
-        ir,
-        loc,
-        vector: None,
-        kblock: None,
-        packed: None,
-    };
+    let mut b = B::new(ir, loc);
     let out = outs[0];
     let oty = b.ir.value_type(out);
     let cpos = res_pos(&lay.maps[2], bd).unwrap_or(0);
@@ -1476,7 +1508,7 @@ pub fn lower(
 }
 
 /// The patch's M and N plans, checked: one entry per residue, each covering it exactly.
-fn read_plans(ir: &Ir, op: OpId) -> Result<Plans, String> {
+pub(crate) fn read_plans(ir: &Ir, op: OpId) -> Result<Plans, String> {
     let m = ir
         .attr(op, "m_plan")
         .and_then(read_plan)
@@ -1646,6 +1678,29 @@ pub struct LowerUkernelsPass {
     opts: PassOptions,
     lowered: u64,
     skipped: u64,
+    kernels_launched: u64,
+}
+
+/// The GPU uKernel family of a patch on buffers (its `target` and element type).
+fn gpu_family(ir: &Ir, p: OpId) -> Result<crate::gpu::GpuFamily, String> {
+    let target = ir
+        .attr(p, "target")
+        .and_then(|a| a.as_str())
+        .ok_or("the patch has no target")?;
+    let model = ftuner_hw::HardwareModel::load(target)?;
+    let (_, outs) = ins_outs(ir, p);
+    let elem = outs
+        .first()
+        .map(|v| ir.value_type(*v).element_type())
+        .ok_or("the patch has no output")?;
+    let dtype =
+        crate::DType::from_type(elem).ok_or(format!("element type {elem} has no uKernels"))?;
+    match crate::Family::build(&model, dtype)? {
+        crate::Family::Gpu(g) => Ok(g),
+        crate::Family::Cpu(_) => Err(format!(
+            "'{target}' is a CPU target: CPU patches are lowered on tensors, before bufferize"
+        )),
+    }
 }
 
 impl Default for LowerUkernelsPass {
@@ -1673,6 +1728,7 @@ impl Default for LowerUkernelsPass {
             ]),
             lowered: 0,
             skipped: 0,
+            kernels_launched: 0,
         }
     }
 }
@@ -1723,6 +1779,28 @@ impl Pass for LowerUkernelsPass {
                     }
                 },
             };
+            // On buffers: a GPU patch becomes kernels and launches.
+            let (ins, outs) = ins_outs(cx.ir, p);
+            if ins
+                .iter()
+                .chain(&outs)
+                .any(|v| cx.ir.value_type(*v).is_memref())
+            {
+                match gpu_family(cx.ir, p).and_then(|g| crate::gpu_lower::lower_gpu(cx.ir, p, &g)) {
+                    Ok(()) => {
+                        self.lowered += 1;
+                        self.kernels_launched += 1;
+                    }
+                    Err(e) => {
+                        cx.emit(Diagnostic::remark(
+                            cx.ir.loc(p),
+                            format!("not lowered: {e}"),
+                        ));
+                        self.skipped += 1;
+                    }
+                }
+                continue;
+            }
             let (vb, kb, pb) = match sched {
                 Some(s) => (
                     vector_bodies.map(|v| v.max((s.mr * s.nr) as i64)),
@@ -1750,6 +1828,11 @@ impl Pass for LowerUkernelsPass {
                 name: "num-lowered",
                 description: "Patches lowered to loops",
                 value: self.lowered,
+            },
+            Statistic {
+                name: "num-gpu-patches",
+                description: "Patches lowered to GPU kernels and launches",
+                value: self.kernels_launched,
             },
             Statistic {
                 name: "num-skipped",

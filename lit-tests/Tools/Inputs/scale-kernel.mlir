@@ -1,7 +1,7 @@
 // A GPU kernel (generic form: our gpu dialect has no custom syntax yet): x[i] *= a.
 "builtin.module"() ({
   "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = (memref<?xf32>, f32) -> ()}> ({
+    "gpu.func"() ({
     ^bb0(%arg0: memref<?xf32>, %arg1: f32):
       %0 = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
       %1 = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
@@ -20,7 +20,7 @@
       }) : (i1) -> ()
       "gpu.barrier"() : () -> ()
       "gpu.return"() : () -> ()
-    }) {gpu.kernel, sym_name = "scale", workgroup_attributions = 0 : i64} : () -> ()
+    }) {function_type = (memref<?xf32>, f32) -> (), gpu.kernel, sym_name = "scale", workgroup_attributions = 0 : i64} : () -> ()
   }) : () -> ()
 }) {gpu.container_module} : () -> ()
 

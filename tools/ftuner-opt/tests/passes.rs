@@ -69,25 +69,50 @@ fn patch_ukernels_snapshots() {
     }
 }
 
+/// An example through `pipeline`: no patch left, the output parses back to itself, and its
+/// snapshot `name`.
+fn lowered_snapshot(file: &str, pipeline: &str, name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(file);
+    let src = std::fs::read_to_string(path).unwrap();
+    let out = run_pipeline(&src, pipeline).unwrap();
+    assert!(!out.contains("ukernel.patch"), "{name}");
+    // The lowered IR parses back to the same text.
+    assert_eq!(run_pipeline(&out, "builtin.module()").unwrap(), out);
+    insta::assert_snapshot!(name.to_string(), out);
+    out
+}
+
 #[test]
 fn lower_ukernels_snapshots() {
     for target in ["zen4", "a100"] {
         for file in ["dense_dynamic.mlir", "bmm_nt_dynamic.mlir"] {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../examples")
-                .join(file);
-            let src = std::fs::read_to_string(path).unwrap();
-            let out = run_pipeline(
-                &src,
+            lowered_snapshot(
+                file,
                 &format!(
                     "builtin.module(patch-ukernels{{target={target}}},lower-ukernels,canonicalize,cse)"
                 ),
-            )
-            .unwrap();
-            assert!(!out.contains("ukernel.patch"), "{target} {file}");
-            // The lowered IR parses back to the same text.
-            assert_eq!(run_pipeline(&out, "builtin.module()").unwrap(), out);
-            insta::assert_snapshot!(format!("lower_{target}_{file}"), out);
+                &format!("lower_{target}_{file}"),
+            );
         }
+    }
+}
+
+/// GPU targets on buffers: kernels in `gpu.module @ftuner_kernels`, launches over the plan.
+#[test]
+fn lower_ukernels_gpu_snapshots() {
+    for (target, file) in [
+        ("a100", "dense_dynamic.mlir"),
+        ("h100", "bmm_nt_dynamic.mlir"),
+    ] {
+        let out = lowered_snapshot(
+            file,
+            &format!(
+                "builtin.module(patch-ukernels{{target={target}}},bufferize,lower-ukernels,canonicalize,cse)"
+            ),
+            &format!("lower_gpu_{target}_{file}"),
+        );
+        assert!(out.contains("gpu.launch_func"), "{target} {file}");
     }
 }

@@ -123,6 +123,19 @@ fn run() -> i32 {
                 // The hardware model's name for the CPU (targets/*.toml), when it has one.
                 let hw = match target.cpu.as_str() {
                     _ if cli.target == "host" => "host",
+                    // GPU patches are lowered on buffers, to kernels and launches.
+                    sm if target.is_gpu() => {
+                        return match run_pipeline(
+                            &ctx,
+                            &mut m,
+                            &format!("builtin.module(canonicalize,cse,patch-ukernels{{target=cuda:{sm}}},bufferize,lower-ukernels,canonicalize,cse)"),
+                            &cli.file,
+                            &src,
+                        ) {
+                            Ok(()) => finish(&ctx, m, &cli, &target, &src),
+                            Err(code) => code,
+                        };
+                    }
                     "znver4" | "znver5" => "zen4",
                     "skylake-avx512" | "cascadelake" | "icelake-server" | "sapphirerapids" => {
                         "skylake-avx512"
@@ -144,14 +157,49 @@ fn run() -> i32 {
                 return code;
             }
         }
-        // Then to the llvm dialect, from whatever level that left.
+    }
+    finish(&ctx, m, &cli, &target, &src)
+}
+
+/// From the module after the first pipeline: to the llvm dialect (unless `--no-lower`),
+/// then LLVM IR, assembly, an object or PTX.
+fn finish(
+    ctx: &ftuner_ir::Context,
+    mut m: ftuner_ir::ParsedModule,
+    cli: &Cli,
+    target: &Target,
+    src: &str,
+) -> i32 {
+    // For a GPU, the code is the (one) gpu.module: the host code that launches its kernels
+    // is not part of the PTX.
+    if target.is_gpu() {
+        let body =
+            m.ir.regions_of(m.top)
+                .first()
+                .and_then(|r| m.ir.region_entry(*r));
+        if let Some(body) = body {
+            let ops = m.ir.block_ops_vec(body);
+            let gms = ops
+                .iter()
+                .filter(|o| m.ir.name(**o) == "gpu.module")
+                .count();
+            if gms == 1 {
+                for o in ops {
+                    if m.ir.name(o) != "gpu.module" {
+                        m.ir.erase_op(o);
+                    }
+                }
+            }
+        }
+    }
+    if !cli.no_lower {
+        // To the llvm dialect, from whatever level the module is at.
         if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top) {
-            if let Err(code) = run_pipeline(&ctx, &mut m, &p, &cli.file, &src) {
+            if let Err(code) = run_pipeline(ctx, &mut m, &p, &cli.file, src) {
                 return code;
             }
         }
     }
-    // For a GPU, the code is the body of the (one) gpu.module, when there is one.
     let mut top = m.top;
     if target.is_gpu() {
         let mut gms = vec![];
@@ -167,7 +215,7 @@ fn run() -> i32 {
         }
     }
     let compiler = Compiler::new();
-    let module = match compiler.module(&m.ir, top, &target, cli.opt, &cli.kernels) {
+    let module = match compiler.module(&m.ir, top, target, cli.opt, &cli.kernels) {
         Ok(x) => x,
         Err(e) => return fail(e),
     };
@@ -176,7 +224,7 @@ fn run() -> i32 {
         "obj" => Emit::Obj,
         _ => Emit::Asm,
     };
-    let bytes = match compiler.emit(&module, &target, what) {
+    let bytes = match compiler.emit(&module, target, what) {
         Ok(b) => b,
         Err(e) => return fail(e),
     };

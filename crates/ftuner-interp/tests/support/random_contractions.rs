@@ -3,9 +3,10 @@
 
 #![allow(dead_code)]
 
-use ftuner_interp::Tensor;
-use ftuner_ir::Type;
+use ftuner_interp::{run, RtVal, Tensor};
+use ftuner_ir::{parse_module, ParsedModule, Type};
 use proptest::prelude::*;
+use std::rc::Rc;
 
 pub const MATMUL: &str = include_str!("../../../../examples/kernels/matmul_dynamic.mlir");
 
@@ -68,4 +69,118 @@ pub fn extent() -> impl Strategy<Value = usize> {
             .prop_flat_map(|b| (b - 1)..=(b + 1)),
         1usize..=300,
     ]
+}
+
+/// A module as read and after a pass pipeline.
+pub struct Lowered {
+    pub ctx: ftuner_ir::Context,
+    pub original: ParsedModule,
+    pub lowered: ParsedModule,
+}
+
+/// Parse `src` twice and run `pipeline` (ftuner's passes) on the second copy.
+pub fn lower(src: &str, pipeline: &str) -> Lowered {
+    let ctx = ftuner_dialects::context();
+    let original = parse_module(&ctx, src, "t.mlir").unwrap();
+    let mut lowered = parse_module(&ctx, src, "t.mlir").unwrap();
+    let mut reg = ftuner_pass::PassRegistry::default();
+    ftuner_transforms::register_passes(&mut reg);
+    ftuner_ukernel::register_passes(&mut reg);
+    let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, pipeline).unwrap();
+    pm.run(&ctx, &mut lowered.ir, lowered.top).unwrap();
+    Lowered {
+        ctx,
+        original,
+        lowered,
+    }
+}
+
+impl Lowered {
+    /// Names of all ops of the lowered module.
+    pub fn lowered_ops(&self) -> Vec<&'static str> {
+        let mut names = vec![];
+        let ir = &self.lowered.ir;
+        ir.walk_pre(self.lowered.top, &mut |o| names.push(ir.name(o)));
+        names
+    }
+}
+
+/// Function `f` of `m` on the reference interpreter; its first result.
+pub fn call(c: &Lowered, m: &ParsedModule, f: &str, args: &[Tensor]) -> Tensor {
+    let args = args
+        .iter()
+        .map(|t| RtVal::Tensor(Rc::new(t.clone())))
+        .collect();
+    let out = run(&c.ctx, &m.ir, m.top, f, args).unwrap();
+    out[0].tensor().unwrap().clone()
+}
+
+fn runner(cases: u32) -> proptest::test_runner::TestRunner {
+    proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases,
+        ..proptest::test_runner::Config::default()
+    })
+}
+
+/// `@mm` (MATMUL) as read and lowered agree exactly at random extents (K up to `kmax`).
+pub fn check_matmuls(c: &Lowered, label: &str, cases: u32, kmax: usize) {
+    runner(cases)
+        .run(
+            &(extent(), extent(), 0usize..=kmax, any::<u64>()),
+            |(m, n, k, seed)| {
+                let a = tensor(vec![m, k], seed);
+                let b = tensor(vec![k, n], seed.rotate_left(17));
+                let want = call(c, &c.original, "mm", &[a.clone(), b.clone()]);
+                let got = call(c, &c.lowered, "mm", &[a, b]);
+                prop_assert_eq!(got, want, "{} m={} n={} k={}", label, m, n, k);
+                Ok(())
+            },
+        )
+        .unwrap();
+}
+
+/// `@bmm` (BMM_NT) as read and lowered agree exactly at random extents.
+pub fn check_bmms(c: &Lowered, label: &str, cases: u32) {
+    runner(cases)
+        .run(
+            &(0usize..=3, extent(), extent(), 0usize..=3, any::<u64>()),
+            |(bs, m, n, k, seed)| {
+                let a = tensor(vec![bs, m, k], seed);
+                let b = tensor(vec![bs, n, k], seed.rotate_left(29));
+                let want = call(c, &c.original, "bmm", &[a.clone(), b.clone()]);
+                let got = call(c, &c.lowered, "bmm", &[a, b]);
+                prop_assert_eq!(got, want, "{} b={} m={} n={} k={}", label, bs, m, n, k);
+                Ok(())
+            },
+        )
+        .unwrap();
+}
+
+/// `@conv` (CONV: dilation 2 on H, stride 2 on W, 3x3 window, accumulating onto `%o`) as
+/// read and lowered agree exactly at random extents.
+pub fn check_convs(c: &Lowered, label: &str, cases: u32) {
+    let dims = (0usize..=2, 1usize..=3, 0usize..=5, 0usize..=6, 0usize..=40);
+    runner(cases)
+        .run(&(dims, any::<u64>()), |((n, ch, oh, ow, f), seed)| {
+            let (h, w) = (oh + 4, 2 * ow + 2);
+            let x = tensor(vec![n, ch, h, w], seed);
+            let wt = tensor(vec![f, ch, 3, 3], seed.rotate_left(9));
+            let o = tensor(vec![n, f, oh, ow], seed.rotate_left(21));
+            let args = [x, wt, o];
+            let want = call(c, &c.original, "conv", &args);
+            let got = call(c, &c.lowered, "conv", &args);
+            prop_assert_eq!(
+                got,
+                want,
+                "{} n={} c={} oh={} ow={} f={}",
+                label,
+                n,
+                ch,
+                oh,
+                ow,
+                f
+            );
+            Ok(())
+        })
+        .unwrap();
 }

@@ -188,14 +188,7 @@ impl<'a> Parser<'a> {
             successors,
         };
         if let Some(d) = &def {
-            // Inherent attributes given in the discardable dictionary become properties.
-            let (inh, rest): (Vec<_>, Vec<_>) =
-                state.attrs.drain(..).partition(|(k, _)| d.is_inherent(k));
-            state.attrs = rest;
-            for (k, v) in inh {
-                state.props.retain(|(pk, _)| *pk != k);
-                state.props.push((k, v));
-            }
+            place_inherent(d, &mut state);
         }
         Ok(self.build_op(state))
     }
@@ -283,13 +276,7 @@ impl<'a> Parser<'a> {
         if let Some(l) = self.parse_optional_trailing_location()? {
             state.loc = l;
         }
-        let (inh, rest): (Vec<_>, Vec<_>) =
-            state.attrs.drain(..).partition(|(k, _)| def.is_inherent(k));
-        state.attrs = rest;
-        for (k, v) in inh {
-            state.props.retain(|(pk, _)| *pk != k);
-            state.props.push((k, v));
-        }
+        place_inherent(&def, &mut state);
         Ok(self.build_op(state))
     }
 
@@ -685,5 +672,26 @@ impl<'a> Parser<'a> {
             },
             _ => Err(self.err_here("expected location instance")),
         }
+    }
+}
+
+/// Where an op's attributes live: inherent attributes given in the discardable dictionary
+/// become properties, as MLIR does for ops that use properties; ops that do not (upstream's
+/// `gpu.func`) keep every attribute in the dictionary.
+fn place_inherent(def: &crate::dialect::OpDef, state: &mut OperationState) {
+    if !def.uses_properties {
+        let props = std::mem::take(&mut state.props);
+        for (k, v) in props {
+            state.attrs.retain(|(ak, _)| *ak != k);
+            state.attrs.push((k, v));
+        }
+        return;
+    }
+    let (inh, rest): (Vec<_>, Vec<_>) =
+        state.attrs.drain(..).partition(|(k, _)| def.is_inherent(k));
+    state.attrs = rest;
+    for (k, v) in inh {
+        state.props.retain(|(pk, _)| *pk != k);
+        state.props.push((k, v));
     }
 }
