@@ -5,7 +5,7 @@
 // RUN: %mlir-opt %t > /dev/null
 // REQUIRES: mlir-opt
 // STATS: Bufferize
-// STATS: (S) 3 num-allocs
+// STATS: (S) 2 num-allocs
 // STATS: (S) 0 num-copies
 // CHECK-LABEL: func.func @dense_dynamic(%arg0: memref<?x768xf32>, %arg1: memref<2304x768xf32>, %arg2: memref<2304xf32>) -> memref<?x2304xf32>
 // CHECK-NOT: tensor.

@@ -14,16 +14,17 @@
 // Run-time shape checks stay on the host.
 // CHECK: cf.assert %{{.*}}, "operand shapes of the contraction at {{.*}}dense_dynamic.mlir:{{.*}} do not agree"
 // All full 256x128 tiles are one grid: 2304/128 = 18 columns, M/256 rows, 512 threads.
+// The kernels take A, B, C and the fused bias (the epilogue's operand), then the offsets.
 // CHECK: %[[Q:.*]] = arith.divui %[[M:.*]], %c256 : index
 // CHECK: scf.if
-// CHECK: "gpu.launch_func"(%c18, %[[Q]], %c1, %c512, %c1, %c1, %arg0, %{{.*}}, %{{.*}}, %c0, %c0) <{kernel = @ftuner_kernels::@dense_dynamic_p0_256x128, operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 5, 0>}>
+// CHECK: "gpu.launch_func"(%c18, %[[Q]], %c1, %c512, %c1, %c1, %arg0, %{{.*}}, %{{.*}}, %arg2, %c0, %c0) <{kernel = @ftuner_kernels::@dense_dynamic_p0_256x128, operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 6, 0>}>
 // The residue's tiles from the table, each selecting its kernel on 1000*m + n.
 // CHECK: %[[T:.*]] = memref.get_global @__dense_dynamic_p0_m_plan : memref<256x9xindex>
 // CHECK: scf.for %{{.*}} = %c0 to %c9 step %c1 iter_args(%[[OFF:.*]] = %{{.*}}) -> (index)
 // CHECK: %[[SZ:.*]] = memref.load %[[T]][%{{.*}}, %{{.*}}] : memref<256x9xindex>
 // CHECK: "scf.index_switch"(%{{.*}}) <{cases = array<i64: 256128, 64128, 32128, 16128, 8128, 4128, 2128, 1128>}>
-// CHECK: "gpu.launch_func"(%c18, %c1, %c1, %c256, %c1, %c1, %arg0, %{{.*}}, %{{.*}}, %[[OFF]], %c0) <{kernel = @ftuner_kernels::@dense_dynamic_p0_64x128
-// CHECK: "gpu.launch_func"(%c18, %c1, %c1, %c128, %c1, %c1, %arg0, %{{.*}}, %{{.*}}, %[[OFF]], %c0) <{kernel = @ftuner_kernels::@dense_dynamic_p0_1x128
+// CHECK: "gpu.launch_func"(%c18, %c1, %c1, %c256, %c1, %c1, %arg0, %{{.*}}, %{{.*}}, %arg2, %[[OFF]], %c0) <{kernel = @ftuner_kernels::@dense_dynamic_p0_64x128
+// CHECK: "gpu.launch_func"(%c18, %c1, %c1, %c128, %c1, %c1, %arg0, %{{.*}}, %{{.*}}, %arg2, %[[OFF]], %c0) <{kernel = @ftuner_kernels::@dense_dynamic_p0_1x128
 // The kernels: a block of (256/8) x (128/8) threads, each with 8x8 accumulators in
 // registers across the K loop, fused multiply-adds, strided rows and columns.
 // CHECK: "gpu.module"() <{sym_name = "ftuner_kernels"}> ({
@@ -34,9 +35,13 @@
 // CHECK: %{{.*}}:64 = scf.for %{{.*}} = %c0 to %c768 step %c1 iter_args(
 // CHECK-COUNT-64: math.fma
 // CHECK: scf.yield
-// CHECK-COUNT-64: memref.store
+// Each finished element gets the fused bias (one load of the bias per column) and is
+// stored.
+// CHECK: memref.load %arg3[%{{.*}}] : memref<2304xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: memref.store
 // CHECK: gpu.return
-// CHECK: }) {function_type = (memref<?x768xf32>, memref<768x2304xf32>, memref<?x2304xf32>, index, index) -> (), gpu.kernel, sym_name = "dense_dynamic_p0_256x128"}
+// CHECK: }) {function_type = (memref<?x768xf32>, memref<768x2304xf32>, memref<?x2304xf32>, memref<2304xf32>, index, index) -> (), gpu.kernel, sym_name = "dense_dynamic_p0_256x128"}
 // CHECK: sym_name = "dense_dynamic_p0_1x128"
 
 // Upstream MLIR accepts the result.
@@ -69,3 +74,9 @@
 // A CPU patch on buffers is left alone, with the reason.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},bufferize,lower-ukernels)" 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: remark: not lowered: 'zen4' is a CPU target: CPU patches are lowered on tensors, before bufferize
+
+// The whole BERT layer lowered for a GPU (fused bias, GELU and residual epilogues
+// included), run on the reference interpreter — each launch block by block, thread by
+// thread — against the layer as read.
+// RUN: ftuner-run %examples/bert_layer_dynamic.mlir --shape 0=1x2x768 --backend interp --pass-pipeline="builtin.module(canonicalize,cse,patch-ukernels{target=h100},bufferize,lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=RUNBERT
+// RUNBERT: check: ok

@@ -180,16 +180,47 @@ pub fn parse_patch(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
         }
     }
     st.regions.push(p.parse_region()?);
+    // `epilogue(ins(%x : t, ...) maps [#m, ...]) { region }`
+    let mut epi = vec![];
+    if p.parse_optional_keyword("epilogue") {
+        p.expect(Tok::LParen, "'('")?;
+        epi = parse_clause(p, "ins")?;
+        p.parse_keyword("maps")?;
+        st.add_attr("epilogue_maps", p.parse_attribute(None)?);
+        p.expect(Tok::RParen, "')'")?;
+        st.regions.push(p.parse_region()?);
+    }
     if p.consume_if(Tok::Arrow) {
         st.result_types.extend(p.parse_type_list_no_parens()?);
     }
     st.props.push((
         "operandSegmentSizes".into(),
-        Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32]),
+        Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32, epi.len() as i32]),
     ));
     st.operands.extend(ins);
     st.operands.extend(outs);
+    st.operands.extend(epi);
     Ok(())
+}
+
+/// The operands of a patch's fused epilogue (after its inputs and outputs).
+pub fn epilogue_inputs(ir: &Ir, op: OpId) -> Vec<ftuner_ir::Value> {
+    crate::segment(ir, op, "operandSegmentSizes", 2, true).to_vec()
+}
+
+/// The maps of a patch's epilogue operands (over the patch's loop dims).
+pub fn epilogue_maps(ir: &Ir, op: OpId) -> Vec<ftuner_ir::AffineMap> {
+    ir.attr(op, "epilogue_maps")
+        .and_then(|a| a.as_array())
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|a| a.as_affine_map().cloned())
+        .collect()
+}
+
+/// The epilogue region's entry block, when the patch has one.
+pub fn epilogue_block(ir: &Ir, op: OpId) -> Option<ftuner_ir::BlockId> {
+    ir.regions_of(op).get(1).and_then(|r| ir.region_entry(*r))
 }
 
 pub fn print_patch(pr: &mut OpPrinter<'_>, op: OpId) {
@@ -268,6 +299,7 @@ pub fn print_patch(pr: &mut OpPrinter<'_>, op: OpId) {
         "indexing_maps",
         "iterator_types",
         "operandSegmentSizes",
+        "epilogue_maps",
     ];
     let before = pr.out.len();
     pr.print_optional_attr_dict(op, &elided);
@@ -279,6 +311,24 @@ pub fn print_patch(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.write(" ");
     let r = ir.regions_of(op)[0];
     pr.print_region(r, true, true);
+    if let Some(er) = ir.regions_of(op).get(1).copied() {
+        let epi = epilogue_inputs(ir, op);
+        pr.write(" epilogue(");
+        if !epi.is_empty() {
+            pr.write("ins(");
+            pr.print_operands(&epi);
+            pr.write(" : ");
+            pr.print_types_of(&epi);
+            pr.write(") ");
+        }
+        pr.write("maps ");
+        pr.print_attr(
+            ir.attr(op, "epilogue_maps")
+                .unwrap_or_else(|| Attribute::array(vec![])),
+        );
+        pr.write(") ");
+        pr.print_region(er, true, true);
+    }
     let rs: Vec<Type> = ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
     if !rs.is_empty() {
         pr.write(" -> ");
@@ -320,6 +370,97 @@ pub fn verify_patch(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     // The structured part (maps against operand ranks, results against outputs).
     crate::linalg::verify_structured(ir, op)?;
+    verify_epilogue(ir, op)?;
     let _ = Scalar::Int(0);
+    Ok(())
+}
+
+/// The fused epilogue: one map per operand, over the patch's loop dims but no reduction
+/// dim, ranks matching; a region taking (output element, one element per operand) and
+/// yielding one output element.
+fn verify_epilogue(ir: &Ir, op: OpId) -> Result<(), String> {
+    let epi = epilogue_inputs(ir, op);
+    let maps = epilogue_maps(ir, op);
+    let regions = ir.regions_of(op).len();
+    if regions > 2 {
+        return Err("expects a body and at most an epilogue region".into());
+    }
+    if regions == 1 {
+        if !epi.is_empty() || ir.attr(op, "epilogue_maps").is_some() {
+            return Err("has epilogue operands or maps but no epilogue region".into());
+        }
+        return Ok(());
+    }
+    if maps.len() != epi.len() {
+        return Err(format!(
+            "expects one epilogue map per epilogue operand ({}), found {}",
+            epi.len(),
+            maps.len()
+        ));
+    }
+    let body = crate::linalg::body::indexing_maps(ir, op).unwrap_or_default();
+    let nd = body.first().map(|m| m.num_dims).unwrap_or(0);
+    let its = ir
+        .attr(op, "iterator_types")
+        .and_then(|a| a.as_array())
+        .unwrap_or(&[])
+        .to_vec();
+    for (i, (m, v)) in maps.iter().zip(&epi).enumerate() {
+        if m.num_dims != nd {
+            return Err(format!(
+                "epilogue map #{i} has {} dims, the patch {nd}",
+                m.num_dims
+            ));
+        }
+        let rank = ir.value_type(*v).shape().map(|s| s.len()).unwrap_or(0);
+        if m.results.len() != rank {
+            return Err(format!(
+                "epilogue map #{i} has {} results for an operand of rank {rank}",
+                m.results.len()
+            ));
+        }
+        for d in 0..nd {
+            let red = its
+                .get(d as usize)
+                .and_then(|a| a.dialect_body().map(|(_, b)| b.contains("reduction")))
+                .unwrap_or(false);
+            if red && m.results.iter().any(|e| e.uses_dim(d)) {
+                return Err(format!("epilogue map #{i} uses reduction dim d{d}"));
+            }
+        }
+    }
+    let blk = epilogue_block(ir, op).ok_or("the epilogue region has no block")?;
+    let (_, outs) = ins_outs(ir, op);
+    let out_elem = outs
+        .first()
+        .map(|v| ir.value_type(*v).element_type())
+        .ok_or("expects an output")?;
+    let args = ir.block_args(blk);
+    if args.len() != 1 + epi.len() {
+        return Err(format!(
+            "the epilogue takes {} arguments, expected {} (the output element, then one per operand)",
+            args.len(),
+            1 + epi.len()
+        ));
+    }
+    if ir.value_type(args[0]) != out_elem {
+        return Err("the epilogue's first argument must have the output element type".into());
+    }
+    for (i, (a, v)) in args[1..].iter().zip(&epi).enumerate() {
+        if ir.value_type(*a) != ir.value_type(*v).element_type() {
+            return Err(format!(
+                "epilogue argument #{} must have the element type of its operand",
+                i + 1
+            ));
+        }
+    }
+    match ir.terminator(blk) {
+        Some(t) if ir.name(t) == "ukernel.yield" && ir.operands(t).len() == 1 => {
+            if ir.value_type(ir.operands(t)[0]) != out_elem {
+                return Err("the epilogue must yield an output element".into());
+            }
+        }
+        _ => return Err("the epilogue must end with one 'ukernel.yield'".into()),
+    }
     Ok(())
 }

@@ -308,9 +308,19 @@ pub enum Step {
 
 /// Compile the single-block body of `op`. `env` holds the values defined outside.
 pub fn compile(ir: &Ir, op: OpId, env: &FxHashMap<Value, RtVal>) -> Result<Program, InterpError> {
+    compile_region(ir, op, 0, env)
+}
+
+/// [`compile`] for region `index` of `op` (a `ukernel.patch` epilogue is region 1).
+pub fn compile_region(
+    ir: &Ir,
+    op: OpId,
+    index: usize,
+    env: &FxHashMap<Value, RtVal>,
+) -> Result<Program, InterpError> {
     let r = ir
         .regions_of(op)
-        .first()
+        .get(index)
         .copied()
         .ok_or_else(|| InterpError::at(ir, op, "structured op without a body"))?;
     let b = ir

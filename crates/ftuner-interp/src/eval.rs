@@ -34,6 +34,10 @@ impl std::fmt::Display for InterpError {
     }
 }
 
+fn name_is_patch_with_epilogue(ir: &Ir, op: OpId) -> bool {
+    ir.name(op) == "ukernel.patch" && ir.regions_of(op).len() > 1
+}
+
 pub(crate) fn is_yield(name: &str) -> bool {
     matches!(
         name,
@@ -433,6 +437,76 @@ impl<'a> Interp<'a> {
                 .collect(),
             _ => Err(err("is not supported by the interpreter".into())),
         }
+    }
+
+    /// A `ukernel.patch` epilogue: once the reduction is complete, every output element
+    /// `c` becomes `epilogue(c, operands at their maps)`.
+    fn epilogue(
+        &mut self,
+        op: OpId,
+        env: &Env,
+        cmap: &ftuner_ir::AffineMap,
+        sizes: &[i64],
+        out: &mut Tensor,
+    ) -> Result<(), InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let operands = ftuner_dialects::ukernel::epilogue_inputs(ir, op);
+        let emaps = ftuner_dialects::ukernel::epilogue_maps(ir, op);
+        let extras: Vec<Tensor> = operands
+            .iter()
+            .map(|v| match self.get(env, *v, op)? {
+                RtVal::Tensor(t) => Ok((*t).clone()),
+                RtVal::MemRef(m) => m.to_tensor().map_err(&err),
+                RtVal::Scalar(_) => Err(err("epilogue operands must be shaped".into())),
+            })
+            .collect::<Result<_, _>>()?;
+        let prog = crate::body::compile_region(ir, op, 1, env)?;
+        // The epilogue maps use no reduction dim: walk the parallel dims only.
+        let red: Vec<bool> = ir
+            .attr(op, "iterator_types")
+            .and_then(|a| a.as_array())
+            .unwrap_or(&[])
+            .iter()
+            .map(|a| {
+                a.dialect_body()
+                    .is_some_and(|(_, b)| b.contains("reduction"))
+            })
+            .collect();
+        let psizes: Vec<i64> = sizes
+            .iter()
+            .enumerate()
+            .map(|(d, s)| if red.get(d) == Some(&true) { 1 } else { *s })
+            .collect();
+        let total: i64 = psizes.iter().product();
+        if total == 0 {
+            return Ok(());
+        }
+        let mut slots = vec![0.0; prog.num_slots];
+        for (s, v) in &prog.inits {
+            slots[*s] = *v;
+        }
+        let elem = out.elem;
+        let mut point = vec![0i64; psizes.len()];
+        for k in 0..total {
+            unravel(k as usize, &psizes, &mut point);
+            let at =
+                |m: &ftuner_ir::AffineMap, t: &Tensor, what: &str| -> Result<usize, InterpError> {
+                    let idx = m
+                        .eval(&point, &[])
+                        .ok_or_else(|| err("cannot evaluate an epilogue map".into()))?;
+                    t.offset(&idx)
+                        .ok_or_else(|| err(format!("{what} accessed out of bounds at {idx:?}")))
+                };
+            let c = at(cmap, out, "the output")?;
+            slots[0] = out.data[c];
+            for (j, (m, t)) in emaps.iter().zip(&extras).enumerate() {
+                slots[1 + j] = t.data[at(m, t, &format!("epilogue operand #{j}"))?];
+            }
+            prog.run(&mut slots, &point)?;
+            out.data[c] = round_to(slots[prog.yields[0]], elem);
+        }
+        Ok(())
     }
 
     /// `gpu.launch_func`: the kernel runs for every block and every thread of the grid, one
@@ -1349,6 +1423,9 @@ impl<'a> Interp<'a> {
                     outs_t[o].data[off as usize] = round_to(slots[*y], out_ty[o]);
                 }
             }
+        }
+        if name_is_patch_with_epilogue(ir, op) {
+            self.epilogue(op, env, &maps[nin], &sizes, &mut outs_t[0])?;
         }
         let mut results = vec![];
         for (i, t) in outs_t.into_iter().enumerate() {

@@ -12,7 +12,8 @@
 #[path = "support/random_contractions.rs"]
 mod support;
 use support::{
-    call, check_bmms, check_convs, check_matmuls, lower, tensor, Lowered, BMM_NT, CONV, MATMUL,
+    call, check_bmms, check_convs, check_dense_layers, check_matmuls, lower, tensor, Lowered,
+    BMM_NT, CONV, MATMUL, MATMUL_BIAS_RELU,
 };
 
 fn compile(src: &str, target: &str) -> Lowered {
@@ -75,4 +76,11 @@ fn gpu_lowered_matmul_tile_boundaries() {
 #[test]
 fn gpu_lowered_conv_matches_at_random_shapes() {
     check_convs(&compile(CONV, "a100"), "a100", cases() / 4);
+}
+
+/// The fused bias-add and ReLU run in each thread on its finished elements, before the
+/// store.
+#[test]
+fn gpu_lowered_dense_layer_with_epilogue_matches() {
+    check_dense_layers(&compile(MATMUL_BIAS_RELU, "h100"), "h100", cases() / 2, 3);
 }

@@ -11,7 +11,8 @@ use proptest::test_runner::{Config, TestRunner};
 #[path = "support/random_contractions.rs"]
 mod support;
 use support::{
-    call, check_bmms, check_convs, check_matmuls, lower, tensor, Lowered, BMM_NT, CONV, MATMUL,
+    call, check_bmms, check_convs, check_dense_layers, check_matmuls, lower, tensor, Lowered,
+    BMM_NT, CONV, MATMUL, MATMUL_BIAS_RELU,
 };
 
 fn compile(src: &str, target: &str) -> Lowered {
@@ -93,5 +94,25 @@ fn lowered_matmul_k_blocks_match() {
 fn lowered_conv_matches_at_random_shapes() {
     for target in ["zen4", "skylake-avx512"] {
         check_convs(&compile(CONV, target), target, cases() / 8);
+    }
+}
+
+/// A dense layer whose bias-add and ReLU are the patch's epilogue: applied to each tile
+/// in the last k block (zen4: kc = 144, so K = 145..300 runs several blocks).
+#[test]
+fn lowered_dense_layer_with_epilogue_matches() {
+    let patched = lower(
+        MATMUL_BIAS_RELU,
+        "builtin.module(patch-ukernels{target=zen4})",
+    );
+    let names = patched.lowered_ops();
+    assert_eq!(
+        names.iter().filter(|n| **n == "linalg.generic").count(),
+        0,
+        "the bias broadcast, add and ReLU are absorbed"
+    );
+    for target in ["zen4", "a100"] {
+        let c = compile(MATMUL_BIAS_RELU, target);
+        check_dense_layers(&c, target, cases() / 20, 300);
     }
 }

@@ -356,6 +356,30 @@ fn dps_origin(ir: &Ir, mut v: Value) -> Value {
         let Some(d) = ir.defining_op(v) else {
             return v;
         };
+        if matches!(ir.name(d), "scf.if" | "scf.index_switch") {
+            // A branch result: the origin every branch's yield shares (an epilogue applied
+            // in one branch and skipped in the other writes the same slice).
+            let Some(j) = ir.results(d).iter().position(|r| *r == v) else {
+                return v;
+            };
+            let mut origin = None;
+            for r in ir.regions_of(d) {
+                let Some(y) = ir
+                    .region_entry(*r)
+                    .and_then(|b| ir.terminator(b))
+                    .and_then(|t| ir.operands(t).get(j).copied())
+                else {
+                    return v;
+                };
+                let o = dps_origin(ir, y);
+                match origin {
+                    None => origin = Some(o),
+                    Some(p) if p != o => return v,
+                    _ => {}
+                }
+            }
+            return origin.unwrap_or(v);
+        }
         let Some((i, _)) = dests(ir, d).into_iter().find(|(_, r)| *r == Some(v)) else {
             return v;
         };
@@ -1026,6 +1050,10 @@ impl Rw<'_> {
                     } else {
                         ops.push(self.v(op, *v)?);
                     }
+                }
+                // A patch's epilogue operands are read like its inputs.
+                for v in ftuner_dialects::ukernel::epilogue_inputs(self.ir, op) {
+                    ops.push(self.v(op, v)?);
                 }
                 let n = self.clone_like(op, b, ops.clone(), vec![])?;
                 let _ = n;

@@ -135,13 +135,17 @@ struct Shape {
     ks: Vec<u32>,
     batch: Vec<u32>,
     maps: Vec<ftuner_ir::AffineMap>,
-    types: [Type; 3],
+    /// Types of A, B, C, then the epilogue operands.
+    types: Vec<Type>,
+    /// The epilogue operands' maps (over the patch's loop dims).
+    emaps: Vec<ftuner_ir::AffineMap>,
     elem: Type,
 }
 
 /// The patch's loop structure: a plain (batched) GEMM, or a windowed contraction
 /// (convolution as implicit GEMM: M = the flattened output positions, K = C·KH·KW).
-fn shape_of(ir: &Ir, op: OpId, types: [Type; 3]) -> Result<Shape, String> {
+fn shape_of(ir: &Ir, op: OpId, types: Vec<Type>) -> Result<Shape, String> {
+    let emaps = ftuner_dialects::ukernel::epilogue_maps(ir, op);
     let elem = types[2].element_type();
     if let Some(lay) = layout(ir, op) {
         let dk = reduction_dim(&lay).ok_or("GPU kernels need exactly one reduction dimension")?;
@@ -162,6 +166,7 @@ fn shape_of(ir: &Ir, op: OpId, types: [Type; 3]) -> Result<Shape, String> {
             batch,
             maps: lay.maps,
             types,
+            emaps,
             elem,
         });
     }
@@ -178,6 +183,7 @@ fn shape_of(ir: &Ir, op: OpId, types: [Type; 3]) -> Result<Shape, String> {
         batch: vec![],
         maps: cl.maps,
         types,
+        emaps,
         elem,
     })
 }
@@ -189,14 +195,15 @@ pub(crate) fn lower_gpu(ir: &mut Ir, op: OpId, fam: &GpuFamily) -> Result<(), St
     if ins.len() != 2 || outs.len() != 1 || !ir.results(op).is_empty() {
         return Err("expects two input buffers and one output buffer".into());
     }
-    let operands = [ins[0], ins[1], outs[0]];
+    let mut operands = vec![ins[0], ins[1], outs[0]];
+    operands.extend(ftuner_dialects::ukernel::epilogue_inputs(ir, op));
     if !operands.iter().all(|v| ir.value_type(*v).is_memref()) {
         return Err("GPU patches are lowered on buffers: run bufferize first".into());
     }
     if !body_is_closed(ir, op) {
         return Err("the body uses values defined outside the patch".into());
     }
-    let shape = shape_of(ir, op, operands.map(|v| ir.value_type(v)))?;
+    let shape = shape_of(ir, op, operands.iter().map(|v| ir.value_type(*v)).collect())?;
     let (ms, ns) = (sizes_used(&plans.m), sizes_used(&plans.n));
     if ms.iter().chain(&ns).any(|s| *s >= 1000) {
         return Err("tile sizes of 1000 or more are not lowered".into());
@@ -362,7 +369,8 @@ struct Kernels {
     threads: FxHashMap<(i64, i64), i64>,
     ms: Vec<i64>,
     ns: Vec<i64>,
-    operands: [Value; 3],
+    /// A, B, C and the epilogue operands.
+    operands: Vec<Value>,
 }
 
 /// Where plan tables go: private constant globals of the top-level module.
@@ -499,9 +507,23 @@ fn launch(
         let c1 = b.index(blk, 1);
         let mut ops = grid.to_vec();
         ops.extend([tv, c1, c1]);
-        ops.extend(k.operands);
+        ops.extend(k.operands.iter().copied());
         ops.extend([m0, n0]);
-        let segs = [0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 5, 0];
+        let segs = [
+            0,
+            1,
+            1,
+            1,
+            1,
+            1,
+            1,
+            0,
+            0,
+            0,
+            0,
+            k.operands.len() as i32 + 2,
+            0,
+        ];
         let sym = Attribute::get(AttrKind::SymbolRef {
             root: KERNEL_MODULE.into(),
             nested: vec![format!("{}{m}x{n}", k.prefix)],
@@ -578,7 +600,8 @@ fn build_kernel(
 ) -> Result<OpId, String> {
     let loc = ir.loc(patch);
     let idx = Type::index();
-    let params = vec![s.types[0], s.types[1], s.types[2], idx, idx];
+    let mut params = s.types.clone();
+    params.extend([idx, idx]);
     let fty = Type::function(params.clone(), vec![]);
     let f = ir.create_op(
         // Attributes, not properties: upstream's gpu.func keeps them in its dictionary.
@@ -591,7 +614,10 @@ fn build_kernel(
     let r = ir.regions_of(f)[0];
     let e = ir.append_block(r, &params);
     let args = ir.block_args(e).to_vec();
-    let (a, bm, c, m0, n0) = (args[0], args[1], args[2], args[3], args[4]);
+    let ne = s.emaps.len();
+    let (a, bm, c) = (args[0], args[1], args[2]);
+    let extras = args[3..3 + ne].to_vec();
+    let (m0, n0) = (args[3 + ne], args[4 + ne]);
     let mut b = B::new(ir, loc);
     let special = |b: &mut B<'_>, op: &str, d: &str| {
         b.val(
@@ -683,7 +709,7 @@ fn build_kernel(
     let dn = s.dn;
     let subscripts = |b: &mut B<'_>,
                       blk: BlockId,
-                      k: usize,
+                      map: &ftuner_ir::AffineMap,
                       row: &[(u32, Value)],
                       nj: Value,
                       kv: &[(u32, Value)]|
@@ -698,8 +724,7 @@ fn build_kernel(
                 .find(|(x, _)| *x == d)
                 .map_or(c0, |(_, v)| *v)
         };
-        s.maps[k]
-            .results
+        map.results
             .iter()
             .map(|x| eval_expr(b, blk, x, &at))
             .collect()
@@ -709,7 +734,7 @@ fn build_kernel(
     for r in &rows {
         for &nj in &colv {
             let mut ops = vec![c];
-            ops.extend(subscripts(&mut b, e, 2, r, nj, &[]));
+            ops.extend(subscripts(&mut b, e, &s.maps[2], r, nj, &[]));
             accs.push(b.val(e, "memref.load", ops, s.elem, vec![]));
         }
     }
@@ -739,7 +764,7 @@ fn build_kernel(
         .iter()
         .map(|r| {
             let mut ops = vec![a];
-            ops.extend(subscripts(&mut b, lb, 0, r, col, &kv));
+            ops.extend(subscripts(&mut b, lb, &s.maps[0], r, col, &kv));
             b.val(lb, "memref.load", ops, a_elem, vec![])
         })
         .collect();
@@ -747,7 +772,7 @@ fn build_kernel(
         .iter()
         .map(|nj| {
             let mut ops = vec![bm];
-            ops.extend(subscripts(&mut b, lb, 1, &rows[0], *nj, &kv));
+            ops.extend(subscripts(&mut b, lb, &s.maps[1], &rows[0], *nj, &kv));
             b.val(lb, "memref.load", ops, b_elem, vec![])
         })
         .collect();
@@ -792,10 +817,32 @@ fn build_kernel(
         vals = b.ir.results(*l).to_vec();
     }
     let mut r = vals.iter();
+    let epi = ftuner_dialects::ukernel::epilogue_block(b.ir, patch);
     for row in &rows {
         for &nj in &colv {
-            let mut ops = vec![*r.next().ok_or("result count")?, c];
-            ops.extend(subscripts(&mut b, e, 2, row, nj, &[]));
+            let mut v = *r.next().ok_or("result count")?;
+            // The fused epilogue, on the finished element.
+            if let Some(eb) = epi {
+                let eargs = b.ir.block_args(eb).to_vec();
+                let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+                map.insert(eargs[0], v);
+                for (j, (x, m)) in extras.iter().zip(&s.emaps).enumerate() {
+                    let mut ops = vec![*x];
+                    ops.extend(subscripts(&mut b, e, m, row, nj, &[]));
+                    let ty = s.types[3 + j].element_type();
+                    map.insert(eargs[1 + j], b.val(e, "memref.load", ops, ty, vec![]));
+                }
+                let eops = b.ir.block_ops_vec(eb);
+                let (y, rest) = eops.split_last().ok_or("empty epilogue")?;
+                for o in rest {
+                    let n = b.ir.clone_op(*o, &mut map);
+                    b.ir.append_op(e, n);
+                }
+                let yv = b.ir.operands(*y).first().copied().ok_or("empty yield")?;
+                v = *map.get(&yv).unwrap_or(&yv);
+            }
+            let mut ops = vec![v, c];
+            ops.extend(subscripts(&mut b, e, &s.maps[2], row, nj, &[]));
             b.op(e, "memref.store", ops, vec![], vec![], 0);
         }
     }

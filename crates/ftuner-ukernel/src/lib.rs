@@ -22,6 +22,7 @@
 
 pub mod contraction;
 pub mod cpu;
+pub mod epilogue;
 pub mod gpu;
 mod gpu_lower;
 pub mod lower;

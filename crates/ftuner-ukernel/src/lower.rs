@@ -13,7 +13,7 @@
 //! the next stage, together with bufferization.
 
 use ftuner_dialects::linalg::ins_outs;
-use ftuner_dialects::ukernel::read_plan;
+use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps, read_plan};
 use ftuner_ir::{
     intern_name, AffineExpr, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
 };
@@ -30,6 +30,8 @@ pub(crate) struct B<'a> {
     pub(crate) kblock: Option<(u32, Value, Value)>,
     /// B packed into panels `[N / nr][K][nr]` (contiguous rows of the main tile width).
     pub(crate) packed: Option<(Value, i64)>,
+    /// Inside the kc loop: whether this is the last k block (epilogues run then).
+    pub(crate) klast: Option<Value>,
 }
 
 /// What the register-level body needs to know about a patch.
@@ -364,6 +366,7 @@ impl<'a> B<'a> {
             vector: None,
             kblock: None,
             packed: None,
+            klast: None,
         }
     }
     pub(crate) fn op(
@@ -445,11 +448,15 @@ struct SliceSpec {
 /// dimension — so mismatched run-time shapes stop with a message, never read out of
 /// bounds. (The tile loops take each extent from one operand.)
 pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
-    let maps = patch_maps(ir, op).ok_or("the patch needs three indexing maps")?;
-    let operands = ir.operands(op).to_vec();
+    let mut maps = patch_maps(ir, op).ok_or("the patch needs three indexing maps")?;
+    let (ins, outs) = ins_outs(ir, op);
+    let mut operands: Vec<Value> = ins.iter().chain(&outs).copied().collect();
     if operands.len() != 3 {
         return Err("the patch needs three operands".into());
     }
+    // The epilogue's operands must agree with the loop extents too.
+    operands.extend(epilogue_inputs(ir, op));
+    maps.extend(epilogue_maps(ir, op));
     let loc = ir.loc(op);
     let nd = maps[0].num_dims;
     let mk = |ir: &mut Ir, name: &str, ops: Vec<Value>, ty: Type, props: Vec<(&str, Attribute)>| {
@@ -671,8 +678,16 @@ fn slice(
     let mut st_size = vec![];
     let mut new_shape = vec![];
     for (j, e) in map.results.iter().enumerate() {
-        let AffineExpr::Dim(d) = e else {
-            unreachable!("checked by layout")
+        let d = match e {
+            AffineExpr::Dim(d) => d,
+            // A fixed index (an epilogue operand's unit dim): one element.
+            AffineExpr::Const(c) => {
+                st_off.push(*c);
+                st_size.push(1);
+                new_shape.push(1);
+                continue;
+            }
+            _ => unreachable!("checked by layout and the epilogue fusion"),
         };
         if *d == lay.dm || *d == lay.dn {
             let (o, s) = if *d == lay.dm {
@@ -739,6 +754,7 @@ fn tile(
                 .filter(|(_, nr)| *nr == t.3 && vb.batch.is_empty())
                 .map(|(p, _)| (p, t.2));
             let r = vector_body(b, blk, lay, &vb, a, bb, c, t.1, t.3);
+            let r = epilogue_tile(b, blk, patch, lay, r, t);
             return insert_back(b, blk, r, &cspec, acc);
         }
     }
@@ -772,7 +788,110 @@ fn tile(
         }
     }
     let gr = b.ir.result(g, 0);
+    let gr = epilogue_tile(b, blk, patch, lay, gr, t);
     insert_back(b, blk, gr, &cspec, acc)
+}
+
+/// The patch's epilogue on a finished C tile `r`: a `linalg.generic` over the tile that
+/// reads the matching slices of the epilogue operands; inside the kc loop, only in the
+/// last k block (`scf.if`).
+fn epilogue_tile(
+    b: &mut B<'_>,
+    blk: BlockId,
+    patch: OpId,
+    lay: &Layout,
+    r: Value,
+    t: (Value, i64, Value, i64),
+) -> Value {
+    let Some(eb) = epilogue_block(b.ir, patch) else {
+        return r;
+    };
+    let cty = b.ir.value_type(r);
+    let (inner, outer) = match b.klast {
+        Some(last) => {
+            let iff = b.op(blk, "scf.if", vec![last], vec![cty], vec![], 2);
+            let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
+            let tb = b.ir.append_block(tr, &[]);
+            let e = b.ir.append_block(er, &[]);
+            b.yield_(e, "scf.yield", vec![r]);
+            (tb, Some(iff))
+        }
+        None => (blk, None),
+    };
+    let cmap = &lay.maps[2];
+    let rank = cmap.results.len() as u32;
+    // Tile loops are C's dims in order: patch dim d is tile dim (position of d in C).
+    let tile_map = |m: &ftuner_ir::AffineMap| ftuner_ir::AffineMap {
+        num_dims: rank,
+        num_symbols: 0,
+        results: m
+            .results
+            .iter()
+            .map(|e| match e {
+                AffineExpr::Dim(d) => AffineExpr::Dim(res_pos(cmap, *d).unwrap_or(0) as u32),
+                other => other.clone(),
+            })
+            .collect(),
+    };
+    let extras = epilogue_inputs(b.ir, patch);
+    let emaps = epilogue_maps(b.ir, patch);
+    let mut ops = vec![];
+    let mut maps = vec![];
+    for (v, m) in extras.iter().zip(&emaps) {
+        let (s, _) = slice(b, inner, *v, m, lay, t);
+        ops.push(s);
+        maps.push(Attribute::affine_map(tile_map(m)));
+    }
+    maps.push(Attribute::affine_map(ftuner_ir::AffineMap::identity(rank)));
+    let n = ops.len();
+    ops.push(r);
+    let par = Attribute::dialect("linalg", "iterator_type<parallel>");
+    let g = b.op(
+        inner,
+        "linalg.generic",
+        ops,
+        vec![cty],
+        vec![
+            ("indexing_maps", Attribute::array(maps)),
+            ("iterator_types", Attribute::array(vec![par; rank as usize])),
+            (
+                "operandSegmentSizes",
+                Attribute::dense_i32_array(&[n as i32, 1]),
+            ),
+        ],
+        1,
+    );
+    // Body: linalg's argument order (inputs, then the output) from the epilogue's
+    // (output element, inputs).
+    let eargs = b.ir.block_args(eb).to_vec();
+    let mut tys: Vec<Type> = eargs[1..].iter().map(|a| b.ir.value_type(*a)).collect();
+    tys.push(b.ir.value_type(eargs[0]));
+    let gr = b.ir.regions_of(g)[0];
+    let gb = b.ir.append_block(gr, &tys);
+    let gargs = b.ir.block_args(gb).to_vec();
+    let mut vmap: rustc_hash::FxHashMap<Value, Value> = Default::default();
+    vmap.insert(eargs[0], gargs[n]);
+    for j in 0..n {
+        vmap.insert(eargs[1 + j], gargs[j]);
+    }
+    let eops = b.ir.block_ops_vec(eb);
+    if let Some((y, rest)) = eops.split_last() {
+        for o in rest {
+            let c = b.ir.clone_op(*o, &mut vmap);
+            b.ir.append_op(gb, c);
+        }
+        let yv = b.ir.operands(*y)[0];
+        let yv = *vmap.get(&yv).unwrap_or(&yv);
+        b.yield_(gb, "linalg.yield", vec![yv]);
+    }
+    let res = b.ir.result(g, 0);
+    match outer {
+        Some(iff) => {
+            b.yield_(inner, "scf.yield", vec![res]);
+            b.ir.result(iff, 0)
+        }
+        None => res,
+    }
 }
 
 /// `tensor.insert_slice %r into %acc` at the place described by `spec`.
@@ -1041,6 +1160,9 @@ fn lower_conv(ir: &mut Ir, op: OpId, cl: &ConvLayout, plans: &Plans) -> Result<(
     let (ins, outs) = ins_outs(ir, op);
     if outs.len() != 1 || ins.len() != 2 || ir.results(op).len() != 1 {
         return Err("expects two inputs and one tensor output".into());
+    }
+    if epilogue_block(ir, op).is_some() {
+        return Err("epilogues of windowed contractions are not lowered".into());
     }
     let loc = ir.loc(op);
     let scratch = ir.new_block(&[]);
@@ -1360,6 +1482,9 @@ fn split_batch(ir: &mut Ir, op: OpId) -> Result<Option<OpId>, String> {
     if ins.len() != 2 || outs.len() != 1 {
         return Ok(None);
     }
+    if epilogue_block(ir, op).is_some() {
+        return Err("epilogues of batched contractions are not lowered".into());
+    }
     let loc = ir.loc(op);
     let scratch = ir.new_block(&[]);
     let mut b = B::new(ir, loc);
@@ -1574,13 +1699,8 @@ fn lower_checked(
     // Build in a scratch block, then move the ops before the patch.
     let scratch = ir.new_block(&[]);
     let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
-    let mut b = B {
-        ir,
-        loc,
-        vector,
-        kblock: None,
-        packed: None,
-    };
+    let mut b = B::new(ir, loc);
+    b.vector = vector;
     let out = outs[0];
     let omap = lay.maps[2].clone();
     let pos = |d: u32| {
@@ -1627,10 +1747,24 @@ fn lower_checked(
             let c0 = b.index(scratch, 0);
             let ckc = b.index(scratch, kc);
             let oty = b.ir.value_type(out);
+            // With an epilogue, an empty reduction still runs one (empty) block, whose
+            // tiles apply the epilogue.
+            let ub = if epilogue_block(b.ir, op).is_some() {
+                let one = b.index(scratch, 1);
+                b.val(
+                    scratch,
+                    "arith.maxsi",
+                    vec![kext, one],
+                    Type::index(),
+                    vec![],
+                )
+            } else {
+                kext
+            };
             let f = b.op(
                 scratch,
                 "scf.for",
-                vec![c0, kext, ckc, out],
+                vec![c0, ub, ckc, out],
                 vec![oty],
                 vec![],
                 1,
@@ -1642,6 +1776,16 @@ fn lower_checked(
             let ckc2 = b.index(fb, kc);
             let ks = b.val(fb, "arith.minsi", vec![ckc2, left], Type::index(), vec![]);
             b.kblock = Some((dk, k0, ks));
+            if epilogue_block(b.ir, op).is_some() {
+                let end = b.ibin(fb, "arith.addi", k0, ks);
+                b.klast = Some(b.val(
+                    fb,
+                    "arith.cmpi",
+                    vec![end, kext],
+                    Type::i1(),
+                    vec![("predicate", Attribute::i64(5))],
+                ));
+            }
             kloop = Some((f, fb));
             body_blk = fb;
             acc0 = acc;

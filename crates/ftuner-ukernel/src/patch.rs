@@ -180,7 +180,7 @@ pub fn patch(
         .prop("iterator_types", Attribute::array(its))
         .prop(
             "operandSegmentSizes",
-            Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32]),
+            Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32, 0]),
         )
         .regions(1);
     let new = ir.create_op(spec);
@@ -230,6 +230,7 @@ pub struct PatchUkernelsPass {
     patched: u64,
     ukernels: u64,
     scheduled: u64,
+    epilogues: u64,
 }
 
 impl Default for PatchUkernelsPass {
@@ -241,11 +242,13 @@ impl Default for PatchUkernelsPass {
                 OptionSpec { name: "max-ukernels", kind: OptionKind::UInt, default: "8", description: "Most tile sizes per dimension (the main tile plus the smallest)" },
                 OptionSpec { name: "max-padding", kind: OptionKind::Float, default: "0", description: "Fraction of the main tile a residue may be padded by when that is cheaper" },
                 OptionSpec { name: "schedule", kind: OptionKind::String, default: "", description: "A schedule for every contraction (mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..]) instead of the analytic default (CPU targets)" },
+                OptionSpec { name: "fuse-epilogues", kind: OptionKind::Bool, default: "true", description: "Absorb elementwise consumers (bias-add, activations; broadcasts read at their source) of 2-d contractions into the patch's epilogue" },
                 OptionSpec { name: "tuning-db", kind: OptionKind::String, default: "", description: "A tuning database (ftuner-tune): each contraction whose workload has measured schedules gets the best one" },
             ]),
             patched: 0,
             ukernels: 0,
             scheduled: 0,
+            epilogues: 0,
         }
     }
 }
@@ -294,6 +297,7 @@ impl Pass for PatchUkernelsPass {
                 }
             }
         };
+        let fuse = self.opts.bool("fuse-epilogues");
         let db_path = self.opts.str("tuning-db");
         let db = if db_path.is_empty() {
             None
@@ -346,6 +350,9 @@ impl Pass for PatchUkernelsPass {
             });
             match done {
                 Ok((new, used)) => {
+                    if fuse {
+                        self.epilogues += crate::epilogue::fuse_epilogues(cx.ir, new) as u64;
+                    }
                     if let Some(s) = sched {
                         cx.ir.set_attr(
                             new,
@@ -379,6 +386,11 @@ impl Pass for PatchUkernelsPass {
                 value: self.ukernels,
             },
             Statistic {
+                name: "num-epilogue-ops",
+                description: "Elementwise consumers absorbed into patch epilogues",
+                value: self.epilogues,
+            },
+            Statistic {
                 name: "num-scheduled",
                 description: "Contractions given a schedule (option or tuning database) instead of the analytic default",
                 value: self.scheduled,
@@ -391,6 +403,7 @@ impl Pass for PatchUkernelsPass {
             patched: 0,
             ukernels: 0,
             scheduled: 0,
+            epilogues: 0,
         })
     }
 }

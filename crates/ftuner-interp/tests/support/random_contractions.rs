@@ -33,6 +33,39 @@ func.func @bmm(%a: tensor<?x?x?xf32>, %b: tensor<?x?x?xf32>) -> tensor<?x?x?xf32
 }
 "#;
 
+/// A dense layer: matmul, then a bias broadcast along N and added, then ReLU — the
+/// elementwise tail `patch-ukernels` absorbs into the patch's epilogue.
+pub const MATMUL_BIAS_RELU: &str = r#"
+#mn = affine_map<(m, n) -> (m, n)>
+#n = affine_map<(m, n) -> (n)>
+func.func @dense(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %bb = linalg.generic {indexing_maps = [#n, #mn], iterator_types = ["parallel", "parallel"]} ins(%bias : tensor<?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<?x?xf32>
+  %s = linalg.generic {indexing_maps = [#mn, #mn, #mn], iterator_types = ["parallel", "parallel"]} ins(%mm, %bb : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %t = arith.addf %x, %y : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#mn, #mn], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %zz = arith.constant 0.0 : f32
+    %t = arith.maximumf %x, %zz : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+"#;
+
 pub const CONV: &str = r#"
 func.func @conv(%x: tensor<?x?x?x?xf32>, %w: tensor<?x?x3x3xf32>, %o: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<[2, 1]> : vector<2xi64>, strides = dense<[1, 2]> : vector<2xi64>} ins(%x, %w : tensor<?x?x?x?xf32>, tensor<?x?x3x3xf32>) outs(%o : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
@@ -182,5 +215,30 @@ pub fn check_convs(c: &Lowered, label: &str, cases: u32) {
             );
             Ok(())
         })
+        .unwrap();
+}
+
+/// `@dense` (MATMUL_BIAS_RELU) as read and lowered agree exactly at random extents (K up
+/// to `kmax`).
+pub fn check_dense_layers(c: &Lowered, label: &str, cases: u32, kmax: usize) {
+    runner(cases)
+        .run(
+            &(
+                extent(),
+                extent(),
+                prop_oneof![Just(0usize), Just(1usize), 0usize..=kmax],
+                any::<u64>(),
+            ),
+            |(m, n, k, seed)| {
+                let a = tensor(vec![m, k], seed);
+                let b = tensor(vec![k, n], seed.rotate_left(17));
+                let bias = tensor(vec![n], seed.rotate_left(33));
+                let args = [a, b, bias];
+                let want = call(c, &c.original, "dense", &args);
+                let got = call(c, &c.lowered, "dense", &args);
+                prop_assert_eq!(got, want, "{} m={} n={} k={}", label, m, n, k);
+                Ok(())
+            },
+        )
         .unwrap();
 }

@@ -1,0 +1,379 @@
+//! Epilogue fusion: elementwise consumers of a patched contraction (bias-add, GELU, ReLU,
+//! residual adds) become the patch's epilogue region, applied to each output element once
+//! its reduction is complete — while the tile is still in registers or cache, instead of
+//! another pass over C in memory.
+//!
+//! A consumer is absorbed when
+//! * the patch is a plain 2-d contraction (C indexed by the M and N dims, A and B by plain
+//!   dims, one reduction dim: `linalg.matmul` and its transposed forms);
+//! * the consumer is a `linalg.generic` in the same block, all loops parallel, with one
+//!   output of the patch's result type written through the identity map and not read;
+//! * it reads the patch's result (its only use) through the identity map;
+//! * its other operands are indexed by plain dims. An operand made by a broadcast
+//!   (`linalg.generic` copying its one input, e.g. a bias `tensor<768xf32>` spread to
+//!   `tensor<?x768xf32>`) used only there is read at its source instead, so the
+//!   broadcast buffer disappears.
+//!
+//! Absorbing repeats while the new result has such a consumer (bias-add, then an
+//! activation). The patch moves to just before the consumer (its own operands are defined
+//! before it, the consumer's before the consumer).
+
+use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps};
+use ftuner_ir::{intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, Value};
+
+/// All loops of a linalg op are parallel.
+fn all_parallel(ir: &Ir, op: OpId) -> bool {
+    ir.attr(op, "iterator_types")
+        .and_then(|a| a.as_array())
+        .is_some_and(|its| {
+            its.iter().all(|a| {
+                a.dialect_body()
+                    .is_some_and(|(_, b)| b.contains("parallel"))
+                    || a.as_str() == Some("parallel")
+            })
+        })
+}
+
+fn maps_of(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
+    ftuner_dialects::linalg::body::indexing_maps(ir, op)
+}
+
+/// A patch whose epilogue can take consumers: the positions of its C dims (patch dims).
+fn patch_c_dims(ir: &Ir, p: OpId) -> Option<Vec<u32>> {
+    let maps = maps_of(ir, p)?;
+    if maps.len() != 3 || ir.results(p).len() != 1 {
+        return None;
+    }
+    let plain = |m: &AffineMap| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_)));
+    if !maps.iter().all(plain) || maps[0].num_dims != 3 || maps[2].results.len() != 2 {
+        return None;
+    }
+    Some(
+        maps[2]
+            .results
+            .iter()
+            .filter_map(|e| match e {
+                AffineExpr::Dim(d) => Some(*d),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+/// `op` is a broadcast: a generic copying its one input into its output (identity output
+/// map), whose result has one use.
+fn broadcast_source(ir: &Ir, op: OpId) -> Option<(Value, AffineMap)> {
+    if ir.name(op) != "linalg.generic" || !all_parallel(ir, op) {
+        return None;
+    }
+    let (ins, outs) = ins_outs(ir, op);
+    if ins.len() != 1 || outs.len() != 1 || ir.results(op).len() != 1 {
+        return None;
+    }
+    if ir.uses(ir.result(op, 0)).len() != 1 {
+        return None;
+    }
+    let maps = maps_of(ir, op)?;
+    if !maps[1].is_identity() {
+        return None;
+    }
+    let body = ir.region_entry(*ir.regions_of(op).first()?)?;
+    let ops = ir.block_ops_vec(body);
+    let args = ir.block_args(body);
+    (ops.len() == 1 && ir.operands(ops[0]) == [args[0]]).then(|| (ins[0], maps[0].clone()))
+}
+
+/// Substitute the dims of `m` (the consumer's loops) by `by` (patch dims; `None`: a unit
+/// dim, always 0).
+fn in_patch_dims(m: &AffineMap, by: &[Option<u32>], nd: u32) -> Option<AffineMap> {
+    let results = m
+        .results
+        .iter()
+        .map(|e| match e {
+            AffineExpr::Dim(d) => by.get(*d as usize).map(|x| match x {
+                Some(x) => AffineExpr::Dim(*x),
+                None => AffineExpr::Const(0),
+            }),
+            AffineExpr::Const(c) => Some(AffineExpr::Const(*c)),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(AffineMap {
+        num_dims: nd,
+        num_symbols: 0,
+        results,
+    })
+}
+
+/// Compose `inner` (over the consumer's loops, results = a producer's loops in order)
+/// with the producer's input map `outer`.
+fn compose(outer: &AffineMap, inner: &AffineMap) -> Option<AffineMap> {
+    let results = outer
+        .results
+        .iter()
+        .map(|e| match e {
+            AffineExpr::Dim(d) => inner.results.get(*d as usize).cloned(),
+            AffineExpr::Const(c) => Some(AffineExpr::Const(*c)),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(AffineMap {
+        num_dims: inner.num_dims,
+        num_symbols: 0,
+        results,
+    })
+}
+
+/// Absorb the consumers of patch `p` into its epilogue; returns how many were absorbed.
+pub fn fuse_epilogues(ir: &mut Ir, p: OpId) -> usize {
+    let mut n = 0;
+    while fuse_one(ir, p) {
+        n += 1;
+    }
+    n
+}
+
+fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
+    let Some(cdims) = patch_c_dims(ir, p) else {
+        return false;
+    };
+    let r = ir.result(p, 0);
+    let Some(u) = single_user(ir, r) else {
+        return false;
+    };
+    // The consumer reads the result, or a `tensor.expand_shape` of it that only adds unit
+    // dims (torch-mlir's `1 x T x F` views of a `T x F` matmul).
+    let (g, read, expand, by) = if ir.name(u) == "tensor.expand_shape" {
+        let Some(by) = unit_expansion(ir, u, &cdims) else {
+            return false;
+        };
+        let e = ir.result(u, 0);
+        let Some(g) = single_user(ir, e) else {
+            return false;
+        };
+        (g, e, Some(u), by)
+    } else {
+        (u, r, None, cdims.iter().map(|d| Some(*d)).collect())
+    };
+    if ir.name(g) != "linalg.generic" || !all_parallel(ir, g) {
+        return false;
+    }
+    if ir.op(g).parent != ir.op(p).parent {
+        return false;
+    }
+    if expand.is_some_and(|e| ir.op(e).parent != ir.op(p).parent) {
+        return false;
+    }
+    let (gins, gouts) = ins_outs(ir, g);
+    if gouts.len() != 1 || ir.results(g).len() != 1 {
+        return false;
+    }
+    if ir.value_type(ir.result(g, 0)) != ir.value_type(read) {
+        return false;
+    }
+    let Some(gmaps) = maps_of(ir, g) else {
+        return false;
+    };
+    let Some(pos) = gins.iter().position(|v| *v == read) else {
+        return false;
+    };
+    if gins.iter().filter(|v| **v == read).count() != 1
+        || !gmaps[pos].is_identity()
+        || !gmaps[gins.len()].is_identity()
+    {
+        return false;
+    }
+    let Some(gbody) = ir.regions_of(g).first().and_then(|x| ir.region_entry(*x)) else {
+        return false;
+    };
+    let gargs = ir.block_args(gbody).to_vec();
+    if gargs.len() != gins.len() + 1 || ir.has_uses(gargs[gins.len()]) {
+        return false;
+    }
+    // The body must not use values from outside (it moves into the patch's region).
+    let mut closed = true;
+    ir.walk_pre(g, &mut |o| {
+        if o == g {
+            return;
+        }
+        for v in ir.operands(o) {
+            let inside = match ir.defining_op(*v) {
+                Some(d) => d != g && ir.is_ancestor(g, d),
+                None => ir
+                    .value_block(*v)
+                    .and_then(|b| ir.block_parent_op(b))
+                    .is_some_and(|q| ir.is_ancestor(g, q)),
+            };
+            // Constants defined outside (hoisted by canonicalize) are cloned in.
+            let constant = ir
+                .defining_op(*v)
+                .is_some_and(|d| ir.name(d) == "arith.constant");
+            closed &= inside || constant;
+        }
+    });
+    if !closed {
+        return false;
+    }
+    // The other operands, read at their broadcast sources where possible, over patch dims.
+    let nd = maps_of(ir, p).map(|m| m[0].num_dims).unwrap_or(0);
+    let mut extras: Vec<(Value, AffineMap, Option<OpId>)> = vec![];
+    for (i, v) in gins.iter().enumerate() {
+        if i == pos {
+            continue;
+        }
+        let (src, m, dead) = match ir.defining_op(*v).and_then(|d| {
+            broadcast_source(ir, d).and_then(|(s, pm)| compose(&pm, &gmaps[i]).map(|m| (s, m, d)))
+        }) {
+            Some((s, m, d)) => (s, m, Some(d)),
+            None => (*v, gmaps[i].clone(), None),
+        };
+        let Some(pm) = in_patch_dims(&m, &by, nd) else {
+            return false;
+        };
+        // The source must be defined before the patch's new place (before the consumer).
+        extras.push((src, pm, dead));
+    }
+    // Build the new epilogue: the old one's result feeds the consumer's body.
+    let loc = ir.loc(g);
+    let out_elem = ir.value_type(r).element_type();
+    let old_inputs = epilogue_inputs(ir, p);
+    let mut maps: Vec<AffineMap> = epilogue_maps(ir, p);
+    let eblk = match epilogue_block(ir, p) {
+        Some(b) => b,
+        None => {
+            let region = ir.new_region(Some(p));
+            ir.op_mut(p).regions.push(region);
+            let b = ir.append_block(region, &[out_elem]);
+            let acc = ir.block_args(b)[0];
+            let y =
+                ir.create_op(OpSpec::new(intern_name("ukernel.yield"), loc).operands(vec![acc]));
+            ir.append_op(b, y);
+            b
+        }
+    };
+    let term = ir
+        .terminator(eblk)
+        .expect("an epilogue ends in ukernel.yield");
+    let prev = ir.operands(term)[0];
+    let mut vmap: rustc_hash::FxHashMap<Value, Value> = Default::default();
+    vmap.insert(gargs[pos], prev);
+    let mut k = 0;
+    for (i, a) in gargs[..gins.len()].iter().enumerate() {
+        if i == pos {
+            continue;
+        }
+        let ty = ir.value_type(*a);
+        let na = ir.add_block_arg(eblk, ty);
+        vmap.insert(*a, na);
+        maps.push(extras[k].1.clone());
+        k += 1;
+    }
+    let gops = ir.block_ops_vec(gbody);
+    let (gy, gbody_ops) = gops.split_last().expect("a linalg body ends in a yield");
+    for o in gbody_ops {
+        for v in ir.operands(*o).to_vec() {
+            if vmap.contains_key(&v) {
+                continue;
+            }
+            if let Some(d) = ir
+                .defining_op(v)
+                .filter(|d| ir.name(*d) == "arith.constant")
+            {
+                if !ir.is_ancestor(g, d) {
+                    let c = ir.clone_op(d, &mut vmap);
+                    ir.insert_before(term, c);
+                }
+            }
+        }
+    }
+    for o in gbody_ops {
+        let c = ir.clone_op(*o, &mut vmap);
+        ir.insert_before(term, c);
+    }
+    let yv = ir.operands(*gy)[0];
+    let yv = *vmap.get(&yv).unwrap_or(&yv);
+    ir.set_operands(term, vec![yv]);
+    // Operands and maps.
+    let (ins, outs) = ins_outs(ir, p);
+    let mut ops = ins.clone();
+    ops.extend(outs.iter().copied());
+    ops.extend(old_inputs.iter().copied());
+    ops.extend(extras.iter().map(|e| e.0));
+    let epi_n = old_inputs.len() + extras.len();
+    ir.set_operands(p, ops);
+    ir.set_prop(
+        p,
+        "operandSegmentSizes",
+        Some(Attribute::dense_i32_array(&[
+            ins.len() as i32,
+            outs.len() as i32,
+            epi_n as i32,
+        ])),
+    );
+    ir.set_prop(
+        p,
+        "epilogue_maps",
+        Some(Attribute::array(
+            maps.into_iter().map(Attribute::affine_map).collect(),
+        )),
+    );
+    // The patch now stands where the consumer was (the view, if any, right after it).
+    ir.unlink(p);
+    ir.insert_before(g, p);
+    let gr = ir.result(g, 0);
+    if let Some(e) = expand {
+        ir.unlink(e);
+        ir.insert_before(g, e);
+    }
+    ir.replace_all_uses(gr, read);
+    ir.erase_op(g);
+    for (_, _, dead) in extras {
+        if let Some(d) = dead {
+            if ir.is_alive(d) && !ir.has_uses(ir.result(d, 0)) {
+                ir.erase_op(d);
+            }
+        }
+    }
+    true
+}
+
+/// The one op using `v` (once), if so.
+fn single_user(ir: &Ir, v: Value) -> Option<OpId> {
+    match ir.uses(v) {
+        [u] => Some(u.op),
+        _ => None,
+    }
+}
+
+/// For `tensor.expand_shape` `e` of the patch result whose groups each hold one non-unit
+/// dim: for each result dim, the patch dim it is (`None` for the added unit dims). The
+/// expand's size operands must be defined before it in its block or outside (they stay
+/// valid when the view moves later).
+fn unit_expansion(ir: &Ir, e: OpId, cdims: &[u32]) -> Option<Vec<Option<u32>>> {
+    let groups = ir.attr(e, "reassociation")?.as_array()?.to_vec();
+    let shape = ir.value_type(ir.result(e, 0)).shape()?.to_vec();
+    if groups.len() != cdims.len() {
+        return None;
+    }
+    let mut by = vec![None; shape.len()];
+    for (src, g) in groups.iter().enumerate() {
+        let dims: Vec<usize> = g
+            .as_array()?
+            .iter()
+            .map(|x| x.as_i64().map(|v| v as usize))
+            .collect::<Option<_>>()?;
+        let big: Vec<usize> = dims
+            .iter()
+            .copied()
+            .filter(|d| shape.get(*d) != Some(&1))
+            .collect();
+        match big.as_slice() {
+            [d] => by[*d] = Some(cdims[src]),
+            // A group of unit dims only: the source dim is 1 too; keep it as its first.
+            [] => by[*dims.first()?] = Some(cdims[src]),
+            _ => return None,
+        }
+    }
+    Some(by)
+}
