@@ -191,27 +191,9 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
     if gargs.len() != gins.len() + 1 || ir.has_uses(gargs[gins.len()]) {
         return false;
     }
-    // The body must not use values from outside (it moves into the patch's region).
-    let mut closed = true;
-    ir.walk_pre(g, &mut |o| {
-        if o == g {
-            return;
-        }
-        for v in ir.operands(o) {
-            let inside = match ir.defining_op(*v) {
-                Some(d) => d != g && ir.is_ancestor(g, d),
-                None => ir
-                    .value_block(*v)
-                    .and_then(|b| ir.block_parent_op(b))
-                    .is_some_and(|q| ir.is_ancestor(g, q)),
-            };
-            // Constants defined outside (hoisted by canonicalize) are cloned in.
-            let constant = ir
-                .defining_op(*v)
-                .is_some_and(|d| ir.name(d) == "arith.constant");
-            closed &= inside || constant;
-        }
-    });
+    // The body must not use values from outside (it moves into the patch's region), but
+    // constants (hoisted by canonicalize) are cloned in.
+    let closed = crate::gpu_lower::body_is_closed(ir, g, true);
     if !closed {
         return false;
     }

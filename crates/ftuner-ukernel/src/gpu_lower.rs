@@ -105,23 +105,25 @@ fn symbols(ir: &Ir, b: BlockId) -> Vec<String> {
         .collect()
 }
 
-/// Whether every value the patch body uses is defined inside the patch (kernels are
-/// isolated from the host function).
-fn body_is_closed(ir: &Ir, op: OpId) -> bool {
+/// Whether every value the regions of `op` use is defined inside `op` (or, with
+/// `constants`, is an `arith.constant` from outside, which can be cloned in).
+pub(crate) fn body_is_closed(ir: &Ir, op: OpId, constants: bool) -> bool {
     let mut ok = true;
     ir.walk_pre(op, &mut |o| {
         if o == op {
             return;
         }
         for v in ir.operands(o) {
-            let inside = match ir.defining_op(*v) {
+            let def = ir.defining_op(*v);
+            let inside = match def {
                 Some(d) => d != op && ir.is_ancestor(op, d),
                 None => ir
                     .value_block(*v)
                     .and_then(|b| ir.block_parent_op(b))
                     .is_some_and(|p| ir.is_ancestor(op, p)),
             };
-            ok &= inside;
+            let constant = constants && def.is_some_and(|d| ir.name(d) == "arith.constant");
+            ok &= inside || constant;
         }
     });
     ok
@@ -200,7 +202,7 @@ pub(crate) fn lower_gpu(ir: &mut Ir, op: OpId, fam: &GpuFamily) -> Result<(), St
     if !operands.iter().all(|v| ir.value_type(*v).is_memref()) {
         return Err("GPU patches are lowered on buffers: run bufferize first".into());
     }
-    if !body_is_closed(ir, op) {
+    if !body_is_closed(ir, op, false) {
         return Err("the body uses values defined outside the patch".into());
     }
     let shape = shape_of(ir, op, operands.iter().map(|v| ir.value_type(*v)).collect())?;
