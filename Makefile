@@ -26,6 +26,8 @@ run: build
 	$(BIN)/ftuner-run examples/bert_layer_dynamic.mlir --shape 0=1x7x768 --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check --bench 10
 	$(BIN)/ftuner-translate examples/dense_dynamic.mlir --emit=asm -o dense_dynamic.s
 	@echo "dense_dynamic.s: $$(grep -c 'vfmadd' dense_dynamic.s || true) FMA instructions in the compiled dense layer"
+	$(BIN)/ftuner-translate examples/dense_dynamic.mlir --emit=ptx --target=cuda:sm_80 -o dense_dynamic.ptx
+	@echo "dense_dynamic.ptx: $$(grep -c '.entry' dense_dynamic.ptx || true) thread-block kernels for sm_80 (one per tile size of the patch plan)"
 	rm -f target/make-run-tuning.db*
 	$(BIN)/ftuner-tune tune examples/dense_dynamic.mlir --db target/make-run-tuning.db --trials 8 --quiet
 	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --patch-ukernels='tuning-db=target/make-run-tuning.db' --mlir-pass-statistics -o /dev/null
