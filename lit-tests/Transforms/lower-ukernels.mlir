@@ -61,7 +61,19 @@
 // CONVIR: vector.fma
 // RUN: mlir-opt-22 %t.conv.mlir -o /dev/null
 
-// Padded plans are left as they are, with a remark.
+// Padded plans (residues 8..13 covered by one 14-row tile): A and C grow by the padding
+// of the run-time residue (a table), the loops run over the padded tensors, and the result
+// is cut back to M rows.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels="target=zen4 max-ukernels=1 max-padding=1" --lower-ukernels 2>&1 | FileCheck %s --check-prefix=PAD
-// PAD: remark: not lowered: padded plans are not lowered yet (residue 8 of 14)
-// PAD: ukernel.patch
+// PAD-NOT: remark
+// PAD: %[[PADS:.*]] = arith.constant dense<[0, 0, 0, 0, 0, 0, 0, 0, 6, 5, 4, 3, 2, 1]> : tensor<14xindex>
+// PAD: %[[P:.*]] = tensor.extract %[[PADS]][%{{.*}}] : tensor<14xindex>
+// PAD: tensor.pad %arg0 low[0, 0] high[%[[P]], 0]
+// PAD: tensor.pad %{{.*}} low[0, 0] high[%[[P]], 0]
+// PAD-NOT: ukernel.patch
+// PAD: tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, %{{.*}}] [1, 1] : tensor<?x2304xf32> to tensor<?x2304xf32>
+// M = 8 and 37 (residue 9) are padded, 28 is not.
+// RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=8x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4 max-ukernels=1 max-padding=1},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
+// RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=37x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4 max-ukernels=1 max-padding=1},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
+// RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=28x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4 max-ukernels=1 max-padding=1},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
+// PADOK: check: ok

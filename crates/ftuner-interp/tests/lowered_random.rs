@@ -116,3 +116,26 @@ fn lowered_dense_layer_with_epilogue_matches() {
         check_dense_layers(&c, target, cases() / 20, 300);
     }
 }
+
+/// Padded plans (`max-padding`): the residue's last tile reaches past the extent; the
+/// operands are padded with zeros for it and the result cut back.
+#[test]
+fn lowered_padded_plans_match() {
+    for (target, pad) in [("zen4", "1"), ("skylake-avx512", "0.5")] {
+        let c = lower(
+            MATMUL,
+            &format!(
+                "builtin.module(patch-ukernels{{target={target} max-ukernels=2 max-padding={pad}}},lower-ukernels,canonicalize,cse)"
+            ),
+        );
+        let names = c.lowered_ops();
+        assert!(names.contains(&"tensor.pad"), "{target}: no padded plan");
+        assert!(!names.contains(&"ukernel.patch"), "{target}: not lowered");
+        check_matmuls(&c, target, cases() / 4, 4);
+    }
+    let c = lower(
+        MATMUL_BIAS_RELU,
+        "builtin.module(patch-ukernels{target=zen4 max-ukernels=2 max-padding=1},lower-ukernels,canonicalize,cse)",
+    );
+    check_dense_layers(&c, "zen4 padded", cases() / 20, 300);
+}

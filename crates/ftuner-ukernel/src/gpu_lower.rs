@@ -193,6 +193,12 @@ fn shape_of(ir: &Ir, op: OpId, types: Vec<Type>) -> Result<Shape, String> {
 /// Lower one GPU patch on buffers; `Err` says why it was left alone.
 pub(crate) fn lower_gpu(ir: &mut Ir, op: OpId, fam: &GpuFamily) -> Result<(), String> {
     let plans = read_plans(ir, op)?;
+    if [&plans.m, &plans.n]
+        .iter()
+        .any(|p| crate::lower::plan_padding(p).iter().any(|x| *x > 0))
+    {
+        return Err("padded plans are lowered on tensors only (before bufferize)".into());
+    }
     let (ins, outs) = ins_outs(ir, op);
     if ins.len() != 2 || outs.len() != 1 || !ir.results(op).is_empty() {
         return Err("expects two input buffers and one output buffer".into());

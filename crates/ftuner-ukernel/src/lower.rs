@@ -1164,6 +1164,12 @@ fn lower_conv(ir: &mut Ir, op: OpId, cl: &ConvLayout, plans: &Plans) -> Result<(
     if epilogue_block(ir, op).is_some() {
         return Err("epilogues of windowed contractions are not lowered".into());
     }
+    if [&plans.m, &plans.n]
+        .iter()
+        .any(|p| plan_padding(p).iter().any(|x| *x > 0))
+    {
+        return Err("padded plans of windowed contractions are not lowered".into());
+    }
     let loc = ir.loc(op);
     let scratch = ir.new_block(&[]);
     let mut b = B::new(ir, loc);
@@ -1655,14 +1661,119 @@ pub(crate) fn read_plans(ir: &Ir, op: OpId) -> Result<Plans, String> {
             if st.is_some_and(|s| s % main != r as i64) {
                 continue;
             }
-            if v.iter().sum::<i64>() != r as i64 {
-                return Err(format!(
-                    "padded plans are not lowered yet (residue {r} of {main})"
-                ));
+            if v.iter().sum::<i64>() < r as i64 {
+                return Err(format!("the plan does not cover residue {r} of {main}"));
             }
         }
     }
     Ok(Plans { m, n })
+}
+
+/// Rows or columns the plan's tiles cover past a residue, per residue (all 0 for an exact
+/// plan; only the static extent's residue counts when there is one).
+pub(crate) fn plan_padding(plan: &Plan) -> Vec<i64> {
+    let (main, st, res) = plan;
+    res.iter()
+        .enumerate()
+        .map(|(r, v)| {
+            if st.is_some_and(|s| s % main != r as i64) {
+                0
+            } else {
+                v.iter().sum::<i64>() - r as i64
+            }
+        })
+        .collect()
+}
+
+/// A padded plan's tiles reach past the extent: the operands grow by the padding of the
+/// run-time residue (zeros), the loops run over the padded tensors, and the result is the
+/// extent's part. `None` when the plan is exact.
+fn padding_amount(b: &mut B<'_>, blk: BlockId, plan: &Plan, total: Value) -> Option<Value> {
+    let pads = plan_padding(plan);
+    if pads.iter().all(|p| *p == 0) {
+        return None;
+    }
+    let (main, st, _) = plan;
+    if let Some(s) = st {
+        return Some(b.index(blk, pads[(s % main) as usize]));
+    }
+    let tty = Type::tensor(vec![*main], Type::index());
+    let flat = pads
+        .iter()
+        .map(|p| ftuner_ir::Scalar::Int(*p as i128))
+        .collect();
+    let table = b.val(
+        blk,
+        "arith.constant",
+        vec![],
+        tty,
+        vec![("value", Attribute::dense(tty, flat))],
+    );
+    let cm = b.index(blk, *main);
+    let rem = b.ibin(blk, "arith.remui", total, cm);
+    Some(b.val(
+        blk,
+        "tensor.extract",
+        vec![table, rem],
+        Type::index(),
+        vec![],
+    ))
+}
+
+/// `v` with `high[j]` zeros appended along dim j (where given), as `tensor.pad`.
+fn pad_high(b: &mut B<'_>, blk: BlockId, v: Value, high: &[Option<Value>]) -> Value {
+    let ty = b.ir.value_type(v);
+    let shape = ty.shape().unwrap_or(&[]).to_vec();
+    let elem = ty.element_type();
+    let rank = shape.len();
+    let mut dyn_high = vec![];
+    let mut st_high = vec![];
+    let mut new_shape = vec![];
+    for (j, d) in shape.iter().enumerate() {
+        match high.get(j).copied().flatten() {
+            Some(h) => {
+                dyn_high.push(h);
+                st_high.push(DYNAMIC);
+                new_shape.push(DYNAMIC);
+            }
+            None => {
+                st_high.push(0);
+                new_shape.push(*d);
+            }
+        }
+    }
+    if dyn_high.is_empty() {
+        return v;
+    }
+    let zero = b.val(
+        blk,
+        "arith.constant",
+        vec![],
+        elem,
+        vec![("value", Attribute::float(0.0, elem))],
+    );
+    let n = dyn_high.len() as i32;
+    let mut ops = vec![v];
+    ops.extend(dyn_high);
+    let p = b.op(
+        blk,
+        "tensor.pad",
+        ops,
+        vec![ty.with_shape(new_shape)],
+        vec![
+            ("static_low", Attribute::dense_i64_array(&vec![0; rank])),
+            ("static_high", Attribute::dense_i64_array(&st_high)),
+            (
+                "operandSegmentSizes",
+                Attribute::dense_i32_array(&[1, 0, n]),
+            ),
+        ],
+        1,
+    );
+    let r = b.ir.regions_of(p)[0];
+    let pb = b.ir.append_block(r, &vec![Type::index(); rank]);
+    b.yield_(pb, "tensor.yield", vec![zero]);
+    b.ir.result(p, 0)
 }
 
 /// [`lower`] after the run-time shape checks.
@@ -1714,13 +1825,57 @@ fn lower_checked(
     let msz = b.val(scratch, "tensor.dim", vec![out, pmv], Type::index(), vec![]);
     let pnv = b.index(scratch, pn);
     let nsz = b.val(scratch, "tensor.dim", vec![out, pnv], Type::index(), vec![]);
+    // A padded plan: every operand indexed by M or N grows by the padding of the run-time
+    // residue, so the last tiles stay in bounds; the result is cut back to M x N below.
+    let padm = padding_amount(&mut b, scratch, &plans.m, msz);
+    let padn = padding_amount(&mut b, scratch, &plans.n, nsz);
+    let mut out = out;
+    let mut cut = None;
+    if padm.is_some() || padn.is_some() {
+        let (pins, pouts) = ins_outs(b.ir, op);
+        let epi = epilogue_inputs(b.ir, op);
+        let emaps = epilogue_maps(b.ir, op);
+        let all: Vec<(Value, ftuner_ir::AffineMap)> = pins
+            .iter()
+            .chain(&pouts)
+            .copied()
+            .zip(lay.maps.iter().cloned())
+            .chain(epi.iter().copied().zip(emaps))
+            .collect();
+        let first = b.ir.operands(op).len() - all.len();
+        for (k, (v, m)) in all.iter().enumerate() {
+            let high: Vec<Option<Value>> = m
+                .results
+                .iter()
+                .map(|e| match e {
+                    AffineExpr::Dim(d) if *d == lay.dm => padm,
+                    AffineExpr::Dim(d) if *d == lay.dn => padn,
+                    _ => None,
+                })
+                .collect();
+            let pv = pad_high(&mut b, scratch, *v, &high);
+            if pv != *v {
+                b.ir.set_operand(op, first + k, pv);
+            }
+        }
+        // The sizes of the unpadded result, to cut the padded one back.
+        let rank = omap.results.len();
+        let sizes: Vec<Value> = (0..rank)
+            .map(|j| {
+                let jv = b.index(scratch, j as i64);
+                b.val(scratch, "tensor.dim", vec![out, jv], Type::index(), vec![])
+            })
+            .collect();
+        cut = Some((sizes, b.ir.value_type(out)));
+        out = ins_outs(b.ir, op).1[0];
+    }
     // The kc loop: the reduction is split into blocks of kc (from the cache model) so
     // that a kc x N panel of B stays in L2 while every row strip of A passes over it.
     // Each element still sums its k in order, so results do not change.
     let kc = ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
     let (ins, _) = ins_outs(b.ir, op);
     let kdim = reduction_dim(&lay);
-    if pack_b {
+    if pack_b && padn.is_none() {
         if let (Some(vb), Some(dk)) = (b.vector.clone(), kdim) {
             if vb.batch.is_empty() && plans.m.0 * plans.n.0 <= vb.max_elems {
                 let p = pack_panels(&mut b, scratch, &lay, ins[1], dk, nsz, plans.n.0, vb.elem);
@@ -1805,6 +1960,34 @@ fn lower_checked(
         Some((f, fb)) => {
             b.yield_(fb, "scf.yield", vec![result]);
             b.ir.result(f, 0)
+        }
+        None => result,
+    };
+    // A padded plan's result, cut back to the extent.
+    let result = match cut {
+        Some((sizes, ty)) => {
+            let rank = sizes.len();
+            let n = rank as i32;
+            let mut ops = vec![result];
+            ops.extend(sizes);
+            b.val(
+                scratch,
+                "tensor.extract_slice",
+                ops,
+                ty,
+                vec![
+                    ("static_offsets", Attribute::dense_i64_array(&vec![0; rank])),
+                    (
+                        "static_sizes",
+                        Attribute::dense_i64_array(&vec![DYNAMIC; rank]),
+                    ),
+                    ("static_strides", Attribute::dense_i64_array(&vec![1; rank])),
+                    (
+                        "operandSegmentSizes",
+                        Attribute::dense_i32_array(&[1, 0, n, 0]),
+                    ),
+                ],
+            )
         }
         None => result,
     };
