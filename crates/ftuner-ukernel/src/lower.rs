@@ -409,6 +409,22 @@ impl<'a> B<'a> {
             vec![("value", Attribute::index(v))],
         )
     }
+    /// A constant `tensor<shape x index>` (a plan table).
+    pub(crate) fn index_table(
+        &mut self,
+        block: BlockId,
+        shape: Vec<i64>,
+        values: Vec<ftuner_ir::Scalar>,
+    ) -> Value {
+        let tty = Type::tensor(shape, Type::index());
+        self.val(
+            block,
+            "arith.constant",
+            vec![],
+            tty,
+            vec![("value", Attribute::dense(tty, values))],
+        )
+    }
     pub(crate) fn ibin(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
         let ov = Attribute::dialect("arith", "overflow<none>");
         let props = if matches!(name, "arith.addi" | "arith.subi" | "arith.muli") {
@@ -980,14 +996,7 @@ fn cover(
             ));
         }
     }
-    let tty = Type::tensor(vec![main, len as i64], Type::index());
-    let table = b.val(
-        blk,
-        "arith.constant",
-        vec![],
-        tty,
-        vec![("value", Attribute::dense(tty, flat))],
-    );
+    let table = b.index_table(blk, vec![main, len as i64], flat);
     let r = residue_tiles(
         b,
         blk,
@@ -1697,18 +1706,11 @@ fn padding_amount(b: &mut B<'_>, blk: BlockId, plan: &Plan, total: Value) -> Opt
     if let Some(s) = st {
         return Some(b.index(blk, pads[(s % main) as usize]));
     }
-    let tty = Type::tensor(vec![*main], Type::index());
     let flat = pads
         .iter()
         .map(|p| ftuner_ir::Scalar::Int(*p as i128))
         .collect();
-    let table = b.val(
-        blk,
-        "arith.constant",
-        vec![],
-        tty,
-        vec![("value", Attribute::dense(tty, flat))],
-    );
+    let table = b.index_table(blk, vec![*main], flat);
     let cm = b.index(blk, *main);
     let rem = b.ibin(blk, "arith.remui", total, cm);
     Some(b.val(
