@@ -504,7 +504,11 @@ impl<'a> Interp<'a> {
                 slots[1 + j] = t.data[at(m, t, &format!("epilogue operand #{j}"))?];
             }
             prog.run(&mut slots, &point)?;
-            out.data[c] = round_to(slots[prog.yields[0]], elem);
+            let y = *prog
+                .yields
+                .first()
+                .ok_or_else(|| err("the epilogue yields nothing".into()))?;
+            out.data[c] = round_to(slots[y], elem);
         }
         Ok(())
     }

@@ -216,6 +216,21 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
         // The source must be defined before the patch's new place (before the consumer).
         extras.push((src, pm, dead));
     }
+    // The consumer's body ends in one yielded value; an existing epilogue in one
+    // `ukernel.yield` (both verified; checked here so nothing changes otherwise).
+    let gops = ir.block_ops_vec(gbody);
+    let Some((gy, gbody_ops)) = gops.split_last() else {
+        return false;
+    };
+    if ir.name(*gy) != "linalg.yield" || ir.operands(*gy).len() != 1 {
+        return false;
+    }
+    if let Some(eb) = epilogue_block(ir, p) {
+        match ir.terminator(eb) {
+            Some(t) if ir.name(t) == "ukernel.yield" && ir.operands(t).len() == 1 => {}
+            _ => return false,
+        }
+    }
     // Build the new epilogue: the old one's result feeds the consumer's body.
     let loc = ir.loc(g);
     let out_elem = ir.value_type(r).element_type();
@@ -234,9 +249,9 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
             b
         }
     };
-    let term = ir
-        .terminator(eblk)
-        .expect("an epilogue ends in ukernel.yield");
+    let Some(term) = ir.terminator(eblk) else {
+        return false;
+    };
     let prev = ir.operands(term)[0];
     let mut vmap: rustc_hash::FxHashMap<Value, Value> = Default::default();
     vmap.insert(gargs[pos], prev);
@@ -251,8 +266,6 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
         maps.push(extras[k].1.clone());
         k += 1;
     }
-    let gops = ir.block_ops_vec(gbody);
-    let (gy, gbody_ops) = gops.split_last().expect("a linalg body ends in a yield");
     for o in gbody_ops {
         for v in ir.operands(*o).to_vec() {
             if vmap.contains_key(&v) {
