@@ -1636,7 +1636,7 @@ pub fn lower(
     op: OpId,
     vector_bodies: Option<i64>,
     k_blocking: bool,
-    pack_b: bool,
+    pack_b: Option<bool>,
 ) -> Result<(), String> {
     let plans = read_plans(ir, op)?;
     let (_, outs) = ins_outs(ir, op);
@@ -1785,7 +1785,7 @@ fn lower_checked(
     plans: Plans,
     vector_bodies: Option<i64>,
     k_blocking: bool,
-    pack_b: bool,
+    pack_b: Option<bool>,
 ) -> Result<(), String> {
     // Batches outermost: each batch is a GEMM of its own, whose B panels stay in cache
     // while the row strips of A pass (a batch loop inside the tile loops walks every
@@ -1871,99 +1871,73 @@ fn lower_checked(
         cut = Some((sizes, b.ir.value_type(out)));
         out = ins_outs(b.ir, op).1[0];
     }
-    // The kc loop: the reduction is split into blocks of kc (from the cache model) so
-    // that a kc x N panel of B stays in L2 while every row strip of A passes over it.
-    // Each element still sums its k in order, so results do not change.
-    let kc = ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
     let (ins, _) = ins_outs(b.ir, op);
     let kdim = reduction_dim(&lay);
-    if pack_b && padn.is_none() {
+    // Packing B into panels pays when a register tile's row of B is not contiguous
+    // (B's N dim is not its innermost: each row would be nr scalar loads, for every row
+    // strip); a contiguous B is read in place (measured: packing it does not pay).
+    // `None` lets that rule decide; `Some` forces.
+    let strided_n =
+        res_pos(&lay.maps[1], lay.dn).is_some_and(|p| p + 1 != lay.maps[1].results.len());
+    let packable = padn.is_none()
+        && kdim.is_some()
+        && b.vector
+            .as_ref()
+            .is_some_and(|vb| vb.batch.is_empty() && plans.m.0 * plans.n.0 <= vb.max_elems);
+    let pack = |b: &mut B<'_>, blk: BlockId| {
         if let (Some(vb), Some(dk)) = (b.vector.clone(), kdim) {
-            if vb.batch.is_empty() && plans.m.0 * plans.n.0 <= vb.max_elems {
-                let p = pack_panels(&mut b, scratch, &lay, ins[1], dk, nsz, plans.n.0, vb.elem);
-                b.packed = Some((p, plans.n.0));
-            }
+            let p = pack_panels(b, blk, &lay, ins[1], dk, nsz, plans.n.0, vb.elem);
+            b.packed = Some((p, plans.n.0));
         }
-    }
-    let mut kloop = None;
-    let mut body_blk = scratch;
-    let mut acc0 = out;
-    if let (Some(dk), true) = (kdim, k_blocking && kc > 0) {
-        let kp = res_pos(&lay.maps[0], dk).unwrap_or(0);
-        let a_shape = b.ir.value_type(ins[0]).shape().unwrap_or(&[]).to_vec();
-        let kstatic = a_shape.get(kp).copied().unwrap_or(DYNAMIC);
-        if kstatic == DYNAMIC || kstatic > kc {
-            let kpv = b.index(scratch, kp as i64);
-            let kext = b.val(
+    };
+    let oty = b.ir.value_type(out);
+    let result = match pack_b {
+        Some(true) if packable => {
+            pack(&mut b, scratch);
+            loops(
+                &mut b,
                 scratch,
-                "tensor.dim",
-                vec![ins[0], kpv],
-                Type::index(),
-                vec![],
-            );
-            let c0 = b.index(scratch, 0);
-            let ckc = b.index(scratch, kc);
-            let oty = b.ir.value_type(out);
-            // With an epilogue, an empty reduction still runs one (empty) block, whose
-            // tiles apply the epilogue.
-            let ub = if epilogue_block(b.ir, op).is_some() {
-                let one = b.index(scratch, 1);
-                b.val(
-                    scratch,
-                    "arith.maxsi",
-                    vec![kext, one],
-                    Type::index(),
-                    vec![],
-                )
-            } else {
-                kext
-            };
-            let f = b.op(
+                op,
+                &lay,
+                &plans,
+                (msz, nsz),
+                out,
+                k_blocking,
+            )
+        }
+        // The rule: a strided B is packed when at least two row strips will read each
+        // panel (M >= 2 main tiles), decided at run time; a single strip reads B in place.
+        None if packable && strided_n => {
+            let two = b.index(scratch, 2 * plans.m.0);
+            let many = b.val(
                 scratch,
-                "scf.for",
-                vec![c0, ub, ckc, out],
-                vec![oty],
-                vec![],
-                1,
+                "arith.cmpi",
+                vec![msz, two],
+                Type::i1(),
+                vec![("predicate", Attribute::i64(5))],
             );
-            let fr = b.ir.regions_of(f)[0];
-            let fb = b.ir.append_block(fr, &[Type::index(), oty]);
-            let (k0, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
-            let left = b.ibin(fb, "arith.subi", kext, k0);
-            let ckc2 = b.index(fb, kc);
-            let ks = b.val(fb, "arith.minsi", vec![ckc2, left], Type::index(), vec![]);
-            b.kblock = Some((dk, k0, ks));
-            if epilogue_block(b.ir, op).is_some() {
-                let end = b.ibin(fb, "arith.addi", k0, ks);
-                b.klast = Some(b.val(
-                    fb,
-                    "arith.cmpi",
-                    vec![end, kext],
-                    Type::i1(),
-                    vec![("predicate", Attribute::i64(5))],
-                ));
-            }
-            kloop = Some((f, fb));
-            body_blk = fb;
-            acc0 = acc;
+            let iff = b.op(scratch, "scf.if", vec![many], vec![oty], vec![], 2);
+            let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
+            let tb = b.ir.append_block(tr, &[]);
+            pack(&mut b, tb);
+            let r1 = loops(&mut b, tb, op, &lay, &plans, (msz, nsz), out, k_blocking);
+            b.yield_(tb, "scf.yield", vec![r1]);
+            b.packed = None;
+            let eb = b.ir.append_block(er, &[]);
+            let r2 = loops(&mut b, eb, op, &lay, &plans, (msz, nsz), out, k_blocking);
+            b.yield_(eb, "scf.yield", vec![r2]);
+            b.ir.result(iff, 0)
         }
-    }
-    // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
-    // stays in L1 while every row strip of A (kc x M, in L2) passes over it.
-    let result = nest(
-        &mut b,
-        body_blk,
-        (msz, nsz),
-        &plans,
-        acc0,
-        &mut |b, blk, acc, t| tile(b, blk, op, &lay, acc, t),
-    );
-    let result = match kloop {
-        Some((f, fb)) => {
-            b.yield_(fb, "scf.yield", vec![result]);
-            b.ir.result(f, 0)
-        }
-        None => result,
+        _ => loops(
+            &mut b,
+            scratch,
+            op,
+            &lay,
+            &plans,
+            (msz, nsz),
+            out,
+            k_blocking,
+        ),
     };
     // A padded plan's result, cut back to the extent.
     let result = match cut {
@@ -2001,6 +1975,90 @@ fn lower_checked(
     let _ = blk;
     ir.replace_op(op, &[result]);
     Ok(())
+}
+
+/// The kc loop (when the reduction is longer than the patch's kc) around the tile nest,
+/// built in `blk`; returns the patch's result. The reduction is split into blocks of kc
+/// (from the cache model) so that a kc x N panel of B stays in L2 while every row strip
+/// of A passes over it; each element still sums its k in order, so results do not change.
+#[allow(clippy::too_many_arguments)]
+fn loops(
+    b: &mut B<'_>,
+    blk: BlockId,
+    op: OpId,
+    lay: &Layout,
+    plans: &Plans,
+    (msz, nsz): (Value, Value),
+    out: Value,
+    k_blocking: bool,
+) -> Value {
+    let kc = ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
+    let (ins, _) = ins_outs(b.ir, op);
+    let kdim = reduction_dim(lay);
+    let mut kloop = None;
+    let mut body_blk = blk;
+    let mut acc0 = out;
+    if let (Some(dk), true) = (kdim, k_blocking && kc > 0) {
+        let kp = res_pos(&lay.maps[0], dk).unwrap_or(0);
+        let a_shape = b.ir.value_type(ins[0]).shape().unwrap_or(&[]).to_vec();
+        let kstatic = a_shape.get(kp).copied().unwrap_or(DYNAMIC);
+        if kstatic == DYNAMIC || kstatic > kc {
+            let kpv = b.index(blk, kp as i64);
+            let kext = b.val(blk, "tensor.dim", vec![ins[0], kpv], Type::index(), vec![]);
+            let c0 = b.index(blk, 0);
+            let ckc = b.index(blk, kc);
+            let oty = b.ir.value_type(out);
+            // With an epilogue, an empty reduction still runs one (empty) block, whose
+            // tiles apply the epilogue.
+            let ub = if epilogue_block(b.ir, op).is_some() {
+                let one = b.index(blk, 1);
+                b.val(blk, "arith.maxsi", vec![kext, one], Type::index(), vec![])
+            } else {
+                kext
+            };
+            let f = b.op(blk, "scf.for", vec![c0, ub, ckc, out], vec![oty], vec![], 1);
+            let fr = b.ir.regions_of(f)[0];
+            let fb = b.ir.append_block(fr, &[Type::index(), oty]);
+            let (k0, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+            let left = b.ibin(fb, "arith.subi", kext, k0);
+            let ckc2 = b.index(fb, kc);
+            let ks = b.val(fb, "arith.minsi", vec![ckc2, left], Type::index(), vec![]);
+            b.kblock = Some((dk, k0, ks));
+            if epilogue_block(b.ir, op).is_some() {
+                let end = b.ibin(fb, "arith.addi", k0, ks);
+                b.klast = Some(b.val(
+                    fb,
+                    "arith.cmpi",
+                    vec![end, kext],
+                    Type::i1(),
+                    vec![("predicate", Attribute::i64(5))],
+                ));
+            }
+            kloop = Some((f, fb));
+            body_blk = fb;
+            acc0 = acc;
+        }
+    }
+    // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
+    // stays in L1 while every row strip of A (kc x M, in L2) passes over it.
+    let result = nest(
+        b,
+        body_blk,
+        (msz, nsz),
+        plans,
+        acc0,
+        &mut |b, blk, acc, t| tile(b, blk, op, lay, acc, t),
+    );
+    let result = match kloop {
+        Some((f, fb)) => {
+            b.yield_(fb, "scf.yield", vec![result]);
+            b.ir.result(f, 0)
+        }
+        None => result,
+    };
+    b.kblock = None;
+    b.klast = None;
+    result
 }
 
 pub struct LowerUkernelsPass {
@@ -2044,9 +2102,9 @@ impl Default for LowerUkernelsPass {
                 },
                 OptionSpec {
                     name: "pack-b",
-                    kind: OptionKind::Bool,
-                    default: "false",
-                    description: "Repack B into [N/nr][K][nr] panels so register tiles read contiguous rows",
+                    kind: OptionKind::String,
+                    default: "auto",
+                    description: "Repack B into [N/nr][K][nr] panels so register tiles read contiguous rows: auto (when B's N dim is not contiguous), true, false",
                 },
                 OptionSpec {
                     name: "k-blocking",
@@ -2082,7 +2140,18 @@ impl Pass for LowerUkernelsPass {
         let vb = self.opts.int("vector-bodies");
         let vector_bodies = (vb > 0).then_some(vb);
         let k_blocking = self.opts.bool("k-blocking");
-        let pack_b = self.opts.bool("pack-b");
+        let pack_b = match self.opts.str("pack-b").as_str() {
+            "auto" => None,
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            other => {
+                cx.emit(Diagnostic::error(
+                    cx.ir.loc(op),
+                    format!("pack-b must be auto, true or false, got '{other}'"),
+                ));
+                return Err(PassFailure);
+            }
+        };
         let mut patches = vec![];
         cx.ir.walk_pre(op, &mut |o| {
             if cx.ir.name(o) == "ukernel.patch" {
@@ -2134,7 +2203,8 @@ impl Pass for LowerUkernelsPass {
                 Some(s) => (
                     vector_bodies.map(|v| v.max((s.mr * s.nr) as i64)),
                     s.k_blocking,
-                    s.pack_b,
+                    // A schedule's pack_b=1 forces packing; 0 leaves it to the model.
+                    s.pack_b.then_some(true).or(pack_b),
                 ),
                 None => (vector_bodies, k_blocking, pack_b),
             };
