@@ -2,16 +2,19 @@
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s
 // CHECK-LABEL: func.func @dense_dynamic
 // CHECK-NOT: ukernel.patch
-// The kc loop (kc = 144 from the cache model), then 32-wide column tiles of the static
-// 2304 columns, then full 14-row strips.
+// The kc loop (kc = 144 from the cache model), the mc loop (blocks of 1358 = 97 x 14
+// rows), then 32-wide column tiles of the static 2304 columns, then full 14-row strips.
 // CHECK: %[[M:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x2304xf32>
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c144
 // CHECK: %[[KS:.*]] = arith.minsi %c144, %{{.*}} : index
+// CHECK: scf.for %[[I0:.*]] = %c0 to %[[M]] step %c1358
+// CHECK: %[[MB:.*]] = arith.minsi %c1358, %{{.*}} : index
 // CHECK: scf.for %[[J:.*]] = %c0 to %c2304 step %c32
-// CHECK: %[[Q:.*]] = arith.divui %[[M]], %c14 : index
+// CHECK: %[[Q:.*]] = arith.divui %[[MB]], %c14 : index
 // CHECK: %[[FULL:.*]] = arith.muli %[[Q]], %c14 : index
-// CHECK: %[[REM:.*]] = arith.subi %[[M]], %[[FULL]] : index
-// CHECK: scf.for %[[I:.*]] = %c0 to %[[FULL]] step %c14
+// CHECK: %[[REM:.*]] = arith.subi %[[MB]], %[[FULL]] : index
+// CHECK: scf.for %[[I1:.*]] = %c0 to %[[FULL]] step %c14
+// CHECK: %[[I:.*]] = arith.addi %[[I0]], %[[I1]] : index
 // CHECK: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], %[[K0]]] [14, %[[KS]]] [1, 1] : tensor<?x768xf32> to tensor<14x?xf32>
 // CHECK: %[[B:.*]] = tensor.extract_slice %transposed[%[[K0]], %[[J]]] [%[[KS]], 32] [1, 1] : tensor<768x2304xf32> to tensor<?x32xf32>
 // CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<?x2304xf32> to tensor<14x32xf32>
@@ -33,7 +36,7 @@
 // CHECK: vector.fma %{{.*}} : vector<32xf32>
 
 // vector-bodies=0 keeps a linalg.generic per tile.
-// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{vector-bodies=0 k-blocking=false},canonicalize,cse)" | FileCheck %s --check-prefix=GENERIC
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{vector-bodies=0 k-blocking=false mc-blocking=false},canonicalize,cse)" | FileCheck %s --check-prefix=GENERIC
 // GENERIC-NOT: vector.fma
 // GENERIC-NOT: arith.minsi
 // GENERIC: linalg.generic {{.*}} outs(%{{.*}} : tensor<14x32xf32>)

@@ -139,3 +139,30 @@ fn lowered_padded_plans_match() {
     );
     check_dense_layers(&c, "zen4 padded", cases() / 20, 300);
 }
+
+/// Long M runs in blocks of the patch's mc (zen4: 1358 rows, 97 main tiles): every block
+/// boundary ± 1, the last block holding the residue.
+#[test]
+fn lowered_matmul_mc_blocks_match() {
+    let c = compile(MATMUL, "zen4");
+    let text = ftuner_ir::print_module(
+        &c.lowered.ir,
+        &c.ctx,
+        c.lowered.top,
+        ftuner_ir::PrintOptions::default(),
+    );
+    assert!(text.contains("step %c1358"), "no mc loop");
+    for (m, n, k) in [
+        (1357, 33, 3),
+        (1358, 5, 2),
+        (1359, 31, 4),
+        (2717, 3, 5),
+        (2800, 40, 1),
+    ] {
+        let a = tensor(vec![m, k], m as u64);
+        let b = tensor(vec![k, n], n as u64 + 3);
+        let want = call(&c, &c.original, "mm", &[a.clone(), b.clone()]);
+        let got = call(&c, &c.lowered, "mm", &[a, b]);
+        assert_eq!(got, want, "m={m} n={n} k={k}");
+    }
+}

@@ -32,6 +32,8 @@ pub(crate) struct B<'a> {
     pub(crate) packed: Option<(Value, i64)>,
     /// Inside the kc loop: whether this is the last k block (epilogues run then).
     pub(crate) klast: Option<Value>,
+    /// Split long dynamic M into blocks of the patch's mc.
+    pub(crate) mc_blocking: bool,
 }
 
 /// What the register-level body needs to know about a patch.
@@ -367,6 +369,7 @@ impl<'a> B<'a> {
             kblock: None,
             packed: None,
             klast: None,
+            mc_blocking: false,
         }
     }
     pub(crate) fn op(
@@ -1444,6 +1447,19 @@ fn nest(
     acc: Value,
     f: &mut TileFn<'_>,
 ) -> Value {
+    nest_from(b, blk, (msz, nsz), plans, acc, None, f)
+}
+
+/// [`nest`] over the rows `m0 .. m0 + msz` (an mc block) when `m0` is given.
+fn nest_from(
+    b: &mut B<'_>,
+    blk: BlockId,
+    (msz, nsz): (Value, Value),
+    plans: &Plans,
+    acc: Value,
+    m0: Option<Value>,
+    f: &mut TileFn<'_>,
+) -> Value {
     let (mmain, mst, mres) = &plans.m;
     let (nmain, nst, nres) = &plans.n;
     let sizes = |res: &[Vec<i64>], main: i64| {
@@ -1471,6 +1487,10 @@ fn nest(
                 *mst,
                 acc,
                 &mut |b, cb, moff, mval, acc2| {
+                    let moff = match m0 {
+                        Some(m0) => b.ibin(cb, "arith.addi", m0, moff),
+                        None => moff,
+                    };
                     switch(b, cb, mval, &msizes, acc2, &mut |b, mb, mi| {
                         switch(b, mb, nval, &nsizes, acc2, &mut |b, nb, nj| {
                             f(b, nb, acc2, (moff, mi, noff, nj))
@@ -1637,6 +1657,7 @@ pub fn lower(
     vector_bodies: Option<i64>,
     k_blocking: bool,
     pack_b: Option<bool>,
+    mc_blocking: bool,
 ) -> Result<(), String> {
     let plans = read_plans(ir, op)?;
     let (_, outs) = ins_outs(ir, op);
@@ -1644,7 +1665,15 @@ pub fn lower(
         return Err("expects one tensor output".into());
     }
     shape_asserts(ir, op)?;
-    lower_checked(ir, op, plans, vector_bodies, k_blocking, pack_b)
+    lower_checked(
+        ir,
+        op,
+        plans,
+        vector_bodies,
+        k_blocking,
+        pack_b,
+        mc_blocking,
+    )
 }
 
 /// The patch's M and N plans, checked: one entry per residue, each covering it exactly.
@@ -1786,6 +1815,7 @@ fn lower_checked(
     vector_bodies: Option<i64>,
     k_blocking: bool,
     pack_b: Option<bool>,
+    mc_blocking: bool,
 ) -> Result<(), String> {
     // Batches outermost: each batch is a GEMM of its own, whose B panels stay in cache
     // while the row strips of A pass (a batch loop inside the tile loops walks every
@@ -1793,7 +1823,15 @@ fn lower_checked(
     if vector_bodies.is_some() {
         if let Some(inner) = split_batch(ir, op)? {
             // The inner patch carries the same plans.
-            return lower_checked(ir, inner, plans, vector_bodies, k_blocking, pack_b);
+            return lower_checked(
+                ir,
+                inner,
+                plans,
+                vector_bodies,
+                k_blocking,
+                pack_b,
+                mc_blocking,
+            );
         }
     }
     let lay = layout(ir, op);
@@ -1814,6 +1852,7 @@ fn lower_checked(
     let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
     let mut b = B::new(ir, loc);
     b.vector = vector;
+    b.mc_blocking = mc_blocking;
     let out = outs[0];
     let omap = lay.maps[2].clone();
     let pos = |d: u32| {
@@ -2040,15 +2079,51 @@ fn loops(
         }
     }
     // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
-    // stays in L1 while every row strip of A (kc x M, in L2) passes over it.
-    let result = nest(
-        b,
-        body_blk,
-        (msz, nsz),
-        plans,
-        acc0,
-        &mut |b, blk, acc, t| tile(b, blk, op, lay, acc, t),
-    );
+    // stays in L1 while every row strip of A passes over it. Around them, the mc loop
+    // (BLIS's ic): blocks of mc rows (from the cache model: an mc x kc block of A fits
+    // L2), so a long M does not stream A from L3 once per N tile. A static M is covered
+    // by its own specialized plan and is not split.
+    let mc = ir_attr_i64(b.ir, op, "mc").unwrap_or(0);
+    let (mmain, mstatic, _) = &plans.m;
+    let result = if mc >= *mmain && mc % mmain == 0 && mstatic.is_none() && b.mc_blocking {
+        let oty = b.ir.value_type(acc0);
+        let c0 = b.index(body_blk, 0);
+        let cmc = b.index(body_blk, mc);
+        let f = b.op(
+            body_blk,
+            "scf.for",
+            vec![c0, msz, cmc, acc0],
+            vec![oty],
+            vec![],
+            1,
+        );
+        let fr = b.ir.regions_of(f)[0];
+        let fb = b.ir.append_block(fr, &[Type::index(), oty]);
+        let (m0, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+        let left = b.ibin(fb, "arith.subi", msz, m0);
+        let cmc2 = b.index(fb, mc);
+        let chunk = b.val(fb, "arith.minsi", vec![cmc2, left], Type::index(), vec![]);
+        let r = nest_from(
+            b,
+            fb,
+            (chunk, nsz),
+            plans,
+            acc,
+            Some(m0),
+            &mut |b, blk, acc, t| tile(b, blk, op, lay, acc, t),
+        );
+        b.yield_(fb, "scf.yield", vec![r]);
+        b.ir.result(f, 0)
+    } else {
+        nest(
+            b,
+            body_blk,
+            (msz, nsz),
+            plans,
+            acc0,
+            &mut |b, blk, acc, t| tile(b, blk, op, lay, acc, t),
+        )
+    };
     let result = match kloop {
         Some((f, fb)) => {
             b.yield_(fb, "scf.yield", vec![result]);
@@ -2107,6 +2182,12 @@ impl Default for LowerUkernelsPass {
                     description: "Repack B into [N/nr][K][nr] panels so register tiles read contiguous rows: auto (when B's N dim is not contiguous), true, false",
                 },
                 OptionSpec {
+                    name: "mc-blocking",
+                    kind: OptionKind::Bool,
+                    default: "true",
+                    description: "Split a dynamic M into blocks of the patch's mc (an scf.for around the tile loops, inside the kc loop)",
+                },
+                OptionSpec {
                     name: "k-blocking",
                     kind: OptionKind::Bool,
                     default: "true",
@@ -2140,6 +2221,7 @@ impl Pass for LowerUkernelsPass {
         let vb = self.opts.int("vector-bodies");
         let vector_bodies = (vb > 0).then_some(vb);
         let k_blocking = self.opts.bool("k-blocking");
+        let mc_blocking = self.opts.bool("mc-blocking");
         let pack_b = match self.opts.str("pack-b").as_str() {
             "auto" => None,
             "true" | "1" => Some(true),
@@ -2208,7 +2290,7 @@ impl Pass for LowerUkernelsPass {
                 ),
                 None => (vector_bodies, k_blocking, pack_b),
             };
-            match lower(cx.ir, p, vb, kb, pb) {
+            match lower(cx.ir, p, vb, kb, pb, mc_blocking) {
                 Ok(()) => self.lowered += 1,
                 Err(e) => {
                     cx.emit(Diagnostic::remark(
