@@ -80,3 +80,12 @@
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=37x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4 max-ukernels=1 max-padding=1},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=28x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4 max-ukernels=1 max-padding=1},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
 // PADOK: check: ok
+
+// pack-b takes auto, true or false.
+// RUN: not ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{pack-b=maybe})" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPACK
+// BADPACK: error: pack-b must be auto, true or false, got 'maybe'
+// A strided B (an NT batch-matmul with dynamic dims) is packed when M >= 2 main tiles.
+// RUN: ftuner-opt %S/Inputs/bmm-nt-generic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=AUTOPACK
+// AUTOPACK: %[[MANY:.*]] = arith.cmpi sge, %{{.*}}, %c28 : index
+// AUTOPACK: scf.if %[[MANY]] -> (tensor<?x?xf32>) {
+// AUTOPACK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?x32xf32>
