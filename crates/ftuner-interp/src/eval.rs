@@ -52,13 +52,15 @@ pub(crate) type Env = FxHashMap<Value, RtVal>;
 /// buffers.
 pub trait Launcher {
     /// Launch `kernel` (`@module::@func`) over `grid` blocks of `block` threads with
-    /// these arguments; return once its results are in the argument buffers.
+    /// these arguments (of the kernel's parameter `types`); return once its results are in
+    /// the argument buffers.
     fn launch(
         &mut self,
         kernel: (&str, &str),
         grid: [i64; 3],
         block: [i64; 3],
         args: &[RtVal],
+        types: &[Type],
     ) -> Result<(), String>;
 }
 
@@ -526,19 +528,19 @@ impl<'a> Interp<'a> {
             }
             _ => return Err(err("needs a kernel symbol @module::@func".into())),
         };
-        let mut kernel = None;
-        for o in ir.collect_pre(self.module) {
-            if ir.name(o) == "gpu.module" && ir.symbol_name(o) == Some(root) {
-                ir.walk_pre(o, &mut |f| {
-                    if kernel.is_none()
-                        && ir.name(f) == "gpu.func"
-                        && ir.symbol_name(f) == Some(nested)
-                    {
-                        kernel = Some(f);
-                    }
-                });
-            }
-        }
+        // The symbol's gpu.module is a child of the module; the kernel a child of it.
+        let children = |op: OpId| {
+            ir.regions_of(op)
+                .first()
+                .and_then(|r| ir.region_entry(*r))
+                .map(|b| ir.block_ops_vec(b))
+                .unwrap_or_default()
+        };
+        let kernel = children(self.module)
+            .into_iter()
+            .filter(|o| ir.name(*o) == "gpu.module" && ir.symbol_name(*o) == Some(root))
+            .flat_map(children)
+            .find(|f| ir.name(*f) == "gpu.func" && ir.symbol_name(*f) == Some(nested));
         let f = kernel.ok_or_else(|| err(format!("kernel @{root}::@{nested} not found")))?;
         let entry = ir
             .regions_of(f)
@@ -580,8 +582,9 @@ impl<'a> Interp<'a> {
             )));
         }
         if let Some(l) = self.launcher.as_mut() {
+            let types: Vec<Type> = params.iter().map(|p| ir.value_type(*p)).collect();
             return l
-                .launch((root, nested), grid, block, &args)
+                .launch((root, nested), grid, block, &args, &types)
                 .map(|()| vec![])
                 .map_err(err);
         }

@@ -84,3 +84,58 @@ fn gpu_lowered_conv_matches_at_random_shapes() {
 fn gpu_lowered_dense_layer_with_epilogue_matches() {
     check_dense_layers(&compile(MATMUL_BIAS_RELU, "h100"), "h100", cases() / 2, 3);
 }
+
+/// With a `Launcher`, the interpreter is the host program and hands every launch over:
+/// M = 300, N = 130 on a100 (main tile 256 x 128) is one full-tile grid, the N residue
+/// (2 = 2) beside it, then per M residue tile (44 = 32 + 8 + 4) its full and residue
+/// columns — 8 launches, each naming its kernel, grid, block and arguments.
+#[test]
+fn launches_go_to_the_launcher() {
+    struct Record(Vec<(String, [i64; 3], [i64; 3], usize)>);
+    impl ftuner_interp::Launcher for Record {
+        fn launch(
+            &mut self,
+            (_, k): (&str, &str),
+            grid: [i64; 3],
+            block: [i64; 3],
+            args: &[ftuner_interp::RtVal],
+            types: &[ftuner_ir::Type],
+        ) -> Result<(), String> {
+            assert_eq!(args.len(), types.len());
+            self.0.push((k.to_string(), grid, block, args.len()));
+            Ok(())
+        }
+    }
+    let c = compile(MATMUL, "a100");
+    let args = vec![
+        ftuner_interp::RtVal::Tensor(std::rc::Rc::new(tensor(vec![300, 4], 1))),
+        ftuner_interp::RtVal::Tensor(std::rc::Rc::new(tensor(vec![4, 130], 2))),
+    ];
+    let mut rec = Record(vec![]);
+    ftuner_interp::run_with_launcher(
+        &c.ctx,
+        &c.lowered.ir,
+        c.lowered.top,
+        "mm",
+        args,
+        &mut rec,
+    )
+    .unwrap();
+    let names: Vec<&str> = rec.0.iter().map(|l| l.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "mm_p0_256x128",
+            "mm_p0_256x2",
+            "mm_p0_32x128",
+            "mm_p0_32x2",
+            "mm_p0_8x128",
+            "mm_p0_8x2",
+            "mm_p0_4x128",
+            "mm_p0_4x2"
+        ]
+    );
+    assert_eq!(rec.0[0].1, [1, 1, 1]);
+    // A, B, C and the two offsets.
+    assert!(rec.0.iter().all(|l| l.3 == 5 && l.2[0] >= 1 && l.2[1] == 1));
+}

@@ -254,6 +254,7 @@ impl Launcher for CudaLauncher<'_> {
         grid: [i64; 3],
         block: [i64; 3],
         args: &[RtVal],
+        types: &[ftuner_ir::Type],
     ) -> Result<(), String> {
         let cuda = self.module.cuda;
         let get = sym!(
@@ -297,11 +298,16 @@ impl Launcher for CudaLauncher<'_> {
                             params.push(Param::U64(s as u64));
                         }
                     }
-                    RtVal::Scalar(s) => params.push(if kernel_arg_is_f32(*s) {
-                        Param::F32(*s as f32)
-                    } else {
-                        Param::U64(*s as i64 as u64)
-                    }),
+                    // Scalars as the kernel's parameter type says: f32 by its bits,
+                    // index and integers as 64-bit (a narrower integer reads the low
+                    // bytes).
+                    RtVal::Scalar(s) => {
+                        params.push(match types.get(i).and_then(|t| t.float_kind()) {
+                            Some(ftuner_ir::FloatKind::F32) => Param::F32(*s as f32),
+                            Some(_) => Param::U64(s.to_bits()),
+                            None => Param::U64(*s as i64 as u64),
+                        })
+                    }
                     RtVal::Tensor(_) => return Err(format!("argument #{i} is a tensor")),
                 }
             }
@@ -381,12 +387,6 @@ impl Launcher for CudaLauncher<'_> {
         self.launches += 1;
         result
     }
-}
-
-/// Scalars the interpreter passes are f64; kernels from `lower-ukernels` take only index
-/// scalars (offsets), passed as 64-bit integers.
-fn kernel_arg_is_f32(_: f64) -> bool {
-    false
 }
 
 /// The PTX of the (one) `gpu.module` of a buffer-level module, for `sm` (`sm_90`): the

@@ -335,13 +335,7 @@ pub(crate) fn lower_gpu(ir: &mut Ir, op: OpId, fam: &GpuFamily) -> Result<(), St
 /// `scf.if x > 0` without results; `then` fills the then-block (the else-block is empty).
 fn if_positive(b: &mut B<'_>, blk: BlockId, x: Value, then: &mut dyn FnMut(&mut B<'_>, BlockId)) {
     let c0 = b.index(blk, 0);
-    let pos = b.val(
-        blk,
-        "arith.cmpi",
-        vec![x, c0],
-        Type::i1(),
-        vec![("predicate", Attribute::i64(4))],
-    );
+    let pos = b.cmpi(blk, 4, x, c0);
     let iff = b.op(blk, "scf.if", vec![pos], vec![], vec![], 2);
     let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
     let tb = b.ir.append_block(tr, &[]);
@@ -752,16 +746,9 @@ fn build_kernel(
     let mut kv: Vec<(u32, Value)> = vec![];
     let mut cur = accs;
     for (d, x) in s.ks.iter().zip(&kext) {
-        let mut fops = vec![c0, *x, c1];
-        fops.extend(cur.iter().copied());
-        let l = b.op(blk, "scf.for", fops, vec![s.elem; cur.len()], vec![], 1);
-        let lr = b.ir.regions_of(l)[0];
-        let mut bt = vec![idx];
-        bt.extend(vec![s.elem; cur.len()]);
-        let lb = b.ir.append_block(lr, &bt);
-        let largs = b.ir.block_args(lb).to_vec();
-        kv.push((*d, largs[0]));
-        cur = largs[1..].to_vec();
+        let (l, lb, iv, args) = b.for_loop(blk, (c0, *x, c1), cur);
+        kv.push((*d, iv));
+        cur = args;
         loops.push((l, lb));
         blk = lb;
     }

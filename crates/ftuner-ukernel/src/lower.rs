@@ -177,16 +177,13 @@ fn batch_loops(
     let Some(&d) = vb.batch.get(fixed.len()) else {
         return register_tile(b, blk, lay, vb, ab, c, tile, fixed);
     };
-    let cty = b.ir.value_type(c);
     let pos = res_pos(&lay.maps[2], d).unwrap_or(0);
     let pv = b.index(blk, pos as i64);
     let ext = b.val(blk, "tensor.dim", vec![c, pv], Type::index(), vec![]);
     let c0 = b.index(blk, 0);
     let c1 = b.index(blk, 1);
-    let f = b.op(blk, "scf.for", vec![c0, ext, c1, c], vec![cty], vec![], 1);
-    let fr = b.ir.regions_of(f)[0];
-    let fb = b.ir.append_block(fr, &[Type::index(), cty]);
-    let (iv, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+    let (f, fb, iv, acc) = b.for_loop(blk, (c0, ext, c1), vec![c]);
+    let acc = acc[0];
     fixed.push((d, iv));
     let r = batch_loops(b, fb, lay, vb, ab, acc, tile, fixed);
     fixed.pop();
@@ -242,15 +239,7 @@ fn register_tile(
         }
         None => None,
     };
-    let mut fops = vec![c0, kext, c1];
-    fops.extend(accs.iter().copied());
-    let f = b.op(blk, "scf.for", fops, vec![vty; mt as usize], vec![], 1);
-    let fr = b.ir.regions_of(f)[0];
-    let mut bargs = vec![Type::index()];
-    bargs.extend(std::iter::repeat_n(vty, mt as usize));
-    let fb = b.ir.append_block(fr, &bargs);
-    let k = b.ir.block_args(fb)[0];
-    let inner: Vec<Value> = b.ir.block_args(fb)[1..].to_vec();
+    let (f, fb, k, inner) = b.for_loop(blk, (c0, kext, c1), accs.to_vec());
     let z = b.index(fb, 0);
     let zp = b.val(
         fb,
@@ -410,6 +399,35 @@ impl<'a> B<'a> {
             vec![],
             Type::index(),
             vec![("value", Attribute::index(v))],
+        )
+    }
+    /// `scf.for %iv = lb to ub step st iter_args(inits)` appended to `block`: the op, its
+    /// body block, the induction variable and the iteration arguments.
+    pub(crate) fn for_loop(
+        &mut self,
+        block: BlockId,
+        (lb, ub, step): (Value, Value, Value),
+        inits: Vec<Value>,
+    ) -> (OpId, BlockId, Value, Vec<Value>) {
+        let tys: Vec<Type> = inits.iter().map(|v| self.ir.value_type(*v)).collect();
+        let mut ops = vec![lb, ub, step];
+        ops.extend(inits);
+        let f = self.op(block, "scf.for", ops, tys.clone(), vec![], 1);
+        let r = self.ir.regions_of(f)[0];
+        let mut btys = vec![Type::index()];
+        btys.extend(tys);
+        let body = self.ir.append_block(r, &btys);
+        let args = self.ir.block_args(body).to_vec();
+        (f, body, args[0], args[1..].to_vec())
+    }
+    /// `arith.cmpi` with MLIR's predicate number (4 sgt, 5 sge, ...).
+    pub(crate) fn cmpi(&mut self, block: BlockId, pred: i64, a: Value, b: Value) -> Value {
+        self.val(
+            block,
+            "arith.cmpi",
+            vec![a, b],
+            Type::i1(),
+            vec![("predicate", Attribute::i64(pred))],
         )
     }
     /// A constant `tensor<shape x index>` (a plan table).
@@ -963,19 +981,15 @@ fn cover(
     acc: Value,
     body: &mut dyn FnMut(&mut B<'_>, BlockId, Value, Value, Value) -> Value,
 ) -> Value {
-    let ty = b.ir.value_type(acc);
     let c0 = b.index(blk, 0);
     let cm = b.index(blk, main);
     let q = b.ibin(blk, "arith.divui", total, cm);
     let full = b.ibin(blk, "arith.muli", q, cm);
     let rem = b.ibin(blk, "arith.subi", total, full);
     // Full tiles.
-    let f = b.op(blk, "scf.for", vec![c0, full, cm, acc], vec![ty], vec![], 1);
-    let fr = b.ir.regions_of(f)[0];
-    let fb = b.ir.append_block(fr, &[Type::index(), ty]);
-    let (iv, a) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+    let (f, fb, iv, a) = b.for_loop(blk, (c0, full, cm), vec![acc]);
     let cmain = b.index(fb, main);
-    let r = body(b, fb, iv, cmain, a);
+    let r = body(b, fb, iv, cmain, a[0]);
     b.yield_(fb, "scf.yield", vec![r]);
     let acc1 = b.ir.result(f, 0);
     if let Some(st) = static_extent {
@@ -1038,27 +1052,15 @@ pub(crate) fn residue_tiles(
     let c0 = b.index(blk, 0);
     let c1 = b.index(blk, 1);
     let clen = b.index(blk, len);
-    let mut ops = vec![c0, clen, c1];
-    ops.extend(accs);
-    ops.push(start);
-    let mut rtys = tys.clone();
+    let mut inits = accs;
+    inits.push(start);
+    let (l, lb, k, args) = b.for_loop(blk, (c0, clen, c1), inits);
+    let (a, off) = (args[..n].to_vec(), args[n]);
+    let mut rtys = tys;
     rtys.push(Type::index());
-    let l = b.op(blk, "scf.for", ops, rtys.clone(), vec![], 1);
-    let lr = b.ir.regions_of(l)[0];
-    let mut btys = vec![Type::index()];
-    btys.extend(rtys.iter().copied());
-    let lb = b.ir.append_block(lr, &btys);
-    let args = b.ir.block_args(lb).to_vec();
-    let (k, a, off) = (args[0], args[1..=n].to_vec(), args[n + 1]);
     let t = size(b, lb, k);
     let zero = b.index(lb, 0);
-    let pos = b.val(
-        lb,
-        "arith.cmpi",
-        vec![t, zero],
-        Type::i1(),
-        vec![("predicate", Attribute::i64(4))],
-    );
+    let pos = b.cmpi(lb, 4, t, zero);
     let iff = b.op(lb, "scf.if", vec![pos], rtys, vec![], 2);
     let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
     let tb = b.ir.append_block(tr, &[]);
@@ -1313,15 +1315,7 @@ fn conv_k_loops(
     let n = accs.len();
     let c0 = b.index(blk, 0);
     let c1 = b.index(blk, 1);
-    let mut fops = vec![c0, kext[level], c1];
-    fops.extend(accs.iter().copied());
-    let f = b.op(blk, "scf.for", fops, vec![vty; n], vec![], 1);
-    let fr = b.ir.regions_of(f)[0];
-    let mut bargs = vec![Type::index()];
-    bargs.extend(std::iter::repeat_n(vty, n));
-    let fb = b.ir.append_block(fr, &bargs);
-    let k = b.ir.block_args(fb)[0];
-    let inner: Vec<Value> = b.ir.block_args(fb)[1..].to_vec();
+    let (f, fb, k, inner) = b.for_loop(blk, (c0, kext[level], c1), accs);
     kvals.push((cl.ks[level], k));
     let next = if level + 1 < cl.ks.len() {
         conv_k_loops(b, fb, cl, (a, w), rows, noff, vty, kext, inner, kvals)
@@ -1524,23 +1518,13 @@ fn split_batch(ir: &mut Ir, op: OpId) -> Result<Option<OpId>, String> {
     let scratch = ir.new_block(&[]);
     let mut b = B::new(ir, loc);
     let out = outs[0];
-    let oty = b.ir.value_type(out);
     let cpos = res_pos(&lay.maps[2], bd).unwrap_or(0);
     let pv = b.index(scratch, cpos as i64);
     let ext = b.val(scratch, "tensor.dim", vec![out, pv], Type::index(), vec![]);
     let c0 = b.index(scratch, 0);
     let c1 = b.index(scratch, 1);
-    let f = b.op(
-        scratch,
-        "scf.for",
-        vec![c0, ext, c1, out],
-        vec![oty],
-        vec![],
-        1,
-    );
-    let fr = b.ir.regions_of(f)[0];
-    let fb = b.ir.append_block(fr, &[Type::index(), oty]);
-    let (iv, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+    let (f, fb, iv, acc) = b.for_loop(scratch, (c0, ext, c1), vec![out]);
+    let acc = acc[0];
     // The batch's slice of each operand, the batch dim dropped.
     let mut slices = vec![];
     let mut c_spec = None;
@@ -1948,13 +1932,7 @@ fn lower_checked(
         // panel (M >= 2 main tiles), decided at run time; a single strip reads B in place.
         None if packable && strided_n => {
             let two = b.index(scratch, 2 * plans.m.0);
-            let many = b.val(
-                scratch,
-                "arith.cmpi",
-                vec![msz, two],
-                Type::i1(),
-                vec![("predicate", Attribute::i64(5))],
-            );
+            let many = b.cmpi(scratch, 5, msz, two);
             let iff = b.op(scratch, "scf.if", vec![many], vec![oty], vec![], 2);
             let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
             let tb = b.ir.append_block(tr, &[]);
@@ -2046,7 +2024,6 @@ fn loops(
             let kext = b.val(blk, "tensor.dim", vec![ins[0], kpv], Type::index(), vec![]);
             let c0 = b.index(blk, 0);
             let ckc = b.index(blk, kc);
-            let oty = b.ir.value_type(out);
             // With an epilogue, an empty reduction still runs one (empty) block, whose
             // tiles apply the epilogue.
             let ub = if epilogue_block(b.ir, op).is_some() {
@@ -2055,23 +2032,15 @@ fn loops(
             } else {
                 kext
             };
-            let f = b.op(blk, "scf.for", vec![c0, ub, ckc, out], vec![oty], vec![], 1);
-            let fr = b.ir.regions_of(f)[0];
-            let fb = b.ir.append_block(fr, &[Type::index(), oty]);
-            let (k0, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+            let (f, fb, k0, acc) = b.for_loop(blk, (c0, ub, ckc), vec![out]);
+            let acc = acc[0];
             let left = b.ibin(fb, "arith.subi", kext, k0);
             let ckc2 = b.index(fb, kc);
             let ks = b.val(fb, "arith.minsi", vec![ckc2, left], Type::index(), vec![]);
             b.kblock = Some((dk, k0, ks));
             if epilogue_block(b.ir, op).is_some() {
                 let end = b.ibin(fb, "arith.addi", k0, ks);
-                b.klast = Some(b.val(
-                    fb,
-                    "arith.cmpi",
-                    vec![end, kext],
-                    Type::i1(),
-                    vec![("predicate", Attribute::i64(5))],
-                ));
+                b.klast = Some(b.cmpi(fb, 5, end, kext));
             }
             kloop = Some((f, fb));
             body_blk = fb;
@@ -2086,20 +2055,10 @@ fn loops(
     let mc = ir_attr_i64(b.ir, op, "mc").unwrap_or(0);
     let (mmain, mstatic, _) = &plans.m;
     let result = if mc >= *mmain && mc % mmain == 0 && mstatic.is_none() && b.mc_blocking {
-        let oty = b.ir.value_type(acc0);
         let c0 = b.index(body_blk, 0);
         let cmc = b.index(body_blk, mc);
-        let f = b.op(
-            body_blk,
-            "scf.for",
-            vec![c0, msz, cmc, acc0],
-            vec![oty],
-            vec![],
-            1,
-        );
-        let fr = b.ir.regions_of(f)[0];
-        let fb = b.ir.append_block(fr, &[Type::index(), oty]);
-        let (m0, acc) = (b.ir.block_args(fb)[0], b.ir.block_args(fb)[1]);
+        let (f, fb, m0, acc) = b.for_loop(body_blk, (c0, msz, cmc), vec![acc0]);
+        let acc = acc[0];
         let left = b.ibin(fb, "arith.subi", msz, m0);
         let cmc2 = b.index(fb, mc);
         let chunk = b.val(fb, "arith.minsi", vec![cmc2, left], Type::index(), vec![]);
