@@ -112,15 +112,8 @@ fn launches_go_to_the_launcher() {
         ftuner_interp::RtVal::Tensor(std::rc::Rc::new(tensor(vec![4, 130], 2))),
     ];
     let mut rec = Record(vec![]);
-    ftuner_interp::run_with_launcher(
-        &c.ctx,
-        &c.lowered.ir,
-        c.lowered.top,
-        "mm",
-        args,
-        &mut rec,
-    )
-    .unwrap();
+    ftuner_interp::run_with_launcher(&c.ctx, &c.lowered.ir, c.lowered.top, "mm", args, &mut rec)
+        .unwrap();
     let names: Vec<&str> = rec.0.iter().map(|l| l.0.as_str()).collect();
     assert_eq!(
         names,
