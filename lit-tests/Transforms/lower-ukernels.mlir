@@ -18,11 +18,10 @@
 // CHECK: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], %[[K0]]] [14, %[[KS]]] [1, 1] : tensor<?x768xf32> to tensor<14x?xf32>
 // CHECK: %[[B:.*]] = tensor.extract_slice %transposed[%[[K0]], %[[J]]] [%[[KS]], 32] [1, 1] : tensor<768x2304xf32> to tensor<?x32xf32>
 // CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<?x2304xf32> to tensor<14x32xf32>
-// CHECK: %[[KEXT:.*]] = tensor.dim %[[A]], %[[C1:c1.*]] : tensor<14x?xf32>
 // The register tile: 14 accumulators of vector<32xf32> across the k loop, one row of B
 // and 14 broadcasts of A per step.
 // CHECK-COUNT-14: "vector.transfer_read"(%[[C]],
-// CHECK: %{{.*}}:14 = scf.for %[[K:.*]] = %c0 to %[[KEXT]] step %[[C1]] iter_args(
+// CHECK: %{{.*}}:14 = scf.for %[[K:.*]] = %c0 to %[[KS]] step %{{c1.*}} iter_args(
 // CHECK: "vector.transfer_read"(%[[B]], %[[K]], %c0, %{{.*}})
 // CHECK-COUNT-14: vector.fma %{{.*}} : vector<32xf32>
 // CHECK: scf.yield
@@ -84,8 +83,24 @@
 // pack-b takes auto, true or false.
 // RUN: not ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{pack-b=maybe})" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPACK
 // BADPACK: error: pack-b must be auto, true or false, got 'maybe'
-// A strided B (an NT batch-matmul with dynamic dims) is packed when M >= 2 main tiles.
+// A strided B (an NT batch-matmul with dynamic dims: B is [n][k]) is transposed into
+// [k][n] by 16x16 blocks turned in registers (4 rounds of 16 vector.shuffle each) when a
+// full row strip (M >= 14) and a full block (N >= 16) exist, decided at run time; the
+// patch then reads it as an NN contraction. Otherwise B is read in place.
 // RUN: ftuner-opt %S/Inputs/bmm-nt-generic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=AUTOPACK
-// AUTOPACK: %[[MANY:.*]] = arith.cmpi sge, %{{.*}}, %c28 : index
-// AUTOPACK: scf.if %[[MANY]] -> (tensor<?x?xf32>) {
-// AUTOPACK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?x32xf32>
+// AUTOPACK: %[[STRIP:.*]] = arith.cmpi sge, %{{.*}}, %c14 : index
+// AUTOPACK: %[[BLOCK:.*]] = arith.cmpi sge, %{{.*}}, %c16 : index
+// AUTOPACK: %[[BOTH:.*]] = arith.andi %[[STRIP]], %[[BLOCK]] : i1
+// AUTOPACK: scf.if %[[BOTH]] -> (tensor<?x?xf32>) {
+// AUTOPACK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?xf32>
+// AUTOPACK-COUNT-16: "vector.transfer_read"
+// AUTOPACK-COUNT-64: "vector.shuffle"
+// AUTOPACK-SAME: mask = array<i64: 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31>
+// AUTOPACK-COUNT-16: "vector.transfer_write"
+// AUTOPACK: } else {
+// AUTOPACK-NOT: vector.shuffle
+// The transposition's blocks, edges and corner, and both branches, against the
+// interpreter (M < 14, N < 16, and both with every edge).
+// RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=3x13x40 --shape 1=3x15x40 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK
+// RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=2x37x35 --shape 1=2x35x35 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK
+// TRANSOK: check: ok

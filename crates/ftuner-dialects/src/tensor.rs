@@ -87,7 +87,8 @@ pub fn infer_rank(env: &mut TypeEnv) -> Result<(), String> {
     env.set("result", vec![Type::index()]);
     Ok(())
 }
-/// `tensor.dim` of a static dim is a constant; of a `tensor.empty` dynamic dim, its size.
+/// `tensor.dim` of a static dim is a constant; of a `tensor.empty` or
+/// `tensor.extract_slice` dynamic dim, its size operand.
 pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     let idx = c.get(1).copied().flatten()?.as_i64()?;
     let src = ir.operand(op, 0);
@@ -103,6 +104,20 @@ pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<Fo
             .filter(|x| **x == DYNAMIC)
             .count();
         return Some(vec![FoldResult::Value(ir.operand(def, k))]);
+    }
+    // A slice's dynamic result dims are its dynamic sizes, in order (dropped unit dims are
+    // static).
+    if ir.name(def) == "tensor.extract_slice" {
+        let k = shape[..idx as usize]
+            .iter()
+            .filter(|x| **x == DYNAMIC)
+            .count();
+        let segs = ir.attr(def, "operandSegmentSizes")?.as_dense_i64s()?;
+        let (n_off, n_size) = (*segs.get(1)? as usize, *segs.get(2)? as usize);
+        if k >= n_size {
+            return None;
+        }
+        return Some(vec![FoldResult::Value(ir.operand(def, 1 + n_off + k))]);
     }
     None
 }

@@ -911,6 +911,36 @@ impl<'a> Interp<'a> {
                     data,
                 ))))
             }
+            "shuffle" => {
+                let a = self.tensor(env, ops[0], op)?;
+                let b = self.tensor(env, ops[1], op)?;
+                let mask = ir
+                    .attr(op, "mask")
+                    .and_then(|m| m.as_dense_i64s())
+                    .ok_or_else(|| err("has no mask".into()))?;
+                // Rows along the leading dim (a 0-d vector is one row of one lane).
+                let row = a.shape.iter().skip(1).product::<usize>().max(1);
+                let na = (a.data.len() / row) as i64;
+                let nb = (b.data.len() / row) as i64;
+                let mut data = Vec::with_capacity(mask.len() * row);
+                for &i in &mask {
+                    let (src, j) = match i {
+                        i if (0..na).contains(&i) => (&a.data, i),
+                        i if (na..na + nb).contains(&i) => (&b.data, i - na),
+                        // -1: an undefined row.
+                        -1 => {
+                            data.extend(std::iter::repeat_n(0.0, row));
+                            continue;
+                        }
+                        i => return Err(err(format!("mask entry {i} is out of range"))),
+                    };
+                    let j = j as usize * row;
+                    data.extend_from_slice(&src[j..j + row]);
+                }
+                let mut shape = vec![mask.len()];
+                shape.extend(a.shape.iter().skip(1));
+                Ok(RtVal::Tensor(Rc::new(Tensor::new(shape, a.elem, data))))
+            }
             "transfer_read" => {
                 let (base, n_idx) = self.transfer_base(env, op, &segs, 1)?;
                 let src = self.tensor(env, ops[0], op)?;

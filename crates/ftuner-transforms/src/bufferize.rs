@@ -1592,6 +1592,7 @@ fn bufferize_func(
     rw.ir.append_op(entry, r);
     // Free what does not escape, at the end of the block that allocated it.
     let owned = std::mem::take(&mut rw.owned);
+    let mut freed = vec![];
     for (v, blk) in owned {
         if escapes(rw.ir, v) {
             continue;
@@ -1599,6 +1600,7 @@ fn bufferize_func(
         let d = rw
             .ir
             .create_op(OpSpec::new(intern_name("memref.dealloc"), loc).operands(vec![v]));
+        freed.push((v, d));
         match last_use(rw.ir, v, blk) {
             Some(u) if !is_terminator(rw.ir.name(u)) => rw.ir.insert_after(u, d),
             Some(u) => rw.ir.insert_before(u, d),
@@ -1608,6 +1610,9 @@ fn bufferize_func(
             },
         }
     }
+    for (v, d) in freed {
+        hoist_out_of_loops(rw.ir, v, d);
+    }
     let (allocs, copies) = (rw.allocs, rw.copies);
     // Swap bodies and the signature.
     ir.erase_block(old_entry);
@@ -1615,6 +1620,46 @@ fn bufferize_func(
     let fty = Type::function(arg_types, res_types);
     ir.set_prop(func, "function_type", Some(Attribute::type_attr(fty)));
     Ok((allocs, copies, an.in_place.len() as u64))
+}
+
+/// A buffer allocated and freed in the body of an `scf.for`, its sizes defined outside
+/// the loop, holds nothing from one iteration to the next: it is allocated once before
+/// the loop and freed after it (as upstream's buffer-loop-hoisting), out of every loop
+/// nest level where that holds.
+fn hoist_out_of_loops(ir: &mut Ir, v: Value, dealloc: OpId) {
+    let Some(a) = ir.defining_op(v).filter(|a| ir.name(*a) == "memref.alloc") else {
+        return;
+    };
+    loop {
+        let (Some(ba), Some(bd)) = (ir.op(a).parent, ir.op(dealloc).parent) else {
+            return;
+        };
+        let Some(lp) = ir.block_parent_op(ba).filter(|l| ir.name(*l) == "scf.for") else {
+            return;
+        };
+        if ba != bd || !ir.operands(a).iter().all(|x| !inside(ir, *x, lp)) {
+            return;
+        }
+        ir.unlink(a);
+        ir.insert_before(lp, a);
+        ir.unlink(dealloc);
+        ir.insert_after(lp, dealloc);
+    }
+}
+
+/// Whether `v` is defined inside `op`'s regions.
+fn inside(ir: &Ir, v: Value, op: OpId) -> bool {
+    let mut b = ir.value_block(v);
+    while let Some(blk) = b {
+        let Some(p) = ir.block_parent_op(blk) else {
+            return false;
+        };
+        if p == op {
+            return true;
+        }
+        b = ir.op(p).parent;
+    }
+    false
 }
 
 /// The last op of `blk` that uses `v` or a view of it (uses in nested regions count as

@@ -662,6 +662,26 @@ impl Cv<'_> {
                 };
                 self.map.insert(results[0], r);
             }
+            "vector.shuffle" => {
+                let (a, b) = (self.v(op, olds[0])?, self.v(op, olds[1])?);
+                let mask: Vec<i32> = self
+                    .ir
+                    .attr(op, "mask")
+                    .and_then(|m| m.as_dense_i64s())
+                    .ok_or_else(|| (op, "has no mask".to_string()))?
+                    .iter()
+                    .map(|x| *x as i32)
+                    .collect();
+                let rt = conv(self.ir.value_type(self.ir.result(op, 0)))
+                    .ok_or_else(|| (op, "vector type".to_string()))?;
+                let r = self.valp(
+                    "llvm.shufflevector",
+                    vec![a, b],
+                    rt,
+                    vec![("mask", Attribute::dense_i32_array(&mask))],
+                );
+                self.map.insert(self.ir.result(op, 0), r);
+            }
             "vector.transfer_read" | "vector.transfer_write" => self.transfer(op)?,
             "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" => {
                 // NVVM special registers, as MLIR's gpu-to-nvvm lowering reads them.

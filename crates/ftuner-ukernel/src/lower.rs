@@ -1087,6 +1087,7 @@ type Tile = (Value, i64, Value, i64);
 type TileFn<'f> = dyn FnMut(&mut B<'_>, BlockId, Value, Tile) -> Value + 'f;
 
 /// The M and N plans of a patch: main tile, static extent, tiles per residue.
+#[derive(Clone)]
 pub(crate) struct Plans {
     pub(crate) m: Plan,
     pub(crate) n: Plan,
@@ -1428,6 +1429,275 @@ fn pack_panels(
     let x = b.ir.block_args(body)[0];
     b.yield_(body, "linalg.yield", vec![x]);
     b.ir.result(g, 0)
+}
+
+/// The w x w transpose of `rows` (w vectors of w lanes) in registers: log2(w) rounds of
+/// interleaving `vector.shuffle`s, each new row `2i + h` the low (h = 0) or high half of
+/// rows `i` and `i + w/2` zipped. A round rotates the (row, lane) address bits by one, so
+/// after log2(w) rounds row and lane have swapped.
+pub(crate) fn transpose_rows(b: &mut B<'_>, blk: BlockId, rows: &[Value]) -> Vec<Value> {
+    let w = rows.len() as i64;
+    debug_assert!((w as u64).is_power_of_two());
+    let vty = b.ir.value_type(rows[0]);
+    let half = w / 2;
+    let zip = |h: i64| -> Vec<i64> {
+        (0..half)
+            .flat_map(|j| [h * half + j, w + h * half + j])
+            .collect()
+    };
+    let (lo, hi) = (zip(0), zip(1));
+    let mut cur = rows.to_vec();
+    for _ in 0..w.trailing_zeros() {
+        let mut next = Vec::with_capacity(cur.len());
+        for i in 0..half as usize {
+            for mask in [&lo, &hi] {
+                next.push(b.val(
+                    blk,
+                    "vector.shuffle",
+                    vec![cur[i], cur[i + half as usize]],
+                    vty,
+                    vec![("mask", Attribute::dense_i64_array(mask))],
+                ));
+            }
+        }
+        cur = next;
+    }
+    cur
+}
+
+/// `src` (..., P, Q) with its last two dims swapped: (..., Q, P). Blocks of w x w are
+/// read as w contiguous rows, transposed in registers (`transpose_rows`) and written as
+/// w contiguous rows; the edges (P or Q not a multiple of w) go by strided transfers,
+/// the corner element by element. Leading dims are loops around it.
+pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value, w: i64) -> Value {
+    let sty = b.ir.value_type(src);
+    let shape = sty.shape().unwrap_or(&[]).to_vec();
+    let r = shape.len();
+    debug_assert!(r >= 2 && (w as u64).is_power_of_two());
+    let elem = sty.element_type();
+    let mut dshape = shape.clone();
+    dshape.swap(r - 2, r - 1);
+    let dims: Vec<Value> = (0..r)
+        .map(|j| {
+            let jv = b.index(blk, j as i64);
+            b.val(blk, "tensor.dim", vec![src, jv], Type::index(), vec![])
+        })
+        .collect();
+    let src_dim = |j: usize| match j {
+        j if j == r - 2 => r - 1,
+        j if j == r - 1 => r - 2,
+        j => j,
+    };
+    let dyn_sizes: Vec<Value> = (0..r)
+        .filter(|j| dshape[*j] == DYNAMIC)
+        .map(|j| dims[src_dim(j)])
+        .collect();
+    let dty = sty.with_shape(dshape);
+    let empty = b.val(blk, "tensor.empty", dyn_sizes, dty, vec![]);
+    let (c0, c1, cw) = (b.index(blk, 0), b.index(blk, 1), b.index(blk, w));
+    let pad = b.val(
+        blk,
+        "arith.constant",
+        vec![],
+        elem,
+        vec![("value", Attribute::float(0.0, elem))],
+    );
+    let vty = Type::vector(vec![w], elem);
+    // Loops over the leading dims.
+    let mut fors = vec![];
+    let (mut at, mut acc, mut lead) = (blk, empty, vec![]);
+    for d in &dims[..r - 2] {
+        let (f, body, iv, a) = b.for_loop(at, (c0, *d, c1), vec![acc]);
+        fors.push(f);
+        lead.push(iv);
+        (at, acc) = (body, a[0]);
+    }
+    let (p, q) = (dims[r - 2], dims[r - 1]);
+    let whole = |b: &mut B<'_>, x: Value| {
+        let t = b.ibin(at, "arith.divui", x, cw);
+        b.ibin(at, "arith.muli", t, cw)
+    };
+    let (pw, qw) = (whole(b, p), whole(b, q));
+    let idx = |lead: &[Value], x: Value, y: Value| {
+        let mut v = lead.to_vec();
+        v.extend([x, y]);
+        v
+    };
+    let plus = |b: &mut B<'_>, blk: BlockId, x: Value, i: i64| {
+        if i == 0 {
+            x
+        } else {
+            let c = b.index(blk, i);
+            b.ibin(blk, "arith.addi", x, c)
+        }
+    };
+    // Two nested loops (outer over `ro`, inner over `ri`) carrying the result; `body`
+    // gets the two induction variables and the tensor and returns the new tensor.
+    type Body<'f> = &'f dyn Fn(&mut B<'_>, BlockId, Value, Value, Value) -> Value;
+    let two_loops = |b: &mut B<'_>,
+                     acc: Value,
+                     ro: (Value, Value, Value),
+                     ri: (Value, Value, Value),
+                     body: Body<'_>| {
+        let (fo, bo, io, ao) = b.for_loop(at, ro, vec![acc]);
+        let (fi, bi, ii, ai) = b.for_loop(bo, ri, vec![ao[0]]);
+        let out = body(b, bi, io, ii, ai[0]);
+        b.yield_(bi, "scf.yield", vec![out]);
+        let r1 = b.ir.result(fi, 0);
+        b.yield_(bo, "scf.yield", vec![r1]);
+        b.ir.result(fo, 0)
+    };
+    // The w x w blocks.
+    let blocks = |b: &mut B<'_>, blk: BlockId, p0: Value, q0: Value, t: Value| {
+        let at_rows: Vec<Vec<Value>> = (0..w)
+            .map(|i| {
+                let pi = plus(b, blk, p0, i);
+                idx(&lead, pi, q0)
+            })
+            .collect();
+        let rows = read_rows(b, blk, src, &at_rows, pad, vty, r - 1);
+        let cols = transpose_rows(b, blk, &rows);
+        let at_cols: Vec<Vec<Value>> = (0..w)
+            .map(|i| {
+                let qi = plus(b, blk, q0, i);
+                idx(&lead, qi, p0)
+            })
+            .collect();
+        write_rows(b, blk, t, &at_cols, &cols, r - 1)
+    };
+    let acc = two_loops(b, acc, (c0, pw, cw), (c0, qw, cw), &blocks);
+    // Q's edge: a strided read down P, a contiguous write.
+    let q_edge = |b: &mut B<'_>, blk: BlockId, p0: Value, qq: Value, t: Value| {
+        let v = read_rows(b, blk, src, &[idx(&lead, p0, qq)], pad, vty, r - 2)[0];
+        write_rows(b, blk, t, &[idx(&lead, qq, p0)], &[v], r - 1)
+    };
+    let acc = two_loops(b, acc, (c0, pw, cw), (qw, q, c1), &q_edge);
+    // P's edge: a contiguous read, a strided write.
+    let p_edge = |b: &mut B<'_>, blk: BlockId, pp: Value, q0: Value, t: Value| {
+        let v = read_rows(b, blk, src, &[idx(&lead, pp, q0)], pad, vty, r - 1)[0];
+        write_rows(b, blk, t, &[idx(&lead, q0, pp)], &[v], r - 2)
+    };
+    let acc = two_loops(b, acc, (pw, p, c1), (c0, qw, cw), &p_edge);
+    // The corner, element by element.
+    let corner = |b: &mut B<'_>, blk: BlockId, pp: Value, qq: Value, t: Value| {
+        let mut ops = vec![src];
+        ops.extend(idx(&lead, pp, qq));
+        let x = b.val(blk, "tensor.extract", ops, elem, vec![]);
+        let mut ops = vec![x, t];
+        ops.extend(idx(&lead, qq, pp));
+        b.val(blk, "tensor.insert", ops, dty, vec![])
+    };
+    let mut acc = two_loops(b, acc, (pw, p, c1), (qw, q, c1), &corner);
+    for f in fors.into_iter().rev() {
+        let body = b.ir.region_entry(b.ir.regions_of(f)[0]).expect("loop body");
+        b.yield_(body, "scf.yield", vec![acc]);
+        acc = b.ir.result(f, 0);
+    }
+    acc
+}
+
+/// Lanes of the in-register transposes of B: 16 (one AVX-512 register of f32, two of
+/// AVX2), or the largest power of two dividing the register tile's width when smaller.
+fn transpose_lanes(nr: i64) -> Option<i64> {
+    [16, 8, 4].into_iter().find(|w| nr % w == 0)
+}
+
+/// A contraction whose B is laid out [..., n, k] (k innermost: NT, as attention's
+/// Q·Kᵀ) reads each register-tile row of B as nr strided elements, once per row strip.
+/// When a full strip of A (mr rows) will pass over B and B has a full block of w rows
+/// (decided at run time), B is transposed once into [..., k, n] by in-register w x w
+/// blocks (`transpose_last2`) and the patch reads that, as an NN contraction; otherwise
+/// B is read in place (measured on 192 x T x 64 attention scores: the transposition
+/// costs more than it saves below T = 16). Returns the two patches (transposed, in
+/// place), or `None` when B is not laid out that way.
+fn transpose_strided_b(
+    ir: &mut Ir,
+    op: OpId,
+    lay: &Layout,
+    (mr, nr): (i64, i64),
+) -> Option<(OpId, OpId)> {
+    let dk = reduction_dim(lay)?;
+    let bmap = &lay.maps[1];
+    let nres = bmap.results.len();
+    if nres < 2
+        || bmap.results[nres - 1] != AffineExpr::Dim(dk)
+        || bmap.results[nres - 2] != AffineExpr::Dim(lay.dn)
+    {
+        return None;
+    }
+    let w = transpose_lanes(nr)?;
+    let (ins, outs) = ins_outs(ir, op);
+    let bv = ins[1];
+    if !b_is_ranked(ir, bv, nres) {
+        return None;
+    }
+    let loc = ir.loc(op);
+    let scratch = ir.new_block(&[]);
+    let mut b = B::new(ir, loc);
+    let rty = b.ir.value_type(b.ir.result(op, 0));
+    let cpos = res_pos(&lay.maps[2], lay.dm).unwrap_or(0);
+    let pv = b.index(scratch, cpos as i64);
+    let msz = b.val(
+        scratch,
+        "tensor.dim",
+        vec![outs[0], pv],
+        Type::index(),
+        vec![],
+    );
+    let npos = res_pos(bmap, lay.dn).unwrap_or(0);
+    let pv = b.index(scratch, npos as i64);
+    let nsz = b.val(scratch, "tensor.dim", vec![bv, pv], Type::index(), vec![]);
+    let mut tmap = bmap.clone();
+    tmap.results.swap(nres - 2, nres - 1);
+    let mut maps: Vec<Attribute> = lay
+        .maps
+        .iter()
+        .cloned()
+        .map(Attribute::affine_map)
+        .collect();
+    maps[1] = Attribute::affine_map(tmap);
+    let transposed = |b: &mut B<'_>, blk: BlockId| {
+        let bt = transpose_last2(b, blk, bv, w);
+        let p = b.ir.clone_op(op, &mut Default::default());
+        b.ir.append_op(blk, p);
+        b.ir.set_operand(p, 1, bt);
+        b.ir.set_prop(p, "indexing_maps", Some(Attribute::array(maps.clone())));
+        p
+    };
+    let (cm, cw) = (b.index(scratch, mr), b.index(scratch, w));
+    let strip = b.cmpi(scratch, 5, msz, cm);
+    let block = b.cmpi(scratch, 5, nsz, cw);
+    let many = b.val(
+        scratch,
+        "arith.andi",
+        vec![strip, block],
+        Type::i1(),
+        vec![],
+    );
+    let iff = b.op(scratch, "scf.if", vec![many], vec![rty], vec![], 2);
+    let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
+    let tb = b.ir.append_block(tr, &[]);
+    let p1 = transposed(&mut b, tb);
+    let r1 = b.ir.result(p1, 0);
+    b.yield_(tb, "scf.yield", vec![r1]);
+    let eb = b.ir.append_block(er, &[]);
+    let p2 = b.ir.clone_op(op, &mut Default::default());
+    b.ir.append_op(eb, p2);
+    let r2 = b.ir.result(p2, 0);
+    b.yield_(eb, "scf.yield", vec![r2]);
+    let result = b.ir.result(iff, 0);
+    for o in ir.block_ops_vec(scratch) {
+        ir.unlink(o);
+        ir.insert_before(op, o);
+    }
+    ir.erase_block(scratch);
+    ir.replace_op(op, &[result]);
+    Some((p1, p2))
+}
+
+fn b_is_ranked(ir: &Ir, v: Value, rank: usize) -> bool {
+    let t = ir.value_type(v);
+    t.is_tensor() && t.rank() == Some(rank)
 }
 
 /// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
@@ -1816,6 +2086,29 @@ fn lower_checked(
                 pack_b,
                 mc_blocking,
             );
+        }
+    }
+    if let (Some(max), None) = (vector_bodies, pack_b) {
+        if let Some(lay) = layout(ir, op) {
+            if vector_plan(ir, op, &lay, max).is_some() {
+                let tiles = (plans.m.0, plans.n.0);
+                if let Some((tp, ip)) = transpose_strided_b(ir, op, &lay, tiles) {
+                    let again = |ir: &mut Ir, p: OpId, pack_b| {
+                        lower_checked(
+                            ir,
+                            p,
+                            plans.clone(),
+                            vector_bodies,
+                            k_blocking,
+                            pack_b,
+                            mc_blocking,
+                        )
+                    };
+                    again(ir, tp, None)?;
+                    again(ir, ip, Some(false))?;
+                    return Ok(());
+                }
+            }
         }
     }
     let lay = layout(ir, op);
