@@ -3,6 +3,12 @@
 // RUN: ftuner-opt %s --convert-linalg-to-loops --split-input-file | FileCheck %s
 // RUN: ftuner-opt %s --convert-linalg-to-loops --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
 // REQUIRES: mlir-opt
+// The vectorized transposes (f32 4-d [0, 2, 3, 1], f64 2-d, i32 3-d [2, 0, 1]) against the
+// interpreter: every edge, exact blocks, and empty extents.
+// RUN: ftuner-run %S/Inputs/transposes.mlir --shape 0=1x37x12x64 --shape 1=19x9 --shape 2=33x5x17 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/transposes.mlir --shape 0=1x32x12x64 --shape 1=16x32 --shape 2=16x5x48 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/transposes.mlir --shape 0=1x0x12x64 --shape 1=0x3 --shape 2=0x5x0 --check | FileCheck %s --check-prefix=RUNOK
+// RUNOK: check: ok
 
 // CHECK-LABEL: func.func @matmul
 // CHECK: %[[M:.*]] = memref.dim %arg0, %c0{{.*}} : memref<?x8xf32>
@@ -49,22 +55,48 @@ func.func @fill(%o: memref<?xf32>, %v: f32) {
 
 // -----
 
-// A transpose walks 16 x 16 blocks (outer loops step 16, inner loops up to the block's
-// clipped extent), so reads and writes both stay in cache.
+// A copy that moves the innermost dim (a transpose) goes by 16 x 16 blocks: 16
+// contiguous rows of the source read as vectors, turned in registers by 4 rounds of 16
+// vector.shuffle, written as 16 contiguous rows of the destination; then the source's
+// edge (strided reads down its rows), the destination's edge (strided writes) and the
+// corner, element by element.
 // CHECK-LABEL: func.func @transpose
+// CHECK: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: scf.for %[[D0:.*]] = %{{.*}} to %{{.*}} step %[[C16]] {
+// CHECK: scf.for %[[S0:.*]] = %{{.*}} to %{{.*}} step %[[C16]] {
+// CHECK: "vector.transfer_read"(%arg0, %[[D0]], %[[S0]], %{{.*}}) {{.*}} : (memref<?x40xf32>, index, index, f32) -> vector<16xf32>
+// CHECK-COUNT-15: "vector.transfer_read"(%arg0
+// CHECK-COUNT-64: "vector.shuffle"
+// CHECK: "vector.transfer_write"(%{{.*}}, %arg1, %[[S0]], %[[D0]]) {{.*}} : (vector<16xf32>, memref<40x?xf32>, index, index) -> ()
+// CHECK-COUNT-15: "vector.transfer_write"(%{{.*}}, %arg1
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: permutation_map = #[[ROWS:map[0-9]*]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.load %arg0
+// CHECK: memref.store
+func.func @transpose(%a: memref<?x40xf32>, %b: memref<40x?xf32>) {
+  linalg.transpose ins(%a : memref<?x40xf32>) outs(%b : memref<40x?xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A permutation that keeps the innermost dim walks 16 x ... x 16 blocks of scalar copies
+// (outer loops step 16, inner loops up to the block's clipped extent).
+// CHECK-LABEL: func.func @swap_outer
 // CHECK: %[[C16:.*]] = arith.constant 16 : index
 // CHECK: scf.for %[[I0:.*]] = %{{.*}} to %{{.*}} step %[[C16]] {
 // CHECK: scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %[[C16]] {
 // CHECK: %[[RI:.*]] = arith.subi %{{.*}}, %[[I0]] : index
 // CHECK: %[[EI:.*]] = arith.minsi %[[C16]], %[[RI]] : index
-// CHECK: scf.for %[[I1:.*]] = %{{.*}} to %[[EI]] step
-// CHECK: %[[I:.*]] = arith.addi %[[I0]], %[[I1]] : index
-// CHECK: arith.minsi %[[C16]]
-// CHECK: scf.for %[[J1:.*]] =
-// CHECK: %[[J:.*]] = arith.addi %[[J0]], %[[J1]] : index
-// CHECK: %[[V:.*]] = memref.load %arg0[%[[J]], %[[I]]] : memref<?x40xf32>
-// CHECK: memref.store %[[V]], %arg1[%[[I]], %[[J]]] : memref<40x?xf32>
-func.func @transpose(%a: memref<?x40xf32>, %b: memref<40x?xf32>) {
-  linalg.transpose ins(%a : memref<?x40xf32>) outs(%b : memref<40x?xf32>) permutation = [1, 0]
+// CHECK-NOT: vector.shuffle
+// CHECK: memref.load %arg0
+// CHECK: memref.store
+func.func @swap_outer(%a: memref<?x5x8xf32>, %b: memref<5x?x8xf32>) {
+  linalg.transpose ins(%a : memref<?x5x8xf32>) outs(%b : memref<5x?x8xf32>) permutation = [1, 0, 2]
   return
 }

@@ -18,13 +18,15 @@
 // CHECK: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], %[[K0]]] [14, %[[KS]]] [1, 1] : tensor<?x768xf32> to tensor<14x?xf32>
 // CHECK: %[[B:.*]] = tensor.extract_slice %transposed[%[[K0]], %[[J]]] [%[[KS]], 32] [1, 1] : tensor<768x2304xf32> to tensor<?x32xf32>
 // CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<?x2304xf32> to tensor<14x32xf32>
-// The register tile: 14 accumulators of vector<32xf32> across the k loop, one row of B
-// and 14 broadcasts of A per step.
-// CHECK-COUNT-14: "vector.transfer_read"(%[[C]],
-// CHECK: %{{.*}}:14 = scf.for %[[K:.*]] = %c0 to %[[KS]] step %{{c1.*}} iter_args(
+// The register tile: 14 accumulators of vector<32xf32> from zero across the k loop, one
+// row of B and 14 broadcasts of A per step; C is read, added and written once after it.
+// CHECK: %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<32xf32>
+// CHECK: %{{.*}}:14 = scf.for %[[K:.*]] = %c0 to %[[KS]] step %{{c1.*}} iter_args(%{{.*}} = %[[Z]], %{{.*}} = %[[Z]],
 // CHECK: "vector.transfer_read"(%[[B]], %[[K]], %c0, %{{.*}})
 // CHECK-COUNT-14: vector.fma %{{.*}} : vector<32xf32>
 // CHECK: scf.yield
+// CHECK-COUNT-14: "vector.transfer_read"(%[[C]],
+// CHECK-COUNT-14: arith.addf %{{.*}} : vector<32xf32>
 // CHECK-COUNT-14: "vector.transfer_write"
 // CHECK: tensor.insert_slice {{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<14x32xf32> into tensor<?x2304xf32>
 // The residue's tiles come from the plan table, one row per residue.

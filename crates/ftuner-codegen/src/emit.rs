@@ -452,6 +452,22 @@ impl Fn<'_> {
                 );
                 return Ok(());
             }
+            if intr == "prefetch" {
+                self.decls.insert(
+                    "llvm.prefetch.p0".into(),
+                    "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)".into(),
+                );
+                let a = self.typed(op, ops[0])?;
+                let imm = |k: &str| prop(ir, op, k).and_then(|x| x.as_i64()).unwrap_or(0);
+                let _ = writeln!(
+                    self.out,
+                    "  call void @llvm.prefetch.p0({a}, i32 {}, i32 {}, i32 {})",
+                    imm("rw"),
+                    imm("hint"),
+                    imm("cache")
+                );
+                return Ok(());
+            }
             let t = res_ty()?;
             let f = format!("llvm.{intr}.{}", intrinsic_suffix(&t));
             let params = vec![t.clone(); ops.len()].join(", ");

@@ -1,7 +1,26 @@
 //! `vector`: op definitions come from its spec (ir-specs/vector.toml); this module adds
 //! the verifiers a spec cannot state.
 
-use ftuner_ir::{Ir, OpId};
+use ftuner_ir::{AffineExpr, AffineMap, Attribute, Ir, OpId};
+
+/// Properties of an in-bounds 1-d `vector.transfer_read`/`transfer_write` along dim
+/// `along` of a rank-`rank` tensor or buffer; `segments` as `operandSegmentSizes`.
+pub fn transfer_props(
+    rank: usize,
+    along: usize,
+    segments: [i32; 4],
+) -> Vec<(&'static str, Attribute)> {
+    let map = AffineMap {
+        num_dims: rank as u32,
+        num_symbols: 0,
+        results: vec![AffineExpr::Dim(along as u32)],
+    };
+    vec![
+        ("in_bounds", Attribute::array(vec![Attribute::bool(true)])),
+        ("operandSegmentSizes", Attribute::dense_i32_array(&segments)),
+        ("permutation_map", Attribute::affine_map(map)),
+    ]
+}
 
 /// `vector.shuffle`: operands of one element type and rank (0-d ones read as one lane)
 /// with the same trailing dims; one mask entry per leading row of the result, each naming
@@ -39,4 +58,56 @@ pub fn verify_shuffle(ir: &Ir, op: OpId) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The w x w transpose of `rows` (w vectors of w lanes, w a power of two) as a network of
+/// `vector.shuffle`s, each built by `shuffle(v1, v2, mask)`: log2(w) rounds, new row
+/// `2i + h` the low (h = 0) or high half of rows `i` and `i + w/2` zipped. A round
+/// rotates the (row, lane) address bits by one, so after log2(w) rounds row and lane have
+/// swapped: `w/2 · 2 · log2(w)` shuffles (64 for 16 x 16).
+pub fn transpose_network<V: Copy>(
+    rows: &[V],
+    shuffle: &mut dyn FnMut(V, V, &[i64]) -> V,
+) -> Vec<V> {
+    let w = rows.len();
+    debug_assert!(w.is_power_of_two());
+    let half = w / 2;
+    let zip = |h: usize| -> Vec<i64> {
+        (0..half)
+            .flat_map(|j| [(h * half + j) as i64, (w + h * half + j) as i64])
+            .collect()
+    };
+    let (lo, hi) = (zip(0), zip(1));
+    let mut cur = rows.to_vec();
+    for _ in 0..w.trailing_zeros() {
+        cur = (0..half)
+            .flat_map(|i| [(i, &lo), (i, &hi)])
+            .map(|(i, mask)| shuffle(cur[i], cur[i + half], mask))
+            .collect();
+    }
+    cur
+}
+
+#[cfg(test)]
+mod tests {
+    /// The network transposes: rows of lane numbers come back as columns.
+    #[test]
+    fn transpose_network_transposes() {
+        for w in [2usize, 4, 8, 16] {
+            let rows: Vec<Vec<usize>> = (0..w)
+                .map(|r| (0..w).map(|c| r * w + c).collect())
+                .collect();
+            let mut store = rows.clone();
+            let ids: Vec<usize> = (0..w).collect();
+            let out = super::transpose_network(&ids, &mut |a, b, mask| {
+                let cat: Vec<usize> = store[a].iter().chain(&store[b]).copied().collect();
+                store.push(mask.iter().map(|m| cat[*m as usize]).collect());
+                store.len() - 1
+            });
+            for (c, id) in out.iter().enumerate() {
+                let want: Vec<usize> = (0..w).map(|r| r * w + c).collect();
+                assert_eq!(store[*id], want, "w = {w}, column {c}");
+            }
+        }
+    }
 }

@@ -311,6 +311,8 @@ impl<'a> Interp<'a> {
                 }
                 return Ok(vec![]);
             }
+            // Hints without effect on values.
+            "memref.prefetch" => return Ok(vec![]),
             "arith.constant" => {
                 let a = ir
                     .attr(op, "value")

@@ -2,7 +2,8 @@
 //!
 //! General-purpose transformations with upstream MLIR's names and behaviour:
 //! [`canonicalize`] (the greedy pattern-rewrite driver with the dialects' folders and
-//! canonicalization patterns), [`cse`], [`symbol_dce`]. [`register_passes`] adds them to a
+//! canonicalization patterns), [`cse`], [`symbol_dce`]; and the steps from tensors to
+//! the llvm dialect ([`bufferize`], [`linalg_to_loops`], [`prefetch`], [`to_llvm`]). [`register_passes`] adds them to a
 //! [`ftuner_pass::PassRegistry`].
 
 pub mod bufferize;
@@ -12,6 +13,7 @@ pub mod effects;
 pub mod greedy;
 pub mod library_calls;
 pub mod linalg_to_loops;
+pub mod prefetch;
 pub mod symbol_dce;
 pub mod to_llvm;
 
@@ -19,6 +21,7 @@ pub use bufferize::BufferizePass;
 pub use canonicalize::CanonicalizerPass;
 pub use cse::CsePass;
 pub use linalg_to_loops::ConvertLinalgToLoopsPass;
+pub use prefetch::PrefetchTileUpdatesPass;
 pub use symbol_dce::SymbolDcePass;
 pub use to_llvm::ConvertToLlvmPass;
 
@@ -28,6 +31,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(CanonicalizerPass::new()));
     reg.register(|| Box::new(CsePass::default()));
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
+    reg.register(|| Box::new(PrefetchTileUpdatesPass::default()));
     reg.register(|| Box::new(SymbolDcePass::default()));
     reg.register(|| Box::new(ConvertToLlvmPass::default()));
     reg.register(|| Box::new(library_calls::LibraryCallsPass::default()));
@@ -35,7 +39,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
 
 /// From buffers to the llvm dialect: what follows `bufferize` on the way to machine code.
 pub const BUFFERS_TO_LLVM: &str =
-    "builtin.module(convert-linalg-to-loops,canonicalize,cse,convert-to-llvm)";
+    "builtin.module(convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse,convert-to-llvm)";
 
 /// Whether some `func.func` under `top` takes or returns tensors (so `bufferize` must run
 /// before the conversion to LLVM).

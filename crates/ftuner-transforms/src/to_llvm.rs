@@ -977,6 +977,28 @@ impl Cv<'_> {
                 let s = self.size(&d, i as usize);
                 self.map.insert(self.ir.result(op, 0), s);
             }
+            "memref.prefetch" => {
+                let d = self.desc(op, olds[0])?;
+                let idx = olds[1..]
+                    .iter()
+                    .map(|v| self.v(op, *v))
+                    .collect::<R<Vec<_>>>()?;
+                let p = self.elem_ptr(&d, &idx);
+                let flag = |k: &str| {
+                    matches!(
+                        self.ir.attr(op, k).map(|a| a.kind().clone()),
+                        Some(AttrKind::Bool(true))
+                    )
+                };
+                let hint = self.ir.attr(op, "localityHint").and_then(|a| a.as_i64());
+                let i32a = |v: i64| Attribute::int(v as i128, Type::i32());
+                let props = vec![
+                    ("rw", i32a(flag("isWrite") as i64)),
+                    ("hint", i32a(hint.unwrap_or(3))),
+                    ("cache", i32a(flag("isDataCache") as i64)),
+                ];
+                self.emit("llvm.intr.prefetch", vec![p], vec![], props, vec![]);
+            }
             "memref.load" | "memref.store" => {
                 let (m, first) = if name == "memref.load" {
                     (0, 1)

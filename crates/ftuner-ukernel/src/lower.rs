@@ -119,20 +119,6 @@ pub(crate) fn mul_add_elem(ir: &Ir, op: OpId) -> Option<Type> {
     (mul_ok && add_ok && typed && ir.operands(ops[2]) == [ir.result(ops[1], 0)]).then_some(elem)
 }
 
-/// A 1-d transfer along source dim `along` of a rank-`rank` tensor.
-fn transfer_props(rank: usize, along: usize, segments: [i32; 4]) -> Vec<(&'static str, Attribute)> {
-    let map = ftuner_ir::AffineMap {
-        num_dims: rank as u32,
-        num_symbols: 0,
-        results: vec![AffineExpr::Dim(along as u32)],
-    };
-    vec![
-        ("in_bounds", Attribute::array(vec![Attribute::bool(true)])),
-        ("operandSegmentSizes", Attribute::dense_i32_array(&segments)),
-        ("permutation_map", Attribute::affine_map(map)),
-    ]
-}
-
 /// Indices of an access through `map`, each result dim's value from `at`.
 fn indices(map: &ftuner_ir::AffineMap, at: &dyn Fn(u32) -> Value) -> Vec<Value> {
     map.results
@@ -210,13 +196,7 @@ fn register_tile(
     let batch_of = |d: u32| fixed.iter().find(|(x, _)| *x == d).map(|(_, v)| *v);
     let c0 = b.index(blk, 0);
     let c1 = b.index(blk, 1);
-    let pad = b.val(
-        blk,
-        "arith.constant",
-        vec![],
-        vb.elem,
-        vec![("value", Attribute::float(0.0, vb.elem))],
-    );
+    let pad = b.fzero(blk, vb.elem);
     let akv = b.index(blk, ak as i64);
     let kext = b.val(blk, "tensor.dim", vec![a, akv], Type::index(), vec![]);
     let rows: Vec<Value> = (0..mt).map(|i| b.index(blk, i)).collect();
@@ -229,7 +209,11 @@ fn register_tile(
             })
         })
         .collect();
-    let accs = read_rows(b, blk, c, &c_rows, pad, vty, cn);
+    // The accumulators start at zero and C is added once after the k loop (as BLIS's
+    // micro-kernels do): the FMAs never wait for C, which misses the caches when it is
+    // large (`prefetch-tile-updates` fetches its lines during the loop).
+    let zero = b.val(blk, "vector.broadcast", vec![pad], vty, vec![]);
+    let accs = vec![zero; rows.len()];
     // Packed B: panel noff / nt, rows from the k block's offset.
     let panel_idx = match vb.panel {
         Some((_, noff)) => {
@@ -241,13 +225,7 @@ fn register_tile(
     };
     let (f, fb, k, inner) = b.for_loop(blk, (c0, kext, c1), accs.to_vec());
     let z = b.index(fb, 0);
-    let zp = b.val(
-        fb,
-        "arith.constant",
-        vec![],
-        vb.elem,
-        vec![("value", Attribute::float(0.0, vb.elem))],
-    );
+    let zp = b.fzero(fb, vb.elem);
     let dk = vb.dk;
     let at_b = |d: u32| pick(d, &[(dk, k), (dn, z)], batch_of(d).unwrap_or(z));
     let brow = match (vb.panel, panel_idx) {
@@ -267,7 +245,13 @@ fn register_tile(
         .collect();
     let next = fma_rows(b, fb, brow, a, &a_rows, &inner, vty);
     b.yield_(fb, "scf.yield", next);
-    let vals: Vec<Value> = (0..rows.len()).map(|i| b.ir.result(f, i)).collect();
+    let olds = read_rows(b, blk, c, &c_rows, pad, vty, cn);
+    let vals: Vec<Value> = (0..rows.len())
+        .map(|i| {
+            let r = b.ir.result(f, i);
+            b.val(blk, "arith.addf", vec![olds[i], r], vty, vec![])
+        })
+        .collect();
     write_rows(b, blk, c, &c_rows, &vals, cn)
 }
 
@@ -320,7 +304,8 @@ fn read_rows(
             let mut ops = vec![c];
             ops.extend(idx.iter().copied());
             ops.push(pad);
-            let props = transfer_props(rank, along, [1, rank as i32, 1, 0]);
+            let props =
+                ftuner_dialects::vector::transfer_props(rank, along, [1, rank as i32, 1, 0]);
             b.val(blk, "vector.transfer_read", ops, vty, props)
         })
         .collect()
@@ -342,7 +327,7 @@ fn write_rows(
         let rank = idx.len();
         let mut ops = vec![*v, out];
         ops.extend(idx.iter().copied());
-        let props = transfer_props(rank, along, [1, 1, rank as i32, 0]);
+        let props = ftuner_dialects::vector::transfer_props(rank, along, [1, 1, rank as i32, 0]);
         out = b.val(blk, "vector.transfer_write", ops, cty, props);
     }
     out
@@ -444,6 +429,16 @@ impl<'a> B<'a> {
             vec![],
             tty,
             vec![("value", Attribute::dense(tty, values))],
+        )
+    }
+    /// A floating-point zero of type `elem`.
+    pub(crate) fn fzero(&mut self, block: BlockId, elem: Type) -> Value {
+        self.val(
+            block,
+            "arith.constant",
+            vec![],
+            elem,
+            vec![("value", Attribute::float(0.0, elem))],
         )
     }
     pub(crate) fn ibin(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
@@ -1246,13 +1241,7 @@ fn conv_tile(
     let mc = &cl.maps[2];
     let cn = res_pos(mc, cl.dn).unwrap_or(0);
     let c0 = b.index(blk, 0);
-    let pad = b.val(
-        blk,
-        "arith.constant",
-        vec![],
-        cl.elem,
-        vec![("value", Attribute::float(0.0, cl.elem))],
-    );
+    let pad = b.fzero(blk, cl.elem);
     // Each row's output position: delinearize moff + i over the M extents.
     let mut rows: Vec<Vec<(u32, Value)>> = vec![];
     for i in 0..mt {
@@ -1322,13 +1311,7 @@ fn conv_k_loops(
         conv_k_loops(b, fb, cl, (a, w), rows, noff, vty, kext, inner, kvals)
     } else {
         let z = b.index(fb, 0);
-        let zp = b.val(
-            fb,
-            "arith.constant",
-            vec![],
-            cl.elem,
-            vec![("value", Attribute::float(0.0, cl.elem))],
-        );
+        let zp = b.fzero(fb, cl.elem);
         let (ma, mb) = (&cl.maps[0], &cl.maps[1]);
         let bn = res_pos(mb, cl.dn).unwrap_or(0);
         let dn = cl.dn;
@@ -1364,7 +1347,8 @@ fn conv_k_loops(
 }
 
 /// B repacked as panels `[N / nr][K][nr]`: each main-width tile's B rows become
-/// contiguous, whatever B's layout (a `linalg.generic` copy, once per call).
+/// contiguous, whatever B's layout (once per call: vector row copies when B is [k][n],
+/// else a `linalg.generic` copy).
 #[allow(clippy::too_many_arguments)]
 fn pack_panels(
     b: &mut B<'_>,
@@ -1384,6 +1368,21 @@ fn pack_panels(
     let panels = b.val(blk, "arith.divui", vec![nsz, cnr], Type::index(), vec![]);
     let pty = Type::tensor(vec![DYNAMIC, DYNAMIC, nr], elem);
     let empty = b.val(blk, "tensor.empty", vec![panels, kext], pty, vec![]);
+    // B [k][n] with n innermost: each panel row is one contiguous vector<nr> copy.
+    if lay.maps[1].results == [AffineExpr::Dim(dk), AffineExpr::Dim(lay.dn)] {
+        let (c0, c1) = (b.index(blk, 0), b.index(blk, 1));
+        let vty = Type::vector(vec![nr], elem);
+        let pad = b.fzero(blk, elem);
+        let (fp, bp, p, ap) = b.for_loop(blk, (c0, panels, c1), vec![empty]);
+        let (fk, bk, k, ak) = b.for_loop(bp, (c0, kext, c1), vec![ap[0]]);
+        let n0 = b.ibin(bk, "arith.muli", p, cnr);
+        let row = read_rows(b, bk, bm, &[vec![k, n0]], pad, vty, 1);
+        let out = write_rows(b, bk, ak[0], &[vec![p, k, c0]], &row, 2);
+        b.yield_(bk, "scf.yield", vec![out]);
+        let r = b.ir.result(fk, 0);
+        b.yield_(bp, "scf.yield", vec![r]);
+        return b.ir.result(fp, 0);
+    }
     // in: B[k, n] with k = d1, n = d0 * nr + d2 (in B's own order); out: identity.
     let n_expr = AffineExpr::Add(
         Arc::new(AffineExpr::Mul(
@@ -1431,40 +1430,6 @@ fn pack_panels(
     b.ir.result(g, 0)
 }
 
-/// The w x w transpose of `rows` (w vectors of w lanes) in registers: log2(w) rounds of
-/// interleaving `vector.shuffle`s, each new row `2i + h` the low (h = 0) or high half of
-/// rows `i` and `i + w/2` zipped. A round rotates the (row, lane) address bits by one, so
-/// after log2(w) rounds row and lane have swapped.
-pub(crate) fn transpose_rows(b: &mut B<'_>, blk: BlockId, rows: &[Value]) -> Vec<Value> {
-    let w = rows.len() as i64;
-    debug_assert!((w as u64).is_power_of_two());
-    let vty = b.ir.value_type(rows[0]);
-    let half = w / 2;
-    let zip = |h: i64| -> Vec<i64> {
-        (0..half)
-            .flat_map(|j| [h * half + j, w + h * half + j])
-            .collect()
-    };
-    let (lo, hi) = (zip(0), zip(1));
-    let mut cur = rows.to_vec();
-    for _ in 0..w.trailing_zeros() {
-        let mut next = Vec::with_capacity(cur.len());
-        for i in 0..half as usize {
-            for mask in [&lo, &hi] {
-                next.push(b.val(
-                    blk,
-                    "vector.shuffle",
-                    vec![cur[i], cur[i + half as usize]],
-                    vty,
-                    vec![("mask", Attribute::dense_i64_array(mask))],
-                ));
-            }
-        }
-        cur = next;
-    }
-    cur
-}
-
 /// `src` (..., P, Q) with its last two dims swapped: (..., Q, P). Blocks of w x w are
 /// read as w contiguous rows, transposed in registers (`transpose_rows`) and written as
 /// w contiguous rows; the edges (P or Q not a multiple of w) go by strided transfers,
@@ -1495,13 +1460,7 @@ pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value, w: i64) -
     let dty = sty.with_shape(dshape);
     let empty = b.val(blk, "tensor.empty", dyn_sizes, dty, vec![]);
     let (c0, c1, cw) = (b.index(blk, 0), b.index(blk, 1), b.index(blk, w));
-    let pad = b.val(
-        blk,
-        "arith.constant",
-        vec![],
-        elem,
-        vec![("value", Attribute::float(0.0, elem))],
-    );
+    let pad = b.fzero(blk, elem);
     let vty = Type::vector(vec![w], elem);
     // Loops over the leading dims.
     let mut fors = vec![];
@@ -1556,7 +1515,15 @@ pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value, w: i64) -
             })
             .collect();
         let rows = read_rows(b, blk, src, &at_rows, pad, vty, r - 1);
-        let cols = transpose_rows(b, blk, &rows);
+        let cols = ftuner_dialects::vector::transpose_network(&rows, &mut |x, y, mask| {
+            b.val(
+                blk,
+                "vector.shuffle",
+                vec![x, y],
+                vty,
+                vec![("mask", Attribute::dense_i64_array(mask))],
+            )
+        });
         let at_cols: Vec<Vec<Value>> = (0..w)
             .map(|i| {
                 let qi = plus(b, blk, q0, i);
@@ -2030,13 +1997,7 @@ fn pad_high(b: &mut B<'_>, blk: BlockId, v: Value, high: &[Option<Value>]) -> Va
     if dyn_high.is_empty() {
         return v;
     }
-    let zero = b.val(
-        blk,
-        "arith.constant",
-        vec![],
-        elem,
-        vec![("value", Attribute::float(0.0, elem))],
-    );
+    let zero = b.fzero(blk, elem);
     let n = dyn_high.len() as i32;
     let mut ops = vec![v];
     ops.extend(dyn_high);

@@ -48,18 +48,22 @@ struct Cli {
     /// DeepBench's CSV (W3).
     #[arg(long, default_value = "../shared/data/deepbench/gemm_problems.csv")]
     deepbench: String,
+    /// The pass pipeline that compiles ftuner's kernels (for A/B runs of options, e.g.
+    /// `lower-ukernels{k-blocking=false}`).
+    #[arg(long, default_value = PIPELINE)]
+    pipeline: String,
 }
 
 const PIPELINE: &str =
     "builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
 
-fn compile(src: &str) -> Result<ftuner_runtime::Executable, String> {
+fn compile(src: &str, pipeline: &str) -> Result<ftuner_runtime::Executable, String> {
     let ctx = ftuner_dialects::context();
     let mut m =
         ftuner_opt::parse_and_verify(&ctx, src, "bench.mlir").map_err(|d| format!("{d:?}"))?;
     let reg = ftuner_opt::default_registry();
     let mut pm =
-        ftuner_pass::PassManager::from_pipeline(&reg, PIPELINE).map_err(|e| e.to_string())?;
+        ftuner_pass::PassManager::from_pipeline(&reg, pipeline).map_err(|e| e.to_string())?;
     pm.run(&ctx, &mut m.ir, m.top).map_err(|e| e.to_string())?;
     ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)
 }
@@ -292,7 +296,7 @@ fn run(cli: &Cli) -> Result<(), String> {
             &[(768, 2304), (768, 768), (3072, 768), (768, 3072)]
         };
         for &(k, n) in kn {
-            let exe = compile(&matmul_src(k, n))?;
+            let exe = compile(&matmul_src(k, n), &cli.pipeline)?;
             for &t in ts {
                 let m = 16 * t;
                 let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
@@ -312,7 +316,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     if want.contains(&"w2") {
-        let exe = compile(BMM_NT)?;
+        let exe = compile(BMM_NT, &cli.pipeline)?;
         for &t in ts {
             let (q, kk) = (rng.tensor(vec![192, t, 64]), rng.tensor(vec![192, t, 64]));
             let blas = Blas::new(&q, &kk, (t, t, 64), 192, true);
@@ -360,7 +364,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         if cli.smoke {
             shapes = vec![(127, 127, 127), shapes[0]];
         }
-        let exe = compile(DYN_MM)?;
+        let exe = compile(DYN_MM, &cli.pipeline)?;
         for (m, n, k) in shapes {
             let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
             let blas = Blas::new(&a, &b, (m, n, k), 1, false);

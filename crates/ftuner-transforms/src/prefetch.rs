@@ -1,0 +1,174 @@
+//! `prefetch-tile-updates`: software prefetch of the buffer lines a loop's vector results
+//! are combined with after it.
+//!
+//! `lower-ukernels` builds each register tile as an `scf.for` over k whose iteration
+//! arguments are vector accumulators starting at zero; after the loop the tile of C is
+//! read (`vector.transfer_read`), added and written back. When C is larger than the
+//! caches those reads miss, and the adds (and everything after them) wait for memory.
+//! This pass puts a `memref.prefetch` of every 64-byte line such a read covers before the
+//! loop, so the lines arrive while the loop computes — what BLIS's micro-kernels do with
+//! their C tile.
+//!
+//! Which reads: the `vector.transfer_read`s of a memref that follow an `scf.for` with
+//! vector results in the same block, up to the next op with regions, whose buffer and
+//! indices are all defined before the loop. Reads of in-bounds 1-d vectors along one dim
+//! only (the form `lower-ukernels` writes).
+
+use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value};
+use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+
+/// Line size the prefetches assume.
+const LINE: i64 = 64;
+
+#[derive(Default)]
+pub struct PrefetchTileUpdatesPass {
+    prefetches: u64,
+}
+
+/// `v` is available at `anchor`: defined by an op before it in its block, or by an
+/// enclosing block.
+fn before(ir: &Ir, v: Value, anchor: OpId) -> bool {
+    match ir.defining_op(v) {
+        Some(d) if ir.op(d).parent == ir.op(anchor).parent => ir
+            .block_ops(ir.op(anchor).parent.expect("in a block"))
+            .take_while(|o| *o != anchor)
+            .any(|o| o == d),
+        // Defined in an enclosing block (or a block argument of one): it dominates.
+        _ => {
+            let blk = ir.value_block(v);
+            let mut b = ir.op(anchor).parent;
+            while let Some(x) = b {
+                if Some(x) == blk {
+                    return true;
+                }
+                b = ir.block_parent_op(x).and_then(|p| ir.op(p).parent);
+            }
+            false
+        }
+    }
+}
+
+/// The 1-d read's dim and lane count, for an in-bounds unmasked transfer of a memref.
+fn read_along(ir: &Ir, r: OpId) -> Option<(usize, i64)> {
+    let m = ir.operand(r, 0);
+    let mt = ir.value_type(m);
+    if !mt.is_memref() {
+        return None;
+    }
+    let vt = ir.value_type(ir.result(r, 0));
+    let lanes = match vt.shape()? {
+        [n] => *n,
+        _ => return None,
+    };
+    let map = ir.attr(r, "permutation_map")?.as_affine_map()?;
+    match map.results.as_slice() {
+        [AffineExpr::Dim(d)] => Some((*d as usize, lanes)),
+        _ => None,
+    }
+}
+
+impl PrefetchTileUpdatesPass {
+    fn run_on(&mut self, ir: &mut Ir, lp: OpId) {
+        let Some(blk) = ir.op(lp).parent else {
+            return;
+        };
+        let after: Vec<OpId> = ir
+            .block_ops(blk)
+            .skip_while(|o| *o != lp)
+            .skip(1)
+            .take_while(|o| ir.regions_of(*o).is_empty())
+            .filter(|o| ir.name(*o) == "vector.transfer_read")
+            .collect();
+        let loc = ir.loc(lp);
+        for r in after {
+            let Some((along, lanes)) = read_along(ir, r) else {
+                continue;
+            };
+            let ops = ir.operands(r).to_vec();
+            let mt = ir.value_type(ops[0]);
+            let rank = mt.rank().unwrap_or(0);
+            if ops.len() < 1 + rank || !ops[..1 + rank].iter().all(|v| before(ir, *v, lp)) {
+                continue;
+            }
+            let bytes = mt.element_type().bit_width().unwrap_or(32).div_ceil(8) as i64;
+            let per_line = (LINE / bytes).max(1);
+            for l in (0..lanes).step_by(per_line as usize) {
+                let mut idx = ops[1..1 + rank].to_vec();
+                if l > 0 {
+                    let c = ir.create_op(
+                        OpSpec::new(intern_name("arith.constant"), loc)
+                            .results(vec![Type::index()])
+                            .prop("value", Attribute::index(l)),
+                    );
+                    ir.insert_before(lp, c);
+                    let s = ir.create_op(
+                        OpSpec::new(intern_name("arith.addi"), loc)
+                            .operands(vec![idx[along], ir.result(c, 0)])
+                            .results(vec![Type::index()])
+                            .prop(
+                                "overflowFlags",
+                                Attribute::dialect("arith", "overflow<none>"),
+                            ),
+                    );
+                    ir.insert_before(lp, s);
+                    idx[along] = ir.result(s, 0);
+                }
+                let mut operands = vec![ops[0]];
+                operands.extend(idx);
+                let p = ir.create_op(
+                    OpSpec::new(intern_name("memref.prefetch"), loc)
+                        .operands(operands)
+                        .prop("isWrite", Attribute::bool(false))
+                        .prop("localityHint", Attribute::int(3, Type::i32()))
+                        .prop("isDataCache", Attribute::bool(true)),
+                );
+                ir.insert_before(lp, p);
+                self.prefetches += 1;
+            }
+        }
+    }
+}
+
+impl Pass for PrefetchTileUpdatesPass {
+    fn argument(&self) -> &'static str {
+        "prefetch-tile-updates"
+    }
+    fn name(&self) -> &'static str {
+        "PrefetchTileUpdates"
+    }
+    fn summary(&self) -> &'static str {
+        "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it"
+    }
+    fn description(&self) -> &'static str {
+        "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs."
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+        let mut loops = vec![];
+        cx.ir.walk_pre(top, &mut |o| {
+            if cx.ir.name(o) == "scf.for"
+                && !cx.ir.results(o).is_empty()
+                && cx
+                    .ir
+                    .results(o)
+                    .iter()
+                    .all(|r| cx.ir.value_type(*r).is_vector())
+            {
+                loops.push(o);
+            }
+        });
+        for l in loops {
+            self.run_on(cx.ir, l);
+        }
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![Statistic {
+            name: "num-prefetches",
+            description: "Prefetches inserted",
+            value: self.prefetches,
+        }]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(PrefetchTileUpdatesPass::default())
+    }
+}

@@ -1,0 +1,52 @@
+// prefetch-tile-updates: before an scf.for with vector results, one memref.prefetch per
+// 64-byte line of each vector.transfer_read that follows the loop with buffer and indices
+// defined before it (a register tile's C update).
+// RUN: ftuner-opt %s --prefetch-tile-updates --split-input-file | FileCheck %s
+// RUN: ftuner-opt %s --prefetch-tile-updates --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
+// REQUIRES: mlir-opt
+
+// vector<32xf32> is two lines: prefetches at columns j and j + 16, before the loop.
+// CHECK-LABEL: func.func @tile
+// CHECK: "memref.prefetch"(%arg0, %arg3, %arg4) <{isDataCache = true, isWrite = false, localityHint = 3 : i32}>
+// CHECK: %[[J16:.*]] = arith.addi %arg4, %{{.*}} : index
+// CHECK: "memref.prefetch"(%arg0, %arg3, %[[J16]])
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for
+// CHECK: "vector.transfer_read"(%arg0, %arg3, %arg4
+func.func @tile(%c: memref<?x?xf32>, %b: memref<?x32xf32>, %k: index, %i: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<32xf32>
+  %acc = scf.for %kk = %c0 to %k step %c1 iter_args(%a = %zero) -> (vector<32xf32>) {
+    %row = "vector.transfer_read"(%b, %kk, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x32xf32>, index, index, f32) -> vector<32xf32>
+    %s = arith.addf %a, %row : vector<32xf32>
+    scf.yield %s : vector<32xf32>
+  }
+  %old = "vector.transfer_read"(%c, %i, %j, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x?xf32>, index, index, f32) -> vector<32xf32>
+  %new = arith.addf %old, %acc : vector<32xf32>
+  "vector.transfer_write"(%new, %c, %i, %j) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<32xf32>, memref<?x?xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+// An index computed after the loop, and a loop with no vector results: no prefetch.
+// CHECK-LABEL: func.func @late_index
+// CHECK-NOT: memref.prefetch
+func.func @late_index(%c: memref<?x?xf32>, %k: index, %i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<16xf32>
+  %acc = scf.for %kk = %c0 to %k step %c1 iter_args(%a = %zero) -> (vector<16xf32>) {
+    scf.yield %a : vector<16xf32>
+  }
+  %j = arith.addi %i, %c1 : index
+  %old = "vector.transfer_read"(%c, %i, %j, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x?xf32>, index, index, f32) -> vector<16xf32>
+  scf.for %kk = %c0 to %k step %c1 {
+    scf.yield
+  }
+  %o2 = "vector.transfer_read"(%c, %i, %i, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x?xf32>, index, index, f32) -> vector<16xf32>
+  return
+}
