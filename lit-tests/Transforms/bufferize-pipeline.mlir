@@ -1,11 +1,12 @@
 // The dense layer patched, lowered and bufferized: the register tiles read and write the
-// output buffer in place (no copies), and upstream MLIR accepts the result.
+// output buffer in place (no copies), and upstream MLIR accepts the result. Three buffers:
+// the transposed weights, the output, and A's block copied contiguous (pack-a).
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(canonicalize,cse,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse,bufferize)" --mlir-pass-statistics -o %t 2>&1 | FileCheck %s --check-prefix=STATS
 // RUN: FileCheck %s < %t
 // RUN: %mlir-opt %t > /dev/null
 // REQUIRES: mlir-opt
 // STATS: Bufferize
-// STATS: (S) 2 num-allocs
+// STATS: (S) 3 num-allocs
 // STATS: (S) 0 num-copies
 // CHECK-LABEL: func.func @dense_dynamic(%arg0: memref<?x768xf32>, %arg1: memref<2304x768xf32>, %arg2: memref<2304xf32>) -> memref<?x2304xf32>
 // CHECK-NOT: tensor.

@@ -1,5 +1,5 @@
 // lower-ukernels realizes a patch plan as loops over statically shaped tiles.
-// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{pack-a=false},canonicalize,cse)" | FileCheck %s
 // CHECK-LABEL: func.func @dense_dynamic
 // CHECK-NOT: ukernel.patch
 // The kc loop (kc = 144 from the cache model), the mc loop (blocks of 1358 = 97 x 14
@@ -35,6 +35,26 @@
 // CHECK: "scf.index_switch"
 // CHECK-SAME: cases = array<i64: 1, 2, 4, 8, 14>
 // CHECK: vector.fma %{{.*}} : vector<32xf32>
+
+// pack-a (default): in the mc loop, A's block is copied contiguous (16-lane rows, the k
+// remainder element by element) when it has at least mc/2 = 679 rows and at least 8 N
+// tiles (256 columns) read it, decided at run time; the tiles then slice the copy.
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=PACKA
+// PACKA: scf.for %[[I0:.*]] = %c0 to %{{.*}} step %c1358
+// PACKA: %[[MB:.*]] = arith.minsi %c1358, %{{.*}} : index
+// PACKA: %[[BIG:.*]] = arith.cmpi sge, %[[MB]], %c679 : index
+// (N = 2304 is static: the width test folds away.)
+// PACKA: scf.if %[[BIG]]
+// PACKA: %[[AP0:.*]] = tensor.empty(%[[MB]], %{{.*}}) : tensor<?x?xf32>
+// PACKA: "vector.transfer_read"(%arg0,
+// PACKA: "vector.transfer_write"
+// PACKA: tensor.extract %arg0
+// PACKA: tensor.insert
+// PACKA: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [14, %{{.*}}] [1, 1] : tensor<?x?xf32> to tensor<14x?xf32>
+// PACKA: } else {
+// PACKA: tensor.extract_slice %arg0[
+// The packed and unpacked nests agree with the interpreter at M = 700 (packed).
+// RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=700x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
 
 // vector-bodies=0 keeps a linalg.generic per tile.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{vector-bodies=0 k-blocking=false mc-blocking=false},canonicalize,cse)" | FileCheck %s --check-prefix=GENERIC

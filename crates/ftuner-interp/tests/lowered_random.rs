@@ -158,6 +158,12 @@ fn lowered_matmul_mc_blocks_match() {
         (1359, 31, 4),
         (2717, 3, 5),
         (2800, 40, 1),
+        // A's block copied contiguous (M >= mc/2, N >= 8 tiles), K with a remainder past
+        // its 16-lane copies; then a first block packed and a 2-row one not; then two
+        // packed blocks.
+        (680, 256, 20),
+        (1360, 256, 2),
+        (2040, 256, 2),
     ] {
         let a = tensor(vec![m, k], m as u64);
         let b = tensor(vec![k, n], n as u64 + 3);

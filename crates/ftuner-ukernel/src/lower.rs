@@ -34,6 +34,10 @@ pub(crate) struct B<'a> {
     pub(crate) klast: Option<Value>,
     /// Split long dynamic M into blocks of the patch's mc.
     pub(crate) mc_blocking: bool,
+    /// Copy large A blocks contiguous inside the mc loop (run-time rule in `loops`).
+    pub(crate) pack_a: bool,
+    /// Inside the mc loop: A's mc x kc block copied contiguous, and the block's first row.
+    pub(crate) apacked: Option<(Value, Value)>,
 }
 
 /// What the register-level body needs to know about a patch.
@@ -344,6 +348,8 @@ impl<'a> B<'a> {
             packed: None,
             klast: None,
             mc_blocking: false,
+            pack_a: false,
+            apacked: None,
         }
     }
     pub(crate) fn op(
@@ -774,7 +780,29 @@ fn tile(
     t: (Value, i64, Value, i64),
 ) -> Value {
     let (ins, _) = ins_outs(b.ir, patch);
-    let (a, _) = slice(b, blk, ins[0], &lay.maps[0], lay, t);
+    let (a, _) = match (b.apacked, b.kblock) {
+        // The tile's rows of the packed A block: all of its k columns.
+        (Some((ap, m0)), Some((_, _, ks))) => {
+            let r = b.ibin(blk, "arith.subi", t.0, m0);
+            let elem = b.ir.value_type(ap).element_type();
+            let rt = Type::tensor(vec![t.1, DYNAMIC], elem);
+            let spec = SliceSpec {
+                operands: vec![r, ks],
+                n_offsets: 1,
+                static_offsets: vec![DYNAMIC, 0],
+                static_sizes: vec![t.1, DYNAMIC],
+            };
+            let sl = b.val(
+                blk,
+                "tensor.extract_slice",
+                vec![ap, r, ks],
+                rt,
+                spec.props(&[1]),
+            );
+            (sl, spec)
+        }
+        _ => slice(b, blk, ins[0], &lay.maps[0], lay, t),
+    };
     let (bb, _) = slice(b, blk, ins[1], &lay.maps[1], lay, t);
     let (c, cspec) = slice(b, blk, acc, &lay.maps[2], lay, t);
     let cty = b.ir.value_type(c);
@@ -1667,6 +1695,42 @@ fn b_is_ranked(ir: &Ir, v: Value, rank: usize) -> bool {
     t.is_tensor() && t.rank() == Some(rank)
 }
 
+/// A[m0 .. m0 + ms, k0 .. k0 + ks] copied into a contiguous ms x ks tensor: rows of
+/// 16-lane vector copies along k, the k remainder element by element.
+fn pack_a_block(
+    b: &mut B<'_>,
+    blk: BlockId,
+    a: Value,
+    (m0, ms): (Value, Value),
+    (k0, ks): (Value, Value),
+    elem: Type,
+) -> Value {
+    let w = 16;
+    let ty = Type::tensor(vec![DYNAMIC, DYNAMIC], elem);
+    let empty = b.val(blk, "tensor.empty", vec![ms, ks], ty, vec![]);
+    let (c0, c1, cw) = (b.index(blk, 0), b.index(blk, 1), b.index(blk, w));
+    let pad = b.fzero(blk, elem);
+    let q = b.ibin(blk, "arith.divui", ks, cw);
+    let kw = b.ibin(blk, "arith.muli", q, cw);
+    let vty = Type::vector(vec![w], elem);
+    let (fr, br, r, ar) = b.for_loop(blk, (c0, ms, c1), vec![empty]);
+    let row = b.ibin(br, "arith.addi", m0, r);
+    let (fv, bv, kk, av) = b.for_loop(br, (c0, kw, cw), vec![ar[0]]);
+    let ka = b.ibin(bv, "arith.addi", k0, kk);
+    let v = read_rows(b, bv, a, &[vec![row, ka]], pad, vty, 1);
+    let out = write_rows(b, bv, av[0], &[vec![r, kk]], &v, 1);
+    b.yield_(bv, "scf.yield", vec![out]);
+    let t = b.ir.result(fv, 0);
+    let (fs, bs, kk, as_) = b.for_loop(br, (kw, ks, c1), vec![t]);
+    let ka = b.ibin(bs, "arith.addi", k0, kk);
+    let x = b.val(bs, "tensor.extract", vec![a, row, ka], elem, vec![]);
+    let out = b.val(bs, "tensor.insert", vec![x, as_[0], r, kk], ty, vec![]);
+    b.yield_(bs, "scf.yield", vec![out]);
+    let t = b.ir.result(fs, 0);
+    b.yield_(br, "scf.yield", vec![t]);
+    b.ir.result(fr, 0)
+}
+
 /// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
 /// kc x nr panel of B stays in L1 while the row strips of A pass over it), each tile
 /// dispatched on its (m, n) size to `f(b, block, acc, (m_off, m_size, n_off, n_size))`.
@@ -1871,14 +1935,15 @@ fn split_batch(ir: &mut Ir, op: OpId) -> Result<Option<OpId>, String> {
 
 /// `vector_bodies`: tiles of at most this many elements get register-level vector bodies
 /// (when the patch's body allows); larger ones, or `None`, keep a `linalg.generic`.
-/// `k_blocking`: split the reduction into blocks of the patch's `kc`.
+/// `k_blocking`: split the reduction into blocks of the patch's `kc`. `mc_blocking`:
+/// (split a dynamic M into blocks of the patch's `mc`, copy large A blocks contiguous).
 pub fn lower(
     ir: &mut Ir,
     op: OpId,
     vector_bodies: Option<i64>,
     k_blocking: bool,
     pack_b: Option<bool>,
-    mc_blocking: bool,
+    mc_blocking: (bool, bool),
 ) -> Result<(), String> {
     let plans = read_plans(ir, op)?;
     let (_, outs) = ins_outs(ir, op);
@@ -2030,7 +2095,7 @@ fn lower_checked(
     vector_bodies: Option<i64>,
     k_blocking: bool,
     pack_b: Option<bool>,
-    mc_blocking: bool,
+    mc_blocking: (bool, bool),
 ) -> Result<(), String> {
     // Batches outermost: each batch is a GEMM of its own, whose B panels stay in cache
     // while the row strips of A pass (a batch loop inside the tile loops walks every
@@ -2090,7 +2155,7 @@ fn lower_checked(
     let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
     let mut b = B::new(ir, loc);
     b.vector = vector;
-    b.mc_blocking = mc_blocking;
+    (b.mc_blocking, b.pack_a) = mc_blocking;
     let out = outs[0];
     let omap = lay.maps[2].clone();
     let pos = |d: u32| {
@@ -2307,6 +2372,7 @@ fn loops(
     // L2), so a long M does not stream A from L3 once per N tile. A static M is covered
     // by its own specialized plan and is not split.
     let mc = ir_attr_i64(b.ir, op, "mc").unwrap_or(0);
+    let pack_a = b.pack_a;
     let (mmain, mstatic, _) = &plans.m;
     let result = if mc >= *mmain && mc % mmain == 0 && mstatic.is_none() && b.mc_blocking {
         let c0 = b.index(body_blk, 0);
@@ -2316,15 +2382,49 @@ fn loops(
         let left = b.ibin(fb, "arith.subi", msz, m0);
         let cmc2 = b.index(fb, mc);
         let chunk = b.val(fb, "arith.minsi", vec![cmc2, left], Type::index(), vec![]);
-        let r = nest_from(
-            b,
-            fb,
-            (chunk, nsz),
-            plans,
-            acc,
-            Some(m0),
-            &mut |b, blk, acc, t| tile(b, blk, op, lay, acc, t),
-        );
+        let nest_here = |b: &mut B<'_>, blk: BlockId, acc: Value| {
+            nest_from(
+                b,
+                blk,
+                (chunk, nsz),
+                plans,
+                acc,
+                Some(m0),
+                &mut |b, blk, acc, t| tile(b, blk, op, lay, acc, t),
+            )
+        };
+        // A's mc x kc block copied contiguous once per block, when it is large (over
+        // half the rows the model's mc gives, so over ~40% of L2: its rows at A's full
+        // row stride map onto few cache sets and do not stay in L2 while the N tiles
+        // pass; Low et al.'s mc assumes a packed block) and read by at least 8 N tiles
+        // (the copy is paid once per block). Decided at run time; measured on issue 10's
+        // W1/W3: 5-15% on large M x N, a loss on skinny N and small M, hence the rule.
+        let r = match (b.vector.clone(), b.kblock) {
+            (Some(vb), Some((dk, k0, ks)))
+                if pack_a
+                    && lay.maps[0].results == [AffineExpr::Dim(lay.dm), AffineExpr::Dim(dk)] =>
+            {
+                let half = b.index(fb, mc / 2);
+                let big = b.cmpi(fb, 5, chunk, half);
+                let tiles = b.index(fb, 8 * plans.n.0);
+                let wide = b.cmpi(fb, 5, nsz, tiles);
+                let both = b.val(fb, "arith.andi", vec![big, wide], Type::i1(), vec![]);
+                let aty = b.ir.value_type(acc);
+                let iff = b.op(fb, "scf.if", vec![both], vec![aty], vec![], 2);
+                let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
+                let tb = b.ir.append_block(tr, &[]);
+                let ap = pack_a_block(b, tb, ins[0], (m0, chunk), (k0, ks), vb.elem);
+                b.apacked = Some((ap, m0));
+                let r1 = nest_here(b, tb, acc);
+                b.apacked = None;
+                b.yield_(tb, "scf.yield", vec![r1]);
+                let eb = b.ir.append_block(er, &[]);
+                let r2 = nest_here(b, eb, acc);
+                b.yield_(eb, "scf.yield", vec![r2]);
+                b.ir.result(iff, 0)
+            }
+            _ => nest_here(b, fb, acc),
+        };
         b.yield_(fb, "scf.yield", vec![r]);
         b.ir.result(f, 0)
     } else {
@@ -2395,6 +2495,12 @@ impl Default for LowerUkernelsPass {
                     description: "Repack B into [N/nr][K][nr] panels so register tiles read contiguous rows: auto (when B's N dim is not contiguous), true, false",
                 },
                 OptionSpec {
+                    name: "pack-a",
+                    kind: OptionKind::Bool,
+                    default: "true",
+                    description: "Inside the mc loop, copy A's mc x kc block contiguous when it is large (at least mc/2 rows) and at least 8 N tiles read it (decided at run time)",
+                },
+                OptionSpec {
                     name: "mc-blocking",
                     kind: OptionKind::Bool,
                     default: "true",
@@ -2434,7 +2540,7 @@ impl Pass for LowerUkernelsPass {
         let vb = self.opts.int("vector-bodies");
         let vector_bodies = (vb > 0).then_some(vb);
         let k_blocking = self.opts.bool("k-blocking");
-        let mc_blocking = self.opts.bool("mc-blocking");
+        let mc_blocking = (self.opts.bool("mc-blocking"), self.opts.bool("pack-a"));
         let pack_b = match self.opts.str("pack-b").as_str() {
             "auto" => None,
             "true" | "1" => Some(true),

@@ -33,7 +33,8 @@ extern "C" {
     about = "ftuner's compiled dynamic-shape kernels against OpenBLAS"
 )]
 struct Cli {
-    /// Workloads to run: w1, w2, w3 (comma-separated).
+    /// Workloads to run: w1, w2, w3 (comma-separated); also attn (BERT's attention
+    /// batch-matmuls, not part of the default set).
     #[arg(long, default_value = "w1,w2,w3")]
     workloads: String,
     /// Timed repetitions per system and shape (after 2 warm-up calls).
@@ -98,6 +99,20 @@ const BMM_NT: &str = r#"func.func @mm(%q: tensor<192x?x64xf32>, %k: tensor<192x?
     linalg.yield %a : f32
   } -> tensor<192x?x?xf32>
   return %r : tensor<192x?x?xf32>
+}"#;
+
+/// BERT's attention products, 12 heads: scores Q·Kᵀ (the export materializes Kᵀ) and
+/// probabilities·V, all but the heads dynamic.
+const BMM_NN: &str = r#"func.func @mm(%a: tensor<12x?x?xf32>, %b: tensor<12x?x?xf32>) -> tensor<12x?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c1 : tensor<12x?x?xf32>
+  %n = tensor.dim %b, %c2 : tensor<12x?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<12x?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<12x?x?xf32>) -> tensor<12x?x?xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<12x?x?xf32>, tensor<12x?x?xf32>) outs(%f : tensor<12x?x?xf32>) -> tensor<12x?x?xf32>
+  return %r : tensor<12x?x?xf32>
 }"#;
 
 struct Rng(u64);
@@ -333,6 +348,32 @@ fn run(cli: &Cli) -> Result<(), String> {
             )?;
         }
     }
+    if want.contains(&"attn") {
+        // Not one of issue 10's workloads: the BERT layer's attention products (issue 6).
+        let exe = compile(BMM_NN, &cli.pipeline)?;
+        let ts: &[usize] = if cli.smoke {
+            &[5]
+        } else {
+            &[32, 128, 256, 384, 512]
+        };
+        for &t in ts {
+            for (m, n, k) in [(t, t, 64), (t, 64, t)] {
+                let (a, b) = (rng.tensor(vec![12, m, k]), rng.tensor(vec![12, k, n]));
+                let blas = Blas::new(&a, &b, (m, n, k), 12, false);
+                let flops = blas.flops();
+                measure(
+                    &mut out,
+                    &exe,
+                    "ATTN",
+                    format!("12x{m}x{n}x{k}"),
+                    [a, b],
+                    blas,
+                    flops,
+                    reps,
+                )?;
+            }
+        }
+    }
     if want.contains(&"w3") {
         let csv = std::fs::read_to_string(&cli.deepbench)
             .map_err(|e| format!("{}: {e} (--deepbench FILE)", cli.deepbench))?;
@@ -382,7 +423,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     println!();
-    for w in ["W1", "W2", "W3"] {
+    for w in ["W1", "W2", "W3", "ATTN"] {
         let rs: Vec<&Row> = out.ratios.iter().filter(|r| r.0 == w).collect();
         if rs.is_empty() {
             continue;
