@@ -1623,7 +1623,7 @@ fn transpose_strided_b(
     let w = transpose_lanes(nr)?;
     let (ins, outs) = ins_outs(ir, op);
     let bv = ins[1];
-    if !b_is_ranked(ir, bv, nres) {
+    if !is_ranked_tensor(ir, bv, nres) {
         return None;
     }
     let loc = ir.loc(op);
@@ -1690,7 +1690,8 @@ fn transpose_strided_b(
     Some((p1, p2))
 }
 
-fn b_is_ranked(ir: &Ir, v: Value, rank: usize) -> bool {
+/// Whether `v` is a ranked tensor of rank `rank`.
+fn is_ranked_tensor(ir: &Ir, v: Value, rank: usize) -> bool {
     let t = ir.value_type(v);
     t.is_tensor() && t.rank() == Some(rank)
 }
