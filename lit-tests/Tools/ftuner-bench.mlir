@@ -1,9 +1,11 @@
 // ftuner-bench smoke run: every workload compiles and runs against OpenBLAS and the
 // results agree; no time is checked.
-// RUN: ftuner-bench --smoke --deepbench %S/Inputs/gemm_problems.csv --json %t.jsonl | FileCheck %s
+// RUN: ftuner-bench --smoke --workloads w1,w2,w3,attn --deepbench %S/Inputs/gemm_problems.csv --json %t.jsonl | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t.jsonl
 // CHECK: W1 {{ *}}16x768x768
 // CHECK: W2 {{ *}}192x5x5x64
+// CHECK: ATTN {{ *}}12x5x5x64
+// CHECK: ATTN {{ *}}12x5x64x5
 // CHECK: W3 {{ *}}127x127x127
 // CHECK: W1: geomean GFLOP/s ftuner
 // JSON: {"system": "ftuner", "workload": "W1", "shape": "16x768x768", "threads": 1, "median_s":

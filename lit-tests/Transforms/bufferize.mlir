@@ -119,3 +119,57 @@ func.func @pad(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
   } : tensor<?x4xf32> to tensor<?x7xf32>
   return %p : tensor<?x7xf32>
 }
+
+// -----
+
+// A buffer allocated and freed in each iteration, its size defined outside the loop, is
+// allocated once before the loop and freed after it — through an scf.if in the body too.
+// CHECK-LABEL: func.func @hoisted
+// CHECK: %[[T:.*]] = memref.alloc(%arg1) {alignment = 64 : i64} : memref<?xf32>
+// CHECK-NEXT: scf.for
+// CHECK-NOT: memref.alloc
+// CHECK: memref.dealloc %[[T]] : memref<?xf32>
+// CHECK-NEXT: return
+func.func @hoisted(%a: tensor<8xf32>, %n: index, %c: i1) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %a) -> (tensor<8xf32>) {
+    %v = scf.if %c -> (f32) {
+      %t = tensor.empty(%n) : tensor<?xf32>
+      %z = arith.constant 1.0 : f32
+      %f = linalg.fill ins(%z : f32) outs(%t : tensor<?xf32>) -> tensor<?xf32>
+      %x = tensor.extract %f[%c0] : tensor<?xf32>
+      scf.yield %x : f32
+    } else {
+      %y = arith.constant 0.0 : f32
+      scf.yield %y : f32
+    }
+    %u = tensor.insert %v into %acc[%i] : tensor<8xf32>
+    scf.yield %u : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// A size computed in the loop keeps the buffer inside it.
+// CHECK-LABEL: func.func @not_hoisted
+// CHECK: scf.for
+// CHECK: memref.alloc
+// CHECK: memref.dealloc
+func.func @not_hoisted(%a: tensor<8xf32>, %n: index) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %a) -> (tensor<8xf32>) {
+    %m = arith.addi %n, %i : index
+    %t = tensor.empty(%m) : tensor<?xf32>
+    %z = arith.constant 1.0 : f32
+    %f = linalg.fill ins(%z : f32) outs(%t : tensor<?xf32>) -> tensor<?xf32>
+    %x = tensor.extract %f[%c0] : tensor<?xf32>
+    %u = tensor.insert %x into %acc[%i] : tensor<8xf32>
+    scf.yield %u : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}

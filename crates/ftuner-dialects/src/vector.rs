@@ -60,6 +60,13 @@ pub fn verify_shuffle(ir: &Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
+/// Lanes w of the w x w blocks transposes go by: one 64-byte line of `elem` per row (16
+/// f32, 8 f64; an AVX-512 register).
+pub fn transpose_lanes(elem: ftuner_ir::Type) -> i64 {
+    let bytes = elem.bit_width().map_or(4, |b| (b as i64 / 8).max(1));
+    (64 / bytes).max(1)
+}
+
 /// The w x w transpose of `rows` (w vectors of w lanes, w a power of two) as a network of
 /// `vector.shuffle`s, each built by `shuffle(v1, v2, mask)`: log2(w) rounds, new row
 /// `2i + h` the low (h = 0) or high half of rows `i` and `i + w/2` zipped. A round

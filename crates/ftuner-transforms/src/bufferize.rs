@@ -1625,21 +1625,29 @@ fn bufferize_func(
 /// A buffer allocated and freed in the body of an `scf.for`, its sizes defined outside
 /// the loop, holds nothing from one iteration to the next: it is allocated once before
 /// the loop and freed after it (as upstream's buffer-loop-hoisting), out of every loop
-/// nest level where that holds.
+/// nest level where that holds — through `scf.if`s between the loops too (a branch's
+/// buffer then exists whichever branch runs; it is never read before it is written).
 fn hoist_out_of_loops(ir: &mut Ir, v: Value, dealloc: OpId) {
     let Some(a) = ir.defining_op(v).filter(|a| ir.name(*a) == "memref.alloc") else {
         return;
     };
-    loop {
-        let (Some(ba), Some(bd)) = (ir.op(a).parent, ir.op(dealloc).parent) else {
-            return;
-        };
-        let Some(lp) = ir.block_parent_op(ba).filter(|l| ir.name(*l) == "scf.for") else {
-            return;
-        };
-        if ba != bd || !ir.operands(a).iter().all(|x| !inside(ir, *x, lp)) {
-            return;
+    if ir.op(a).parent != ir.op(dealloc).parent {
+        return;
+    }
+    let mut target = None;
+    let mut blk = ir.op(a).parent;
+    while let Some(p) = blk.and_then(|b| ir.block_parent_op(b)) {
+        if !matches!(ir.name(p), "scf.for" | "scf.if")
+            || ir.operands(a).iter().any(|x| inside(ir, *x, p))
+        {
+            break;
         }
+        if ir.name(p) == "scf.for" {
+            target = Some(p);
+        }
+        blk = ir.op(p).parent;
+    }
+    if let Some(lp) = target {
         ir.unlink(a);
         ir.insert_before(lp, a);
         ir.unlink(dealloc);

@@ -331,12 +331,7 @@ fn lower_permuted_copy(
     ubs: &[Value],
     (zero, one): (Value, Value),
 ) {
-    let bytes = if pc.elem.bit_width() == Some(64) {
-        8
-    } else {
-        4
-    };
-    let w = 64 / bytes;
+    let w = ftuner_dialects::vector::transpose_lanes(pc.elem);
     let vty = Type::vector(vec![w], pc.elem);
     let nd = ubs.len();
     let (si, di) = (pc.inner.0 as usize, pc.inner.1 as usize);

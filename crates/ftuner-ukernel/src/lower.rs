@@ -411,6 +411,27 @@ impl<'a> B<'a> {
         let args = self.ir.block_args(body).to_vec();
         (f, body, args[0], args[1..].to_vec())
     }
+    /// `scf.if %cond -> (ty)` appended to `block`, each branch built by its closure into
+    /// its block, yielding what the closure returns: the run-time choice between two
+    /// versions of a nest.
+    pub(crate) fn if_else(
+        &mut self,
+        block: BlockId,
+        cond: Value,
+        ty: Type,
+        then: impl FnOnce(&mut B<'a>, BlockId) -> Value,
+        els: impl FnOnce(&mut B<'a>, BlockId) -> Value,
+    ) -> Value {
+        let iff = self.op(block, "scf.if", vec![cond], vec![ty], vec![], 2);
+        let (tr, er) = (self.ir.regions_of(iff)[0], self.ir.regions_of(iff)[1]);
+        let tb = self.ir.append_block(tr, &[]);
+        let r1 = then(self, tb);
+        self.yield_(tb, "scf.yield", vec![r1]);
+        let eb = self.ir.append_block(er, &[]);
+        let r2 = els(self, eb);
+        self.yield_(eb, "scf.yield", vec![r2]);
+        self.ir.result(iff, 0)
+    }
     /// `arith.cmpi` with MLIR's predicate number (4 sgt, 5 sge, ...).
     pub(crate) fn cmpi(&mut self, block: BlockId, pred: i64, a: Value, b: Value) -> Value {
         self.val(
@@ -1427,30 +1448,45 @@ fn pack_panels(
             _ => n_expr.clone(),
         })
         .collect();
+    copy_generic(b, blk, bm, in_results, empty)
+}
+
+/// `dst` (an empty tensor) filled by a `linalg.generic` that copies `src` read through
+/// `src_results` (expressions of `dst`'s dims) — a repacking or a permutation.
+fn copy_generic(
+    b: &mut B<'_>,
+    blk: BlockId,
+    src: Value,
+    src_results: Vec<AffineExpr>,
+    dst: Value,
+) -> Value {
+    let dty = b.ir.value_type(dst);
+    let rank = dty.rank().unwrap_or(0);
     let map = |results| {
         Attribute::affine_map(ftuner_ir::AffineMap {
-            num_dims: 3,
+            num_dims: rank as u32,
             num_symbols: 0,
             results,
         })
     };
-    let ident = (0..3).map(AffineExpr::Dim).collect();
+    let ident = (0..rank as u32).map(AffineExpr::Dim).collect();
     let par = Attribute::dialect("linalg", "iterator_type<parallel>");
     let g = b.op(
         blk,
         "linalg.generic",
-        vec![bm, empty],
-        vec![pty],
+        vec![src, dst],
+        vec![dty],
         vec![
             (
                 "indexing_maps",
-                Attribute::array(vec![map(in_results), map(ident)]),
+                Attribute::array(vec![map(src_results), map(ident)]),
             ),
-            ("iterator_types", Attribute::array(vec![par; 3])),
+            ("iterator_types", Attribute::array(vec![par; rank])),
             ("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1])),
         ],
         1,
     );
+    let elem = dty.element_type();
     let r = b.ir.regions_of(g)[0];
     let body = b.ir.append_block(r, &[elem, elem]);
     let x = b.ir.block_args(body)[0];
@@ -1458,143 +1494,36 @@ fn pack_panels(
     b.ir.result(g, 0)
 }
 
-/// `src` (..., P, Q) with its last two dims swapped: (..., Q, P). Blocks of w x w are
-/// read as w contiguous rows, transposed in registers (`transpose_rows`) and written as
-/// w contiguous rows; the edges (P or Q not a multiple of w) go by strided transfers,
-/// the corner element by element. Leading dims are loops around it.
-pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value, w: i64) -> Value {
+/// `src` (..., P, Q) with its last two dims swapped: (..., Q, P), as a permuted copy
+/// (`linalg.generic`). `convert-linalg-to-loops` turns such copies into w x w blocks
+/// transposed in registers (docs/bufferization.md); the interpreter and upstream MLIR
+/// take it as it is.
+pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value) -> Value {
     let sty = b.ir.value_type(src);
-    let shape = sty.shape().unwrap_or(&[]).to_vec();
-    let r = shape.len();
-    debug_assert!(r >= 2 && (w as u64).is_power_of_two());
-    let elem = sty.element_type();
-    let mut dshape = shape.clone();
+    let r = sty.rank().unwrap_or(0);
+    debug_assert!(r >= 2);
+    let mut dshape = sty.shape().unwrap_or(&[]).to_vec();
     dshape.swap(r - 2, r - 1);
-    let dims: Vec<Value> = (0..r)
-        .map(|j| {
-            let jv = b.index(blk, j as i64);
+    let mut perm: Vec<usize> = (0..r).collect();
+    perm.swap(r - 2, r - 1);
+    let dyn_sizes: Vec<Value> = perm
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| dshape[*j] == DYNAMIC)
+        .map(|(_, s)| {
+            let jv = b.index(blk, *s as i64);
             b.val(blk, "tensor.dim", vec![src, jv], Type::index(), vec![])
         })
         .collect();
-    let src_dim = |j: usize| match j {
-        j if j == r - 2 => r - 1,
-        j if j == r - 1 => r - 2,
-        j => j,
-    };
-    let dyn_sizes: Vec<Value> = (0..r)
-        .filter(|j| dshape[*j] == DYNAMIC)
-        .map(|j| dims[src_dim(j)])
-        .collect();
-    let dty = sty.with_shape(dshape);
-    let empty = b.val(blk, "tensor.empty", dyn_sizes, dty, vec![]);
-    let (c0, c1, cw) = (b.index(blk, 0), b.index(blk, 1), b.index(blk, w));
-    let pad = b.fzero(blk, elem);
-    let vty = Type::vector(vec![w], elem);
-    // Loops over the leading dims.
-    let mut fors = vec![];
-    let (mut at, mut acc, mut lead) = (blk, empty, vec![]);
-    for d in &dims[..r - 2] {
-        let (f, body, iv, a) = b.for_loop(at, (c0, *d, c1), vec![acc]);
-        fors.push(f);
-        lead.push(iv);
-        (at, acc) = (body, a[0]);
-    }
-    let (p, q) = (dims[r - 2], dims[r - 1]);
-    let whole = |b: &mut B<'_>, x: Value| {
-        let t = b.ibin(at, "arith.divui", x, cw);
-        b.ibin(at, "arith.muli", t, cw)
-    };
-    let (pw, qw) = (whole(b, p), whole(b, q));
-    let idx = |lead: &[Value], x: Value, y: Value| {
-        let mut v = lead.to_vec();
-        v.extend([x, y]);
-        v
-    };
-    let plus = |b: &mut B<'_>, blk: BlockId, x: Value, i: i64| {
-        if i == 0 {
-            x
-        } else {
-            let c = b.index(blk, i);
-            b.ibin(blk, "arith.addi", x, c)
-        }
-    };
-    // Two nested loops (outer over `ro`, inner over `ri`) carrying the result; `body`
-    // gets the two induction variables and the tensor and returns the new tensor.
-    type Body<'f> = &'f dyn Fn(&mut B<'_>, BlockId, Value, Value, Value) -> Value;
-    let two_loops = |b: &mut B<'_>,
-                     acc: Value,
-                     ro: (Value, Value, Value),
-                     ri: (Value, Value, Value),
-                     body: Body<'_>| {
-        let (fo, bo, io, ao) = b.for_loop(at, ro, vec![acc]);
-        let (fi, bi, ii, ai) = b.for_loop(bo, ri, vec![ao[0]]);
-        let out = body(b, bi, io, ii, ai[0]);
-        b.yield_(bi, "scf.yield", vec![out]);
-        let r1 = b.ir.result(fi, 0);
-        b.yield_(bo, "scf.yield", vec![r1]);
-        b.ir.result(fo, 0)
-    };
-    // The w x w blocks.
-    let blocks = |b: &mut B<'_>, blk: BlockId, p0: Value, q0: Value, t: Value| {
-        let at_rows: Vec<Vec<Value>> = (0..w)
-            .map(|i| {
-                let pi = plus(b, blk, p0, i);
-                idx(&lead, pi, q0)
-            })
-            .collect();
-        let rows = read_rows(b, blk, src, &at_rows, pad, vty, r - 1);
-        let cols = ftuner_dialects::vector::transpose_network(&rows, &mut |x, y, mask| {
-            b.val(
-                blk,
-                "vector.shuffle",
-                vec![x, y],
-                vty,
-                vec![("mask", Attribute::dense_i64_array(mask))],
-            )
-        });
-        let at_cols: Vec<Vec<Value>> = (0..w)
-            .map(|i| {
-                let qi = plus(b, blk, q0, i);
-                idx(&lead, qi, p0)
-            })
-            .collect();
-        write_rows(b, blk, t, &at_cols, &cols, r - 1)
-    };
-    let acc = two_loops(b, acc, (c0, pw, cw), (c0, qw, cw), &blocks);
-    // Q's edge: a strided read down P, a contiguous write.
-    let q_edge = |b: &mut B<'_>, blk: BlockId, p0: Value, qq: Value, t: Value| {
-        let v = read_rows(b, blk, src, &[idx(&lead, p0, qq)], pad, vty, r - 2)[0];
-        write_rows(b, blk, t, &[idx(&lead, qq, p0)], &[v], r - 1)
-    };
-    let acc = two_loops(b, acc, (c0, pw, cw), (qw, q, c1), &q_edge);
-    // P's edge: a contiguous read, a strided write.
-    let p_edge = |b: &mut B<'_>, blk: BlockId, pp: Value, q0: Value, t: Value| {
-        let v = read_rows(b, blk, src, &[idx(&lead, pp, q0)], pad, vty, r - 1)[0];
-        write_rows(b, blk, t, &[idx(&lead, q0, pp)], &[v], r - 2)
-    };
-    let acc = two_loops(b, acc, (pw, p, c1), (c0, qw, cw), &p_edge);
-    // The corner, element by element.
-    let corner = |b: &mut B<'_>, blk: BlockId, pp: Value, qq: Value, t: Value| {
-        let mut ops = vec![src];
-        ops.extend(idx(&lead, pp, qq));
-        let x = b.val(blk, "tensor.extract", ops, elem, vec![]);
-        let mut ops = vec![x, t];
-        ops.extend(idx(&lead, qq, pp));
-        b.val(blk, "tensor.insert", ops, dty, vec![])
-    };
-    let mut acc = two_loops(b, acc, (pw, p, c1), (qw, q, c1), &corner);
-    for f in fors.into_iter().rev() {
-        let body = b.ir.region_entry(b.ir.regions_of(f)[0]).expect("loop body");
-        b.yield_(body, "scf.yield", vec![acc]);
-        acc = b.ir.result(f, 0);
-    }
-    acc
-}
-
-/// Lanes of the in-register transposes of B: 16 (one AVX-512 register of f32, two of
-/// AVX2), or the largest power of two dividing the register tile's width when smaller.
-fn transpose_lanes(nr: i64) -> Option<i64> {
-    [16, 8, 4].into_iter().find(|w| nr % w == 0)
+    let empty = b.val(
+        blk,
+        "tensor.empty",
+        dyn_sizes,
+        sty.with_shape(dshape),
+        vec![],
+    );
+    let src_results = perm.iter().map(|d| AffineExpr::Dim(*d as u32)).collect();
+    copy_generic(b, blk, src, src_results, empty)
 }
 
 /// A contraction whose B is laid out [..., n, k] (k innermost: NT, as attention's
@@ -1609,7 +1538,8 @@ fn transpose_strided_b(
     ir: &mut Ir,
     op: OpId,
     lay: &Layout,
-    (mr, nr): (i64, i64),
+    mr: i64,
+    elem: Type,
 ) -> Option<(OpId, OpId)> {
     let dk = reduction_dim(lay)?;
     let bmap = &lay.maps[1];
@@ -1620,7 +1550,7 @@ fn transpose_strided_b(
     {
         return None;
     }
-    let w = transpose_lanes(nr)?;
+    let w = ftuner_dialects::vector::transpose_lanes(elem);
     let (ins, outs) = ins_outs(ir, op);
     let bv = ins[1];
     if !is_ranked_tensor(ir, bv, nres) {
@@ -1652,7 +1582,7 @@ fn transpose_strided_b(
         .collect();
     maps[1] = Attribute::affine_map(tmap);
     let transposed = |b: &mut B<'_>, blk: BlockId| {
-        let bt = transpose_last2(b, blk, bv, w);
+        let bt = transpose_last2(b, blk, bv);
         let p = b.ir.clone_op(op, &mut Default::default());
         b.ir.append_op(blk, p);
         b.ir.set_operand(p, 1, bt);
@@ -1669,18 +1599,21 @@ fn transpose_strided_b(
         Type::i1(),
         vec![],
     );
-    let iff = b.op(scratch, "scf.if", vec![many], vec![rty], vec![], 2);
-    let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
-    let tb = b.ir.append_block(tr, &[]);
-    let p1 = transposed(&mut b, tb);
-    let r1 = b.ir.result(p1, 0);
-    b.yield_(tb, "scf.yield", vec![r1]);
-    let eb = b.ir.append_block(er, &[]);
-    let p2 = b.ir.clone_op(op, &mut Default::default());
-    b.ir.append_op(eb, p2);
-    let r2 = b.ir.result(p2, 0);
-    b.yield_(eb, "scf.yield", vec![r2]);
-    let result = b.ir.result(iff, 0);
+    let (mut p1, mut p2) = (op, op);
+    let result = b.if_else(
+        scratch,
+        many,
+        rty,
+        |b, tb| {
+            p1 = transposed(b, tb);
+            b.ir.result(p1, 0)
+        },
+        |b, eb| {
+            p2 = b.ir.clone_op(op, &mut Default::default());
+            b.ir.append_op(eb, p2);
+            b.ir.result(p2, 0)
+        },
+    );
     for o in ir.block_ops_vec(scratch) {
         ir.unlink(o);
         ir.insert_before(op, o);
@@ -2117,9 +2050,8 @@ fn lower_checked(
     }
     if let (Some(max), None) = (vector_bodies, pack_b) {
         if let Some(lay) = layout(ir, op) {
-            if vector_plan(ir, op, &lay, max).is_some() {
-                let tiles = (plans.m.0, plans.n.0);
-                if let Some((tp, ip)) = transpose_strided_b(ir, op, &lay, tiles) {
+            if let Some(vb) = vector_plan(ir, op, &lay, max) {
+                if let Some((tp, ip)) = transpose_strided_b(ir, op, &lay, plans.m.0, vb.elem) {
                     let again = |ir: &mut Ir, p: OpId, pack_b| {
                         lower_checked(
                             ir,
@@ -2253,17 +2185,18 @@ fn lower_checked(
         None if packable && strided_n => {
             let two = b.index(scratch, 2 * plans.m.0);
             let many = b.cmpi(scratch, 5, msz, two);
-            let iff = b.op(scratch, "scf.if", vec![many], vec![oty], vec![], 2);
-            let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
-            let tb = b.ir.append_block(tr, &[]);
-            pack(&mut b, tb);
-            let r1 = loops(&mut b, tb, op, &lay, &plans, (msz, nsz), out, k_blocking);
-            b.yield_(tb, "scf.yield", vec![r1]);
-            b.packed = None;
-            let eb = b.ir.append_block(er, &[]);
-            let r2 = loops(&mut b, eb, op, &lay, &plans, (msz, nsz), out, k_blocking);
-            b.yield_(eb, "scf.yield", vec![r2]);
-            b.ir.result(iff, 0)
+            b.if_else(
+                scratch,
+                many,
+                oty,
+                |b, tb| {
+                    pack(b, tb);
+                    let r = loops(b, tb, op, &lay, &plans, (msz, nsz), out, k_blocking);
+                    b.packed = None;
+                    r
+                },
+                |b, eb| loops(b, eb, op, &lay, &plans, (msz, nsz), out, k_blocking),
+            )
         }
         _ => loops(
             &mut b,
@@ -2411,18 +2344,19 @@ fn loops(
                 let wide = b.cmpi(fb, 5, nsz, tiles);
                 let both = b.val(fb, "arith.andi", vec![big, wide], Type::i1(), vec![]);
                 let aty = b.ir.value_type(acc);
-                let iff = b.op(fb, "scf.if", vec![both], vec![aty], vec![], 2);
-                let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
-                let tb = b.ir.append_block(tr, &[]);
-                let ap = pack_a_block(b, tb, ins[0], (m0, chunk), (k0, ks), vb.elem);
-                b.apacked = Some((ap, m0));
-                let r1 = nest_here(b, tb, acc);
-                b.apacked = None;
-                b.yield_(tb, "scf.yield", vec![r1]);
-                let eb = b.ir.append_block(er, &[]);
-                let r2 = nest_here(b, eb, acc);
-                b.yield_(eb, "scf.yield", vec![r2]);
-                b.ir.result(iff, 0)
+                b.if_else(
+                    fb,
+                    both,
+                    aty,
+                    |b, tb| {
+                        let ap = pack_a_block(b, tb, ins[0], (m0, chunk), (k0, ks), vb.elem);
+                        b.apacked = Some((ap, m0));
+                        let r = nest_here(b, tb, acc);
+                        b.apacked = None;
+                        r
+                    },
+                    |b, eb| nest_here(b, eb, acc),
+                )
             }
             _ => nest_here(b, fb, acc),
         };
@@ -2493,7 +2427,7 @@ impl Default for LowerUkernelsPass {
                     name: "pack-b",
                     kind: OptionKind::String,
                     default: "auto",
-                    description: "Repack B into [N/nr][K][nr] panels so register tiles read contiguous rows: auto (when B's N dim is not contiguous), true, false",
+                    description: "Make register tiles read contiguous rows of B: auto (an [n][k] B transposed to [k][n] when M >= mr and N >= 16; another strided B repacked into [N/nr][K][nr] panels when M >= 2 mr; both decided at run time), true (always panels), false (B read in place)",
                 },
                 OptionSpec {
                     name: "pack-a",
