@@ -23,6 +23,7 @@ pub mod llvm;
 pub mod math;
 pub mod memref;
 pub mod scf;
+pub mod ta;
 pub mod tensor;
 pub mod ukernel;
 pub mod util;

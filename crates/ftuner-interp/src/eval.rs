@@ -286,6 +286,32 @@ impl<'a> Interp<'a> {
             .collect()
     }
 
+    /// `ta.expr`: the expression evaluated over its inputs (out-of-bounds reads are 0).
+    fn ta_expr(&mut self, op: OpId, env: &mut Env) -> Result<RtVal, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let scope = ftuner_dialects::ta::scope_of(ir, op)
+            .ok_or_else(|| err("has a malformed expression".into()))?;
+        let mut ins = vec![];
+        for v in ir.operands(op) {
+            match self.get(env, *v, op)? {
+                RtVal::Tensor(t) => ins.push(t),
+                _ => return Err(err("takes tensors".into())),
+            }
+        }
+        let inputs = ftuner_dialects::ta::expr::Inputs {
+            shapes: ins.iter().map(|t| t.shape.clone()).collect(),
+            data: ins.iter().map(|t| t.data.as_slice()).collect(),
+        };
+        let (shape, data) = ftuner_dialects::ta::expr::evaluate(&scope, &inputs).map_err(err)?;
+        let ty = ir.value_type(ir.result(op, 0));
+        Ok(RtVal::Tensor(Rc::new(Tensor::new(
+            shape,
+            ty.element_type(),
+            data,
+        ))))
+    }
+
     fn exec_op(&mut self, op: OpId, env: &mut Env) -> Result<Vec<RtVal>, InterpError> {
         let ir = self.ir;
         let name = ir.name(op);
@@ -363,6 +389,9 @@ impl<'a> Interp<'a> {
                     .map_err(|e| err(e.message))?;
             }
             return Ok(vec![RtVal::Tensor(Rc::new(out))]);
+        }
+        if name == "ta.expr" {
+            return self.ta_expr(op, env).map(|t| vec![t]);
         }
         if name.starts_with("linalg.") || name == "ukernel.patch" {
             return self.structured(op, env);

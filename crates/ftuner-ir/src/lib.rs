@@ -33,6 +33,6 @@ pub use attrs::{AttrKind, Attribute, LocKind, Scalar};
 pub use diag::{Diagnostic, Severity, SourceMap};
 pub use dialect::{traits, Context, OpDef, Registry, TypeEnv};
 pub use ir::{intern_name, BlockId, Ir, OpId, OpSpec, RegionId, Use, Value, ValueDef};
-pub use parser::{parse_module, OperationState, PResult, ParsedModule, Parser};
+pub use parser::{parse_into, parse_module, OperationState, PResult, ParsedModule, Parser};
 pub use printer::{print_module, print_module_to, print_op_standalone, OpPrinter, PrintOptions};
 pub use types::{rank_reduction_keep, FloatKind, Signedness, Type, TypeKind, DYNAMIC};

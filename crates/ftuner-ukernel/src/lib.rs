@@ -106,7 +106,7 @@ impl Family {
 
 /// The hardware model a pass option names (`host`, a built-in name, `cuda:sm_XX`, a .toml
 /// file), or, when empty, the module's (the `hw-model` analysis). Errors are diagnostics.
-pub(crate) fn target_model(
+pub fn target_model(
     cx: &mut ftuner_pass::PassContext<'_>,
     op: ftuner_ir::OpId,
     target: &str,

@@ -31,6 +31,7 @@ pub fn default_registry() -> PassRegistry {
     let mut r = PassRegistry::default();
     ftuner_transforms::register_passes(&mut r);
     ftuner_ukernel::register_passes(&mut r);
+    ftuner_derive::register_passes(&mut r);
     r
 }
 

@@ -106,6 +106,14 @@ pub fn parse_module(ctx: &Context, src: &str, file: &str) -> PResult<ParsedModul
     Ok(ParsedModule { ir, top })
 }
 
+/// Parse `src` as a module into an existing `ir` (a pass that writes part of its output as
+/// MLIR text parses it next to the ops it rewrites, then moves the ops where they belong).
+/// Returns the new top-level op, which is detached: the caller erases it when done.
+pub fn parse_into(ctx: &Context, ir: &mut Ir, src: &str, file: &str) -> PResult<OpId> {
+    let mut p = Parser::new(ctx, ir, src, file);
+    p.parse_top_level()
+}
+
 impl<'a> Parser<'a> {
     pub fn new(ctx: &'a Context, ir: &'a mut Ir, src: &'a str, file: &str) -> Parser<'a> {
         let mut line_starts = vec![0u32];

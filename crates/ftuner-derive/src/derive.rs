@@ -1,0 +1,543 @@
+//! Explorative derivation: equality saturation with the rules, always under node,
+//! iteration and time limits, then extraction priced by the hardware model.
+
+use crate::egraph::{add_piece, piece_of, tree, TaAnalysis, TaGraph, TaNode, CHILD};
+use crate::rules::{self, RuleRewrite};
+use egg::Id;
+use ftuner_dialects::ta::{Scope, Src, Term};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::time::{Duration, Instant};
+
+/// Which operators a derivation may end in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Whatever the cost model prefers (a conv may stay an implicit-GEMM conv).
+    Auto,
+    /// Contractions must become matmul / batch_matmul (plus eOperators).
+    Matmul,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub iter_limit: usize,
+    pub node_limit: usize,
+    pub time_limit: Duration,
+    pub target: Target,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            iter_limit: 8,
+            node_limit: 20_000,
+            time_limit: Duration::from_secs(5),
+            target: Target::Auto,
+        }
+    }
+}
+
+/// Machine figures the cost model uses (from the hardware model).
+#[derive(Clone, Debug)]
+pub struct Costs {
+    /// FLOP/s of one core at the vector FMA peak.
+    pub peak: f64,
+    /// Bytes/s from memory.
+    pub bandwidth: f64,
+    /// Cycles/s.
+    pub freq: f64,
+}
+
+/// Efficiency of a patched-uKernel matmul and of an implicit-GEMM conv relative to the
+/// FMA peak (measured with ftuner-bench and ftuner-run; docs/ollie.md).
+const GEMM_EFFICIENCY: f64 = 0.8;
+const CONV_EFFICIENCY: f64 = 0.5;
+/// Cycles per element of an eOperator per access (index arithmetic, bounds check, load)
+/// and per arithmetic op: scalar loops.
+const EOP_ACCESS_CYCLES: f64 = 3.0;
+const EOP_OP_CYCLES: f64 = 1.0;
+/// Extent assumed for a dynamic dimension when pricing.
+const DYN_EXTENT: i64 = 64;
+
+impl Costs {
+    pub fn from_model(m: &ftuner_hw::HardwareModel) -> Costs {
+        match m.cpu() {
+            Some(c) => Costs {
+                peak: c.peak_gflops_core(4) * 1e9,
+                bandwidth: c.dram_bw_gbs.max(1.0) * 1e9,
+                freq: c.freq_ghz * 1e9,
+            },
+            None => Costs {
+                peak: 1e12,
+                bandwidth: 1e12,
+                freq: 1.5e9,
+            },
+        }
+    }
+}
+
+/// A matched contraction: `X[...] * Y[...]` with plain iterator indices (constants
+/// select a slice), batch / M / N / K iterators.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contraction {
+    pub batch: Vec<String>,
+    pub m: Vec<String>,
+    pub n: Vec<String>,
+    pub k: Vec<String>,
+}
+
+/// What an expression is instantiated as.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    Contraction(Contraction),
+    /// A direct convolution (implicit GEMM in patch-ukernels).
+    Conv2d,
+    /// Everything else: an eOperator, generated as loops.
+    EOp,
+}
+
+/// Classify a scope; `shape(src)` is the static shape of what an access reads.
+pub fn classify(s: &Scope, shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>) -> Kind {
+    let Term::Bin(ftuner_dialects::ta::BinOp::Mul, a, b) = &s.body else {
+        return Kind::EOp;
+    };
+    let (Term::Access(sa, ia), Term::Access(sb, ib)) = (&**a, &**b) else {
+        return Kind::EOp;
+    };
+    let plain = |src: &Src, idx: &[ftuner_dialects::ta::Idx]| -> Option<Vec<String>> {
+        let sh = shape(src)?;
+        let mut vars = vec![];
+        for (d, e) in idx.iter().enumerate() {
+            let ext = (*sh.get(d)?)?;
+            if let Some(c) = e.as_const() {
+                if c < 0 || c >= ext {
+                    return None;
+                }
+                continue;
+            }
+            let v = e.as_var()?.to_string();
+            let it = s.iter(&v)?;
+            // The iterator covers the dim exactly: no padding, no partial read.
+            if it.lo != 0 || it.static_range()? != (0, ext) || vars.contains(&v) {
+                return None;
+            }
+            vars.push(v);
+        }
+        Some(vars)
+    };
+    if let (Some(va), Some(vb)) = (plain(sa, ia), plain(sb, ib)) {
+        let mut c = Contraction {
+            batch: vec![],
+            m: vec![],
+            n: vec![],
+            k: vec![],
+        };
+        let mut ok = true;
+        for i in &s.trav {
+            match (va.contains(&i.name), vb.contains(&i.name)) {
+                (true, true) => c.batch.push(i.name.clone()),
+                (true, false) => c.m.push(i.name.clone()),
+                (false, true) => c.n.push(i.name.clone()),
+                _ => ok = false,
+            }
+        }
+        for i in &s.sum {
+            if va.contains(&i.name) && vb.contains(&i.name) {
+                c.k.push(i.name.clone());
+            } else {
+                ok = false;
+            }
+        }
+        if ok && !c.m.is_empty() && !c.n.is_empty() && !c.k.is_empty() {
+            return Kind::Contraction(c);
+        }
+        return Kind::EOp;
+    }
+    // A convolution: one operand read by plain iterators, the other by sums of one
+    // traversal and one summation iterator (strided / dilated windows).
+    let conv_like = |idx: &[ftuner_dialects::ta::Idx]| {
+        idx.iter().all(|e| {
+            e.linear().is_some_and(|(m, _)| {
+                m.len() <= 2
+                    && m.keys()
+                        .filter(|v| s.sum.iter().any(|i| &&i.name == v))
+                        .count()
+                        <= 1
+            })
+        })
+    };
+    let all_plain = |idx: &[ftuner_dialects::ta::Idx]| idx.iter().all(|e| e.as_var().is_some());
+    if matches!((sa, sb), (Src::Input(x), Src::Input(y)) if *x < CHILD && *y < CHILD)
+        && ((conv_like(ia) && all_plain(ib)) || (conv_like(ib) && all_plain(ia)))
+    {
+        return Kind::Conv2d;
+    }
+    Kind::EOp
+}
+
+fn volume(s: &Scope) -> f64 {
+    s.trav
+        .iter()
+        .chain(&s.sum)
+        .map(|i| i.static_range().map_or(DYN_EXTENT, |(l, h)| (h - l).max(0)) as f64)
+        .product()
+}
+
+fn count_ops(t: &Term) -> (f64, f64) {
+    match t {
+        Term::Access(..) => (1.0, 0.0),
+        Term::Const(_) => (0.0, 0.0),
+        Term::Bin(_, a, b) => {
+            let (x, y) = (count_ops(a), count_ops(b));
+            (x.0 + y.0, x.1 + y.1 + 1.0)
+        }
+    }
+}
+
+/// Seconds the model gives one scope (not counting its children).
+pub fn node_cost(
+    s: &Scope,
+    shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>,
+    costs: &Costs,
+    target: Target,
+) -> f64 {
+    let vol = volume(s);
+    let out_elems: f64 = s
+        .trav
+        .iter()
+        .map(|i| i.static_range().map_or(DYN_EXTENT, |(l, h)| h - l) as f64)
+        .product();
+    match classify(s, shape) {
+        Kind::Contraction(_) => {
+            let in_elems: f64 = s
+                .body
+                .accesses()
+                .iter()
+                .map(|(src, _)| {
+                    shape(src).map_or(0.0, |sh| {
+                        sh.iter()
+                            .map(|d| d.unwrap_or(DYN_EXTENT) as f64)
+                            .product::<f64>()
+                    })
+                })
+                .sum();
+            // Operands are transposed to the matmul's layout: read and written once more.
+            2.0 * vol / (GEMM_EFFICIENCY * costs.peak)
+                + 4.0 * (3.0 * in_elems + out_elems) / costs.bandwidth
+        }
+        Kind::Conv2d => match target {
+            Target::Matmul => f64::INFINITY,
+            Target::Auto => 2.0 * vol / (CONV_EFFICIENCY * costs.peak),
+        },
+        Kind::EOp => {
+            let (acc, ops) = count_ops(&s.body);
+            vol * (acc * EOP_ACCESS_CYCLES + ops * EOP_OP_CYCLES) / costs.freq
+                + 4.0 * out_elems / costs.bandwidth
+        }
+    }
+}
+
+/// The result of a derivation.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The cheapest equivalent expression (nested scopes are the intermediate tensors).
+    pub best: Scope,
+    pub best_cost: f64,
+    pub original_cost: f64,
+    pub stop_reason: String,
+    pub iterations: usize,
+    pub nodes: usize,
+    pub classes: usize,
+    pub elapsed: Duration,
+}
+
+/// Derive `s` (reading inputs of `input_shapes`) and extract the cheapest form.
+pub fn derive(
+    s: &Scope,
+    input_shapes: &[Vec<Option<i64>>],
+    costs: &Costs,
+    opts: &Options,
+) -> Outcome {
+    let start = Instant::now();
+    let mut eg = TaGraph::new(TaAnalysis {
+        input_shapes: input_shapes.to_vec(),
+        range_conflicts: 0,
+    });
+    let root = add_piece(&mut eg, &piece_of(s));
+    let rewrites: Vec<egg::Rewrite<TaNode, TaAnalysis>> = rules::all()
+        .into_iter()
+        .map(|r| {
+            let rw = RuleRewrite {
+                apply: r.apply,
+                node_limit: opts.node_limit,
+            };
+            let rw2 = RuleRewrite {
+                apply: r.apply,
+                node_limit: opts.node_limit,
+            };
+            egg::Rewrite::new(r.name, rw, rw2).expect("rules bind no variables")
+        })
+        .collect();
+    let runner = egg::Runner::default()
+        .with_egraph(eg)
+        .with_iter_limit(opts.iter_limit)
+        .with_node_limit(opts.node_limit)
+        .with_time_limit(opts.time_limit)
+        .with_scheduler(egg::SimpleScheduler)
+        .run(&rewrites);
+    let stop_reason = match &runner.stop_reason {
+        Some(egg::StopReason::Saturated) => "saturated".to_string(),
+        Some(egg::StopReason::IterationLimit(n)) => format!("iteration limit ({n})"),
+        Some(egg::StopReason::NodeLimit(n)) => format!("node limit ({n})"),
+        Some(egg::StopReason::TimeLimit(t)) => format!("time limit ({t} s)"),
+        Some(egg::StopReason::Other(o)) => o.clone(),
+        None => "not run".into(),
+    };
+    let eg = runner.egraph;
+    let root = eg.find(root);
+    let (best, best_cost) = extract(&eg, root, costs, opts.target);
+    let original_cost = {
+        let none: Vec<Id> = vec![];
+        let shape = shape_fn(&eg, input_shapes, &none);
+        node_cost(s, &shape, costs, opts.target)
+    };
+    Outcome {
+        best,
+        best_cost,
+        original_cost,
+        stop_reason,
+        iterations: runner.iterations.len(),
+        nodes: eg.total_number_of_nodes(),
+        classes: eg.number_of_classes(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Shapes of what a node's accesses read: op inputs, or the node's children's classes.
+fn shape_fn<'a>(
+    eg: &'a TaGraph,
+    input_shapes: &'a [Vec<Option<i64>>],
+    kids: &'a [Id],
+) -> impl Fn(&Src) -> Option<Vec<Option<i64>>> + 'a {
+    move |src: &Src| match src {
+        Src::Input(i) if *i >= CHILD => kids.get(*i - CHILD).map(|k| eg[*k].data.shape.clone()),
+        Src::Input(i) => input_shapes.get(*i).cloned(),
+        Src::Scope(s) => Some(
+            s.trav
+                .iter()
+                .map(|i| i.static_range().map(|(l, h)| h - l))
+                .collect(),
+        ),
+    }
+}
+
+/// DAG-aware greedy extraction: each class's best node minimises the summed cost of the
+/// distinct classes below it (a class shared by two parents is paid once). A node is only
+/// chosen when none of its children's choices contains its own class, so the result is
+/// acyclic.
+fn extract(eg: &TaGraph, root: Id, costs: &Costs, target: Target) -> (Scope, f64) {
+    let input_shapes = &eg.analysis.input_shapes;
+    // Own cost of every node.
+    let mut own: FxHashMap<(Id, usize), f64> = FxHashMap::default();
+    for c in eg.classes() {
+        for (j, n) in c.nodes.iter().enumerate() {
+            let shape = shape_fn(eg, input_shapes, &n.kids);
+            own.insert((c.id, j), node_cost(&n.head, &shape, costs, target));
+        }
+    }
+    // best[class] = (total, node index, classes below including itself with their cost).
+    let mut best: FxHashMap<Id, (f64, usize, FxHashMap<Id, f64>)> = FxHashMap::default();
+    for _round in 0..64 {
+        let mut changed = false;
+        for c in eg.classes() {
+            for (j, n) in c.nodes.iter().enumerate() {
+                let mut set: FxHashMap<Id, f64> = FxHashMap::default();
+                let mut ok = true;
+                for k in &n.kids {
+                    let k = eg.find(*k);
+                    match best.get(&k) {
+                        Some((_, _, s)) if !s.contains_key(&c.id) => {
+                            set.extend(s.iter().map(|(a, b)| (*a, *b)));
+                        }
+                        _ => {
+                            ok = false;
+                            break;
+                        }
+                    }
+                }
+                if !ok {
+                    continue;
+                }
+                let o = own[&(c.id, j)];
+                set.insert(c.id, o);
+                let total: f64 = set.values().sum();
+                if !total.is_finite() {
+                    continue;
+                }
+                let better = best
+                    .get(&c.id)
+                    .is_none_or(|(t, _, _)| total < *t * (1.0 - 1e-9));
+                if better {
+                    best.insert(c.id, (total, j, set));
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let Some((total, j, _)) = best.get(&root) else {
+        // Nothing finite (e.g. target=matmul and no matmul form found): the original.
+        let n = &eg[root].nodes[0];
+        return (tree(eg, n, &|id| eg[id].nodes[0].clone()), f64::INFINITY);
+    };
+    let pick = |id: Id| -> TaNode {
+        let id = eg.find(id);
+        let j = best.get(&id).map_or(0, |b| b.1);
+        eg[id].nodes[j].clone()
+    };
+    let node = eg[root].nodes[*j].clone();
+    let mut seen = FxHashSet::default();
+    seen.insert(root);
+    (tree(eg, &node, &pick), *total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ftuner_dialects::ta::expr::{parse_scope, positional};
+
+    fn costs() -> Costs {
+        Costs {
+            peak: 200e9,
+            bandwidth: 20e9,
+            freq: 4e9,
+        }
+    }
+
+    #[test]
+    fn conv3x3_derives_to_matmul_and_eop() {
+        let s = parse_scope(
+            "L<n:0:1, f:0:8, h:0:6, w:0:6> Sum<c:0:4, r:0:3, s:0:3> { $0[n, c, h + r - 1, w + s - 1] * $1[f, c, r, s] }",
+            &positional,
+        )
+        .unwrap();
+        let shapes = vec![
+            vec![Some(1), Some(4), Some(6), Some(6)],
+            vec![Some(8), Some(4), Some(3), Some(3)],
+        ];
+        let o = derive(
+            &s,
+            &shapes,
+            &costs(),
+            &Options {
+                target: Target::Matmul,
+                ..Default::default()
+            },
+        );
+        eprintln!(
+            "{} ({:?}, {} nodes, {})",
+            o.best, o.best_cost, o.nodes, o.stop_reason
+        );
+        assert!(o.best_cost.is_finite());
+        let ushapes: Vec<Vec<usize>> = vec![vec![1, 4, 6, 6], vec![8, 4, 3, 3]];
+        crate::check::equivalent(&s, &o.best, &ushapes, 200, 1).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use ftuner_dialects::ta::expr::{parse_scope, positional};
+
+    fn costs() -> Costs {
+        Costs {
+            peak: 200e9,
+            bandwidth: 20e9,
+            freq: 4e9,
+        }
+    }
+
+    fn derive_checked(src: &str, shapes: &[Vec<i64>]) -> Outcome {
+        let s = parse_scope(src, &positional).unwrap();
+        let sh: Vec<Vec<Option<i64>>> = shapes
+            .iter()
+            .map(|v| v.iter().map(|d| Some(*d)).collect())
+            .collect();
+        let o = derive(
+            &s,
+            &sh,
+            &costs(),
+            &Options {
+                target: Target::Matmul,
+                ..Default::default()
+            },
+        );
+        let us: Vec<Vec<usize>> = shapes
+            .iter()
+            .map(|v| v.iter().map(|d| *d as usize).collect())
+            .collect();
+        crate::check::equivalent(&s, &o.best, &us, 200, 3).unwrap();
+        o
+    }
+
+    #[test]
+    fn conv1x1_is_one_contraction() {
+        let o = derive_checked(
+            "L<n:0:2, f:0:6, h:0:3, w:0:5> Sum<c:0:4, r:0:1, s:0:1> { $0[n, c, h + r, w + s] * $1[f, c, r, s] }",
+            &[vec![2, 4, 3, 5], vec![6, 4, 1, 1]],
+        );
+        let shape = |src: &Src| match src {
+            Src::Input(0) => Some(vec![Some(2), Some(4), Some(3), Some(5)]),
+            Src::Input(1) => Some(vec![Some(6), Some(4), Some(1), Some(1)]),
+            _ => None,
+        };
+        assert!(
+            matches!(classify(&o.best, &shape), Kind::Contraction(_)),
+            "{}",
+            o.best
+        );
+    }
+
+    #[test]
+    fn dilated_conv_derives_and_limits_hold() {
+        let src = "L<n:0:1, f:0:3, h:0:4, w:0:4> Sum<c:0:2, r:0:3, s:0:3> { $0[n, c, h + 2 * r, w + 2 * s] * $1[f, c, r, s] }";
+        let o = derive_checked(src, &[vec![1, 2, 8, 8], vec![3, 2, 3, 3]]);
+        assert!(o.best_cost.is_finite());
+        assert!(o.best.to_string().contains("2 * k0"), "{}", o.best);
+        // Tight limits: the e-graph stays within them and says why it stopped.
+        let s = parse_scope(src, &positional).unwrap();
+        let sh = vec![
+            vec![Some(1), Some(2), Some(8), Some(8)],
+            vec![Some(3), Some(2), Some(3), Some(3)],
+        ];
+        for (iters, nodes) in [(1, 1000), (8, 12)] {
+            let o = derive(
+                &s,
+                &sh,
+                &costs(),
+                &Options {
+                    iter_limit: iters,
+                    node_limit: nodes,
+                    ..Default::default()
+                },
+            );
+            assert!(o.nodes <= nodes + 4, "{} nodes", o.nodes);
+            assert!(
+                o.stop_reason.contains("limit") || o.stop_reason == "saturated",
+                "{}",
+                o.stop_reason
+            );
+            let us = vec![vec![1, 2, 8, 8], vec![3, 2, 3, 3]];
+            crate::check::equivalent(&s, &o.best, &us, 50, 5).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_wrong_derivation_fails_the_check() {
+        // The check is not vacuous: an off-by-one tap differs.
+        let a = parse_scope("L<h:0:6> Sum<r:0:3> { $0[h + r - 1] * $1[r] }", &positional).unwrap();
+        let b = parse_scope("L<h:0:6> Sum<r:0:3> { $0[h + r] * $1[r] }", &positional).unwrap();
+        assert!(crate::check::equivalent(&a, &b, &[vec![6], vec![3]], 20, 1).is_err());
+    }
+}

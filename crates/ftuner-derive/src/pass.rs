@@ -1,0 +1,458 @@
+//! The passes: `ollie-derive`, `convert-linalg-to-ta`, `convert-ta-to-linalg`.
+
+use crate::convert::{from_linalg, is_zero_fill};
+use crate::derive::{derive, Costs, Options, Target};
+use crate::emit::emit;
+use ftuner_dialects::ta;
+use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value};
+use ftuner_pass::{
+    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
+};
+use std::time::Duration;
+
+/// Parse MLIR text `src` next to the IR and inline its function `@ollie` before `anchor`:
+/// its parameters are `args`, its result replaces `anchor`'s result 0. The new ops take
+/// `anchor`'s location.
+pub fn inline_text(
+    cx: &mut PassContext<'_>,
+    anchor: OpId,
+    src: &str,
+    args: &[Value],
+) -> Result<Value, String> {
+    let m = ftuner_ir::parse_into(cx.ctx, cx.ir, src, "<ollie-derive>").map_err(|d| {
+        format!(
+            "internal error: emitted IR does not parse: {}\n{src}",
+            d.message
+        )
+    })?;
+    let ir: &mut Ir = cx.ir;
+    let mut func = None;
+    ir.walk_pre(m, &mut |o| {
+        if ir.name(o) == "func.func" && func.is_none() {
+            func = Some(o);
+        }
+    });
+    let func = func.ok_or("internal error: no function in the emitted IR")?;
+    let body = ir
+        .region_entry(ir.regions_of(func)[0])
+        .ok_or("internal error: empty function")?;
+    let params = ir.block_args(body).to_vec();
+    if params.len() != args.len() {
+        return Err("internal error: parameter count".into());
+    }
+    for (p, a) in params.iter().zip(args) {
+        ir.replace_all_uses(*p, *a);
+    }
+    let loc = ir.loc(anchor);
+    let ops = ir.block_ops_vec(body);
+    let mut result = None;
+    for o in ops {
+        if ir.name(o) == "func.return" {
+            result = ir.operands(o).first().copied();
+            continue;
+        }
+        ir.unlink(o);
+        ir.insert_before(anchor, o);
+        let mut nested = vec![];
+        ir.walk_pre(o, &mut |x| nested.push(x));
+        for x in nested {
+            ir.op_mut(x).loc = loc;
+        }
+    }
+    ir.erase_op(m);
+    result.ok_or_else(|| "internal error: no return value".to_string())
+}
+
+fn input_shapes(ir: &Ir, vals: &[Value]) -> Vec<Vec<Option<i64>>> {
+    vals.iter()
+        .map(|v| {
+            ir.value_type(*v)
+                .shape()
+                .unwrap_or(&[])
+                .iter()
+                .map(|d| (*d != ftuner_ir::DYNAMIC).then_some(*d))
+                .collect()
+        })
+        .collect()
+}
+
+fn concrete_shapes(sh: &[Vec<Option<i64>>]) -> Vec<Vec<usize>> {
+    sh.iter()
+        .map(|s| s.iter().map(|d| d.unwrap_or(3).max(0) as usize).collect())
+        .collect()
+}
+
+pub struct OllieDerivePass {
+    opts: PassOptions,
+    derived: u64,
+    matmuls: u64,
+    eops: u64,
+    kept: u64,
+    rejected: u64,
+    max_nodes: u64,
+    time_us: u64,
+}
+
+impl Default for OllieDerivePass {
+    fn default() -> Self {
+        OllieDerivePass {
+            opts: PassOptions::new(vec![
+                OptionSpec { name: "depth", kind: OptionKind::UInt, default: "8", description: "Most equality-saturation iterations per expression" },
+                OptionSpec { name: "node-limit", kind: OptionKind::UInt, default: "20000", description: "Most e-nodes per expression's e-graph" },
+                OptionSpec { name: "time-limit", kind: OptionKind::Float, default: "5", description: "Most seconds of saturation per expression" },
+                OptionSpec { name: "target", kind: OptionKind::Enum(&["auto", "matmul"]), default: "auto", description: "auto: keep the form the hardware model prices cheapest (a conv may stay an implicit-GEMM conv); matmul: derive contractions to matmul / batch_matmul plus eOperators" },
+                OptionSpec { name: "verify", kind: OptionKind::Bool, default: "false", description: "Also run the rewritten IR on the reference interpreter against the original expression (random inputs) before keeping it" },
+                OptionSpec { name: "hw-target", kind: OptionKind::String, default: "", description: "Hardware model for the costs (host, a built-in name, a .toml file); empty: the module's ftuner.target or host" },
+            ]),
+            derived: 0,
+            matmuls: 0,
+            eops: 0,
+            kept: 0,
+            rejected: 0,
+            max_nodes: 0,
+            time_us: 0,
+        }
+    }
+}
+
+impl OllieDerivePass {
+    /// Interpret the inlined replacement (a standalone copy) and compare it with the
+    /// original expression on random inputs.
+    fn verify(
+        cx: &mut PassContext<'_>,
+        text: &str,
+        scope: &ta::Scope,
+        shapes: &[Vec<usize>],
+        init_shape: &[usize],
+        add_init: bool,
+    ) -> Result<(), String> {
+        let m = ftuner_ir::parse_module(cx.ctx, text, "<ollie-derive verify>")
+            .map_err(|d| d.message)?;
+        let mut rng = crate::check::Rng::new(7);
+        let elem = Type::f32();
+        let mk = |sh: &[usize], rng: &mut crate::check::Rng| {
+            let n = sh.iter().product();
+            ftuner_interp::Tensor::new(
+                sh.to_vec(),
+                elem,
+                (0..n)
+                    .map(|_| ftuner_interp::round_to(rng.unit(), elem))
+                    .collect(),
+            )
+        };
+        let ins: Vec<ftuner_interp::Tensor> = shapes.iter().map(|s| mk(s, &mut rng)).collect();
+        let init = mk(init_shape, &mut rng);
+        let mut args: Vec<ftuner_interp::RtVal> = ins
+            .iter()
+            .map(|t| ftuner_interp::RtVal::Tensor(std::rc::Rc::new(t.clone())))
+            .collect();
+        args.push(ftuner_interp::RtVal::Tensor(std::rc::Rc::new(init.clone())));
+        let out = ftuner_interp::run(cx.ctx, &m.ir, m.top, "ollie", args)
+            .map_err(|e| format!("the interpreter failed on the derived IR: {}", e.message))?;
+        let got = out
+            .first()
+            .and_then(|v| v.tensor())
+            .ok_or("the derived IR returned no tensor")?;
+        let inputs = ta::expr::Inputs {
+            shapes: shapes.to_vec(),
+            data: ins.iter().map(|t| t.data.as_slice()).collect(),
+        };
+        let (_, want) = ta::expr::evaluate(scope, &inputs)?;
+        for (i, (g, w)) in got.data.iter().zip(&want).enumerate() {
+            let w = if add_init { w + init.data[i] } else { *w };
+            if (g - w).abs() > 1e-3 * (1.0 + w.abs()) {
+                return Err(format!("element {i}: derived {g}, original {w}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Pass for OllieDerivePass {
+    fn argument(&self) -> &'static str {
+        "ollie-derive"
+    }
+    fn name(&self) -> &'static str {
+        "OllieDerive"
+    }
+    fn summary(&self) -> &'static str {
+        "Derive contractions as tensor-algebra expressions (OLLIE) and rewrite them to matched operators plus eOperators when cheaper"
+    }
+    fn description(&self) -> &'static str {
+        "Each contraction (conv_2d, matmul, batch_matmul, mul-add linalg.generic) and each ta.expr is read as a tensor-algebra expression and derived by equality saturation (egg) with summation splitting, variable substitution, boundary tightening, traversal shifts and unit summations, under the depth / node-limit / time-limit options. The cheapest equivalent form under the hardware model is extracted; when it beats the original (or target=matmul asks for matmul forms) and agrees numerically with the original on random inputs, the op is replaced by linalg.matmul / batch_matmul (matched operators) and ta.expr eOperators. Static shapes only for now."
+    }
+    fn options(&mut self) -> Option<&mut PassOptions> {
+        Some(&mut self.opts)
+    }
+    fn options_ref(&self) -> Option<&PassOptions> {
+        Some(&self.opts)
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+        let model = ftuner_ukernel::target_model(cx, top, &self.opts.str("hw-target"))?;
+        let costs = Costs::from_model(&model);
+        let opts = Options {
+            iter_limit: self.opts.int("depth").max(1) as usize,
+            node_limit: self.opts.int("node-limit").max(16) as usize,
+            time_limit: Duration::from_secs_f64(self.opts.float("time-limit").clamp(0.001, 3600.0)),
+            target: if self.opts.str("target") == "matmul" {
+                Target::Matmul
+            } else {
+                Target::Auto
+            },
+        };
+        let verify = self.opts.bool("verify");
+        let mut cands = vec![];
+        cx.ir.walk_pre(top, &mut |o| {
+            if matches!(
+                cx.ir.name(o),
+                "linalg.conv_2d_nchw_fchw"
+                    | "linalg.conv_2d_nhwc_hwcf"
+                    | "linalg.matmul"
+                    | "linalg.batch_matmul"
+                    | "linalg.generic"
+                    | "ta.expr"
+            ) {
+                cands.push(o);
+            }
+        });
+        for op in cands {
+            let (scope, inputs, init) = if cx.ir.name(op) == "ta.expr" {
+                match ta::scope_of(cx.ir, op) {
+                    Some(s) => (s, cx.ir.operands(op).to_vec(), None),
+                    None => continue,
+                }
+            } else {
+                match from_linalg(cx.ir, op) {
+                    Ok(f) => (f.scope, f.inputs, Some(f.init)),
+                    Err(_) => continue,
+                }
+            };
+            let shapes = input_shapes(cx.ir, &inputs);
+            let out = derive(&scope, &shapes, &costs, &opts);
+            self.time_us += out.elapsed.as_micros() as u64;
+            self.max_nodes = self.max_nodes.max(out.nodes as u64);
+            tracing::info!(
+                op = cx.ir.name(op),
+                stop = %out.stop_reason,
+                nodes = out.nodes,
+                ms = out.elapsed.as_secs_f64() * 1e3,
+                "derived {} (cost {:.3e} s, original {:.3e} s)",
+                out.best,
+                out.best_cost,
+                out.original_cost
+            );
+            let better = out.best_cost < out.original_cost * 0.95
+                || (opts.target == Target::Matmul && out.best_cost.is_finite());
+            if !better || out.best == scope {
+                self.kept += 1;
+                continue;
+            }
+            // Numeric check of the expressions (always).
+            let cshapes = concrete_shapes(&shapes);
+            if let Err(e) = crate::check::equivalent(&scope, &out.best, &cshapes, 64, 1) {
+                cx.emit(Diagnostic::warning(
+                    cx.ir.loc(op),
+                    format!(
+                        "ollie-derive: a derivation failed the numeric check and was dropped: {e}"
+                    ),
+                ));
+                self.rejected += 1;
+                continue;
+            }
+            let add_init = init.is_some_and(|v| !is_zero_fill(cx.ir, v));
+            let in_tys: Vec<Type> = inputs.iter().map(|v| cx.ir.value_type(*v)).collect();
+            let rty = cx.ir.value_type(cx.ir.result(op, 0));
+            let em = match emit(&out.best, &in_tys, rty, add_init) {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::info!("ollie-derive: not emitted: {e}");
+                    self.kept += 1;
+                    continue;
+                }
+            };
+            if verify {
+                let ishape: Vec<usize> = rty
+                    .shape()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| *d as usize)
+                    .collect();
+                if let Err(e) = Self::verify(cx, &em.text, &scope, &cshapes, &ishape, add_init) {
+                    cx.emit(Diagnostic::warning(
+                        cx.ir.loc(op),
+                        format!("ollie-derive{{verify=true}}: the rewritten IR failed on the interpreter and was dropped: {e}"),
+                    ));
+                    self.rejected += 1;
+                    continue;
+                }
+            }
+            let mut args = inputs.clone();
+            // The init (or, for a ta.expr, a placeholder of the result type).
+            let init_v = match init {
+                Some(v) => v,
+                None => {
+                    let e = cx.ir.create_op(
+                        OpSpec::new(intern_name("tensor.empty"), cx.ir.loc(op)).results([rty]),
+                    );
+                    cx.ir.insert_before(op, e);
+                    cx.ir.result(e, 0)
+                }
+            };
+            args.push(init_v);
+            match inline_text(cx, op, &em.text, &args) {
+                Ok(v) => {
+                    let r = cx.ir.result(op, 0);
+                    cx.ir.replace_all_uses(r, v);
+                    cx.ir.erase_op(op);
+                    self.derived += 1;
+                    self.matmuls += em.matmuls as u64;
+                    self.eops += em.eops as u64;
+                }
+                Err(e) => {
+                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
+                    return Err(PassFailure);
+                }
+            }
+        }
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![
+            Statistic {
+                name: "num-derived",
+                description: "Ops rewritten by a derivation",
+                value: self.derived,
+            },
+            Statistic {
+                name: "num-matched-matmuls",
+                description: "Matched operators emitted (matmul / batch_matmul)",
+                value: self.matmuls,
+            },
+            Statistic {
+                name: "num-eoperators",
+                description: "eOperators emitted (ta.expr)",
+                value: self.eops,
+            },
+            Statistic {
+                name: "num-kept",
+                description: "Ops whose original form the cost model kept",
+                value: self.kept,
+            },
+            Statistic {
+                name: "num-rejected",
+                description: "Derivations dropped by the numeric check",
+                value: self.rejected,
+            },
+            Statistic {
+                name: "max-egraph-nodes",
+                description: "Largest e-graph (nodes)",
+                value: self.max_nodes,
+            },
+            Statistic {
+                name: "derivation-time-us",
+                description: "Time spent deriving (microseconds)",
+                value: self.time_us,
+            },
+        ]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(OllieDerivePass {
+            opts: self.opts.clone(),
+            ..Default::default()
+        })
+    }
+}
+
+/// `convert-linalg-to-ta`: contractions as `ta.expr` (plus the init when it is not zero).
+#[derive(Default)]
+pub struct ConvertLinalgToTaPass {
+    converted: u64,
+}
+
+impl Pass for ConvertLinalgToTaPass {
+    fn argument(&self) -> &'static str {
+        "convert-linalg-to-ta"
+    }
+    fn name(&self) -> &'static str {
+        "ConvertLinalgToTa"
+    }
+    fn summary(&self) -> &'static str {
+        "Write contractions (conv_2d, matmul, batch_matmul, mul-add linalg.generic) as ta.expr tensor-algebra expressions"
+    }
+    fn description(&self) -> &'static str {
+        "Each two-input mul-add contraction becomes `ta.expr L<parallel loops> Sum<reduction loops> { A[...] * B[...] }`; a non-zero init is added back by an elementwise linalg.generic. Loop extents are static or dims of an input."
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+        let mut cands = vec![];
+        cx.ir.walk_pre(top, &mut |o| {
+            if cx.ir.name(o).starts_with("linalg.") {
+                cands.push(o);
+            }
+        });
+        for op in cands {
+            let Ok(f) = from_linalg(cx.ir, op) else {
+                continue;
+            };
+            let rty = cx.ir.value_type(cx.ir.result(op, 0));
+            let e = cx.ir.create_op(
+                OpSpec::new(intern_name("ta.expr"), cx.ir.loc(op))
+                    .operands(f.inputs.clone())
+                    .results([rty])
+                    .attr("expr", ta::expr_attr(&f.scope)),
+            );
+            cx.ir.insert_before(op, e);
+            let mut v = cx.ir.result(e, 0);
+            if !is_zero_fill(cx.ir, f.init) {
+                let rank = rty.rank().unwrap_or(0);
+                let elem = rty.element_type();
+                let id = Attribute::affine_map(ftuner_ir::AffineMap::projection(
+                    rank as u32,
+                    &(0..rank as u32).collect::<Vec<_>>(),
+                ));
+                let par = Attribute::dialect("linalg", "iterator_type<parallel>");
+                let g = cx.ir.create_op(
+                    OpSpec::new(intern_name("linalg.generic"), cx.ir.loc(op))
+                        .operands([v, f.init, f.init])
+                        .results([rty])
+                        .prop("indexing_maps", Attribute::array(vec![id, id, id]))
+                        .prop("iterator_types", Attribute::array(vec![par; rank]))
+                        .prop("operandSegmentSizes", Attribute::dense_i32_array(&[2, 1]))
+                        .regions(1),
+                );
+                cx.ir.insert_before(op, g);
+                let r = cx.ir.regions_of(g)[0];
+                let b = cx.ir.append_block(r, &[elem, elem, elem]);
+                let args = cx.ir.block_args(b).to_vec();
+                let add = cx.ir.create_op(
+                    OpSpec::new(intern_name("arith.addf"), cx.ir.loc(op))
+                        .operands([args[0], args[1]])
+                        .results([elem]),
+                );
+                cx.ir.append_op(b, add);
+                let s = cx.ir.result(add, 0);
+                let y = cx.ir.create_op(
+                    OpSpec::new(intern_name("linalg.yield"), cx.ir.loc(op)).operands([s]),
+                );
+                cx.ir.append_op(b, y);
+                v = cx.ir.result(g, 0);
+            }
+            let r = cx.ir.result(op, 0);
+            cx.ir.replace_all_uses(r, v);
+            cx.ir.erase_op(op);
+            self.converted += 1;
+        }
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![Statistic {
+            name: "num-converted",
+            description: "Contractions written as ta.expr",
+            value: self.converted,
+        }]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(ConvertLinalgToTaPass::default())
+    }
+}
+
+pub use crate::lower::ConvertTaToLinalgPass;

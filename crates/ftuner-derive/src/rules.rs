@@ -1,0 +1,457 @@
+//! Derivation rules (OLLIE §4), grouped by topic. See README.md for the rule policy.
+//!
+//! Each rule is a function from one e-node (a scope, with its children's e-classes) to
+//! equivalent expressions ([`Piece`]s); `egg` runs them to saturation (or a limit) through
+//! [`RuleRewrite`], which adds each result and unions it with the node's class. Rules that
+//! change a child change how the parent reads it, so every rule keeps the parent's
+//! traversal (an e-class is one tensor).
+
+use crate::egraph::{add_piece, Piece, TaGraph, TaNode, CHILD};
+use egg::{Id, Searcher};
+use ftuner_dialects::ta::{BinOp, Idx, Iter, Scope, Src, Term};
+use std::cell::Cell;
+
+/// A rule: a name, a topic, and the function producing equivalent expressions of a node.
+pub struct Rule {
+    pub name: &'static str,
+    pub topic: &'static str,
+    pub apply: fn(&TaGraph, &TaNode) -> Vec<Piece>,
+}
+
+/// Every rule, by topic.
+pub fn all() -> Vec<Rule> {
+    vec![
+        Rule {
+            name: "summation-splitting",
+            topic: "intra-expression",
+            apply: sum_split,
+        },
+        Rule {
+            name: "variable-substitution",
+            topic: "intra-expression",
+            apply: var_subst,
+        },
+        Rule {
+            name: "boundary-tightening",
+            topic: "intra-expression",
+            apply: tighten,
+        },
+        Rule {
+            name: "traversal-shift",
+            topic: "intra-expression",
+            apply: shift,
+        },
+        Rule {
+            name: "unit-summation",
+            topic: "intra-expression",
+            apply: unit_sum,
+        },
+    ]
+}
+
+/// A rule as an `egg` rewrite: searches every class with a node the rule changes, applies
+/// it to each node, and stops adding once the e-graph holds `node_limit` nodes.
+pub struct RuleRewrite {
+    pub apply: fn(&TaGraph, &TaNode) -> Vec<Piece>,
+    pub node_limit: usize,
+}
+
+impl Searcher<TaNode, crate::egraph::TaAnalysis> for RuleRewrite {
+    fn search_eclass_with_limit(
+        &self,
+        egraph: &TaGraph,
+        eclass: Id,
+        limit: usize,
+    ) -> Option<egg::SearchMatches<'_, TaNode>> {
+        if limit == 0 {
+            return None;
+        }
+        let hit = egraph[eclass]
+            .nodes
+            .iter()
+            .any(|n| !(self.apply)(egraph, n).is_empty());
+        hit.then(|| egg::SearchMatches {
+            eclass,
+            substs: vec![egg::Subst::default()],
+            ast: None,
+        })
+    }
+    fn vars(&self) -> Vec<egg::Var> {
+        vec![]
+    }
+}
+
+impl egg::Applier<TaNode, crate::egraph::TaAnalysis> for RuleRewrite {
+    fn apply_one(
+        &self,
+        egraph: &mut TaGraph,
+        eclass: Id,
+        _subst: &egg::Subst,
+        _ast: Option<&egg::PatternAst<TaNode>>,
+        _rule: egg::Symbol,
+    ) -> Vec<Id> {
+        let nodes = egraph[eclass].nodes.clone();
+        let mut changed = vec![];
+        for n in nodes {
+            for p in (self.apply)(egraph, &n) {
+                if egraph.total_number_of_nodes() >= self.node_limit {
+                    return changed;
+                }
+                let id = add_piece(egraph, &p);
+                if egraph.union(eclass, id) {
+                    changed.push(id);
+                }
+            }
+        }
+        changed
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+thread_local! {
+    static FRESH: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A name no canonical iterator has (canonicalization renames it on insertion).
+fn fresh() -> String {
+    FRESH.with(|c| {
+        c.set(c.get() + 1);
+        format!("v{}", c.get())
+    })
+}
+
+fn static_range(s: &Scope, v: &str) -> Option<(i64, i64)> {
+    s.iter(v)?.static_range()
+}
+
+/// The child accesses of a body: (child number, its indices), in order.
+fn child_reads(t: &Term) -> Vec<(usize, Vec<Idx>)> {
+    t.accesses()
+        .into_iter()
+        .filter_map(|(s, i)| match s {
+            Src::Input(k) if *k >= CHILD => Some((*k - CHILD, i.to_vec())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Replace child `k`'s (single) read in `t` by `by`.
+fn with_child_read(t: &Term, k: usize, idx: &[Idx]) -> Term {
+    match t {
+        Term::Access(Src::Input(i), _) if *i == CHILD + k => {
+            Term::Access(Src::Input(*i), idx.to_vec())
+        }
+        Term::Access(..) | Term::Const(_) => t.clone(),
+        Term::Bin(o, a, b) => Term::Bin(
+            *o,
+            Box::new(with_child_read(a, k, idx)),
+            Box::new(with_child_read(b, k, idx)),
+        ),
+    }
+}
+
+/// The factors of a product body (None when the body is not a product).
+fn factors(t: &Term) -> Vec<&Term> {
+    match t {
+        Term::Bin(BinOp::Mul, a, b) => {
+            let mut v = factors(a);
+            v.extend(factors(b));
+            v
+        }
+        _ => vec![t],
+    }
+}
+
+/// For each child read once by the node (reads twice are left alone), every node of
+/// the child's class: (child number, parent's indices, child node).
+fn child_nodes(eg: &TaGraph, n: &TaNode) -> Vec<(usize, Vec<Idx>, TaNode)> {
+    let reads = child_reads(&n.head.body);
+    let mut out = vec![];
+    for (k, idx) in &reads {
+        if reads.iter().filter(|(j, _)| j == k).count() != 1 {
+            continue;
+        }
+        for cn in &eg[n.kids[*k]].nodes {
+            out.push((*k, idx.clone(), cn.clone()));
+        }
+    }
+    out
+}
+
+/// The parent with child `k` replaced by `child` and read at `idx`.
+fn rebuild(n: &TaNode, k: usize, idx: &[Idx], child: Piece) -> Piece {
+    let head = Scope {
+        trav: n.head.trav.clone(),
+        sum: n.head.sum.clone(),
+        body: with_child_read(&n.head.body, k, idx),
+    };
+    let kids = n
+        .kids
+        .iter()
+        .enumerate()
+        .map(|(j, id)| {
+            if j == k {
+                child.clone()
+            } else {
+                Piece::Class(*id)
+            }
+        })
+        .collect();
+    Piece::New(head, kids)
+}
+
+fn same_kids(n: &TaNode) -> Vec<Piece> {
+    n.kids.iter().map(|k| Piece::Class(*k)).collect()
+}
+
+/// Whether every index of `idx` stays within the child's traversal ranges over the
+/// parent's iterator ranges (so reads never fall in the zero padding around the child).
+fn reads_inside(parent: &Scope, e: &Idx, lo: i64, hi: i64) -> bool {
+    e.range(&|v| static_range(parent, v))
+        .is_some_and(|(a, b)| a >= lo && b <= hi)
+}
+
+// ---------------------------------------------------------------------------------------
+// Intra-expression rules
+
+/// Summation splitting: `Σ_{S} f = Σ_{outer} (Σ_{inner} f)`: the inner sum becomes a
+/// nested scope traversing the variables it needs (the parent's traversal and the outer
+/// summation variables the body uses).
+fn sum_split(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let s = &n.head;
+    let k = s.sum.len();
+    if !(2..=4).contains(&k) {
+        return vec![];
+    }
+    let mut used = vec![];
+    for (_, idx) in s.body.accesses() {
+        for e in idx {
+            e.vars(&mut used);
+        }
+    }
+    let mut out = vec![];
+    for mask in 1..(1u32 << k) - 1 {
+        let inner: Vec<Iter> = (0..k)
+            .filter(|b| mask & (1 << b) != 0)
+            .map(|b| s.sum[b].clone())
+            .collect();
+        let outer: Vec<Iter> = (0..k)
+            .filter(|b| mask & (1 << b) == 0)
+            .map(|b| s.sum[b].clone())
+            .collect();
+        let ctrav: Vec<Iter> = s
+            .trav
+            .iter()
+            .chain(&outer)
+            .filter(|i| used.contains(&i.name))
+            .cloned()
+            .collect();
+        let child = Piece::New(
+            Scope {
+                trav: ctrav.clone(),
+                sum: inner,
+                body: s.body.clone(),
+            },
+            same_kids(n),
+        );
+        let read = ctrav.iter().map(|i| Idx::var(&i.name)).collect();
+        out.push(Piece::New(
+            Scope {
+                trav: s.trav.clone(),
+                sum: outer,
+                body: Term::Access(Src::Input(CHILD), read),
+            },
+            vec![child],
+        ));
+    }
+    out
+}
+
+/// Variable substitution: a child traversal variable `x` that its body only uses as
+/// `x + L` (one linear combination `L` of other traversal variables) is replaced by
+/// `t = x + L`; the parent reads the child at `t = e_x + L(e)`.
+fn var_subst(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let mut out = vec![];
+    for (k, pidx, cn) in child_nodes(eg, n) {
+        let c = &cn.head;
+        for (p, x) in c.trav.iter().enumerate() {
+            let Some((xlo, xhi)) = x.static_range() else {
+                continue;
+            };
+            let mut comb: Option<Idx> = None;
+            let mut ok = true;
+            for (_, idx) in c.body.accesses() {
+                for e in idx {
+                    if !e.uses(&x.name) {
+                        continue;
+                    }
+                    if e.coef(&x.name) != 1 {
+                        ok = false;
+                        break;
+                    }
+                    let l = e.sub(&Idx::var(&x.name)).offset(-e.c);
+                    if l.uses(&x.name) || l.terms.is_empty() {
+                        ok = false;
+                        break;
+                    }
+                    match &comb {
+                        None => comb = Some(l),
+                        Some(c0) if *c0 == l => {}
+                        _ => ok = false,
+                    }
+                }
+            }
+            let Some(l) = comb.filter(|_| ok) else {
+                continue;
+            };
+            // L over the child's other traversal variables, affine, static.
+            let Some((lin, _)) = l.linear() else { continue };
+            if lin.keys().any(|v| {
+                !c.trav
+                    .iter()
+                    .any(|i| &i.name == v && i.static_range().is_some())
+            }) {
+                continue;
+            }
+            if !reads_inside(&n.head, &pidx[p], xlo, xhi) {
+                continue;
+            }
+            let Some((tlo, thi)) = Idx::var(&x.name).add(&l).range(&|v| static_range(c, v)) else {
+                continue;
+            };
+            let t = fresh();
+            let mut trav = c.trav.clone();
+            trav[p] = Iter::new(&t, tlo, thi);
+            let by = Idx::var(&t).sub(&l);
+            let child = Scope {
+                trav,
+                sum: c.sum.clone(),
+                body: c.body.map_idx(&|e| e.subst(&x.name, &by)),
+            };
+            // The parent's read: e_x + L(e_y for each y at its position).
+            let mut lp = l.clone();
+            for (q, y) in c.trav.iter().enumerate() {
+                if q != p && l.uses(&y.name) {
+                    lp = lp.subst(&y.name, &pidx[q]);
+                }
+            }
+            let mut nidx = pidx.clone();
+            nidx[p] = pidx[p].add(&lp);
+            out.push(rebuild(n, k, &nidx, Piece::New(child, same_kids(&cn))));
+        }
+    }
+    out
+}
+
+/// Boundary tightening: a child whose body is a product with a factor reading input `$i`
+/// at `x + c` along a dim of extent `D` is zero outside `x ∈ [-c, D - c)`; its range of
+/// `x` shrinks to that (the parent reads the zero padding either way).
+fn tighten(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let shapes = &eg.analysis.input_shapes;
+    let mut out = vec![];
+    for (k, pidx, cn) in child_nodes(eg, n) {
+        let c = &cn.head;
+        let fs = factors(&c.body);
+        for (p, x) in c.trav.iter().enumerate() {
+            let Some((lo, hi)) = x.static_range() else {
+                continue;
+            };
+            let (mut nlo, mut nhi) = (lo, hi);
+            for f in &fs {
+                let Term::Access(Src::Input(i), idx) = f else {
+                    continue;
+                };
+                let Some(shape) = shapes.get(*i) else {
+                    continue;
+                };
+                for (d, e) in idx.iter().enumerate() {
+                    let plain = e.terms.len() == 1 && e.coef(&x.name) == 1;
+                    if let (true, Some(Some(ext))) = (plain, shape.get(d)) {
+                        nlo = nlo.max(-e.c);
+                        nhi = nhi.min(ext - e.c);
+                    }
+                }
+            }
+            if (nlo, nhi) != (lo, hi) && nlo < nhi {
+                let mut trav = c.trav.clone();
+                trav[p] = Iter::new(&x.name, nlo, nhi);
+                let child = Scope {
+                    trav,
+                    sum: c.sum.clone(),
+                    body: c.body.clone(),
+                };
+                out.push(rebuild(n, k, &pidx, Piece::New(child, same_kids(&cn))));
+            }
+        }
+    }
+    out
+}
+
+/// Traversal shift: a child traversal variable `x` used only as `x + c` (one constant)
+/// becomes `x' = x + c`; the parent reads at `e_x + c`.
+fn shift(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let mut out = vec![];
+    for (k, pidx, cn) in child_nodes(eg, n) {
+        let c = &cn.head;
+        for (p, x) in c.trav.iter().enumerate() {
+            let Some((lo, hi)) = x.static_range() else {
+                continue;
+            };
+            let mut off: Option<i64> = None;
+            let mut ok = true;
+            for (_, idx) in c.body.accesses() {
+                for e in idx {
+                    if !e.uses(&x.name) {
+                        continue;
+                    }
+                    if e.coef(&x.name) != 1 || e.terms.len() != 1 || *off.get_or_insert(e.c) != e.c
+                    {
+                        ok = false;
+                    }
+                }
+            }
+            let Some(c0) = off.filter(|o| ok && *o != 0) else {
+                continue;
+            };
+            let t = fresh();
+            let mut trav = c.trav.clone();
+            trav[p] = Iter::new(&t, lo + c0, hi + c0);
+            let by = Idx::var(&t).offset(-c0);
+            let child = Scope {
+                trav,
+                sum: c.sum.clone(),
+                body: c.body.map_idx(&|e| e.subst(&x.name, &by)),
+            };
+            let mut nidx = pidx.clone();
+            nidx[p] = pidx[p].offset(c0);
+            out.push(rebuild(n, k, &nidx, Piece::New(child, same_kids(&cn))));
+        }
+    }
+    out
+}
+
+/// A summation over a single value is a substitution: `Σ_{r ∈ [a, a+1)} f = f[r := a]`.
+fn unit_sum(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let s = &n.head;
+    let Some(p) = s
+        .sum
+        .iter()
+        .position(|i| i.static_range().is_some_and(|(l, h)| h - l == 1))
+    else {
+        return vec![];
+    };
+    let (name, lo) = (s.sum[p].name.clone(), s.sum[p].lo);
+    let mut sum = s.sum.clone();
+    sum.remove(p);
+    let by = Idx::constant(lo);
+    vec![Piece::New(
+        Scope {
+            trav: s.trav.clone(),
+            sum,
+            body: s.body.map_idx(&|e| e.subst(&name, &by)),
+        },
+        same_kids(n),
+    )]
+}

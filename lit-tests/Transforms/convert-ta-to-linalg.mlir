@@ -1,0 +1,48 @@
+// convert-ta-to-linalg: one linalg.generic per ta.expr; accesses by iterators covering a
+// tensor exactly are indexing maps, others guarded tensor.extracts (out of bounds reads 0);
+// summation iterators no mapped operand spans take their range from an extents operand.
+// RUN: ftuner-opt %s --split-input-file --convert-ta-to-linalg | FileCheck %s
+// RUN: ftuner-opt %s --split-input-file --convert-ta-to-linalg --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
+// REQUIRES: mlir-opt
+// RUN: ftuner-run %s --entry pad_conv --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry divmod --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry matmul --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
+// JIT: check: ok (every result matches the module as read)
+
+// A 1-d convolution with implicit zero padding: the kernel is mapped, the input is read
+// at h + r - 1 with a bounds guard.
+// CHECK-LABEL: func.func @pad_conv
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]} ins(%arg1 : tensor<3xf32>)
+// CHECK: arith.cmpi sge
+// CHECK: arith.cmpi slt
+// CHECK: tensor.extract %arg0
+// CHECK: arith.select
+func.func @pad_conv(%x: tensor<8xf32>, %k: tensor<3xf32>) -> tensor<8xf32> {
+  %0 = ta.expr L<h:0:8> Sum<r:0:3> { %x[h + r - 1] * %k[r] } ins(%x, %k : tensor<8xf32>, tensor<3xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// floordiv / mod indices and an offset traversal (i from 2): no map, only extracts; the
+// summation's range comes from an extents operand.
+// CHECK-LABEL: func.func @divmod
+// CHECK: %[[EXT:.*]] = tensor.empty() : tensor<2xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[EXT]] : tensor<2xf32>)
+// CHECK: arith.floordivsi
+func.func @divmod(%x: tensor<4x3xf32>) -> tensor<10xf32> {
+  %0 = ta.expr L<i:2:12> Sum<k:0:2> { %x[i floordiv 3, (i + k) mod 3] - 0.5 } ins(%x : tensor<4x3xf32>) -> tensor<10xf32>
+  return %0 : tensor<10xf32>
+}
+
+// -----
+
+// A matmul is all maps.
+// CHECK-LABEL: func.func @matmul
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<4x5xf32>, tensor<5x6xf32>)
+// CHECK-NOT: tensor.extract
+// CHECK: arith.mulf
+func.func @matmul(%a: tensor<4x5xf32>, %b: tensor<5x6xf32>) -> tensor<4x6xf32> {
+  %0 = ta.expr L<m:0:4, n:0:6> Sum<k:0:5> { %a[m, k] * %b[k, n] } ins(%a, %b : tensor<4x5xf32>, tensor<5x6xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}

@@ -1,0 +1,83 @@
+// ollie-derive: contractions read as tensor-algebra expressions and derived by equality
+// saturation; target=matmul asks for matched matmuls plus eOperators (OLLIE's
+// conv-to-GEMM derivations), target=auto keeps what the hardware model prices cheaper.
+// Every emitted derivation passed the numeric check; verify=true also interprets it.
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(ollie-derive{target=matmul verify=true},canonicalize)' | FileCheck %s
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(ollie-derive{target=auto},canonicalize)' | FileCheck %s --check-prefix=AUTO
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize)' --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
+// REQUIRES: mlir-opt
+// The derived programs compute what the convolutions compute (JIT against the interpreter):
+// RUN: ftuner-run %s --entry conv3x3 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry conv1x1 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry dilated --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
+// JIT: check: ok (every result matches the module as read)
+
+// conv 3x3 (padding 1 in the expression: reads outside the input are 0) -> a matmul of
+// the input (M = n*h*w) by all 9 kernel taps at once (N = f*r*s), and an eOperator that
+// sums the shifted taps (summation splitting, variable substitution h + r -> t, boundary
+// tightening, traversal shift).
+// CHECK-LABEL: func.func @conv3x3
+// CHECK: linalg.transpose ins(%arg0 : tensor<1x4x6x6xf32>) {{.*}} permutation = [0, 2, 3, 1]
+// CHECK: tensor.collapse_shape {{.*}} into tensor<36x4xf32>
+// CHECK: linalg.transpose ins(%arg1 : tensor<8x4x3x3xf32>) {{.*}} permutation = [1, 0, 2, 3]
+// CHECK: tensor.collapse_shape {{.*}} into tensor<4x72xf32>
+// CHECK: %[[MM:.*]] = linalg.matmul ins({{.*}} : tensor<36x4xf32>, tensor<4x72xf32>)
+// CHECK: %[[T:.*]] = tensor.expand_shape %[[MM]] {{.*}} into tensor<1x6x6x8x3x3xf32>
+// CHECK: ta.expr L<i0:0:1, i1:0:8, i2:0:6, i3:0:6> Sum<k0:0:3, k1:0:3> { %[[T]][i0, i2 + k0 - 1, i3 + k1 - 1, i1, k0, k1] } ins(%[[T]] : tensor<1x6x6x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+// CHECK-NOT: linalg.conv_2d
+// AUTO-LABEL: func.func @conv3x3
+// AUTO: linalg.conv_2d_nchw_fchw
+// AUTO-NOT: ta.expr
+func.func @conv3x3(%x: tensor<1x4x6x6xf32>, %k: tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32> {
+  %0 = ta.expr L<n:0:1, f:0:8, h:0:6, w:0:6> Sum<c:0:4, r:0:3, s:0:3> {
+    %x[n, c, h + r - 1, w + s - 1] * %k[f, c, r, s]
+  } ins(%x, %k : tensor<1x4x6x6xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return %0 : tensor<1x8x6x6xf32>
+}
+
+// -----
+
+// conv 1x1 -> one matmul: the unit summations become constants (a slice of the kernel),
+// no eOperator; the bias the conv accumulated into is added back.
+// CHECK-LABEL: func.func @conv1x1
+// CHECK: tensor.extract_slice %arg1[0, 0, 0, 0] [24, 16, 1, 1] [1, 1, 1, 1] : tensor<24x16x1x1xf32> to tensor<24x16xf32>
+// CHECK: linalg.matmul ins({{.*}} : tensor<70x16xf32>, tensor<16x24xf32>)
+// CHECK: linalg.transpose {{.*}} permutation = [0, 3, 1, 2]
+// CHECK: arith.addf
+// CHECK-NOT: ta.expr
+// CHECK-NOT: linalg.conv_2d
+func.func @conv1x1(%x: tensor<2x16x5x7xf32>, %k: tensor<24x16x1x1xf32>, %b: tensor<2x24x5x7xf32>) -> tensor<2x24x5x7xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : tensor<2x16x5x7xf32>, tensor<24x16x1x1xf32>) outs(%b : tensor<2x24x5x7xf32>) -> tensor<2x24x5x7xf32>
+  return %r : tensor<2x24x5x7xf32>
+}
+
+// -----
+
+// Dilated conv (dilation 2, padded input) -> matmul over the whole padded input and an
+// eOperator reading the taps 2 apart.
+// CHECK-LABEL: func.func @dilated
+// CHECK: linalg.matmul ins({{.*}} : tensor<100x8xf32>, tensor<8x36xf32>)
+// CHECK: ta.expr L<i0:0:1, i1:0:4, i2:0:6, i3:0:6> Sum<k0:0:3, k1:0:3> { %{{.*}}[i0, i2 + 2 * k0, i3 + 2 * k1, i1, k0, k1] }
+func.func @dilated(%x: tensor<1x8x10x10xf32>, %k: tensor<4x8x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x6x6xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : tensor<1x8x10x10xf32>, tensor<4x8x3x3xf32>) outs(%f : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  return %r : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// Not derived: a strided conv (no rule substitutes 2 * h + r yet), and a plain matmul
+// (already a matched operator).
+// CHECK-LABEL: func.func @strided
+// CHECK: linalg.conv_2d_nchw_fchw
+// CHECK: linalg.matmul ins(%arg2, %arg3
+func.func @strided(%x: tensor<1x8x9x9xf32>, %k: tensor<4x8x3x3xf32>, %a: tensor<4x5xf32>, %b: tensor<5x6xf32>, %o: tensor<4x6xf32>) -> (tensor<1x4x4x4xf32>, tensor<4x6xf32>) {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %k : tensor<1x8x9x9xf32>, tensor<4x8x3x3xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x5xf32>, tensor<5x6xf32>) outs(%o : tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %r, %m : tensor<1x4x4x4xf32>, tensor<4x6xf32>
+}
