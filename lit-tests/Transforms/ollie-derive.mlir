@@ -10,6 +10,7 @@
 // RUN: ftuner-run %s --entry conv3x3 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry conv1x1 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry dilated --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry transposed --shape 0=3x6x3x3 --check --pass-pipeline='builtin.module(ollie-derive,convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // JIT: check: ok (every result matches the module as read)
 
 // conv 3x3 (padding 1 in the expression: reads outside the input are 0) -> a matmul of
@@ -80,4 +81,33 @@ func.func @strided(%x: tensor<1x8x9x9xf32>, %k: tensor<4x8x3x3xf32>, %a: tensor<
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %k : tensor<1x8x9x9xf32>, tensor<4x8x3x3xf32>) outs(%f : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   %m = linalg.matmul ins(%a, %b : tensor<4x5xf32>, tensor<5x6xf32>) outs(%o : tensor<4x6xf32>) -> tensor<4x6xf32>
   return %r, %m : tensor<1x4x4x4xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// A transposed convolution (kernel 4, stride 2, padding 1) as torch-mlir exports it: the
+// input zero-inserted by a strided insert_slice, then a dense conv over it, batch dynamic.
+// The padding is fused into the expression (the input read at (y + r - 2) / 2, exact
+// division), the zero-inserted positions dropped by division substitution, and what is
+// left is a matmul over the real input (N = f*r*s, 4x fewer products than the conv) and
+// two col2im eOperators summing the taps, one per spatial dim. (target=auto chooses it
+// at the DCGAN generator's sizes, not at these.) The batch stays dynamic; a cf.assert
+// checks the fused input's batch against the conv's.
+// CHECK-LABEL: func.func @transposed
+// CHECK: cf.assert
+// CHECK: linalg.matmul ins({{.*}} : tensor<?x6xf32>, tensor<6x64xf32>)
+// CHECK: %[[E:.*]] = ta.expr L<i0:0:dim(%{{.*}}, 0), i1:0:4, i2:0:3, i3:0:6, i4:0:4> Sum<k0:0:4> { %{{.*}}[i0, i2, (i3 + k0 - 2) / 2, i1, i4, k0] }
+// CHECK: ta.expr L<i0:0:dim(%[[E]], 0), i1:0:4, i2:0:6, i3:0:6> Sum<k0:0:4> { %[[E]][i0, i1, (i2 + k0 - 2) / 2, i3, k0] }
+// CHECK-NOT: linalg.conv_2d
+func.func @transposed(%x: tensor<?x6x3x3xf32>, %k: tensor<4x6x4x4xf32>) -> tensor<?x4x6x6xf32> {
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x6x3x3xf32>
+  %e = tensor.empty(%n) : tensor<?x6x9x9xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<?x6x9x9xf32>) -> tensor<?x6x9x9xf32>
+  %p = tensor.insert_slice %x into %z[0, 0, 2, 2] [%n, 6, 3, 3] [1, 1, 2, 2] : tensor<?x6x3x3xf32> into tensor<?x6x9x9xf32>
+  %oe = tensor.empty(%n) : tensor<?x4x6x6xf32>
+  %o = linalg.fill ins(%cst : f32) outs(%oe : tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x6x9x9xf32>, tensor<4x6x4x4xf32>) outs(%o : tensor<?x4x6x6xf32>) -> tensor<?x4x6x6xf32>
+  return %r : tensor<?x4x6x6xf32>
 }

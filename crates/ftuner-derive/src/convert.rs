@@ -11,9 +11,14 @@ use ftuner_ir::{AffineExpr, Ir, OpId, Value, DYNAMIC};
 
 /// A contraction read as an expression.
 pub struct FromLinalg {
+    /// The expression, with zero-padding producers fused ([`fuse_padding`]).
     pub scope: Scope,
-    /// The two inputs (`$0`, `$1`).
+    /// What its accesses read (`$0`, `$1`, ...).
     pub inputs: Vec<Value>,
+    /// The op's own expression and operands, before fusion (the op as it is priced, and
+    /// what `dim($i, d)` bounds refer to in both).
+    pub unfused: Scope,
+    pub operands: Vec<Value>,
     /// The init the contraction accumulates into.
     pub init: Value,
 }
@@ -130,10 +135,103 @@ pub fn from_linalg(ir: &Ir, op: OpId) -> Result<FromLinalg, String> {
         Ok(Term::Access(Src::Input(mi), idx))
     };
     let body = Term::product(access(0)?, access(1)?);
+    let unfused = Scope { trav, sum, body };
+    let (scope, inputs) = fuse_padding(ir, &unfused, &[ins[0], ins[1]]);
     Ok(FromLinalg {
-        scope: Scope { trav, sum, body },
-        inputs: vec![ins[0], ins[1]],
+        scope,
+        inputs,
+        unfused,
+        operands: vec![ins[0], ins[1]],
         init: outs[0],
+    })
+}
+
+/// How an input reads its source when it only pads it with zeros: per dim, `(offset,
+/// stride)`: element `i` of the input is element `(i - offset) / stride` of the source
+/// (exact division; 0 elsewhere). `tensor.pad` with a zero yield (stride 1, offset = low
+/// padding) and `tensor.insert_slice` into a zero fill (zero insertion, as transposed
+/// convolutions are exported) qualify.
+fn zero_padding(ir: &Ir, v: Value) -> Option<(Value, Vec<(i64, i64)>)> {
+    let d = ir.defining_op(v)?;
+    let arr = |k: &str| ir.attr(d, k).and_then(|a| a.as_dense_i64s());
+    match ir.name(d) {
+        "tensor.pad" => {
+            let low = arr("static_low")?;
+            if low.contains(&DYNAMIC) {
+                return None;
+            }
+            let body = ir.region_entry(*ir.regions_of(d).first()?)?;
+            let y = ir.block_ops(body).last()?;
+            if !is_zero(ir, *ir.operands(y).first()?) {
+                return None;
+            }
+            Some((ir.operand(d, 0), low.iter().map(|l| (*l, 1)).collect()))
+        }
+        "tensor.insert_slice" => {
+            let (offs, strides) = (arr("static_offsets")?, arr("static_strides")?);
+            if offs.contains(&DYNAMIC) || strides.iter().any(|s| *s <= 0) {
+                return None;
+            }
+            if !is_zero_fill(ir, ir.operand(d, 1)) {
+                return None;
+            }
+            Some((ir.operand(d, 0), offs.into_iter().zip(strides).collect()))
+        }
+        _ => None,
+    }
+}
+
+/// Inter-expression fusion of zero padding: each input that only pads its source with
+/// zeros is replaced by the source, read at `(i - offset) / stride` (out-of-range and
+/// inexact reads are 0, as the padding was). Bounds keep referring to the op's operands.
+pub fn fuse_padding(ir: &Ir, s: &Scope, ins: &[Value]) -> (Scope, Vec<Value>) {
+    let mut inputs = ins.to_vec();
+    let mut body = s.body.clone();
+    for (i, v) in ins.iter().enumerate() {
+        let Some((src, dims)) = zero_padding(ir, *v) else {
+            continue;
+        };
+        if ir.value_type(src).rank() != Some(dims.len()) {
+            continue;
+        }
+        inputs[i] = src;
+        body = map_access(&body, i, &|idx: &[Idx]| {
+            idx.iter()
+                .zip(&dims)
+                .map(|(e, (off, st))| e.offset(-off).exact_div(*st))
+                .collect()
+        });
+    }
+    // Two inputs that became one value are still two inputs (the verifier wants each
+    // read; the expression does not care).
+    (
+        Scope {
+            trav: s.trav.clone(),
+            sum: s.sum.clone(),
+            body,
+        },
+        inputs,
+    )
+}
+
+fn map_access(t: &Term, input: usize, f: &dyn Fn(&[Idx]) -> Vec<Idx>) -> Term {
+    match t {
+        Term::Access(Src::Input(i), idx) if *i == input => Term::Access(Src::Input(*i), f(idx)),
+        Term::Bin(o, a, b) => Term::Bin(
+            *o,
+            Box::new(map_access(a, input, f)),
+            Box::new(map_access(b, input, f)),
+        ),
+        _ => t.clone(),
+    }
+}
+
+fn is_zero(ir: &Ir, v: Value) -> bool {
+    ir.defining_op(v).is_some_and(|c| {
+        ir.name(c) == "arith.constant"
+            && ir.attr(c, "value").is_some_and(
+                |a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits, .. } if *bits == 0),
+            )
     })
 }
 

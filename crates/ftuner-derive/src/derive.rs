@@ -107,17 +107,23 @@ pub fn classify(s: &Scope, shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>) -> 
         let sh = shape(src)?;
         let mut vars = vec![];
         for (d, e) in idx.iter().enumerate() {
-            let ext = (*sh.get(d)?)?;
+            let ext = *sh.get(d)?;
             if let Some(c) = e.as_const() {
-                if c < 0 || c >= ext {
+                if c < 0 || c >= ext? {
                     return None;
                 }
                 continue;
             }
             let v = e.as_var()?.to_string();
             let it = s.iter(&v)?;
-            // The iterator covers the dim exactly: no padding, no partial read.
-            if it.lo != 0 || it.static_range()? != (0, ext) || vars.contains(&v) {
+            // The iterator covers the dim exactly: no padding, no partial read. A dynamic
+            // dim is covered by an iterator bounded by a dynamic dim (the emitted code
+            // checks the two are equal at run time).
+            let covers = match ext {
+                Some(ext) => it.static_range() == Some((0, ext)),
+                None => it.lo == 0 && it.hi.dim.is_some() && it.hi.c == 0,
+            };
+            if !covers || vars.contains(&v) {
                 return None;
             }
             vars.push(v);
@@ -193,12 +199,15 @@ fn count_ops(t: &Term) -> (f64, f64) {
     }
 }
 
-/// Seconds the model gives one scope (not counting its children).
+/// Seconds the model gives one scope (not counting its children). `as_op`: the scope is
+/// an op as it stands (a direct conv is then an implicit-GEMM conv); inside a derived
+/// program a conv-shaped scope is an eOperator, since that is how it would be emitted.
 pub fn node_cost(
     s: &Scope,
     shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>,
     costs: &Costs,
     target: Target,
+    as_op: bool,
 ) -> f64 {
     let vol = volume(s);
     let out_elems: f64 = s
@@ -224,16 +233,36 @@ pub fn node_cost(
             2.0 * vol / (GEMM_EFFICIENCY * costs.peak)
                 + 4.0 * (3.0 * in_elems + out_elems) / costs.bandwidth
         }
-        Kind::Conv2d => match target {
+        Kind::Conv2d if as_op => match target {
             Target::Matmul => f64::INFINITY,
             Target::Auto => 2.0 * vol / (CONV_EFFICIENCY * costs.peak),
         },
-        Kind::EOp => {
+        Kind::Conv2d | Kind::EOp => {
             let (acc, ops) = count_ops(&s.body);
             vol * (acc * EOP_ACCESS_CYCLES + ops * EOP_OP_CYCLES) / costs.freq
                 + 4.0 * out_elems / costs.bandwidth
         }
     }
+}
+
+/// Seconds the model gives a closed expression reading inputs of `input_shapes`.
+pub fn price(s: &Scope, input_shapes: &[Vec<Option<i64>>], costs: &Costs, target: Target) -> f64 {
+    let shape = |src: &Src| match src {
+        Src::Input(i) => input_shapes.get(*i).cloned(),
+        Src::Scope(s) => Some(
+            s.trav
+                .iter()
+                .map(|i| i.static_range().map(|(l, h)| h - l))
+                .collect(),
+        ),
+    };
+    let mut total = node_cost(s, &shape, costs, target, true);
+    for (src, _) in s.body.accesses() {
+        if let Src::Scope(inner) = src {
+            total += price(inner, input_shapes, costs, target);
+        }
+    }
+    total
 }
 
 /// The result of a derivation.
@@ -295,11 +324,7 @@ pub fn derive(
     let eg = runner.egraph;
     let root = eg.find(root);
     let (best, best_cost) = extract(&eg, root, costs, opts.target);
-    let original_cost = {
-        let none: Vec<Id> = vec![];
-        let shape = shape_fn(&eg, input_shapes, &none);
-        node_cost(s, &shape, costs, opts.target)
-    };
+    let original_cost = price(s, input_shapes, costs, opts.target);
     Outcome {
         best,
         best_cost,
@@ -341,7 +366,7 @@ fn extract(eg: &TaGraph, root: Id, costs: &Costs, target: Target) -> (Scope, f64
     for c in eg.classes() {
         for (j, n) in c.nodes.iter().enumerate() {
             let shape = shape_fn(eg, input_shapes, &n.kids);
-            own.insert((c.id, j), node_cost(&n.head, &shape, costs, target));
+            own.insert((c.id, j), node_cost(&n.head, &shape, costs, target, false));
         }
     }
     // best[class] = (total, node index, classes below including itself with their cost).

@@ -4,17 +4,20 @@
 //! eOperator, a `ta.expr` (lowered by `convert-ta-to-linalg`). A matmul's result stays in
 //! its own layout (batch, M, N); the eOperators reading it index it accordingly.
 //!
-//! The output is the MLIR text of a function `@ollie` taking the op's inputs (and its
-//! init) and returning its result; the pass parses it next to the op and inlines it.
+//! The output is the MLIR text of a function `@ollie(%in0, ..., %init, %op0, ...)`: the
+//! expression's inputs, the op's init, and the op's own operands (what `dim($j, d)` bounds
+//! refer to); the pass parses it next to the op and inlines it. Dynamic dimensions are
+//! read with `tensor.dim`; where a matmul operand's dynamic dim stands for an iterator
+//! bounded by another tensor's dim, a `cf.assert` checks they agree at run time.
 
 use crate::derive::{classify, Contraction, Kind};
 use ftuner_dialects::ta::expr::print_scope;
 use ftuner_dialects::ta::{Bound, Idx, Iter, Scope, Src, Term};
-use ftuner_ir::Type;
+use ftuner_ir::{Type, DYNAMIC};
 use std::fmt::Write;
 
-/// A tensor the emitted code produced: its SSA name, static shape, which traversal
-/// iterator each of its dims holds, and the iterators' lower bounds.
+/// A tensor the emitted code produced: its SSA name, shape (`DYNAMIC` where unknown),
+/// which traversal iterator each of its dims holds, and the iterators' lower bounds.
 #[derive(Clone, Debug)]
 struct Stage {
     name: String,
@@ -37,14 +40,21 @@ struct Em {
     n: usize,
     elem: String,
     inputs: Vec<(String, Vec<i64>)>,
+    /// Shapes of the op's operands (`%op{j}`), for `dim($j, d)` bounds.
+    operands: Vec<Vec<i64>>,
     matmuls: usize,
     eops: usize,
 }
 
+/// `tensor<AxBx...xelem>` (`?` for `DYNAMIC`).
 pub(crate) fn ty(shape: &[i64], elem: &str) -> String {
     let mut s = "tensor<".to_string();
     for d in shape {
-        let _ = write!(s, "{d}x");
+        if *d == DYNAMIC {
+            s.push_str("?x");
+        } else {
+            let _ = write!(s, "{d}x");
+        }
     }
     s.push_str(elem);
     s.push('>');
@@ -58,11 +68,29 @@ fn list(v: &[i64]) -> String {
         .join(", ")
 }
 
-fn static_ext(i: &Iter) -> Result<i64, String> {
-    i.static_range()
-        .map(|(l, h)| h - l)
-        .ok_or_else(|| format!("iterator '{}' has a dynamic extent", i.name))
+/// `[0, 1], [2], ...` for consecutive groups of the given sizes.
+fn reassociation(sizes: impl Iterator<Item = usize>) -> String {
+    let mut at = 0usize;
+    sizes
+        .map(|n| {
+            let g = (at..at + n).map(|x| x.to_string()).collect::<Vec<_>>();
+            at += n;
+            format!("[{}]", g.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
+
+/// An iterator's extent: static, or DYNAMIC when bounded by a dim.
+fn extent(i: &Iter) -> i64 {
+    i.static_range().map_or(DYNAMIC, |(l, h)| h - l)
+}
+
+/// An SSA tensor and its shape.
+type Tensor = (String, Vec<i64>);
+
+/// Marks lifted children in a flattened body (above [`crate::egraph::CHILD`]'s range).
+const CHILD_BASE: usize = 1 << 24;
 
 impl Em {
     fn fresh(&mut self) -> String {
@@ -74,59 +102,92 @@ impl Em {
         self.out.push_str(&s);
         self.out.push('\n');
     }
+    fn cst(&mut self, v: i64) -> String {
+        let c = self.fresh();
+        self.line(format!("{c} = arith.constant {v} : index"));
+        c
+    }
+    /// Dim `d` of tensor `t` (of `shape`) as an SSA index.
+    fn dim(&mut self, t: &str, shape: &[i64], d: usize) -> String {
+        if shape[d] != DYNAMIC {
+            return self.cst(shape[d]);
+        }
+        let c = self.cst(d as i64);
+        let v = self.fresh();
+        let tt = ty(shape, &self.elem);
+        self.line(format!("{v} = tensor.dim {t}, {c} : {tt}"));
+        v
+    }
+    /// The dynamic dims of `shape` read from tensor `t` (for `tensor.empty`).
+    fn dyn_dims(&mut self, t: &str, tshape: &[i64], dims: &[usize]) -> Vec<String> {
+        dims.iter()
+            .filter(|d| tshape[**d] == DYNAMIC)
+            .map(|d| self.dim(t, tshape, *d))
+            .collect()
+    }
+    fn empty(&mut self, shape: &[i64], dyn_vals: &[String]) -> String {
+        let e = self.fresh();
+        let t = ty(shape, &self.elem);
+        self.line(format!("{e} = tensor.empty({}) : {t}", dyn_vals.join(", ")));
+        e
+    }
+    /// The value of a `dim($j, d) + c` bound, from the op's operands.
+    fn bound(&mut self, b: &Bound) -> Result<String, String> {
+        let (j, d) = b.dim.ok_or("not a dynamic bound")?;
+        let shape = self
+            .operands
+            .get(j)
+            .ok_or("a bound names a missing operand")?
+            .clone();
+        let v = self.dim(&format!("%op{j}"), &shape, d);
+        if b.c == 0 {
+            return Ok(v);
+        }
+        let c = self.cst(b.c);
+        let r = self.fresh();
+        self.line(format!("{r} = arith.addi {v}, {c} : index"));
+        Ok(r)
+    }
 
     /// Emit `s` (post-order: nested scopes first); returns the tensor holding it.
     fn scope(&mut self, s: &Scope) -> Result<Stage, String> {
-        // Children first, in access order.
-        let mut kids: Vec<Stage> = vec![];
-        let mut body = s.body.clone();
-        let mut next = 0usize;
-        fn lift(
-            t: &Term,
-            em: &mut Em,
-            kids: &mut Vec<Stage>,
-            next: &mut usize,
-        ) -> Result<Term, String> {
+        fn lift(t: &Term, em: &mut Em, kids: &mut Vec<Stage>) -> Result<Term, String> {
             Ok(match t {
                 Term::Access(Src::Scope(inner), idx) => {
                     let st = em.scope(inner)?;
                     kids.push(st);
-                    *next += 1;
                     Term::Access(Src::Input(CHILD_BASE + kids.len() - 1), idx.clone())
                 }
                 Term::Bin(o, a, b) => Term::Bin(
                     *o,
-                    Box::new(lift(a, em, kids, next)?),
-                    Box::new(lift(b, em, kids, next)?),
+                    Box::new(lift(a, em, kids)?),
+                    Box::new(lift(b, em, kids)?),
                 ),
                 _ => t.clone(),
             })
         }
-        body = lift(&body, self, &mut kids, &mut next)?;
+        let mut kids: Vec<Stage> = vec![];
+        let body = lift(&s.body, self, &mut kids)?;
         let flat = Scope {
             trav: s.trav.clone(),
             sum: s.sum.clone(),
             body,
         };
         let inputs = self.inputs.clone();
-        let kshapes: Vec<Vec<i64>> = kids
-            .iter()
-            .map(|k| k.layout.iter().map(|_| 0).collect())
-            .collect();
-        let _ = kshapes;
         // Logical shapes of what accesses read (children: their traversal extents).
+        let dynamic = |d: i64| (d != DYNAMIC).then_some(d);
         let logical = |src: &Src| -> Option<Vec<Option<i64>>> {
             match src {
                 Src::Input(i) if *i >= CHILD_BASE => {
                     let k = &kids[*i - CHILD_BASE];
                     let mut v = vec![None; k.layout.len()];
                     for (j, p) in k.layout.iter().enumerate() {
-                        v[*p] = Some(k.shape[j]);
+                        v[*p] = dynamic(k.shape[j]);
                     }
                     // A child read must start at 0 for plain-iterator matching.
                     k.lows.iter().all(|l| *l == 0).then_some(v)
                 }
-                Src::Input(i) => Some(inputs.get(*i)?.1.iter().map(|d| Some(*d)).collect()),
+                Src::Input(i) => Some(inputs.get(*i)?.1.iter().map(|d| dynamic(*d)).collect()),
                 Src::Scope(_) => None,
             }
         };
@@ -138,7 +199,12 @@ impl Em {
 
     /// The SSA name and physical shape of an access's source, and its indices in
     /// physical order (children: permuted by their layout, shifted by their lows).
-    fn source(&self, src: &Src, idx: &[Idx], kids: &[Stage]) -> (String, Vec<i64>, Vec<Idx>) {
+    fn source(
+        &self,
+        src: &Src,
+        idx: &[Idx],
+        kids: &[Stage],
+    ) -> Result<(String, Vec<i64>, Vec<Idx>), String> {
         match src {
             Src::Input(i) if *i >= CHILD_BASE => {
                 let k = &kids[*i - CHILD_BASE];
@@ -147,36 +213,41 @@ impl Em {
                     .iter()
                     .map(|p| idx[*p].offset(-k.lows[*p]))
                     .collect();
-                (k.name.clone(), k.shape.clone(), phys)
+                Ok((k.name.clone(), k.shape.clone(), phys))
             }
-            Src::Input(i) => (
-                self.inputs[*i].0.clone(),
-                self.inputs[*i].1.clone(),
-                idx.to_vec(),
-            ),
-            Src::Scope(_) => unreachable!("nested scopes were lifted"),
+            Src::Input(i) => {
+                let (n, sh) = self.inputs.get(*i).ok_or("access to a missing input")?;
+                Ok((n.clone(), sh.clone(), idx.to_vec()))
+            }
+            Src::Scope(_) => Err("internal error: nested scope not lifted".into()),
         }
     }
 
-    /// One operand of a matmul: sliced at constant indices, transposed to `order`,
-    /// collapsed to the groups' sizes.
+    /// One operand of a matmul: sliced at constant indices, transposed to the groups'
+    /// order, dynamic dims checked against their iterators' bounds, collapsed. Returns the
+    /// collapsed tensor and its shape, and the transposed (uncollapsed) one.
     fn operand(
         &mut self,
+        s: &Scope,
         src: &Src,
         idx: &[Idx],
         kids: &[Stage],
         groups: &[&[String]],
-        s: &Scope,
-    ) -> Result<String, String> {
-        let (mut name, mut shape, phys) = self.source(src, idx, kids);
+    ) -> Result<(Tensor, Tensor), String> {
+        let (mut name, mut shape, phys) = self.source(src, idx, kids)?;
         // Constant indices: a rank-reducing slice.
         if phys.iter().any(|e| e.as_const().is_some()) {
             let offs: Vec<i64> = phys.iter().map(|e| e.as_const().unwrap_or(0)).collect();
-            let sizes: Vec<i64> = phys
-                .iter()
-                .zip(&shape)
-                .map(|(e, d)| if e.as_const().is_some() { 1 } else { *d })
-                .collect();
+            let mut sizes = vec![];
+            for (d, e) in phys.iter().enumerate() {
+                sizes.push(if e.as_const().is_some() {
+                    "1".to_string()
+                } else if shape[d] == DYNAMIC {
+                    self.dim(&name, &shape, d)
+                } else {
+                    shape[d].to_string()
+                });
+            }
             let kept: Vec<i64> = phys
                 .iter()
                 .zip(&shape)
@@ -188,7 +259,7 @@ impl Em {
             self.line(format!(
                 "{v} = tensor.extract_slice {name}[{}] [{}] [{}] : {} to {}",
                 list(&offs),
-                list(&sizes),
+                sizes.join(", "),
                 list(&ones),
                 ty(&shape, &self.elem),
                 ty(&kept, &self.elem)
@@ -200,6 +271,21 @@ impl Em {
             .iter()
             .filter_map(|e| e.as_var().map(str::to_string))
             .collect();
+        // Dynamic dims: equal to their iterators' bounds, or the matmul reads outside.
+        for (d, v) in vars.iter().enumerate() {
+            if shape[d] != DYNAMIC {
+                continue;
+            }
+            let it = s.iter(v).ok_or("operand dim is not an iterator")?.clone();
+            let have = self.dim(&name, &shape, d);
+            let want = self.bound(&it.hi)?;
+            let ok = self.fresh();
+            self.line(format!("{ok} = arith.cmpi eq, {have}, {want} : index"));
+            self.line(format!(
+                "cf.assert {ok}, \"ollie-derive: a matmul operand's dim {d} differs from the extent of '{}'\"",
+                it.name
+            ));
+        }
         let order: Vec<&String> = groups.iter().flat_map(|g| g.iter()).collect();
         let perm: Vec<usize> = order
             .iter()
@@ -208,11 +294,9 @@ impl Em {
             .ok_or("operand does not hold an iterator of its group")?;
         if perm.iter().enumerate().any(|(j, p)| j != *p) {
             let tshape: Vec<i64> = perm.iter().map(|p| shape[*p]).collect();
-            let (e, v) = (self.fresh(), self.fresh());
-            self.line(format!(
-                "{e} = tensor.empty() : {}",
-                ty(&tshape, &self.elem)
-            ));
+            let dyns = self.dyn_dims(&name, &shape, &perm);
+            let e = self.empty(&tshape, &dyns);
+            let v = self.fresh();
             self.line(format!(
                 "{v} = linalg.transpose ins({name} : {}) outs({e} : {}) permutation = [{}]",
                 ty(&shape, &self.elem),
@@ -222,37 +306,35 @@ impl Em {
             name = v;
             shape = tshape;
         }
+        let full = (name.clone(), shape.clone());
         let nonempty: Vec<&[String]> = groups.iter().copied().filter(|g| !g.is_empty()).collect();
         if nonempty.iter().any(|g| g.len() > 1) {
-            let mut reassoc = vec![];
             let mut cshape = vec![];
             let mut at = 0usize;
             for g in &nonempty {
-                reassoc.push(format!(
-                    "[{}]",
-                    (at..at + g.len())
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-                cshape.push(shape[at..at + g.len()].iter().product::<i64>());
+                let part = &shape[at..at + g.len()];
+                cshape.push(if part.contains(&DYNAMIC) {
+                    DYNAMIC
+                } else {
+                    part.iter().product::<i64>()
+                });
                 at += g.len();
             }
             let v = self.fresh();
             self.line(format!(
                 "{v} = tensor.collapse_shape {name} [{}] : {} into {}",
-                reassoc.join(", "),
+                reassociation(nonempty.iter().map(|g| g.len())),
                 ty(&shape, &self.elem),
                 ty(&cshape, &self.elem)
             ));
             name = v;
+            shape = cshape;
         }
-        let _ = s;
-        Ok(name)
+        Ok(((name, shape), full))
     }
 
     fn contraction(&mut self, s: &Scope, c: &Contraction, kids: &[Stage]) -> Result<Stage, String> {
-        let (Term::Bin(_, a, b), true) = (&s.body, true) else {
+        let Term::Bin(_, a, b) = &s.body else {
             return Err("not a product".into());
         };
         let (Term::Access(sa, ia), Term::Access(sb, ib)) = (&**a, &**b) else {
@@ -267,22 +349,23 @@ impl Em {
         } else {
             ((sb, ib), (sa, ia))
         };
-        let ext = |v: &String| s.iter(v).map(static_ext).transpose();
-        let size = |g: &[String]| -> Result<i64, String> {
-            g.iter().map(|v| ext(v).map(|e| e.unwrap_or(1))).product()
-        };
-        let x = self.operand(sx, ix, kids, &[&c.batch, &c.m, &c.k], s)?;
-        let y = self.operand(sy, iy, kids, &[&c.batch, &c.k, &c.n], s)?;
-        let (bs, ms, ns, ks) = (size(&c.batch)?, size(&c.m)?, size(&c.n)?, size(&c.k)?);
+        let ((x, xs), xfull) = self.operand(s, sx, ix, kids, &[&c.batch, &c.m, &c.k])?;
+        let ((y, ys), yfull) = self.operand(s, sy, iy, kids, &[&c.batch, &c.k, &c.n])?;
         let batched = !c.batch.is_empty();
-        let (xs, ys, rs) = if batched {
-            (vec![bs, ms, ks], vec![bs, ks, ns], vec![bs, ms, ns])
-        } else {
-            (vec![ms, ks], vec![ks, ns], vec![ms, ns])
+        // Result (b, m, n): b and m from X, n from Y.
+        let (rs, rdyn) = {
+            let nb = usize::from(batched);
+            let mut rs = xs[..nb + 1].to_vec();
+            rs.push(ys[nb + 1]);
+            let mut dyns = self.dyn_dims(&x, &xs, &(0..nb + 1).collect::<Vec<_>>());
+            if ys[nb + 1] == DYNAMIC {
+                dyns.push(self.dim(&y, &ys, nb + 1));
+            }
+            (rs, dyns)
         };
-        let (z, zero, f, mm) = (self.fresh(), self.fresh(), self.fresh(), self.fresh());
         let rt = ty(&rs, &self.elem);
-        self.line(format!("{z} = tensor.empty() : {rt}"));
+        let z = self.empty(&rs, &rdyn);
+        let (zero, f, mm) = (self.fresh(), self.fresh(), self.fresh());
         self.line(format!(
             "{zero} = arith.constant 0.000000e+00 : {}",
             self.elem
@@ -298,38 +381,48 @@ impl Em {
             ty(&ys, &self.elem)
         ));
         self.matmuls += 1;
-        // Expanded to (batch..., m..., n...).
+        // Expanded to (batch..., m..., n...): sizes from the transposed operands.
         let groups: Vec<&Vec<String>> = [&c.batch, &c.m, &c.n]
             .into_iter()
             .filter(|g| !g.is_empty())
             .collect();
         let full: Vec<&String> = groups.iter().flat_map(|g| g.iter()).collect();
-        let fshape: Vec<i64> = full
-            .iter()
-            .map(|v| ext(v).map(|e| e.unwrap_or(1)))
-            .collect::<Result<_, _>>()?;
+        let mut fshape = vec![];
+        let mut fvals = vec![];
+        for v in &full {
+            let ext = extent(s.iter(v).ok_or("matmul dim is not an iterator")?);
+            fshape.push(ext);
+            let (t, tshape, pos) = if c.n.contains(v) {
+                let p = c.batch.len() + c.k.len() + c.n.iter().position(|x| x == *v).unwrap_or(0);
+                (&yfull.0, &yfull.1, p)
+            } else {
+                let p = c
+                    .batch
+                    .iter()
+                    .chain(&c.m)
+                    .position(|x| x == *v)
+                    .unwrap_or(0);
+                (&xfull.0, &xfull.1, p)
+            };
+            let (t, tshape) = (t.clone(), tshape.clone());
+            fvals.push(if ext == DYNAMIC {
+                self.dim(&t, &tshape, pos)
+            } else {
+                ext.to_string()
+            });
+        }
         let mut name = mm;
+        let mut shape = rs;
         if groups.iter().any(|g| g.len() > 1) {
-            let mut reassoc = vec![];
-            let mut at = 0usize;
-            for g in &groups {
-                reassoc.push(format!(
-                    "[{}]",
-                    (at..at + g.len())
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-                at += g.len();
-            }
             let v = self.fresh();
             self.line(format!(
                 "{v} = tensor.expand_shape {name} [{}] output_shape [{}] : {rt} into {}",
-                reassoc.join(", "),
-                list(&fshape),
+                reassociation(groups.iter().map(|g| g.len())),
+                fvals.join(", "),
                 ty(&fshape, &self.elem)
             ));
             name = v;
+            shape = fshape;
         }
         let layout: Vec<usize> = full
             .iter()
@@ -338,7 +431,7 @@ impl Em {
             .ok_or("a matmul dim is not a traversal iterator")?;
         Ok(Stage {
             name,
-            shape: fshape,
+            shape,
             layout,
             lows: s.trav.iter().map(|i| i.lo).collect(),
         })
@@ -347,50 +440,73 @@ impl Em {
     fn eop(&mut self, s: &Scope, kids: &[Stage]) -> Result<Stage, String> {
         // Inputs of the ta.expr: distinct sources in order of first access.
         let mut names: Vec<(String, Vec<i64>)> = vec![];
-        let mut map_src = |name: String, shape: Vec<i64>| -> usize {
-            match names.iter().position(|(n, _)| *n == name) {
-                Some(p) => p,
-                None => {
-                    names.push((name, shape));
-                    names.len() - 1
-                }
-            }
-        };
         fn go(
             t: &Term,
             em: &Em,
             kids: &[Stage],
-            map_src: &mut dyn FnMut(String, Vec<i64>) -> usize,
-        ) -> Term {
-            match t {
+            names: &mut Vec<(String, Vec<i64>)>,
+        ) -> Result<Term, String> {
+            Ok(match t {
                 Term::Access(src, idx) => {
-                    let (n, sh, phys) = em.source(src, idx, kids);
-                    Term::Access(Src::Input(map_src(n, sh)), phys)
+                    let (n, sh, phys) = em.source(src, idx, kids)?;
+                    let p = match names.iter().position(|(x, _)| *x == n) {
+                        Some(p) => p,
+                        None => {
+                            names.push((n, sh));
+                            names.len() - 1
+                        }
+                    };
+                    Term::Access(Src::Input(p), phys)
                 }
                 Term::Bin(o, a, b) => Term::Bin(
                     *o,
-                    Box::new(go(a, em, kids, map_src)),
-                    Box::new(go(b, em, kids, map_src)),
+                    Box::new(go(a, em, kids, names)?),
+                    Box::new(go(b, em, kids, names)?),
                 ),
                 _ => t.clone(),
-            }
+            })
         }
-        let body = go(&s.body, self, kids, &mut map_src);
+        let body = go(&s.body, self, kids, &mut names)?;
+        if s.sum.iter().any(|i| i.hi.dim.is_some()) {
+            return Err("a summation with a dynamic extent".into());
+        }
+        // Dynamic traversal bounds: a dim of an input this expression reads plainly by
+        // the iterator (lows 0).
         let mut trav = s.trav.clone();
-        for i in trav.iter_mut().chain(&mut s.sum.clone()) {
-            if i.hi.dim.is_some() {
-                return Err(format!("iterator '{}' has a dynamic extent", i.name));
+        for it in &mut trav {
+            if it.hi.dim.is_none() {
+                continue;
             }
-        }
-        for i in &mut trav {
-            i.hi = Bound::fixed(i.hi.c);
+            if it.lo != 0 || it.hi.c != 0 {
+                return Err(format!("dynamic iterator '{}' with an offset", it.name));
+            }
+            let mut found = None;
+            for (src, idx) in body.accesses() {
+                let Src::Input(p) = src else { continue };
+                if let Some(d) = idx.iter().position(|e| e.as_var() == Some(&it.name)) {
+                    if names[*p].1[d] == DYNAMIC {
+                        found = Some((*p, d));
+                        break;
+                    }
+                }
+            }
+            let (p, d) = found.ok_or_else(|| {
+                format!(
+                    "no input of the eOperator spans dynamic iterator '{}'",
+                    it.name
+                )
+            })?;
+            it.hi = Bound {
+                dim: Some((p, d)),
+                c: 0,
+            };
         }
         let e = Scope {
             trav,
             sum: s.sum.clone(),
             body,
         };
-        let shape: Vec<i64> = s.trav.iter().map(static_ext).collect::<Result<_, _>>()?;
+        let shape: Vec<i64> = s.trav.iter().map(extent).collect();
         let text = print_scope(&e, &|i| names[i].0.clone());
         let v = self.fresh();
         let ins: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
@@ -411,24 +527,19 @@ impl Em {
     }
 }
 
-/// Marks lifted children in a flattened body (below [`crate::egraph::CHILD`]'s range).
-const CHILD_BASE: usize = 1 << 24;
-
-/// The function `@ollie(%in0, ..., [%init]) -> result` computing `best` (plus the init
-/// when `add_init`), for inputs of the given static types.
+/// The function `@ollie(%in..., %init, %op...) -> result` computing `best` (plus the init
+/// when `add_init`): `inputs` are the types of what the expression reads, `operands` those
+/// of the op's own operands (its bounds' reference).
 pub fn emit(
     best: &Scope,
     inputs: &[Type],
+    operands: &[Type],
     result: Type,
     add_init: bool,
 ) -> Result<Emitted, String> {
     let elem = result.element_type().to_string();
-    let static_shape = |t: Type| -> Result<Vec<i64>, String> {
-        let s = t.shape().ok_or("not a ranked tensor")?;
-        if s.contains(&ftuner_ir::DYNAMIC) {
-            return Err("dynamic shapes are not derived yet".into());
-        }
-        Ok(s.to_vec())
+    let shape_of = |t: Type| -> Result<Vec<i64>, String> {
+        Ok(t.shape().ok_or("not a ranked tensor")?.to_vec())
     };
     let mut em = Em {
         out: String::new(),
@@ -437,26 +548,40 @@ pub fn emit(
         inputs: inputs
             .iter()
             .enumerate()
-            .map(|(i, t)| Ok((format!("%in{i}"), static_shape(*t)?)))
+            .map(|(i, t)| Ok((format!("%in{i}"), shape_of(*t)?)))
+            .collect::<Result<_, String>>()?,
+        operands: operands
+            .iter()
+            .map(|t| shape_of(*t))
             .collect::<Result<_, String>>()?,
         matmuls: 0,
         eops: 0,
     };
-    let rshape = static_shape(result)?;
+    let rshape = shape_of(result)?;
     let root = em.scope(best)?;
     let mut name = root.name.clone();
     let rt = ty(&rshape, &elem);
+    let all: Vec<usize> = (0..rshape.len()).collect();
     if root.layout.iter().enumerate().any(|(j, p)| j != *p) {
         // Back to the traversal order: dim p of the result is the root's dim with layout p.
         let perm: Vec<i64> = (0..root.layout.len())
             .map(|p| root.layout.iter().position(|x| *x == p).unwrap_or(p) as i64)
             .collect();
-        let (e, v) = (em.fresh(), em.fresh());
-        em.line(format!("{e} = tensor.empty() : {rt}"));
+        let dyns = em.dyn_dims("%init", &rshape, &all);
+        let e = em.empty(&rshape, &dyns);
+        let v = em.fresh();
         em.line(format!(
             "{v} = linalg.transpose ins({name} : {}) outs({e} : {rt}) permutation = [{}]",
             ty(&root.shape, &elem),
             list(&perm)
+        ));
+        name = v;
+    } else if root.shape != rshape {
+        // Same layout, more static knowledge on one side: a cast.
+        let v = em.fresh();
+        em.line(format!(
+            "{v} = tensor.cast {name} : {} to {rt}",
+            ty(&root.shape, &elem)
         ));
         name = v;
     }
@@ -467,8 +592,9 @@ pub fn emit(
             .collect::<Vec<_>>()
             .join(", ");
         let id = format!("affine_map<({dims}) -> ({dims})>");
-        let (e, v) = (em.fresh(), em.fresh());
-        em.line(format!("{e} = tensor.empty() : {rt}"));
+        let dyns = em.dyn_dims("%init", &rshape, &all);
+        let e = em.empty(&rshape, &dyns);
+        let v = em.fresh();
         em.line(format!(
             "{v} = linalg.generic {{indexing_maps = [{id}, {id}, {id}], iterator_types = [{}]}} ins({name}, %init : {rt}, {rt}) outs({e} : {rt}) {{\n    ^bb0(%a: {elem}, %b: {elem}, %o: {elem}):\n      %s = arith.addf %a, %b : {elem}\n      linalg.yield %s : {elem}\n    }} -> {rt}",
             vec!["\"parallel\""; rank].join(", ")
@@ -481,6 +607,12 @@ pub fn emit(
         .map(|(i, t)| format!("%in{i}: {t}"))
         .collect();
     params.push(format!("%init: {rt}"));
+    params.extend(
+        operands
+            .iter()
+            .enumerate()
+            .map(|(j, t)| format!("%op{j}: {t}")),
+    );
     let text = format!(
         "func.func @ollie({}) -> {rt} {{\n{}    return {name} : {rt}\n}}\n",
         params.join(", "),

@@ -10,7 +10,7 @@
 use crate::emit::ty;
 use crate::pass::inline_text;
 use ftuner_dialects::ta::{self, Atom, BinOp, Idx, Scope, Src, Term};
-use ftuner_ir::{OpId, Type, Value};
+use ftuner_ir::{OpId, Value};
 use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
 use std::fmt::Write;
 
@@ -18,6 +18,9 @@ struct Body {
     out: String,
     n: usize,
     elem: String,
+    /// Conditions of exact divisions met while computing indices (the access reads 0
+    /// unless they all hold).
+    exact: Vec<String>,
 }
 
 impl Body {
@@ -55,6 +58,16 @@ impl Body {
                     let qk = self.bin("arith.muli", &q, &c, "index");
                     self.bin("arith.subi", &x, &qk, "index")
                 }
+                Atom::Div(inner, d) => {
+                    let x = self.idx(inner, var);
+                    let c = self.cst(*d);
+                    let q = self.bin("arith.floordivsi", &x, &c, "index");
+                    let qk = self.bin("arith.muli", &q, &c, "index");
+                    let ok = self.fresh();
+                    self.line(format!("{ok} = arith.cmpi eq, {qk}, {x} : index"));
+                    self.exact.push(ok);
+                    q
+                }
             };
             let t = if *k == 1 {
                 v
@@ -78,25 +91,57 @@ impl Body {
     }
 }
 
-/// The MLIR text of `@ollie(%in0, ..., %init) -> result` computing `s` with one
-/// linalg.generic (static shapes).
+/// The MLIR text of `@ollie(%in0, ...) -> result` computing `s` with one linalg.generic.
 pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String, String> {
     let nt = s.trav.len();
     let iters: Vec<&ta::Iter> = s.trav.iter().chain(&s.sum).collect();
     let nd = iters.len();
+    // (lo, hi); hi is DYNAMIC for a traversal iterator bounded by an input's dim.
     let mut ranges = vec![];
-    for i in &iters {
-        let (l, h) = i
-            .static_range()
-            .ok_or_else(|| format!("iterator '{}' has a dynamic extent", i.name))?;
-        ranges.push((l, h));
+    let mut head = String::new();
+    let mut dyn_sizes = vec![];
+    for (k, i) in iters.iter().enumerate() {
+        match (i.static_range(), i.hi.dim) {
+            (Some((l, h)), _) => ranges.push((l, h)),
+            (None, Some((j, d))) if k < nt => {
+                let shape = inputs.get(j).ok_or("a bound names a missing input")?;
+                if d >= shape.len() {
+                    return Err("a bound names a missing dim".into());
+                }
+                // extent = dim + c - lo
+                let _ = writeln!(head, "    %cd{k} = arith.constant {d} : index");
+                let _ = writeln!(
+                    head,
+                    "    %dim{k} = tensor.dim %in{j}, %cd{k} : {}",
+                    ty(shape, elem)
+                );
+                let _ = writeln!(
+                    head,
+                    "    %off{k} = arith.constant {} : index",
+                    i.hi.c - i.lo
+                );
+                let _ = writeln!(head, "    %ext{k} = arith.addi %dim{k}, %off{k} : index");
+                dyn_sizes.push(format!("%ext{k}"));
+                ranges.push((i.lo, ftuner_ir::DYNAMIC));
+            }
+            _ => {
+                return Err(format!(
+                    "summation iterator '{}' has a dynamic extent",
+                    i.name
+                ))
+            }
+        }
     }
+    let dynamic = ftuner_ir::DYNAMIC;
     let pos = |v: &str| iters.iter().position(|i| i.name == v);
     let dims = (0..nd)
         .map(|d| format!("d{d}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let rshape: Vec<i64> = ranges[..nt].iter().map(|(l, h)| h - l).collect();
+    let rshape: Vec<i64> = ranges[..nt]
+        .iter()
+        .map(|(l, h)| if *h == dynamic { dynamic } else { h - l })
+        .collect();
     let rt = ty(&rshape, elem);
     // Mapped accesses: distinct iterators from 0 covering the dims exactly.
     let accesses = s.body.accesses();
@@ -109,9 +154,16 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
         let ds: Option<Vec<usize>> = idx
             .iter()
             .zip(shape)
-            .map(|(e, d)| {
+            .enumerate()
+            .map(|(dpos, (e, d))| {
                 let p = pos(e.as_var()?)?;
-                (ranges[p] == (0, *d)).then_some(p)
+                let exact = if *d == dynamic {
+                    // The iterator is bounded by exactly this dim.
+                    iters[p].lo == 0 && iters[p].hi.dim == Some((*i, dpos)) && iters[p].hi.c == 0
+                } else {
+                    ranges[p] == (0, *d)
+                };
+                exact.then_some(p)
             })
             .collect();
         if let Some(ds) = ds {
@@ -126,12 +178,13 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
     // Loop dims no mapped operand or the output spans: an extra operand of their extents.
     let spanned = |d: usize| d < nt || mapped.iter().any(|(_, ds)| ds.contains(&d));
     let extra: Vec<usize> = (0..nd).filter(|d| !spanned(*d)).collect();
+    let _ = &dyn_sizes;
     let mut b = Body {
         out: String::new(),
         n: 0,
         elem: elem.to_string(),
+        exact: vec![],
     };
-    let mut head = String::new();
     let mut ins = vec![];
     let mut maps = vec![];
     let mut args = vec![];
@@ -167,7 +220,11 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let _ = writeln!(head, "    %empty = tensor.empty() : {rt}");
+    let _ = writeln!(
+        head,
+        "    %empty = tensor.empty({}) : {rt}",
+        dyn_sizes.join(", ")
+    );
     let init = if s.sum.is_empty() {
         "%empty".to_string()
     } else {
@@ -205,7 +262,7 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
             .and_then(|p| var_val[p].clone())
             .unwrap_or_else(|| "%undefined".into())
     };
-    let range_of = |v: &str| pos(v).map(|p| ranges[p]);
+    let range_of = |v: &str| pos(v).map(|p| ranges[p]).filter(|r| r.1 != dynamic);
     fn term(
         t: &Term,
         b: &mut Body,
@@ -248,6 +305,7 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
                 }
                 let shape = &inputs[*i];
                 let mut ixs = vec![];
+                b.exact.clear();
                 let mut guard: Option<String> = None;
                 for (e, d) in idx.iter().zip(shape) {
                     let v = b.idx(e, var);
@@ -257,7 +315,15 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
                         continue;
                     }
                     let z = b.cst(0);
-                    let dd = b.cst(*d);
+                    let dd = if *d == ftuner_ir::DYNAMIC {
+                        let c = b.cst(ixs.len() as i64);
+                        let r = b.fresh();
+                        let e = b.elem.clone();
+                        b.line(format!("{r} = tensor.dim %in{i}, {c} : {}", ty(shape, &e)));
+                        r
+                    } else {
+                        b.cst(*d)
+                    };
                     let ge = b.fresh();
                     b.line(format!("{ge} = arith.cmpi sge, {v}, {z} : index"));
                     let lt = b.fresh();
@@ -266,6 +332,12 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
                     let cl = b.fresh();
                     b.line(format!("{cl} = arith.select {ok}, {v}, {z} : index"));
                     ixs.push(cl);
+                    guard = Some(match guard {
+                        None => ok,
+                        Some(g) => b.bin("arith.andi", &g, &ok, "i1"),
+                    });
+                }
+                for ok in std::mem::take(&mut b.exact) {
                     guard = Some(match guard {
                         None => ok,
                         Some(g) => b.bin("arith.andi", &g, &ok, "i1"),
@@ -339,12 +411,11 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
             }
         })
         .collect();
-    let mut params: Vec<String> = inputs
+    let params: Vec<String> = inputs
         .iter()
         .enumerate()
         .map(|(i, s)| format!("%in{i}: {}", ty(s, elem)))
         .collect();
-    params.push(format!("%init: {rt}"));
     let ins_txt = if ins.is_empty() {
         String::new()
     } else {
@@ -412,15 +483,9 @@ impl Pass for ConvertTaToLinalgPass {
             let ins: Vec<Value> = cx.ir.operands(op).to_vec();
             let mut shapes = vec![];
             for v in &ins {
-                let t: Type = cx.ir.value_type(*v);
-                match t.shape() {
-                    Some(sh) if !sh.contains(&ftuner_ir::DYNAMIC) => shapes.push(sh.to_vec()),
-                    _ => {
-                        return Err(fail(
-                            cx,
-                            "dynamic input shapes are not supported yet".into(),
-                        ))
-                    }
+                match cx.ir.value_type(*v).shape() {
+                    Some(sh) => shapes.push(sh.to_vec()),
+                    None => return Err(fail(cx, "inputs must be ranked tensors".into())),
                 }
             }
             let rty = cx.ir.value_type(cx.ir.result(op, 0));
@@ -429,19 +494,11 @@ impl Pass for ConvertTaToLinalgPass {
                 Ok(t) => t,
                 Err(e) => return Err(fail(cx, e)),
             };
-            let e = cx.ir.create_op(
-                ftuner_ir::OpSpec::new(ftuner_ir::intern_name("tensor.empty"), cx.ir.loc(op))
-                    .results([rty]),
-            );
-            cx.ir.insert_before(op, e);
-            let mut args = ins.clone();
-            args.push(cx.ir.result(e, 0));
-            match inline_text(cx, op, &text, &args) {
+            match inline_text(cx, op, &text, &ins) {
                 Ok(v) => {
                     let r = cx.ir.result(op, 0);
                     cx.ir.replace_all_uses(r, v);
                     cx.ir.erase_op(op);
-                    cx.ir.erase_op(e);
                     self.lowered += 1;
                 }
                 Err(m) => return Err(fail(cx, m)),

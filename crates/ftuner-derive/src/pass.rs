@@ -1,7 +1,7 @@
 //! The passes: `ollie-derive`, `convert-linalg-to-ta`, `convert-ta-to-linalg`.
 
 use crate::convert::{from_linalg, is_zero_fill};
-use crate::derive::{derive, Costs, Options, Target};
+use crate::derive::{derive, price, Costs, Options, Target};
 use crate::emit::emit;
 use ftuner_dialects::ta;
 use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value};
@@ -118,12 +118,15 @@ impl Default for OllieDerivePass {
 impl OllieDerivePass {
     /// Interpret the inlined replacement (a standalone copy) and compare it with the
     /// original expression on random inputs.
+    #[allow(clippy::too_many_arguments)]
     fn verify(
         cx: &mut PassContext<'_>,
         text: &str,
+        _best: &ta::Scope,
         scope: &ta::Scope,
         shapes: &[Vec<usize>],
         init_shape: &[usize],
+        operand_shapes: &[Vec<usize>],
         add_init: bool,
     ) -> Result<(), String> {
         let m = ftuner_ir::parse_module(cx.ctx, text, "<ollie-derive verify>")
@@ -142,11 +145,14 @@ impl OllieDerivePass {
         };
         let ins: Vec<ftuner_interp::Tensor> = shapes.iter().map(|s| mk(s, &mut rng)).collect();
         let init = mk(init_shape, &mut rng);
-        let mut args: Vec<ftuner_interp::RtVal> = ins
-            .iter()
-            .map(|t| ftuner_interp::RtVal::Tensor(std::rc::Rc::new(t.clone())))
-            .collect();
-        args.push(ftuner_interp::RtVal::Tensor(std::rc::Rc::new(init.clone())));
+        let rt =
+            |t: &ftuner_interp::Tensor| ftuner_interp::RtVal::Tensor(std::rc::Rc::new(t.clone()));
+        let mut args: Vec<ftuner_interp::RtVal> = ins.iter().map(rt).collect();
+        args.push(rt(&init));
+        // The op's operands only size dynamic dims.
+        for s in operand_shapes {
+            args.push(rt(&mk(s, &mut rng)));
+        }
         let out = ftuner_interp::run(cx.ctx, &m.ir, m.top, "ollie", args)
             .map_err(|e| format!("the interpreter failed on the derived IR: {}", e.message))?;
         let got = out
@@ -158,6 +164,13 @@ impl OllieDerivePass {
             data: ins.iter().map(|t| t.data.as_slice()).collect(),
         };
         let (_, want) = ta::expr::evaluate(scope, &inputs)?;
+        if got.data.len() != want.len() {
+            return Err(format!(
+                "the derived IR returned {} elements, the expression has {}",
+                got.data.len(),
+                want.len()
+            ));
+        }
         for (i, (g, w)) in got.data.iter().zip(&want).enumerate() {
             let w = if add_init { w + init.data[i] } else { *w };
             if (g - w).abs() > 1e-3 * (1.0 + w.abs()) {
@@ -216,34 +229,42 @@ impl Pass for OllieDerivePass {
             }
         });
         for op in cands {
-            let (scope, inputs, init) = if cx.ir.name(op) == "ta.expr" {
+            let (scope, inputs, init, unfused, operands) = if cx.ir.name(op) == "ta.expr" {
                 match ta::scope_of(cx.ir, op) {
-                    Some(s) => (s, cx.ir.operands(op).to_vec(), None),
+                    Some(s) => {
+                        let ins = cx.ir.operands(op).to_vec();
+                        (s.clone(), ins.clone(), None, s, ins)
+                    }
                     None => continue,
                 }
             } else {
                 match from_linalg(cx.ir, op) {
-                    Ok(f) => (f.scope, f.inputs, Some(f.init)),
+                    Ok(f) => (f.scope, f.inputs, Some(f.init), f.unfused, f.operands),
                     Err(_) => continue,
                 }
             };
             let shapes = input_shapes(cx.ir, &inputs);
+            let op_shapes = input_shapes(cx.ir, &operands);
             let out = derive(&scope, &shapes, &costs, &opts);
             self.time_us += out.elapsed.as_micros() as u64;
             self.max_nodes = self.max_nodes.max(out.nodes as u64);
+            // The op as it stands (before fusing its padding) is what a derivation beats.
+            let as_is = out
+                .original_cost
+                .min(price(&unfused, &op_shapes, &costs, opts.target));
             tracing::info!(
                 op = cx.ir.name(op),
                 stop = %out.stop_reason,
                 nodes = out.nodes,
                 ms = out.elapsed.as_secs_f64() * 1e3,
-                "derived {} (cost {:.3e} s, original {:.3e} s)",
+                "derived {} (cost {:.3e} s, as is {:.3e} s)",
                 out.best,
                 out.best_cost,
-                out.original_cost
+                as_is
             );
-            let better = out.best_cost < out.original_cost * 0.95
+            let better = out.best_cost < as_is * 0.95
                 || (opts.target == Target::Matmul && out.best_cost.is_finite());
-            if !better || out.best == scope {
+            if !better || out.best == unfused {
                 self.kept += 1;
                 continue;
             }
@@ -261,8 +282,9 @@ impl Pass for OllieDerivePass {
             }
             let add_init = init.is_some_and(|v| !is_zero_fill(cx.ir, v));
             let in_tys: Vec<Type> = inputs.iter().map(|v| cx.ir.value_type(*v)).collect();
+            let op_tys: Vec<Type> = operands.iter().map(|v| cx.ir.value_type(*v)).collect();
             let rty = cx.ir.value_type(cx.ir.result(op, 0));
-            let em = match emit(&out.best, &in_tys, rty, add_init) {
+            let em = match emit(&out.best, &in_tys, &op_tys, rty, add_init) {
                 Ok(e) => e,
                 Err(e) => {
                     tracing::info!("ollie-derive: not emitted: {e}");
@@ -270,14 +292,29 @@ impl Pass for OllieDerivePass {
                     continue;
                 }
             };
+            if opts.target == Target::Matmul && em.matmuls == 0 {
+                self.kept += 1;
+                continue;
+            }
             if verify {
-                let ishape: Vec<usize> = rty
-                    .shape()
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|d| *d as usize)
-                    .collect();
-                if let Err(e) = Self::verify(cx, &em.text, &scope, &cshapes, &ishape, add_init) {
+                let conc = |t: Type| -> Vec<usize> {
+                    t.shape()
+                        .unwrap_or(&[])
+                        .iter()
+                        .map(|d| {
+                            if *d == ftuner_ir::DYNAMIC {
+                                3
+                            } else {
+                                *d as usize
+                            }
+                        })
+                        .collect()
+                };
+                let ishape = conc(rty);
+                let oshapes: Vec<Vec<usize>> = op_tys.iter().map(|t| conc(*t)).collect();
+                if let Err(e) = Self::verify(
+                    cx, &em.text, &out.best, &scope, &cshapes, &ishape, &oshapes, add_init,
+                ) {
                     cx.emit(Diagnostic::warning(
                         cx.ir.loc(op),
                         format!("ollie-derive{{verify=true}}: the rewritten IR failed on the interpreter and was dropped: {e}"),
@@ -290,6 +327,11 @@ impl Pass for OllieDerivePass {
             // The init (or, for a ta.expr, a placeholder of the result type).
             let init_v = match init {
                 Some(v) => v,
+                None if rty.shape().is_some_and(|s| s.contains(&ftuner_ir::DYNAMIC)) => {
+                    // A dynamic ta.expr has no init to size its result by.
+                    self.kept += 1;
+                    continue;
+                }
                 None => {
                     let e = cx.ir.create_op(
                         OpSpec::new(intern_name("tensor.empty"), cx.ir.loc(op)).results([rty]),
@@ -299,6 +341,7 @@ impl Pass for OllieDerivePass {
                 }
             };
             args.push(init_v);
+            args.extend(operands.iter().copied());
             match inline_text(cx, op, &em.text, &args) {
                 Ok(v) => {
                     let r = cx.ir.result(op, 0);

@@ -8,7 +8,7 @@
 
 use crate::egraph::{add_piece, Piece, TaGraph, TaNode, CHILD};
 use egg::{Id, Searcher};
-use ftuner_dialects::ta::{BinOp, Idx, Iter, Scope, Src, Term};
+use ftuner_dialects::ta::{Atom, BinOp, Idx, Iter, Scope, Src, Term};
 use std::cell::Cell;
 
 /// A rule: a name, a topic, and the function producing equivalent expressions of a node.
@@ -40,6 +40,11 @@ pub fn all() -> Vec<Rule> {
             name: "traversal-shift",
             topic: "intra-expression",
             apply: shift,
+        },
+        Rule {
+            name: "division-substitution",
+            topic: "intra-expression",
+            apply: div_subst,
         },
         Rule {
             name: "unit-summation",
@@ -202,6 +207,24 @@ fn rebuild(n: &TaNode, k: usize, idx: &[Idx], child: Piece) -> Piece {
     Piece::New(head, kids)
 }
 
+/// The linear expressions that hold `v` directly: the index itself when `v` is one of its
+/// terms, and (recursively) the operands of its floordiv / mod / exact divisions.
+fn contexts(e: &Idx, v: &str) -> Vec<Idx> {
+    let mut out = vec![];
+    if e.terms
+        .iter()
+        .any(|(a, _)| matches!(a, Atom::Var(x) if x == v))
+    {
+        out.push(e.clone());
+    }
+    for (a, _) in &e.terms {
+        if let Atom::FloorDiv(inner, _) | Atom::Mod(inner, _) | Atom::Div(inner, _) = a {
+            out.extend(contexts(inner, v));
+        }
+    }
+    out
+}
+
 fn same_kids(n: &TaNode) -> Vec<Piece> {
     n.kids.iter().map(|k| Piece::Class(*k)).collect()
 }
@@ -283,10 +306,7 @@ fn var_subst(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
             let mut comb: Option<Idx> = None;
             let mut ok = true;
             for (_, idx) in c.body.accesses() {
-                for e in idx {
-                    if !e.uses(&x.name) {
-                        continue;
-                    }
+                for e in idx.iter().flat_map(|e| contexts(e, &x.name)) {
                     if e.coef(&x.name) != 1 {
                         ok = false;
                         break;
@@ -426,6 +446,72 @@ fn shift(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
             };
             let mut nidx = pidx.clone();
             nidx[p] = pidx[p].offset(c0);
+            out.push(rebuild(n, k, &nidx, Piece::New(child, same_kids(&cn))));
+        }
+    }
+    out
+}
+
+/// Variable substitution through an exact division: a child traversal variable `t` that
+/// its product body only reads as `(t + c) / k` is zero unless `k` divides `t + c`; the
+/// child over `i = (t + c) / k` holds the same values and the parent reads it at
+/// `(e_t + c) / k` (an inexact index reads 0, as the child was). This is how a zero-
+/// inserted input (a transposed convolution) stops costing work.
+fn div_subst(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let mut out = vec![];
+    for (k, pidx, cn) in child_nodes(eg, n) {
+        let c = &cn.head;
+        if factors(&c.body).len() < 2 {
+            continue;
+        }
+        for (p, x) in c.trav.iter().enumerate() {
+            let Some((lo, hi)) = x.static_range() else {
+                continue;
+            };
+            // Every use of x is as the whole operand `x + c0` of an exact division by d.
+            let mut form: Option<(i64, i64)> = None;
+            let mut ok = true;
+            let mut seen = false;
+            for (_, idx) in c.body.accesses() {
+                for e in idx {
+                    if !e.uses(&x.name) {
+                        continue;
+                    }
+                    seen = true;
+                    let f = match e.terms.as_slice() {
+                        [(Atom::Div(inner, d), 1)] if e.c == 0 => match inner.terms.as_slice() {
+                            [(Atom::Var(v), 1)] if *v == x.name => Some((inner.c, *d)),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    match (f, form) {
+                        (Some(f), None) => form = Some(f),
+                        (Some(f), Some(g)) if f == g => {}
+                        _ => ok = false,
+                    }
+                }
+            }
+            let Some((c0, d)) = form.filter(|_| ok && seen) else {
+                continue;
+            };
+            // i ranges over the multiples: ceil((lo + c0) / d) ..= floor((hi - 1 + c0) / d).
+            let ilo = -((-(lo + c0)).div_euclid(d));
+            let ihi = (hi - 1 + c0).div_euclid(d) + 1;
+            if ilo >= ihi {
+                continue;
+            }
+            let i = fresh();
+            let mut trav = c.trav.clone();
+            trav[p] = Iter::new(&i, ilo, ihi);
+            let by = Idx::var(&i).scale(d).offset(-c0);
+            let child = Scope {
+                trav,
+                sum: c.sum.clone(),
+                body: c.body.map_idx(&|e| e.subst(&x.name, &by)),
+            };
+            let mut nidx = pidx.clone();
+            nidx[p] = pidx[p].offset(c0).exact_div(d);
             out.push(rebuild(n, k, &nidx, Piece::New(child, same_kids(&cn))));
         }
     }

@@ -24,6 +24,10 @@ pub enum Atom {
     Var(String),
     FloorDiv(Box<Idx>, i64),
     Mod(Box<Idx>, i64),
+    /// Exact division `e / k`: the index when `k` divides `e`; otherwise the access reads
+    /// nothing (0), like a read outside the tensor. A strided `insert_slice` (zero
+    /// insertion, as in transposed convolutions) reads its source this way.
+    Div(Box<Idx>, i64),
 }
 
 /// An index expression in canonical form: `Σ coef·atom + c`, atoms sorted, no zero
@@ -94,6 +98,20 @@ impl Idx {
         }
         Idx::atom(Atom::FloorDiv(Box::new(self.clone()), k))
     }
+    /// `self / k` (exact division), simplified when every coefficient and the constant
+    /// divide by k.
+    pub fn exact_div(&self, k: i64) -> Idx {
+        if k == 1 {
+            return self.clone();
+        }
+        if self.terms.iter().all(|(_, x)| x % k == 0) && self.c % k == 0 {
+            return Idx {
+                terms: self.terms.iter().map(|(a, x)| (a.clone(), x / k)).collect(),
+                c: self.c / k,
+            };
+        }
+        Idx::atom(Atom::Div(Box::new(self.clone()), k))
+    }
     /// `self mod k`, simplified when every coefficient and the constant divide by k.
     pub fn modulo(&self, k: i64) -> Idx {
         if k == 1 || (self.terms.iter().all(|(_, x)| x % k == 0) && self.c % k == 0) {
@@ -136,7 +154,7 @@ impl Idx {
     pub fn uses(&self, v: &str) -> bool {
         self.terms.iter().any(|(a, _)| match a {
             Atom::Var(x) => x == v,
-            Atom::FloorDiv(e, _) | Atom::Mod(e, _) => e.uses(v),
+            Atom::FloorDiv(e, _) | Atom::Mod(e, _) | Atom::Div(e, _) => e.uses(v),
         })
     }
     pub fn vars(&self, out: &mut Vec<String>) {
@@ -147,7 +165,7 @@ impl Idx {
                         out.push(x.clone())
                     }
                 }
-                Atom::FloorDiv(e, _) | Atom::Mod(e, _) => e.vars(out),
+                Atom::FloorDiv(e, _) | Atom::Mod(e, _) | Atom::Div(e, _) => e.vars(out),
             }
         }
     }
@@ -159,6 +177,7 @@ impl Idx {
                 Atom::Var(x) if x == v => by.clone(),
                 Atom::Var(_) => Idx::atom(a.clone()),
                 Atom::FloorDiv(e, d) => e.subst(v, by).floordiv(*d),
+                Atom::Div(e, d) => e.subst(v, by).exact_div(*d),
                 Atom::Mod(e, d) => e.subst(v, by).modulo(*d),
             };
             out = out.add(&t.scale(*k));
@@ -172,23 +191,32 @@ impl Idx {
             let t = match a {
                 Atom::Var(x) => Idx::var(&f(x)),
                 Atom::FloorDiv(e, d) => e.rename(f).floordiv(*d),
+                Atom::Div(e, d) => e.rename(f).exact_div(*d),
                 Atom::Mod(e, d) => e.rename(f).modulo(*d),
             };
             out = out.add(&t.scale(*k));
         }
         out
     }
-    pub fn eval(&self, env: &dyn Fn(&str) -> i64) -> i64 {
+    /// The value; None when an exact division is not exact (the access reads 0).
+    pub fn eval(&self, env: &dyn Fn(&str) -> i64) -> Option<i64> {
         let mut s = self.c;
         for (a, k) in &self.terms {
             let v = match a {
                 Atom::Var(x) => env(x),
-                Atom::FloorDiv(e, d) => e.eval(env).div_euclid(*d),
-                Atom::Mod(e, d) => e.eval(env).rem_euclid(*d),
+                Atom::FloorDiv(e, d) => e.eval(env)?.div_euclid(*d),
+                Atom::Mod(e, d) => e.eval(env)?.rem_euclid(*d),
+                Atom::Div(e, d) => {
+                    let x = e.eval(env)?;
+                    if x.rem_euclid(*d) != 0 {
+                        return None;
+                    }
+                    x.div_euclid(*d)
+                }
             };
             s = s.wrapping_add(k.wrapping_mul(v));
         }
-        s
+        Some(s)
     }
     /// The range `[lo, hi)` of values over iterator ranges `range` (interval arithmetic;
     /// exact for affine expressions of independent iterators).
@@ -204,6 +232,12 @@ impl Idx {
                     let (l, h) = e.range(range)?;
                     (l.div_euclid(*d), h.checked_sub(1)?.div_euclid(*d))
                 }
+                Atom::Div(e, d) => {
+                    let (l, h) = e.range(range)?;
+                    // Smallest and largest multiples of d in [l, h).
+                    let lo = -((-l).div_euclid(*d));
+                    (lo, h.checked_sub(1)?.div_euclid(*d))
+                }
                 Atom::Mod(_, d) => (0, d - 1),
             };
             let (a, b) = if *k >= 0 { (l, h) } else { (h, l) };
@@ -217,11 +251,11 @@ impl Idx {
 fn write_atom(out: &mut String, a: &Atom) {
     match a {
         Atom::Var(v) => out.push_str(v),
-        Atom::FloorDiv(e, d) | Atom::Mod(e, d) => {
-            let kw = if matches!(a, Atom::FloorDiv(..)) {
-                "floordiv"
-            } else {
-                "mod"
+        Atom::FloorDiv(e, d) | Atom::Mod(e, d) | Atom::Div(e, d) => {
+            let kw = match a {
+                Atom::FloorDiv(..) => "floordiv",
+                Atom::Mod(..) => "mod",
+                _ => "/",
             };
             if e.terms.len() + usize::from(e.c != 0) > 1 || e.terms.iter().any(|t| t.1 != 1) {
                 let _ = write!(out, "({e}) {kw} {d}");
@@ -606,7 +640,7 @@ impl<'a> Lex<'a> {
                         .map_err(|_| self.err(format!("integer '{txt}' out of range")))?,
                 )
             }
-        } else if b"<>:,{}[]()+-*?".contains(&c) {
+        } else if b"<>:,{}[]()+-*?/".contains(&c) {
             self.pos += 1;
             T::P(c as char)
         } else {
@@ -821,6 +855,12 @@ impl P<'_, '_> {
                     (_, Some(k)) => a.scale(k),
                     _ => return Err(self.l.err("index expressions must be affine")),
                 };
+            } else if self.l.eat('/')? {
+                let k = self.int()?;
+                if k <= 0 {
+                    return Err(self.l.err("'/' needs a positive constant"));
+                }
+                a = a.exact_div(k);
             } else if self.l.is_kw("floordiv") || self.l.is_kw("mod") {
                 let div = self.l.is_kw("floordiv");
                 self.l.next()?;
@@ -962,6 +1002,8 @@ struct Eval<'a> {
     inputs: &'a Inputs<'a>,
     /// Nested scopes evaluated once: (values, shape, lows).
     nested: HashMap<*const Scope, Tensor>,
+    /// Points of nested scopes computed on demand (when `nested` lacks the scope).
+    cache: std::cell::RefCell<HashMap<(*const Scope, Vec<i64>), f64>>,
 }
 
 fn read(data: &[f64], shape: &[usize], lows: Option<&[i64]>, idx: &[i64]) -> f64 {
@@ -1003,16 +1045,34 @@ impl Eval<'_> {
                 }
             }
             Term::Access(src, idx) => {
-                let ix: Vec<i64> = idx
+                let ix: Option<Vec<i64>> = idx
                     .iter()
                     .map(|e| e.eval(&|v| env.get(v).copied().unwrap_or(0)))
                     .collect();
+                // An inexact division reads nothing.
+                let Some(ix) = ix else {
+                    return 0.0;
+                };
                 match src {
                     Src::Input(i) => read(self.inputs.data[*i], &self.inputs.shapes[*i], None, &ix),
                     Src::Scope(inner) => {
                         let key: *const Scope = &**inner;
-                        let (d, sh, lo) = &self.nested[&key];
-                        read(d, sh, Some(lo), &ix)
+                        if let Some((d, sh, lo)) = self.nested.get(&key) {
+                            return read(d, sh, Some(lo), &ix);
+                        }
+                        // Lazily, one point at a time (remembered).
+                        let inside = inner.trav.iter().zip(&ix).all(|(it, x)| {
+                            *x >= it.lo && it.hi.eval(&self.inputs.shapes).is_some_and(|h| *x < h)
+                        });
+                        if !inside {
+                            return 0.0;
+                        }
+                        if let Some(v) = self.cache.borrow().get(&(key, ix.clone())) {
+                            return *v;
+                        }
+                        let v = self.point(inner, &ix).unwrap_or(0.0);
+                        self.cache.borrow_mut().insert((key, ix), v);
+                        v
                     }
                 }
             }
@@ -1081,6 +1141,7 @@ pub fn evaluate(s: &Scope, inputs: &Inputs<'_>) -> Result<(Vec<usize>, Vec<f64>)
     let mut e = Eval {
         inputs,
         nested: HashMap::new(),
+        cache: Default::default(),
     };
     e.prepare(s)?;
     e.full(s)
@@ -1092,11 +1153,12 @@ pub fn evaluate_at(
     inputs: &Inputs<'_>,
     points: &[Vec<usize>],
 ) -> Result<Vec<f64>, String> {
-    let mut e = Eval {
+    let e = Eval {
         inputs,
         nested: HashMap::new(),
+        cache: Default::default(),
     };
-    e.prepare(s)?;
+    // Nested scopes are evaluated lazily: only what the sampled points read.
     points
         .iter()
         .map(|p| {
