@@ -10,3 +10,10 @@
 // CHECK: W1: geomean GFLOP/s ftuner
 // JSON: {"system": "ftuner", "workload": "W1", "shape": "16x768x768", "threads": 1, "median_s":
 // JSON: {"system": "openblas", "workload": "W1", "shape": "16x768x768", "threads": 1, "median_s":
+// The ollie workload (issue 7): a conv layer compiled three ways, the results compared.
+// RUN: ftuner-bench --smoke --workloads ollie --inputs %S/Inputs --json %t.ollie.jsonl | FileCheck %s --check-prefix=OLLIE
+// RUN: FileCheck %s --check-prefix=OLLIEJSON < %t.ollie.jsonl
+// OLLIE: dilated_conv 1
+// OLLIE: OLLIE: geomean speedup of derived over direct loops
+// OLLIEJSON: {"system": "loops", "workload": "OLLIE", "shape": "dilated_conv@1", "threads": 1, "median_s":
+// OLLIEJSON: {"system": "derived", "workload": "OLLIE", "shape": "dilated_conv@1", "threads": 1, "median_s":

@@ -6,6 +6,7 @@
 // REQUIRES: mlir-opt
 // RUN: ftuner-run %s --entry pad_conv --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry divmod --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry nested --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry matmul --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // JIT: check: ok (every result matches the module as read)
 
@@ -45,4 +46,19 @@ func.func @divmod(%x: tensor<4x3xf32>) -> tensor<10xf32> {
 func.func @matmul(%a: tensor<4x5xf32>, %b: tensor<5x6xf32>) -> tensor<4x6xf32> {
   %0 = ta.expr L<m:0:4, n:0:6> Sum<k:0:5> { %a[m, k] * %b[k, n] } ins(%a, %b : tensor<4x5xf32>, tensor<5x6xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+// Nested scopes are split into their own ops first (an eOperator per scope), then lowered;
+// the outer one reads the inner at iterator values shifted by the inner's lower bound.
+// CHECK-LABEL: func.func @nested
+// CHECK: %[[IN:.*]] = linalg.generic
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: tensor.extract %[[IN]]
+// CHECK-NOT: ta.expr
+func.func @nested(%x: tensor<3x2xf32>) -> tensor<6xf32> {
+  %0 = ta.expr L<i:0:6> Sum<k:0:2> { (L<a:-1:7, b:0:2> { %x[a floordiv 2, a mod 2] + 1.0 })[i - 1, k] * 2.0 } ins(%x : tensor<3x2xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
 }

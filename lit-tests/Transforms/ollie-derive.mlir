@@ -4,12 +4,28 @@
 // Every emitted derivation passed the numeric check; verify=true also interprets it.
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(ollie-derive{target=matmul verify=true},canonicalize)' | FileCheck %s
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(ollie-derive{target=auto},canonicalize)' | FileCheck %s --check-prefix=AUTO
+// Guided derivation (summation splitting along the iterator table only) finds the same
+// matmuls in a smaller e-graph; the transposed conv's col2im stays one eOperator (the
+// explorative search also splits it per spatial dim, which runs faster):
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(ollie-derive{target=matmul guided=true verify=true},canonicalize)' | FileCheck %s --check-prefix=GUIDED
+// GUIDED-LABEL: func.func @conv3x3
+// GUIDED: linalg.matmul ins({{.*}} : tensor<36x4xf32>, tensor<4x72xf32>)
+// GUIDED-LABEL: func.func @conv1x1
+// GUIDED: linalg.matmul ins({{.*}} : tensor<70x16xf32>, tensor<16x24xf32>)
+// GUIDED-LABEL: func.func @dilated
+// GUIDED: linalg.matmul ins({{.*}} : tensor<100x8xf32>, tensor<8x36xf32>)
+// GUIDED-LABEL: func.func @strided
+// GUIDED: linalg.matmul ins({{.*}} : tensor<81x8xf32>, tensor<8x36xf32>)
+// GUIDED-LABEL: func.func @transposed
+// GUIDED: linalg.matmul ins({{.*}} : tensor<?x6xf32>, tensor<6x64xf32>)
+// GUIDED: ta.expr L<i0:0:dim(%{{.*}}, 0), i1:0:4, i2:0:6, i3:0:6> Sum<k0:0:4, k1:0:4> { %{{.*}}[i0, (i2 + k0 - 2) / 2, (i3 + k1 - 2) / 2, i1, k0, k1] }
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize)' --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
 // REQUIRES: mlir-opt
 // The derived programs compute what the convolutions compute (JIT against the interpreter):
 // RUN: ftuner-run %s --entry conv3x3 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry conv1x1 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry dilated --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry strided --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry transposed --shape 0=3x6x3x3 --check --pass-pipeline='builtin.module(ollie-derive,convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // JIT: check: ok (every result matches the module as read)
 
@@ -69,10 +85,13 @@ func.func @dilated(%x: tensor<1x8x10x10xf32>, %k: tensor<4x8x3x3xf32>) -> tensor
 
 // -----
 
-// Not derived: a strided conv (no rule substitutes 2 * h + r yet), and a plain matmul
-// (already a matched operator).
+// A strided conv: variable substitution with a coefficient (t = 2h + r): a matmul over
+// every input position, an eOperator reading it at 2h + r. A plain matmul is already a
+// matched operator and stays as it is.
 // CHECK-LABEL: func.func @strided
-// CHECK: linalg.conv_2d_nchw_fchw
+// CHECK: linalg.matmul ins({{.*}} : tensor<81x8xf32>, tensor<8x36xf32>)
+// CHECK: ta.expr L<i0:0:1, i1:0:4, i2:0:4, i3:0:4> Sum<k0:0:3, k1:0:3> { %{{.*}}[i0, 2 * i2 + k0, 2 * i3 + k1, i1, k0, k1] }
+// CHECK-NOT: linalg.conv_2d
 // CHECK: linalg.matmul ins(%arg2, %arg3
 func.func @strided(%x: tensor<1x8x9x9xf32>, %k: tensor<4x8x3x3xf32>, %a: tensor<4x5xf32>, %b: tensor<5x6xf32>, %o: tensor<4x6xf32>) -> (tensor<1x4x4x4xf32>, tensor<4x6xf32>) {
   %c = arith.constant 0.0 : f32

@@ -23,6 +23,8 @@ pub struct Options {
     pub node_limit: usize,
     pub time_limit: Duration,
     pub target: Target,
+    /// Guided derivation: summation splitting only along the iterator table.
+    pub guided: bool,
 }
 
 impl Default for Options {
@@ -32,6 +34,7 @@ impl Default for Options {
             node_limit: 20_000,
             time_limit: Duration::from_secs(5),
             target: Target::Auto,
+            guided: false,
         }
     }
 }
@@ -292,7 +295,12 @@ pub fn derive(
         range_conflicts: 0,
     });
     let root = add_piece(&mut eg, &piece_of(s));
-    let rewrites: Vec<egg::Rewrite<TaNode, TaAnalysis>> = rules::all()
+    let rule_set = if opts.guided {
+        rules::guided()
+    } else {
+        rules::all()
+    };
+    let rewrites: Vec<egg::Rewrite<TaNode, TaAnalysis>> = rule_set
         .into_iter()
         .map(|r| {
             let rw = RuleRewrite {
@@ -564,5 +572,53 @@ mod more_tests {
         let a = parse_scope("L<h:0:6> Sum<r:0:3> { $0[h + r - 1] * $1[r] }", &positional).unwrap();
         let b = parse_scope("L<h:0:6> Sum<r:0:3> { $0[h + r] * $1[r] }", &positional).unwrap();
         assert!(crate::check::equivalent(&a, &b, &[vec![6], vec![3]], 20, 1).is_err());
+    }
+}
+
+#[cfg(test)]
+mod guided_tests {
+    use super::*;
+    use ftuner_dialects::ta::expr::{parse_scope, positional};
+
+    #[test]
+    fn guided_derivation_reaches_the_matmul_in_a_smaller_egraph() {
+        let s = parse_scope(
+            "L<n:0:1, f:0:8, h:0:6, w:0:6> Sum<c:0:4, r:0:3, s:0:3> { $0[n, c, h + r - 1, w + s - 1] * $1[f, c, r, s] }",
+            &positional,
+        )
+        .unwrap();
+        let sh = vec![
+            vec![Some(1), Some(4), Some(6), Some(6)],
+            vec![Some(8), Some(4), Some(3), Some(3)],
+        ];
+        let c = Costs {
+            peak: 200e9,
+            bandwidth: 20e9,
+            freq: 4e9,
+        };
+        let run = |guided| {
+            derive(
+                &s,
+                &sh,
+                &c,
+                &Options {
+                    target: Target::Matmul,
+                    guided,
+                    ..Default::default()
+                },
+            )
+        };
+        let (g, e) = (run(true), run(false));
+        assert!(g.best_cost.is_finite() && e.best_cost.is_finite());
+        assert!(
+            g.nodes < e.nodes,
+            "guided {} vs explorative {}",
+            g.nodes,
+            e.nodes
+        );
+        let us = vec![vec![1, 4, 6, 6], vec![8, 4, 3, 3]];
+        crate::check::equivalent(&s, &g.best, &us, 100, 9).unwrap();
+        // The inner contraction reduces c only.
+        assert!(g.best.to_string().contains("Sum<k0:0:4>"), "{}", g.best);
     }
 }

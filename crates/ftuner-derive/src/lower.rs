@@ -463,12 +463,36 @@ impl Pass for ConvertTaToLinalgPass {
         "Each ta.expr becomes a linalg.generic over its traversal (parallel) and summation (reduction) iterators: accesses by distinct iterators covering a tensor exactly are indexing maps, other accesses are guarded tensor.extracts at computed indices (out-of-bounds reads are 0). Static shapes; a nested scope must have been split into its own ta.expr first."
     }
     fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
-        let mut ops = vec![];
-        cx.ir.walk_pre(top, &mut |o| {
-            if cx.ir.name(o) == "ta.expr" {
-                ops.push(o);
+        // Nested scopes are first split into their own ops (as ollie-derive emits them),
+        // which the next round lowers.
+        for _round in 0..16 {
+            let mut ops = vec![];
+            cx.ir.walk_pre(top, &mut |o| {
+                if cx.ir.name(o) == "ta.expr" {
+                    ops.push(o);
+                }
+            });
+            if ops.is_empty() {
+                return Ok(());
             }
-        });
+            self.lower_all(cx, ops)?;
+        }
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![Statistic {
+            name: "num-lowered",
+            description: "ta.expr ops lowered to linalg.generic",
+            value: self.lowered,
+        }]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(ConvertTaToLinalgPass::default())
+    }
+}
+
+impl ConvertTaToLinalgPass {
+    fn lower_all(&mut self, cx: &mut PassContext<'_>, ops: Vec<OpId>) -> Result<(), PassFailure> {
         for op in ops {
             let fail = |cx: &mut PassContext<'_>, m: String| {
                 cx.emit(ftuner_ir::Diagnostic::error(
@@ -489,6 +513,47 @@ impl Pass for ConvertTaToLinalgPass {
                 }
             }
             let rty = cx.ir.value_type(cx.ir.result(op, 0));
+            let nested = s
+                .body
+                .accesses()
+                .iter()
+                .any(|(src, _)| matches!(src, ta::Src::Scope(_)));
+            if nested {
+                if rty
+                    .shape()
+                    .is_none_or(|sh| sh.contains(&ftuner_ir::DYNAMIC))
+                {
+                    return Err(fail(
+                        cx,
+                        "a ta.expr with nested scopes needs a static result type".into(),
+                    ));
+                }
+                let tys: Vec<ftuner_ir::Type> = ins.iter().map(|v| cx.ir.value_type(*v)).collect();
+                let em = match crate::emit::emit(&s, &tys, &tys, rty, false) {
+                    Ok(e) => e,
+                    Err(e) => return Err(fail(cx, e)),
+                };
+                let e = cx.ir.create_op(
+                    ftuner_ir::OpSpec::new(ftuner_ir::intern_name("tensor.empty"), cx.ir.loc(op))
+                        .results([rty]),
+                );
+                cx.ir.insert_before(op, e);
+                let mut args = ins.clone();
+                args.push(cx.ir.result(e, 0));
+                args.extend(ins.iter().copied());
+                match inline_text(cx, op, &em.text, &args) {
+                    Ok(v) => {
+                        let r = cx.ir.result(op, 0);
+                        cx.ir.replace_all_uses(r, v);
+                        cx.ir.erase_op(op);
+                        if !cx.ir.has_uses(cx.ir.result(e, 0)) {
+                            cx.ir.erase_op(e);
+                        }
+                    }
+                    Err(m) => return Err(fail(cx, m)),
+                }
+                continue;
+            }
             let elem = rty.element_type().to_string();
             let text = match generic_text(&s, &shapes, &elem) {
                 Ok(t) => t,
@@ -505,15 +570,5 @@ impl Pass for ConvertTaToLinalgPass {
             }
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-lowered",
-            description: "ta.expr ops lowered to linalg.generic",
-            value: self.lowered,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(ConvertTaToLinalgPass::default())
     }
 }

@@ -18,6 +18,18 @@ pub struct Rule {
     pub apply: fn(&TaGraph, &TaNode) -> Vec<Piece>,
 }
 
+/// The rules of guided derivation: summation splitting only along the iterator table
+/// ([`sum_split_guided`]), the rest as in [`all`].
+pub fn guided() -> Vec<Rule> {
+    let mut v = all();
+    v[0] = Rule {
+        name: "summation-splitting-guided",
+        topic: "intra-expression",
+        apply: sum_split_guided,
+    };
+    v
+}
+
 /// Every rule, by topic.
 pub fn all() -> Vec<Rule> {
     vec![
@@ -225,6 +237,40 @@ fn contexts(e: &Idx, v: &str) -> Vec<Idx> {
     out
 }
 
+/// `e` with each context of `v` (an expression `comb + c` holding `v` directly, at any
+/// depth) rewritten to `by + c`.
+fn replace_context(e: &Idx, v: &str, comb: &Idx, by: &Idx) -> Idx {
+    let mut out = Idx::constant(e.c);
+    let direct = e
+        .terms
+        .iter()
+        .any(|(a, _)| matches!(a, Atom::Var(x) if x == v));
+    let base = if direct {
+        // e = comb + (e.c): the non-atomic part becomes `by`.
+        let rest = e.sub(comb).offset(-e.c);
+        out = out.add(by);
+        rest
+    } else {
+        Idx {
+            terms: e.terms.clone(),
+            c: 0,
+        }
+    };
+    for (a, k) in &base.terms {
+        let t = match a {
+            Atom::Var(_) => Idx {
+                terms: vec![(a.clone(), 1)],
+                c: 0,
+            },
+            Atom::FloorDiv(inner, d) => replace_context(inner, v, comb, by).floordiv(*d),
+            Atom::Mod(inner, d) => replace_context(inner, v, comb, by).modulo(*d),
+            Atom::Div(inner, d) => replace_context(inner, v, comb, by).exact_div(*d),
+        };
+        out = out.add(&t.scale(*k));
+    }
+    out
+}
+
 fn same_kids(n: &TaNode) -> Vec<Piece> {
     n.kids.iter().map(|k| Piece::Class(*k)).collect()
 }
@@ -243,11 +289,50 @@ fn reads_inside(parent: &Scope, e: &Idx, lo: i64, hi: i64) -> bool {
 /// nested scope traversing the variables it needs (the parent's traversal and the outer
 /// summation variables the body uses).
 fn sum_split(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
-    let s = &n.head;
-    let k = s.sum.len();
+    let k = n.head.sum.len();
     if !(2..=4).contains(&k) {
         return vec![];
     }
+    split_with(n, 1..(1u32 << k) - 1)
+}
+
+/// Guided summation splitting (OLLIE's iterator-table guidance toward a contraction):
+/// the one split whose inner summation holds the iterators a matmul can reduce — those
+/// that every access reads plainly (never inside a compound index) and that at least two
+/// accesses read; the mismatching ones (`r` of `h + r`) stay outside, for the
+/// substitutions to work on.
+fn sum_split_guided(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let s = &n.head;
+    if s.sum.len() < 2 || s.sum.len() > 31 {
+        return vec![];
+    }
+    let acc = s.body.accesses();
+    let mut mask = 0u32;
+    for (b, it) in s.sum.iter().enumerate() {
+        let mut readers = 0;
+        let mut plain = true;
+        for (_, idx) in &acc {
+            if idx.iter().any(|e| e.uses(&it.name)) {
+                readers += 1;
+                plain &= idx
+                    .iter()
+                    .filter(|e| e.uses(&it.name))
+                    .all(|e| e.as_var() == Some(it.name.as_str()));
+            }
+        }
+        if plain && readers >= 2 {
+            mask |= 1 << b;
+        }
+    }
+    if mask == 0 || mask == (1u32 << s.sum.len()) - 1 {
+        return vec![];
+    }
+    split_with(n, std::iter::once(mask))
+}
+
+fn split_with(n: &TaNode, masks: impl Iterator<Item = u32>) -> Vec<Piece> {
+    let s = &n.head;
+    let k = s.sum.len();
     let mut used = vec![];
     for (_, idx) in s.body.accesses() {
         for e in idx {
@@ -255,7 +340,7 @@ fn sum_split(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
         }
     }
     let mut out = vec![];
-    for mask in 1..(1u32 << k) - 1 {
+    for mask in masks {
         let inner: Vec<Iter> = (0..k)
             .filter(|b| mask & (1 << b) != 0)
             .map(|b| s.sum[b].clone())
@@ -303,27 +388,25 @@ fn var_subst(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
             let Some((xlo, xhi)) = x.static_range() else {
                 continue;
             };
-            let mut comb: Option<Idx> = None;
+            // Every context of x is `a * x + L + c` with one (a, L).
+            let mut comb: Option<(i64, Idx)> = None;
             let mut ok = true;
             for (_, idx) in c.body.accesses() {
                 for e in idx.iter().flat_map(|e| contexts(e, &x.name)) {
-                    if e.coef(&x.name) != 1 {
-                        ok = false;
-                        break;
-                    }
-                    let l = e.sub(&Idx::var(&x.name)).offset(-e.c);
-                    if l.uses(&x.name) || l.terms.is_empty() {
+                    let a = e.coef(&x.name);
+                    let l = e.sub(&Idx::var(&x.name).scale(a)).offset(-e.c);
+                    if a == 0 || l.uses(&x.name) || l.terms.is_empty() {
                         ok = false;
                         break;
                     }
                     match &comb {
-                        None => comb = Some(l),
-                        Some(c0) if *c0 == l => {}
+                        None => comb = Some((a, l)),
+                        Some(c0) if *c0 == (a, l.clone()) => {}
                         _ => ok = false,
                     }
                 }
             }
-            let Some(l) = comb.filter(|_| ok) else {
+            let Some((a, l)) = comb.filter(|_| ok) else {
                 continue;
             };
             // L over the child's other traversal variables, affine, static.
@@ -338,19 +421,20 @@ fn var_subst(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
             if !reads_inside(&n.head, &pidx[p], xlo, xhi) {
                 continue;
             }
-            let Some((tlo, thi)) = Idx::var(&x.name).add(&l).range(&|v| static_range(c, v)) else {
+            let comb = Idx::var(&x.name).scale(a).add(&l);
+            let Some((tlo, thi)) = comb.range(&|v| static_range(c, v)) else {
                 continue;
             };
             let t = fresh();
             let mut trav = c.trav.clone();
             trav[p] = Iter::new(&t, tlo, thi);
-            let by = Idx::var(&t).sub(&l);
+            let tv = Idx::var(&t);
             let child = Scope {
                 trav,
                 sum: c.sum.clone(),
-                body: c.body.map_idx(&|e| e.subst(&x.name, &by)),
+                body: c.body.map_idx(&|e| replace_context(e, &x.name, &comb, &tv)),
             };
-            // The parent's read: e_x + L(e_y for each y at its position).
+            // The parent's read: a * e_x + L(e_y for each y at its position).
             let mut lp = l.clone();
             for (q, y) in c.trav.iter().enumerate() {
                 if q != p && l.uses(&y.name) {
@@ -358,7 +442,7 @@ fn var_subst(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
                 }
             }
             let mut nidx = pidx.clone();
-            nidx[p] = pidx[p].add(&lp);
+            nidx[p] = pidx[p].scale(a).add(&lp);
             out.push(rebuild(n, k, &nidx, Piece::New(child, same_kids(&cn))));
         }
     }

@@ -34,7 +34,8 @@ extern "C" {
 )]
 struct Cli {
     /// Workloads to run: w1, w2, w3 (comma-separated); also attn (BERT's attention
-    /// batch-matmuls, not part of the default set).
+    /// batch-matmuls) and ollie (conv layers: direct loops vs implicit-GEMM uKernels vs
+    /// ollie-derive), not part of the default set.
     #[arg(long, default_value = "w1,w2,w3")]
     workloads: String,
     /// Timed repetitions per system and shape (after 2 warm-up calls).
@@ -53,7 +54,12 @@ struct Cli {
     /// `lower-ukernels{k-blocking=false}`).
     #[arg(long, default_value = PIPELINE)]
     pipeline: String,
+    /// Folder of the torch-mlir exports (the ollie workload's layers).
+    #[arg(long, default_value = "../shared/inputs")]
+    inputs: String,
 }
+
+mod ollie;
 
 const PIPELINE: &str =
     "builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
@@ -373,6 +379,9 @@ fn run(cli: &Cli) -> Result<(), String> {
                 )?;
             }
         }
+    }
+    if want.contains(&"ollie") {
+        ollie::run(&cli.inputs, reps, cli.smoke, &mut out.json)?;
     }
     if want.contains(&"w3") {
         let csv = std::fs::read_to_string(&cli.deepbench)

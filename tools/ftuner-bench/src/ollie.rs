@@ -1,0 +1,184 @@
+//! The `ollie` workload (issue 7): conv layers exported by torch-mlir, compiled three ways
+//! in one process — direct loop lowering (`loops`), contractions patched as implicit-GEMM
+//! uKernels (`ukernels`, ftuner's default), and derived by `ollie-derive` (`derived`,
+//! target=auto, then the same uKernel pipeline) — and timed alternately, one thread. The
+//! results of the three are compared before timing.
+
+use crate::{median, Rng};
+use ftuner_interp::{RtVal, Tensor};
+use ftuner_ir::DYNAMIC;
+use std::io::Write;
+use std::rc::Rc;
+
+const LOOPS: &str = "builtin.module(canonicalize,cse)";
+const UKERNELS: &str = crate::PIPELINE;
+const DERIVED: &str = "builtin.module(canonicalize,cse,ollie-derive,convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
+
+/// A layer: file under the inputs folder, entry, batch sizes for its dynamic dim.
+struct Layer {
+    file: &'static str,
+    entry: &'static str,
+    batches: &'static [usize],
+}
+
+/// Arguments like the models' own: the activation in [-1, 1], 1-d parameters
+/// (normalization scales, variances, biases) in [0.5, 1.5], weights uniform in
+/// ±1/sqrt(fan-in) (PyTorch's default scale), so deep layers stay well conditioned.
+fn args(shapes: &[Vec<i64>], batch: usize, rng: &mut Rng) -> Vec<Tensor> {
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let shape: Vec<usize> = s
+                .iter()
+                .map(|d| if *d == DYNAMIC { batch } else { *d as usize })
+                .collect();
+            let mut t = rng.tensor(shape.clone());
+            let fan: usize = shape.iter().skip(1).product::<usize>().max(1);
+            for x in &mut t.data {
+                *x = if i == 0 {
+                    *x
+                } else if shape.len() == 1 {
+                    1.0 + 0.5 * *x
+                } else {
+                    *x / (fan as f64).sqrt()
+                } as f32 as f64;
+            }
+            t
+        })
+        .collect()
+}
+
+pub fn run(
+    inputs: &str,
+    reps: usize,
+    smoke: bool,
+    json: &mut Option<std::fs::File>,
+) -> Result<(), String> {
+    let layers: Vec<Layer> = if smoke {
+        vec![Layer {
+            file: "dilated_conv.mlir",
+            entry: "dilated_conv",
+            batches: &[1],
+        }]
+    } else {
+        vec![
+            Layer {
+                file: "dilated_conv.mlir",
+                entry: "dilated_conv",
+                batches: &[1],
+            },
+            Layer {
+                file: "resnet_block.mlir",
+                entry: "resnet_block",
+                batches: &[1],
+            },
+            Layer {
+                file: "dcgan_generator.mlir",
+                entry: "dcgan_generator",
+                batches: &[1, 8, 32],
+            },
+        ]
+    };
+    println!(
+        "{:16} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "layer",
+        "batch",
+        "loops_ms",
+        "ukern_ms",
+        "derived_ms",
+        "vs_loops",
+        "vs_ukern",
+        "ukern_c_s",
+        "deriv_c_s",
+        "max_err"
+    );
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut vs_loops, mut vs_uk) = (vec![], vec![]);
+    for l in &layers {
+        let path = format!("{inputs}/{}", l.file);
+        let src = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+        let shapes = {
+            let ctx = ftuner_dialects::context();
+            let m = ftuner_opt::parse_and_verify(&ctx, &src, &path)
+                .map_err(|d| format!("{path}: {d:?}"))?;
+            ftuner_interp::param_shapes(&m.ir, m.top, l.entry)
+                .ok_or_else(|| format!("{path}: no function @{}", l.entry))?
+        };
+        let mut exes = vec![];
+        let mut compile_s = vec![];
+        for p in [LOOPS, UKERNELS, DERIVED] {
+            let t = std::time::Instant::now();
+            exes.push(crate::compile(&src, p)?);
+            compile_s.push(t.elapsed().as_secs_f64());
+        }
+        for &b in l.batches {
+            let a = args(&shapes, b, &mut rng);
+            let rargs: Vec<RtVal> = a
+                .iter()
+                .map(|t| RtVal::Tensor(Rc::new(t.clone())))
+                .collect();
+            // Warm up; the three agree.
+            let mut results = vec![];
+            for e in &exes {
+                let r = e.call(l.entry, &rargs).map_err(|e| e.0)?;
+                results.push(r[0].tensor().ok_or("no result")?.data.clone());
+            }
+            let scale = results[0].iter().fold(0f64, |m, x| m.max(x.abs()));
+            let err = results[1..]
+                .iter()
+                .flat_map(|r| r.iter().zip(&results[0]).map(|(x, y)| (x - y).abs()))
+                .fold(0f64, f64::max);
+            if err.is_nan() || err > 1e-3 * (1.0 + scale) {
+                return Err(format!(
+                    "{} batch {b}: the three compilations differ by {err:e}",
+                    l.entry
+                ));
+            }
+            let prepared = exes
+                .iter()
+                .map(|e| e.prepare(l.entry, &rargs).map_err(|e| e.0))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut times = vec![vec![]; 3];
+            for _ in 0..reps {
+                for (k, (e, p)) in exes.iter().zip(&prepared).enumerate() {
+                    times[k].push(e.time(p).map_err(|e| e.0)?.as_secs_f64());
+                }
+            }
+            let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
+            let (rl, ru) = (med[0] / med[2], med[1] / med[2]);
+            vs_loops.push(rl);
+            vs_uk.push(ru);
+            println!(
+                "{:16} {:>5} {:>10.3} {:>10.3} {:>10.3} {:>8.2}x {:>8.2}x {:>9.2} {:>9.2} {:>8.1e}",
+                l.entry,
+                b,
+                med[0] * 1e3,
+                med[1] * 1e3,
+                med[2] * 1e3,
+                rl,
+                ru,
+                compile_s[1],
+                compile_s[2],
+                err
+            );
+            if let Some(f) = json {
+                for (sys, m) in ["loops", "ukernels", "derived"].iter().zip(&med) {
+                    let _ = writeln!(
+                        f,
+                        "{{\"system\": \"{sys}\", \"workload\": \"OLLIE\", \"shape\": \"{}@{b}\", \"threads\": 1, \"median_s\": {m:e}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}",
+                        l.entry
+                    );
+                }
+            }
+        }
+    }
+    let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp();
+    println!(
+        "OLLIE: geomean speedup of derived over direct loops {:.2}x, over implicit-GEMM uKernels {:.2}x ({} layer runs)",
+        geo(&vs_loops),
+        geo(&vs_uk),
+        vs_loops.len()
+    );
+    Ok(())
+}
