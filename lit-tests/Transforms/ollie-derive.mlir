@@ -25,6 +25,16 @@
 // RUN: ftuner-run %s --entry conv3x3 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry conv1x1 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry dilated --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
+// Expression splitting (opt-in) adds gather eOperators (im2col) to the forms; the
+// extraction then mixes them with the substitution forms:
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(ollie-derive{target=matmul split-expressions=true verify=true},canonicalize)' | FileCheck %s --check-prefix=SPLIT
+// RUN: ftuner-run %s --entry conv3x3 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul split-expressions=true},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry transposed --shape 0=2x6x3x3 --check --pass-pipeline='builtin.module(ollie-derive{target=matmul split-expressions=true},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
+// SPLIT-LABEL: func.func @conv3x3
+// SPLIT: ta.expr L<i0:0:1, i1:0:6, i2:0:6, i3:0:4, i4:0:3> { %arg0[i0, i3, i1 + i4 - 1, i2] }
+// SPLIT: linalg.matmul ins({{.*}} : tensor<36x12xf32>, tensor<12x24xf32>)
+// SPLIT-LABEL: func.func @transposed
+// SPLIT: linalg.matmul
 // RUN: ftuner-run %s --entry strided --check --pass-pipeline='builtin.module(ollie-derive{target=matmul},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry transposed --shape 0=3x6x3x3 --check --pass-pipeline='builtin.module(ollie-derive,convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=JIT
 // JIT: check: ok (every result matches the module as read)

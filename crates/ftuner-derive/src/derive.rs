@@ -25,6 +25,8 @@ pub struct Options {
     pub target: Target,
     /// Guided derivation: summation splitting only along the iterator table.
     pub guided: bool,
+    /// Add expression splitting (gathers of compound accesses, im2col) to the rules.
+    pub split_expressions: bool,
 }
 
 impl Default for Options {
@@ -35,6 +37,7 @@ impl Default for Options {
             time_limit: Duration::from_secs(5),
             target: Target::Auto,
             guided: false,
+            split_expressions: false,
         }
     }
 }
@@ -295,11 +298,14 @@ pub fn derive(
         range_conflicts: 0,
     });
     let root = add_piece(&mut eg, &piece_of(s));
-    let rule_set = if opts.guided {
+    let mut rule_set = if opts.guided {
         rules::guided()
     } else {
         rules::all()
     };
+    if opts.split_expressions {
+        rule_set.push(rules::splitting());
+    }
     let rewrites: Vec<egg::Rewrite<TaNode, TaAnalysis>> = rule_set
         .into_iter()
         .map(|r| {

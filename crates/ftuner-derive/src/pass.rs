@@ -102,6 +102,7 @@ impl Default for OllieDerivePass {
                 OptionSpec { name: "time-limit", kind: OptionKind::Float, default: "5", description: "Most seconds of saturation per expression" },
                 OptionSpec { name: "target", kind: OptionKind::Enum(&["auto", "matmul"]), default: "auto", description: "auto: keep the form the hardware model prices cheapest (a conv may stay an implicit-GEMM conv); matmul: derive contractions to matmul / batch_matmul plus eOperators" },
                 OptionSpec { name: "guided", kind: OptionKind::Bool, default: "false", description: "Guided derivation: split summations only along the iterator table (toward a contraction) instead of every way, for a smaller e-graph" },
+                OptionSpec { name: "split-expressions", kind: OptionKind::Bool, default: "false", description: "Also split compound accesses into gather eOperators (im2col forms); a larger e-graph" },
                 OptionSpec { name: "verify", kind: OptionKind::Bool, default: "false", description: "Also run the rewritten IR on the reference interpreter against the original expression (random inputs) before keeping it" },
                 OptionSpec { name: "hw-target", kind: OptionKind::String, default: "", description: "Hardware model for the costs (host, a built-in name, a .toml file); empty: the module's ftuner.target or host" },
             ]),
@@ -214,6 +215,7 @@ impl Pass for OllieDerivePass {
                 Target::Auto
             },
             guided: self.opts.bool("guided"),
+            split_expressions: self.opts.bool("split-expressions"),
         };
         let verify = self.opts.bool("verify");
         let mut cands = vec![];
