@@ -85,7 +85,6 @@ pub fn from_linalg(ir: &Ir, op: OpId) -> Result<FromLinalg, String> {
     // Loop bounds: a dim read plainly by some operand.
     let vals = [ins[0], ins[1], outs[0]];
     let bound = |d: u32| -> Option<Bound> {
-        let mut from_out = None;
         for (mi, m) in maps.iter().enumerate() {
             for (j, e) in m.results.iter().enumerate() {
                 if *e == AffineExpr::Dim(d) {
@@ -99,11 +98,9 @@ pub fn from_linalg(ir: &Ir, op: OpId) -> Result<FromLinalg, String> {
                             c: 0,
                         });
                     }
-                    from_out = Some(());
                 }
             }
         }
-        let _ = from_out;
         None
     };
     let iter = |d: u32| -> Result<Iter, String> {

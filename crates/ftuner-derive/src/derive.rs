@@ -306,18 +306,16 @@ pub fn derive(
     if opts.split_expressions {
         rule_set.push(rules::splitting());
     }
+    // Rules bind no pattern variables, so building a rewrite cannot fail; a rule that
+    // could not be built is left out rather than stopping the derivation.
     let rewrites: Vec<egg::Rewrite<TaNode, TaAnalysis>> = rule_set
         .into_iter()
-        .map(|r| {
+        .filter_map(|r| {
             let rw = RuleRewrite {
                 apply: r.apply,
                 node_limit: opts.node_limit,
             };
-            let rw2 = RuleRewrite {
-                apply: r.apply,
-                node_limit: opts.node_limit,
-            };
-            egg::Rewrite::new(r.name, rw, rw2).expect("rules bind no variables")
+            egg::Rewrite::new(r.name, rw.clone(), rw).ok()
         })
         .collect();
     let runner = egg::Runner::default()
@@ -446,7 +444,7 @@ mod tests {
     use super::*;
     use ftuner_dialects::ta::expr::{parse_scope, positional};
 
-    fn costs() -> Costs {
+    pub(super) fn costs() -> Costs {
         Costs {
             peak: 200e9,
             bandwidth: 20e9,
@@ -454,8 +452,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn conv3x3_derives_to_matmul_and_eop() {
+    /// A 3x3 conv with padding 1 and its input shapes.
+    pub(super) fn conv3x3() -> (Scope, Vec<Vec<Option<i64>>>) {
         let s = parse_scope(
             "L<n:0:1, f:0:8, h:0:6, w:0:6> Sum<c:0:4, r:0:3, s:0:3> { $0[n, c, h + r - 1, w + s - 1] * $1[f, c, r, s] }",
             &positional,
@@ -465,6 +463,12 @@ mod tests {
             vec![Some(1), Some(4), Some(6), Some(6)],
             vec![Some(8), Some(4), Some(3), Some(3)],
         ];
+        (s, shapes)
+    }
+
+    #[test]
+    fn conv3x3_derives_to_matmul_and_eop() {
+        let (s, shapes) = conv3x3();
         let o = derive(
             &s,
             &shapes,
@@ -486,16 +490,9 @@ mod tests {
 
 #[cfg(test)]
 mod more_tests {
+    use super::tests::costs;
     use super::*;
     use ftuner_dialects::ta::expr::{parse_scope, positional};
-
-    fn costs() -> Costs {
-        Costs {
-            peak: 200e9,
-            bandwidth: 20e9,
-            freq: 4e9,
-        }
-    }
 
     fn derive_checked(src: &str, shapes: &[Vec<i64>]) -> Outcome {
         let s = parse_scope(src, &positional).unwrap();
@@ -583,25 +580,13 @@ mod more_tests {
 
 #[cfg(test)]
 mod guided_tests {
+    use super::tests::{conv3x3, costs};
     use super::*;
-    use ftuner_dialects::ta::expr::{parse_scope, positional};
 
     #[test]
     fn guided_derivation_reaches_the_matmul_in_a_smaller_egraph() {
-        let s = parse_scope(
-            "L<n:0:1, f:0:8, h:0:6, w:0:6> Sum<c:0:4, r:0:3, s:0:3> { $0[n, c, h + r - 1, w + s - 1] * $1[f, c, r, s] }",
-            &positional,
-        )
-        .unwrap();
-        let sh = vec![
-            vec![Some(1), Some(4), Some(6), Some(6)],
-            vec![Some(8), Some(4), Some(3), Some(3)],
-        ];
-        let c = Costs {
-            peak: 200e9,
-            bandwidth: 20e9,
-            freq: 4e9,
-        };
+        let (s, sh) = conv3x3();
+        let c = costs();
         let run = |guided| {
             derive(
                 &s,

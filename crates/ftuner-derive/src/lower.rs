@@ -178,7 +178,6 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
     // Loop dims no mapped operand or the output spans: an extra operand of their extents.
     let spanned = |d: usize| d < nt || mapped.iter().any(|(_, ds)| ds.contains(&d));
     let extra: Vec<usize> = (0..nd).filter(|d| !spanned(*d)).collect();
-    let _ = &dyn_sizes;
     let mut b = Body {
         out: String::new(),
         n: 0,

@@ -124,7 +124,6 @@ impl OllieDerivePass {
     fn verify(
         cx: &mut PassContext<'_>,
         text: &str,
-        _best: &ta::Scope,
         scope: &ta::Scope,
         shapes: &[Vec<usize>],
         init_shape: &[usize],
@@ -316,9 +315,9 @@ impl Pass for OllieDerivePass {
                 };
                 let ishape = conc(rty);
                 let oshapes: Vec<Vec<usize>> = op_tys.iter().map(|t| conc(*t)).collect();
-                if let Err(e) = Self::verify(
-                    cx, &em.text, &out.best, &scope, &cshapes, &ishape, &oshapes, add_init,
-                ) {
+                if let Err(e) =
+                    Self::verify(cx, &em.text, &scope, &cshapes, &ishape, &oshapes, add_init)
+                {
                     cx.emit(Diagnostic::warning(
                         cx.ir.loc(op),
                         format!("ollie-derive{{verify=true}}: the rewritten IR failed on the interpreter and was dropped: {e}"),

@@ -78,6 +78,7 @@ pub fn all() -> Vec<Rule> {
 
 /// A rule as an `egg` rewrite: searches every class with a node the rule changes, applies
 /// it to each node, and stops adding once the e-graph holds `node_limit` nodes.
+#[derive(Clone)]
 pub struct RuleRewrite {
     pub apply: fn(&TaGraph, &TaNode) -> Vec<Piece>,
     pub node_limit: usize,

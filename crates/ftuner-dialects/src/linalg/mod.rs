@@ -17,8 +17,17 @@ pub fn ins_outs(ir: &Ir, op: OpId) -> (Vec<Value>, Vec<Value>) {
 
 /// `ins(%a, %b : ta, tb)` / `outs(...)`; returns resolved values.
 fn parse_operand_clause(p: &mut Parser<'_>, kw: &str) -> PResult<Vec<Value>> {
+    Ok(parse_named_operand_clause(p, kw)?.1)
+}
+
+/// [`parse_operand_clause`], also returning the operands' SSA names as written (for ops
+/// whose syntax refers to them again, like `ta.expr`).
+pub fn parse_named_operand_clause(
+    p: &mut Parser<'_>,
+    kw: &str,
+) -> PResult<(Vec<String>, Vec<Value>)> {
     if !p.parse_optional_keyword(kw) {
-        return Ok(vec![]);
+        return Ok((vec![], vec![]));
     }
     p.expect(Tok::LParen, "'('")?;
     let ops = p.parse_operand_list()?;
@@ -30,7 +39,8 @@ fn parse_operand_clause(p: &mut Parser<'_>, kw: &str) -> PResult<Vec<Value>> {
         p.parse_type_list_no_parens()?
     };
     p.expect(Tok::RParen, "')'")?;
-    p.resolve_operands(&ops, &tys, at)
+    let names = ops.iter().map(|o| o.name.clone()).collect();
+    Ok((names, p.resolve_operands(&ops, &tys, at)?))
 }
 
 fn add_attrs(st: &mut OperationState, v: Vec<(String, Attribute)>) {

@@ -87,34 +87,25 @@ impl Idx {
     }
     /// `self floordiv k`, simplified when every coefficient and the constant divide by k.
     pub fn floordiv(&self, k: i64) -> Idx {
-        if k == 1 {
-            return self.clone();
-        }
-        if self.terms.iter().all(|(_, x)| x % k == 0) && self.c % k == 0 {
-            return Idx {
-                terms: self.terms.iter().map(|(a, x)| (a.clone(), x / k)).collect(),
-                c: self.c / k,
-            };
-        }
-        Idx::atom(Atom::FloorDiv(Box::new(self.clone()), k))
+        self.divided(k)
+            .unwrap_or_else(|| Idx::atom(Atom::FloorDiv(Box::new(self.clone()), k)))
+    }
+    /// `self / k` term by term, when k divides every coefficient and the constant.
+    fn divided(&self, k: i64) -> Option<Idx> {
+        (self.terms.iter().all(|(_, x)| x % k == 0) && self.c % k == 0).then(|| Idx {
+            terms: self.terms.iter().map(|(a, x)| (a.clone(), x / k)).collect(),
+            c: self.c / k,
+        })
     }
     /// `self / k` (exact division), simplified when every coefficient and the constant
     /// divide by k.
     pub fn exact_div(&self, k: i64) -> Idx {
-        if k == 1 {
-            return self.clone();
-        }
-        if self.terms.iter().all(|(_, x)| x % k == 0) && self.c % k == 0 {
-            return Idx {
-                terms: self.terms.iter().map(|(a, x)| (a.clone(), x / k)).collect(),
-                c: self.c / k,
-            };
-        }
-        Idx::atom(Atom::Div(Box::new(self.clone()), k))
+        self.divided(k)
+            .unwrap_or_else(|| Idx::atom(Atom::Div(Box::new(self.clone()), k)))
     }
     /// `self mod k`, simplified when every coefficient and the constant divide by k.
     pub fn modulo(&self, k: i64) -> Idx {
-        if k == 1 || (self.terms.iter().all(|(_, x)| x % k == 0) && self.c % k == 0) {
+        if self.divided(k).is_some() {
             return Idx::constant(0);
         }
         Idx::atom(Atom::Mod(Box::new(self.clone()), k))

@@ -44,19 +44,10 @@ pub fn parse_expr(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     let end = p.current_offset();
     let src = p.source();
     let text = src[start as usize..end as usize].trim_end().to_string();
-    p.parse_keyword("ins")?;
-    p.expect(Tok::LParen, "'('")?;
-    let ops = p.parse_operand_list()?;
-    let at = p.current_offset();
-    let tys = if ops.is_empty() {
-        vec![]
-    } else {
-        p.expect(Tok::Colon, "':'")?;
-        p.parse_type_list_no_parens()?
-    };
-    p.expect(Tok::RParen, "')'")?;
-    let names: Vec<String> = ops.iter().map(|o| o.name.clone()).collect();
-    let vals = p.resolve_operands(&ops, &tys, at)?;
+    if !p.peek_keyword("ins") {
+        return Err(p.err_here("expected 'ins'"));
+    }
+    let (names, vals) = crate::linalg::parse_named_operand_clause(p, "ins")?;
     let resolve = |r: &str| {
         names
             .iter()
