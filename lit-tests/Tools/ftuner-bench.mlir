@@ -7,9 +7,21 @@
 // CHECK: ATTN {{ *}}12x5x5x64
 // CHECK: ATTN {{ *}}12x5x64x5
 // CHECK: W3 {{ *}}127x127x127
-// CHECK: W1: geomean GFLOP/s ftuner
+// CHECK: W1 (1 thread): geomean GFLOP/s ftuner
 // JSON: {"system": "ftuner", "workload": "W1", "shape": "16x768x768", "threads": 1, "median_s":
 // JSON: {"system": "openblas", "workload": "W1", "shape": "16x768x768", "threads": 1, "median_s":
+// Two thread counts: every shape at each, ftuner's pool and OpenBLAS's threads.
+// RUN: ftuner-bench --smoke --workloads w1,w2 --threads 1,2 --json %t.thr.jsonl | FileCheck %s --check-prefix=THREADS
+// RUN: FileCheck %s --check-prefix=THRJSON < %t.thr.jsonl
+// RUN: not ftuner-bench --smoke --workloads w1 --threads 0 2>&1 | FileCheck %s --check-prefix=BADTHREADS
+// THREADS: W1 {{ *}}16x768x768 {{ *}}1
+// THREADS: W1 {{ *}}16x768x768 {{ *}}2
+// THREADS: W2 {{ *}}192x5x5x64 {{ *}}2
+// THREADS: W1 (1 thread): geomean
+// THREADS: W1 (2 threads): geomean
+// THREADS: W2 (2 threads): geomean
+// THRJSON: {"system": "ftuner", "workload": "W1", "shape": "16x768x768", "threads": 2, "median_s":
+// BADTHREADS: --threads: '0' is not a thread count
 // The ollie workload (issue 7): a conv layer compiled three ways, the results compared.
 // RUN: ftuner-bench --smoke --workloads ollie --inputs %S/Inputs --json %t.ollie.jsonl | FileCheck %s --check-prefix=OLLIE
 // RUN: FileCheck %s --check-prefix=OLLIEJSON < %t.ollie.jsonl

@@ -128,3 +128,23 @@
 // RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=3x13x40 --shape 1=3x15x40 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK
 // RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=2x37x35 --shape 1=2x35x35 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK
 // TRANSOK: check: ok
+
+// Loops whose iterations write disjoint tiles are marked 'ftuner.parallel': full N
+// tiles, full M strips, A's packed rows, batches. convert-to-llvm runs the outermost on
+// the thread pool; on three threads the results still match the interpreter (a
+// transposition buffer per batch, not one hoisted out of the parallel batch loop).
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=PAR
+// PAR: scf.for %{{.*}} step %c32{{(_[0-9]+)?}} iter_args(
+// PAR: } {ftuner.parallel}
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{parallel=false},canonicalize,cse)" | FileCheck %s --check-prefix=NOPAR
+// NOPAR-NOT: ftuner.parallel
+// RUN: ftuner-opt %S/Inputs/bmm-nt-generic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse,bufferize)" | FileCheck %s --check-prefix=PARBATCH
+// PARBATCH: scf.for %[[B:.*]] = %c0 to %{{.*}} step %c1 {
+// PARBATCH-NEXT: memref.subview %arg0[%[[B]], 0, 0]
+// PARBATCH: memref.alloc(
+// The batch loop is the last op before the return, and it is marked.
+// RUN: ftuner-opt %S/Inputs/bmm-nt-generic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse,bufferize)" | grep -B1 "return %alloc" | FileCheck %s --check-prefix=PARBATCHEND
+// PARBATCHEND: } {ftuner.parallel}
+// PARBATCHEND-NEXT: return
+// RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=7x37x35 --shape 1=7x35x35 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check --threads 3 | FileCheck %s --check-prefix=TRANSOK
+// RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=700x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check --threads 3 | FileCheck %s --check-prefix=PADOK

@@ -10,6 +10,7 @@
 //! Only this crate (and what runs code through it) links LLVM.
 
 pub mod emit;
+pub mod parallel;
 
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
@@ -365,8 +366,12 @@ pub unsafe fn add_symbol(name: &str, addr: *mut std::ffi::c_void) {
 fn register_runtime_symbols() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let syms: [(&str, *mut std::ffi::c_void); 14] = [
+        let syms: [(&str, *mut std::ffi::c_void); 15] = [
             ("aligned_alloc", memstats::counted_aligned_alloc as *mut _),
+            (
+                "ftuner_rt_parallel_for",
+                parallel::ftuner_rt_parallel_for as *mut _,
+            ),
             ("free", memstats::counted_free as *mut _),
             ("tanhf", tanhf as *mut _),
             ("tanh", tanh as *mut _),

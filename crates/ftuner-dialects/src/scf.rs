@@ -4,6 +4,15 @@ use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};
 use ftuner_ir::{Ir, OpId, OpPrinter, Type};
 
+/// Discardable unit attribute on an `scf.for` whose iterations are independent: each
+/// writes its own part of the memory the loop writes and reads nothing another iteration
+/// writes. `lower-ukernels` puts it on the loops over batches and full tiles;
+/// `bufferize` does not hoist buffers out of such a loop (each iteration keeps its own);
+/// `convert-to-llvm` outlines the outermost one and runs it on the runtime's thread pool
+/// (`ftuner_rt_parallel_for`). Any other consumer, upstream MLIR included, runs it as the
+/// plain loop it is.
+pub const PARALLEL_ATTR: &str = "ftuner.parallel";
+
 /// `scf.for %iv = %lb to %ub step %s [iter_args(%a = %init, ...) -> (types)] [: type] { ... }`
 pub fn parse_for(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     let iv = p.parse_operand()?;

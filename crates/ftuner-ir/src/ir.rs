@@ -256,6 +256,21 @@ impl Ir {
             ValueDef::BlockArg(b, _) => Some(b),
         }
     }
+    /// Whether `v` is defined inside `op`'s regions (an op result or a block argument
+    /// there, at any depth).
+    pub fn defined_inside(&self, v: Value, op: OpId) -> bool {
+        let mut b = self.value_block(v);
+        while let Some(blk) = b {
+            let Some(p) = self.block_parent_op(blk) else {
+                return false;
+            };
+            if p == op {
+                return true;
+            }
+            b = self.ops[p.index()].parent;
+        }
+        false
+    }
     pub fn parent_op(&self, op: OpId) -> Option<OpId> {
         let b = self.ops[op.index()].parent?;
         self.block_parent_op(b)

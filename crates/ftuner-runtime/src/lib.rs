@@ -10,8 +10,12 @@
 //! against that signature (rank, element type, every static dimension) before any code
 //! runs, copies them into 64-byte aligned buffers, builds MLIR memref descriptors, calls
 //! the function through its packed entry, copies the results out and frees their buffers.
+//!
+//! Loops the pipeline marked `ftuner.parallel` run on a persistent thread pool
+//! ([`set_num_threads`]; `FTUNER_NUM_THREADS`, else every core).
 
 pub mod cuda;
+pub use ftuner_codegen::parallel::{num_threads, set_num_threads};
 use ftuner_codegen::{Compiler, Jit, PackedFn, Target};
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};

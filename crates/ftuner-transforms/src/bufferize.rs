@@ -286,18 +286,6 @@ fn path(ir: &Ir, func: OpId, op: OpId) -> Vec<OpId> {
     p
 }
 
-/// Whether `v` is defined inside loop `l` (so every iteration has its own).
-fn defined_inside(ir: &Ir, v: Value, l: OpId) -> bool {
-    let op = ir
-        .defining_op(v)
-        .or_else(|| ir.value_block(v).and_then(|b| ir.block_parent_op(b)));
-    match op {
-        Some(o) if ir.defining_op(v).is_some() => o != l && ir.is_ancestor(l, o),
-        Some(o) => ir.is_ancestor(l, o),
-        None => false,
-    }
-}
-
 /// Whether op `u` may run after op `w` while the value `v` it reads still holds data
 /// from before `w` (program order, loop iterations, exclusive branches).
 fn may_follow(ir: &Ir, func: OpId, u: OpId, w: OpId, v: Value) -> bool {
@@ -310,7 +298,7 @@ fn may_follow(ir: &Ir, func: OpId, u: OpId, w: OpId, v: Value) -> bool {
     // A loop around both whose iterations see the same `v`: the next iteration follows.
     let carried = pu[..k]
         .iter()
-        .any(|l| is_loop(ir.name(*l)) && !defined_inside(ir, v, *l));
+        .any(|l| is_loop(ir.name(*l)) && !ir.defined_inside(v, *l));
     if carried {
         return true;
     }
@@ -451,7 +439,7 @@ fn conflicts(ir: &Ir, func: OpId, an: &Analysis, w: OpId, idx: usize, d: Value) 
     for v in &chain {
         if wp[..wp.len() - 1]
             .iter()
-            .any(|l| is_loop(ir.name(*l)) && !defined_inside(ir, *v, *l))
+            .any(|l| is_loop(ir.name(*l)) && !ir.defined_inside(*v, *l))
         {
             return true;
         }
@@ -1627,6 +1615,7 @@ fn bufferize_func(
 /// the loop and freed after it (as upstream's buffer-loop-hoisting), out of every loop
 /// nest level where that holds — through `scf.if`s between the loops too (a branch's
 /// buffer then exists whichever branch runs; it is never read before it is written).
+/// Never out of a loop marked `ftuner.parallel`: its iterations run at once.
 fn hoist_out_of_loops(ir: &mut Ir, v: Value, dealloc: OpId) {
     let Some(a) = ir.defining_op(v).filter(|a| ir.name(*a) == "memref.alloc") else {
         return;
@@ -1637,8 +1626,10 @@ fn hoist_out_of_loops(ir: &mut Ir, v: Value, dealloc: OpId) {
     let mut target = None;
     let mut blk = ir.op(a).parent;
     while let Some(p) = blk.and_then(|b| ir.block_parent_op(b)) {
+        // Iterations of a parallel loop run at once: each keeps its own buffer.
         if !matches!(ir.name(p), "scf.for" | "scf.if")
-            || ir.operands(a).iter().any(|x| inside(ir, *x, p))
+            || ir.operands(a).iter().any(|x| ir.defined_inside(*x, p))
+            || ir.attr(p, ftuner_dialects::scf::PARALLEL_ATTR).is_some()
         {
             break;
         }
@@ -1653,21 +1644,6 @@ fn hoist_out_of_loops(ir: &mut Ir, v: Value, dealloc: OpId) {
         ir.unlink(dealloc);
         ir.insert_after(lp, dealloc);
     }
-}
-
-/// Whether `v` is defined inside `op`'s regions.
-fn inside(ir: &Ir, v: Value, op: OpId) -> bool {
-    let mut b = ir.value_block(v);
-    while let Some(blk) = b {
-        let Some(p) = ir.block_parent_op(blk) else {
-            return false;
-        };
-        if p == op {
-            return true;
-        }
-        b = ir.op(p).parent;
-    }
-    false
 }
 
 /// The last op of `blk` that uses `v` or a view of it (uses in nested regions count as

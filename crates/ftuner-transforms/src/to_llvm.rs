@@ -24,7 +24,9 @@ use ftuner_ir::{
     intern_name, AffineExpr, AttrKind, Attribute, BlockId, Diagnostic, FloatKind, Ir, OpId, OpSpec,
     RegionId, Type, TypeKind, Value, DYNAMIC,
 };
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{
+    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
+};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -149,7 +151,24 @@ struct Cv<'a> {
     decls: &'a mut BTreeMap<String, String>,
     /// Assertion messages: (global name, bytes with the trailing NUL).
     strings: &'a mut Vec<(String, String)>,
+    /// Parallel loops: whether to outline them, and the functions outlined so far.
+    par: Par,
+    outlined: &'a mut Vec<OpId>,
+    /// The function being converted (outlined bodies are named after it).
+    fname: &'a str,
 }
+
+/// What `convert-to-llvm` does with an `scf.for` marked `ftuner.parallel`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Par {
+    /// Outline it and run it through `ftuner_rt_parallel_for`.
+    Outline,
+    /// A plain loop: parallelism is off, or we are inside an outlined body already.
+    Serial,
+}
+
+/// The runtime entry running `body(ctx, lo, hi)` over chunks of `0 .. n` on the thread pool.
+pub const PARALLEL_FOR: &str = "ftuner_rt_parallel_for";
 
 impl Cv<'_> {
     fn emit(
@@ -713,6 +732,16 @@ impl Cv<'_> {
             "gpu.barrier" => {
                 self.call("llvm.nvvm.barrier0", "void ()", vec![], None);
             }
+            "scf.for"
+                if self.par == Par::Outline
+                    && results.is_empty()
+                    && self
+                        .ir
+                        .attr(op, ftuner_dialects::scf::PARALLEL_ATTR)
+                        .is_some() =>
+            {
+                self.outline_parallel(op)?
+            }
             "scf.for" => self.scf_for(op)?,
             "scf.if" => self.scf_if(op)?,
             "scf.index_switch" => self.scf_switch(op)?,
@@ -1241,6 +1270,186 @@ impl Cv<'_> {
         Ok(())
     }
 
+    /// An `scf.for` marked `ftuner.parallel` (no results): its body becomes
+    /// `void NAME_parK(ptr ctx, i64 lo, i64 hi)` running iterations `lo .. hi`, the values
+    /// it uses from outside stored in a struct on the stack that `ctx` points to, and the
+    /// loop becomes `ftuner_rt_parallel_for(@NAME_parK, ctx, trip count)`. Constants are
+    /// made again inside rather than stored.
+    fn outline_parallel(&mut self, op: OpId) -> R<()> {
+        let olds = self.ir.operands(op).to_vec();
+        if olds.len() != 3 {
+            return Err((op, "a parallel loop carries no values".into()));
+        }
+        let (lb, ub, step) = (
+            self.v(op, olds[0])?,
+            self.v(op, olds[1])?,
+            self.v(op, olds[2])?,
+        );
+        let ob = self.body(op)?;
+        // Values used inside, defined outside: the old value and its conversion.
+        let mut live: Vec<(Value, Value)> = vec![];
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut inner = vec![];
+        self.ir.walk_pre(op, &mut |o| inner.push(o));
+        for o in inner.into_iter().skip(1) {
+            for x in self.ir.operands(o).to_vec() {
+                if !self.ir.defined_inside(x, op) && seen.insert(x) {
+                    live.push((x, self.v(o, x)?));
+                }
+            }
+        }
+        // lb and step travel too (the body computes iv = lb + i * step).
+        let mut captured: Vec<Value> = vec![];
+        let mut slot: FxHashMap<Value, usize> = FxHashMap::default();
+        for c in live.iter().map(|(_, c)| *c).chain([lb, step]) {
+            if self.rematerializable(c).is_none() && !slot.contains_key(&c) {
+                slot.insert(c, captured.len());
+                captured.push(c);
+            }
+        }
+        let tys: Vec<Type> = captured.iter().map(|c| self.ir.value_type(*c)).collect();
+        let sty = llvm_ty(&format!(
+            "struct<({})>",
+            tys.iter().map(|t| text(*t)).collect::<Vec<_>>().join(", ")
+        ));
+        // The outlined body.
+        let name = format!("{}_par{}", self.fname, self.outlined.len());
+        let nf = new_func(self.ir, &name, "void (ptr, i64, i64)", self.loc, true);
+        self.outlined.push(nf);
+        let region = self.ir.regions_of(nf)[0];
+        let entry = self
+            .ir
+            .append_block(region, &[ptr(), Type::i64(), Type::i64()]);
+        let fargs = self.ir.block_args(entry).to_vec();
+        let mut cv = Cv {
+            ir: &mut *self.ir,
+            map: FxHashMap::default(),
+            consts: FxHashMap::default(),
+            cur: entry,
+            region,
+            loc: self.loc,
+            decls: &mut *self.decls,
+            strings: &mut *self.strings,
+            par: Par::Serial,
+            outlined: &mut *self.outlined,
+            fname: self.fname,
+        };
+        let fields = if captured.is_empty() {
+            vec![]
+        } else {
+            let st = cv.load(fargs[0], sty, 8);
+            tys.iter()
+                .enumerate()
+                .map(|(i, t)| cv.extract(st, &[i as i64], *t))
+                .collect()
+        };
+        let inside = |cv: &mut Cv<'_>, c: Value, consts: &FxHashMap<Value, i64>| -> Value {
+            match slot.get(&c) {
+                Some(i) => fields[*i],
+                None => match consts.get(&c) {
+                    Some(k) => cv.c64(*k),
+                    None => {
+                        let d = cv
+                            .ir
+                            .defining_op(c)
+                            .filter(|d| cv.ir.name(*d) == "llvm.mlir.constant");
+                        match d.and_then(|d| cv.ir.attr(d, "value")) {
+                            Some(a) => cv.cst(a, cv.ir.value_type(c)),
+                            None => c,
+                        }
+                    }
+                },
+            }
+        };
+        for (old, c) in &live {
+            let n = inside(&mut cv, *c, &self.consts);
+            cv.map.insert(*old, n);
+        }
+        let (lb_in, step_in) = (
+            inside(&mut cv, lb, &self.consts),
+            inside(&mut cv, step, &self.consts),
+        );
+        let header = cv.block(&[Type::i64()]);
+        let body = cv.block(&[]);
+        let exit = cv.block(&[]);
+        cv.br(header, vec![fargs[1]]);
+        cv.cur = header;
+        let i = cv.ir.block_args(header)[0];
+        let c = cv.icmp(2, i, fargs[2]);
+        cv.cond_br(c, body, vec![], exit, vec![]);
+        cv.cur = body;
+        let off = cv.mul(i, step_in);
+        let iv = cv.add(lb_in, off);
+        let old_iv = cv.ir.block_args(ob)[0];
+        cv.map.insert(old_iv, iv);
+        cv.ops(ob)?;
+        cv.loc = cv.ir.loc(op);
+        let one = cv.c64(1);
+        let next = cv.val("llvm.add", vec![i, one], Type::i64());
+        cv.br(header, vec![next]);
+        cv.cur = exit;
+        cv.emit("llvm.return", vec![], vec![], vec![], vec![]);
+        // At the loop: the context, the trip count, the call.
+        self.loc = self.ir.loc(op);
+        let ctx = if captured.is_empty() {
+            self.val("llvm.mlir.zero", vec![], ptr())
+        } else {
+            let mut agg = self.val("llvm.mlir.undef", vec![], sty);
+            for (i, c) in captured.iter().enumerate() {
+                agg = self.insert(agg, *c, &[i as i64]);
+            }
+            let one = self.c64(1);
+            let p = self.valp(
+                "llvm.alloca",
+                vec![one],
+                ptr(),
+                vec![
+                    ("elem_type", Attribute::type_attr(sty)),
+                    ("alignment", Attribute::i64(8)),
+                ],
+            );
+            self.store(agg, p, 8);
+            p
+        };
+        let fp = self.valp(
+            "llvm.mlir.addressof",
+            vec![],
+            ptr(),
+            vec![("global_name", Attribute::symbol_ref(&name))],
+        );
+        // n = ub > lb ? (ub - lb + step - 1) / step : 0 (a positive step, as scf.for's).
+        let span = self.val("llvm.sub", vec![ub, lb], Type::i64());
+        let one = self.c64(1);
+        let sm1 = self.val("llvm.sub", vec![step, one], Type::i64());
+        let num = self.val("llvm.add", vec![span, sm1], Type::i64());
+        let q = self.val("llvm.sdiv", vec![num, step], Type::i64());
+        let pos = self.icmp(4, ub, lb);
+        let zero = self.c64(0);
+        let n = self.val("llvm.select", vec![pos, q, zero], Type::i64());
+        self.call(PARALLEL_FOR, "void (ptr, ptr, i64)", vec![fp, ctx, n], None);
+        Ok(())
+    }
+
+    /// The entry block of `op`'s (first) region.
+    fn body(&self, op: OpId) -> R<BlockId> {
+        self.ir
+            .regions_of(op)
+            .first()
+            .and_then(|r| self.ir.region_entry(*r))
+            .ok_or((op, "has no body".into()))
+    }
+
+    /// `Some` when `c` is a constant the outlined body makes again instead of loading.
+    fn rematerializable(&self, c: Value) -> Option<()> {
+        if self.consts.contains_key(&c) {
+            return Some(());
+        }
+        self.ir
+            .defining_op(c)
+            .filter(|d| self.ir.name(*d) == "llvm.mlir.constant")
+            .map(|_| ())
+    }
+
     fn scf_for(&mut self, op: OpId) -> R<()> {
         let olds = self.ir.operands(op).to_vec();
         if olds.len() < 3 {
@@ -1267,12 +1476,7 @@ impl Cv<'_> {
         let c = self.icmp(if unsigned { 6 } else { 2 }, hargs[0], ub);
         self.cond_br(c, body, vec![], exit, vec![]);
         self.cur = body;
-        let ob = self
-            .ir
-            .regions_of(op)
-            .first()
-            .and_then(|r| self.ir.region_entry(*r))
-            .ok_or((op, "has no body".into()))?;
+        let ob = self.body(op)?;
         for (a, h) in self.ir.block_args(ob).to_vec().into_iter().zip(&hargs) {
             self.map.insert(a, *h);
         }
@@ -1435,13 +1639,16 @@ fn new_func(ir: &mut Ir, name: &str, fty: &str, loc: Attribute, private: bool) -
     ir.create_op(s)
 }
 
-/// Convert one `func.func`; returns the new ops to put in its place.
+/// Convert one `func.func`; returns the new ops to put in its place (the function, its
+/// C interface, the bodies of its parallel loops). `parallel`: outline loops marked
+/// `ftuner.parallel`.
 fn convert_func(
     ir: &mut Ir,
     f: OpId,
     decls: &mut BTreeMap<String, String>,
     strings: &mut Vec<(String, String)>,
-) -> R<Vec<OpId>> {
+    parallel: bool,
+) -> R<(Vec<OpId>, u64)> {
     let name = ir
         .symbol_name(f)
         .ok_or((f, "has no name".to_string()))?
@@ -1467,7 +1674,7 @@ fn convert_func(
         );
     }
     let Some(old_entry) = old_entry else {
-        return Ok(vec![nf]);
+        return Ok((vec![nf], 0));
     };
     if ir
         .region(body_region.unwrap_or_else(|| ir.regions_of(f)[0]))
@@ -1483,6 +1690,8 @@ fn convert_func(
     let region = ir.regions_of(nf)[0];
     let entry = ir.append_block(region, &params);
     let pargs = ir.block_args(entry).to_vec();
+    let gpu = ir.name(f) == "gpu.func";
+    let mut outlined = vec![];
     let mut cv = Cv {
         ir,
         map: FxHashMap::default(),
@@ -1492,6 +1701,13 @@ fn convert_func(
         loc,
         decls,
         strings,
+        par: if parallel && !gpu {
+            Par::Outline
+        } else {
+            Par::Serial
+        },
+        outlined: &mut outlined,
+        fname: &name,
     };
     // Rebuild descriptors from the expanded arguments.
     let mut k = 0;
@@ -1540,7 +1756,9 @@ fn convert_func(
     } else if !private {
         out.push(ciface(cv.ir, &name, &ins, &outs, ret, &params, loc));
     }
-    Ok(out)
+    let n = outlined.len() as u64;
+    out.extend(outlined);
+    Ok((out, n))
 }
 
 /// `_mlir_ciface_NAME`: memref arguments and a memref/multiple result by pointer.
@@ -1578,6 +1796,7 @@ fn ciface(
     let wargs = ir.block_args(entry).to_vec();
     let mut decls = BTreeMap::new();
     let mut strings = vec![];
+    let mut outlined = vec![];
     let mut cv = Cv {
         ir,
         map: FxHashMap::default(),
@@ -1587,6 +1806,9 @@ fn ciface(
         loc,
         decls: &mut decls,
         strings: &mut strings,
+        par: Par::Serial,
+        outlined: &mut outlined,
+        fname: name,
     };
     let mut args = vec![];
     for (k, t) in (usize::from(by_ptr_result)..).zip(ins.iter()) {
@@ -1624,9 +1846,25 @@ fn array_type(shape: &[i64], elem: Type) -> String {
     t
 }
 
-#[derive(Default)]
 pub struct ConvertToLlvmPass {
+    opts: PassOptions,
     funcs: u64,
+    outlined: u64,
+}
+
+impl Default for ConvertToLlvmPass {
+    fn default() -> Self {
+        ConvertToLlvmPass {
+            opts: PassOptions::new(vec![OptionSpec {
+                name: "parallel",
+                kind: OptionKind::Bool,
+                default: "true",
+                description: "Outline the outermost scf.for marked 'ftuner.parallel' of each nest into a function run by ftuner_rt_parallel_for(body, ctx, n) (the runtime's thread pool); false keeps every loop serial and the module free of runtime calls",
+            }]),
+            funcs: 0,
+            outlined: 0,
+        }
+    }
 }
 
 impl ConvertToLlvmPass {
@@ -1649,9 +1887,15 @@ impl ConvertToLlvmPass {
         let mut defined = vec![];
         for op in cx.ir.block_ops_vec(body) {
             match cx.ir.name(op) {
-                "func.func" | "gpu.func" => match convert_func(cx.ir, op, &mut decls, &mut strings)
-                {
-                    Ok(new) => {
+                "func.func" | "gpu.func" => match convert_func(
+                    cx.ir,
+                    op,
+                    &mut decls,
+                    &mut strings,
+                    self.opts.bool("parallel") && !gpu,
+                ) {
+                    Ok((new, outlined)) => {
+                        self.outlined += outlined;
                         for n in new {
                             if let Some(s) = cx.ir.symbol_name(n) {
                                 defined.push(s.to_string());
@@ -1784,14 +2028,30 @@ impl Pass for ConvertToLlvmPass {
             Ok(())
         }
     }
+    fn options(&mut self) -> Option<&mut PassOptions> {
+        Some(&mut self.opts)
+    }
+    fn options_ref(&self) -> Option<&PassOptions> {
+        Some(&self.opts)
+    }
     fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-functions",
-            description: "Functions converted",
-            value: self.funcs,
-        }]
+        vec![
+            Statistic {
+                name: "num-functions",
+                description: "Functions converted",
+                value: self.funcs,
+            },
+            Statistic {
+                name: "num-parallel-loops",
+                description: "Parallel loops outlined to run on the thread pool",
+                value: self.outlined,
+            },
+        ]
     }
     fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(ConvertToLlvmPass::default())
+        Box::new(ConvertToLlvmPass {
+            opts: self.opts.clone(),
+            ..ConvertToLlvmPass::default()
+        })
     }
 }

@@ -13,6 +13,7 @@
 //! the next stage, together with bufferization.
 
 use ftuner_dialects::linalg::ins_outs;
+pub use ftuner_dialects::scf::PARALLEL_ATTR;
 use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps, read_plan};
 use ftuner_ir::{
     intern_name, AffineExpr, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
@@ -38,6 +39,20 @@ pub(crate) struct B<'a> {
     pub(crate) pack_a: bool,
     /// Inside the mc loop: A's mc x kc block copied contiguous, and the block's first row.
     pub(crate) apacked: Option<(Value, Value)>,
+    /// Mark the loops over full tiles (and batches) `ftuner.parallel`: their iterations
+    /// write disjoint tiles of the result.
+    pub(crate) parallel: bool,
+}
+
+/// The CPU lowering's knobs beyond the tile bodies.
+#[derive(Clone, Copy, Debug)]
+pub struct Blocking {
+    /// Split a dynamic M into blocks of the patch's `mc`.
+    pub mc: bool,
+    /// Copy large A blocks contiguous inside the mc loop.
+    pub pack_a: bool,
+    /// Mark independent loops `ftuner.parallel` ([`PARALLEL_ATTR`]).
+    pub parallel: bool,
 }
 
 /// What the register-level body needs to know about a patch.
@@ -350,6 +365,7 @@ impl<'a> B<'a> {
             mc_blocking: false,
             pack_a: false,
             apacked: None,
+            parallel: false,
         }
     }
     pub(crate) fn op(
@@ -391,6 +407,13 @@ impl<'a> B<'a> {
             Type::index(),
             vec![("value", Attribute::index(v))],
         )
+    }
+    /// Mark loop `f` `ftuner.parallel` (when the lowering marks loops): its iterations
+    /// write disjoint parts of its result.
+    pub(crate) fn mark_parallel(&mut self, f: OpId) {
+        if self.parallel {
+            self.ir.set_attr(f, PARALLEL_ATTR, Some(Attribute::unit()));
+        }
     }
     /// `scf.for %iv = lb to ub step st iter_args(inits)` appended to `block`: the op, its
     /// body block, the induction variable and the iteration arguments.
@@ -1032,6 +1055,7 @@ fn cover(
     let rem = b.ibin(blk, "arith.subi", total, full);
     // Full tiles.
     let (f, fb, iv, a) = b.for_loop(blk, (c0, full, cm), vec![acc]);
+    b.mark_parallel(f);
     let cmain = b.index(fb, main);
     let r = body(b, fb, iv, cmain, a[0]);
     b.yield_(fb, "scf.yield", vec![r]);
@@ -1423,6 +1447,7 @@ fn pack_panels(
         let vty = Type::vector(vec![nr], elem);
         let pad = b.fzero(blk, elem);
         let (fp, bp, p, ap) = b.for_loop(blk, (c0, panels, c1), vec![empty]);
+        b.mark_parallel(fp);
         let (fk, bk, k, ak) = b.for_loop(bp, (c0, kext, c1), vec![ap[0]]);
         let n0 = b.ibin(bk, "arith.muli", p, cnr);
         let row = read_rows(b, bk, bm, &[vec![k, n0]], pad, vty, 1);
@@ -1648,6 +1673,7 @@ fn pack_a_block(
     let kw = b.ibin(blk, "arith.muli", q, cw);
     let vty = Type::vector(vec![w], elem);
     let (fr, br, r, ar) = b.for_loop(blk, (c0, ms, c1), vec![empty]);
+    b.mark_parallel(fr);
     let row = b.ibin(br, "arith.addi", m0, r);
     let (fv, bv, kk, av) = b.for_loop(br, (c0, kw, cw), vec![ar[0]]);
     let ka = b.ibin(bv, "arith.addi", k0, kk);
@@ -1734,7 +1760,7 @@ fn nest_from(
 /// A patch with a batch dim (indexed by all three operands) becomes an `scf.for` over that
 /// dim around the same patch on the batch's rank-reduced slices (`tensor.extract_slice`,
 /// result put back with `tensor.insert_slice`); returns the inner patch, to be lowered.
-fn split_batch(ir: &mut Ir, op: OpId) -> Result<Option<OpId>, String> {
+fn split_batch(ir: &mut Ir, op: OpId, parallel: bool) -> Result<Option<OpId>, String> {
     let Some(lay) = layout(ir, op) else {
         return Ok(None);
     };
@@ -1759,6 +1785,9 @@ fn split_batch(ir: &mut Ir, op: OpId) -> Result<Option<OpId>, String> {
     let c0 = b.index(scratch, 0);
     let c1 = b.index(scratch, 1);
     let (f, fb, iv, acc) = b.for_loop(scratch, (c0, ext, c1), vec![out]);
+    if parallel {
+        b.ir.set_attr(f, PARALLEL_ATTR, Some(Attribute::unit()));
+    }
     let acc = acc[0];
     // The batch's slice of each operand, the batch dim dropped.
     let mut slices = vec![];
@@ -1869,15 +1898,15 @@ fn split_batch(ir: &mut Ir, op: OpId) -> Result<Option<OpId>, String> {
 
 /// `vector_bodies`: tiles of at most this many elements get register-level vector bodies
 /// (when the patch's body allows); larger ones, or `None`, keep a `linalg.generic`.
-/// `k_blocking`: split the reduction into blocks of the patch's `kc`. `mc_blocking`:
-/// (split a dynamic M into blocks of the patch's `mc`, copy large A blocks contiguous).
+/// `k_blocking`: split the reduction into blocks of the patch's `kc`. `blocking`: the
+/// mc loop, A packing and parallel loop marking.
 pub fn lower(
     ir: &mut Ir,
     op: OpId,
     vector_bodies: Option<i64>,
     k_blocking: bool,
     pack_b: Option<bool>,
-    mc_blocking: (bool, bool),
+    blocking: Blocking,
 ) -> Result<(), String> {
     let plans = read_plans(ir, op)?;
     let (_, outs) = ins_outs(ir, op);
@@ -1885,15 +1914,7 @@ pub fn lower(
         return Err("expects one tensor output".into());
     }
     shape_asserts(ir, op)?;
-    lower_checked(
-        ir,
-        op,
-        plans,
-        vector_bodies,
-        k_blocking,
-        pack_b,
-        mc_blocking,
-    )
+    lower_checked(ir, op, plans, vector_bodies, k_blocking, pack_b, blocking)
 }
 
 /// The patch's M and N plans, checked: one entry per residue, each covering it exactly.
@@ -2029,13 +2050,13 @@ fn lower_checked(
     vector_bodies: Option<i64>,
     k_blocking: bool,
     pack_b: Option<bool>,
-    mc_blocking: (bool, bool),
+    blocking: Blocking,
 ) -> Result<(), String> {
     // Batches outermost: each batch is a GEMM of its own, whose B panels stay in cache
     // while the row strips of A pass (a batch loop inside the tile loops walks every
     // batch's panels per tile).
     if vector_bodies.is_some() {
-        if let Some(inner) = split_batch(ir, op)? {
+        if let Some(inner) = split_batch(ir, op, blocking.parallel)? {
             // The inner patch carries the same plans.
             return lower_checked(
                 ir,
@@ -2044,7 +2065,7 @@ fn lower_checked(
                 vector_bodies,
                 k_blocking,
                 pack_b,
-                mc_blocking,
+                blocking,
             );
         }
     }
@@ -2060,7 +2081,7 @@ fn lower_checked(
                             vector_bodies,
                             k_blocking,
                             pack_b,
-                            mc_blocking,
+                            blocking,
                         )
                     };
                     again(ir, tp, None)?;
@@ -2088,7 +2109,7 @@ fn lower_checked(
     let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
     let mut b = B::new(ir, loc);
     b.vector = vector;
-    (b.mc_blocking, b.pack_a) = mc_blocking;
+    (b.mc_blocking, b.pack_a, b.parallel) = (blocking.mc, blocking.pack_a, blocking.parallel);
     let out = outs[0];
     let omap = lay.maps[2].clone();
     let pos = |d: u32| {
@@ -2442,6 +2463,12 @@ impl Default for LowerUkernelsPass {
                     description: "Split a dynamic M into blocks of the patch's mc (an scf.for around the tile loops, inside the kc loop)",
                 },
                 OptionSpec {
+                    name: "parallel",
+                    kind: OptionKind::Bool,
+                    default: "true",
+                    description: "Mark the loops over batches and over full N and M tiles 'ftuner.parallel' (independent iterations); convert-to-llvm runs the outermost one with enough iterations on the thread pool",
+                },
+                OptionSpec {
                     name: "k-blocking",
                     kind: OptionKind::Bool,
                     default: "true",
@@ -2475,7 +2502,11 @@ impl Pass for LowerUkernelsPass {
         let vb = self.opts.int("vector-bodies");
         let vector_bodies = (vb > 0).then_some(vb);
         let k_blocking = self.opts.bool("k-blocking");
-        let mc_blocking = (self.opts.bool("mc-blocking"), self.opts.bool("pack-a"));
+        let blocking = Blocking {
+            mc: self.opts.bool("mc-blocking"),
+            pack_a: self.opts.bool("pack-a"),
+            parallel: self.opts.bool("parallel"),
+        };
         let pack_b = match self.opts.str("pack-b").as_str() {
             "auto" => None,
             "true" | "1" => Some(true),
@@ -2544,7 +2575,7 @@ impl Pass for LowerUkernelsPass {
                 ),
                 None => (vector_bodies, k_blocking, pack_b),
             };
-            match lower(cx.ir, p, vb, kb, pb, mc_blocking) {
+            match lower(cx.ir, p, vb, kb, pb, blocking) {
                 Ok(()) => self.lowered += 1,
                 Err(e) => {
                     cx.emit(Diagnostic::remark(

@@ -625,6 +625,8 @@ fn svg(rows: &[Row], title: &str) -> String {
 }
 
 fn run(cli: &Cli) -> Result<bool, String> {
+    // One thread for every system measured here (issue 6 compares single-threaded).
+    ftuner_runtime::set_num_threads(1);
     if let Some(j) = &cli.replot {
         let text = std::fs::read_to_string(j).map_err(|e| format!("cannot read {j}: {e}"))?;
         let (name, rows) = rows_from_json(&text)?;

@@ -57,6 +57,28 @@ struct Cli {
     /// Folder of the torch-mlir exports (the ollie workload's layers).
     #[arg(long, default_value = "../shared/inputs")]
     inputs: String,
+    /// Thread counts to measure, comma-separated: numbers or `all` (every core). Each
+    /// shape runs at each count, ftuner and OpenBLAS with the same number of threads.
+    #[arg(long, default_value = "1")]
+    threads: String,
+}
+
+/// `--threads`: the counts, `all` as the machine's available parallelism.
+fn thread_counts(spec: &str) -> Result<Vec<usize>, String> {
+    let all = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    spec.split(',')
+        .map(str::trim)
+        .map(|t| match t {
+            "all" => Ok(all),
+            _ => t
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=1024).contains(n))
+                .ok_or(format!(
+                    "--threads: '{t}' is not a thread count (1..1024 or all)"
+                )),
+        })
+        .collect()
 }
 
 mod ollie;
@@ -177,39 +199,77 @@ impl Blas {
     fn flops(&self) -> f64 {
         2.0 * (self.batch * self.m * self.n * self.k) as f64
     }
-    fn run(&mut self) {
-        let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
-        for i in 0..self.batch {
-            let (a, b, c) = (
-                &self.a[i * self.m * self.k..],
-                &self.b[i * self.k * self.n..],
-                &mut self.c[i * self.m * self.n..],
-            );
-            // SAFETY: the slices hold at least the m*k, k*n and m*n elements cblas reads
-            // and writes, with the leading dimensions given.
+    /// All `batch` problems; with `threads` > 1 and several problems, the problems are
+    /// spread over the threads (ftuner's pool, each sgemm single-threaded: how a batched
+    /// GEMM is best run on a BLAS without a batched interface), else one call after the
+    /// other with OpenBLAS's own threads.
+    fn run(&mut self, threads: usize) {
+        let c = self.c.as_mut_ptr();
+        if threads > 1 && self.batch > 1 {
+            // SAFETY: OpenBLAS's thread count, set between calls.
+            unsafe { openblas_set_num_threads(1) };
+            // SAFETY: `blas_range` on this `Blas`; chunks are disjoint batches, each
+            // writing only its own part of `c`.
+            let job = (&*self, c);
             unsafe {
-                cblas_sgemm(
-                    CBLAS_LAYOUT::CblasRowMajor,
-                    CBLAS_TRANSPOSE::CblasNoTrans,
-                    if self.nt {
-                        CBLAS_TRANSPOSE::CblasTrans
-                    } else {
-                        CBLAS_TRANSPOSE::CblasNoTrans
-                    },
-                    m,
-                    n,
-                    k,
-                    1.0,
-                    a.as_ptr(),
-                    k,
-                    b.as_ptr(),
-                    if self.nt { k } else { n },
-                    0.0,
-                    c.as_mut_ptr(),
-                    n,
-                );
+                ftuner_codegen::parallel::ftuner_rt_parallel_for(
+                    blas_range,
+                    &job as *const (&Blas, *mut f32) as *mut std::ffi::c_void,
+                    self.batch as i64,
+                )
+            };
+            // SAFETY: as above.
+            unsafe { openblas_set_num_threads(threads as i32) };
+        } else {
+            for i in 0..self.batch {
+                self.one(i, c);
             }
         }
+    }
+    /// Problem `i`, writing its part of `c` (this `Blas`'s result buffer).
+    fn one(&self, i: usize, c: *mut f32) {
+        let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
+        let (a, b) = (
+            &self.a[i * self.m * self.k..],
+            &self.b[i * self.k * self.n..],
+        );
+        // Problems write disjoint ranges of `c` (and may run on several threads).
+        // SAFETY: i < batch, so the offset stays inside the buffer.
+        let c = unsafe { c.add(i * self.m * self.n) };
+        // SAFETY: the slices hold at least the m*k, k*n and m*n elements cblas reads
+        // and writes, with the leading dimensions given.
+        unsafe {
+            cblas_sgemm(
+                CBLAS_LAYOUT::CblasRowMajor,
+                CBLAS_TRANSPOSE::CblasNoTrans,
+                if self.nt {
+                    CBLAS_TRANSPOSE::CblasTrans
+                } else {
+                    CBLAS_TRANSPOSE::CblasNoTrans
+                },
+                m,
+                n,
+                k,
+                1.0,
+                a.as_ptr(),
+                k,
+                b.as_ptr(),
+                if self.nt { k } else { n },
+                0.0,
+                c,
+                n,
+            );
+        }
+    }
+}
+
+/// Problems `lo .. hi` of the `Blas` at `ctx`.
+unsafe extern "C" fn blas_range(ctx: *mut std::ffi::c_void, lo: i64, hi: i64) {
+    // SAFETY: `Blas::run` passes itself and its result buffer; the problems touch
+    // disjoint parts of the buffer.
+    let (b, c) = unsafe { *(ctx as *const (&Blas, *mut f32)) };
+    for i in lo..hi {
+        b.one(i as usize, c);
     }
 }
 
@@ -218,12 +278,20 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// (workload, ftuner GFLOP/s, OpenBLAS GFLOP/s, time ratio) per shape.
-type Row = (String, f64, f64, f64);
+/// (workload, threads, ftuner GFLOP/s, OpenBLAS GFLOP/s, time ratio) per shape.
+type Row = (String, usize, f64, f64, f64);
 
 struct Out {
     json: Option<std::fs::File>,
     ratios: Vec<Row>,
+    threads: Vec<usize>,
+}
+
+/// Both systems on `threads` threads.
+fn use_threads(threads: usize) {
+    ftuner_runtime::set_num_threads(threads);
+    // SAFETY: OpenBLAS's thread count, set between calls.
+    unsafe { openblas_set_num_threads(threads as i32) };
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -243,8 +311,8 @@ fn measure(
         .collect();
     // Warm up both; check the results agree.
     let got = exe.call("mm", &rargs).map_err(|e| e.0)?;
-    blas.run();
-    blas.run();
+    blas.run(1);
+    blas.run(1);
     let g = got[0].tensor().ok_or("no result")?;
     let err = g
         .data
@@ -261,36 +329,42 @@ fn measure(
             "{workload} {shape}: ftuner and OpenBLAS differ by {err:e} (tolerance {tol:e})"
         ));
     }
-    let (mut ours, mut theirs) = (vec![], vec![]);
-    for _ in 0..reps {
-        ours.push(exe.time(&prepared).map_err(|e| e.0)?.as_secs_f64());
-        let t = Instant::now();
-        blas.run();
-        theirs.push(t.elapsed().as_secs_f64());
-    }
-    let (mo, mb) = (median(&mut ours), median(&mut theirs));
-    let (go, gb) = (flops / mo / 1e9, flops / mb / 1e9);
-    println!(
-        "{workload:4} {shape:>22} {:>10.3} {:>10.3} {go:>8.1} {gb:>8.1} {:>7.2} {err:>9.2e}",
-        mo * 1e3,
-        mb * 1e3,
-        mo / mb
-    );
-    if let Some(f) = &mut out.json {
-        for (sys, med, gf) in [("ftuner", mo, go), ("openblas", mb, gb)] {
-            let _ = writeln!(
-                f,
-                "{{\"system\": \"{sys}\", \"workload\": \"{workload}\", \"shape\": \"{shape}\", \"threads\": 1, \"median_s\": {med:e}, \"gflops\": {gf:.3}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}"
-            );
+    for t in out.threads.clone() {
+        use_threads(t);
+        // One more call of each at this thread count (the pools start, caches settle).
+        exe.time(&prepared).map_err(|e| e.0)?;
+        blas.run(t);
+        let (mut ours, mut theirs) = (vec![], vec![]);
+        for _ in 0..reps {
+            ours.push(exe.time(&prepared).map_err(|e| e.0)?.as_secs_f64());
+            let t0 = Instant::now();
+            blas.run(t);
+            theirs.push(t0.elapsed().as_secs_f64());
         }
+        let (mo, mb) = (median(&mut ours), median(&mut theirs));
+        let (go, gb) = (flops / mo / 1e9, flops / mb / 1e9);
+        println!(
+            "{workload:4} {shape:>22} {t:>3} {:>10.3} {:>10.3} {go:>8.1} {gb:>8.1} {:>7.2} {err:>9.2e}",
+            mo * 1e3,
+            mb * 1e3,
+            mo / mb
+        );
+        if let Some(f) = &mut out.json {
+            for (sys, med, gf) in [("ftuner", mo, go), ("openblas", mb, gb)] {
+                let _ = writeln!(
+                    f,
+                    "{{\"system\": \"{sys}\", \"workload\": \"{workload}\", \"shape\": \"{shape}\", \"threads\": {t}, \"median_s\": {med:e}, \"gflops\": {gf:.3}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}"
+                );
+            }
+        }
+        out.ratios.push((workload.to_string(), t, go, gb, mo / mb));
     }
-    out.ratios.push((workload.to_string(), go, gb, mo / mb));
     Ok(())
 }
 
 fn run(cli: &Cli) -> Result<(), String> {
-    // SAFETY: sets OpenBLAS's thread count before any call.
-    unsafe { openblas_set_num_threads(1) };
+    let threads = thread_counts(&cli.threads)?;
+    use_threads(threads[0]);
     let reps = if cli.smoke { 3 } else { cli.reps.max(1) };
     let mut out = Out {
         json: match &cli.json {
@@ -298,6 +372,7 @@ fn run(cli: &Cli) -> Result<(), String> {
             None => None,
         },
         ratios: vec![],
+        threads: threads.clone(),
     };
     let want: Vec<&str> = cli.workloads.split(',').map(str::trim).collect();
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -307,8 +382,8 @@ fn run(cli: &Cli) -> Result<(), String> {
         &[1, 5, 24, 43, 62, 81, 100, 119, 128]
     };
     println!(
-        "{:4} {:>22} {:>10} {:>10} {:>8} {:>8} {:>7} {:>9}",
-        "wl", "shape (MxNxK)", "ftuner_ms", "blas_ms", "ftuner", "blas", "ratio", "max_err"
+        "{:4} {:>22} {:>3} {:>10} {:>10} {:>8} {:>8} {:>7} {:>9}",
+        "wl", "shape (MxNxK)", "thr", "ftuner_ms", "blas_ms", "ftuner", "blas", "ratio", "max_err"
     );
     if want.contains(&"w1") {
         let kn: &[(usize, usize)] = if cli.smoke {
@@ -381,6 +456,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     if want.contains(&"ollie") {
+        use_threads(1);
         ollie::run(&cli.inputs, reps, cli.smoke, &mut out.json)?;
     }
     if want.contains(&"w3") {
@@ -433,20 +509,28 @@ fn run(cli: &Cli) -> Result<(), String> {
     }
     println!();
     for w in ["W1", "W2", "W3", "ATTN"] {
-        let rs: Vec<&Row> = out.ratios.iter().filter(|r| r.0 == w).collect();
-        if rs.is_empty() {
-            continue;
+        for &t in &threads {
+            let rs: Vec<&Row> = out.ratios.iter().filter(|r| r.0 == w && r.1 == t).collect();
+            if rs.is_empty() {
+                continue;
+            }
+            let geo = |f: &dyn Fn(&Row) -> f64| {
+                (rs.iter().map(|r| f(r).ln()).sum::<f64>() / rs.len() as f64).exp()
+            };
+            // Speed-up of ftuner over OpenBLAS per shape (OpenBLAS time / ftuner time).
+            let mut up: Vec<f64> = rs.iter().map(|r| 1.0 / r.4).collect();
+            let med = median(&mut up);
+            println!(
+                "{w} ({t} thread{}): geomean GFLOP/s ftuner {:.1}, OpenBLAS {:.1}; time ratio ftuner/OpenBLAS {:.2}; OpenBLAS-time/ftuner-time median {med:.2}, min {:.2}, max {:.2} ({} shapes)",
+                if t == 1 { "" } else { "s" },
+                geo(&|r| r.2),
+                geo(&|r| r.3),
+                geo(&|r| r.4),
+                up[0],
+                up[up.len() - 1],
+                rs.len()
+            );
         }
-        let geo = |f: &dyn Fn(&Row) -> f64| {
-            (rs.iter().map(|r| f(r).ln()).sum::<f64>() / rs.len() as f64).exp()
-        };
-        println!(
-            "{w}: geomean GFLOP/s ftuner {:.1}, OpenBLAS {:.1}; time ratio ftuner/OpenBLAS {:.2} ({} shapes)",
-            geo(&|r| r.1),
-            geo(&|r| r.2),
-            geo(&|r| r.3),
-            rs.len()
-        );
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! ```text
 //! ftuner-run FILE [--entry NAME] [--pass-pipeline=P] [--shape INDEX=D0xD1x...]...
 //!            [--input INDEX=FILE.npy]... [--output FILE.npy] [--seed S] [--check]
-//!            [--bench N] [--json]
+//!            [--bench N] [--json] [--threads N]
 //! ```
 //!
 //! `--backend=jit` (the default) compiles the module for this machine (`ftuner-runtime`:
@@ -64,6 +64,9 @@ struct Cli {
     /// `jit` (compile for this machine) or `interp` (the reference interpreter).
     #[arg(long, default_value = "jit", value_parser = ["jit", "interp"])]
     backend: String,
+    /// Threads of the parallel loops (default: FTUNER_NUM_THREADS, else every core).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
 }
 
 /// A user-facing error: printed as `ftuner-run: error: ...`, exit code 1.
@@ -88,6 +91,9 @@ pub fn run_main(args: Vec<String>) -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    if let Some(n) = cli.threads {
+        ftuner_runtime::set_num_threads(n as usize);
+    }
     match execute(&cli) {
         Ok(ok) => {
             if ok {

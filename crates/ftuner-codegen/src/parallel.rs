@@ -1,0 +1,304 @@
+//! The thread pool behind `ftuner_rt_parallel_for`, the one runtime call parallel code
+//! makes (`convert-to-llvm` outlines each loop marked `ftuner.parallel` into
+//! `body(ctx, lo, hi)` and calls `ftuner_rt_parallel_for(body, ctx, n)`).
+//!
+//! * Persistent: `threads - 1` workers, started at the first parallel call, spin briefly
+//!   after each job (a GEMM forks once per kc x mc block: the next job comes within
+//!   microseconds) and then sleep on a condition variable.
+//! * The split: `0 .. n` in `min(threads, n)` contiguous chunks of equal size (the loops
+//!   the compiler marks are over equal tiles or batches), claimed from a shared counter,
+//!   the calling thread included: a worker that is descheduled delays nobody, its chunk is
+//!   taken by whoever is free.
+//! * No oversubscription: a parallel call made while the pool is busy (from inside a body,
+//!   or from another thread of the application) runs serially on its own thread. A loop
+//!   with fewer than two iterations runs inline without taking the pool, so a loop nested
+//!   in it can still use the pool.
+//! * Threads: `FTUNER_NUM_THREADS` if set, else the machine's available parallelism;
+//!   [`set_num_threads`] changes it at run time (1 = every loop serial).
+
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Condvar, Mutex, OnceLock};
+
+/// The outlined body of a parallel loop: runs iterations `lo .. hi`.
+pub type BodyFn = unsafe extern "C" fn(*mut c_void, i64, i64);
+
+/// Spins of a worker waiting for the next job before it sleeps (about 50 µs).
+const SPINS: u32 = 20_000;
+
+struct Pool {
+    /// Job generation (high 32 bits) and the next chunk to claim (low 32 bits).
+    state: AtomicU64,
+    /// The current job: body, context, iteration count, chunks.
+    f: AtomicUsize,
+    ctx: AtomicUsize,
+    n: AtomicU64,
+    parts: AtomicU64,
+    /// Chunks of the current job finished.
+    done: AtomicUsize,
+    /// A thread is running a job on the pool.
+    busy: AtomicBool,
+    /// Workers started, and workers asleep.
+    started: Mutex<usize>,
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+static POOL: OnceLock<Pool> = OnceLock::new();
+static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// Set on a thread while it runs chunks of a pool job.
+    static IN_JOB: Cell<bool> = const { Cell::new(false) };
+}
+
+fn pool() -> &'static Pool {
+    POOL.get_or_init(|| Pool {
+        state: AtomicU64::new(0),
+        f: AtomicUsize::new(0),
+        ctx: AtomicUsize::new(0),
+        n: AtomicU64::new(0),
+        parts: AtomicU64::new(0),
+        done: AtomicUsize::new(0),
+        busy: AtomicBool::new(false),
+        started: Mutex::new(0),
+        sleepers: AtomicUsize::new(0),
+        lock: Mutex::new(()),
+        wake: Condvar::new(),
+    })
+}
+
+/// The number of threads parallel loops use (the caller included).
+pub fn num_threads() -> usize {
+    match THREADS.load(SeqCst) {
+        0 => {
+            let n = std::env::var("FTUNER_NUM_THREADS")
+                .ok()
+                .and_then(|s| s.trim().parse::<usize>().ok())
+                .filter(|n| *n >= 1)
+                .unwrap_or_else(|| {
+                    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+                });
+            THREADS.store(n, SeqCst);
+            n
+        }
+        n => n,
+    }
+}
+
+/// Use `n` threads (at least 1) from now on.
+pub fn set_num_threads(n: usize) {
+    THREADS.store(n.max(1), SeqCst);
+}
+
+/// Chunk `c` of `parts` over `0 .. n`.
+fn chunk(n: i64, parts: u64, c: u64) -> (i64, i64) {
+    let (n128, p, c) = (n as i128, parts as i128, c as i128);
+    ((n128 * c / p) as i64, (n128 * (c + 1) / p) as i64)
+}
+
+impl Pool {
+    fn ensure_workers(&'static self, want: usize) {
+        let Ok(mut started) = self.started.lock() else {
+            return;
+        };
+        while *started < want {
+            let spawned = std::thread::Builder::new()
+                .name(format!("ftuner-worker-{}", *started + 1))
+                .spawn(move || self.worker());
+            if spawned.is_err() {
+                break;
+            }
+            *started += 1;
+        }
+    }
+
+    /// Claim and run chunks of generation `g` until none is left.
+    fn run_chunks(&self, g: u64) {
+        loop {
+            let s = self.state.load(SeqCst);
+            let parts = self.parts.load(SeqCst);
+            if s >> 32 != g || (s & 0xffff_ffff) >= parts {
+                return;
+            }
+            // Read the job before claiming: a claim succeeds only while generation `g`
+            // is current, so what was read is `g`'s.
+            let f = self.f.load(SeqCst);
+            let ctx = self.ctx.load(SeqCst);
+            let n = self.n.load(SeqCst) as i64;
+            if self
+                .state
+                .compare_exchange(s, s + 1, SeqCst, SeqCst)
+                .is_err()
+            {
+                continue;
+            }
+            let (lo, hi) = chunk(n, parts, s & 0xffff_ffff);
+            // SAFETY: `f` is the body `parallel_for` published for generation `g` (a
+            // function of type BodyFn); its caller waits for every chunk, so `ctx` is alive.
+            unsafe {
+                let body: BodyFn = std::mem::transmute::<usize, BodyFn>(f);
+                body(ctx as *mut c_void, lo, hi);
+            }
+            self.done.fetch_add(1, SeqCst);
+        }
+    }
+
+    fn worker(&'static self) {
+        IN_JOB.with(|j| j.set(true));
+        let mut seen = self.state.load(SeqCst) >> 32;
+        loop {
+            let mut spins = 0;
+            let g = loop {
+                let g = self.state.load(SeqCst) >> 32;
+                if g != seen {
+                    break g;
+                }
+                if spins < SPINS {
+                    spins += 1;
+                    std::hint::spin_loop();
+                    continue;
+                }
+                let Ok(mut guard) = self.lock.lock() else {
+                    return;
+                };
+                self.sleepers.fetch_add(1, SeqCst);
+                while self.state.load(SeqCst) >> 32 == seen {
+                    guard = match self.wake.wait(guard) {
+                        Ok(g) => g,
+                        Err(_) => return,
+                    };
+                }
+                self.sleepers.fetch_sub(1, SeqCst);
+                spins = 0;
+            };
+            seen = g;
+            self.run_chunks(g);
+        }
+    }
+}
+
+/// Run `body(ctx, lo, hi)` over chunks covering `0 .. n` on the pool; returns when all
+/// have run.
+///
+/// # Safety
+/// `body` must be safe to call on disjoint ranges of `0 .. n` from several threads at
+/// once with `ctx` (what `convert-to-llvm` emits for a loop marked `ftuner.parallel`).
+pub unsafe extern "C" fn ftuner_rt_parallel_for(body: BodyFn, ctx: *mut c_void, n: i64) {
+    if n <= 0 {
+        return;
+    }
+    let threads = num_threads();
+    let parts = (threads as i64).min(n);
+    if parts <= 1 || parts > u32::MAX as i64 || IN_JOB.with(Cell::get) {
+        // SAFETY: the caller's contract.
+        unsafe { body(ctx, 0, n) };
+        return;
+    }
+    let p = pool();
+    if p.busy
+        .compare_exchange(false, true, SeqCst, SeqCst)
+        .is_err()
+    {
+        // Another thread of the application holds the pool: no oversubscription.
+        // SAFETY: the caller's contract.
+        unsafe { body(ctx, 0, n) };
+        return;
+    }
+    p.ensure_workers(threads - 1);
+    p.f.store(body as usize, SeqCst);
+    p.ctx.store(ctx as usize, SeqCst);
+    p.n.store(n as u64, SeqCst);
+    p.parts.store(parts as u64, SeqCst);
+    p.done.store(0, SeqCst);
+    let g = (p.state.load(SeqCst) >> 32).wrapping_add(1) & 0xffff_ffff;
+    p.state.store(g << 32, SeqCst);
+    if p.sleepers.load(SeqCst) > 0 {
+        if let Ok(_guard) = p.lock.lock() {
+            p.wake.notify_all();
+        }
+    }
+    IN_JOB.with(|j| j.set(true));
+    p.run_chunks(g);
+    IN_JOB.with(|j| j.set(false));
+    let mut spins = 0u32;
+    while p.done.load(SeqCst) < parts as usize {
+        spins += 1;
+        if spins < 1 << 20 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    p.busy.store(false, SeqCst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicI64;
+
+    struct Ctx {
+        hits: Vec<AtomicI64>,
+        nested: bool,
+    }
+
+    unsafe extern "C" fn body(ctx: *mut c_void, lo: i64, hi: i64) {
+        // SAFETY: the tests pass a `Ctx`.
+        let c = unsafe { &*(ctx as *const Ctx) };
+        for i in lo..hi {
+            c.hits[i as usize].fetch_add(1, SeqCst);
+            if c.nested {
+                let inner = Ctx {
+                    hits: (0..3).map(|_| AtomicI64::new(0)).collect(),
+                    nested: false,
+                };
+                // SAFETY: `body` on a `Ctx`.
+                unsafe { ftuner_rt_parallel_for(body, &inner as *const Ctx as *mut c_void, 3) };
+                assert!(inner.hits.iter().all(|h| h.load(SeqCst) == 1));
+            }
+        }
+    }
+
+    fn run(n: i64, nested: bool) -> Vec<i64> {
+        let c = Ctx {
+            hits: (0..n.max(0)).map(|_| AtomicI64::new(0)).collect(),
+            nested,
+        };
+        // SAFETY: `body` on a `Ctx` of n counters.
+        unsafe { ftuner_rt_parallel_for(body, &c as *const Ctx as *mut c_void, n) };
+        c.hits.iter().map(|h| h.load(SeqCst)).collect()
+    }
+
+    #[test]
+    fn every_iteration_runs_once() {
+        set_num_threads(3);
+        for n in [0, 1, 2, 3, 7, 64, 1000] {
+            for _ in 0..50 {
+                assert!(run(n, false).iter().all(|h| *h == 1), "n = {n}");
+            }
+        }
+        // Nested calls run serially inside the job.
+        assert!(run(17, true).iter().all(|h| *h == 1));
+        set_num_threads(1);
+        assert!(run(9, false).iter().all(|h| *h == 1));
+    }
+
+    #[test]
+    fn chunks_cover_the_range() {
+        for n in [1i64, 2, 5, 97] {
+            for parts in 1..=(n.min(8) as u64) {
+                let mut next = 0;
+                for c in 0..parts {
+                    let (lo, hi) = chunk(n, parts, c);
+                    assert_eq!(lo, next);
+                    assert!(hi >= lo);
+                    next = hi;
+                }
+                assert_eq!(next, n);
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+// convert-to-llvm outlines the outermost scf.for marked 'ftuner.parallel': its body
+// becomes a private function over an iteration range, the values it uses from outside
+// travel in a struct on the stack, and the loop becomes a call of the runtime's thread
+// pool. A marked loop inside an outlined body stays a plain loop; parallel=false keeps
+// every loop serial. Upstream's translation to LLVM IR accepts the result, and the JIT
+// runs it on one and on three threads with the interpreter's results.
+// RUN: ftuner-opt %s --convert-to-llvm --mlir-pass-statistics 2>%t.stats | FileCheck %s
+// RUN: FileCheck %s --check-prefix=STATS < %t.stats
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(convert-to-llvm{parallel=false})' | FileCheck %s --check-prefix=SERIAL
+// RUN: ftuner-opt %s --convert-to-llvm | %mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=IR
+// RUN: ftuner-run %s --shape 0=37x5 --check --threads 1 | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --shape 0=37x5 --check --threads 3 | FileCheck %s --check-prefix=JIT
+// RUN: not ftuner-run %s --shape 0=37x5 --threads 0 2>&1 | FileCheck %s --check-prefix=BADTHREADS
+// REQUIRES: mlir-translate
+
+// CHECK-LABEL: sym_name = "scale_rows"
+// The context: the captured values in a struct, stored on the stack.
+// CHECK: "llvm.insertvalue"
+// CHECK: "llvm.alloca"(%{{.*}}) <{alignment = 8 : i64, elem_type = !llvm.struct<(
+// CHECK: "llvm.store"
+// CHECK: %[[F:.*]] = "llvm.mlir.addressof"() <{global_name = @scale_rows_par0}> : () -> !llvm.ptr
+// The trip count, then the call.
+// CHECK: "llvm.sdiv"
+// CHECK: %[[N:.*]] = "llvm.select"
+// CHECK: "llvm.call"(%[[F]], %{{.*}}, %[[N]]) <{callee = @ftuner_rt_parallel_for
+// CHECK: sym_name = "_mlir_ciface_scale_rows"
+// The body: iterations lo .. hi; the context loaded and taken apart.
+// CHECK: linkage = #llvm.linkage<private>, sym_name = "scale_rows_par0"
+// CHECK: ^bb0(%[[CTX:.*]]: !llvm.ptr, %[[LO:.*]]: i64, %[[HI:.*]]: i64):
+// CHECK: "llvm.load"(%[[CTX]])
+// CHECK: "llvm.extractvalue"
+// CHECK: "llvm.br"(%[[LO]])
+// CHECK: "llvm.icmp"(%{{.*}}, %[[HI]]) <{predicate = 2 : i64}>
+// The inner marked loop is not outlined again.
+// CHECK-NOT: ftuner_rt_parallel_for
+// CHECK: "llvm.return"
+// CHECK: sym_name = "ftuner_rt_parallel_for"
+// STATS: 1 num-parallel-loops
+// SERIAL-NOT: ftuner_rt_parallel_for
+// SERIAL-NOT: _par0
+// IR: call void @ftuner_rt_parallel_for(ptr @scale_rows_par0, ptr %{{.*}}, i64 %{{.*}})
+// IR: define private void @scale_rows_par0(ptr %0, i64 %1, i64 %2)
+// JIT: check: ok
+// BADTHREADS: error: invalid value '0' for '--threads
+
+func.func @scale_rows(%a: memref<?x5xf32>, %s: f32) -> memref<?x5xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %n = memref.dim %a, %c0 : memref<?x5xf32>
+  %out = memref.alloc(%n) : memref<?x5xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %fi = arith.index_cast %i : index to i64
+    %f = arith.sitofp %fi : i64 to f32
+    scf.for %j = %c0 to %c5 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<?x5xf32>
+      %y = arith.mulf %x, %s : f32
+      %z = arith.addf %y, %f : f32
+      memref.store %z, %out[%i, %j] : memref<?x5xf32>
+    } {ftuner.parallel}
+  } {ftuner.parallel}
+  return %out : memref<?x5xf32>
+}
