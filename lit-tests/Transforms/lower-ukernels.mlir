@@ -4,9 +4,10 @@
 // CHECK-NOT: ukernel.patch
 // The kc loop (kc = 144 from the cache model), the mc loop (blocks of 1358 = 97 x 14
 // rows), then 32-wide column tiles of the static 2304 columns, then full 14-row strips.
-// CHECK: %[[M:.*]] = tensor.dim %{{.*}}, %c0 : tensor<?x2304xf32>
+// CHECK: %[[M:.*]] = tensor.dim %arg0, %c0 : tensor<?x768xf32>
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c144
 // CHECK: %[[KS:.*]] = arith.minsi %c144, %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0 : index
 // CHECK: scf.for %[[I0:.*]] = %c0 to %[[M]] step %c1358
 // CHECK: %[[MB:.*]] = arith.minsi %c1358, %{{.*}} : index
 // CHECK: scf.for %[[J:.*]] = %c0 to %c2304 step %c32
@@ -19,12 +20,16 @@
 // CHECK: %[[B:.*]] = tensor.extract_slice %transposed[%[[K0]], %[[J]]] [%[[KS]], 32] [1, 1] : tensor<768x2304xf32> to tensor<?x32xf32>
 // CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}}[%[[I]], %[[J]]] [14, 32] [1, 1] : tensor<?x2304xf32> to tensor<14x32xf32>
 // The register tile: 14 accumulators of vector<32xf32> from zero across the k loop, one
-// row of B and 14 broadcasts of A per step; C is read, added and written once after it.
+// row of B and 14 broadcasts of A per step; after it, C (whose init was a zero fill) is
+// written in the first k block, read, added and written in the others.
 // CHECK: %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<32xf32>
 // CHECK: %{{.*}}:14 = scf.for %[[K:.*]] = %c0 to %[[KS]] step %{{c1.*}} iter_args(%{{.*}} = %[[Z]], %{{.*}} = %[[Z]],
 // CHECK: "vector.transfer_read"(%[[B]], %[[K]], %c0, %{{.*}})
 // CHECK-COUNT-14: vector.fma %{{.*}} : vector<32xf32>
 // CHECK: scf.yield
+// CHECK: scf.if %[[FIRST]] -> (tensor<14x32xf32>) {
+// CHECK-COUNT-14: "vector.transfer_write"
+// CHECK: } else {
 // CHECK-COUNT-14: "vector.transfer_read"(%[[C]],
 // CHECK-COUNT-14: arith.addf %{{.*}} : vector<32xf32>
 // CHECK-COUNT-14: "vector.transfer_write"
@@ -148,3 +153,38 @@
 // PARBATCHEND-NEXT: return
 // RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=7x37x35 --shape 1=7x35x35 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check --threads 3 | FileCheck %s --check-prefix=TRANSOK
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=700x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check --threads 3 | FileCheck %s --check-prefix=PADOK
+
+// A zero-filled init is never read: the register tiles store their sums in the first k
+// block (scf.if on k0 == 0) and add them to C in the others; the fill is gone. An empty
+// reduction still writes the zeros.
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=ZEROINIT
+// ZEROINIT-NOT: linalg.fill
+// ZEROINIT: %[[FIRST:.*]] = arith.cmpi eq, %[[K0:.*]], %c0 : index
+// ZEROINIT: scf.if %[[FIRST]] -> (tensor<14x32xf32>) {
+// ZEROINIT-NEXT: "vector.transfer_write"
+// ZEROINIT: } else {
+// ZEROINIT-NEXT: "vector.transfer_read"
+// RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=5x0 --shape 1=0x7 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=EMPTYK
+// EMPTYK: result #0: tensor 5x7xf32 min 0.000000 max 0.000000
+// EMPTYK: check: ok
+
+// Small tiles: a 1 x 32 tile has two accumulator registers, fewer than the FMA pipeline
+// holds (zen4's model: latency 4 x one 512-bit FMA per cycle on 256-bit units): its k
+// loop runs two sets of accumulators (k step 2), a remainder loop, and the sets are
+// summed.
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=CHAINS
+// CHAINS: scf.for %{{.*}} = %c0 to %[[KMAIN:.*]] step %c2 iter_args({{.*}}) -> (vector<32xf32>, vector<32xf32>) {
+// CHAINS: scf.for %{{.*}} = %[[KMAIN]] to %{{.*}} step %c1 iter_args({{.*}}) -> (vector<32xf32>) {
+// CHAINS: arith.addf %{{.*}}, %{{.*}} : vector<32xf32>
+// RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=3x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
+// RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=3x7 --shape 1=7x33 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
+
+// NT tiles narrower than a vector (no transposition: M < 14 here): dot products along
+// k (rows of A and of B read whole), reduced by a shuffle network to C's row, then the
+// k remainder (K = 40: two blocks of 16 and 8 left).
+// RUN: ftuner-opt %S/Inputs/bmm-nt-generic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=DOT
+// DOT: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// DOT: "vector.shuffle"({{.*}}) <{mask = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23>}>
+// DOT: "vector.shuffle"({{.*}}) <{mask = array<i64: 0, 8>}> : (vector<16xf32>, vector<16xf32>) -> vector<2xf32>
+// RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=3x5x40 --shape 1=3x7x40 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK
+// RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=2x13x3 --shape 1=2x9x3 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK

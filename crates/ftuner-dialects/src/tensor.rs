@@ -88,16 +88,27 @@ pub fn infer_rank(env: &mut TypeEnv) -> Result<(), String> {
     Ok(())
 }
 /// `tensor.dim` of a static dim is a constant; of a `tensor.empty` or
-/// `tensor.extract_slice` dynamic dim, its size operand.
+/// `tensor.extract_slice` dynamic dim, its size operand. A destination-style op's result
+/// (`linalg.*`, `ukernel.patch`) has its init's shape: the chain of inits is followed.
 pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     let idx = c.get(1).copied().flatten()?.as_i64()?;
-    let src = ir.operand(op, 0);
+    let mut src = ir.operand(op, 0);
     let shape = ir.value_type(src).shape()?.to_vec();
     let d = *shape.get(usize::try_from(idx).ok()?)?;
     if d != DYNAMIC {
         return Some(vec![FoldResult::Attr(Attribute::index(d))]);
     }
-    let def = ir.defining_op(src)?;
+    let mut def = ir.defining_op(src)?;
+    while ir.name(def).starts_with("linalg.") || ir.name(def) == "ukernel.patch" {
+        let k = ir.results(def).iter().position(|r| *r == src)?;
+        let (_, outs) = crate::linalg::ins_outs(ir, def);
+        let init = *outs.get(k)?;
+        if ir.value_type(init) != ir.value_type(src) {
+            return None;
+        }
+        src = init;
+        def = ir.defining_op(src)?;
+    }
     if ir.name(def) == "tensor.empty" {
         let k = shape[..idx as usize]
             .iter()

@@ -42,6 +42,11 @@ pub(crate) struct B<'a> {
     /// Mark the loops over full tiles (and batches) `ftuner.parallel`: their iterations
     /// write disjoint tiles of the result.
     pub(crate) parallel: bool,
+    /// C starts at zero (its init was a zero `linalg.fill`): register tiles store their
+    /// sums in the first k block instead of adding them to C, and C is never read first.
+    pub(crate) zero_init: bool,
+    /// Inside the kc loop with `zero_init`: whether this is the first k block.
+    pub(crate) kfirst: Option<Value>,
 }
 
 /// The CPU lowering's knobs beyond the tile bodies.
@@ -67,6 +72,10 @@ pub(crate) struct VectorBody {
     max_elems: i64,
     /// For a full-width tile with B packed: the packed panels and this tile's N offset.
     panel: Option<(Value, Value)>,
+    /// Independent FMA chains the core needs to be busy (FMA latency x FMAs per cycle,
+    /// from the hardware model) and the lanes of one vector register.
+    chains: i64,
+    lanes: i64,
 }
 
 fn ir_attr_i64(ir: &Ir, op: OpId, name: &str) -> Option<i64> {
@@ -106,12 +115,28 @@ fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<Vector
         return None;
     }
     let elem = mul_add_elem(ir, op)?;
+    // The core's FMA pipeline: a tile with fewer accumulator registers than FMA latency x
+    // FMAs per cycle leaves it idle (each k step waits for the previous FMA).
+    let cpu = ir
+        .attr(op, "target")
+        .and_then(|a| a.as_str())
+        .and_then(|t| ftuner_hw::HardwareModel::load(t).ok())
+        .and_then(|m| m.cpu);
+    let bytes = elem.float_kind().map_or(4, |k| k.width() / 8).max(1);
+    let (chains, lanes) = cpu.map_or((1, 1), |c| {
+        (
+            (c.fma_latency as f64 * c.vector_fmas_per_cycle()).round() as i64,
+            c.lanes(bytes) as i64,
+        )
+    });
     Some(VectorBody {
         dk,
         batch,
         elem,
         max_elems,
         panel: None,
+        chains: chains.max(1),
+        lanes: lanes.max(1),
     })
 }
 
@@ -242,36 +267,257 @@ fn register_tile(
         }
         None => None,
     };
-    let (f, fb, k, inner) = b.for_loop(blk, (c0, kext, c1), accs.to_vec());
+    // One k step: B's row at k (packed panel or in place), each A element broadcast and
+    // FMA'd into its row's accumulator.
+    let dk = vb.dk;
+    let step = |b: &mut B<'_>, fb: BlockId, k: Value, accs: &[Value]| -> Vec<Value> {
+        let z = b.index(fb, 0);
+        let zp = b.fzero(fb, vb.elem);
+        let at_b = |d: u32| pick(d, &[(dk, k), (dn, z)], batch_of(d).unwrap_or(z));
+        let brow = match (vb.panel, panel_idx) {
+            (Some((p, _)), Some((j, k0))) => {
+                let kabs = b.ibin(fb, "arith.addi", k0, k);
+                read_rows(b, fb, p, &[vec![j, kabs, z]], zp, vty, 2)[0]
+            }
+            _ => read_rows(b, fb, bm, &[indices(mb, &at_b)], zp, vty, bn)[0],
+        };
+        let a_rows: Vec<Vec<Value>> = (0..accs.len())
+            .map(|i| {
+                let iv = b.index(fb, i as i64);
+                indices(ma, &|d| {
+                    pick(d, &[(dk, k), (dm, iv)], batch_of(d).unwrap_or(z))
+                })
+            })
+            .collect();
+        fma_rows(b, fb, brow, a, &a_rows, accs, vty)
+    };
+    // A small tile has fewer accumulator registers than the FMA pipeline holds: its k loop
+    // is split over `u` sets of accumulators (k, k+1, ... k+u-1 each into its own set),
+    // summed after the loop, so `u` times as many FMAs are in flight. The remainder of k
+    // modulo u runs into the first set. (The sums are reassociated, as in any BLAS.)
+    let regs = mt * ((nt + vb.lanes - 1) / vb.lanes);
+    let u = ((vb.chains + regs - 1) / regs).clamp(1, 8);
+    // Both A and B contiguous along k (an NT product) and a narrow tile: B's row at k would
+    // be nt strided loads per k step; dot products along k instead (rows of A and B read
+    // as full vectors), reduced to C's rows, and the k remainder as below.
+    let ak_last = ak + 1 == ma.results.len();
+    let bk = res_pos(mb, dk);
+    let bk_last = bk.is_some_and(|p| p + 1 == mb.results.len() && p != bn);
+    let dot = ak_last
+        && bk_last
+        && vb.panel.is_none()
+        && mt * nt <= 16
+        && nt <= vb.lanes
+        && vb.lanes >= 2;
+    let sums: Vec<Value> = if dot {
+        let (start, init) = dot_tile(b, blk, lay, vb, (a, bm), (mt, nt), &batch_of, kext);
+        let (f, fb, k, inner) = b.for_loop(blk, (start, kext, c1), init);
+        let next = step(b, fb, k, &inner);
+        b.yield_(fb, "scf.yield", next);
+        (0..rows.len()).map(|i| b.ir.result(f, i)).collect()
+    } else if u == 1 {
+        let (f, fb, k, inner) = b.for_loop(blk, (c0, kext, c1), accs.to_vec());
+        let next = step(b, fb, k, &inner);
+        b.yield_(fb, "scf.yield", next);
+        (0..rows.len()).map(|i| b.ir.result(f, i)).collect()
+    } else {
+        let n = rows.len();
+        let cu = b.index(blk, u);
+        let q = b.ibin(blk, "arith.divui", kext, cu);
+        let kmain = b.ibin(blk, "arith.muli", q, cu);
+        let inits: Vec<Value> = std::iter::repeat_n(zero, n * u as usize).collect();
+        let (f, fb, k, inner) = b.for_loop(blk, (c0, kmain, cu), inits);
+        let mut next = vec![];
+        for j in 0..u as usize {
+            let kj = if j == 0 {
+                k
+            } else {
+                let cj = b.index(fb, j as i64);
+                b.ibin(fb, "arith.addi", k, cj)
+            };
+            next.extend(step(b, fb, kj, &inner[j * n..(j + 1) * n]));
+        }
+        b.yield_(fb, "scf.yield", next);
+        let sets: Vec<Value> = (0..n * u as usize).map(|i| b.ir.result(f, i)).collect();
+        let (fr, fbr, kr, rin) = b.for_loop(blk, (kmain, kext, c1), sets[..n].to_vec());
+        let rnext = step(b, fbr, kr, &rin);
+        b.yield_(fbr, "scf.yield", rnext);
+        let mut parts: Vec<Vec<Value>> = vec![(0..n).map(|i| b.ir.result(fr, i)).collect()];
+        parts.extend((1..u as usize).map(|j| sets[j * n..(j + 1) * n].to_vec()));
+        // Pairwise sums of the sets.
+        while parts.len() > 1 {
+            let mut merged = vec![];
+            for pair in parts.chunks(2) {
+                match pair {
+                    [x, y] => merged.push(
+                        x.iter()
+                            .zip(y)
+                            .map(|(p, q)| b.val(blk, "arith.addf", vec![*p, *q], vty, vec![]))
+                            .collect(),
+                    ),
+                    [x] => merged.push(x.clone()),
+                    _ => {}
+                }
+            }
+            parts = merged;
+        }
+        parts.pop().unwrap_or_default()
+    };
+
+    let add_to_c = |b: &mut B<'_>, blk: BlockId| {
+        let olds = read_rows(b, blk, c, &c_rows, pad, vty, cn);
+        let vals: Vec<Value> = olds
+            .iter()
+            .zip(&sums)
+            .map(|(o, r)| b.val(blk, "arith.addf", vec![*o, *r], vty, vec![]))
+            .collect();
+        write_rows(b, blk, c, &c_rows, &vals, cn)
+    };
+    match (b.zero_init, b.kfirst) {
+        (false, _) => add_to_c(b, blk),
+        // C starts at zero: the sums are C (one k block), or C's first values.
+        (true, None) => write_rows(b, blk, c, &c_rows, &sums, cn),
+        (true, Some(first)) => {
+            let cty = b.ir.value_type(c);
+            b.if_else(
+                blk,
+                first,
+                cty,
+                |b, tb| write_rows(b, tb, c, &c_rows, &sums, cn),
+                add_to_c,
+            )
+        }
+    }
+}
+
+/// The dot-product form of an `mt x nt` register tile when A and B are both contiguous
+/// along k: one `vector<lanes>` accumulator per (row, column) over k blocks of `lanes`,
+/// each reduced to a lane of the row's `vector<nt>` by [`hsum_network`]. Returns where
+/// k continues (the start of the last partial block) and the rows' partial sums.
+#[allow(clippy::too_many_arguments)]
+fn dot_tile(
+    b: &mut B<'_>,
+    blk: BlockId,
+    lay: &Layout,
+    vb: &VectorBody,
+    (a, bm): (Value, Value),
+    (mt, nt): (i64, i64),
+    batch_of: &dyn Fn(u32) -> Option<Value>,
+    kext: Value,
+) -> (Value, Vec<Value>) {
+    let (ma, mb) = (&lay.maps[0], &lay.maps[1]);
+    let (dk, dm, dn) = (vb.dk, lay.dm, lay.dn);
+    let w = vb.lanes;
+    let wty = Type::vector(vec![w], vb.elem);
+    let (ak, bk) = (ma.results.len() - 1, mb.results.len() - 1);
+    let c0 = b.index(blk, 0);
+    let cw = b.index(blk, w);
+    let q = b.ibin(blk, "arith.divui", kext, cw);
+    let kw = b.ibin(blk, "arith.muli", q, cw);
+    let pad = b.fzero(blk, vb.elem);
+    let zero = b.val(blk, "vector.broadcast", vec![pad], wty, vec![]);
+    let n = (mt * nt) as usize;
+    let (f, fb, k, accs) = b.for_loop(blk, (c0, kw, cw), vec![zero; n]);
     let z = b.index(fb, 0);
     let zp = b.fzero(fb, vb.elem);
-    let dk = vb.dk;
-    let at_b = |d: u32| pick(d, &[(dk, k), (dn, z)], batch_of(d).unwrap_or(z));
-    let brow = match (vb.panel, panel_idx) {
-        (Some((p, _)), Some((j, k0))) => {
-            let kabs = b.ibin(fb, "arith.addi", k0, k);
-            read_rows(b, fb, p, &[vec![j, kabs, z]], zp, vty, 2)[0]
-        }
-        _ => read_rows(b, fb, bm, &[indices(mb, &at_b)], zp, vty, bn)[0],
-    };
-    let a_rows: Vec<Vec<Value>> = (0..inner.len())
+    let rows: Vec<Value> = (0..mt)
         .map(|i| {
-            let iv = b.index(fb, i as i64);
-            indices(ma, &|d| {
+            let iv = b.index(fb, i);
+            let idx = indices(ma, &|d| {
                 pick(d, &[(dk, k), (dm, iv)], batch_of(d).unwrap_or(z))
+            });
+            read_rows(b, fb, a, &[idx], zp, wty, ak)[0]
+        })
+        .collect();
+    let cols: Vec<Value> = (0..nt)
+        .map(|j| {
+            let jv = b.index(fb, j);
+            let idx = indices(mb, &|d| {
+                pick(d, &[(dk, k), (dn, jv)], batch_of(d).unwrap_or(z))
+            });
+            read_rows(b, fb, bm, &[idx], zp, wty, bk)[0]
+        })
+        .collect();
+    let mut next = vec![];
+    for (i, r) in rows.iter().enumerate() {
+        for (j, c) in cols.iter().enumerate() {
+            let acc = accs[i * nt as usize + j];
+            next.push(b.val(fb, "vector.fma", vec![*r, *c, acc], wty, vec![]));
+        }
+    }
+    b.yield_(fb, "scf.yield", next);
+    let sums: Vec<Value> = (0..n).map(|i| b.ir.result(f, i)).collect();
+    let out = sums
+        .chunks(nt as usize)
+        .map(|row| {
+            hsum_network(row, w, zero, &mut |x, y, mask| match mask {
+                Some(mask) => {
+                    let ty = Type::vector(vec![mask.len() as i64], vb.elem);
+                    let m = Attribute::dense_i64_array(mask);
+                    b.val(blk, "vector.shuffle", vec![x, y], ty, vec![("mask", m)])
+                }
+                None => {
+                    let ty = b.ir.value_type(x);
+                    b.val(blk, "arith.addf", vec![x, y], ty, vec![])
+                }
             })
         })
         .collect();
-    let next = fma_rows(b, fb, brow, a, &a_rows, &inner, vty);
-    b.yield_(fb, "scf.yield", next);
-    let olds = read_rows(b, blk, c, &c_rows, pad, vty, cn);
-    let vals: Vec<Value> = (0..rows.len())
-        .map(|i| {
-            let r = b.ir.result(f, i);
-            b.val(blk, "arith.addf", vec![olds[i], r], vty, vec![])
-        })
-        .collect();
-    write_rows(b, blk, c, &c_rows, &vals, cn)
+    (kw, out)
+}
+
+/// Builds one op of a shuffle network: a shuffle with a mask, or (no mask) an add.
+pub(crate) type NetOp<'a> = dyn FnMut(Value, Value, Option<&[i64]>) -> Value + 'a;
+
+/// Horizontal sums of `vs` (vectors of `w` lanes, at most `w` of them, `w` a power of
+/// two) as one vector whose lane j is the sum of the lanes of `vs[j]`: pairs merged level
+/// by level (each keeps half its lanes, the halves added: `shuffle(x, y, lo) +
+/// shuffle(x, y, hi)`), then the groups summed in place, then the first lane of each
+/// group picked. `op(x, y, Some(mask))` builds a shuffle, `op(x, y, None)` an add;
+/// `zero` pads `vs` to a power of two.
+pub(crate) fn hsum_network(vs: &[Value], w: i64, zero: Value, op: &mut NetOp<'_>) -> Value {
+    let nt = vs.len();
+    let p = nt.next_power_of_two();
+    let mut level: Vec<Value> = vs.to_vec();
+    level.resize(p, zero);
+    // Lanes per input in each vector.
+    let mut g = w;
+    while level.len() > 1 {
+        let c = w / g; // inputs per vector
+        let half = g / 2;
+        let lo: Vec<i64> = (0..2 * c)
+            .flat_map(|t| {
+                let base = if t < c { t * g } else { w + (t - c) * g };
+                base..base + half
+            })
+            .collect();
+        let hi: Vec<i64> = lo.iter().map(|l| l + half).collect();
+        level = level
+            .chunks(2)
+            .map(|pair| {
+                let (x, y) = (pair[0], pair[1]);
+                let l = op(x, y, Some(&lo));
+                let h = op(x, y, Some(&hi));
+                op(l, h, None)
+            })
+            .collect();
+        g = half;
+    }
+    let mut v = level[0];
+    // Each input holds g lanes: sum them into the group's first lane.
+    let g0 = g;
+    let mut s = g;
+    while s > 1 {
+        let half = s / 2;
+        let mask: Vec<i64> = (0..w)
+            .map(|l| if l % g0 < half { l + half } else { l })
+            .collect();
+        let sh = op(v, v, Some(&mask));
+        v = op(v, sh, None);
+        s = half;
+    }
+    let pick: Vec<i64> = (0..nt as i64).map(|j| j * g0).collect();
+    op(v, v, Some(&pick))
 }
 
 /// The value assigned to loop dim `d`: from `pairs`, else `other`.
@@ -366,6 +612,8 @@ impl<'a> B<'a> {
             pack_a: false,
             apacked: None,
             parallel: false,
+            zero_init: false,
+            kfirst: None,
         }
     }
     pub(crate) fn op(
@@ -1648,6 +1896,45 @@ fn transpose_strided_b(
     Some((p1, p2))
 }
 
+/// A patch whose init is a `linalg.fill` of zero, every tile of which gets a register
+/// body (no batch dims, the largest tile within the vector-body limit), does not need
+/// the fill: its register tiles store their sums in the first k block (and an empty
+/// reduction still runs one block, writing zeros). The patch then takes the fill's
+/// destination as its init, so the fill dies when nothing else reads it. Returns whether
+/// the patch was so changed.
+fn zero_init_of(ir: &mut Ir, op: OpId, plans: &Plans, vb: &VectorBody) -> bool {
+    let (_, outs) = ins_outs(ir, op);
+    let Some(&out) = outs.first() else {
+        return false;
+    };
+    let Some(fill) = ir.defining_op(out).filter(|f| ir.name(*f) == "linalg.fill") else {
+        return false;
+    };
+    let (fins, fouts) = ins_outs(ir, fill);
+    let zero = fins
+        .first()
+        .and_then(|v| ir.defining_op(*v))
+        .filter(|c| ir.name(*c) == "arith.constant")
+        .and_then(|c| ir.attr(c, "value"))
+        .is_some_and(|a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits: 0, .. }));
+    let biggest = plans
+        .m
+        .0
+        .max(plans.m.2.iter().flatten().copied().max().unwrap_or(0))
+        * plans
+            .n
+            .0
+            .max(plans.n.2.iter().flatten().copied().max().unwrap_or(0));
+    if !zero || !vb.batch.is_empty() || biggest > vb.max_elems || fouts.len() != 1 {
+        return false;
+    }
+    let Some(pos) = ir.operands(op).iter().position(|v| *v == out) else {
+        return false;
+    };
+    ir.set_operand(op, pos, fouts[0]);
+    true
+}
+
 /// Whether `v` is a ranked tensor of rank `rank`.
 fn is_ranked_tensor(ir: &Ir, v: Value, rank: usize) -> bool {
     let t = ir.value_type(v);
@@ -2092,7 +2379,6 @@ fn lower_checked(
         }
     }
     let lay = layout(ir, op);
-    let (_, outs) = ins_outs(ir, op);
     let Some(lay) = lay else {
         let conv = conv_layout(ir, op).ok_or(
             "only patches with one M and one N loop dimension and plain indexing, or windowed contractions with one N dimension, are lowered",
@@ -2107,9 +2393,16 @@ fn lower_checked(
     // Build in a scratch block, then move the ops before the patch.
     let scratch = ir.new_block(&[]);
     let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
+    let zero_init = match &vector {
+        Some(vb) => zero_init_of(ir, op, &plans, vb),
+        None => false,
+    };
+    // The init may have changed (a zero fill's destination instead of the fill).
+    let (_, outs) = ins_outs(ir, op);
     let mut b = B::new(ir, loc);
     b.vector = vector;
     (b.mc_blocking, b.pack_a, b.parallel) = (blocking.mc, blocking.pack_a, blocking.parallel);
+    b.zero_init = zero_init;
     let out = outs[0];
     let omap = lay.maps[2].clone();
     let pos = |d: u32| {
@@ -2299,8 +2592,8 @@ fn loops(
             let c0 = b.index(blk, 0);
             let ckc = b.index(blk, kc);
             // With an epilogue, an empty reduction still runs one (empty) block, whose
-            // tiles apply the epilogue.
-            let ub = if epilogue_block(b.ir, op).is_some() {
+            // tiles apply the epilogue; with a zero init, whose tiles write the zeros.
+            let ub = if epilogue_block(b.ir, op).is_some() || b.zero_init {
                 let one = b.index(blk, 1);
                 b.val(blk, "arith.maxsi", vec![kext, one], Type::index(), vec![])
             } else {
@@ -2312,6 +2605,10 @@ fn loops(
             let ckc2 = b.index(fb, kc);
             let ks = b.val(fb, "arith.minsi", vec![ckc2, left], Type::index(), vec![]);
             b.kblock = Some((dk, k0, ks));
+            if b.zero_init {
+                let c0 = b.index(fb, 0);
+                b.kfirst = Some(b.cmpi(fb, 0, k0, c0));
+            }
             if epilogue_block(b.ir, op).is_some() {
                 let end = b.ibin(fb, "arith.addi", k0, ks);
                 b.klast = Some(b.cmpi(fb, 5, end, kext));
@@ -2402,6 +2699,7 @@ fn loops(
     };
     b.kblock = None;
     b.klast = None;
+    b.kfirst = None;
     result
 }
 

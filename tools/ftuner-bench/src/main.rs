@@ -87,6 +87,12 @@ const PIPELINE: &str =
     "builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
 
 fn compile(src: &str, pipeline: &str) -> Result<ftuner_runtime::Executable, String> {
+    compile_timed(src, pipeline).map(|(e, _)| e)
+}
+
+/// [`compile`], with the wall time of the whole compilation (parse, passes, LLVM, JIT).
+fn compile_timed(src: &str, pipeline: &str) -> Result<(ftuner_runtime::Executable, f64), String> {
+    let t0 = Instant::now();
     let ctx = ftuner_dialects::context();
     let mut m =
         ftuner_opt::parse_and_verify(&ctx, src, "bench.mlir").map_err(|d| format!("{d:?}"))?;
@@ -94,7 +100,21 @@ fn compile(src: &str, pipeline: &str) -> Result<ftuner_runtime::Executable, Stri
     let mut pm =
         ftuner_pass::PassManager::from_pipeline(&reg, pipeline).map_err(|e| e.to_string())?;
     pm.run(&ctx, &mut m.ir, m.top).map_err(|e| e.to_string())?;
-    ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)
+    let exe = ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)?;
+    Ok((exe, t0.elapsed().as_secs_f64()))
+}
+
+impl Out {
+    /// Record the compile time of one dynamic kernel.
+    fn compiled(&mut self, workload: &str, kernel: String, secs: f64) {
+        if let Some(f) = &mut self.json {
+            let _ = writeln!(
+                f,
+                "{{\"system\": \"ftuner\", \"workload\": \"{workload}\", \"kernel\": \"{kernel}\", \"compile_s\": {secs:.4}}}"
+            );
+        }
+        self.compile.push((workload.to_string(), kernel, secs));
+    }
 }
 
 fn matmul_src(k: usize, n: usize) -> String {
@@ -273,9 +293,15 @@ unsafe extern "C" fn blas_range(ctx: *mut std::ffi::c_void, lo: i64, hi: i64) {
     }
 }
 
+/// The median (the mean of the two middle values for an even count); sorts `v`.
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let n = v.len();
+    if n.is_multiple_of(2) {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    } else {
+        v[n / 2]
+    }
 }
 
 /// (workload, threads, ftuner GFLOP/s, OpenBLAS GFLOP/s, time ratio) per shape.
@@ -285,6 +311,10 @@ struct Out {
     json: Option<std::fs::File>,
     ratios: Vec<Row>,
     threads: Vec<usize>,
+    /// (workload, kernel, seconds) of each compilation.
+    compile: Vec<(String, String, f64)>,
+    /// (workload, shape, threads, ftuner GFLOP/s) of the large cubes.
+    cubes: Vec<(String, String, usize, f64)>,
 }
 
 /// Both systems on `threads` threads.
@@ -358,6 +388,9 @@ fn measure(
             }
         }
         out.ratios.push((workload.to_string(), t, go, gb, mo / mb));
+        if ["1000x1000x1000", "2048x2048x2048"].contains(&shape.as_str()) {
+            out.cubes.push((workload.to_string(), shape.clone(), t, go));
+        }
     }
     Ok(())
 }
@@ -373,6 +406,8 @@ fn run(cli: &Cli) -> Result<(), String> {
         },
         ratios: vec![],
         threads: threads.clone(),
+        compile: vec![],
+        cubes: vec![],
     };
     let want: Vec<&str> = cli.workloads.split(',').map(str::trim).collect();
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -392,7 +427,8 @@ fn run(cli: &Cli) -> Result<(), String> {
             &[(768, 2304), (768, 768), (3072, 768), (768, 3072)]
         };
         for &(k, n) in kn {
-            let exe = compile(&matmul_src(k, n), &cli.pipeline)?;
+            let (exe, secs) = compile_timed(&matmul_src(k, n), &cli.pipeline)?;
+            out.compiled("W1", format!("?x{k} * {k}x{n}"), secs);
             for &t in ts {
                 let m = 16 * t;
                 let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
@@ -412,7 +448,8 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     if want.contains(&"w2") {
-        let exe = compile(BMM_NT, &cli.pipeline)?;
+        let (exe, secs) = compile_timed(BMM_NT, &cli.pipeline)?;
+        out.compiled("W2", "192x?x64 * (192x?x64)^T".into(), secs);
         for &t in ts {
             let (q, kk) = (rng.tensor(vec![192, t, 64]), rng.tensor(vec![192, t, 64]));
             let blas = Blas::new(&q, &kk, (t, t, 64), 192, true);
@@ -487,10 +524,12 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
         shapes.push((127, 127, 127));
         shapes.push((1000, 1000, 1000));
+        shapes.push((2048, 2048, 2048));
         if cli.smoke {
             shapes = vec![(127, 127, 127), shapes[0]];
         }
-        let exe = compile(DYN_MM, &cli.pipeline)?;
+        let (exe, secs) = compile_timed(DYN_MM, &cli.pipeline)?;
+        out.compiled("W3", "?x? * ?x?".into(), secs);
         for (m, n, k) in shapes {
             let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
             let blas = Blas::new(&a, &b, (m, n, k), 1, false);
@@ -508,6 +547,35 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     println!();
+    for w in ["W1", "W2", "W3"] {
+        let ks: Vec<&(String, String, f64)> = out.compile.iter().filter(|c| c.0 == w).collect();
+        if !ks.is_empty() {
+            println!(
+                "{w}: compiled once per kernel: {} kernel{} in {:.2} s ({})",
+                ks.len(),
+                if ks.len() == 1 { "" } else { "s" },
+                ks.iter().map(|c| c.2).sum::<f64>(),
+                ks.iter()
+                    .map(|c| format!("{} {:.2} s", c.1, c.2))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    // Issue 10: the large cubes against the hardware model's single-core peak.
+    if let Some(peak) = ftuner_hw::HardwareModel::load("host")
+        .ok()
+        .and_then(|m| m.cpu.map(|c| c.peak_gflops_core(4)))
+    {
+        for (w, shape, t, gf) in &out.cubes {
+            if *t == 1 {
+                println!(
+                    "{w} {shape} (1 thread): ftuner {gf:.1} GFLOP/s = {:.0}% of the model's peak {peak:.1} GFLOP/s per core",
+                    100.0 * gf / peak
+                );
+            }
+        }
+    }
     for w in ["W1", "W2", "W3", "ATTN"] {
         for &t in &threads {
             let rs: Vec<&Row> = out.ratios.iter().filter(|r| r.0 == w && r.1 == t).collect();
