@@ -111,13 +111,17 @@
 // RUN: not ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{pack-b=maybe})" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPACK
 // BADPACK: error: pack-b must be auto, true or false, got 'maybe'
 // A strided B (an NT batch-matmul with dynamic dims: B is [n][k]) is transposed into
-// [k][n], per batch, when a full row strip (M >= 14) and a full block (N >= 16) exist,
-// decided at run time; the patch then reads it as an NN contraction. Otherwise B is read
-// in place. The transposition is a permuted copy (convert-linalg-to-loops turns it into
-// 16 x 16 blocks transposed in registers; its test checks that).
+// [k][n], per batch, when a full row strip (M >= 14), at least K rows (A is contiguous
+// along k too, so B read in place takes the dot-product form, which wins below M = K)
+// and a full block (N >= 16) exist, decided at run time; the patch then reads it as an
+// NN contraction. Otherwise B is read in place. The transposition is a permuted copy
+// (convert-linalg-to-loops turns it into 16 x 16 blocks transposed in registers; its
+// test checks that).
 // RUN: ftuner-opt %S/Inputs/bmm-nt-generic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=AUTOPACK
 // AUTOPACK-DAG: #[[SWAP:map[0-9]*]] = affine_map<(d0, d1) -> (d1, d0)>
-// AUTOPACK: %[[STRIP:.*]] = arith.cmpi sge, %{{.*}}, %c14 : index
+// AUTOPACK: %[[STRIP0:.*]] = arith.cmpi sge, %[[M:.*]], %c14 : index
+// AUTOPACK: %[[LONG:.*]] = arith.cmpi sge, %[[M]], %{{.*}} : index
+// AUTOPACK: %[[STRIP:.*]] = arith.andi %[[STRIP0]], %[[LONG]] : i1
 // AUTOPACK: %[[BLOCK:.*]] = arith.cmpi sge, %{{.*}}, %c16 : index
 // AUTOPACK: %[[BOTH:.*]] = arith.andi %[[STRIP]], %[[BLOCK]] : i1
 // AUTOPACK: scf.if %[[BOTH]] -> (tensor<?x?xf32>) {
@@ -129,9 +133,10 @@
 // AUTOPACK-NOT: linalg.generic
 // AUTOPACK: scf.yield
 // The transposition's blocks, edges and corner, and both branches, against the
-// interpreter (M < 14, N < 16, and both with every edge).
+// interpreter (M < 14, N < 16, M < K, and both with every edge).
 // RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=3x13x40 --shape 1=3x15x40 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK
 // RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=2x37x35 --shape 1=2x35x35 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK
+// RUN: ftuner-run %S/Inputs/bmm-nt-generic.mlir --shape 0=2x30x35 --shape 1=2x35x35 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=TRANSOK
 // TRANSOK: check: ok
 
 // Loops whose iterations write disjoint tiles are marked 'ftuner.parallel': full N

@@ -300,15 +300,7 @@ fn register_tile(
     // Both A and B contiguous along k (an NT product) and a narrow tile: B's row at k would
     // be nt strided loads per k step; dot products along k instead (rows of A and B read
     // as full vectors), reduced to C's rows, and the k remainder as below.
-    let ak_last = ak + 1 == ma.results.len();
-    let bk = res_pos(mb, dk);
-    let bk_last = bk.is_some_and(|p| p + 1 == mb.results.len() && p != bn);
-    let dot = ak_last
-        && bk_last
-        && vb.panel.is_none()
-        && mt * nt <= 16
-        && nt <= vb.lanes
-        && vb.lanes >= 2;
+    let dot = nt_dot(lay, vb) && mt * nt <= DOT_OUTPUTS && nt <= vb.lanes;
     let sums: Vec<Value> = if dot {
         let (start, init) = dot_tile(b, blk, lay, vb, (a, bm), (mt, nt), &batch_of, kext);
         let (f, fb, k, inner) = b.for_loop(blk, (start, kext, c1), init);
@@ -388,6 +380,52 @@ fn register_tile(
             )
         }
     }
+}
+
+/// Accumulators of a dot-product tile (one vector register per output).
+const DOT_OUTPUTS: i64 = 16;
+
+/// Whether A and B are both contiguous along k (an NT product: rows of A and rows of B
+/// are read as whole vectors), so tiles take the dot-product form.
+fn nt_dot(lay: &Layout, vb: &VectorBody) -> bool {
+    let (ma, mb) = (&lay.maps[0], &lay.maps[1]);
+    let last = |m: &ftuner_ir::AffineMap, d: u32| res_pos(m, d) == Some(m.results.len() - 1);
+    vb.panel.is_none()
+        && vb.lanes >= 2
+        && last(ma, vb.dk)
+        && last(mb, vb.dk)
+        && res_pos(mb, lay.dn).is_some()
+}
+
+/// A dot-product tile larger than [`DOT_OUTPUTS`]: its 4 x 4 blocks, each a register tile
+/// of its own on slices of the tile's A rows, B rows and C block.
+fn dot_blocks(
+    b: &mut B<'_>,
+    blk: BlockId,
+    lay: &Layout,
+    vb: &VectorBody,
+    (a, bm): (Value, Value),
+    c: Value,
+    (mt, nt): (i64, i64),
+) -> Value {
+    // The operands are the tile's slices already: k is taken whole.
+    let kb = b.kblock.take();
+    let groups =
+        |n: i64| -> Vec<(i64, i64)> { (0..n).step_by(4).map(|o| (o, (n - o).min(4))).collect() };
+    let mut acc = c;
+    for (i0, ms) in groups(mt) {
+        for (j0, ns) in groups(nt) {
+            let (i0v, j0v) = (b.index(blk, i0), b.index(blk, j0));
+            let t = (i0v, ms, j0v, ns);
+            let (sa, _) = slice(b, blk, a, &lay.maps[0], lay, t);
+            let (sb, _) = slice(b, blk, bm, &lay.maps[1], lay, t);
+            let (sc, cspec) = slice(b, blk, acc, &lay.maps[2], lay, t);
+            let r = vector_body(b, blk, lay, vb, sa, sb, sc, ms, ns);
+            acc = insert_back(b, blk, r, &cspec, acc);
+        }
+    }
+    b.kblock = kb;
+    acc
 }
 
 /// The dot-product form of an `mt x nt` register tile when A and B are both contiguous
@@ -1105,7 +1143,11 @@ fn tile(
                 .packed
                 .filter(|(_, nr)| *nr == t.3 && vb.batch.is_empty())
                 .map(|(p, _)| (p, t.2));
-            let r = vector_body(b, blk, lay, &vb, a, bb, c, t.1, t.3);
+            let r = if nt_dot(lay, &vb) && t.1 * t.3 > DOT_OUTPUTS {
+                dot_blocks(b, blk, lay, &vb, (a, bb), c, (t.1, t.3))
+            } else {
+                vector_body(b, blk, lay, &vb, a, bb, c, t.1, t.3)
+            };
             let r = epilogue_tile(b, blk, patch, lay, r, t);
             return insert_back(b, blk, r, &cspec, acc);
         }
@@ -1863,7 +1905,25 @@ fn transpose_strided_b(
         p
     };
     let (cm, cw) = (b.index(scratch, mr), b.index(scratch, w));
-    let strip = b.cmpi(scratch, 5, msz, cm);
+    let mut strip = b.cmpi(scratch, 5, msz, cm);
+    // With A contiguous along k too, the tiles of B read in place take the dot-product
+    // form: each output pays a reduction (a few shuffles), while the transposition pays
+    // K copies per column of B, shared by the M rows. They break even near M = K
+    // (measured on issue 10's W2, K = 64: dot products ahead up to T = 62, the
+    // transposition from T = 128, level between): transposed only when M >= K as well.
+    let amap = &lay.maps[0];
+    if res_pos(amap, dk) == Some(amap.results.len() - 1) {
+        let kpos = b.index(scratch, (amap.results.len() - 1) as i64);
+        let kext = b.val(
+            scratch,
+            "tensor.dim",
+            vec![ins[0], kpos],
+            Type::index(),
+            vec![],
+        );
+        let long = b.cmpi(scratch, 5, msz, kext);
+        strip = b.val(scratch, "arith.andi", vec![strip, long], Type::i1(), vec![]);
+    }
     let block = b.cmpi(scratch, 5, nsz, cw);
     let many = b.val(
         scratch,
