@@ -50,3 +50,32 @@ func.func @late_index(%c: memref<?x?xf32>, %k: index, %i: index) {
   %o2 = "vector.transfer_read"(%c, %i, %i, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x?xf32>, index, index, f32) -> vector<16xf32>
   return
 }
+
+// -----
+
+// A tile of a zero-filled C: written in the first k block, read, added and written in
+// the others (an scf.if after the loop). The reads in the branch are prefetched too.
+// CHECK-LABEL: func.func @first_block
+// CHECK: "memref.prefetch"(%arg0, %arg3, %arg4)
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for
+// CHECK: scf.if %arg5
+func.func @first_block(%c: memref<?x?xf32>, %b: memref<?x16xf32>, %k: index, %i: index, %j: index, %first: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<16xf32>
+  %acc = scf.for %kk = %c0 to %k step %c1 iter_args(%a = %zero) -> (vector<16xf32>) {
+    %row = "vector.transfer_read"(%b, %kk, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x16xf32>, index, index, f32) -> vector<16xf32>
+    %s = arith.addf %a, %row : vector<16xf32>
+    scf.yield %s : vector<16xf32>
+  }
+  scf.if %first {
+    "vector.transfer_write"(%acc, %c, %i, %j) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<16xf32>, memref<?x?xf32>, index, index) -> ()
+  } else {
+    %old = "vector.transfer_read"(%c, %i, %j, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x?xf32>, index, index, f32) -> vector<16xf32>
+    %new = arith.addf %old, %acc : vector<16xf32>
+    "vector.transfer_write"(%new, %c, %i, %j) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<16xf32>, memref<?x?xf32>, index, index) -> ()
+  }
+  return
+}

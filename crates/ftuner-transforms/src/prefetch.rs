@@ -10,8 +10,9 @@
 //! their C tile.
 //!
 //! Which reads: the `vector.transfer_read`s of a memref that follow an `scf.for` with
-//! vector results in the same block, up to the next op with regions, whose buffer and
-//! indices are all defined before the loop. Reads of in-bounds 1-d vectors along one dim
+//! vector results in the same block, up to the next op with regions (and, when that is
+//! an `scf.if`, those at the top of its branches), whose buffer and indices are all
+//! defined before the loop. Reads of in-bounds 1-d vectors along one dim
 //! only (the form `lower-ukernels` writes).
 
 use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value};
@@ -72,13 +73,25 @@ impl PrefetchTileUpdatesPass {
         let Some(blk) = ir.op(lp).parent else {
             return;
         };
-        let after: Vec<OpId> = ir
-            .block_ops(blk)
-            .skip_while(|o| *o != lp)
-            .skip(1)
-            .take_while(|o| ir.regions_of(*o).is_empty())
-            .filter(|o| ir.name(*o) == "vector.transfer_read")
-            .collect();
+        // The reads after the loop up to the next op with regions, and those at the top of
+        // the branches of an `scf.if` there (a tile of a zero-filled C is written in the
+        // first k block and read, added and written in the others: the same lines).
+        let mut after: Vec<OpId> = vec![];
+        let is_read = |o: &OpId| ir.name(*o) == "vector.transfer_read";
+        for o in ir.block_ops(blk).skip_while(|o| *o != lp).skip(1) {
+            if ir.regions_of(o).is_empty() {
+                after.extend(Some(o).filter(is_read));
+                continue;
+            }
+            if ir.name(o) == "scf.if" {
+                for r in ir.regions_of(o).to_vec() {
+                    for b in ir.region(r).blocks.clone() {
+                        after.extend(ir.block_ops(b).filter(is_read));
+                    }
+                }
+            }
+            break;
+        }
         let loc = ir.loc(lp);
         for r in after {
             let Some((along, lanes)) = read_along(ir, r) else {

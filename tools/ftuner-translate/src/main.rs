@@ -1,11 +1,11 @@
-//! `ftuner-translate FILE --emit=llvm|asm|obj|ptx [--target=T] [-o OUT] [--no-lower]`
+//! `ftuner-translate FILE --emit=llvm|asm|obj|ptx [--target=T] [-o OUT] [--no-lower] [--parallel]`
 //!
 //! Takes a module at any level and, unless `--no-lower`, lowers it first with the default
 //! pipeline: modules on tensors are patched with uKernels for the target (the host, or a
 //! CPU the hardware model describes: znver4/5 as zen4, Skylake-SP and later as
 //! skylake-avx512),
 //! lowered and bufferized; then `convert-linalg-to-loops`, `canonicalize`, `cse` and
-//! `convert-to-llvm`. The `llvm` dialect is then translated to LLVM IR, verified,
+//! `convert-to-llvm` (serial code unless `--parallel`). The `llvm` dialect is then translated to LLVM IR, verified,
 //! optimized (`-O`, default 3) for the target and emitted. Targets: `host` (default; the
 //! detected CPU and features), an x86-64 CPU by LLVM's name (`znver4`,
 //! `skylake-avx512`, ...), or `cuda:sm_70` ... `cuda:sm_90` (PTX; `--kernel NAME` marks
@@ -46,6 +46,12 @@ struct Cli {
     /// Functions to emit as PTX kernels.
     #[arg(long = "kernel")]
     kernels: Vec<String>,
+    /// Keep loops marked `ftuner.parallel` parallel: the output then calls
+    /// `ftuner_rt_parallel_for(body, ctx, n)`, which the program linking it provides
+    /// (ftuner's runtime, or any thread pool). Without it the code is serial and
+    /// self-contained.
+    #[arg(long)]
+    parallel: bool,
 }
 
 fn fail(m: impl std::fmt::Display) -> i32 {
@@ -195,6 +201,11 @@ fn finish(
     if !cli.no_lower {
         // To the llvm dialect, from whatever level the module is at.
         if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top) {
+            let p = if cli.parallel {
+                p
+            } else {
+                p.replace("convert-to-llvm)", "convert-to-llvm{parallel=false})")
+            };
             if let Err(code) = run_pipeline(ctx, &mut m, &p, &cli.file, src) {
                 return code;
             }
