@@ -14,6 +14,13 @@
 // ASM: vfmadd231ps {{.*}}%zmm
 // PTX: .target sm_80
 // PTX: .entry saxpy(
+// Serial by default (the output needs nothing beyond libc); --parallel keeps the
+// parallel loops, calling the thread pool the linking program provides.
+// RUN: ftuner-translate %examples/dense_dynamic.mlir --emit=llvm -O0 | FileCheck %s --check-prefix=SERIAL
+// RUN: ftuner-translate %examples/dense_dynamic.mlir --emit=llvm -O0 --parallel | FileCheck %s --check-prefix=PARALLEL
+// SERIAL-NOT: ftuner_rt_parallel_for
+// PARALLEL: call void @ftuner_rt_parallel_for(ptr @dense_dynamic_par0,
+// PARALLEL: declare void @ftuner_rt_parallel_for(ptr, ptr, i64)
 // ERR1: error: --emit=ptx needs a cuda:sm_XX target
 // ERR2: error: unknown target 'bad target'
 
