@@ -7,7 +7,10 @@
 // CHECK: ATTN {{ *}}12x5x5x64
 // CHECK: ATTN {{ *}}12x5x64x5
 // CHECK: W3 {{ *}}127x127x127
+// The compile time of each dynamic kernel, in the summary and the JSON.
+// CHECK: W1: compiled once per kernel: 1 kernel in {{[0-9.]+}} s (?x768 * 768x768
 // CHECK: W1 (1 thread): geomean GFLOP/s ftuner
+// JSON: {"system": "ftuner", "workload": "W1", "kernel": "?x768 * 768x768", "compile_s":
 // JSON: {"system": "ftuner", "workload": "W1", "shape": "16x768x768", "threads": 1, "median_s":
 // JSON: {"system": "openblas", "workload": "W1", "shape": "16x768x768", "threads": 1, "median_s":
 // Two thread counts: every shape at each, ftuner's pool and OpenBLAS's threads.

@@ -39,8 +39,8 @@ struct Pool {
     done: AtomicUsize,
     /// A thread is running a job on the pool.
     busy: AtomicBool,
-    /// Workers started, and workers asleep.
-    started: Mutex<usize>,
+    /// Workers started (changed only by the thread holding `busy`), and workers asleep.
+    workers: AtomicUsize,
     sleepers: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
@@ -63,7 +63,7 @@ fn pool() -> &'static Pool {
         parts: AtomicU64::new(0),
         done: AtomicUsize::new(0),
         busy: AtomicBool::new(false),
-        started: Mutex::new(0),
+        workers: AtomicUsize::new(0),
         sleepers: AtomicUsize::new(0),
         lock: Mutex::new(()),
         wake: Condvar::new(),
@@ -100,18 +100,18 @@ fn chunk(n: i64, parts: u64, c: u64) -> (i64, i64) {
 }
 
 impl Pool {
+    /// Start workers up to `want`. Only the thread holding `busy` calls this.
     fn ensure_workers(&'static self, want: usize) {
-        let Ok(mut started) = self.started.lock() else {
-            return;
-        };
-        while *started < want {
+        let mut started = self.workers.load(SeqCst);
+        while started < want {
             let spawned = std::thread::Builder::new()
-                .name(format!("ftuner-worker-{}", *started + 1))
+                .name(format!("ftuner-worker-{}", started + 1))
                 .spawn(move || self.worker());
             if spawned.is_err() {
                 break;
             }
-            *started += 1;
+            started += 1;
+            self.workers.store(started, SeqCst);
         }
     }
 

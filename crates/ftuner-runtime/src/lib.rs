@@ -117,7 +117,7 @@ impl Executable {
                 },
             );
         }
-        if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top) {
+        if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, true) {
             run_pipeline(ctx, ir, top, &p)?;
         }
         // One LLVM context per executable, alive as long as the process: JIT code and

@@ -37,9 +37,15 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(library_calls::LibraryCallsPass::default()));
 }
 
+/// The passes between `bufferize` and `convert-to-llvm`.
+macro_rules! buffer_passes {
+    () => {
+        "convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse"
+    };
+}
+
 /// From buffers to the llvm dialect: what follows `bufferize` on the way to machine code.
-pub const BUFFERS_TO_LLVM: &str =
-    "builtin.module(convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse,convert-to-llvm)";
+pub const BUFFERS_TO_LLVM: &str = concat!("builtin.module(", buffer_passes!(), ",convert-to-llvm)");
 
 /// Whether some `func.func` under `top` takes or returns tensors (so `bufferize` must run
 /// before the conversion to LLVM).
@@ -60,9 +66,14 @@ pub fn has_tensor_functions(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
 }
 
 /// The pipeline that takes `top` (tensors or buffers) to the llvm dialect: `bufferize`
-/// when some function still has tensors, then [`BUFFERS_TO_LLVM`]. None when there is no
-/// function left to convert (the module is in the llvm dialect already).
-pub fn to_llvm_pipeline(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> Option<String> {
+/// when some function still has tensors, then [`BUFFERS_TO_LLVM`]; with `parallel` false,
+/// `convert-to-llvm{parallel=false}` (serial code, no runtime calls). None when there is
+/// no function left to convert (the module is in the llvm dialect already).
+pub fn to_llvm_pipeline(
+    ir: &ftuner_ir::Ir,
+    top: ftuner_ir::OpId,
+    parallel: bool,
+) -> Option<String> {
     let mut funcs = false;
     ir.walk_pre(top, &mut |o| {
         funcs |= matches!(ir.name(o), "func.func" | "gpu.func")
@@ -70,9 +81,18 @@ pub fn to_llvm_pipeline(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> Option<Stri
     if !funcs {
         return None;
     }
-    Some(if has_tensor_functions(ir, top) {
-        BUFFERS_TO_LLVM.replacen("builtin.module(", "builtin.module(bufferize,", 1)
+    let prefix = if has_tensor_functions(ir, top) {
+        "bufferize,"
     } else {
-        BUFFERS_TO_LLVM.to_string()
-    })
+        ""
+    };
+    let convert = if parallel {
+        "convert-to-llvm"
+    } else {
+        "convert-to-llvm{parallel=false}"
+    };
+    Some(format!(
+        "builtin.module({prefix}{},{convert})",
+        buffer_passes!()
+    ))
 }

@@ -151,20 +151,22 @@ struct Cv<'a> {
     decls: &'a mut BTreeMap<String, String>,
     /// Assertion messages: (global name, bytes with the trailing NUL).
     strings: &'a mut Vec<(String, String)>,
-    /// Parallel loops: whether to outline them, and the functions outlined so far.
-    par: Par,
+    /// Outline loops marked `ftuner.parallel` (false when parallelism is off, or inside an
+    /// outlined body already), and the functions outlined so far.
+    outline: bool,
     outlined: &'a mut Vec<OpId>,
     /// The function being converted (outlined bodies are named after it).
     fname: &'a str,
 }
 
-/// What `convert-to-llvm` does with an `scf.for` marked `ftuner.parallel`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Par {
-    /// Outline it and run it through `ftuner_rt_parallel_for`.
-    Outline,
-    /// A plain loop: parallelism is off, or we are inside an outlined body already.
-    Serial,
+/// Where an outlined body gets a value from outside the loop.
+enum Source {
+    /// Field of the context struct.
+    Field(usize),
+    /// An index constant the conversion folds with, made again.
+    Index(i64),
+    /// Another `llvm.mlir.constant`, made again.
+    Const(Attribute, Type),
 }
 
 /// The runtime entry running `body(ctx, lo, hi)` over chunks of `0 .. n` on the thread pool.
@@ -733,7 +735,7 @@ impl Cv<'_> {
                 self.call("llvm.nvvm.barrier0", "void ()", vec![], None);
             }
             "scf.for"
-                if self.par == Par::Outline
+                if self.outline
                     && results.is_empty()
                     && self
                         .ir
@@ -1298,14 +1300,23 @@ impl Cv<'_> {
                 }
             }
         }
-        // lb and step travel too (the body computes iv = lb + i * step).
+        // lb and step travel too (the body computes iv = lb + i * step). Constants are
+        // made again inside; everything else is a field of the context.
         let mut captured: Vec<Value> = vec![];
-        let mut slot: FxHashMap<Value, usize> = FxHashMap::default();
+        let mut sources: FxHashMap<Value, Source> = FxHashMap::default();
         for c in live.iter().map(|(_, c)| *c).chain([lb, step]) {
-            if self.rematerializable(c).is_none() && !slot.contains_key(&c) {
-                slot.insert(c, captured.len());
-                captured.push(c);
+            if sources.contains_key(&c) {
+                continue;
             }
+            let src = match (self.known(c), self.constant_attr(c)) {
+                (Some(k), _) => Source::Index(k),
+                (None, Some(a)) => Source::Const(a, self.ir.value_type(c)),
+                (None, None) => {
+                    captured.push(c);
+                    Source::Field(captured.len() - 1)
+                }
+            };
+            sources.insert(c, src);
         }
         let tys: Vec<Type> = captured.iter().map(|c| self.ir.value_type(*c)).collect();
         let sty = llvm_ty(&format!(
@@ -1330,11 +1341,11 @@ impl Cv<'_> {
             loc: self.loc,
             decls: &mut *self.decls,
             strings: &mut *self.strings,
-            par: Par::Serial,
+            outline: false,
             outlined: &mut *self.outlined,
             fname: self.fname,
         };
-        let fields = if captured.is_empty() {
+        let fields: Vec<Value> = if captured.is_empty() {
             vec![]
         } else {
             let st = cv.load(fargs[0], sty, 8);
@@ -1343,32 +1354,23 @@ impl Cv<'_> {
                 .map(|(i, t)| cv.extract(st, &[i as i64], *t))
                 .collect()
         };
-        let inside = |cv: &mut Cv<'_>, c: Value, consts: &FxHashMap<Value, i64>| -> Value {
-            match slot.get(&c) {
-                Some(i) => fields[*i],
-                None => match consts.get(&c) {
-                    Some(k) => cv.c64(*k),
-                    None => {
-                        let d = cv
-                            .ir
-                            .defining_op(c)
-                            .filter(|d| cv.ir.name(*d) == "llvm.mlir.constant");
-                        match d.and_then(|d| cv.ir.attr(d, "value")) {
-                            Some(a) => cv.cst(a, cv.ir.value_type(c)),
-                            None => c,
-                        }
-                    }
-                },
+        // In the order of first use (the output does not depend on hashing).
+        let mut inside: FxHashMap<Value, Value> = FxHashMap::default();
+        for c in live.iter().map(|(_, c)| *c).chain([lb, step]) {
+            if inside.contains_key(&c) {
+                continue;
             }
-        };
-        for (old, c) in &live {
-            let n = inside(&mut cv, *c, &self.consts);
-            cv.map.insert(*old, n);
+            let v = match &sources[&c] {
+                Source::Field(i) => fields[*i],
+                Source::Index(k) => cv.c64(*k),
+                Source::Const(a, t) => cv.cst(*a, *t),
+            };
+            inside.insert(c, v);
         }
-        let (lb_in, step_in) = (
-            inside(&mut cv, lb, &self.consts),
-            inside(&mut cv, step, &self.consts),
-        );
+        for (old, c) in &live {
+            cv.map.insert(*old, inside[c]);
+        }
+        let (lb_in, step_in) = (inside[&lb], inside[&step]);
         let header = cv.block(&[Type::i64()]);
         let body = cv.block(&[]);
         let exit = cv.block(&[]);
@@ -1439,15 +1441,12 @@ impl Cv<'_> {
             .ok_or((op, "has no body".into()))
     }
 
-    /// `Some` when `c` is a constant the outlined body makes again instead of loading.
-    fn rematerializable(&self, c: Value) -> Option<()> {
-        if self.consts.contains_key(&c) {
-            return Some(());
-        }
+    /// The value of `c` when an `llvm.mlir.constant` defines it.
+    fn constant_attr(&self, c: Value) -> Option<Attribute> {
         self.ir
             .defining_op(c)
             .filter(|d| self.ir.name(*d) == "llvm.mlir.constant")
-            .map(|_| ())
+            .and_then(|d| self.ir.attr(d, "value"))
     }
 
     fn scf_for(&mut self, op: OpId) -> R<()> {
@@ -1690,7 +1689,6 @@ fn convert_func(
     let region = ir.regions_of(nf)[0];
     let entry = ir.append_block(region, &params);
     let pargs = ir.block_args(entry).to_vec();
-    let gpu = ir.name(f) == "gpu.func";
     let mut outlined = vec![];
     let mut cv = Cv {
         ir,
@@ -1701,11 +1699,7 @@ fn convert_func(
         loc,
         decls,
         strings,
-        par: if parallel && !gpu {
-            Par::Outline
-        } else {
-            Par::Serial
-        },
+        outline: parallel,
         outlined: &mut outlined,
         fname: &name,
     };
@@ -1806,7 +1800,7 @@ fn ciface(
         loc,
         decls: &mut decls,
         strings: &mut strings,
-        par: Par::Serial,
+        outline: false,
         outlined: &mut outlined,
         fname: name,
     };

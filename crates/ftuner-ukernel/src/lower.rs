@@ -33,15 +33,10 @@ pub(crate) struct B<'a> {
     pub(crate) packed: Option<(Value, i64)>,
     /// Inside the kc loop: whether this is the last k block (epilogues run then).
     pub(crate) klast: Option<Value>,
-    /// Split long dynamic M into blocks of the patch's mc.
-    pub(crate) mc_blocking: bool,
-    /// Copy large A blocks contiguous inside the mc loop (run-time rule in `loops`).
-    pub(crate) pack_a: bool,
+    /// The mc loop, A packing (run-time rule in `loops`) and parallel loop marking.
+    pub(crate) blocking: Blocking,
     /// Inside the mc loop: A's mc x kc block copied contiguous, and the block's first row.
     pub(crate) apacked: Option<(Value, Value)>,
-    /// Mark the loops over full tiles (and batches) `ftuner.parallel`: their iterations
-    /// write disjoint tiles of the result.
-    pub(crate) parallel: bool,
     /// C starts at zero (its init was a zero `linalg.fill`): register tiles store their
     /// sums in the first k block instead of adding them to C, and C is never read first.
     pub(crate) zero_init: bool,
@@ -50,7 +45,7 @@ pub(crate) struct B<'a> {
 }
 
 /// The CPU lowering's knobs beyond the tile bodies.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Blocking {
     /// Split a dynamic M into blocks of the patch's `mc`.
     pub mc: bool,
@@ -301,17 +296,19 @@ fn register_tile(
     // be nt strided loads per k step; dot products along k instead (rows of A and B read
     // as full vectors), reduced to C's rows, and the k remainder as below.
     let dot = nt_dot(lay, vb) && mt * nt <= DOT_OUTPUTS && nt <= vb.lanes;
-    let sums: Vec<Value> = if dot {
-        let (start, init) = dot_tile(b, blk, lay, vb, (a, bm), (mt, nt), &batch_of, kext);
+    // k from `start` to the end, one step at a time, from the accumulators `init`.
+    let k_loop = |b: &mut B<'_>, start: Value, init: Vec<Value>| -> Vec<Value> {
+        let n = init.len();
         let (f, fb, k, inner) = b.for_loop(blk, (start, kext, c1), init);
         let next = step(b, fb, k, &inner);
         b.yield_(fb, "scf.yield", next);
-        (0..rows.len()).map(|i| b.ir.result(f, i)).collect()
+        (0..n).map(|i| b.ir.result(f, i)).collect()
+    };
+    let sums: Vec<Value> = if dot {
+        let (start, init) = dot_tile(b, blk, lay, vb, (a, bm), (mt, nt), &batch_of, kext);
+        k_loop(b, start, init)
     } else if u == 1 {
-        let (f, fb, k, inner) = b.for_loop(blk, (c0, kext, c1), accs.to_vec());
-        let next = step(b, fb, k, &inner);
-        b.yield_(fb, "scf.yield", next);
-        (0..rows.len()).map(|i| b.ir.result(f, i)).collect()
+        k_loop(b, c0, accs)
     } else {
         let n = rows.len();
         let cu = b.index(blk, u);
@@ -331,10 +328,7 @@ fn register_tile(
         }
         b.yield_(fb, "scf.yield", next);
         let sets: Vec<Value> = (0..n * u as usize).map(|i| b.ir.result(f, i)).collect();
-        let (fr, fbr, kr, rin) = b.for_loop(blk, (kmain, kext, c1), sets[..n].to_vec());
-        let rnext = step(b, fbr, kr, &rin);
-        b.yield_(fbr, "scf.yield", rnext);
-        let mut parts: Vec<Vec<Value>> = vec![(0..n).map(|i| b.ir.result(fr, i)).collect()];
+        let mut parts: Vec<Vec<Value>> = vec![k_loop(b, kmain, sets[..n].to_vec())];
         parts.extend((1..u as usize).map(|j| sets[j * n..(j + 1) * n].to_vec()));
         // Pairwise sums of the sets.
         while parts.len() > 1 {
@@ -646,10 +640,8 @@ impl<'a> B<'a> {
             kblock: None,
             packed: None,
             klast: None,
-            mc_blocking: false,
-            pack_a: false,
+            blocking: Blocking::default(),
             apacked: None,
-            parallel: false,
             zero_init: false,
             kfirst: None,
         }
@@ -697,7 +689,7 @@ impl<'a> B<'a> {
     /// Mark loop `f` `ftuner.parallel` (when the lowering marks loops): its iterations
     /// write disjoint parts of its result.
     pub(crate) fn mark_parallel(&mut self, f: OpId) {
-        if self.parallel {
+        if self.blocking.parallel {
             self.ir.set_attr(f, PARALLEL_ATTR, Some(Attribute::unit()));
         }
     }
@@ -2107,7 +2099,7 @@ fn nest_from(
 /// A patch with a batch dim (indexed by all three operands) becomes an `scf.for` over that
 /// dim around the same patch on the batch's rank-reduced slices (`tensor.extract_slice`,
 /// result put back with `tensor.insert_slice`); returns the inner patch, to be lowered.
-fn split_batch(ir: &mut Ir, op: OpId, parallel: bool) -> Result<Option<OpId>, String> {
+fn split_batch(ir: &mut Ir, op: OpId, blocking: Blocking) -> Result<Option<OpId>, String> {
     let Some(lay) = layout(ir, op) else {
         return Ok(None);
     };
@@ -2125,6 +2117,7 @@ fn split_batch(ir: &mut Ir, op: OpId, parallel: bool) -> Result<Option<OpId>, St
     let loc = ir.loc(op);
     let scratch = ir.new_block(&[]);
     let mut b = B::new(ir, loc);
+    b.blocking = blocking;
     let out = outs[0];
     let cpos = res_pos(&lay.maps[2], bd).unwrap_or(0);
     let pv = b.index(scratch, cpos as i64);
@@ -2132,9 +2125,7 @@ fn split_batch(ir: &mut Ir, op: OpId, parallel: bool) -> Result<Option<OpId>, St
     let c0 = b.index(scratch, 0);
     let c1 = b.index(scratch, 1);
     let (f, fb, iv, acc) = b.for_loop(scratch, (c0, ext, c1), vec![out]);
-    if parallel {
-        b.ir.set_attr(f, PARALLEL_ATTR, Some(Attribute::unit()));
-    }
+    b.mark_parallel(f);
     let acc = acc[0];
     // The batch's slice of each operand, the batch dim dropped.
     let mut slices = vec![];
@@ -2403,7 +2394,7 @@ fn lower_checked(
     // while the row strips of A pass (a batch loop inside the tile loops walks every
     // batch's panels per tile).
     if vector_bodies.is_some() {
-        if let Some(inner) = split_batch(ir, op, blocking.parallel)? {
+        if let Some(inner) = split_batch(ir, op, blocking)? {
             // The inner patch carries the same plans.
             return lower_checked(
                 ir,
@@ -2461,7 +2452,7 @@ fn lower_checked(
     let (_, outs) = ins_outs(ir, op);
     let mut b = B::new(ir, loc);
     b.vector = vector;
-    (b.mc_blocking, b.pack_a, b.parallel) = (blocking.mc, blocking.pack_a, blocking.parallel);
+    b.blocking = blocking;
     b.zero_init = zero_init;
     let out = outs[0];
     let omap = lay.maps[2].clone();
@@ -2684,9 +2675,9 @@ fn loops(
     // L2), so a long M does not stream A from L3 once per N tile. A static M is covered
     // by its own specialized plan and is not split.
     let mc = ir_attr_i64(b.ir, op, "mc").unwrap_or(0);
-    let pack_a = b.pack_a;
+    let pack_a = b.blocking.pack_a;
     let (mmain, mstatic, _) = &plans.m;
-    let result = if mc >= *mmain && mc % mmain == 0 && mstatic.is_none() && b.mc_blocking {
+    let result = if mc >= *mmain && mc % mmain == 0 && mstatic.is_none() && b.blocking.mc {
         let c0 = b.index(body_blk, 0);
         let cmc = b.index(body_blk, mc);
         let (f, fb, m0, acc) = b.for_loop(body_blk, (c0, msz, cmc), vec![acc0]);

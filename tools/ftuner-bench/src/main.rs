@@ -220,14 +220,12 @@ impl Blas {
         2.0 * (self.batch * self.m * self.n * self.k) as f64
     }
     /// All `batch` problems; with `threads` > 1 and several problems, the problems are
-    /// spread over the threads (ftuner's pool, each sgemm single-threaded: how a batched
-    /// GEMM is best run on a BLAS without a batched interface), else one call after the
-    /// other with OpenBLAS's own threads.
+    /// spread over the threads (ftuner's pool, each sgemm single-threaded — see
+    /// [`use_threads`] — how a batched GEMM is best run on a BLAS without a batched
+    /// interface), else one call after the other with OpenBLAS's own threads.
     fn run(&mut self, threads: usize) {
         let c = self.c.as_mut_ptr();
         if threads > 1 && self.batch > 1 {
-            // SAFETY: OpenBLAS's thread count, set between calls.
-            unsafe { openblas_set_num_threads(1) };
             // SAFETY: `blas_range` on this `Blas`; chunks are disjoint batches, each
             // writing only its own part of `c`.
             let job = (&*self, c);
@@ -238,8 +236,6 @@ impl Blas {
                     self.batch as i64,
                 )
             };
-            // SAFETY: as above.
-            unsafe { openblas_set_num_threads(threads as i32) };
         } else {
             for i in 0..self.batch {
                 self.one(i, c);
@@ -317,11 +313,14 @@ struct Out {
     cubes: Vec<(String, String, usize, f64)>,
 }
 
-/// Both systems on `threads` threads.
-fn use_threads(threads: usize) {
+/// Both systems on `threads` threads, set outside the timed calls: ftuner's pool, and
+/// OpenBLAS's own threads, or one OpenBLAS thread per problem when `batch` problems are
+/// spread over the pool.
+fn use_threads(threads: usize, batch: usize) {
     ftuner_runtime::set_num_threads(threads);
+    let blas = if batch > 1 { 1 } else { threads };
     // SAFETY: OpenBLAS's thread count, set between calls.
-    unsafe { openblas_set_num_threads(threads as i32) };
+    unsafe { openblas_set_num_threads(blas as i32) };
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -360,7 +359,7 @@ fn measure(
         ));
     }
     for t in out.threads.clone() {
-        use_threads(t);
+        use_threads(t, blas.batch);
         // One more call of each at this thread count (the pools start, caches settle).
         exe.time(&prepared).map_err(|e| e.0)?;
         blas.run(t);
@@ -397,7 +396,7 @@ fn measure(
 
 fn run(cli: &Cli) -> Result<(), String> {
     let threads = thread_counts(&cli.threads)?;
-    use_threads(threads[0]);
+    use_threads(threads[0], 1);
     let reps = if cli.smoke { 3 } else { cli.reps.max(1) };
     let mut out = Out {
         json: match &cli.json {
@@ -493,7 +492,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     if want.contains(&"ollie") {
-        use_threads(1);
+        use_threads(1, 1);
         ollie::run(&cli.inputs, reps, cli.smoke, &mut out.json)?;
     }
     if want.contains(&"w3") {

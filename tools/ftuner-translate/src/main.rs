@@ -200,12 +200,7 @@ fn finish(
     }
     if !cli.no_lower {
         // To the llvm dialect, from whatever level the module is at.
-        if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top) {
-            let p = if cli.parallel {
-                p
-            } else {
-                p.replace("convert-to-llvm)", "convert-to-llvm{parallel=false})")
-            };
+        if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top, cli.parallel) {
             if let Err(code) = run_pipeline(ctx, &mut m, &p, &cli.file, src) {
                 return code;
             }
