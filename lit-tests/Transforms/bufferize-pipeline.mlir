@@ -11,7 +11,7 @@
 // CHECK-LABEL: func.func @dense_dynamic(%arg0: memref<?x768xf32>, %arg1: memref<2304x768xf32>, %arg2: memref<2304xf32>) -> memref<?x2304xf32>
 // CHECK-NOT: tensor.
 // CHECK-NOT: memref.copy
-// CHECK: "vector.transfer_read"(%{{.*}}) <{{.*}}> : (memref<14x32xf32, strided<[2304, 1], offset: ?>>, index, index, f32) -> vector<32xf32>
+// CHECK: "vector.transfer_read"(%{{.*}}) <{{.*}}> : (memref<6x64xf32, strided<[2304, 1], offset: ?>>, index, index, f32) -> vector<64xf32>
 // CHECK: vector.fma
-// CHECK: "vector.transfer_write"(%{{.*}}) <{{.*}}> : (vector<32xf32>, memref<14x32xf32, strided<[2304, 1], offset: ?>>, index, index) -> ()
+// CHECK: "vector.transfer_write"(%{{.*}}) <{{.*}}> : (vector<64xf32>, memref<6x64xf32, strided<[2304, 1], offset: ?>>, index, index) -> ()
 // CHECK: return %{{.*}} : memref<?x2304xf32>

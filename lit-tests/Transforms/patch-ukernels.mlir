@@ -1,9 +1,9 @@
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels=target=zen4 | FileCheck %s --check-prefix=CPU
 // CPU-LABEL: func.func @dense_dynamic
-// CPU: %[[R:.*]] = ukernel.patch "matmul" target("zen4") tiles [14x32, 14x16,
-// CPU-SAME: cache(kc = 144, mc = 1358, nc = 50944)
-// CPU-SAME: m_plan(14 | 0:- 1:1 2:2 3:2+1 4:4 5:4+1 6:4+2 7:4+2+1 8:8 9:8+1 10:8+2 11:8+2+1 12:8+4 13:8+4+1)
-// CPU-SAME: n_plan(32 static 2304 | 0:-)
+// CPU: %[[R:.*]] = ukernel.patch "matmul" target("zen4") tiles [6x64, 6x32,
+// CPU-SAME: cache(kc = 96, mc = 2046, nc = 76416)
+// CPU-SAME: m_plan(6 | 0:- 1:1 2:2 3:2+1 4:4 5:4+1)
+// CPU-SAME: n_plan(64 static 2304 | 0:-)
 // CPU-SAME: iterators ["parallel", "parallel", "reduction"]
 // CPU-SAME: ins(%{{.*}}, %transposed : tensor<?x768xf32>, tensor<768x2304xf32>) outs(%{{.*}} : tensor<?x2304xf32>) {
 // CPU: arith.mulf
@@ -29,8 +29,8 @@
 // NODT: linalg.matmul
 // NODT-NOT: ukernel.patch
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels="target=zen4 max-ukernels=3 max-padding=0.5" | FileCheck %s --check-prefix=PAD
-// With only {14, 2, 1} the exact covers stay cheaper than padding to 14.
-// PAD: m_plan(14 | 0:- 1:1 2:2 3:2+1 4:2+2 5:2+2+1 6:2+2+2 7:2+2+2+1
+// With only {6, 2, 1} the exact covers stay cheaper than padding to 6.
+// PAD: m_plan(6 | 0:- 1:1 2:2 3:2+1 4:2+2 5:2+2+1)
 // RUN: not ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels="max-padding=2" 2>&1 | FileCheck %s --check-prefix=BADPAD
 // BADPAD: error: max-padding must be within [0, 1], got 2
 
@@ -38,7 +38,7 @@
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels=target=zen4 --dump-patch-plan=M=100,N=2304:%t.svg -o /dev/null
 // RUN: FileCheck %s --check-prefix=SVG < %t.svg
 // SVG: <svg
-// SVG: M=100 x N=2304: 8 x 72 uKernel calls
-// SVG: 14x32
+// SVG: M=100 x N=2304: 17 x 36 uKernel calls
+// SVG: 6x64
 // RUN: not ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels=target=zen4 --dump-patch-plan=M=100,N=99:%t.svg 2>&1 | FileCheck %s --check-prefix=STATIC
 // STATIC: error: --dump-patch-plan: N is static (2304) in this contraction, not 99

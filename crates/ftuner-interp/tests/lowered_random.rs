@@ -140,7 +140,7 @@ fn lowered_padded_plans_match() {
     check_dense_layers(&c, "zen4 padded", cases() / 20, 300);
 }
 
-/// Long M runs in blocks of the patch's mc (zen4: 1358 rows, 97 main tiles): every block
+/// Long M runs in blocks of the patch's mc (zen4: 2046 rows, 341 main tiles): every block
 /// boundary ± 1, the last block holding the residue.
 #[test]
 fn lowered_matmul_mc_blocks_match() {
@@ -151,19 +151,19 @@ fn lowered_matmul_mc_blocks_match() {
         c.lowered.top,
         ftuner_ir::PrintOptions::default(),
     );
-    assert!(text.contains("step %c1358"), "no mc loop");
+    assert!(text.contains("step %c2046"), "no mc loop");
     for (m, n, k) in [
-        (1357, 33, 3),
-        (1358, 5, 2),
-        (1359, 31, 4),
-        (2717, 3, 5),
-        (2800, 40, 1),
-        // A's block copied contiguous (M >= mc/2, N >= 8 tiles), K with a remainder past
-        // its 16-lane copies; then a first block packed and a 2-row one not; then two
+        (2045, 33, 3),
+        (2046, 5, 2),
+        (2047, 31, 4),
+        (4093, 3, 5),
+        (4200, 40, 1),
+        // A's block copied contiguous (M >= mc/2, N >= 8 tiles of 64), K with a remainder
+        // past its 16-lane copies; then a first block packed and a 2-row one not; then two
         // packed blocks.
-        (680, 256, 20),
-        (1360, 256, 2),
-        (2040, 256, 2),
+        (1024, 512, 20),
+        (2048, 512, 2),
+        (4092, 512, 2),
     ] {
         let a = tensor(vec![m, k], m as u64);
         let b = tensor(vec![k, n], n as u64 + 3);

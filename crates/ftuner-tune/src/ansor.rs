@@ -317,10 +317,13 @@ pub fn legalize(model: &HardwareModel, (mr, nr, kc): (u32, u32, u32)) -> Result<
         .cpu()
         .ok_or("import needs a CPU target to map schedules to")?;
     let lanes = cpu.lanes(4);
+    // Register tiles hold a power-of-two number of vectors per row (ftuner_ukernel::cpu):
+    // the nearest number of vectors, rounded down to a power of two.
+    let pow2_floor = |v: u32| 1u32 << (31 - v.max(1).leading_zeros());
     let nr = if nr >= lanes {
-        ((nr + lanes / 2) / lanes).max(1) * lanes
+        pow2_floor((nr + lanes / 2) / lanes) * lanes
     } else {
-        1 << (31 - nr.max(1).leading_zeros())
+        pow2_floor(nr)
     };
     let mut nr = nr.min(4 * lanes);
     let mut mr = mr.max(1);
@@ -331,7 +334,7 @@ pub fn legalize(model: &HardwareModel, (mr, nr, kc): (u32, u32, u32)) -> Result<
         if mr > 1 {
             mr -= 1;
         } else if nr > lanes {
-            nr -= lanes;
+            nr /= 2;
         } else {
             return Err(format!("no legal register tile near {mr}x{nr}"));
         }

@@ -109,7 +109,7 @@ fn workloads_without_records_keep_the_analytic_default() {
     }
     let out = patched(&src, &p).unwrap();
     assert!(!out.contains("ftuner.schedule"), "{out}");
-    assert!(out.contains("tiles [14x32,"), "{out}");
+    assert!(out.contains("tiles [6x64,"), "{out}");
 }
 
 #[test]

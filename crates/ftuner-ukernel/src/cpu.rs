@@ -12,8 +12,14 @@
 //!   `L * F` independent accumulators are needed to keep the FMA units busy — the
 //!   latency x throughput condition of Low et al., §3);
 //! * efficiency `= (mr*nr/N_vec / F) / t`; the tile with the highest efficiency wins,
-//!   then the largest `mr*nr` (fewer C updates per FLOP), then the highest arithmetic
-//!   intensity `mr*nr/(mr+nr)`.
+//!   then the most FMAs per load instruction `(mr*nr/N_vec) / (nr/N_vec + mr*b)` (the
+//!   register tile's arithmetic intensity in instructions: the load ports' headroom for
+//!   the misses, prefetches and C traffic the model does not count, and fewer rows, whose
+//!   A elements and C lines can share one L1 set when a leading dimension is a multiple
+//!   of 4 KiB), then the largest `mr*nr` (fewer C updates per FLOP);
+//! * a row holds a power-of-two number of vectors (1, 2 or 4): LLVM splits a
+//!   `vector<3 x N_vec>` accumulator carried by a loop into pieces and reassembles it
+//!   every iteration (measured: 35x slower than two vectors).
 //!
 //! Cache tiles (Low et al., §4, with `N`, `W`, `C` the sets, ways and line size of a
 //! level and `S` the element size):
@@ -54,7 +60,7 @@ pub struct CpuFamily {
     pub mc: u32,
     pub nc: u32,
     /// Smaller kernels for edges: every `m` of {mr, powers of two below mr} with every
-    /// `n` of {nr, nr - lanes, ..., lanes} and the narrower {lanes/2, ..., 1}.
+    /// `n` of {nr, nr/2, ..., 1}.
     pub edges: Vec<CpuUkernel>,
 }
 
@@ -110,26 +116,27 @@ fn rates(cpu: &CpuModel, dtype: DType) -> Rates {
 /// The register tile alone.
 pub fn register_tile(cpu: &CpuModel, dtype: DType) -> Result<CpuUkernel, String> {
     let r = rates(cpu, dtype);
-    let mut best: Option<(f64, u32, f64, u32, CpuUkernel)> = None;
-    for nv in 1..=4u32 {
+    let round = |x: f64| (x * 1e6).round() / 1e6;
+    let mut best: Option<((f64, f64, u32, u32), CpuUkernel)> = None;
+    for nv in [1u32, 2, 4] {
         for mr in 1..=r.regs {
             if mr * nv + nv + 1 > r.regs {
                 break;
             }
             let k = kernel(&r, mr, nv * r.lanes, 1);
-            let size = mr * nv * r.lanes;
-            let intensity = size as f64 / (mr + nv * r.lanes) as f64;
-            let key = ((k.efficiency * 1e6).round() / 1e6, size, intensity, nv);
-            let better = match &best {
-                None => true,
-                Some((e, s, i, n, _)) => (key.0, key.1, key.2, key.3) > (*e, *s, *i, *n),
-            };
-            if better {
-                best = Some((key.0, key.1, key.2, key.3, k));
+            let fmas_per_load = (mr * nv) as f64 / (nv as f64 + mr as f64 * r.bcast);
+            let key = (
+                round(k.efficiency),
+                round(fmas_per_load),
+                mr * nv * r.lanes,
+                nv,
+            );
+            if best.as_ref().is_none_or(|(b, _)| key > *b) {
+                best = Some((key, k));
             }
         }
     }
-    best.map(|b| b.4)
+    best.map(|b| b.1)
         .ok_or_else(|| format!("no register tile fits {} vector registers", r.regs))
 }
 
@@ -151,9 +158,9 @@ pub fn check_tile(cpu: &CpuModel, dtype: DType, mr: u32, nr: u32) -> Result<(), 
     if mr == 0 || nr == 0 {
         return Err(format!("register tile {mr}x{nr} is empty"));
     }
-    if !(nr.is_multiple_of(r.lanes) || (nr < r.lanes && nr.is_power_of_two())) {
+    if !nr.is_power_of_two() || (nr > r.lanes && !nr.is_multiple_of(r.lanes)) {
         return Err(format!(
-            "register tile {mr}x{nr}: nr must be a multiple of the {} vector lanes or a power of two below them",
+            "register tile {mr}x{nr}: nr must be a power of two (a power-of-two number of vectors of {} lanes, or a part of one)",
             r.lanes
         ));
     }
@@ -234,18 +241,14 @@ pub fn build_with(
     ms.dedup();
     let mut edges = vec![];
     for m in &ms {
+        // Columns halving from nr down to scalars: whole power-of-two vector counts (see
+        // the module comment), then half, quarter ... vectors, so any N is covered
+        // exactly without masked lanes.
         let mut n = main.nr;
-        while n >= r.lanes {
+        while n >= 1 {
             if !(*m == main.mr && n == main.nr) {
                 edges.push(kernel(&r, *m, n, kc));
             }
-            n -= r.lanes;
-        }
-        // Narrower columns (half, quarter ... vectors, down to scalars) so any N is covered
-        // exactly without masked lanes.
-        let mut n = r.lanes / 2;
-        while n >= 1 {
-            edges.push(kernel(&r, *m, n, kc));
             n /= 2;
         }
     }

@@ -17,7 +17,7 @@
 //! ```
 //! let m = ftuner_hw::HardwareModel::load("skylake-avx512").unwrap();
 //! let f = ftuner_ukernel::cpu::build(m.cpu().unwrap(), ftuner_ukernel::DType::F32).unwrap();
-//! assert_eq!((f.main.mr, f.main.nr), (14, 32));
+//! assert_eq!((f.main.mr, f.main.nr), (6, 64));
 //! ```
 
 pub mod contraction;

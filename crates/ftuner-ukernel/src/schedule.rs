@@ -335,6 +335,12 @@ mod tests {
             .check(&m, crate::DType::F32)
             .unwrap_err()
             .contains("lanes"));
+        // Three vectors per row: LLVM splits such loop-carried vectors badly.
+        let three: Schedule = "mr=8,nr=48,kc=144".parse().unwrap();
+        assert!(three
+            .check(&m, crate::DType::F32)
+            .unwrap_err()
+            .contains("power of two"));
         let a = Schedule::analytic(&m, crate::DType::F32).unwrap();
         let f = crate::cpu::build(m.cpu().unwrap(), crate::DType::F32).unwrap();
         assert_eq!((a.mr, a.nr, a.kc), (f.main.mr, f.main.nr, f.kc));
