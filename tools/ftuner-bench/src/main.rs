@@ -61,6 +61,14 @@ struct Cli {
     /// shape runs at each count, ftuner and OpenBLAS with the same number of threads.
     #[arg(long, default_value = "1")]
     threads: String,
+    /// Plot GFLOP/s against T per system (W1: geometric mean over its four (K, N); W2), one
+    /// panel per workload and thread count, to this SVG file.
+    #[arg(long)]
+    svg: Option<String>,
+    /// Regenerate the section between `<!-- ftuner-bench:begin -->` and
+    /// `<!-- ftuner-bench:end -->` of this Markdown file (docs/benchmarks.md) from the run.
+    #[arg(long)]
+    doc: Option<String>,
 }
 
 /// `--threads`: the counts, `all` as the machine's available parallelism.
@@ -82,6 +90,7 @@ fn thread_counts(spec: &str) -> Result<Vec<usize>, String> {
 }
 
 mod ollie;
+mod report;
 
 const PIPELINE: &str =
     "builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
@@ -117,37 +126,64 @@ impl Out {
     }
 }
 
-fn matmul_src(k: usize, n: usize) -> String {
+/// W1's dense layer `?xK * KxN` (M dynamic), or with M static (a bucket's kernel).
+fn matmul_src(m: Option<usize>, k: usize, n: usize) -> String {
+    let (ms, dim, empty) = match m {
+        Some(m) => (m.to_string(), String::new(), String::new()),
+        None => (
+            "?".to_string(),
+            format!("  %m = tensor.dim %a, %c0 : tensor<?x{k}xf32>\n"),
+            "%m".to_string(),
+        ),
+    };
     format!(
-        r#"func.func @mm(%a: tensor<?x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<?x{n}xf32> {{
+        r#"func.func @mm(%a: tensor<{ms}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{ms}x{n}xf32> {{
   %c0 = arith.constant 0 : index
   %z = arith.constant 0.0 : f32
-  %m = tensor.dim %a, %c0 : tensor<?x{k}xf32>
-  %e = tensor.empty(%m) : tensor<?x{n}xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x{n}xf32>) -> tensor<?x{n}xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<?x{k}xf32>, tensor<{k}x{n}xf32>) outs(%f : tensor<?x{n}xf32>) -> tensor<?x{n}xf32>
-  return %r : tensor<?x{n}xf32>
+{dim}  %e = tensor.empty({empty}) : tensor<{ms}x{n}xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{ms}x{n}xf32>) -> tensor<{ms}x{n}xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<{ms}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%f : tensor<{ms}x{n}xf32>) -> tensor<{ms}x{n}xf32>
+  return %r : tensor<{ms}x{n}xf32>
 }}"#
     )
 }
 
+/// The host's main uKernel `(mr, nr)` for f32 (the fixed tile of the `pad-tile` baseline).
+fn main_tile() -> Result<(usize, usize), String> {
+    let m = ftuner_hw::HardwareModel::load("host")?;
+    let cpu = m.cpu().ok_or("the host has no CPU model")?;
+    let f = ftuner_ukernel::cpu::build(cpu, ftuner_ukernel::DType::F32)?;
+    Ok((f.main.mr as usize, f.main.nr as usize))
+}
+
 const DYN_MM: &str = include_str!("../../../examples/kernels/matmul_dynamic.mlir");
 
-const BMM_NT: &str = r#"func.func @mm(%q: tensor<192x?x64xf32>, %k: tensor<192x?x64xf32>) -> tensor<192x?x?xf32> {
+/// W2's `Q · Kᵀ` over 192 heads, T dynamic (`None`) or static (a bucket's kernel).
+fn bmm_nt_src(t: Option<usize>) -> String {
+    let ts = t.map_or("?".to_string(), |t| t.to_string());
+    let (dims, empty) = match t {
+        Some(_) => (String::new(), String::new()),
+        None => (
+            "  %t = tensor.dim %q, %c1 : tensor<192x?x64xf32>\n  %s = tensor.dim %k, %c1 : tensor<192x?x64xf32>\n".to_string(),
+            "%t, %s".to_string(),
+        ),
+    };
+    format!(
+        r#"func.func @mm(%q: tensor<192x{ts}x64xf32>, %k: tensor<192x{ts}x64xf32>) -> tensor<192x{ts}x{ts}xf32> {{
   %c1 = arith.constant 1 : index
   %z = arith.constant 0.0 : f32
-  %t = tensor.dim %q, %c1 : tensor<192x?x64xf32>
-  %s = tensor.dim %k, %c1 : tensor<192x?x64xf32>
-  %e = tensor.empty(%t, %s) : tensor<192x?x?xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<192x?x?xf32>) -> tensor<192x?x?xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<192x?x64xf32>, tensor<192x?x64xf32>) outs(%f : tensor<192x?x?xf32>) {
+{dims}  %e = tensor.empty({empty}) : tensor<192x{ts}x{ts}xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<192x{ts}x{ts}xf32>) -> tensor<192x{ts}x{ts}xf32>
+  %r = linalg.generic {{indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}} ins(%q, %k : tensor<192x{ts}x64xf32>, tensor<192x{ts}x64xf32>) outs(%f : tensor<192x{ts}x{ts}xf32>) {{
   ^bb0(%x: f32, %y: f32, %o: f32):
     %p = arith.mulf %x, %y : f32
     %a = arith.addf %o, %p : f32
     linalg.yield %a : f32
-  } -> tensor<192x?x?xf32>
-  return %r : tensor<192x?x?xf32>
-}"#;
+  }} -> tensor<192x{ts}x{ts}xf32>
+  return %r : tensor<192x{ts}x{ts}xf32>
+}}"#
+    )
+}
 
 /// BERT's attention products, 12 heads: scores Q·Kᵀ (the export materializes Kᵀ) and
 /// probabilities·V, all but the heads dynamic.
@@ -311,6 +347,22 @@ struct Out {
     compile: Vec<(String, String, f64)>,
     /// (workload, shape, threads, ftuner GFLOP/s) of the large cubes.
     cubes: Vec<(String, String, usize, f64)>,
+    /// Every system's median per shape and thread count.
+    points: Vec<Point>,
+}
+
+/// One system's median on one shape.
+pub(crate) struct Point {
+    pub workload: &'static str,
+    /// T of W1/W2.
+    pub t_param: Option<usize>,
+    pub threads: usize,
+    pub system: &'static str,
+    pub median_s: f64,
+    /// ftuner's median on the same shape and thread count.
+    pub ours_s: f64,
+    /// Useful FLOPs per second (the unpadded problem's).
+    pub gflops: f64,
 }
 
 /// Both systems on `threads` threads, set outside the timed calls: ftuner's pool, and
@@ -323,21 +375,92 @@ fn use_threads(threads: usize, batch: usize) {
     unsafe { openblas_set_num_threads(blas as i32) };
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A padding baseline of issue 10, built by our own compiler: the problem zero-padded to a
+/// larger shape and run by a kernel compiled for that shape.
+struct Padded<'a> {
+    /// [`POW2`] or [`TILE`].
+    system: &'static str,
+    exe: &'a ftuner_runtime::Executable,
+    args: [Tensor; 2],
+}
+
+/// Every dynamic dim padded to the next power of two, one kernel compiled per bucket with
+/// its shapes static (the bucketing FTuner replaces).
+const POW2: &str = "pad-pow2";
+/// The dynamic dims padded to a multiple of the main uKernel (mr rows, nr columns), run by
+/// the dynamic kernel, whose plan then uses the main tile alone (one fixed tile).
+const TILE: &str = "pad-tile";
+
+/// One shape of a workload: the inputs, OpenBLAS on them, and the padding baselines.
+struct Case<'a> {
+    workload: &'static str,
+    shape: String,
+    /// T of W1/W2 (the length the shape comes from).
+    t: Option<usize>,
+    args: [Tensor; 2],
+    blas: Blas,
+    pads: Vec<Padded<'a>>,
+}
+
+/// `t` zero-padded to `dims` (same rank, each at least `t`'s).
+fn pad_to(t: &Tensor, dims: &[usize]) -> Tensor {
+    let total: usize = dims.iter().product();
+    let mut data = vec![0.0; total];
+    let rank = dims.len();
+    let inner = t.shape[rank - 1];
+    let rows: usize = t.shape[..rank - 1].iter().product();
+    for r in 0..rows {
+        // The row's index in `t`'s leading dims, re-linearized in `dims`.
+        let (mut rem, mut dst) = (r, 0);
+        let mut stride = dims[rank - 1];
+        for d in (0..rank - 1).rev() {
+            dst += (rem % t.shape[d]) * stride;
+            rem /= t.shape[d];
+            stride *= dims[d];
+        }
+        data[dst..dst + inner].copy_from_slice(&t.data[r * inner..(r + 1) * inner]);
+    }
+    Tensor::new(dims.to_vec(), Type::f32(), data)
+}
+
+/// The largest difference between the `(m, n)` blocks of a padded batched result (last
+/// two dims at least `m` and `n`) and OpenBLAS's `batch x m x n` result.
+fn block_err(got: &Tensor, (batch, m, n): (usize, usize, usize), want: &[f32]) -> f64 {
+    let r = got.shape.len();
+    let (pm, pn) = (got.shape[r - 2], got.shape[r - 1]);
+    let mut err = 0f64;
+    for b in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                let x = got.data[(b * pm + i) * pn + j];
+                err = err.max((x - want[(b * m + i) * n + j] as f64).abs());
+            }
+        }
+    }
+    err
+}
+
 fn measure(
     out: &mut Out,
     exe: &ftuner_runtime::Executable,
-    workload: &str,
-    shape: String,
-    args: [Tensor; 2],
-    mut blas: Blas,
-    flops: f64,
+    case: Case<'_>,
     reps: usize,
 ) -> Result<(), String> {
-    let rargs: Vec<RtVal> = args
-        .iter()
-        .map(|t| RtVal::Tensor(Rc::new(t.clone())))
-        .collect();
+    let Case {
+        workload,
+        shape,
+        t: tparam,
+        args,
+        mut blas,
+        pads,
+    } = case;
+    let flops = blas.flops();
+    let rt = |args: &[Tensor]| -> Vec<RtVal> {
+        args.iter()
+            .map(|t| RtVal::Tensor(Rc::new(t.clone())))
+            .collect()
+    };
+    let rargs = rt(&args);
     // Warm up both; check the results agree.
     let got = exe.call("mm", &rargs).map_err(|e| e.0)?;
     blas.run(1);
@@ -358,33 +481,82 @@ fn measure(
             "{workload} {shape}: ftuner and OpenBLAS differ by {err:e} (tolerance {tol:e})"
         ));
     }
+    // The padding baselines compute the same answer in a corner of their result.
+    let mut pads_prepared = vec![];
+    for p in &pads {
+        let a = rt(&p.args);
+        let got = p.exe.call("mm", &a).map_err(|e| e.0)?;
+        let g = got[0].tensor().ok_or("no result")?;
+        let perr = block_err(g, (blas.batch, blas.m, blas.n), &blas.c);
+        if perr.is_nan() || perr > tol {
+            return Err(format!(
+                "{workload} {shape}: {} and OpenBLAS differ by {perr:e} (tolerance {tol:e})",
+                p.system
+            ));
+        }
+        pads_prepared.push((p.system, p.exe, p.exe.prepare("mm", &a).map_err(|e| e.0)?));
+    }
     for t in out.threads.clone() {
         use_threads(t, blas.batch);
         // One more call of each at this thread count (the pools start, caches settle).
         exe.time(&prepared).map_err(|e| e.0)?;
         blas.run(t);
+        for (_, pexe, pp) in &pads_prepared {
+            pexe.time(pp).map_err(|e| e.0)?;
+        }
         let (mut ours, mut theirs) = (vec![], vec![]);
+        let mut padded: Vec<Vec<f64>> = vec![vec![]; pads_prepared.len()];
         for _ in 0..reps {
             ours.push(exe.time(&prepared).map_err(|e| e.0)?.as_secs_f64());
             let t0 = Instant::now();
             blas.run(t);
             theirs.push(t0.elapsed().as_secs_f64());
+            for ((_, pexe, pp), times) in pads_prepared.iter().zip(&mut padded) {
+                times.push(pexe.time(pp).map_err(|e| e.0)?.as_secs_f64());
+            }
         }
         let (mo, mb) = (median(&mut ours), median(&mut theirs));
         let (go, gb) = (flops / mo / 1e9, flops / mb / 1e9);
+        // Padded systems' GFLOP/s count the useful FLOPs only (their waste shows as time).
+        let pad_meds: Vec<(&'static str, f64)> = pads_prepared
+            .iter()
+            .zip(&mut padded)
+            .map(|((sys, _, _), times)| (*sys, median(times)))
+            .collect();
+        let pad_col = |sys: &str| {
+            pad_meds
+                .iter()
+                .find(|p| p.0 == sys)
+                .map_or("-".to_string(), |p| format!("{:.3}", p.1 * 1e3))
+        };
         println!(
-            "{workload:4} {shape:>22} {t:>3} {:>10.3} {:>10.3} {go:>8.1} {gb:>8.1} {:>7.2} {err:>9.2e}",
+            "{workload:4} {shape:>22} {t:>3} {:>10.3} {:>10.3} {go:>8.1} {gb:>8.1} {:>7.2} {err:>9.2e} {:>9} {:>9}",
             mo * 1e3,
             mb * 1e3,
-            mo / mb
+            mo / mb,
+            pad_col(POW2),
+            pad_col(TILE),
         );
-        if let Some(f) = &mut out.json {
-            for (sys, med, gf) in [("ftuner", mo, go), ("openblas", mb, gb)] {
+        let mut systems = vec![("ftuner", mo), ("openblas", mb)];
+        systems.extend(pad_meds.iter().copied());
+        for (sys, med) in systems {
+            let gf = flops / med / 1e9;
+            if let Some(f) = &mut out.json {
+                let tfield = tparam.map_or(String::new(), |v| format!(", \"t\": {v}"));
                 let _ = writeln!(
                     f,
-                    "{{\"system\": \"{sys}\", \"workload\": \"{workload}\", \"shape\": \"{shape}\", \"threads\": {t}, \"median_s\": {med:e}, \"gflops\": {gf:.3}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}"
+                    "{{\"system\": \"{sys}\", \"workload\": \"{workload}\", \"shape\": \"{shape}\"{tfield}, \"threads\": {t}, \"median_s\": {med:e}, \"gflops\": {gf:.3}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}"
                 );
             }
+            out.points.push(Point {
+                workload,
+                t_param: tparam,
+                threads: t,
+                system: sys,
+                median_s: med,
+                ours_s: mo,
+                gflops: gf,
+            });
         }
         out.ratios.push((workload.to_string(), t, go, gb, mo / mb));
         if ["1000x1000x1000", "2048x2048x2048"].contains(&shape.as_str()) {
@@ -407,6 +579,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         threads: threads.clone(),
         compile: vec![],
         cubes: vec![],
+        points: vec![],
     };
     let want: Vec<&str> = cli.workloads.split(',').map(str::trim).collect();
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -416,8 +589,18 @@ fn run(cli: &Cli) -> Result<(), String> {
         &[1, 5, 24, 43, 62, 81, 100, 119, 128]
     };
     println!(
-        "{:4} {:>22} {:>3} {:>10} {:>10} {:>8} {:>8} {:>7} {:>9}",
-        "wl", "shape (MxNxK)", "thr", "ftuner_ms", "blas_ms", "ftuner", "blas", "ratio", "max_err"
+        "{:4} {:>22} {:>3} {:>10} {:>10} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9}",
+        "wl",
+        "shape (MxNxK)",
+        "thr",
+        "ftuner_ms",
+        "blas_ms",
+        "ftuner",
+        "blas",
+        "ratio",
+        "max_err",
+        "pow2_ms",
+        "tile_ms"
     );
     if want.contains(&"w1") {
         let kn: &[(usize, usize)] = if cli.smoke {
@@ -425,44 +608,90 @@ fn run(cli: &Cli) -> Result<(), String> {
         } else {
             &[(768, 2304), (768, 768), (3072, 768), (768, 3072)]
         };
+        let (mr, nr) = main_tile()?;
         for &(k, n) in kn {
-            let (exe, secs) = compile_timed(&matmul_src(k, n), &cli.pipeline)?;
+            let (exe, secs) = compile_timed(&matmul_src(None, k, n), &cli.pipeline)?;
             out.compiled("W1", format!("?x{k} * {k}x{n}"), secs);
+            // N is static: the fixed tile pads it with a kernel of its own when needed.
+            let np = n.next_multiple_of(nr);
+            let tile_exe = match np == n {
+                true => None,
+                false => Some(compile(&matmul_src(None, k, np), &cli.pipeline)?),
+            };
+            let mut buckets: rustc_hash::FxHashMap<usize, ftuner_runtime::Executable> =
+                Default::default();
             for &t in ts {
                 let m = 16 * t;
                 let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
                 let blas = Blas::new(&a, &b, (m, n, k), 1, false);
-                let flops = blas.flops();
-                measure(
-                    &mut out,
-                    &exe,
-                    "W1",
-                    format!("{m}x{n}x{k}"),
-                    [a, b],
+                let mb = m.next_power_of_two();
+                if let std::collections::hash_map::Entry::Vacant(v) = buckets.entry(mb) {
+                    v.insert(compile(&matmul_src(Some(mb), k, n), &cli.pipeline)?);
+                }
+                let pads = vec![
+                    Padded {
+                        system: POW2,
+                        exe: &buckets[&mb],
+                        args: [pad_to(&a, &[mb, k]), b.clone()],
+                    },
+                    Padded {
+                        system: TILE,
+                        exe: tile_exe.as_ref().unwrap_or(&exe),
+                        args: [
+                            pad_to(&a, &[m.next_multiple_of(mr), k]),
+                            pad_to(&b, &[k, np]),
+                        ],
+                    },
+                ];
+                let case = Case {
+                    workload: "W1",
+                    shape: format!("{m}x{n}x{k}"),
+                    t: Some(t),
+                    args: [a, b],
                     blas,
-                    flops,
-                    reps,
-                )?;
+                    pads,
+                };
+                measure(&mut out, &exe, case, reps)?;
             }
         }
     }
     if want.contains(&"w2") {
-        let (exe, secs) = compile_timed(BMM_NT, &cli.pipeline)?;
+        let (exe, secs) = compile_timed(&bmm_nt_src(None), &cli.pipeline)?;
         out.compiled("W2", "192x?x64 * (192x?x64)^T".into(), secs);
+        let (mr, nr) = main_tile()?;
+        let mut buckets: rustc_hash::FxHashMap<usize, ftuner_runtime::Executable> =
+            Default::default();
         for &t in ts {
             let (q, kk) = (rng.tensor(vec![192, t, 64]), rng.tensor(vec![192, t, 64]));
             let blas = Blas::new(&q, &kk, (t, t, 64), 192, true);
-            let flops = blas.flops();
-            measure(
-                &mut out,
-                &exe,
-                "W2",
-                format!("192x{t}x{t}x64"),
-                [q, kk],
+            let tb = t.next_power_of_two();
+            if let std::collections::hash_map::Entry::Vacant(v) = buckets.entry(tb) {
+                v.insert(compile(&bmm_nt_src(Some(tb)), &cli.pipeline)?);
+            }
+            let pads = vec![
+                Padded {
+                    system: POW2,
+                    exe: &buckets[&tb],
+                    args: [pad_to(&q, &[192, tb, 64]), pad_to(&kk, &[192, tb, 64])],
+                },
+                Padded {
+                    system: TILE,
+                    exe: &exe,
+                    args: [
+                        pad_to(&q, &[192, t.next_multiple_of(mr), 64]),
+                        pad_to(&kk, &[192, t.next_multiple_of(nr), 64]),
+                    ],
+                },
+            ];
+            let case = Case {
+                workload: "W2",
+                shape: format!("192x{t}x{t}x64"),
+                t: Some(t),
+                args: [q, kk],
                 blas,
-                flops,
-                reps,
-            )?;
+                pads,
+            };
+            measure(&mut out, &exe, case, reps)?;
         }
     }
     if want.contains(&"attn") {
@@ -477,17 +706,15 @@ fn run(cli: &Cli) -> Result<(), String> {
             for (m, n, k) in [(t, t, 64), (t, 64, t)] {
                 let (a, b) = (rng.tensor(vec![12, m, k]), rng.tensor(vec![12, k, n]));
                 let blas = Blas::new(&a, &b, (m, n, k), 12, false);
-                let flops = blas.flops();
-                measure(
-                    &mut out,
-                    &exe,
-                    "ATTN",
-                    format!("12x{m}x{n}x{k}"),
-                    [a, b],
+                let case = Case {
+                    workload: "ATTN",
+                    shape: format!("12x{m}x{n}x{k}"),
+                    t: Some(t),
+                    args: [a, b],
                     blas,
-                    flops,
-                    reps,
-                )?;
+                    pads: vec![],
+                };
+                measure(&mut out, &exe, case, reps)?;
             }
         }
     }
@@ -532,17 +759,15 @@ fn run(cli: &Cli) -> Result<(), String> {
         for (m, n, k) in shapes {
             let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
             let blas = Blas::new(&a, &b, (m, n, k), 1, false);
-            let flops = blas.flops();
-            measure(
-                &mut out,
-                &exe,
-                "W3",
-                format!("{m}x{n}x{k}"),
-                [a, b],
+            let case = Case {
+                workload: "W3",
+                shape: format!("{m}x{n}x{k}"),
+                t: None,
+                args: [a, b],
                 blas,
-                flops,
-                reps,
-            )?;
+                pads: vec![],
+            };
+            measure(&mut out, &exe, case, reps)?;
         }
     }
     println!();
@@ -599,7 +824,23 @@ fn run(cli: &Cli) -> Result<(), String> {
             );
         }
     }
+    for line in report::padding_summary(&out.points, &threads) {
+        println!("{line}");
+    }
+    if let Some(path) = &cli.svg {
+        report::svg(&out.points, &threads, path)?;
+    }
+    if let Some(path) = &cli.doc {
+        let section = report::markdown(&out, &threads, &cli_line());
+        report::update_doc(path, &section)?;
+    }
     Ok(())
+}
+
+/// The command line of this run, for the generated documentation.
+fn cli_line() -> String {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    format!("target/release/ftuner-bench {}", args.join(" "))
 }
 
 fn main() {
