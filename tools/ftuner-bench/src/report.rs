@@ -245,9 +245,9 @@ pub(crate) fn markdown(out: &Out, threads: &[usize], command: &str) -> String {
         if let Some(peak) = peak {
             let _ = writeln!(
                 s,
-                "* {w} {shape}, {t} thread{}: {gf:.1} GFLOP/s = {:.0}% of the model's peak ({peak:.1} GFLOP/s per core).",
-                if *t == 1 { "" } else { "s" },
-                100.0 * gf / (peak * *t as f64)
+                "* {w} {shape}, {t} thread{pl}: {gf:.1} GFLOP/s = {:.0}% of the model's peak on {t} core{pl} ({peak:.1} GFLOP/s per core).",
+                100.0 * gf / (peak * *t as f64),
+                pl = if *t == 1 { "" } else { "s" },
             );
         }
     }
