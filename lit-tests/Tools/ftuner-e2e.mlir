@@ -12,6 +12,16 @@
 // RUN: FileCheck %s --check-prefix=JSON < %t.jsonl
 // JSON: {"layer": "bert_layer_dynamic", "T": 2, "ftuner_ms": {{[0-9.]+}}, "bucket": 32,
 
+// A GPT-2 block (tools/gen/gpt2_block.py: written as torch-mlir exports it; causal mask,
+// tanh GELU through math.fpowi, Conv1D weights without transposes), with realistic
+// weight magnitudes (its output is the residual stream, not normalized).
+// RUN: ftuner-e2e %examples/gpt2_block_dynamic.mlir --seq 2,15 --weight-scale 0.036 --check-loops --check-interp 2 --reps 1 --buckets 32 --blas | FileCheck %s --check-prefix=GPT2
+// GPT2: {{^ +2 +[0-9.]+ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  loops ok; interpreter ok$}}
+// GPT2-NEXT: {{^ +15 +[0-9.]+ +32 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  loops ok$}}
+// GPT2: summary: checked 2 lengths against the loop lowering, 1 against the interpreter: all agree
+// RUN: not ftuner-e2e %examples/gpt2_block_dynamic.mlir --seq 2 --weight-scale 0 2>&1 | FileCheck %s --check-prefix=SCALE
+// SCALE: ftuner-e2e: error: --weight-scale 0: expected a positive number
+
 // The plot, redrawn from the JSON lines: one line per system.
 // RUN: ftuner-e2e --replot %t.jsonl --svg %t.svg && FileCheck %s --check-prefix=SVG < %t.svg
 // SVG: @bert_layer_dynamic: latency against sequence length

@@ -654,6 +654,57 @@ impl Cv<'_> {
                 let r = self.val("llvm.fdiv", vec![one, s], ty);
                 self.map.insert(results[0], r);
             }
+            "math.fpowi" => {
+                // x^n, n an integer. A constant n (the usual case: torch-mlir's `pow(x, 3.0)`)
+                // becomes multiplications by squaring, then one division for n < 0;
+                // otherwise `pow` on n converted to the float type (exact for integral
+                // exponents up to 2^24 in f32, and correct for negative bases).
+                let a = self.v(op, olds[0])?;
+                let ty = self.results_of(op)?[0];
+                let k = self
+                    .ir
+                    .defining_op(olds[1])
+                    .filter(|d| self.ir.name(*d) == "arith.constant")
+                    .and_then(|d| self.ir.attr(d, "value"))
+                    .and_then(|v| v.as_i64())
+                    .filter(|k| k.unsigned_abs() <= 1 << 16);
+                let r = match k {
+                    Some(k) => {
+                        let one =
+                            self.cst(Attribute::float(1.0, ty.element_type()), ty.element_type());
+                        let one = if ty.is_vector() {
+                            self.splat(one, ty)
+                        } else {
+                            one
+                        };
+                        let (mut acc, mut base, mut e) = (None::<Value>, a, k.unsigned_abs());
+                        while e > 0 {
+                            if e & 1 == 1 {
+                                acc = Some(match acc {
+                                    Some(p) => self.val("llvm.fmul", vec![p, base], ty),
+                                    None => base,
+                                });
+                            }
+                            e >>= 1;
+                            if e > 0 {
+                                base = self.val("llvm.fmul", vec![base, base], ty);
+                            }
+                        }
+                        let pos = acc.unwrap_or(one);
+                        if k < 0 {
+                            self.val("llvm.fdiv", vec![one, pos], ty)
+                        } else {
+                            pos
+                        }
+                    }
+                    None => {
+                        let n = self.v(op, olds[1])?;
+                        let fe = self.val("llvm.sitofp", vec![n], ty);
+                        self.val("llvm.intr.pow", vec![a, fe], ty)
+                    }
+                };
+                self.map.insert(results[0], r);
+            }
             "math.tanh" | "math.erf" | "math.atan" | "math.tan" | "math.log1p" | "math.expm1" => {
                 let a = self.v(op, olds[0])?;
                 let ty = self.results_of(op)?[0];

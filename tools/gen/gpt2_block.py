@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Write a GPT-2 (small) transformer block with a dynamic sequence length as linalg on
+tensors, in the form torch-mlir exports (`output_type="linalg-on-tensors"`): one op per
+PyTorch op, no fusion, layer norms with f64 variance, weights as function arguments.
+
+torch-mlir is not available on these machines, so this is written by hand after the
+structure of ../shared/inputs/bert_layer_dynamic.mlir and Hugging Face's `GPT2Block` in
+eval mode, batch 1, no past key/values:
+
+    h   = x + c_proj(attn(ln_1(x)))           # attn: causal, 12 heads of 64
+    out = h + mlp_c_proj(gelu_new(c_fc(ln_2(h))))
+
+`Conv1D` weights are [in, out] (`addmm(bias, x, W)`: a matmul without a transpose, the
+bias added by a broadcasting generic). The causal mask is built from T with
+`linalg.index` (as `torch.ones(T, T).tril()` / `is_causal` exports do) and applied with a
+select against the dtype's lowest value; GELU is the tanh form with `math.fpowi`.
+
+    python3 tools/gen/gpt2_block.py > examples/gpt2_block_dynamic.mlir
+"""
+
+import sys
+
+H, HEADS, D, FF = 768, 12, 64, 3072
+out = []
+n = [0]
+
+
+def fresh(prefix="v"):
+    n[0] += 1
+    return f"%{prefix}{n[0]}"
+
+
+def emit(line):
+    out.append("    " + line)
+
+
+def generic(ins, in_types, out_init, out_type, maps, iters, body, res_type=None):
+    """A linalg.generic; `body(args)` returns (lines, yielded value)."""
+    r = fresh()
+    nargs = len(ins) + 1
+    args = [f"%in{i}" for i in range(len(ins))] + ["%out"]
+    elem_types = [t.split("x")[-1].rstrip(">") for t in in_types] + [out_type.split("x")[-1].rstrip(">")]
+    ins_part = f"ins({', '.join(ins)} : {', '.join(in_types)}) " if ins else ""
+    emit(f"{r} = linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{', '.join(repr(i).replace(chr(39), chr(34)) for i in iters)}]}} {ins_part}outs({out_init} : {out_type}) {{")
+    emit(f"^bb0({', '.join(f'{a}: {t}' for a, t in zip(args, elem_types))}):")
+    lines, y = body(args)
+    for l in lines:
+        emit("  " + l)
+    emit(f"  linalg.yield {y} : {elem_types[-1]}")
+    emit(f"}} -> {res_type or out_type}")
+    assert nargs == len(elem_types)
+    return r
+
+
+T3 = "tensor<1x?x{}xf32>"
+
+
+def ew3(a, b, op, width=H, b_map="#map5"):
+    """Elementwise a (1x?xW) op b on 1x?xW, b through b_map."""
+    e = fresh("e")
+    emit(f"{e} = tensor.empty(%dim) : {T3.format(width)}")
+    btype = {"#map5": T3.format(width), "#map6": "tensor<1x?x1xf32>", "#map7": f"tensor<{width}xf32>"}[b_map]
+    return generic([a, b], [T3.format(width), btype], e, T3.format(width), ["#map5", b_map, "#map5"],
+                   ["parallel"] * 3, lambda g: ([f"%r = {op} {g[0]}, {g[1]} : f32"], "%r"))
+
+
+def layer_norm(x, w, b):
+    """torch-mlir's aten.native_layer_norm: mean in f32, variance in f64, eps 1e-5."""
+    e64 = fresh("e")
+    emit(f"{e64} = tensor.empty(%dim) : tensor<1x?x768xf64>")
+    x64 = generic([x], [T3.format(H)], e64, "tensor<1x?x768xf64>", ["#map5", "#map5"], ["parallel"] * 3,
+                  lambda g: ([f"%r = arith.extf {g[0]} : f32 to f64"], "%r"))
+    s64e = fresh("e")
+    emit(f"{s64e} = tensor.empty(%dim) : tensor<1x?x1xf64>")
+    s64 = fresh()
+    emit(f"{s64} = linalg.fill ins(%cst_f64_0 : f64) outs({s64e} : tensor<1x?x1xf64>) -> tensor<1x?x1xf64>")
+    sum64 = generic([x64], ["tensor<1x?x768xf64>"], s64, "tensor<1x?x1xf64>", ["#map5", "#map6"],
+                    ["parallel", "parallel", "reduction"], lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f64"], "%r"))
+    mean64 = generic([sum64], ["tensor<1x?x1xf64>"], s64e, "tensor<1x?x1xf64>", ["#map5", "#map5"], ["parallel"] * 3,
+                     lambda g: ([f"%r = arith.divf {g[0]}, %cst_f64_768 : f64"], "%r"))
+    cen = generic([x64, mean64], ["tensor<1x?x768xf64>", "tensor<1x?x1xf64>"], e64, "tensor<1x?x768xf64>",
+                  ["#map5", "#map6", "#map5"], ["parallel"] * 3, lambda g: ([f"%r = arith.subf {g[0]}, {g[1]} : f64"], "%r"))
+    sq = generic([cen, cen], ["tensor<1x?x768xf64>", "tensor<1x?x768xf64>"], e64, "tensor<1x?x768xf64>",
+                 ["#map5", "#map5", "#map5"], ["parallel"] * 3, lambda g: ([f"%r = arith.mulf {g[0]}, {g[1]} : f64"], "%r"))
+    vs = generic([sq], ["tensor<1x?x768xf64>"], s64, "tensor<1x?x1xf64>", ["#map5", "#map6"],
+                 ["parallel", "parallel", "reduction"], lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f64"], "%r"))
+    var64 = generic([vs], ["tensor<1x?x1xf64>"], s64e, "tensor<1x?x1xf64>", ["#map5", "#map5"], ["parallel"] * 3,
+                    lambda g: ([f"%r = arith.divf {g[0]}, %cst_f64_768 : f64"], "%r"))
+    e1 = fresh("e")
+    emit(f"{e1} = tensor.empty(%dim) : tensor<1x?x1xf32>")
+    var = generic([var64], ["tensor<1x?x1xf64>"], e1, "tensor<1x?x1xf32>", ["#map5", "#map5"], ["parallel"] * 3,
+                  lambda g: ([f"%r = arith.truncf {g[0]} : f64 to f32"], "%r"))
+    z1 = fresh()
+    emit(f"{z1} = linalg.fill ins(%cst_0 : f32) outs({e1} : tensor<1x?x1xf32>) -> tensor<1x?x1xf32>")
+    s32 = generic([x], [T3.format(H)], z1, "tensor<1x?x1xf32>", ["#map5", "#map6"],
+                  ["parallel", "parallel", "reduction"], lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f32"], "%r"))
+    mean = generic([s32], ["tensor<1x?x1xf32>"], e1, "tensor<1x?x1xf32>", ["#map5", "#map5"], ["parallel"] * 3,
+                   lambda g: ([f"%r = arith.divf {g[0]}, %cst_768 : f32"], "%r"))
+    rstd = generic([var], ["tensor<1x?x1xf32>"], e1, "tensor<1x?x1xf32>", ["#map5", "#map5"], ["parallel"] * 3,
+                   lambda g: (["%eps = arith.truncf %cst_eps : f64 to f32", f"%a = arith.addf {g[0]}, %eps : f32",
+                               "%r = math.rsqrt %a : f32"], "%r"))
+    c = ew3(x, mean, "arith.subf", b_map="#map6")
+    nrm = ew3(c, rstd, "arith.mulf", b_map="#map6")
+    sc = ew3(nrm, w, "arith.mulf", b_map="#map7")
+    return ew3(sc, b, "arith.addf", b_map="#map7")
+
+
+def linear(x, width_in, w, b, width_out):
+    """GPT-2's Conv1D: x (1x?xIN) . W (INxOUT) + b, through a 2-d matmul."""
+    c = fresh("collapsed")
+    emit(f"{c} = tensor.collapse_shape {x} [[0, 1], [2]] : {T3.format(width_in)} into tensor<?x{width_in}xf32>")
+    e = fresh("e")
+    emit(f"{e} = tensor.empty(%dim) : tensor<?x{width_out}xf32>")
+    f = fresh()
+    emit(f"{f} = linalg.fill ins(%cst_0 : f32) outs({e} : tensor<?x{width_out}xf32>) -> tensor<?x{width_out}xf32>")
+    mm = fresh()
+    emit(f"{mm} = linalg.matmul ins({c}, {w} : tensor<?x{width_in}xf32>, tensor<{width_in}x{width_out}xf32>) outs({f} : tensor<?x{width_out}xf32>) -> tensor<?x{width_out}xf32>")
+    bb = generic([b], [f"tensor<{width_out}xf32>"], e, f"tensor<?x{width_out}xf32>", ["#map", "#map1"],
+                 ["parallel"] * 2, lambda g: ([], g[0]))
+    emit('cf.assert %true, "mismatched size for broadcast"')
+    s = generic([mm, bb], [f"tensor<?x{width_out}xf32>"] * 2, e, f"tensor<?x{width_out}xf32>", ["#map1"] * 3,
+                ["parallel"] * 2, lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f32"], "%r"))
+    x3 = fresh("expanded")
+    emit(f"{x3} = tensor.expand_shape {s} [[0, 1], [2]] output_shape [1, %dim, {width_out}] : tensor<?x{width_out}xf32> into {T3.format(width_out)}")
+    return x3
+
+
+def heads(x, via_reshape):
+    """1x?x768 -> 1x12x?x64 (view, then permute(0, 2, 1, 3))."""
+    v = fresh("view")
+    if via_reshape:
+        emit(f"{v} = tensor.reshape {x}(%from_elements_heads) : ({T3.format(H)}, tensor<4xi64>) -> tensor<1x?x12x64xf32>")
+    else:
+        emit(f"{v} = tensor.expand_shape {x} [[0], [1], [2, 3]] output_shape [1, %dim, 12, 64] : {T3.format(H)} into tensor<1x?x12x64xf32>")
+    e = fresh("e")
+    emit(f"{e} = tensor.empty(%dim) : tensor<1x12x?x64xf32>")
+    t = fresh("transposed")
+    emit(f"{t} = linalg.transpose ins({v} : tensor<1x?x12x64xf32>) outs({e} : tensor<1x12x?x64xf32>) permutation = [0, 2, 1, 3] ")
+    return t
+
+
+def main():
+    emit("%true = arith.constant true")
+    emit("%c0 = arith.constant 0 : index")
+    emit("%c1 = arith.constant 1 : index")
+    emit("%c0_i64 = arith.constant 0 : i64")
+    emit("%c1_i64 = arith.constant 1 : i64")
+    emit("%c3_i64 = arith.constant 3 : i64")
+    emit("%c12_i64 = arith.constant 12 : i64")
+    emit("%c64_i64 = arith.constant 64 : i64")
+    emit("%cst_0 = arith.constant 0.000000e+00 : f32")
+    emit("%cst_f64_0 = arith.constant 0.000000e+00 : f64")
+    emit("%cst_f64_768 = arith.constant 7.680000e+02 : f64")
+    emit("%cst_768 = arith.constant 7.680000e+02 : f32")
+    emit("%cst_eps = arith.constant 1.0000000000000001E-5 : f64")
+    emit("%cst_8 = arith.constant 8.000000e+00 : f32")
+    emit("%cst_min = arith.constant -3.40282347E+38 : f32")
+    emit("%cst_ninf = arith.constant 0xFF800000 : f32")
+    emit("%cst_half = arith.constant 5.000000e-01 : f32")
+    emit("%cst_one = arith.constant 1.000000e+00 : f32")
+    emit("%cst_k = arith.constant 4.471500e-02 : f32")
+    emit("%cst_s = arith.constant 0.797884583 : f32")
+    emit("%dim = tensor.dim %arg0, %c1 : tensor<1x?x768xf32>")
+    emit("%T_i64 = arith.index_cast %dim : index to i64")
+    emit("%from_elements_heads = tensor.from_elements %c1_i64, %T_i64, %c12_i64, %c64_i64 : tensor<4xi64>")
+    # Attention.
+    h1 = layer_norm("%arg0", "%arg1", "%arg2")
+    qkv = linear(h1, H, "%arg3", "%arg4", 3 * H)
+    q, k, v = (fresh("extracted_slice") for _ in range(3))
+    for name, off in ((q, 0), (k, H), (v, 2 * H)):
+        emit(f"{name} = tensor.extract_slice {qkv}[0, 0, {off}] [1, %dim, 768] [1, 1, 1] : {T3.format(3 * H)} to {T3.format(H)}")
+    qh = heads(q, False)
+    kh = heads(k, True)
+    vh = heads(v, True)
+    ek = fresh("e")
+    emit(f"{ek} = tensor.empty(%dim) : tensor<1x12x64x?xf32>")
+    kt = fresh("transposed")
+    emit(f"{kt} = linalg.transpose ins({kh} : tensor<1x12x?x64xf32>) outs({ek} : tensor<1x12x64x?xf32>) permutation = [0, 1, 3, 2] ")
+    qc, ktc = fresh("collapsed"), fresh("collapsed")
+    emit(f"{qc} = tensor.collapse_shape {qh} [[0, 1], [2], [3]] : tensor<1x12x?x64xf32> into tensor<12x?x64xf32>")
+    emit(f"{ktc} = tensor.collapse_shape {kt} [[0, 1], [2], [3]] : tensor<1x12x64x?xf32> into tensor<12x64x?xf32>")
+    es = fresh("e")
+    emit(f"{es} = tensor.empty(%dim, %dim) : tensor<12x?x?xf32>")
+    fs = fresh()
+    emit(f"{fs} = linalg.fill ins(%cst_0 : f32) outs({es} : tensor<12x?x?xf32>) -> tensor<12x?x?xf32>")
+    sc = fresh()
+    emit(f"{sc} = linalg.batch_matmul ins({qc}, {ktc} : tensor<12x?x64xf32>, tensor<12x64x?xf32>) outs({fs} : tensor<12x?x?xf32>) -> tensor<12x?x?xf32>")
+    s4 = fresh("expanded")
+    emit(f"{s4} = tensor.expand_shape {sc} [[0, 1], [2], [3]] output_shape [1, 12, %dim, %dim] : tensor<12x?x?xf32> into tensor<1x12x?x?xf32>")
+    e4 = fresh("e")
+    emit(f"{e4} = tensor.empty(%dim, %dim) : tensor<1x12x?x?xf32>")
+    T4 = "tensor<1x12x?x?xf32>"
+    scaled = generic([s4], [T4], e4, T4, ["#map2", "#map2"], ["parallel"] * 4,
+                     lambda g: ([f"%r = arith.divf {g[0]}, %cst_8 : f32"], "%r"))
+    # where(tril(ones(T, T)), w, finfo.min)
+    masked = generic([scaled], [T4], e4, T4, ["#map2", "#map2"], ["parallel"] * 4,
+                     lambda g: (["%i = linalg.index 2 : index", "%j = linalg.index 3 : index",
+                                 "%keep = arith.cmpi sle, %j, %i : index",
+                                 f"%r = arith.select %keep, {g[0]}, %cst_min : f32"], "%r"))
+    # softmax(dim=-1), as torch-mlir decomposes it: max (with its index), x - max, exp, sum, divide.
+    em = fresh("e")
+    emit(f"{em} = tensor.empty(%dim) : tensor<1x12x?xf32>")
+    fm = fresh()
+    emit(f"{fm} = linalg.fill ins(%cst_ninf : f32) outs({em} : tensor<1x12x?xf32>) -> tensor<1x12x?xf32>")
+    ei = fresh("e")
+    emit(f"{ei} = tensor.empty(%dim) : tensor<1x12x?xi64>")
+    fi = fresh()
+    emit(f"{fi} = linalg.fill ins(%c0_i64 : i64) outs({ei} : tensor<1x12x?xi64>) -> tensor<1x12x?xi64>")
+    mx = fresh()
+    emit(f"{mx}:2 = linalg.generic {{indexing_maps = [#map2, #map4, #map4], iterator_types = [\"parallel\", \"parallel\", \"parallel\", \"reduction\"]}} ins({masked} : {T4}) outs({fm}, {fi} : tensor<1x12x?xf32>, tensor<1x12x?xi64>) {{")
+    emit("^bb0(%in: f32, %out: f32, %out_1: i64):")
+    emit("  %i = linalg.index 3 : index")
+    emit("  %ii = arith.index_cast %i : index to i64")
+    emit("  %m = arith.maximumf %in, %out : f32")
+    emit("  %gt = arith.cmpf ogt, %in, %out : f32")
+    emit("  %s = arith.select %gt, %ii, %out_1 : i64")
+    emit("  linalg.yield %m, %s : f32, i64")
+    emit("} -> (tensor<1x12x?xf32>, tensor<1x12x?xi64>)")
+    mxe = fresh("expanded")
+    emit(f"{mxe} = tensor.expand_shape {mx}#0 [[0], [1], [2, 3]] output_shape [1, 12, %dim, 1] : tensor<1x12x?xf32> into tensor<1x12x?x1xf32>")
+    sub = generic([masked, mxe], [T4, "tensor<1x12x?x1xf32>"], e4, T4, ["#map2", "#map3", "#map2"], ["parallel"] * 4,
+                  lambda g: ([f"%r = arith.subf {g[0]}, {g[1]} : f32"], "%r"))
+    ex = generic([sub], [T4], e4, T4, ["#map2", "#map2"], ["parallel"] * 4,
+                 lambda g: ([f"%r = math.exp {g[0]} : f32"], "%r"))
+    e41 = fresh("e")
+    emit(f"{e41} = tensor.empty(%dim) : tensor<1x12x?x1xf32>")
+    f41 = fresh()
+    emit(f"{f41} = linalg.fill ins(%cst_0 : f32) outs({e41} : tensor<1x12x?x1xf32>) -> tensor<1x12x?x1xf32>")
+    sm = generic([ex], [T4], f41, "tensor<1x12x?x1xf32>", ["#map2", "#map3"],
+                 ["parallel", "parallel", "parallel", "reduction"], lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f32"], "%r"))
+    probs = generic([ex, sm], [T4, "tensor<1x12x?x1xf32>"], e4, T4, ["#map2", "#map3", "#map2"], ["parallel"] * 4,
+                    lambda g: ([f"%r = arith.divf {g[0]}, {g[1]} : f32"], "%r"))
+    pc, vc = fresh("collapsed"), fresh("collapsed")
+    emit(f"{pc} = tensor.collapse_shape {probs} [[0, 1], [2], [3]] : {T4} into tensor<12x?x?xf32>")
+    emit(f"{vc} = tensor.collapse_shape {vh} [[0, 1], [2], [3]] : tensor<1x12x?x64xf32> into tensor<12x?x64xf32>")
+    ea = fresh("e")
+    emit(f"{ea} = tensor.empty(%dim) : tensor<12x?x64xf32>")
+    fa = fresh()
+    emit(f"{fa} = linalg.fill ins(%cst_0 : f32) outs({ea} : tensor<12x?x64xf32>) -> tensor<12x?x64xf32>")
+    av = fresh()
+    emit(f"{av} = linalg.batch_matmul ins({pc}, {vc} : tensor<12x?x?xf32>, tensor<12x?x64xf32>) outs({fa} : tensor<12x?x64xf32>) -> tensor<12x?x64xf32>")
+    av4 = fresh("expanded")
+    emit(f"{av4} = tensor.expand_shape {av} [[0, 1], [2], [3]] output_shape [1, 12, %dim, 64] : tensor<12x?x64xf32> into tensor<1x12x?x64xf32>")
+    et = fresh("e")
+    emit(f"{et} = tensor.empty(%dim) : tensor<1x?x12x64xf32>")
+    avt = fresh("transposed")
+    emit(f"{avt} = linalg.transpose ins({av4} : tensor<1x12x?x64xf32>) outs({et} : tensor<1x?x12x64xf32>) permutation = [0, 2, 1, 3] ")
+    merged = fresh("collapsed")
+    emit(f"{merged} = tensor.collapse_shape {avt} [[0], [1], [2, 3]] : tensor<1x?x12x64xf32> into {T3.format(H)}")
+    attn = linear(merged, H, "%arg5", "%arg6", H)
+    h = ew3(attn, "%arg0", "arith.addf")
+    # MLP.
+    h2 = layer_norm(h, "%arg7", "%arg8")
+    fc = linear(h2, H, "%arg9", "%arg10", FF)
+    # gelu_new: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), op by op.
+    def unary(x, body):
+        e = fresh("e")
+        emit(f"{e} = tensor.empty(%dim) : {T3.format(FF)}")
+        return generic([x], [T3.format(FF)], e, T3.format(FF), ["#map5", "#map5"], ["parallel"] * 3, body)
+    cube = unary(fc, lambda g: ([f"%r = math.fpowi {g[0]}, %c3_i64 : f32, i64"], "%r"))
+    kc = unary(cube, lambda g: ([f"%r = arith.mulf {g[0]}, %cst_k : f32"], "%r"))
+    inner = ew3(fc, kc, "arith.addf", width=FF)
+    sc2 = unary(inner, lambda g: ([f"%r = arith.mulf {g[0]}, %cst_s : f32"], "%r"))
+    th = unary(sc2, lambda g: ([f"%r = math.tanh {g[0]} : f32"], "%r"))
+    one = unary(th, lambda g: ([f"%r = arith.addf {g[0]}, %cst_one : f32"], "%r"))
+    half = unary(fc, lambda g: ([f"%r = arith.mulf {g[0]}, %cst_half : f32"], "%r"))
+    gelu = ew3(half, one, "arith.mulf", width=FF)
+    mp = linear(gelu, FF, "%arg11", "%arg12", H)
+    res = ew3(mp, h, "arith.addf")
+    emit(f"return {res} : {T3.format(H)}")
+
+    args = [("1x?x768", "hidden"), ("768", "ln_1.weight"), ("768", "ln_1.bias"), ("768x2304", "attn.c_attn.weight"),
+            ("2304", "attn.c_attn.bias"), ("768x768", "attn.c_proj.weight"), ("768", "attn.c_proj.bias"),
+            ("768", "ln_2.weight"), ("768", "ln_2.bias"), ("768x3072", "mlp.c_fc.weight"), ("3072", "mlp.c_fc.bias"),
+            ("3072x768", "mlp.c_proj.weight"), ("768", "mlp.c_proj.bias")]
+    sig = ", ".join(f"%arg{i}: tensor<{s}xf32>" for i, (s, _) in enumerate(args))
+    print("// A GPT-2 (small) block, sequence length dynamic, written as torch-mlir exports it")
+    print("// (generated by tools/gen/gpt2_block.py; not an export: see that script). Arguments:")
+    print("// " + ", ".join(f"%arg{i} {name}" for i, (_, name) in enumerate(args)) + ".")
+    print("#map = affine_map<(d0, d1) -> (d1)>")
+    print("#map1 = affine_map<(d0, d1) -> (d0, d1)>")
+    print("#map2 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>")
+    print("#map3 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>")
+    print("#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>")
+    print("#map5 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>")
+    print("#map6 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>")
+    print("#map7 = affine_map<(d0, d1, d2) -> (d2)>")
+    print("module {")
+    print(f"  func.func @gpt2_block_dynamic({sig}) -> tensor<1x?x768xf32> {{")
+    print("\n".join(out))
+    print("  }")
+    print("}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
