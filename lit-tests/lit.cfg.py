@@ -1,6 +1,7 @@
 # -*- Python -*-
 # lit configuration for ftuner: real lit (PyPI) and LLVM 22's FileCheck.
 import os
+import sys
 import shutil
 
 import lit.formats
@@ -27,6 +28,8 @@ if not shutil.which("FileCheck", path=config.environment["PATH"]):
     lit_config.fatal("FileCheck not found (install llvm-22, or set LLVM_BIN_DIR)")
 
 config.substitutions.append(("%examples", os.path.join(root, "examples")))
+# The Python that runs lit runs the generators under tools/gen.
+config.substitutions.append(("%python", sys.executable))
 # mlir-opt-22 is the upstream reference; tests that need it declare REQUIRES: mlir-opt.
 if shutil.which("mlir-opt-22"):
     config.available_features.add("mlir-opt")
