@@ -8,6 +8,12 @@
 //! line goes to `--json FILE`; a table goes to stdout; the geometric means per workload
 //! close the run.
 //!
+//! W1 and W2 also run the two padding approaches FTuner replaces, built by ftuner and
+//! checked against OpenBLAS: `pad-pow2` (the dynamic dims padded to the next power of two,
+//! a kernel compiled per bucket) and `pad-tile` (padded to a multiple of the main
+//! uKernel). `--svg` plots GFLOP/s against T per system, `--doc` regenerates the marked
+//! section of docs/benchmarks.md (module `report`).
+//!
 //! Workloads (issue 10): W1 dense X[M,K] x W[K,N] with M = 16*T; W2 batch matmul
 //! Q[192,T,64] x K[192,T,64]^T; W3 DeepBench's inference-server GEMMs plus 127^3 and
 //! 1000^3. Both systems use the same layouts: NN for W1/W3 (DeepBench's transpose flags
