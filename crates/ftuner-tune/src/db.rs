@@ -407,16 +407,32 @@ impl Db {
     /// single measurements: a trial that was fast once by luck and lost to the default when
     /// timed beside it is not chosen. Imported times never count.
     pub fn best(&self, key: &WorkloadKey) -> Result<Option<Record>, DbError> {
+        self.best_where(key, &|_| true).map(|r| r.0)
+    }
+
+    /// [`Db::best`] among the records `keep` accepts, and how many records that would have
+    /// been chosen before it were rejected.
+    pub fn best_where(
+        &self,
+        key: &WorkloadKey,
+        keep: &dyn Fn(&Record) -> bool,
+    ) -> Result<(Option<Record>, usize), DbError> {
         let rs = self.workload(key)?;
-        let pick = |src: &dyn Fn(Source) -> bool| {
-            rs.iter()
-                .filter(|r| src(r.source))
-                .filter_map(|r| r.cost.map(|c| (c, r)))
-                .min_by(|a, b| a.0.total_cmp(&b.0))
-                .map(|x| x.1.clone())
-        };
-        Ok(pick(&|s| s == Source::Confirm)
-            .or_else(|| pick(&|s| !matches!(s, Source::Ansor | Source::Confirm))))
+        // Confirmations first, then single measurements; imported times never count.
+        let mut ranked: Vec<(u8, f64, &Record)> = rs
+            .iter()
+            .filter_map(|r| {
+                let tier = match r.source {
+                    Source::Confirm => 0,
+                    Source::Ansor => return None,
+                    _ => 1,
+                };
+                r.cost.map(|c| (tier, c, r))
+            })
+            .collect();
+        ranked.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let skipped = ranked.iter().take_while(|x| !keep(x.2)).count();
+        Ok((ranked.get(skipped).map(|x| x.2.clone()), skipped))
     }
 
     pub fn stats(&self) -> Result<Stats, DbError> {

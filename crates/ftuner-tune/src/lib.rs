@@ -35,13 +35,17 @@ use std::sync::{Arc, Mutex};
 pub struct DbSource(Mutex<Db>);
 
 impl ScheduleSource for DbSource {
-    fn best(&self, key: &WorkloadKey) -> Result<Option<Schedule>, String> {
+    fn best(
+        &self,
+        key: &WorkloadKey,
+        valid: &dyn Fn(&Schedule) -> bool,
+    ) -> Result<(Option<Schedule>, usize), String> {
         let db = self
             .0
             .lock()
             .map_err(|_| "tuning database lock poisoned".to_string())?;
-        db.best(key)
-            .map(|r| r.map(|r| r.schedule))
+        db.best_where(key, &|r| valid(&r.schedule))
+            .map(|(r, skipped)| (r.map(|r| r.schedule), skipped))
             .map_err(|e| e.to_string())
     }
 }

@@ -120,3 +120,34 @@ fn a_bad_database_is_an_error_not_a_default() {
     let e = patched(&dense(), &p).unwrap_err();
     assert!(e.contains("junk.db: not an SQLite database"), "{e}");
 }
+
+#[test]
+fn recorded_schedules_the_target_cannot_take_are_skipped() {
+    // Records from an older search space: three vectors per row (48 columns) were legal
+    // then; the faster of them is passed over for the best legal one.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("old.db");
+    let src = dense();
+    let key = key_of(&src);
+    {
+        let db = Db::open(&p).unwrap();
+        db.insert(&rec(&key, "mr=8,nr=48,kc=256", Source::Tune, Some(1.0e-3)))
+            .unwrap();
+        db.insert(&rec(&key, "mr=10,nr=32,kc=256", Source::Tune, Some(1.5e-3)))
+            .unwrap();
+        let (best, skipped) = db.best_where(&key, &|r| r.schedule.nr != 48).unwrap();
+        assert_eq!((best.map(|r| r.schedule.mr), skipped), (Some(10), 1));
+    }
+    let out = patched(&src, &p).unwrap();
+    assert!(out.contains("tiles [10x32,"), "{out}");
+    // Only illegal records: the analytic default, not an error.
+    let q = dir.path().join("only-old.db");
+    {
+        let db = Db::open(&q).unwrap();
+        db.insert(&rec(&key, "mr=8,nr=48,kc=256", Source::Tune, Some(1.0e-3)))
+            .unwrap();
+    }
+    let out = patched(&src, &q).unwrap();
+    assert!(!out.contains("ftuner.schedule"), "{out}");
+    assert!(out.contains("tiles [6x64,"), "{out}");
+}

@@ -319,8 +319,25 @@ impl Pass for PatchUkernelsPass {
                 (Some(s), _) => Some(*s),
                 (None, Some(db)) => {
                     let key = crate::schedule::workload_key(cx.ir, &c, &model);
-                    match db.best(&key) {
-                        Ok(s) => s,
+                    let valid = |s: &Schedule| s.check(&model, c.dtype).is_ok();
+                    match db.best(&key, &valid) {
+                        Ok((s, skipped)) => {
+                            if skipped > 0 {
+                                cx.emit(Diagnostic::warning(
+                                    cx.ir.loc(c.op),
+                                    format!(
+                                        "tuning-db: skipped {skipped} faster recorded schedule{} that target '{}' cannot take (not a legal register tile); {}",
+                                        if skipped == 1 { "" } else { "s" },
+                                        model.name,
+                                        match &s {
+                                            Some(s) => format!("using {s}"),
+                                            None => "using the analytic default".into(),
+                                        }
+                                    ),
+                                ));
+                            }
+                            s
+                        }
                         Err(e) => {
                             cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
                             return Err(PassFailure);

@@ -262,8 +262,14 @@ pub fn workload_key(ir: &Ir, c: &Contraction, model: &HardwareModel) -> Workload
 
 /// Where `patch-ukernels` gets tuned schedules from.
 pub trait ScheduleSource: Send + Sync {
-    /// The best schedule recorded for this workload, if any.
-    fn best(&self, key: &WorkloadKey) -> Result<Option<Schedule>, String>;
+    /// The best recorded schedule for this workload that `valid` accepts (records made by
+    /// another version of the search space may not be legal for the target any more), and
+    /// how many faster ones it rejected.
+    fn best(
+        &self,
+        key: &WorkloadKey,
+        valid: &dyn Fn(&Schedule) -> bool,
+    ) -> Result<(Option<Schedule>, usize), String>;
 }
 
 /// Opens a tuning database named by the `tuning-db` option.
