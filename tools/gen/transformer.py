@@ -33,13 +33,6 @@ import sys
 H, HEADS, D, FF = 768, 12, 64, 3072
 out = []
 n = [0]
-# The batch dim: "1" or "?" (set by main); the sizes of tensor.empty for a [B, T, W]
-# activation, for the flattened [B*T, W] and the [B*12, ...] head batches.
-B = "1"
-DYN3 = "%dim"
-BT = "%dim"
-BH = None
-
 
 def fresh(prefix="v"):
     n[0] += 1
@@ -53,7 +46,6 @@ def emit(line):
 def generic(ins, in_types, out_init, out_type, maps, iters, body, res_type=None):
     """A linalg.generic; `body(args)` returns (lines, yielded value)."""
     r = fresh()
-    nargs = len(ins) + 1
     args = [f"%in{i}" for i in range(len(ins))] + ["%out"]
     elem_types = [t.split("x")[-1].rstrip(">") for t in in_types] + [out_type.split("x")[-1].rstrip(">")]
     ins_part = f"ins({', '.join(ins)} : {', '.join(in_types)}) " if ins else ""
@@ -64,41 +56,42 @@ def generic(ins, in_types, out_init, out_type, maps, iters, body, res_type=None)
         emit("  " + l)
     emit(f"  linalg.yield {y} : {elem_types[-1]}")
     emit(f"}} -> {res_type or out_type}")
-    assert nargs == len(elem_types)
     return r
 
 
-def T3f():
-    return "tensor<" + B + "x?x{}xf32>"
+# A [1, T, W] activation (batch_dynamic makes the 1 a `?` in the finished text).
+T3 = "tensor<1x?x{}xf32>"
 
 
-class _T3:
-    def format(self, w):
-        return T3f().format(w)
+def empty(ty, sizes="%dim"):
+    """A tensor.empty of `ty` with the dynamic `sizes`."""
+    e = fresh("e")
+    emit(f"{e} = tensor.empty({sizes}) : {ty}")
+    return e
 
 
-T3 = _T3()
+def fill(e, ty, value, elem="f32"):
+    """`e` (of `ty`) filled with `value` (an SSA constant of `elem`)."""
+    f = fresh()
+    emit(f"{f} = linalg.fill ins({value} : {elem}) outs({e} : {ty}) -> {ty}")
+    return f
 
 
 def ew3(a, b, op, width=H, b_map="#map5"):
     """Elementwise a (1x?xW) op b on 1x?xW, b through b_map."""
-    e = fresh("e")
-    emit(f"{e} = tensor.empty({DYN3}) : {T3.format(width)}")
-    btype = {"#map5": T3.format(width), "#map6": f"tensor<{B}x?x1xf32>", "#map7": f"tensor<{width}xf32>"}[b_map]
+    e = empty(T3.format(width))
+    btype = {"#map5": T3.format(width), "#map6": "tensor<1x?x1xf32>", "#map7": f"tensor<{width}xf32>"}[b_map]
     return generic([a, b], [T3.format(width), btype], e, T3.format(width), ["#map5", b_map, "#map5"],
                    ["parallel"] * 3, lambda g: ([f"%r = {op} {g[0]}, {g[1]} : f32"], "%r"))
 
 
 def layer_norm(x, w, b):
     """torch-mlir's aten.native_layer_norm: mean in f32, variance in f64, eps 1e-5."""
-    e64 = fresh("e")
-    emit(f"{e64} = tensor.empty(%dim) : tensor<1x?x768xf64>")
+    e64 = empty("tensor<1x?x768xf64>")
     x64 = generic([x], [T3.format(H)], e64, "tensor<1x?x768xf64>", ["#map5", "#map5"], ["parallel"] * 3,
                   lambda g: ([f"%r = arith.extf {g[0]} : f32 to f64"], "%r"))
-    s64e = fresh("e")
-    emit(f"{s64e} = tensor.empty(%dim) : tensor<1x?x1xf64>")
-    s64 = fresh()
-    emit(f"{s64} = linalg.fill ins(%cst_f64_0 : f64) outs({s64e} : tensor<1x?x1xf64>) -> tensor<1x?x1xf64>")
+    s64e = empty("tensor<1x?x1xf64>")
+    s64 = fill(s64e, "tensor<1x?x1xf64>", "%cst_f64_0", "f64")
     sum64 = generic([x64], ["tensor<1x?x768xf64>"], s64, "tensor<1x?x1xf64>", ["#map5", "#map6"],
                     ["parallel", "parallel", "reduction"], lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f64"], "%r"))
     mean64 = generic([sum64], ["tensor<1x?x1xf64>"], s64e, "tensor<1x?x1xf64>", ["#map5", "#map5"], ["parallel"] * 3,
@@ -111,12 +104,10 @@ def layer_norm(x, w, b):
                  ["parallel", "parallel", "reduction"], lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f64"], "%r"))
     var64 = generic([vs], ["tensor<1x?x1xf64>"], s64e, "tensor<1x?x1xf64>", ["#map5", "#map5"], ["parallel"] * 3,
                     lambda g: ([f"%r = arith.divf {g[0]}, %cst_f64_768 : f64"], "%r"))
-    e1 = fresh("e")
-    emit(f"{e1} = tensor.empty(%dim) : tensor<1x?x1xf32>")
+    e1 = empty("tensor<1x?x1xf32>")
     var = generic([var64], ["tensor<1x?x1xf64>"], e1, "tensor<1x?x1xf32>", ["#map5", "#map5"], ["parallel"] * 3,
                   lambda g: ([f"%r = arith.truncf {g[0]} : f64 to f32"], "%r"))
-    z1 = fresh()
-    emit(f"{z1} = linalg.fill ins(%cst_0 : f32) outs({e1} : tensor<1x?x1xf32>) -> tensor<1x?x1xf32>")
+    z1 = fill(e1, "tensor<1x?x1xf32>", "%cst_0")
     s32 = generic([x], [T3.format(H)], z1, "tensor<1x?x1xf32>", ["#map5", "#map6"],
                   ["parallel", "parallel", "reduction"], lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f32"], "%r"))
     mean = generic([s32], ["tensor<1x?x1xf32>"], e1, "tensor<1x?x1xf32>", ["#map5", "#map5"], ["parallel"] * 3,
@@ -135,10 +126,8 @@ def linear(x, width_in, w, b, width_out):
     BERT's Linear (W its weight transposed)."""
     c = fresh("collapsed")
     emit(f"{c} = tensor.collapse_shape {x} [[0, 1], [2]] : {T3.format(width_in)} into tensor<?x{width_in}xf32>")
-    e = fresh("e")
-    emit(f"{e} = tensor.empty(%dim) : tensor<?x{width_out}xf32>")
-    f = fresh()
-    emit(f"{f} = linalg.fill ins(%cst_0 : f32) outs({e} : tensor<?x{width_out}xf32>) -> tensor<?x{width_out}xf32>")
+    e = empty(f"tensor<?x{width_out}xf32>")
+    f = fill(e, f"tensor<?x{width_out}xf32>", "%cst_0")
     mm = fresh()
     emit(f"{mm} = linalg.matmul ins({c}, {w} : tensor<?x{width_in}xf32>, tensor<{width_in}x{width_out}xf32>) outs({f} : tensor<?x{width_out}xf32>) -> tensor<?x{width_out}xf32>")
     bb = generic([b], [f"tensor<{width_out}xf32>"], e, f"tensor<?x{width_out}xf32>", ["#map", "#map1"],
@@ -158,8 +147,7 @@ def heads(x, via_reshape):
         emit(f"{v} = tensor.reshape {x}(%from_elements_heads) : ({T3.format(H)}, tensor<4xi64>) -> tensor<1x?x12x64xf32>")
     else:
         emit(f"{v} = tensor.expand_shape {x} [[0], [1], [2, 3]] output_shape [1, %dim, 12, 64] : {T3.format(H)} into tensor<1x?x12x64xf32>")
-    e = fresh("e")
-    emit(f"{e} = tensor.empty(%dim) : tensor<1x12x?x64xf32>")
+    e = empty("tensor<1x12x?x64xf32>")
     t = fresh("transposed")
     emit(f"{t} = linalg.transpose ins({v} : tensor<1x?x12x64xf32>) outs({e} : tensor<1x12x?x64xf32>) permutation = [0, 2, 1, 3] ")
     return t
@@ -167,23 +155,19 @@ def heads(x, via_reshape):
 
 def attention(qh, kh, vh, causal):
     """softmax(q k^T scaled [+ causal mask]) v over 12 heads; returns 1x?x768."""
-    ek = fresh("e")
-    emit(f"{ek} = tensor.empty(%dim) : tensor<1x12x64x?xf32>")
+    ek = empty("tensor<1x12x64x?xf32>")
     kt = fresh("transposed")
     emit(f"{kt} = linalg.transpose ins({kh} : tensor<1x12x?x64xf32>) outs({ek} : tensor<1x12x64x?xf32>) permutation = [0, 1, 3, 2] ")
     qc, ktc = fresh("collapsed"), fresh("collapsed")
     emit(f"{qc} = tensor.collapse_shape {qh} [[0, 1], [2], [3]] : tensor<1x12x?x64xf32> into tensor<12x?x64xf32>")
     emit(f"{ktc} = tensor.collapse_shape {kt} [[0, 1], [2], [3]] : tensor<1x12x64x?xf32> into tensor<12x64x?xf32>")
-    es = fresh("e")
-    emit(f"{es} = tensor.empty(%dim, %dim) : tensor<12x?x?xf32>")
-    fs = fresh()
-    emit(f"{fs} = linalg.fill ins(%cst_0 : f32) outs({es} : tensor<12x?x?xf32>) -> tensor<12x?x?xf32>")
+    es = empty("tensor<12x?x?xf32>", "%dim, %dim")
+    fs = fill(es, "tensor<12x?x?xf32>", "%cst_0")
     sc = fresh()
     emit(f"{sc} = linalg.batch_matmul ins({qc}, {ktc} : tensor<12x?x64xf32>, tensor<12x64x?xf32>) outs({fs} : tensor<12x?x?xf32>) -> tensor<12x?x?xf32>")
     s4 = fresh("expanded")
     emit(f"{s4} = tensor.expand_shape {sc} [[0, 1], [2], [3]] output_shape [1, 12, %dim, %dim] : tensor<12x?x?xf32> into tensor<1x12x?x?xf32>")
-    e4 = fresh("e")
-    emit(f"{e4} = tensor.empty(%dim, %dim) : tensor<1x12x?x?xf32>")
+    e4 = empty("tensor<1x12x?x?xf32>", "%dim, %dim")
     T4 = "tensor<1x12x?x?xf32>"
     # GPT-2 divides by sqrt(64); BERT multiplies by 1/8.
     scale = "arith.divf {}, %cst_8" if causal else "arith.mulf {}, %cst_eighth"
@@ -197,14 +181,10 @@ def attention(qh, kh, vh, causal):
                                      "%keep = arith.cmpi sle, %j, %i : index",
                                      f"%r = arith.select %keep, {g[0]}, %cst_min : f32"], "%r"))
     # softmax(dim=-1), as torch-mlir decomposes it: max (with its index), x - max, exp, sum, divide.
-    em = fresh("e")
-    emit(f"{em} = tensor.empty(%dim) : tensor<1x12x?xf32>")
-    fm = fresh()
-    emit(f"{fm} = linalg.fill ins(%cst_ninf : f32) outs({em} : tensor<1x12x?xf32>) -> tensor<1x12x?xf32>")
-    ei = fresh("e")
-    emit(f"{ei} = tensor.empty(%dim) : tensor<1x12x?xi64>")
-    fi = fresh()
-    emit(f"{fi} = linalg.fill ins(%c0_i64 : i64) outs({ei} : tensor<1x12x?xi64>) -> tensor<1x12x?xi64>")
+    em = empty("tensor<1x12x?xf32>")
+    fm = fill(em, "tensor<1x12x?xf32>", "%cst_ninf")
+    ei = empty("tensor<1x12x?xi64>")
+    fi = fill(ei, "tensor<1x12x?xi64>", "%c0_i64", "i64")
     mx = fresh()
     emit(f"{mx}:2 = linalg.generic {{indexing_maps = [#map2, #map4, #map4], iterator_types = [\"parallel\", \"parallel\", \"parallel\", \"reduction\"]}} ins({masked} : {T4}) outs({fm}, {fi} : tensor<1x12x?xf32>, tensor<1x12x?xi64>) {{")
     emit("^bb0(%in: f32, %out: f32, %out_1: i64):")
@@ -221,10 +201,8 @@ def attention(qh, kh, vh, causal):
                   lambda g: ([f"%r = arith.subf {g[0]}, {g[1]} : f32"], "%r"))
     ex = generic([sub], [T4], e4, T4, ["#map2", "#map2"], ["parallel"] * 4,
                  lambda g: ([f"%r = math.exp {g[0]} : f32"], "%r"))
-    e41 = fresh("e")
-    emit(f"{e41} = tensor.empty(%dim) : tensor<1x12x?x1xf32>")
-    f41 = fresh()
-    emit(f"{f41} = linalg.fill ins(%cst_0 : f32) outs({e41} : tensor<1x12x?x1xf32>) -> tensor<1x12x?x1xf32>")
+    e41 = empty("tensor<1x12x?x1xf32>")
+    f41 = fill(e41, "tensor<1x12x?x1xf32>", "%cst_0")
     sm = generic([ex], [T4], f41, "tensor<1x12x?x1xf32>", ["#map2", "#map3"],
                  ["parallel", "parallel", "parallel", "reduction"], lambda g: ([f"%r = arith.addf {g[0]}, {g[1]} : f32"], "%r"))
     probs = generic([ex, sm], [T4, "tensor<1x12x?x1xf32>"], e4, T4, ["#map2", "#map3", "#map2"], ["parallel"] * 4,
@@ -232,16 +210,13 @@ def attention(qh, kh, vh, causal):
     pc, vc = fresh("collapsed"), fresh("collapsed")
     emit(f"{pc} = tensor.collapse_shape {probs} [[0, 1], [2], [3]] : {T4} into tensor<12x?x?xf32>")
     emit(f"{vc} = tensor.collapse_shape {vh} [[0, 1], [2], [3]] : tensor<1x12x?x64xf32> into tensor<12x?x64xf32>")
-    ea = fresh("e")
-    emit(f"{ea} = tensor.empty(%dim) : tensor<12x?x64xf32>")
-    fa = fresh()
-    emit(f"{fa} = linalg.fill ins(%cst_0 : f32) outs({ea} : tensor<12x?x64xf32>) -> tensor<12x?x64xf32>")
+    ea = empty("tensor<12x?x64xf32>")
+    fa = fill(ea, "tensor<12x?x64xf32>", "%cst_0")
     av = fresh()
     emit(f"{av} = linalg.batch_matmul ins({pc}, {vc} : tensor<12x?x?xf32>, tensor<12x?x64xf32>) outs({fa} : tensor<12x?x64xf32>) -> tensor<12x?x64xf32>")
     av4 = fresh("expanded")
     emit(f"{av4} = tensor.expand_shape {av} [[0, 1], [2], [3]] output_shape [1, 12, %dim, 64] : tensor<12x?x64xf32> into tensor<1x12x?x64xf32>")
-    et = fresh("e")
-    emit(f"{et} = tensor.empty(%dim) : tensor<1x?x12x64xf32>")
+    et = empty("tensor<1x?x12x64xf32>")
     avt = fresh("transposed")
     emit(f"{avt} = linalg.transpose ins({av4} : tensor<1x12x?x64xf32>) outs({et} : tensor<1x?x12x64xf32>) permutation = [0, 2, 1, 3] ")
     merged = fresh("collapsed")
@@ -373,16 +348,14 @@ def bert_body():
 
 def transpose_weight(w, rows, cols):
     """A `Linear` weight [rows = out, cols = in] transposed to [in, out] (linalg.transpose)."""
-    e = fresh("e")
-    emit(f"{e} = tensor.empty() : tensor<{cols}x{rows}xf32>")
+    e = empty(f"tensor<{cols}x{rows}xf32>", "")
     t = fresh("transposed")
     emit(f"{t} = linalg.transpose ins({w} : tensor<{rows}x{cols}xf32>) outs({e} : tensor<{cols}x{rows}xf32>) permutation = [1, 0] ")
     return t
 
 
 def unary(x, width, body):
-    e = fresh("e")
-    emit(f"{e} = tensor.empty(%dim) : {T3.format(width)}")
+    e = empty(T3.format(width))
     return generic([x], [T3.format(width)], e, T3.format(width), ["#map5", "#map5"], ["parallel"] * 3, body)
 
 

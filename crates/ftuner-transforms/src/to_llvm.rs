@@ -645,12 +645,7 @@ impl Cv<'_> {
                 let a = self.v(op, olds[0])?;
                 let ty = self.results_of(op)?[0];
                 let s = self.val("llvm.intr.sqrt", vec![a], ty);
-                let one = self.cst(Attribute::float(1.0, ty.element_type()), ty.element_type());
-                let one = if ty.is_vector() {
-                    self.splat(one, ty)
-                } else {
-                    one
-                };
+                let one = self.float_of(1.0, ty);
                 let r = self.val("llvm.fdiv", vec![one, s], ty);
                 self.map.insert(results[0], r);
             }
@@ -660,23 +655,14 @@ impl Cv<'_> {
                 // otherwise `pow` on n converted to the float type (exact for integral
                 // exponents up to 2^24 in f32, and correct for negative bases).
                 let a = self.v(op, olds[0])?;
+                let n = self.v(op, olds[1])?;
                 let ty = self.results_of(op)?[0];
                 let k = self
-                    .ir
-                    .defining_op(olds[1])
-                    .filter(|d| self.ir.name(*d) == "arith.constant")
-                    .and_then(|d| self.ir.attr(d, "value"))
+                    .constant_attr(n)
                     .and_then(|v| v.as_i64())
                     .filter(|k| k.unsigned_abs() <= 1 << 16);
                 let r = match k {
                     Some(k) => {
-                        let one =
-                            self.cst(Attribute::float(1.0, ty.element_type()), ty.element_type());
-                        let one = if ty.is_vector() {
-                            self.splat(one, ty)
-                        } else {
-                            one
-                        };
                         let (mut acc, mut base, mut e) = (None::<Value>, a, k.unsigned_abs());
                         while e > 0 {
                             if e & 1 == 1 {
@@ -690,15 +676,16 @@ impl Cv<'_> {
                                 base = self.val("llvm.fmul", vec![base, base], ty);
                             }
                         }
-                        let pos = acc.unwrap_or(one);
-                        if k < 0 {
-                            self.val("llvm.fdiv", vec![one, pos], ty)
-                        } else {
-                            pos
+                        match (acc, k < 0) {
+                            (Some(pos), false) => pos,
+                            (Some(pos), true) => {
+                                let one = self.float_of(1.0, ty);
+                                self.val("llvm.fdiv", vec![one, pos], ty)
+                            }
+                            (None, _) => self.float_of(1.0, ty),
                         }
                     }
                     None => {
-                        let n = self.v(op, olds[1])?;
                         let fe = self.val("llvm.sitofp", vec![n], ty);
                         self.val("llvm.intr.pow", vec![a, fe], ty)
                     }
@@ -871,6 +858,16 @@ impl Cv<'_> {
             _ => return Err(err("cannot be converted to the llvm dialect".into())),
         }
         Ok(())
+    }
+
+    /// The float constant `x` of `ty`, splatted when `ty` is a vector.
+    fn float_of(&mut self, x: f64, ty: Type) -> Value {
+        let c = self.cst(Attribute::float(x, ty.element_type()), ty.element_type());
+        if ty.is_vector() {
+            self.splat(c, ty)
+        } else {
+            c
+        }
     }
 
     fn splat(&mut self, x: Value, ty: Type) -> Value {

@@ -342,12 +342,8 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-/// (workload, threads, ftuner GFLOP/s, OpenBLAS GFLOP/s, time ratio) per shape.
-type Row = (String, usize, f64, f64, f64);
-
 struct Out {
     json: Option<std::fs::File>,
-    ratios: Vec<Row>,
     threads: Vec<usize>,
     /// (workload, kernel, seconds) of each compilation.
     compile: Vec<(String, String, f64)>,
@@ -564,7 +560,6 @@ fn measure(
                 gflops: gf,
             });
         }
-        out.ratios.push((workload.to_string(), t, go, gb, mo / mb));
         if ["1000x1000x1000", "2048x2048x2048"].contains(&shape.as_str()) {
             out.cubes.push((workload.to_string(), shape.clone(), t, go));
         }
@@ -581,7 +576,6 @@ fn run(cli: &Cli) -> Result<(), String> {
             Some(p) => Some(std::fs::File::create(p).map_err(|e| format!("{p}: {e}"))?),
             None => None,
         },
-        ratios: vec![],
         threads: threads.clone(),
         compile: vec![],
         cubes: vec![],
@@ -808,25 +802,19 @@ fn run(cli: &Cli) -> Result<(), String> {
     }
     for w in ["W1", "W2", "W3", "ATTN"] {
         for &t in &threads {
-            let rs: Vec<&Row> = out.ratios.iter().filter(|r| r.0 == w && r.1 == t).collect();
-            if rs.is_empty() {
+            let Some(m) = report::summary(&out.points, w, t) else {
                 continue;
-            }
-            let geo = |f: &dyn Fn(&Row) -> f64| {
-                (rs.iter().map(|r| f(r).ln()).sum::<f64>() / rs.len() as f64).exp()
             };
-            // Speed-up of ftuner over OpenBLAS per shape (OpenBLAS time / ftuner time).
-            let mut up: Vec<f64> = rs.iter().map(|r| 1.0 / r.4).collect();
-            let med = median(&mut up);
             println!(
-                "{w} ({t} thread{}): geomean GFLOP/s ftuner {:.1}, OpenBLAS {:.1}; time ratio ftuner/OpenBLAS {:.2}; OpenBLAS-time/ftuner-time median {med:.2}, min {:.2}, max {:.2} ({} shapes)",
+                "{w} ({t} thread{}): geomean GFLOP/s ftuner {:.1}, OpenBLAS {:.1}; time ratio ftuner/OpenBLAS {:.2}; OpenBLAS-time/ftuner-time median {:.2}, min {:.2}, max {:.2} ({} shapes)",
                 if t == 1 { "" } else { "s" },
-                geo(&|r| r.2),
-                geo(&|r| r.3),
-                geo(&|r| r.4),
-                up[0],
-                up[up.len() - 1],
-                rs.len()
+                m.ours_gflops,
+                m.blas_gflops,
+                m.time_ratio,
+                m.speedup.0,
+                m.speedup.1,
+                m.speedup.2,
+                m.shapes
             );
         }
     }

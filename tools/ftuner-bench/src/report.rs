@@ -2,7 +2,7 @@
 //! ftuner, the plot of GFLOP/s against T, and the generated section of
 //! docs/benchmarks.md.
 
-use super::{median, Out, Point, Row, POW2, TILE};
+use super::{median, Out, Point, POW2, TILE};
 use plotters::prelude::*;
 use std::fmt::Write as _;
 
@@ -36,6 +36,45 @@ fn pad_ratio(
     }
     let med = median(&mut r);
     Some((med, r[0], r.len()))
+}
+
+/// ftuner against OpenBLAS on the shapes of one workload at one thread count.
+pub(crate) struct Summary {
+    pub shapes: usize,
+    /// Geometric means of GFLOP/s.
+    pub ours_gflops: f64,
+    pub blas_gflops: f64,
+    /// Geometric mean of ftuner's time over OpenBLAS's.
+    pub time_ratio: f64,
+    /// OpenBLAS's time over ftuner's per shape: median, min, max.
+    pub speedup: (f64, f64, f64),
+}
+
+pub(crate) fn summary(points: &[Point], workload: &str, threads: usize) -> Option<Summary> {
+    let of = |sys: &str| -> Vec<&Point> {
+        points
+            .iter()
+            .filter(|p| p.workload == workload && p.threads == threads && p.system == sys)
+            .collect()
+    };
+    let (ours, blas) = (of("ftuner"), of("openblas"));
+    if blas.is_empty() {
+        return None;
+    }
+    let mut up: Vec<f64> = blas.iter().map(|p| p.median_s / p.ours_s).collect();
+    let med = median(&mut up);
+    Some(Summary {
+        shapes: blas.len(),
+        ours_gflops: geomean(&ours.iter().map(|p| p.gflops).collect::<Vec<_>>()),
+        blas_gflops: geomean(&blas.iter().map(|p| p.gflops).collect::<Vec<_>>()),
+        time_ratio: geomean(
+            &blas
+                .iter()
+                .map(|p| p.ours_s / p.median_s)
+                .collect::<Vec<_>>(),
+        ),
+        speedup: (med, up[0], up[up.len() - 1]),
+    })
 }
 
 /// One line per workload and thread count: how much slower the padding baselines are.
@@ -194,20 +233,13 @@ pub(crate) fn markdown(out: &Out, threads: &[usize], command: &str) -> String {
     );
     for w in ["W1", "W2", "W3", "ATTN"] {
         for &t in threads {
-            let rs: Vec<&Row> = out.ratios.iter().filter(|r| r.0 == w && r.1 == t).collect();
-            if rs.is_empty() {
+            let Some(m) = summary(&out.points, w, t) else {
                 continue;
-            }
-            let mut up: Vec<f64> = rs.iter().map(|r| 1.0 / r.4).collect();
-            let med = median(&mut up);
+            };
             let _ = writeln!(
                 s,
-                "| {w} | {t} | {} | {:.1} | {:.1} | **{med:.2}** | {:.2} | {:.2} |",
-                rs.len(),
-                geomean(&rs.iter().map(|r| r.2).collect::<Vec<_>>()),
-                geomean(&rs.iter().map(|r| r.3).collect::<Vec<_>>()),
-                up[0],
-                up[up.len() - 1]
+                "| {w} | {t} | {} | {:.1} | {:.1} | **{:.2}** | {:.2} | {:.2} |",
+                m.shapes, m.ours_gflops, m.blas_gflops, m.speedup.0, m.speedup.1, m.speedup.2
             );
         }
     }
