@@ -65,10 +65,18 @@ fn dim_names(ir: &Ir, op: OpId, nd: usize) -> Vec<String> {
 
 /// The expression of a contraction op, or why it has none.
 pub fn from_linalg(ir: &Ir, op: OpId) -> Result<FromLinalg, String> {
-    if ftuner_ukernel::contraction::classify(ir, op).is_none() {
+    // A two-input mul-add: a named contraction, or a generic whose body is one (a
+    // banded product, whose band iterator reads only one input, is one too, though not a
+    // matmul-like contraction).
+    let named = ftuner_ukernel::contraction::classify(ir, op).is_some();
+    let (ins, outs) = ftuner_dialects::linalg::ins_outs(ir, op);
+    let generic = ir.name(op) == "linalg.generic"
+        && ins.len() == 2
+        && outs.len() == 1
+        && ftuner_ukernel::contraction::body_is_mul_add(ir, op);
+    if !named && !generic {
         return Err("not a two-input mul-add contraction".into());
     }
-    let (ins, outs) = ftuner_dialects::linalg::ins_outs(ir, op);
     let maps =
         ftuner_dialects::linalg::body::indexing_maps(ir, op).ok_or("has no indexing maps")?;
     let nd = maps[0].num_dims as usize;

@@ -69,6 +69,8 @@ pub struct TaAnalysis {
     pub input_shapes: Vec<Vec<Option<i64>>>,
     /// Set when two merged classes disagreed on their ranges (a rule bug).
     pub range_conflicts: usize,
+    /// The class of the expression being derived (for root-only rules).
+    pub root: Option<Id>,
 }
 
 pub type TaGraph = egg::EGraph<TaNode, TaAnalysis>;

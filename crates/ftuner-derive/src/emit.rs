@@ -10,7 +10,7 @@
 //! read with `tensor.dim`; where a matmul operand's dynamic dim stands for an iterator
 //! bounded by another tensor's dim, a `cf.assert` checks they agree at run time.
 
-use crate::derive::{classify, Contraction, Kind};
+use crate::derive::{classify, g2bmm_cols, g2bmm_plan, Contraction, Costs, DenseConv, G2bmm, Kind};
 use ftuner_dialects::ta::expr::print_scope;
 use ftuner_dialects::ta::{Bound, Idx, Iter, Scope, Src, Term};
 use ftuner_ir::{Type, DYNAMIC};
@@ -33,6 +33,10 @@ pub struct Emitted {
     pub text: String,
     pub matmuls: usize,
     pub eops: usize,
+    /// G2BMMs instantiated (each is one batch_matmul, counted in `matmuls` too).
+    pub g2bmms: usize,
+    /// Dense convs instantiated (`linalg.conv_2d_nchw_fchw` on a gathered image).
+    pub convs: usize,
 }
 
 struct Em {
@@ -44,6 +48,9 @@ struct Em {
     operands: Vec<Vec<i64>>,
     matmuls: usize,
     eops: usize,
+    g2bmms: usize,
+    convs: usize,
+    costs: Costs,
 }
 
 /// `tensor<AxBx...xelem>` (`?` for `DYNAMIC`).
@@ -193,6 +200,8 @@ impl Em {
         };
         match classify(&flat, &logical) {
             Kind::Contraction(c) => self.contraction(&flat, &c, &kids),
+            Kind::G2bmm(g) => self.g2bmm(&flat, &g, &kids),
+            Kind::DenseConv(d) => self.dense_conv(&flat, &d, &kids),
             _ => self.eop(&flat, &kids),
         }
     }
@@ -437,6 +446,397 @@ impl Em {
         })
     }
 
+    /// A G2BMM as sliding chunks: rows `i` in chunks of `m` (`i = lo + m·q + r`); chunk
+    /// `q` of A (`m` rows, zero beyond the end) is multiplied by the `m + δ·(W - 1)` rows
+    /// of B its band touches (gathered transposed: `j = r + δ·(w - w_lo)`), one
+    /// batch_matmul over (batch, q); the band is read back from the products at
+    /// `[q, r, r + δ·(w - w_lo)]`.
+    fn g2bmm(&mut self, s: &Scope, g: &G2bmm, kids: &[Stage]) -> Result<Stage, String> {
+        let fs: Vec<&Term> = match &s.body {
+            Term::Bin(_, a, b) => vec![a, b],
+            _ => return Err("not a product".into()),
+        };
+        let (Term::Access(sa, ia), Term::Access(sb, ib)) = (fs[g.rows], fs[1 - g.rows]) else {
+            return Err("not a product of accesses".into());
+        };
+        let it = |v: &str| s.iter(v).cloned().ok_or("a G2BMM iterator is missing");
+        let (iit, wit) = (it(&g.i)?, it(&g.w)?);
+        let ((ilo, ihi), (wlo, whi)) = iit
+            .static_range()
+            .zip(wit.static_range())
+            .ok_or("a G2BMM with dynamic rows or band")?;
+        let m = g2bmm_plan(s, g, &self.costs).0;
+        let nq = (ihi - ilo + m - 1) / m;
+        let jn = g2bmm_cols(m, whi - wlo, g.delta);
+        let (q, r, j) = ("g2q", "g2r", "g2j");
+        if [q, r, j].iter().any(|v| s.iter(v).is_some()) {
+            return Err("iterator names clash".into());
+        }
+        let batch: Vec<Iter> = g.batch.iter().map(|v| it(v)).collect::<Result<_, _>>()?;
+        let ks: Vec<Iter> = g.k.iter().map(|v| it(v)).collect::<Result<_, _>>()?;
+        let row = |by: &str| Idx::var(q).scale(m).add(&Idx::var(by)).offset(ilo);
+        // Chunks of A: (batch, q, r, k).
+        let mut trav = batch.clone();
+        trav.push(Iter::new(q, 0, nq));
+        trav.push(Iter::new(r, 0, m));
+        trav.extend(ks.iter().cloned());
+        let ga = match self.chunks_by_reshape(s, g, sa, ia, kids, m, &trav)? {
+            Some(st) => st,
+            None => {
+                let ra = row(r);
+                let body =
+                    Term::Access(sa.clone(), ia.iter().map(|e| e.subst(&g.i, &ra)).collect());
+                self.eop(
+                    &Scope {
+                        trav,
+                        sum: vec![],
+                        body,
+                    },
+                    kids,
+                )?
+            }
+        };
+        // Windows of B, transposed: (batch, q, k, j).
+        let mut trav = batch.clone();
+        trav.push(Iter::new(q, 0, nq));
+        trav.extend(ks.iter().cloned());
+        trav.push(Iter::new(j, 0, jn));
+        let rb = row(j);
+        let wl = Idx::constant(wlo);
+        let body = Term::Access(
+            sb.clone(),
+            ib.iter()
+                .map(|e| e.subst(&g.i, &rb).subst(&g.w, &wl))
+                .collect(),
+        );
+        let gb = self.eop(
+            &Scope {
+                trav,
+                sum: vec![],
+                body,
+            },
+            kids,
+        )?;
+        // Collapsed to (batch·q, m, k) x (batch·q, k, j).
+        let nb = batch.len() + 1;
+        let nk = ks.len();
+        let collapse = |em: &mut Em, st: &Stage, groups: &[usize]| -> (String, Vec<i64>) {
+            if groups.iter().all(|n| *n == 1) {
+                return (st.name.clone(), st.shape.clone());
+            }
+            let mut cs = vec![];
+            let mut at = 0;
+            for n in groups {
+                let part = &st.shape[at..at + n];
+                cs.push(if part.contains(&DYNAMIC) {
+                    DYNAMIC
+                } else {
+                    part.iter().product()
+                });
+                at += n;
+            }
+            let v = em.fresh();
+            em.line(format!(
+                "{v} = tensor.collapse_shape {} [{}] : {} into {}",
+                st.name,
+                reassociation(groups.iter().copied()),
+                ty(&st.shape, &em.elem),
+                ty(&cs, &em.elem)
+            ));
+            (v, cs)
+        };
+        let (xa, xs) = collapse(self, &ga, &[nb, 1, nk]);
+        let (yb, ys) = collapse(self, &gb, &[nb, nk, 1]);
+        let rs = vec![xs[0], m, jn];
+        let dyns = self.dyn_dims(&xa, &xs, &[0]);
+        let z = self.empty(&rs, &dyns);
+        let rt = ty(&rs, &self.elem);
+        let (zero, f, mm) = (self.fresh(), self.fresh(), self.fresh());
+        self.line(format!(
+            "{zero} = arith.constant 0.000000e+00 : {}",
+            self.elem
+        ));
+        self.line(format!(
+            "{f} = linalg.fill ins({zero} : {}) outs({z} : {rt}) -> {rt}",
+            self.elem
+        ));
+        self.line(format!(
+            "{mm} = linalg.batch_matmul ins({xa}, {yb} : {}, {}) outs({f} : {rt}) -> {rt}",
+            ty(&xs, &self.elem),
+            ty(&ys, &self.elem)
+        ));
+        self.matmuls += 1;
+        self.g2bmms += 1;
+        // Expanded to (batch, q, m, j).
+        let mut fshape: Vec<i64> = ga.shape[..nb].to_vec();
+        fshape.extend([m, jn]);
+        let (mut name, mut shape) = (mm, rs);
+        if nb > 1 {
+            let mut vals = vec![];
+            for d in 0..nb {
+                vals.push(if ga.shape[d] == DYNAMIC {
+                    self.dim(&ga.name, &ga.shape, d)
+                } else {
+                    ga.shape[d].to_string()
+                });
+            }
+            vals.extend([m.to_string(), jn.to_string()]);
+            let v = self.fresh();
+            self.line(format!(
+                "{v} = tensor.expand_shape {name} [{}] output_shape [{}] : {} into {}",
+                reassociation([nb, 1, 1].into_iter()),
+                vals.join(", "),
+                ty(&shape, &self.elem),
+                ty(&fshape, &self.elem)
+            ));
+            name = v;
+            shape = fshape;
+        }
+        let prod = Stage {
+            layout: (0..shape.len()).collect(),
+            lows: vec![0; shape.len()],
+            name,
+            shape,
+        };
+        // The band: out[.., i, .., w, ..] = P[batch, (i - lo) / m, (i - lo) % m,
+        // (i - lo) % m + δ·(w - w_lo)].
+        let mut kids2 = kids.to_vec();
+        kids2.push(prod);
+        let rel = Idx::var(&g.i).offset(-ilo);
+        let mut idx: Vec<Idx> = g.batch.iter().map(|v| Idx::var(v)).collect();
+        idx.push(rel.floordiv(m));
+        idx.push(rel.modulo(m));
+        idx.push(
+            rel.modulo(m)
+                .add(&Idx::var(&g.w).offset(-wlo).scale(g.delta)),
+        );
+        let band = Scope {
+            trav: s.trav.clone(),
+            sum: vec![],
+            body: Term::Access(Src::Input(CHILD_BASE + kids.len()), idx),
+        };
+        self.eop(&band, &kids2)
+    }
+
+    /// A dense conv: the image gathered as `G[batch.., c, t_h, t_w]` (`t = o + r`, the
+    /// window's positions, zero outside the image), the batch flattened into N, then
+    /// `linalg.conv_2d_nchw_fchw` (unit strides and dilations) with the filter as it is;
+    /// the result expanded to (batch.., f, oh, ow).
+    fn dense_conv(&mut self, s: &Scope, d: &DenseConv, kids: &[Stage]) -> Result<Stage, String> {
+        let fs: Vec<&Term> = match &s.body {
+            Term::Bin(_, a, b) => vec![a, b],
+            _ => return Err("not a product".into()),
+        };
+        let (Term::Access(sx, ix), Term::Access(sw, iw)) = (fs[d.image], fs[1 - d.image]) else {
+            return Err("not a product of accesses".into());
+        };
+        let it = |v: &str| s.iter(v).cloned().ok_or("a conv iterator is missing");
+        // The filter, read plainly in FCHW order.
+        let (wname, wshape, wphys) = self.source(sw, iw, kids)?;
+        let order = [&d.f, &d.c, &d.windows[0].1, &d.windows[1].1];
+        if wphys
+            .iter()
+            .zip(order)
+            .any(|(e, v)| e.as_var() != Some(v.as_str()))
+            || wshape.contains(&DYNAMIC)
+        {
+            return Err("the filter is not read plainly in FCHW order".into());
+        }
+        // The gathered image.
+        let mut trav: Vec<Iter> = d.batch.iter().map(|v| it(v)).collect::<Result<_, _>>()?;
+        trav.push(it(&d.c)?);
+        let mut idx = ix.to_vec();
+        let mut outs = vec![];
+        for (j, (o, w)) in d.windows.iter().enumerate() {
+            let (oi, wi) = (it(o)?, it(w)?);
+            let ((olo, ohi), (wlo, whi)) = oi
+                .static_range()
+                .zip(wi.static_range())
+                .ok_or("a conv window with a dynamic extent")?;
+            let t = format!("dct{j}");
+            if s.iter(&t).is_some() {
+                return Err("iterator names clash".into());
+            }
+            trav.push(Iter::new(&t, olo + wlo, ohi + whi - 1));
+            let tv = Idx::var(&t);
+            let zero = Idx::constant(0);
+            idx = idx
+                .iter()
+                .map(|e| e.subst(o, &tv).subst(w, &zero))
+                .collect();
+            outs.push(ohi - olo);
+        }
+        let body = Term::Access(sx.clone(), idx);
+        let g = self.eop(
+            &Scope {
+                trav,
+                sum: vec![],
+                body,
+            },
+            kids,
+        )?;
+        // (batch.., c, th, tw) → (N, c, th, tw).
+        let nb = d.batch.len();
+        let (gname, gshape) = if nb == 1 {
+            (g.name.clone(), g.shape.clone())
+        } else {
+            let part = &g.shape[..nb];
+            let n = if part.contains(&DYNAMIC) {
+                DYNAMIC
+            } else {
+                part.iter().product()
+            };
+            let mut cs = vec![n];
+            cs.extend_from_slice(&g.shape[nb..]);
+            let v = self.fresh();
+            self.line(format!(
+                "{v} = tensor.collapse_shape {} [{}] : {} into {}",
+                g.name,
+                reassociation([nb, 1, 1, 1].into_iter()),
+                ty(&g.shape, &self.elem),
+                ty(&cs, &self.elem)
+            ));
+            (v, cs)
+        };
+        let rs = vec![gshape[0], wshape[0], outs[0], outs[1]];
+        let dyns = self.dyn_dims(&gname, &gshape, &[0]);
+        let z = self.empty(&rs, &dyns);
+        let rt = ty(&rs, &self.elem);
+        let (zero, f, cv) = (self.fresh(), self.fresh(), self.fresh());
+        self.line(format!(
+            "{zero} = arith.constant 0.000000e+00 : {}",
+            self.elem
+        ));
+        self.line(format!(
+            "{f} = linalg.fill ins({zero} : {}) outs({z} : {rt}) -> {rt}",
+            self.elem
+        ));
+        self.line(format!(
+            "{cv} = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}} ins({gname}, {wname} : {}, {}) outs({f} : {rt}) -> {rt}",
+            ty(&gshape, &self.elem),
+            ty(&wshape, &self.elem)
+        ));
+        self.convs += 1;
+        let (mut name, mut shape) = (cv, rs.clone());
+        if nb > 1 {
+            let mut fshape: Vec<i64> = g.shape[..nb].to_vec();
+            fshape.extend_from_slice(&rs[1..]);
+            let mut vals = vec![];
+            for (j, e) in fshape.iter().enumerate() {
+                vals.push(if *e != DYNAMIC {
+                    e.to_string()
+                } else {
+                    self.dim(&g.name, &g.shape, j)
+                });
+            }
+            let v = self.fresh();
+            self.line(format!(
+                "{v} = tensor.expand_shape {name} [{}] output_shape [{}] : {rt} into {}",
+                reassociation([nb, 1, 1, 1].into_iter()),
+                vals.join(", "),
+                ty(&fshape, &self.elem)
+            ));
+            name = v;
+            shape = fshape;
+        }
+        let dims: Vec<&String> = d
+            .batch
+            .iter()
+            .chain([&d.f, &d.windows[0].0, &d.windows[1].0])
+            .collect();
+        let layout: Vec<usize> = dims
+            .iter()
+            .map(|v| s.trav.iter().position(|i| &i.name == *v))
+            .collect::<Option<_>>()
+            .ok_or("a conv dim is not a traversal iterator")?;
+        Ok(Stage {
+            name,
+            shape,
+            layout,
+            lows: s.trav.iter().map(|i| i.lo).collect(),
+        })
+    }
+
+    /// The chunks of a G2BMM's A as a reshape (no copy) where A's tensor holds exactly
+    /// (batch, i, k) in that order, from 0, with `m` dividing the rows: its `i` dim
+    /// expanded to (q, r). `trav` is the chunk tensor's traversal (batch, q, r, k).
+    #[allow(clippy::too_many_arguments)]
+    fn chunks_by_reshape(
+        &mut self,
+        s: &Scope,
+        g: &G2bmm,
+        src: &Src,
+        idx: &[Idx],
+        kids: &[Stage],
+        m: i64,
+        trav: &[Iter],
+    ) -> Result<Option<Stage>, String> {
+        let (name, shape, phys) = self.source(src, idx, kids)?;
+        let want: Vec<&String> = g.batch.iter().chain([&g.i]).chain(&g.k).collect();
+        let vars: Vec<Option<&str>> = phys.iter().map(|e| e.as_var()).collect();
+        if vars.len() != want.len() || vars.iter().zip(&want).any(|(v, w)| *v != Some(w.as_str())) {
+            return Ok(None);
+        }
+        // Every dim covered exactly by its iterator (dynamic: the bound is that dim).
+        for (d, v) in want.iter().enumerate() {
+            let it = s.iter(v).ok_or("a G2BMM iterator is missing")?;
+            let exact = match it.static_range() {
+                Some((l, h)) => l == 0 && shape[d] == h,
+                None => false,
+            };
+            let dynamic_ok =
+                shape[d] == DYNAMIC && it.lo == 0 && it.hi.c == 0 && it.hi.dim.is_some();
+            if !(exact || dynamic_ok) {
+                return Ok(None);
+            }
+        }
+        let nb = g.batch.len();
+        if shape[nb] % m != 0 {
+            return Ok(None);
+        }
+        // Dynamic batch dims: the bound names an op operand; check the tensor agrees.
+        for (d, v) in want.iter().enumerate() {
+            if shape[d] != DYNAMIC {
+                continue;
+            }
+            let it = s.iter(v).ok_or("a G2BMM iterator is missing")?.clone();
+            let have = self.dim(&name, &shape, d);
+            let want = self.bound(&it.hi)?;
+            let ok = self.fresh();
+            self.line(format!("{ok} = arith.cmpi eq, {have}, {want} : index"));
+            self.line(format!(
+                "cf.assert {ok}, \"ollie-derive: a G2BMM operand's dim {d} differs from the extent of '{}'\"",
+                it.name
+            ));
+        }
+        let fshape: Vec<i64> = trav.iter().map(extent).collect();
+        let mut vals = vec![];
+        for (d, e) in fshape.iter().enumerate() {
+            vals.push(if *e == DYNAMIC {
+                self.dim(&name, &shape, d)
+            } else {
+                e.to_string()
+            });
+        }
+        let mut groups = vec![1; nb];
+        groups.push(2);
+        groups.extend(std::iter::repeat_n(1, g.k.len()));
+        let v = self.fresh();
+        self.line(format!(
+            "{v} = tensor.expand_shape {name} [{}] output_shape [{}] : {} into {}",
+            reassociation(groups.into_iter()),
+            vals.join(", "),
+            ty(&shape, &self.elem),
+            ty(&fshape, &self.elem)
+        ));
+        Ok(Some(Stage {
+            name: v,
+            layout: (0..fshape.len()).collect(),
+            lows: vec![0; fshape.len()],
+            shape: fshape,
+        }))
+    }
+
     fn eop(&mut self, s: &Scope, kids: &[Stage]) -> Result<Stage, String> {
         // Inputs of the ta.expr: distinct sources in order of first access.
         let mut names: Vec<(String, Vec<i64>)> = vec![];
@@ -536,6 +936,7 @@ pub fn emit(
     operands: &[Type],
     result: Type,
     add_init: bool,
+    costs: &Costs,
 ) -> Result<Emitted, String> {
     let elem = result.element_type().to_string();
     let shape_of = |t: Type| -> Result<Vec<i64>, String> {
@@ -556,6 +957,9 @@ pub fn emit(
             .collect::<Result<_, String>>()?,
         matmuls: 0,
         eops: 0,
+        g2bmms: 0,
+        convs: 0,
+        costs: costs.clone(),
     };
     let rshape = shape_of(result)?;
     let root = em.scope(best)?;
@@ -622,5 +1026,7 @@ pub fn emit(
         text,
         matmuls: em.matmuls,
         eops: em.eops,
+        g2bmms: em.g2bmms,
+        convs: em.convs,
     })
 }

@@ -262,12 +262,19 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
             .unwrap_or_else(|| "%undefined".into())
     };
     let range_of = |v: &str| pos(v).map(|p| ranges[p]).filter(|r| r.1 != dynamic);
+    // Whether iterator `v` runs over exactly dim `d` of input `i` (a dynamic bound).
+    let by_dim = |v: &str, i: usize, d: usize| {
+        pos(v).is_some_and(|p| {
+            iters[p].lo == 0 && iters[p].hi.dim == Some((i, d)) && iters[p].hi.c == 0
+        })
+    };
     fn term(
         t: &Term,
         b: &mut Body,
         inputs: &[Vec<i64>],
         var: &dyn Fn(&str) -> String,
         range_of: &dyn Fn(&str) -> Option<(i64, i64)>,
+        by_dim: &dyn Fn(&str, usize, usize) -> bool,
     ) -> String {
         match t {
             Term::Const(bits) => {
@@ -284,8 +291,8 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
                 r
             }
             Term::Bin(op, x, y) => {
-                let xa = term(x, b, inputs, var, range_of);
-                let ya = term(y, b, inputs, var, range_of);
+                let xa = term(x, b, inputs, var, range_of, by_dim);
+                let ya = term(y, b, inputs, var, range_of, by_dim);
                 let name = match op {
                     BinOp::Add => "arith.addf",
                     BinOp::Sub => "arith.subf",
@@ -306,9 +313,10 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
                 let mut ixs = vec![];
                 b.exact.clear();
                 let mut guard: Option<String> = None;
-                for (e, d) in idx.iter().zip(shape) {
+                for (dpos, (e, d)) in idx.iter().zip(shape).enumerate() {
                     let v = b.idx(e, var);
-                    let inside = e.range(range_of).is_some_and(|(l, h)| l >= 0 && h <= *d);
+                    let inside = e.range(range_of).is_some_and(|(l, h)| l >= 0 && h <= *d)
+                        || e.as_var().is_some_and(|x| by_dim(x, *i, dpos));
                     if inside {
                         ixs.push(v);
                         continue;
@@ -392,7 +400,7 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
         }
     }
     body_t = use_args(&body_t, &mapped, &pos);
-    let v = term(&body_t, &mut b, inputs, &var, &range_of);
+    let v = term(&body_t, &mut b, inputs, &var, &range_of, &by_dim);
     let res = if s.sum.is_empty() {
         v
     } else {
@@ -528,7 +536,14 @@ impl ConvertTaToLinalgPass {
                     ));
                 }
                 let tys: Vec<ftuner_ir::Type> = ins.iter().map(|v| cx.ir.value_type(*v)).collect();
-                let em = match crate::emit::emit(&s, &tys, &tys, rty, false) {
+                let em = match crate::emit::emit(
+                    &s,
+                    &tys,
+                    &tys,
+                    rty,
+                    false,
+                    &crate::derive::Costs::nominal(),
+                ) {
                     Ok(e) => e,
                     Err(e) => return Err(fail(cx, e)),
                 };

@@ -86,6 +86,8 @@ pub struct OllieDerivePass {
     opts: PassOptions,
     derived: u64,
     matmuls: u64,
+    g2bmms: u64,
+    convs: u64,
     eops: u64,
     kept: u64,
     rejected: u64,
@@ -100,7 +102,7 @@ impl Default for OllieDerivePass {
                 OptionSpec { name: "depth", kind: OptionKind::UInt, default: "8", description: "Most equality-saturation iterations per expression" },
                 OptionSpec { name: "node-limit", kind: OptionKind::UInt, default: "20000", description: "Most e-nodes per expression's e-graph" },
                 OptionSpec { name: "time-limit", kind: OptionKind::Float, default: "5", description: "Most seconds of saturation per expression" },
-                OptionSpec { name: "target", kind: OptionKind::Enum(&["auto", "matmul"]), default: "auto", description: "auto: keep the form the hardware model prices cheapest (a conv may stay an implicit-GEMM conv); matmul: derive contractions to matmul / batch_matmul plus eOperators" },
+                OptionSpec { name: "target", kind: OptionKind::Enum(&["auto", "matmul", "dense-conv"]), default: "auto", description: "auto: keep the form the hardware model prices cheapest (a conv may stay an implicit-GEMM conv); matmul: derive contractions to matmul / batch_matmul plus eOperators; dense-conv: derive strided and dilated convs to dense convs (through reshapes), matmuls and eOperators" },
                 OptionSpec { name: "guided", kind: OptionKind::Bool, default: "false", description: "Guided derivation: split summations only along the iterator table (toward a contraction) instead of every way, for a smaller e-graph" },
                 OptionSpec { name: "split-expressions", kind: OptionKind::Bool, default: "false", description: "Also split compound accesses into gather eOperators (im2col forms); a larger e-graph" },
                 OptionSpec { name: "verify", kind: OptionKind::Bool, default: "false", description: "Also run the rewritten IR on the reference interpreter against the original expression (random inputs) before keeping it" },
@@ -108,6 +110,8 @@ impl Default for OllieDerivePass {
             ]),
             derived: 0,
             matmuls: 0,
+            g2bmms: 0,
+            convs: 0,
             eops: 0,
             kept: 0,
             rejected: 0,
@@ -208,10 +212,10 @@ impl Pass for OllieDerivePass {
             iter_limit: self.opts.int("depth").max(1) as usize,
             node_limit: self.opts.int("node-limit").max(16) as usize,
             time_limit: Duration::from_secs_f64(self.opts.float("time-limit").clamp(0.001, 3600.0)),
-            target: if self.opts.str("target") == "matmul" {
-                Target::Matmul
-            } else {
-                Target::Auto
+            target: match self.opts.str("target").as_str() {
+                "matmul" => Target::Matmul,
+                "dense-conv" => Target::DenseConv,
+                _ => Target::Auto,
             },
             guided: self.opts.bool("guided"),
             split_expressions: self.opts.bool("split-expressions"),
@@ -287,7 +291,7 @@ impl Pass for OllieDerivePass {
             let in_tys: Vec<Type> = inputs.iter().map(|v| cx.ir.value_type(*v)).collect();
             let op_tys: Vec<Type> = operands.iter().map(|v| cx.ir.value_type(*v)).collect();
             let rty = cx.ir.value_type(cx.ir.result(op, 0));
-            let em = match emit(&out.best, &in_tys, &op_tys, rty, add_init) {
+            let em = match emit(&out.best, &in_tys, &op_tys, rty, add_init, &costs) {
                 Ok(e) => e,
                 Err(e) => {
                     tracing::info!("ollie-derive: not emitted: {e}");
@@ -352,6 +356,8 @@ impl Pass for OllieDerivePass {
                     cx.ir.erase_op(op);
                     self.derived += 1;
                     self.matmuls += em.matmuls as u64;
+                    self.g2bmms += em.g2bmms as u64;
+                    self.convs += em.convs as u64;
                     self.eops += em.eops as u64;
                 }
                 Err(e) => {
@@ -373,6 +379,16 @@ impl Pass for OllieDerivePass {
                 name: "num-matched-matmuls",
                 description: "Matched operators emitted (matmul / batch_matmul)",
                 value: self.matmuls,
+            },
+            Statistic {
+                name: "num-matched-g2bmms",
+                description: "Banded matmuls matched as G2BMM (sliding-chunk batch_matmuls, counted in num-matched-matmuls too)",
+                value: self.g2bmms,
+            },
+            Statistic {
+                name: "num-matched-convs",
+                description: "Dense convs emitted in derived programs (linalg.conv_2d_nchw_fchw on a gathered image)",
+                value: self.convs,
             },
             Statistic {
                 name: "num-eoperators",

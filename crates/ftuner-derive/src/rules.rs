@@ -16,6 +16,9 @@ pub struct Rule {
     pub name: &'static str,
     pub topic: &'static str,
     pub apply: fn(&TaGraph, &TaNode) -> Vec<Piece>,
+    /// Applied to the root class only (the expression being derived): a rule whose
+    /// results every other rule would derive again, as a whole new family.
+    pub root_only: bool,
 }
 
 /// Expression splitting (opt-in: it multiplies the e-graph by about 2.5 and finds hybrid
@@ -25,6 +28,7 @@ pub fn splitting() -> Rule {
         name: "expression-splitting",
         topic: "inter-expression",
         apply: split_access,
+        root_only: false,
     }
 }
 
@@ -36,6 +40,7 @@ pub fn guided() -> Vec<Rule> {
         name: "summation-splitting-guided",
         topic: "intra-expression",
         apply: sum_split_guided,
+        root_only: false,
     };
     v
 }
@@ -47,31 +52,43 @@ pub fn all() -> Vec<Rule> {
             name: "summation-splitting",
             topic: "intra-expression",
             apply: sum_split,
+            root_only: false,
         },
         Rule {
             name: "variable-substitution",
             topic: "intra-expression",
             apply: var_subst,
+            root_only: false,
         },
         Rule {
             name: "boundary-tightening",
             topic: "intra-expression",
             apply: tighten,
+            root_only: false,
         },
         Rule {
             name: "traversal-shift",
             topic: "intra-expression",
             apply: shift,
+            root_only: false,
         },
         Rule {
             name: "division-substitution",
             topic: "intra-expression",
             apply: div_subst,
+            root_only: false,
         },
         Rule {
             name: "unit-summation",
             topic: "intra-expression",
             apply: unit_sum,
+            root_only: false,
+        },
+        Rule {
+            name: "traversal-splitting",
+            topic: "intra-expression",
+            apply: trav_split,
+            root_only: true,
         },
     ]
 }
@@ -82,6 +99,7 @@ pub fn all() -> Vec<Rule> {
 pub struct RuleRewrite {
     pub apply: fn(&TaGraph, &TaNode) -> Vec<Piece>,
     pub node_limit: usize,
+    pub root_only: bool,
 }
 
 impl Searcher<TaNode, crate::egraph::TaAnalysis> for RuleRewrite {
@@ -91,7 +109,10 @@ impl Searcher<TaNode, crate::egraph::TaAnalysis> for RuleRewrite {
         eclass: Id,
         limit: usize,
     ) -> Option<egg::SearchMatches<'_, TaNode>> {
-        if limit == 0 {
+        if limit == 0
+            || (self.root_only
+                && egraph.analysis.root.map(|r| egraph.find(r)) != Some(egraph.find(eclass)))
+        {
             return None;
         }
         let hit = egraph[eclass]
@@ -670,6 +691,90 @@ fn split_access(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
                 body,
             },
             kids,
+        ));
+    }
+    out
+}
+
+/// The factors `d` a traversal iterator `x` can be split by: in some index, another
+/// iterator's coefficient is `d` times `x`'s (`h + 2r`, `i + 4w`: a dilation), `d ≥ 2`.
+fn split_factors(s: &Scope, x: &str) -> Vec<i64> {
+    let mut out = vec![];
+    for (_, idx) in s.body.accesses() {
+        for e in idx {
+            let Some((lin, _)) = e.linear() else { continue };
+            let Some(a) = lin.get(x).copied().filter(|a| *a != 0) else {
+                continue;
+            };
+            for (v, b) in &lin {
+                if v != x && b % a == 0 && (b / a).abs() >= 2 && !out.contains(&(b / a).abs()) {
+                    out.push((b / a).abs());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Traversal splitting, `x → (x / d, x % d)`: a node traversing `x` equals a copy of a
+/// child traversing `x' ∈ [0, ⌈X/d⌉)` and `p ∈ [0, d)` in its place, with `x = d·x' + p`
+/// in the body, read at `[(x - lo) floordiv d, (x - lo) mod d]`. With `d` a dilation
+/// (`i + d·w`, `h + d·r`), the child reads `d·(x' + w) + p`: per `p`, a dense (undilated)
+/// problem, as OLLIE turns a dilated G2BMM or conv into dense ones through reshapes.
+/// Every iterator that can be split by `d` is split at once (a 2-d dilation needs both),
+/// and only at the root (see [`Rule::root_only`]): the child is a whole new expression
+/// for the other rules.
+fn trav_split(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let s = &n.head;
+    let mut factors = vec![];
+    for x in &s.trav {
+        for d in split_factors(s, &x.name) {
+            if !factors.contains(&d) {
+                factors.push(d);
+            }
+        }
+    }
+    let mut out = vec![];
+    for d in factors {
+        let mut trav = vec![];
+        let mut read = vec![];
+        let mut body = s.body.clone();
+        let mut split = false;
+        for x in &s.trav {
+            let range = x.static_range();
+            match range {
+                Some((lo, hi)) if hi - lo >= 2 * d && split_factors(s, &x.name).contains(&d) => {
+                    let (q, r) = (fresh(), fresh());
+                    trav.push(Iter::new(&q, 0, (hi - lo + d - 1) / d));
+                    trav.push(Iter::new(&r, 0, d));
+                    let by = Idx::var(&q).scale(d).add(&Idx::var(&r)).offset(lo);
+                    body = body.map_idx(&|e| e.subst(&x.name, &by));
+                    let xi = Idx::var(&x.name).offset(-lo);
+                    read.push(xi.floordiv(d));
+                    read.push(xi.modulo(d));
+                    split = true;
+                }
+                _ => {
+                    trav.push(x.clone());
+                    read.push(Idx::var(&x.name));
+                }
+            }
+        }
+        if !split {
+            continue;
+        }
+        let child = Scope {
+            trav,
+            sum: s.sum.clone(),
+            body,
+        };
+        out.push(Piece::New(
+            Scope {
+                trav: s.trav.clone(),
+                sum: vec![],
+                body: Term::Access(Src::Input(CHILD), read),
+            },
+            vec![Piece::New(child, same_kids(n))],
         ));
     }
     out

@@ -51,7 +51,8 @@ impl Contraction {
     }
 }
 
-fn body_is_mul_add(ir: &Ir, op: OpId) -> bool {
+/// Whether a `linalg.generic`'s body is `out + a * b` (either order).
+pub fn body_is_mul_add(ir: &Ir, op: OpId) -> bool {
     let Some(r) = ir.regions_of(op).first() else {
         return false;
     };

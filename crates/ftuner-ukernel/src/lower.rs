@@ -1563,7 +1563,22 @@ fn lower_conv(ir: &mut Ir, op: OpId, cl: &ConvLayout, plans: &Plans) -> Result<(
             vec![],
         ));
     }
-    let (a, w) = (ins[0], ins[1]);
+    let a = ins[0];
+    // The filter with its output-channel dim innermost (FCHW → CHWF, once per call: a
+    // filter is small next to the conv's work), so each k step loads B as contiguous
+    // vectors instead of `nr` strided elements.
+    let (w, cl_packed);
+    let cl = match channels_last(&mut b, scratch, cl, ins[1]) {
+        Some((wp, c)) => {
+            w = wp;
+            cl_packed = c;
+            &cl_packed
+        }
+        None => {
+            w = ins[1];
+            cl
+        }
+    };
     let result = nest(
         &mut b,
         scratch,
@@ -1579,6 +1594,58 @@ fn lower_conv(ir: &mut Ir, op: OpId, cl: &ConvLayout, plans: &Plans) -> Result<(
     }
     b.ir.replace_op(op, &[result]);
     Ok(())
+}
+
+/// A copy of the filter `w` whose output-channel dim (N) is its last one, and the layout
+/// reading it; None when it already is.
+fn channels_last(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    w: Value,
+) -> Option<(Value, ConvLayout)> {
+    let mb = &cl.maps[1];
+    let rank = mb.results.len();
+    let bn = res_pos(mb, cl.dn)?;
+    if bn + 1 == rank {
+        return None;
+    }
+    // dst dim j holds w's dim perm[j].
+    let perm: Vec<usize> = (0..rank).filter(|p| *p != bn).chain([bn]).collect();
+    let wty = b.ir.value_type(w);
+    let shape = wty.shape()?.to_vec();
+    let dshape: Vec<i64> = perm.iter().map(|p| shape[*p]).collect();
+    let dyn_sizes: Vec<Value> = perm
+        .iter()
+        .filter(|p| shape[**p] == DYNAMIC)
+        .map(|p| {
+            let pv = b.index(blk, *p as i64);
+            b.val(blk, "tensor.dim", vec![w, pv], Type::index(), vec![])
+        })
+        .collect();
+    let empty = b.val(
+        blk,
+        "tensor.empty",
+        dyn_sizes,
+        wty.with_shape(dshape),
+        vec![],
+    );
+    let src_results = (0..rank)
+        .map(|p| AffineExpr::Dim(perm.iter().position(|x| *x == p).unwrap_or(p) as u32))
+        .collect();
+    let packed = copy_generic(b, blk, w, src_results, empty);
+    let mut maps = cl.maps.clone();
+    maps[1].results = perm.iter().map(|p| mb.results[*p].clone()).collect();
+    Some((
+        packed,
+        ConvLayout {
+            ms: cl.ms.clone(),
+            dn: cl.dn,
+            ks: cl.ks.clone(),
+            maps,
+            elem: cl.elem,
+        },
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]

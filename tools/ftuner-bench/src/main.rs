@@ -40,7 +40,7 @@ extern "C" {
 )]
 struct Cli {
     /// Workloads to run: w1, w2, w3 (comma-separated); also attn (BERT's attention
-    /// batch-matmuls) and ollie (conv layers: direct loops vs implicit-GEMM uKernels vs
+    /// batch-matmuls) and ollie (conv layers and banded attention: direct loops vs implicit-GEMM uKernels vs
     /// ollie-derive), not part of the default set.
     #[arg(long, default_value = "w1,w2,w3")]
     workloads: String,

@@ -1,4 +1,5 @@
-//! The `ollie` workload (issue 7): conv layers exported by torch-mlir, compiled three ways
+//! The `ollie` workload (issue 7): conv layers exported by torch-mlir and the banded
+//! attention of examples/longformer_band_attention.mlir, compiled three ways
 //! in one process — direct loop lowering (`loops`), contractions patched as implicit-GEMM
 //! uKernels (`ukernels`, ftuner's default), and derived by `ollie-derive` (`derived`,
 //! target=auto, then the same uKernel pipeline) — and timed alternately, one thread. The
@@ -12,19 +13,42 @@ use std::rc::Rc;
 
 const LOOPS: &str = "builtin.module(canonicalize,cse)";
 const UKERNELS: &str = crate::PIPELINE;
-const DERIVED: &str = "builtin.module(canonicalize,cse,ollie-derive,convert-ta-to-linalg,canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
+/// The derived pipeline for an `ollie-derive` target.
+fn derived(target: &str) -> String {
+    format!("builtin.module(canonicalize,cse,ollie-derive{{target={target}}},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{{target=host}},lower-ukernels,canonicalize,cse)")
+}
 
-/// A layer: file under the inputs folder, entry, batch sizes for its dynamic dim.
+/// A layer: file under the inputs folder (or, `example`, under examples/), entry, batch
+/// sizes for its dynamic dim.
 struct Layer {
     file: &'static str,
     entry: &'static str,
     batches: &'static [usize],
+    example: bool,
+    /// The `ollie-derive` target of the derived compilation.
+    target: &'static str,
 }
+
+impl Layer {
+    const fn export(file: &'static str, entry: &'static str, batches: &'static [usize]) -> Layer {
+        Layer {
+            file,
+            entry,
+            batches,
+            example: false,
+            target: "auto",
+        }
+    }
+}
+
+/// The repository's examples/ folder.
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
 
 /// Arguments like the models' own: the activation in [-1, 1], 1-d parameters
 /// (normalization scales, variances, biases) in [0.5, 1.5], weights uniform in
 /// ±1/sqrt(fan-in) (PyTorch's default scale), so deep layers stay well conditioned.
-fn args(shapes: &[Vec<i64>], batch: usize, rng: &mut Rng) -> Vec<Tensor> {
+/// `activations_only`: every argument is an activation (attention's queries and keys).
+fn args(shapes: &[Vec<i64>], batch: usize, rng: &mut Rng, activations_only: bool) -> Vec<Tensor> {
     shapes
         .iter()
         .enumerate()
@@ -36,7 +60,7 @@ fn args(shapes: &[Vec<i64>], batch: usize, rng: &mut Rng) -> Vec<Tensor> {
             let mut t = rng.tensor(shape.clone());
             let fan: usize = shape.iter().skip(1).product::<usize>().max(1);
             for x in &mut t.data {
-                *x = if i == 0 {
+                *x = if i == 0 || activations_only {
                     *x
                 } else if shape.len() == 1 {
                     1.0 + 0.5 * *x
@@ -55,33 +79,31 @@ pub fn run(
     smoke: bool,
     json: &mut Option<std::fs::File>,
 ) -> Result<(), String> {
+    let band = |entry| Layer {
+        file: "longformer_band_attention.mlir",
+        entry,
+        batches: &[1, 4],
+        example: true,
+        target: "auto",
+    };
     let layers: Vec<Layer> = if smoke {
-        vec![Layer {
-            file: "dilated_conv.mlir",
-            entry: "dilated_conv",
-            batches: &[1],
-        }]
+        vec![Layer::export("dilated_conv.mlir", "dilated_conv", &[1])]
     } else {
         vec![
+            Layer::export("dilated_conv.mlir", "dilated_conv", &[1]),
+            // The same layer derived into a dense conv through reshapes.
             Layer {
-                file: "dilated_conv.mlir",
-                entry: "dilated_conv",
-                batches: &[1],
+                target: "dense-conv",
+                ..Layer::export("dilated_conv.mlir", "dilated_conv", &[1])
             },
-            Layer {
-                file: "resnet_block.mlir",
-                entry: "resnet_block",
-                batches: &[1],
-            },
-            Layer {
-                file: "dcgan_generator.mlir",
-                entry: "dcgan_generator",
-                batches: &[1, 8, 32],
-            },
+            Layer::export("resnet_block.mlir", "resnet_block", &[1]),
+            Layer::export("dcgan_generator.mlir", "dcgan_generator", &[1, 8, 32]),
+            band("band_scores"),
+            band("dilated_band_scores"),
         ]
     };
     println!(
-        "{:16} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "{:24} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
         "layer",
         "batch",
         "loops_ms",
@@ -96,7 +118,8 @@ pub fn run(
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut vs_loops, mut vs_uk) = (vec![], vec![]);
     for l in &layers {
-        let path = format!("{inputs}/{}", l.file);
+        let dir = if l.example { EXAMPLES } else { inputs };
+        let path = format!("{dir}/{}", l.file);
         let src = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
         let shapes = {
             let ctx = ftuner_dialects::context();
@@ -107,13 +130,13 @@ pub fn run(
         };
         let mut exes = vec![];
         let mut compile_s = vec![];
-        for p in [LOOPS, UKERNELS, DERIVED] {
+        for p in [LOOPS.to_string(), UKERNELS.to_string(), derived(l.target)] {
             let t = std::time::Instant::now();
-            exes.push(crate::compile(&src, p)?);
+            exes.push(crate::compile(&src, &p)?);
             compile_s.push(t.elapsed().as_secs_f64());
         }
         for &b in l.batches {
-            let a = args(&shapes, b, &mut rng);
+            let a = args(&shapes, b, &mut rng, l.example);
             let rargs: Vec<RtVal> = a
                 .iter()
                 .map(|t| RtVal::Tensor(Rc::new(t.clone())))
@@ -146,12 +169,17 @@ pub fn run(
                 }
             }
             let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
+            let name = if l.target == "auto" {
+                l.entry.to_string()
+            } else {
+                format!("{}[{}]", l.entry, l.target)
+            };
             let (rl, ru) = (med[0] / med[2], med[1] / med[2]);
             vs_loops.push(rl);
             vs_uk.push(ru);
             println!(
-                "{:16} {:>5} {:>10.3} {:>10.3} {:>10.3} {:>8.2}x {:>8.2}x {:>9.2} {:>9.2} {:>8.1e}",
-                l.entry,
+                "{:24} {:>5} {:>10.3} {:>10.3} {:>10.3} {:>8.2}x {:>8.2}x {:>9.2} {:>9.2} {:>8.1e}",
+                name,
                 b,
                 med[0] * 1e3,
                 med[1] * 1e3,
@@ -167,7 +195,7 @@ pub fn run(
                     let _ = writeln!(
                         f,
                         "{{\"system\": \"{sys}\", \"workload\": \"OLLIE\", \"shape\": \"{}@{b}\", \"threads\": 1, \"median_s\": {m:e}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}",
-                        l.entry
+                        name
                     );
                 }
             }
