@@ -85,6 +85,12 @@ pub fn all() -> Vec<Rule> {
             root_only: false,
         },
         Rule {
+            name: "traversal-merging",
+            topic: "intra-expression",
+            apply: trav_merge,
+            root_only: false,
+        },
+        Rule {
             name: "traversal-splitting",
             topic: "intra-expression",
             apply: trav_split,
@@ -780,6 +786,83 @@ fn trav_split(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
     out
 }
 
+/// Traversal merging, the inverse of splitting: a view (a child copying one access)
+/// traversing `q ∈ [q0, q1)` and
+/// `r ∈ [0, k)` whose body reads them only together as `k·q + r` (in every index, `q`'s
+/// coefficient is `k` times `r`'s, outside any division) holds one value per `x = k·q + r`:
+/// the child over `x ∈ [k·q0, k·q1)` instead, read by the parent at `k·e_q + e_r` (when the
+/// parent's reads of `q` and `r` stay inside their ranges, so no read of the zero padding
+/// around the child lands on a value).
+fn trav_merge(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let mut out = vec![];
+    for (k, pidx, cn) in child_nodes(eg, n) {
+        let c = &cn.head;
+        // Views only (a copy of one access): merging the iterators of a computed child
+        // re-derives what splitting just derived (measured: the dilated conv's e-graph
+        // grows from 2.4 k to 13 k nodes and 4.5 s).
+        if !c.sum.is_empty() || !matches!(c.body, Term::Access(..)) {
+            continue;
+        }
+        let lins: Option<Vec<_>> = c
+            .body
+            .accesses()
+            .iter()
+            .flat_map(|(_, idx)| idx.iter())
+            .map(|e| e.linear().map(|(l, _)| l))
+            .collect();
+        // Iterators inside a division cannot be merged (linear() is None there).
+        let Some(lins) = lins else { continue };
+        for (pq, q) in c.trav.iter().enumerate() {
+            for (pr, r) in c.trav.iter().enumerate() {
+                if pq == pr {
+                    continue;
+                }
+                let (Some((q0, q1)), Some((0, kk))) = (q.static_range(), r.static_range()) else {
+                    continue;
+                };
+                if kk < 2 {
+                    continue;
+                }
+                let joint = lins.iter().all(|l| {
+                    let (a, b) = (
+                        l.get(&q.name).copied().unwrap_or(0),
+                        l.get(&r.name).copied().unwrap_or(0),
+                    );
+                    a == kk * b
+                }) && lins.iter().any(|l| l.contains_key(&r.name));
+                if !joint
+                    || !reads_inside(&n.head, &pidx[pq], q0, q1)
+                    || !reads_inside(&n.head, &pidx[pr], 0, kk)
+                {
+                    continue;
+                }
+                let x = fresh();
+                let mut trav = vec![];
+                let mut nidx = vec![];
+                for (j, t) in c.trav.iter().enumerate() {
+                    if j == pq {
+                        trav.push(Iter::new(&x, kk * q0, kk * q1));
+                        nidx.push(pidx[pq].scale(kk).add(&pidx[pr]));
+                    } else if j != pr {
+                        trav.push(t.clone());
+                        nidx.push(pidx[j].clone());
+                    }
+                }
+                let (zero, xv) = (Idx::constant(0), Idx::var(&x));
+                let child = Scope {
+                    trav,
+                    sum: c.sum.clone(),
+                    body: c
+                        .body
+                        .map_idx(&|e| e.subst(&q.name, &zero).subst(&r.name, &xv)),
+                };
+                out.push(rebuild(n, k, &nidx, Piece::New(child, same_kids(&cn))));
+            }
+        }
+    }
+    out
+}
+
 /// A summation over a single value is a substitution: `Σ_{r ∈ [a, a+1)} f = f[r := a]`.
 fn unit_sum(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
     let s = &n.head;
@@ -802,4 +885,98 @@ fn unit_sum(_eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
         },
         same_kids(n),
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egraph::{piece_of, tree, TaAnalysis};
+    use ftuner_dialects::ta::expr::{parse_scope, positional};
+
+    /// Apply `rule` to the root node of `src`; the results as closed expressions.
+    fn apply(
+        rule: fn(&TaGraph, &TaNode) -> Vec<Piece>,
+        src: &str,
+        shapes: &[Vec<i64>],
+    ) -> (Scope, Vec<Scope>) {
+        let s = parse_scope(src, &positional).unwrap();
+        let mut eg = TaGraph::new(TaAnalysis {
+            input_shapes: shapes
+                .iter()
+                .map(|v| v.iter().map(|d| Some(*d)).collect())
+                .collect(),
+            range_conflicts: 0,
+            root: None,
+        });
+        let root = add_piece(&mut eg, &piece_of(&s));
+        eg.rebuild();
+        let node = eg[root].nodes[0].clone();
+        let outs = rule(&eg, &node)
+            .into_iter()
+            .map(|p| {
+                let id = add_piece(&mut eg, &p);
+                let n = eg[id].nodes[0].clone();
+                tree(&eg, &n, &|c| eg[c].nodes[0].clone())
+            })
+            .collect();
+        (s, outs)
+    }
+
+    #[test]
+    fn traversal_merging_undoes_a_view() {
+        // A matmul reading its rows through a (4 x 8) view of 32 rows: merging the view's
+        // two iterators reads the rows directly, at 8i + j.
+        let shapes = vec![vec![32, 6], vec![6, 5]];
+        let (s, outs) = apply(
+            trav_merge,
+            "L<i:0:4, j:0:8, n:0:5> Sum<k:0:6> { (L<q:0:4, r:0:8, kk:0:6> { $0[8 * q + r, kk] })[i, j, k] * $1[k, n] }",
+            &shapes,
+        );
+        assert_eq!(outs.len(), 1, "{outs:?}");
+        let text = outs[0].to_string();
+        assert!(text.contains("L<i0:0:32, i1:0:6> { $0[i0, i1] }"), "{text}");
+        assert!(text.contains("[8 * i0 + i1, k0]"), "{text}");
+        let us: Vec<Vec<usize>> = shapes
+            .iter()
+            .map(|v| v.iter().map(|d| *d as usize).collect())
+            .collect();
+        crate::check::equivalent(&s, &outs[0], &us, 200, 13).unwrap();
+        // Not merged when the parent reads r outside [0, 8) (a read of the padding would
+        // land on the next row), nor when q and r are not read together.
+        for src in [
+            "L<i:0:4, j:0:9, n:0:5> Sum<k:0:6> { (L<q:0:4, r:0:8, kk:0:6> { $0[8 * q + r, kk] })[i, j, k] * $1[k, n] }",
+            "L<i:0:4, j:0:8, n:0:5> Sum<k:0:6> { (L<q:0:4, r:0:8, kk:0:6> { $0[4 * q + r, kk] })[i, j, k] * $1[k, n] }",
+        ] {
+            let (_, outs) = apply(trav_merge, src, &shapes);
+            assert!(outs.is_empty(), "{src}: {outs:?}");
+        }
+    }
+
+    #[test]
+    fn traversal_splitting_splits_every_dilated_iterator_at_once() {
+        let shapes = vec![vec![1, 2, 8, 8], vec![3, 2, 3, 3]];
+        let (s, outs) = apply(
+            trav_split,
+            "L<n:0:1, f:0:3, h:0:8, w:0:8> Sum<c:0:2, r:0:3, s:0:3> { $0[n, c, h + 2 * r - 2, w + 2 * s - 2] * $1[f, c, r, s] }",
+            &shapes,
+        );
+        assert_eq!(outs.len(), 1, "{outs:?}");
+        let text = outs[0].to_string();
+        assert!(
+            text.contains("i2 floordiv 2, i2 mod 2, i3 floordiv 2, i3 mod 2"),
+            "{text}"
+        );
+        let us: Vec<Vec<usize>> = shapes
+            .iter()
+            .map(|v| v.iter().map(|d| *d as usize).collect())
+            .collect();
+        crate::check::equivalent(&s, &outs[0], &us, 200, 19).unwrap();
+        // A dense conv has nothing to split.
+        let (_, outs) = apply(
+            trav_split,
+            "L<n:0:1, f:0:3, h:0:8, w:0:8> Sum<c:0:2, r:0:3, s:0:3> { $0[n, c, h + r - 1, w + s - 1] * $1[f, c, r, s] }",
+            &shapes,
+        );
+        assert!(outs.is_empty());
+    }
 }
