@@ -67,6 +67,12 @@ pub fn all() -> Vec<Rule> {
             root_only: false,
         },
         Rule {
+            name: "boundary-relaxing",
+            topic: "intra-expression",
+            apply: relax,
+            root_only: false,
+        },
+        Rule {
             name: "traversal-shift",
             topic: "intra-expression",
             apply: shift,
@@ -531,6 +537,53 @@ fn tighten(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
     out
 }
 
+/// Boundary relaxing, the inverse of tightening: a child traversing `x ∈ [lo, hi)` inside
+/// `[0, D)`, with a factor reading input `$i` plainly by `x` along a dim of extent `D`,
+/// may traverse all of `[0, D)` when the parent only reads it inside `[lo, hi)` — the
+/// extra values are never read, and the child now covers the input's dim, as a matched
+/// operator wants (at the price of computing them, which the extraction weighs).
+fn relax(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
+    let shapes = &eg.analysis.input_shapes;
+    let mut out = vec![];
+    for (k, pidx, cn) in child_nodes(eg, n) {
+        let c = &cn.head;
+        for (p, x) in c.trav.iter().enumerate() {
+            let Some((lo, hi)) = x.static_range() else {
+                continue;
+            };
+            if !reads_inside(&n.head, &pidx[p], lo, hi) {
+                continue;
+            }
+            let mut full: Option<i64> = None;
+            for f in factors(&c.body) {
+                let Term::Access(Src::Input(i), idx) = f else {
+                    continue;
+                };
+                let Some(shape) = shapes.get(*i) else {
+                    continue;
+                };
+                for (d, e) in idx.iter().enumerate() {
+                    if let (Some(v), Some(Some(ext))) = (e.as_var(), shape.get(d)) {
+                        if v == x.name && 0 <= lo && hi <= *ext && (lo, hi) != (0, *ext) {
+                            full = Some(full.map_or(*ext, |f: i64| f.min(*ext)));
+                        }
+                    }
+                }
+            }
+            let Some(ext) = full else { continue };
+            let mut trav = c.trav.clone();
+            trav[p] = Iter::new(&x.name, 0, ext);
+            let child = Scope {
+                trav,
+                sum: c.sum.clone(),
+                body: c.body.clone(),
+            };
+            out.push(rebuild(n, k, &pidx, Piece::New(child, same_kids(&cn))));
+        }
+    }
+    out
+}
+
 /// Traversal shift: a child traversal variable `x` used only as `x + c` (one constant)
 /// becomes `x' = x + c`; the parent reads at `e_x + c`.
 fn shift(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
@@ -950,6 +1003,32 @@ mod tests {
             let (_, outs) = apply(trav_merge, src, &shapes);
             assert!(outs.is_empty(), "{src}: {outs:?}");
         }
+    }
+
+    #[test]
+    fn boundary_relaxing_lets_a_partial_child_cover_its_input() {
+        // The parent reads rows 2..6 of a matmul child that computes only those rows: the
+        // relaxed child computes all 8 (a plain matmul over A), the parent still reads 2..6.
+        let shapes = vec![vec![8, 6], vec![6, 5]];
+        let src =
+            "L<i:0:4, n:0:5> { (L<m:2:6, nn:0:5> Sum<k:0:6> { $0[m, k] * $1[k, nn] })[i + 2, n] }";
+        let (s, outs) = apply(relax, src, &shapes);
+        assert_eq!(outs.len(), 1, "{outs:?}");
+        let text = outs[0].to_string();
+        assert!(text.contains("L<i0:0:8, i1:0:5> Sum<k0:0:6>"), "{text}");
+        let us: Vec<Vec<usize>> = shapes
+            .iter()
+            .map(|v| v.iter().map(|d| *d as usize).collect())
+            .collect();
+        crate::check::equivalent(&s, &outs[0], &us, 200, 23).unwrap();
+        // Not when the parent reads outside the child's range (it would read the new
+        // values where it read zeros).
+        let (_, outs) = apply(
+            relax,
+            "L<i:0:6, n:0:5> { (L<m:2:6, nn:0:5> Sum<k:0:6> { $0[m, k] * $1[k, nn] })[i, n] }",
+            &shapes,
+        );
+        assert!(outs.is_empty(), "{outs:?}");
     }
 
     #[test]
