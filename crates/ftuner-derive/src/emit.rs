@@ -93,6 +93,19 @@ fn extent(i: &Iter) -> i64 {
     i.static_range().map_or(DYNAMIC, |(l, h)| h - l)
 }
 
+/// The two accesses of a product body, factor `first` (0 or 1) first.
+type Access<'a> = (&'a Src, &'a [Idx]);
+fn factor_pair(s: &Scope, first: usize) -> Result<(Access<'_>, Access<'_>), String> {
+    let Term::Bin(_, a, b) = &s.body else {
+        return Err("not a product".into());
+    };
+    let (Term::Access(sa, ia), Term::Access(sb, ib)) = (&**a, &**b) else {
+        return Err("not a product of accesses".into());
+    };
+    let (x, y) = ((sa, ia.as_slice()), (sb, ib.as_slice()));
+    Ok(if first == 0 { (x, y) } else { (y, x) })
+}
+
 /// An SSA tensor and its shape.
 type Tensor = (String, Vec<i64>);
 
@@ -137,6 +150,120 @@ impl Em {
         let t = ty(shape, &self.elem);
         self.line(format!("{e} = tensor.empty({}) : {t}", dyn_vals.join(", ")));
         e
+    }
+    /// `t` (of `shape`) with consecutive dims collapsed in groups of the given sizes
+    /// (`tensor.collapse_shape`; `t` itself when every group is one dim).
+    fn collapse_groups(&mut self, t: &str, shape: &[i64], groups: &[usize]) -> (String, Vec<i64>) {
+        if groups.iter().all(|n| *n == 1) {
+            return (t.to_string(), shape.to_vec());
+        }
+        let mut cs = vec![];
+        let mut at = 0;
+        for n in groups {
+            let part = &shape[at..at + n];
+            cs.push(if part.contains(&DYNAMIC) {
+                DYNAMIC
+            } else {
+                part.iter().product()
+            });
+            at += n;
+        }
+        let v = self.fresh();
+        self.line(format!(
+            "{v} = tensor.collapse_shape {t} [{}] : {} into {}",
+            reassociation(groups.iter().copied()),
+            ty(shape, &self.elem),
+            ty(&cs, &self.elem)
+        ));
+        (v, cs)
+    }
+    /// `t` (of `shape`, its dim 0 the flattened leading `nb` dims of `like`) with that dim
+    /// expanded back to them (`tensor.expand_shape`; `t` itself when `nb` is 1).
+    fn expand_leading(
+        &mut self,
+        t: &str,
+        shape: &[i64],
+        like: &Stage,
+        nb: usize,
+    ) -> (String, Vec<i64>) {
+        if nb == 1 {
+            return (t.to_string(), shape.to_vec());
+        }
+        let mut fshape: Vec<i64> = like.shape[..nb].to_vec();
+        fshape.extend_from_slice(&shape[1..]);
+        let mut vals = vec![];
+        for (j, e) in fshape.iter().enumerate() {
+            vals.push(if *e != DYNAMIC {
+                e.to_string()
+            } else {
+                self.dim(&like.name, &like.shape, j)
+            });
+        }
+        let mut groups = vec![nb];
+        groups.extend(std::iter::repeat_n(1, shape.len() - 1));
+        let v = self.fresh();
+        self.line(format!(
+            "{v} = tensor.expand_shape {t} [{}] output_shape [{}] : {} into {}",
+            reassociation(groups.into_iter()),
+            vals.join(", "),
+            ty(shape, &self.elem),
+            ty(&fshape, &self.elem)
+        ));
+        (v, fshape)
+    }
+    /// A matched operator `op` (a linalg op with two inputs) of `x` and `y` into a
+    /// zero-filled tensor of `shape` (its dynamic dims given); returns its result.
+    fn onto_zeros(
+        &mut self,
+        op: &str,
+        (x, xs): (&str, &[i64]),
+        (y, ys): (&str, &[i64]),
+        shape: &[i64],
+        dyn_vals: &[String],
+    ) -> String {
+        let z = self.empty(shape, dyn_vals);
+        let rt = ty(shape, &self.elem);
+        let (zero, f, r) = (self.fresh(), self.fresh(), self.fresh());
+        self.line(format!(
+            "{zero} = arith.constant 0.000000e+00 : {}",
+            self.elem
+        ));
+        self.line(format!(
+            "{f} = linalg.fill ins({zero} : {}) outs({z} : {rt}) -> {rt}",
+            self.elem
+        ));
+        self.line(format!(
+            "{r} = {op} ins({x}, {y} : {}, {}) outs({f} : {rt}) -> {rt}",
+            ty(xs, &self.elem),
+            ty(ys, &self.elem)
+        ));
+        r
+    }
+    /// For each dynamic dim `d` of tensor `t` (read by iterator `vars[d]`), a run-time
+    /// check that it equals the iterator's extent (else the operator would read outside).
+    fn assert_extents(
+        &mut self,
+        s: &Scope,
+        t: &str,
+        shape: &[i64],
+        vars: &[String],
+        what: &str,
+    ) -> Result<(), String> {
+        for (d, v) in vars.iter().enumerate() {
+            if shape[d] != DYNAMIC {
+                continue;
+            }
+            let it = s.iter(v).ok_or("a dim is not read by an iterator")?.clone();
+            let have = self.dim(t, shape, d);
+            let want = self.bound(&it.hi)?;
+            let ok = self.fresh();
+            self.line(format!("{ok} = arith.cmpi eq, {have}, {want} : index"));
+            self.line(format!(
+                "cf.assert {ok}, \"ollie-derive: {what}'s dim {d} differs from the extent of '{}'\"",
+                it.name
+            ));
+        }
+        Ok(())
     }
     /// The value of a `dim($j, d) + c` bound, from the op's operands.
     fn bound(&mut self, b: &Bound) -> Result<String, String> {
@@ -284,20 +411,7 @@ impl Em {
             .filter_map(|e| e.as_var().map(str::to_string))
             .collect();
         // Dynamic dims: equal to their iterators' bounds, or the matmul reads outside.
-        for (d, v) in vars.iter().enumerate() {
-            if shape[d] != DYNAMIC {
-                continue;
-            }
-            let it = s.iter(v).ok_or("operand dim is not an iterator")?.clone();
-            let have = self.dim(&name, &shape, d);
-            let want = self.bound(&it.hi)?;
-            let ok = self.fresh();
-            self.line(format!("{ok} = arith.cmpi eq, {have}, {want} : index"));
-            self.line(format!(
-                "cf.assert {ok}, \"ollie-derive: a matmul operand's dim {d} differs from the extent of '{}'\"",
-                it.name
-            ));
-        }
+        self.assert_extents(s, &name, &shape, &vars, "a matmul operand")?;
         let order: Vec<&String> = groups.iter().flat_map(|g| g.iter()).collect();
         let perm: Vec<usize> = order
             .iter()
@@ -375,23 +489,13 @@ impl Em {
             }
             (rs, dyns)
         };
+        let op = if batched {
+            "linalg.batch_matmul"
+        } else {
+            "linalg.matmul"
+        };
+        let mm = self.onto_zeros(op, (&x, &xs), (&y, &ys), &rs, &rdyn);
         let rt = ty(&rs, &self.elem);
-        let z = self.empty(&rs, &rdyn);
-        let (zero, f, mm) = (self.fresh(), self.fresh(), self.fresh());
-        self.line(format!(
-            "{zero} = arith.constant 0.000000e+00 : {}",
-            self.elem
-        ));
-        self.line(format!(
-            "{f} = linalg.fill ins({zero} : {}) outs({z} : {rt}) -> {rt}",
-            self.elem
-        ));
-        self.line(format!(
-            "{mm} = linalg.{} ins({x}, {y} : {}, {}) outs({f} : {rt}) -> {rt}",
-            if batched { "batch_matmul" } else { "matmul" },
-            ty(&xs, &self.elem),
-            ty(&ys, &self.elem)
-        ));
         self.matmuls += 1;
         // Expanded to (batch..., m..., n...): sizes from the transposed operands.
         let groups: Vec<&Vec<String>> = [&c.batch, &c.m, &c.n]
@@ -461,13 +565,7 @@ impl Em {
         g: &G2bmm,
         kids: &[Stage],
     ) -> Result<Option<Stage>, String> {
-        let fs: Vec<&Term> = match &s.body {
-            Term::Bin(_, a, b) => vec![a, b],
-            _ => return Err("not a product".into()),
-        };
-        let (Term::Access(sa, ia), Term::Access(sb, ib)) = (fs[g.rows], fs[1 - g.rows]) else {
-            return Err("not a product of accesses".into());
-        };
+        let ((sa, ia), (sb, ib)) = factor_pair(s, g.rows)?;
         let (an, ash, aph) = self.source(sa, ia, kids)?;
         let (bn, bsh, bph) = self.source(sb, ib, kids)?;
         let plain_dim = |ph: &[Idx], v: &str| -> Option<usize> {
@@ -655,13 +753,7 @@ impl Em {
     /// batch_matmul over (batch, q); the band is read back from the products at
     /// `[q, r, r + δ·(w - w_lo)]`.
     fn g2bmm(&mut self, s: &Scope, g: &G2bmm, kids: &[Stage]) -> Result<Stage, String> {
-        let fs: Vec<&Term> = match &s.body {
-            Term::Bin(_, a, b) => vec![a, b],
-            _ => return Err("not a product".into()),
-        };
-        let (Term::Access(sa, ia), Term::Access(sb, ib)) = (fs[g.rows], fs[1 - g.rows]) else {
-            return Err("not a product of accesses".into());
-        };
+        let ((sa, ia), (sb, ib)) = factor_pair(s, g.rows)?;
         let it = |v: &str| s.iter(v).cloned().ok_or("a G2BMM iterator is missing");
         let (iit, wit) = (it(&g.i)?, it(&g.w)?);
         let ((ilo, ihi), (wlo, whi)) = iit
@@ -723,78 +815,15 @@ impl Em {
         // Collapsed to (batch·q, m, k) x (batch·q, k, j).
         let nb = batch.len() + 1;
         let nk = ks.len();
-        let collapse = |em: &mut Em, st: &Stage, groups: &[usize]| -> (String, Vec<i64>) {
-            if groups.iter().all(|n| *n == 1) {
-                return (st.name.clone(), st.shape.clone());
-            }
-            let mut cs = vec![];
-            let mut at = 0;
-            for n in groups {
-                let part = &st.shape[at..at + n];
-                cs.push(if part.contains(&DYNAMIC) {
-                    DYNAMIC
-                } else {
-                    part.iter().product()
-                });
-                at += n;
-            }
-            let v = em.fresh();
-            em.line(format!(
-                "{v} = tensor.collapse_shape {} [{}] : {} into {}",
-                st.name,
-                reassociation(groups.iter().copied()),
-                ty(&st.shape, &em.elem),
-                ty(&cs, &em.elem)
-            ));
-            (v, cs)
-        };
-        let (xa, xs) = collapse(self, &ga, &[nb, 1, nk]);
-        let (yb, ys) = collapse(self, &gb, &[nb, nk, 1]);
+        let (xa, xs) = self.collapse_groups(&ga.name, &ga.shape, &[nb, 1, nk]);
+        let (yb, ys) = self.collapse_groups(&gb.name, &gb.shape, &[nb, nk, 1]);
         let rs = vec![xs[0], m, jn];
         let dyns = self.dyn_dims(&xa, &xs, &[0]);
-        let z = self.empty(&rs, &dyns);
-        let rt = ty(&rs, &self.elem);
-        let (zero, f, mm) = (self.fresh(), self.fresh(), self.fresh());
-        self.line(format!(
-            "{zero} = arith.constant 0.000000e+00 : {}",
-            self.elem
-        ));
-        self.line(format!(
-            "{f} = linalg.fill ins({zero} : {}) outs({z} : {rt}) -> {rt}",
-            self.elem
-        ));
-        self.line(format!(
-            "{mm} = linalg.batch_matmul ins({xa}, {yb} : {}, {}) outs({f} : {rt}) -> {rt}",
-            ty(&xs, &self.elem),
-            ty(&ys, &self.elem)
-        ));
+        let mm = self.onto_zeros("linalg.batch_matmul", (&xa, &xs), (&yb, &ys), &rs, &dyns);
         self.matmuls += 1;
         self.g2bmms += 1;
         // Expanded to (batch, q, m, j).
-        let mut fshape: Vec<i64> = ga.shape[..nb].to_vec();
-        fshape.extend([m, jn]);
-        let (mut name, mut shape) = (mm, rs);
-        if nb > 1 {
-            let mut vals = vec![];
-            for d in 0..nb {
-                vals.push(if ga.shape[d] == DYNAMIC {
-                    self.dim(&ga.name, &ga.shape, d)
-                } else {
-                    ga.shape[d].to_string()
-                });
-            }
-            vals.extend([m.to_string(), jn.to_string()]);
-            let v = self.fresh();
-            self.line(format!(
-                "{v} = tensor.expand_shape {name} [{}] output_shape [{}] : {} into {}",
-                reassociation([nb, 1, 1].into_iter()),
-                vals.join(", "),
-                ty(&shape, &self.elem),
-                ty(&fshape, &self.elem)
-            ));
-            name = v;
-            shape = fshape;
-        }
+        let (name, shape) = self.expand_leading(&mm, &rs, &ga, nb);
         let prod = Stage {
             layout: (0..shape.len()).collect(),
             lows: vec![0; shape.len()],
@@ -826,13 +855,7 @@ impl Em {
     /// `linalg.conv_2d_nchw_fchw` (unit strides and dilations) with the filter as it is;
     /// the result expanded to (batch.., f, oh, ow).
     fn dense_conv(&mut self, s: &Scope, d: &DenseConv, kids: &[Stage]) -> Result<Stage, String> {
-        let fs: Vec<&Term> = match &s.body {
-            Term::Bin(_, a, b) => vec![a, b],
-            _ => return Err("not a product".into()),
-        };
-        let (Term::Access(sx, ix), Term::Access(sw, iw)) = (fs[d.image], fs[1 - d.image]) else {
-            return Err("not a product of accesses".into());
-        };
+        let ((sx, ix), (sw, iw)) = factor_pair(s, d.image)?;
         let it = |v: &str| s.iter(v).cloned().ok_or("a conv iterator is missing");
         // The filter, read plainly in FCHW order.
         let (wname, wshape, wphys) = self.source(sw, iw, kids)?;
@@ -880,68 +903,18 @@ impl Em {
         )?;
         // (batch.., c, th, tw) → (N, c, th, tw).
         let nb = d.batch.len();
-        let (gname, gshape) = if nb == 1 {
-            (g.name.clone(), g.shape.clone())
-        } else {
-            let part = &g.shape[..nb];
-            let n = if part.contains(&DYNAMIC) {
-                DYNAMIC
-            } else {
-                part.iter().product()
-            };
-            let mut cs = vec![n];
-            cs.extend_from_slice(&g.shape[nb..]);
-            let v = self.fresh();
-            self.line(format!(
-                "{v} = tensor.collapse_shape {} [{}] : {} into {}",
-                g.name,
-                reassociation([nb, 1, 1, 1].into_iter()),
-                ty(&g.shape, &self.elem),
-                ty(&cs, &self.elem)
-            ));
-            (v, cs)
-        };
+        let (gname, gshape) = self.collapse_groups(&g.name, &g.shape, &[nb, 1, 1, 1]);
         let rs = vec![gshape[0], wshape[0], outs[0], outs[1]];
         let dyns = self.dyn_dims(&gname, &gshape, &[0]);
-        let z = self.empty(&rs, &dyns);
-        let rt = ty(&rs, &self.elem);
-        let (zero, f, cv) = (self.fresh(), self.fresh(), self.fresh());
-        self.line(format!(
-            "{zero} = arith.constant 0.000000e+00 : {}",
-            self.elem
-        ));
-        self.line(format!(
-            "{f} = linalg.fill ins({zero} : {}) outs({z} : {rt}) -> {rt}",
-            self.elem
-        ));
-        self.line(format!(
-            "{cv} = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}} ins({gname}, {wname} : {}, {}) outs({f} : {rt}) -> {rt}",
-            ty(&gshape, &self.elem),
-            ty(&wshape, &self.elem)
-        ));
+        let cv = self.onto_zeros(
+            "linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}",
+            (&gname, &gshape),
+            (&wname, &wshape),
+            &rs,
+            &dyns,
+        );
         self.convs += 1;
-        let (mut name, mut shape) = (cv, rs.clone());
-        if nb > 1 {
-            let mut fshape: Vec<i64> = g.shape[..nb].to_vec();
-            fshape.extend_from_slice(&rs[1..]);
-            let mut vals = vec![];
-            for (j, e) in fshape.iter().enumerate() {
-                vals.push(if *e != DYNAMIC {
-                    e.to_string()
-                } else {
-                    self.dim(&g.name, &g.shape, j)
-                });
-            }
-            let v = self.fresh();
-            self.line(format!(
-                "{v} = tensor.expand_shape {name} [{}] output_shape [{}] : {rt} into {}",
-                reassociation([nb, 1, 1, 1].into_iter()),
-                vals.join(", "),
-                ty(&fshape, &self.elem)
-            ));
-            name = v;
-            shape = fshape;
-        }
+        let (name, shape) = self.expand_leading(&cv, &rs, &g, nb);
         let dims: Vec<&String> = d
             .batch
             .iter()
@@ -998,20 +971,8 @@ impl Em {
             return Ok(None);
         }
         // Dynamic batch dims: the bound names an op operand; check the tensor agrees.
-        for (d, v) in want.iter().enumerate() {
-            if shape[d] != DYNAMIC {
-                continue;
-            }
-            let it = s.iter(v).ok_or("a G2BMM iterator is missing")?.clone();
-            let have = self.dim(&name, &shape, d);
-            let want = self.bound(&it.hi)?;
-            let ok = self.fresh();
-            self.line(format!("{ok} = arith.cmpi eq, {have}, {want} : index"));
-            self.line(format!(
-                "cf.assert {ok}, \"ollie-derive: a G2BMM operand's dim {d} differs from the extent of '{}'\"",
-                it.name
-            ));
-        }
+        let want: Vec<String> = want.into_iter().cloned().collect();
+        self.assert_extents(s, &name, &shape, &want, "a G2BMM operand")?;
         let fshape: Vec<i64> = trav.iter().map(extent).collect();
         let mut vals = vec![];
         for (d, e) in fshape.iter().enumerate() {

@@ -241,6 +241,21 @@ fn child_nodes(eg: &TaGraph, n: &TaNode) -> Vec<(usize, Vec<Idx>, TaNode)> {
     out
 }
 
+/// Every statically bounded traversal iterator of every child read once:
+/// (child number, parent's indices, child node, iterator position, lo, hi).
+type ChildRange = (usize, Vec<Idx>, TaNode, usize, i64, i64);
+fn child_ranges(eg: &TaGraph, n: &TaNode) -> Vec<ChildRange> {
+    let mut out = vec![];
+    for (k, pidx, cn) in child_nodes(eg, n) {
+        for (p, x) in cn.head.trav.iter().enumerate() {
+            if let Some((lo, hi)) = x.static_range() {
+                out.push((k, pidx.clone(), cn.clone(), p, lo, hi));
+            }
+        }
+    }
+    out
+}
+
 /// The parent with child `k` replaced by `child` and read at `idx`.
 fn rebuild(n: &TaNode, k: usize, idx: &[Idx], child: Piece) -> Piece {
     let head = Scope {
@@ -313,6 +328,27 @@ fn replace_context(e: &Idx, v: &str, comb: &Idx, by: &Idx) -> Idx {
         out = out.add(&t.scale(*k));
     }
     out
+}
+
+/// The parent with child `k` (node `cn`) traversing `[lo, hi)` in its iterator `p`.
+fn with_range(
+    n: &TaNode,
+    k: usize,
+    pidx: &[Idx],
+    cn: &TaNode,
+    p: usize,
+    lo: i64,
+    hi: i64,
+) -> Piece {
+    let c = &cn.head;
+    let mut trav = c.trav.clone();
+    trav[p] = Iter::new(&c.trav[p].name, lo, hi);
+    let child = Scope {
+        trav,
+        sum: c.sum.clone(),
+        body: c.body.clone(),
+    };
+    rebuild(n, k, pidx, Piece::New(child, same_kids(cn)))
 }
 
 fn same_kids(n: &TaNode) -> Vec<Piece> {
@@ -493,45 +529,41 @@ fn var_subst(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
     out
 }
 
+/// The windows a product body reads op inputs through by `x`: `(c, D)` for each factor
+/// index `x + c` along a static input dim of extent `D`.
+fn windows(eg: &TaGraph, body: &Term, x: &str) -> Vec<(i64, i64)> {
+    let shapes = &eg.analysis.input_shapes;
+    let mut out = vec![];
+    for f in factors(body) {
+        let Term::Access(Src::Input(i), idx) = f else {
+            continue;
+        };
+        let Some(shape) = shapes.get(*i) else {
+            continue;
+        };
+        for (d, e) in idx.iter().enumerate() {
+            let plain = e.terms.len() == 1 && e.coef(x) == 1;
+            if let (true, Some(Some(ext))) = (plain, shape.get(d)) {
+                out.push((e.c, *ext));
+            }
+        }
+    }
+    out
+}
+
 /// Boundary tightening: a child whose body is a product with a factor reading input `$i`
 /// at `x + c` along a dim of extent `D` is zero outside `x ∈ [-c, D - c)`; its range of
 /// `x` shrinks to that (the parent reads the zero padding either way).
 fn tighten(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
-    let shapes = &eg.analysis.input_shapes;
     let mut out = vec![];
-    for (k, pidx, cn) in child_nodes(eg, n) {
-        let c = &cn.head;
-        let fs = factors(&c.body);
-        for (p, x) in c.trav.iter().enumerate() {
-            let Some((lo, hi)) = x.static_range() else {
-                continue;
-            };
-            let (mut nlo, mut nhi) = (lo, hi);
-            for f in &fs {
-                let Term::Access(Src::Input(i), idx) = f else {
-                    continue;
-                };
-                let Some(shape) = shapes.get(*i) else {
-                    continue;
-                };
-                for (d, e) in idx.iter().enumerate() {
-                    let plain = e.terms.len() == 1 && e.coef(&x.name) == 1;
-                    if let (true, Some(Some(ext))) = (plain, shape.get(d)) {
-                        nlo = nlo.max(-e.c);
-                        nhi = nhi.min(ext - e.c);
-                    }
-                }
-            }
-            if (nlo, nhi) != (lo, hi) && nlo < nhi {
-                let mut trav = c.trav.clone();
-                trav[p] = Iter::new(&x.name, nlo, nhi);
-                let child = Scope {
-                    trav,
-                    sum: c.sum.clone(),
-                    body: c.body.clone(),
-                };
-                out.push(rebuild(n, k, &pidx, Piece::New(child, same_kids(&cn))));
-            }
+    for (k, pidx, cn, p, lo, hi) in child_ranges(eg, n) {
+        let (mut nlo, mut nhi) = (lo, hi);
+        for (off, ext) in windows(eg, &cn.head.body, &cn.head.trav[p].name) {
+            nlo = nlo.max(-off);
+            nhi = nhi.min(ext - off);
+        }
+        if (nlo, nhi) != (lo, hi) && nlo < nhi {
+            out.push(with_range(n, k, &pidx, &cn, p, nlo, nhi));
         }
     }
     out
@@ -543,42 +575,18 @@ fn tighten(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
 /// extra values are never read, and the child now covers the input's dim, as a matched
 /// operator wants (at the price of computing them, which the extraction weighs).
 fn relax(eg: &TaGraph, n: &TaNode) -> Vec<Piece> {
-    let shapes = &eg.analysis.input_shapes;
     let mut out = vec![];
-    for (k, pidx, cn) in child_nodes(eg, n) {
-        let c = &cn.head;
-        for (p, x) in c.trav.iter().enumerate() {
-            let Some((lo, hi)) = x.static_range() else {
-                continue;
-            };
-            if !reads_inside(&n.head, &pidx[p], lo, hi) {
-                continue;
-            }
-            let mut full: Option<i64> = None;
-            for f in factors(&c.body) {
-                let Term::Access(Src::Input(i), idx) = f else {
-                    continue;
-                };
-                let Some(shape) = shapes.get(*i) else {
-                    continue;
-                };
-                for (d, e) in idx.iter().enumerate() {
-                    if let (Some(v), Some(Some(ext))) = (e.as_var(), shape.get(d)) {
-                        if v == x.name && 0 <= lo && hi <= *ext && (lo, hi) != (0, *ext) {
-                            full = Some(full.map_or(*ext, |f: i64| f.min(*ext)));
-                        }
-                    }
-                }
-            }
-            let Some(ext) = full else { continue };
-            let mut trav = c.trav.clone();
-            trav[p] = Iter::new(&x.name, 0, ext);
-            let child = Scope {
-                trav,
-                sum: c.sum.clone(),
-                body: c.body.clone(),
-            };
-            out.push(rebuild(n, k, &pidx, Piece::New(child, same_kids(&cn))));
+    for (k, pidx, cn, p, lo, hi) in child_ranges(eg, n) {
+        if !reads_inside(&n.head, &pidx[p], lo, hi) {
+            continue;
+        }
+        let full = windows(eg, &cn.head.body, &cn.head.trav[p].name)
+            .into_iter()
+            .filter(|(off, ext)| *off == 0 && 0 <= lo && hi <= *ext && (lo, hi) != (0, *ext))
+            .map(|(_, ext)| ext)
+            .min();
+        if let Some(ext) = full {
+            out.push(with_range(n, k, &pidx, &cn, p, 0, ext));
         }
     }
     out
@@ -975,25 +983,30 @@ mod tests {
         (s, outs)
     }
 
+    /// The one result of `rule` on `src`, checked equal to `src` on random inputs; its text.
+    fn one(rule: fn(&TaGraph, &TaNode) -> Vec<Piece>, src: &str, shapes: &[Vec<i64>]) -> String {
+        let (s, outs) = apply(rule, src, shapes);
+        assert_eq!(outs.len(), 1, "{outs:?}");
+        let us: Vec<Vec<usize>> = shapes
+            .iter()
+            .map(|v| v.iter().map(|d| *d as usize).collect())
+            .collect();
+        crate::check::equivalent(&s, &outs[0], &us, 200, 29).unwrap();
+        outs[0].to_string()
+    }
+
     #[test]
     fn traversal_merging_undoes_a_view() {
         // A matmul reading its rows through a (4 x 8) view of 32 rows: merging the view's
         // two iterators reads the rows directly, at 8i + j.
         let shapes = vec![vec![32, 6], vec![6, 5]];
-        let (s, outs) = apply(
+        let text = one(
             trav_merge,
             "L<i:0:4, j:0:8, n:0:5> Sum<k:0:6> { (L<q:0:4, r:0:8, kk:0:6> { $0[8 * q + r, kk] })[i, j, k] * $1[k, n] }",
             &shapes,
         );
-        assert_eq!(outs.len(), 1, "{outs:?}");
-        let text = outs[0].to_string();
         assert!(text.contains("L<i0:0:32, i1:0:6> { $0[i0, i1] }"), "{text}");
         assert!(text.contains("[8 * i0 + i1, k0]"), "{text}");
-        let us: Vec<Vec<usize>> = shapes
-            .iter()
-            .map(|v| v.iter().map(|d| *d as usize).collect())
-            .collect();
-        crate::check::equivalent(&s, &outs[0], &us, 200, 13).unwrap();
         // Not merged when the parent reads r outside [0, 8) (a read of the padding would
         // land on the next row), nor when q and r are not read together.
         for src in [
@@ -1012,15 +1025,8 @@ mod tests {
         let shapes = vec![vec![8, 6], vec![6, 5]];
         let src =
             "L<i:0:4, n:0:5> { (L<m:2:6, nn:0:5> Sum<k:0:6> { $0[m, k] * $1[k, nn] })[i + 2, n] }";
-        let (s, outs) = apply(relax, src, &shapes);
-        assert_eq!(outs.len(), 1, "{outs:?}");
-        let text = outs[0].to_string();
+        let text = one(relax, src, &shapes);
         assert!(text.contains("L<i0:0:8, i1:0:5> Sum<k0:0:6>"), "{text}");
-        let us: Vec<Vec<usize>> = shapes
-            .iter()
-            .map(|v| v.iter().map(|d| *d as usize).collect())
-            .collect();
-        crate::check::equivalent(&s, &outs[0], &us, 200, 23).unwrap();
         // Not when the parent reads outside the child's range (it would read the new
         // values where it read zeros).
         let (_, outs) = apply(
@@ -1034,22 +1040,15 @@ mod tests {
     #[test]
     fn traversal_splitting_splits_every_dilated_iterator_at_once() {
         let shapes = vec![vec![1, 2, 8, 8], vec![3, 2, 3, 3]];
-        let (s, outs) = apply(
+        let text = one(
             trav_split,
             "L<n:0:1, f:0:3, h:0:8, w:0:8> Sum<c:0:2, r:0:3, s:0:3> { $0[n, c, h + 2 * r - 2, w + 2 * s - 2] * $1[f, c, r, s] }",
             &shapes,
         );
-        assert_eq!(outs.len(), 1, "{outs:?}");
-        let text = outs[0].to_string();
         assert!(
             text.contains("i2 floordiv 2, i2 mod 2, i3 floordiv 2, i3 mod 2"),
             "{text}"
         );
-        let us: Vec<Vec<usize>> = shapes
-            .iter()
-            .map(|v| v.iter().map(|d| *d as usize).collect())
-            .collect();
-        crate::check::equivalent(&s, &outs[0], &us, 200, 19).unwrap();
         // A dense conv has nothing to split.
         let (_, outs) = apply(
             trav_split,
