@@ -297,7 +297,7 @@ fn classify_dense_conv(
         }
         let d = ix.iter().position(|e| e.uses(w))?;
         let (lin, _) = lins[d].as_ref()?;
-        let a = lin[w];
+        let a = *lin.get(w)?;
         // The output iterator: a traversal iterator with the same coefficient, read in
         // this dim only.
         let o = lin
