@@ -84,8 +84,12 @@
 // RUN: ftuner-opt %examples/dcgan_generator.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --mlir-pass-statistics -o %t.conv.mlir 2>&1 | FileCheck %s --check-prefix=CONV
 // CONV: (S) 5 num-lowered
 // CONV: (S) 0 num-skipped
+// The FCHW filter is first copied channels-last (CHWF), so B's rows load as vectors:
 // RUN: FileCheck %s --check-prefix=CONVIR < %t.conv.mlir
+// CONVIR: #[[CHWF:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d3, d0, d1, d2)>
 // CONVIR-NOT: ukernel.patch
+// CONVIR: %[[E:.*]] = tensor.empty() : tensor<100x4x4x512xf32>
+// CONVIR: linalg.generic {indexing_maps = [#[[CHWF]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<512x100x4x4xf32>) outs(%[[E]] : tensor<100x4x4x512xf32>)
 // CONVIR: arith.remui
 // CONVIR: arith.divui
 // CONVIR: vector.fma

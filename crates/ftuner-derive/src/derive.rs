@@ -73,15 +73,6 @@ const EOP_OP_CYCLES: f64 = 1.0;
 const DYN_EXTENT: i64 = 64;
 
 impl Costs {
-    /// A nominal core (3 GHz, 16-lane FMA pairs, 20 GB/s), for choices made without a
-    /// hardware model at hand (only the ratios matter there).
-    pub fn nominal() -> Costs {
-        Costs {
-            peak: 3e9 * 64.0,
-            bandwidth: 20e9,
-            freq: 3e9,
-        }
-    }
     pub fn from_model(m: &ftuner_hw::HardwareModel) -> Costs {
         match m.cpu() {
             Some(c) => Costs {
@@ -325,13 +316,12 @@ fn classify_dense_conv(
     if batch.is_empty() {
         return None;
     }
-    let mut w2 = windows.into_iter();
     Some(DenseConv {
         image: 0,
         batch,
         f: f.to_string(),
         c: c.to_string(),
-        windows: [w2.next()?, w2.next()?],
+        windows: windows.try_into().ok()?,
     })
 }
 
@@ -478,16 +468,26 @@ pub fn g2bmm_chunk(
         .fold((8, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a })
 }
 
+/// The extent the model assumes for iterator `v` of `s` (`DYN_EXTENT` where dynamic).
+fn priced_extent(s: &Scope, v: &str) -> i64 {
+    s.iter(v)
+        .and_then(|i| i.static_range())
+        .map_or(DYN_EXTENT, |(l, h)| h - l)
+}
+
 /// The chunk rows and seconds of a G2BMM as sliding chunks ([`g2bmm_chunk`]).
 pub fn g2bmm_plan(s: &Scope, g: &G2bmm, costs: &Costs) -> (i64, f64) {
-    let ext = |v: &str| {
-        s.iter(v).map_or(DYN_EXTENT, |i| {
-            i.static_range().map_or(DYN_EXTENT, |(l, h)| h - l)
-        })
-    };
-    let bt: f64 = g.batch.iter().map(|v| ext(v) as f64).product();
-    let kv: f64 = g.k.iter().map(|v| ext(v) as f64).product();
-    g2bmm_chunk(bt, ext(&g.i), ext(&g.w), g.delta, kv, costs)
+    let ext = |v: &String| priced_extent(s, v) as f64;
+    let bt: f64 = g.batch.iter().map(ext).product();
+    let kv: f64 = g.k.iter().map(ext).product();
+    g2bmm_chunk(
+        bt,
+        priced_extent(s, &g.i),
+        priced_extent(s, &g.w),
+        g.delta,
+        kv,
+        costs,
+    )
 }
 
 fn volume(s: &Scope) -> f64 {
@@ -553,11 +553,7 @@ pub fn node_cost(
             Target::Matmul => f64::INFINITY,
             Target::Auto | Target::DenseConv => {
                 // The conv and the gather of its image (an eOperator copy).
-                let ext = |v: &str| {
-                    s.iter(v)
-                        .and_then(|i| i.static_range())
-                        .map_or(DYN_EXTENT, |(l, h)| h - l) as f64
-                };
+                let ext = |v: &str| priced_extent(s, v) as f64;
                 let gathered: f64 = d.batch.iter().map(|v| ext(v)).product::<f64>()
                     * ext(&d.c)
                     * d.windows

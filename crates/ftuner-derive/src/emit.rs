@@ -433,48 +433,18 @@ impl Em {
             shape = tshape;
         }
         let full = (name.clone(), shape.clone());
-        let nonempty: Vec<&[String]> = groups.iter().copied().filter(|g| !g.is_empty()).collect();
-        if nonempty.iter().any(|g| g.len() > 1) {
-            let mut cshape = vec![];
-            let mut at = 0usize;
-            for g in &nonempty {
-                let part = &shape[at..at + g.len()];
-                cshape.push(if part.contains(&DYNAMIC) {
-                    DYNAMIC
-                } else {
-                    part.iter().product::<i64>()
-                });
-                at += g.len();
-            }
-            let v = self.fresh();
-            self.line(format!(
-                "{v} = tensor.collapse_shape {name} [{}] : {} into {}",
-                reassociation(nonempty.iter().map(|g| g.len())),
-                ty(&shape, &self.elem),
-                ty(&cshape, &self.elem)
-            ));
-            name = v;
-            shape = cshape;
-        }
+        let sizes: Vec<usize> = groups.iter().map(|g| g.len()).filter(|n| *n > 0).collect();
+        let (name, shape) = self.collapse_groups(&name, &shape, &sizes);
         Ok(((name, shape), full))
     }
 
     fn contraction(&mut self, s: &Scope, c: &Contraction, kids: &[Stage]) -> Result<Stage, String> {
-        let Term::Bin(_, a, b) = &s.body else {
-            return Err("not a product".into());
-        };
-        let (Term::Access(sa, ia), Term::Access(sb, ib)) = (&**a, &**b) else {
-            return Err("not a product of accesses".into());
-        };
         // X holds the M iterators, Y the N ones.
+        let ((_, ia), _) = factor_pair(s, 0)?;
         let a_has_m = ia
             .iter()
             .any(|e| e.as_var().is_some_and(|v| c.m.iter().any(|m| m == v)));
-        let ((sx, ix), (sy, iy)) = if a_has_m {
-            ((sa, ia), (sb, ib))
-        } else {
-            ((sb, ib), (sa, ia))
-        };
+        let ((sx, ix), (sy, iy)) = factor_pair(s, usize::from(!a_has_m))?;
         let ((x, xs), xfull) = self.operand(s, sx, ix, kids, &[&c.batch, &c.m, &c.k])?;
         let ((y, ys), yfull) = self.operand(s, sy, iy, kids, &[&c.batch, &c.k, &c.n])?;
         let batched = !c.batch.is_empty();
@@ -678,9 +648,9 @@ impl Em {
             drop(&bph, &|l| l.2),
         );
         let body = if g.rows == 0 {
-            Term::Bin(ftuner_dialects::ta::BinOp::Mul, Box::new(ra), Box::new(rb))
+            Term::product(ra, rb)
         } else {
-            Term::Bin(ftuner_dialects::ta::BinOp::Mul, Box::new(rb), Box::new(ra))
+            Term::product(rb, ra)
         };
         let is_looped = |v: &str| looped.iter().any(|l| l.0.name == v);
         let inner = Scope {

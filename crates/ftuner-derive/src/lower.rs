@@ -482,7 +482,7 @@ impl Pass for ConvertTaToLinalgPass {
             if ops.is_empty() {
                 return Ok(());
             }
-            self.lower_all(cx, ops)?;
+            self.lower_all(cx, top, ops)?;
         }
         Ok(())
     }
@@ -499,7 +499,15 @@ impl Pass for ConvertTaToLinalgPass {
 }
 
 impl ConvertTaToLinalgPass {
-    fn lower_all(&mut self, cx: &mut PassContext<'_>, ops: Vec<OpId>) -> Result<(), PassFailure> {
+    fn lower_all(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        ops: Vec<OpId>,
+    ) -> Result<(), PassFailure> {
+        // The hardware model's costs (a G2BMM's chunk size), looked up only when a nested
+        // expression is emitted.
+        let mut costs: Option<crate::derive::Costs> = None;
         for op in ops {
             let fail = |cx: &mut PassContext<'_>, m: String| {
                 cx.emit(ftuner_ir::Diagnostic::error(
@@ -536,14 +544,16 @@ impl ConvertTaToLinalgPass {
                     ));
                 }
                 let tys: Vec<ftuner_ir::Type> = ins.iter().map(|v| cx.ir.value_type(*v)).collect();
-                let em = match crate::emit::emit(
-                    &s,
-                    &tys,
-                    &tys,
-                    rty,
-                    false,
-                    &crate::derive::Costs::nominal(),
-                ) {
+                let c = match costs.clone() {
+                    Some(c) => c,
+                    None => {
+                        let model = ftuner_ukernel::target_model(cx, top, "")?;
+                        let c = crate::derive::Costs::from_model(&model);
+                        costs = Some(c.clone());
+                        c
+                    }
+                };
+                let em = match crate::emit::emit(&s, &tys, &tys, rty, false, &c) {
                     Ok(e) => e,
                     Err(e) => return Err(fail(cx, e)),
                 };
