@@ -34,7 +34,7 @@ run: build
 
 lint: setup
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy $(CARGO_PROFILE_FLAG) --workspace --all-targets -- -D warnings
 
 test-cargo: setup
 	$(CARGO) test $(CARGO_PROFILE_FLAG) --workspace

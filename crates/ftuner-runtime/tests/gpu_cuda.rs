@@ -9,9 +9,7 @@ use ftuner_interp::{run_with_launcher, RtVal, Tensor};
 use ftuner_runtime::cuda::{ptx_for, Cuda, CudaLauncher};
 use std::rc::Rc;
 
-#[path = "../../ftuner-interp/tests/support/random_contractions.rs"]
-mod support;
-use support::{call, lower, tensor, BMM_NT, MATMUL};
+use crate::support::{call, lower, tensor, BMM_NT, MATMUL};
 
 fn gpu_pipeline(target: &str) -> String {
     format!("builtin.module(patch-ukernels{{target={target}}},bufferize,lower-ukernels,canonicalize,cse)")

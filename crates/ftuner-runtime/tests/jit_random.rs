@@ -4,7 +4,7 @@
 //! shapes drawn from 0, 1, primes, every main-tile boundary ± 1 and uniform sizes up to
 //! 300. Integer-valued data make every f32 sum exact, so results must be equal bit for
 //! bit. 2,000 cases per run; `FTUNER_JIT_CASES=10000 cargo test --release -p
-//! ftuner-runtime --test jit_random` runs 10,000.
+//! ftuner-runtime --test integration jit_random::` runs 10,000.
 
 use ftuner_interp::{run, RtVal, Tensor};
 use ftuner_ir::parse_module;
@@ -13,9 +13,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::rc::Rc;
 
-#[path = "../../ftuner-interp/tests/support/random_contractions.rs"]
-mod support;
-use support::{extent, tensor, BMM_NT, CONV, MATMUL};
+use crate::support::{extent, tensor, BMM_NT, CONV, MATMUL};
 
 struct Both {
     ctx: ftuner_ir::Context,

@@ -240,11 +240,16 @@ fn writer_child() {
 
 fn spawn_writer(db: &std::path::Path, tag: &str, n: Option<usize>) -> std::process::Child {
     let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--exact", "writer_child", "--nocapture", "--test-threads=1"])
-        .env("FTUNER_TEST_WRITER_DB", db)
-        .env("FTUNER_TEST_WRITER_TAG", tag)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    c.args([
+        "--exact",
+        "db::writer_child",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("FTUNER_TEST_WRITER_DB", db)
+    .env("FTUNER_TEST_WRITER_TAG", tag)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null());
     if let Some(n) = n {
         c.env("FTUNER_TEST_WRITER_N", n.to_string());
     }

@@ -1,0 +1,11 @@
+//! The runtime's integration tests (JIT, random shapes against the interpreter, CUDA) in
+//! one binary (each test binary links LLVM statically); run one group with
+//! `cargo test --release -p ftuner-runtime --test integration MODULE::`.
+
+/// Random contractions shared with ftuner-interp's tests.
+#[path = "../../ftuner-interp/tests/support/random_contractions.rs"]
+mod support;
+
+mod gpu_cuda;
+mod jit;
+mod jit_random;

@@ -1,0 +1,8 @@
+//! The tuner's integration tests (Ansor logs, the database, patch plans, tuning) in
+//! one binary (each test binary links LLVM statically); run one group with
+//! `cargo test --release -p ftuner-tune --test integration MODULE::`.
+
+mod ansor;
+mod db;
+mod patch_db;
+mod tune;
