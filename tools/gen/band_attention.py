@@ -17,6 +17,7 @@ sequence is padded to a multiple of the window, so the length is static per call
 ollie-derive matches this product to a G2BMM (docs/ollie.md).
 
     python3 tools/gen/band_attention.py > examples/longformer_band_attention.mlir
+    python3 tools/gen/band_attention.py --dynamic-seq > examples/longformer_band_attention_dynamic.mlir
 """
 
 import argparse
@@ -67,13 +68,14 @@ def main():
     p.add_argument("--window", type=int, default=64, help="one-sided window W")
     p.add_argument("--dilation", type=int, default=4)
     p.add_argument("--dynamic-seq", action="store_true",
-                   help="a dynamic sequence length (ollie-derive leaves such a band alone)")
+                   help="a dynamic sequence length (ollie-derive chunks it at run time)")
     a = p.parse_args()
     if min(a.heads, a.seq, a.dim, a.window, a.dilation) < 1 or a.window < 2:
         p.error("sizes must be positive and the window at least 2")
+    seq_flag = " --dynamic-seq" if a.dynamic_seq else f" --seq {a.seq}"
     print("// Longformer-style banded attention scores (tools/gen/band_attention.py"
-          f" --heads {a.heads} --seq {a.seq} --dim {a.dim} --window {a.window}"
-          f" --dilation {a.dilation}{' --dynamic-seq' if a.dynamic_seq else ''}).", end="")
+          f" --heads {a.heads}{seq_flag} --dim {a.dim} --window {a.window}"
+          f" --dilation {a.dilation}).", end="")
     seq = None if a.dynamic_seq else a.seq
     print(scores("band_scores", a.heads, seq, a.dim, a.window, 1))
     print(scores("dilated_band_scores", a.heads, seq, a.dim, a.window // 2, a.dilation))

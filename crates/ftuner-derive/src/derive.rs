@@ -367,8 +367,14 @@ fn classify_g2bmm(s: &Scope, ia: &[Idx], ib: &[Idx]) -> Option<G2bmm> {
             .filter(|(v, a)| **a > 0 && coef % **a == 0 && !uses_elsewhere(v))
             .filter_map(|(v, a)| {
                 let it = s.trav.iter().find(|t| &t.name == v)?;
-                let (l, h) = it.static_range()?;
-                (h - l >= 2).then_some((h - l, v.clone(), coef / a))
+                // A dynamic row count (a sequence length) from 0 to a dim: chunked at
+                // run time (the chunk count is a ceiling division).
+                let ext = match it.static_range() {
+                    Some((l, h)) => h - l,
+                    None if it.lo == 0 && it.hi.c == 0 && it.hi.dim.is_some() => DYN_EXTENT,
+                    None => return None,
+                };
+                (ext >= 2).then_some((ext, v.clone(), coef / a))
             })
             .max();
         let Some((_, i, delta)) = i else { continue };
@@ -475,19 +481,25 @@ fn priced_extent(s: &Scope, v: &str) -> i64 {
         .map_or(DYN_EXTENT, |(l, h)| h - l)
 }
 
+/// Whether a G2BMM is chunked per residue `p = i mod δ` (rows `δ·(m·q + r) + p`, each
+/// chunk's window dense): a dilated one whose row count is dynamic, which traversal
+/// splitting cannot split (the residues' row counts would not be dims).
+pub fn g2bmm_by_residue(s: &Scope, g: &G2bmm) -> bool {
+    g.delta > 1 && s.iter(&g.i).is_some_and(|i| i.static_range().is_none())
+}
+
 /// The chunk rows and seconds of a G2BMM as sliding chunks ([`g2bmm_chunk`]).
 pub fn g2bmm_plan(s: &Scope, g: &G2bmm, costs: &Costs) -> (i64, f64) {
     let ext = |v: &String| priced_extent(s, v) as f64;
-    let bt: f64 = g.batch.iter().map(ext).product();
+    let mut bt: f64 = g.batch.iter().map(ext).product();
     let kv: f64 = g.k.iter().map(ext).product();
-    g2bmm_chunk(
-        bt,
-        priced_extent(s, &g.i),
-        priced_extent(s, &g.w),
-        g.delta,
-        kv,
-        costs,
-    )
+    let (mut rows, mut delta) = (priced_extent(s, &g.i), g.delta);
+    if g2bmm_by_residue(s, g) {
+        bt *= delta as f64;
+        rows = (rows + delta - 1) / delta;
+        delta = 1;
+    }
+    g2bmm_chunk(bt, rows, priced_extent(s, &g.w), delta, kv, costs)
 }
 
 fn volume(s: &Scope) -> f64 {
@@ -1025,6 +1037,48 @@ mod g2bmm_tests {
         let (acc, ops) = count_ops(&s.body);
         let loops = volume(&s) * (acc * EOP_ACCESS_CYCLES + ops * EOP_OP_CYCLES) / c.freq;
         assert!(g < loops / 3.0, "{g} vs {loops}");
+    }
+
+    #[test]
+    fn a_band_with_a_dynamic_row_count_is_a_g2bmm() {
+        // A sequence length known at run time only: rows [0, dim($0, 1)).
+        let s = parse_scope(
+            "L<b:0:2, i:0:dim($0, 1), w:0:9> Sum<k:0:16> { $0[b, i, k] * $1[b, i + w - 4, k] }",
+            &positional,
+        )
+        .unwrap();
+        let sh = vec![vec![Some(2), None, Some(16)]; 2];
+        let Kind::G2bmm(g) = kind(&s, &sh) else {
+            panic!("not a G2BMM: {:?}", kind(&s, &sh))
+        };
+        assert_eq!((g.i.as_str(), g.w.as_str(), g.delta), ("i", "w", 1));
+        // Rows from an offset of a dim are not chunked (the count would not be a dim).
+        let t = parse_scope(
+            "L<b:0:2, i:0:dim($0, 1) - 1, w:0:9> Sum<k:0:16> { $0[b, i, k] * $1[b, i + w - 4, k] }",
+            &positional,
+        )
+        .unwrap();
+        assert!(!matches!(kind(&t, &sh), Kind::G2bmm(_)));
+        // Derived: the G2BMM, priced below the loops, and equal to them at a small length.
+        let o = derive(&s, &sh, &costs(), &Options::default());
+        assert!(o.best_cost < o.original_cost, "{}", o.best);
+        crate::check::equivalent(&s, &o.best, &[vec![2, 37, 16], vec![2, 37, 16]], 64, 3).unwrap();
+        // Dilated (δ = 4): not split by traversal splitting, so chunked per residue, and
+        // priced as 4x the batch of a dense band over a quarter of the rows.
+        let d = parse_scope(
+            "L<b:0:2, i:0:dim($0, 1), w:0:9> Sum<k:0:16> { $0[b, i, k] * $1[b, i + 4 * w - 16, k] }",
+            &positional,
+        )
+        .unwrap();
+        let Kind::G2bmm(g) = kind(&d, &sh) else {
+            panic!("not a G2BMM: {:?}", kind(&d, &sh))
+        };
+        assert_eq!(g.delta, 4);
+        assert!(g2bmm_by_residue(&d, &g));
+        let c = costs();
+        let dense = g2bmm_chunk(2.0 * 4.0, DYN_EXTENT / 4, 9, 1, 16.0, &c);
+        assert_eq!(g2bmm_plan(&d, &g, &c), dense);
+        assert!(dense.1 < g2bmm_chunk(2.0, DYN_EXTENT, 9, 4, 16.0, &c).1);
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! read with `tensor.dim`; where a matmul operand's dynamic dim stands for an iterator
 //! bounded by another tensor's dim, a `cf.assert` checks they agree at run time.
 
-use crate::derive::{classify, g2bmm_cols, g2bmm_plan, Contraction, Costs, DenseConv, G2bmm, Kind};
+use crate::derive::{
+    classify, g2bmm_by_residue, g2bmm_cols, g2bmm_plan, Contraction, Costs, DenseConv, G2bmm, Kind,
+};
 use ftuner_dialects::ta::expr::print_scope;
 use ftuner_dialects::ta::{Bound, Idx, Iter, Scope, Src, Term};
 use ftuner_ir::{Type, DYNAMIC};
@@ -726,44 +728,91 @@ impl Em {
         let ((sa, ia), (sb, ib)) = factor_pair(s, g.rows)?;
         let it = |v: &str| s.iter(v).cloned().ok_or("a G2BMM iterator is missing");
         let (iit, wit) = (it(&g.i)?, it(&g.w)?);
-        let ((ilo, ihi), (wlo, whi)) = iit
-            .static_range()
-            .zip(wit.static_range())
-            .ok_or("a G2BMM with dynamic rows or band")?;
+        let (wlo, whi) = wit.static_range().ok_or("a G2BMM with a dynamic band")?;
         let m = g2bmm_plan(s, g, &self.costs).0;
-        let nq = (ihi - ilo + m - 1) / m;
-        let jn = g2bmm_cols(m, whi - wlo, g.delta);
-        let (q, r, j) = ("g2q", "g2r", "g2j");
-        if [q, r, j].iter().any(|v| s.iter(v).is_some()) {
+        // Per residue (see `g2bmm_by_residue`): rows `δ·(m·q + r) + p`, dense windows.
+        let dil = if g2bmm_by_residue(s, g) { g.delta } else { 1 };
+        let jn = g2bmm_cols(m, whi - wlo, g.delta / dil);
+        let (q, r, j, p) = ("g2q", "g2r", "g2j", "g2p");
+        if [q, r, j, p].iter().any(|v| s.iter(v).is_some()) {
             return Err("iterator names clash".into());
         }
-        let batch: Vec<Iter> = g.batch.iter().map(|v| it(v)).collect::<Result<_, _>>()?;
+        // The chunk count: static, or ceil(L / m) of a dynamic row count L (rows [0, L),
+        // L a dim of an operand). A dynamic count sizes the chunk tensors through a
+        // `tensor.empty` of that length (the eOperators' bound for q); the band read back
+        // is sized by L's own tensor.
+        let mut sizing: Vec<(String, Tensor, usize)> = vec![];
+        let (ilo, q_iter) = match iit.static_range() {
+            Some((ilo, ihi)) => (ilo, Iter::new(q, 0, (ihi - ilo + m - 1) / m)),
+            None => {
+                let (oj, od) = iit
+                    .hi
+                    .dim
+                    .filter(|_| iit.lo == 0 && iit.hi.c == 0)
+                    .ok_or("a G2BMM whose dynamic rows do not start at 0 and end at a dim")?;
+                let len = self.bound(&iit.hi)?;
+                let mc = self.cst(m * dil);
+                let nq = self.fresh();
+                self.line(format!("{nq} = arith.ceildivsi {len}, {mc} : index"));
+                let sz = self.empty(&[DYNAMIC], std::slice::from_ref(&nq));
+                sizing.push((q.to_string(), (sz, vec![DYNAMIC]), 0));
+                let shape = self
+                    .operands
+                    .get(oj)
+                    .ok_or("a bound names a missing operand")?;
+                let operand = (format!("%op{oj}"), shape.clone());
+                sizing.push((g.i.clone(), operand, od));
+                let mut qi = Iter::new(q, 0, 1);
+                qi.hi = Bound {
+                    dim: Some((usize::MAX, 0)),
+                    c: 0,
+                };
+                (0, qi)
+            }
+        };
+        let mut batch: Vec<Iter> = g.batch.iter().map(|v| it(v)).collect::<Result<_, _>>()?;
+        if dil > 1 {
+            batch.push(Iter::new(p, 0, dil));
+        }
         let ks: Vec<Iter> = g.k.iter().map(|v| it(v)).collect::<Result<_, _>>()?;
-        let row = |by: &str| Idx::var(q).scale(m).add(&Idx::var(by)).offset(ilo);
+        let row = |by: &str| {
+            let x = Idx::var(q).scale(m).add(&Idx::var(by));
+            if dil > 1 {
+                x.scale(dil).add(&Idx::var(p))
+            } else {
+                x.offset(ilo)
+            }
+        };
         // Chunks of A: (batch, q, r, k).
         let mut trav = batch.clone();
-        trav.push(Iter::new(q, 0, nq));
+        trav.push(q_iter.clone());
         trav.push(Iter::new(r, 0, m));
         trav.extend(ks.iter().cloned());
-        let ga = match self.chunks_by_reshape(s, g, sa, ia, kids, m, &trav)? {
+        let reshaped = if dil == 1 {
+            self.chunks_by_reshape(s, g, sa, ia, kids, m, &trav)?
+        } else {
+            None
+        };
+        let ga = match reshaped {
             Some(st) => st,
             None => {
                 let ra = row(r);
                 let body =
                     Term::Access(sa.clone(), ia.iter().map(|e| e.subst(&g.i, &ra)).collect());
-                self.eop(
+                self.eop_sized(
                     &Scope {
                         trav,
                         sum: vec![],
                         body,
                     },
                     kids,
+                    &sizing,
                 )?
             }
         };
         // Windows of B, transposed: (batch, q, k, j).
         let mut trav = batch.clone();
-        trav.push(Iter::new(q, 0, nq));
+        trav.push(q_iter);
         trav.extend(ks.iter().cloned());
         trav.push(Iter::new(j, 0, jn));
         let rb = row(j);
@@ -774,13 +823,14 @@ impl Em {
                 .map(|e| e.subst(&g.i, &rb).subst(&g.w, &wl))
                 .collect(),
         );
-        let gb = self.eop(
+        let gb = self.eop_sized(
             &Scope {
                 trav,
                 sum: vec![],
                 body,
             },
             kids,
+            &sizing,
         )?;
         // Collapsed to (batch·q, m, k) x (batch·q, k, j).
         let nb = batch.len() + 1;
@@ -804,20 +854,26 @@ impl Em {
         // (i - lo) % m + δ·(w - w_lo)].
         let mut kids2 = kids.to_vec();
         kids2.push(prod);
-        let rel = Idx::var(&g.i).offset(-ilo);
         let mut idx: Vec<Idx> = g.batch.iter().map(|v| Idx::var(v)).collect();
+        let rel = if dil > 1 {
+            // Row i is chunk row (i floordiv δ) of residue i mod δ.
+            idx.push(Idx::var(&g.i).modulo(dil));
+            Idx::var(&g.i).floordiv(dil)
+        } else {
+            Idx::var(&g.i).offset(-ilo)
+        };
         idx.push(rel.floordiv(m));
         idx.push(rel.modulo(m));
         idx.push(
             rel.modulo(m)
-                .add(&Idx::var(&g.w).offset(-wlo).scale(g.delta)),
+                .add(&Idx::var(&g.w).offset(-wlo).scale(g.delta / dil)),
         );
         let band = Scope {
             trav: s.trav.clone(),
             sum: vec![],
             body: Term::Access(Src::Input(CHILD_BASE + kids.len()), idx),
         };
-        self.eop(&band, &kids2)
+        self.eop_sized(&band, &kids2, &sizing)
     }
 
     /// A dense conv: the image gathered as `G[batch.., c, t_h, t_w]` (`t = o + r`, the
@@ -937,7 +993,7 @@ impl Em {
             }
         }
         let nb = g.batch.len();
-        if shape[nb] % m != 0 {
+        if shape[nb] == DYNAMIC || shape[nb] % m != 0 {
             return Ok(None);
         }
         // Dynamic batch dims: the bound names an op operand; check the tensor agrees.
@@ -972,6 +1028,17 @@ impl Em {
     }
 
     fn eop(&mut self, s: &Scope, kids: &[Stage]) -> Result<Stage, String> {
+        self.eop_sized(s, kids, &[])
+    }
+
+    /// An eOperator; `sizing` names, for dynamic traversal iterators no input it reads
+    /// spans plainly, a tensor and the dim that bounds them (an extra operand).
+    fn eop_sized(
+        &mut self,
+        s: &Scope,
+        kids: &[Stage],
+        sizing: &[(String, Tensor, usize)],
+    ) -> Result<Stage, String> {
         // Inputs of the ta.expr: distinct sources in order of first access.
         let mut names: Vec<(String, Vec<i64>)> = vec![];
         fn go(
@@ -1022,6 +1089,18 @@ impl Em {
                         found = Some((*p, d));
                         break;
                     }
+                }
+            }
+            if found.is_none() {
+                if let Some((_, (n, sh), d)) = sizing.iter().find(|(v, _, _)| *v == it.name) {
+                    let p = match names.iter().position(|(x, _)| x == n) {
+                        Some(p) => p,
+                        None => {
+                            names.push((n.clone(), sh.clone()));
+                            names.len() - 1
+                        }
+                    };
+                    found = Some((p, *d));
                 }
             }
             let (p, d) = found.ok_or_else(|| {

@@ -41,7 +41,7 @@ func.func @unknown_input(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> 
 // -----
 
 func.func @unused(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'ta.expr' op input $1 is not read by the expression}}
+  // expected-error@+1 {{'ta.expr' op input $1 is neither read by the expression nor bounds an iterator}}
   %0 = ta.expr L<i:0:4> { %a[i] } ins(%a, %b : tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

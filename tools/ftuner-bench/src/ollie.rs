@@ -27,6 +27,8 @@ struct Layer {
     example: bool,
     /// The `ollie-derive` target of the derived compilation.
     target: &'static str,
+    /// The extent of every dynamic dim after the first (a sequence length); 0: none.
+    seq: usize,
 }
 
 impl Layer {
@@ -37,6 +39,7 @@ impl Layer {
             batches,
             example: false,
             target: "auto",
+            seq: 0,
         }
     }
 }
@@ -48,14 +51,26 @@ const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
 /// (normalization scales, variances, biases) in [0.5, 1.5], weights uniform in
 /// ±1/sqrt(fan-in) (PyTorch's default scale), so deep layers stay well conditioned.
 /// `activations_only`: every argument is an activation (attention's queries and keys).
-fn args(shapes: &[Vec<i64>], batch: usize, rng: &mut Rng, activations_only: bool) -> Vec<Tensor> {
+/// A dynamic dim is `batch` where it is a tensor's first dynamic dim, else `seq`.
+fn args(
+    shapes: &[Vec<i64>],
+    (batch, seq): (usize, usize),
+    rng: &mut Rng,
+    activations_only: bool,
+) -> Vec<Tensor> {
     shapes
         .iter()
         .enumerate()
         .map(|(i, s)| {
+            let first = s.iter().position(|d| *d == DYNAMIC);
             let shape: Vec<usize> = s
                 .iter()
-                .map(|d| if *d == DYNAMIC { batch } else { *d as usize })
+                .enumerate()
+                .map(|(k, d)| match *d {
+                    DYNAMIC if Some(k) == first => batch,
+                    DYNAMIC => seq,
+                    d => d as usize,
+                })
                 .collect();
             let mut t = rng.tensor(shape.clone());
             let fan: usize = shape.iter().skip(1).product::<usize>().max(1);
@@ -85,6 +100,14 @@ pub fn run(
         batches: &[1, 4],
         example: true,
         target: "auto",
+        seq: 0,
+    };
+    // The same scores with the sequence length dynamic, run at a length no chunk divides.
+    let dyn_band = |entry| Layer {
+        file: "longformer_band_attention_dynamic.mlir",
+        batches: &[1],
+        seq: 700,
+        ..band(entry)
     };
     let layers: Vec<Layer> = if smoke {
         vec![Layer::export("dilated_conv.mlir", "dilated_conv", &[1])]
@@ -100,6 +123,8 @@ pub fn run(
             Layer::export("dcgan_generator.mlir", "dcgan_generator", &[1, 8, 32]),
             band("band_scores"),
             band("dilated_band_scores"),
+            dyn_band("band_scores"),
+            dyn_band("dilated_band_scores"),
         ]
     };
     println!(
@@ -136,7 +161,7 @@ pub fn run(
             compile_s.push(t.elapsed().as_secs_f64());
         }
         for &b in l.batches {
-            let a = args(&shapes, b, &mut rng, l.example);
+            let a = args(&shapes, (b, l.seq), &mut rng, l.example);
             let rargs: Vec<RtVal> = a
                 .iter()
                 .map(|t| RtVal::Tensor(Rc::new(t.clone())))
@@ -169,11 +194,14 @@ pub fn run(
                 }
             }
             let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
-            let name = if l.target == "auto" {
+            let mut name = if l.target == "auto" {
                 l.entry.to_string()
             } else {
                 format!("{}[{}]", l.entry, l.target)
             };
+            if l.seq > 0 {
+                name = format!("{name}(L={})", l.seq);
+            }
             let (rl, ru) = (med[0] / med[2], med[1] / med[2]);
             vs_loops.push(rl);
             vs_uk.push(ru);

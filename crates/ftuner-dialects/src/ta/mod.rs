@@ -102,8 +102,18 @@ pub fn verify_expr(ir: &Ir, op: OpId) -> Result<(), String> {
     expr::check(&scope, &ranks)?;
     let mut used = vec![];
     scope.inputs(&mut used);
+    // An input may only size an iterator (its `dim(...)` bound).
+    used.extend(
+        scope
+            .trav
+            .iter()
+            .chain(&scope.sum)
+            .filter_map(|it| it.hi.dim.map(|(j, _)| j)),
+    );
     if let Some(i) = (0..ins.len()).find(|i| !used.contains(i)) {
-        return Err(format!("input ${i} is not read by the expression"));
+        return Err(format!(
+            "input ${i} is neither read by the expression nor bounds an iterator"
+        ));
     }
     let rt = ir.value_type(ir.result(op, 0));
     let shape = rt.shape().unwrap_or_default();
