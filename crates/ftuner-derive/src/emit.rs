@@ -706,9 +706,25 @@ impl Em {
             ty(&band.shape, &self.elem)
         ));
         let mut y = ins;
+        // The slices are independent (each writes its own part of the result and reads
+        // only inputs): the loop with the most static iterations (heads, say) runs on the
+        // thread pool (`ftuner.parallel`). Only the outermost marked loop of a nest is
+        // outlined, so the batch_matmul's own marked loops then run serially per slice;
+        // with no static loop of 2 or more (a dynamic batch alone) nothing is marked and
+        // the batch_matmul keeps the pool.
+        let par = (0..n)
+            .filter_map(|j| looped[j].0.static_range().map(|(l, h)| (h - l, j)))
+            .filter(|(e, _)| *e >= 2)
+            .max()
+            .map(|(_, j)| j);
         for j in (0..n).rev() {
             self.line(format!("scf.yield {y} : {rt}"));
-            self.line("}".into());
+            let mark = if par == Some(j) {
+                " {ftuner.parallel}"
+            } else {
+                ""
+            };
+            self.line(format!("}}{mark}"));
             y = ivs[j].1.clone();
         }
         Ok(Some(Stage {
