@@ -176,7 +176,7 @@ pub fn classify(s: &Scope, shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>) -> 
             // checks the two are equal at run time).
             let covers = match ext {
                 Some(ext) => it.static_range() == Some((0, ext)),
-                None => it.lo == 0 && it.hi.dim.is_some() && it.hi.c == 0,
+                None => it.dim_range().is_some(),
             };
             if !covers || vars.contains(&v) {
                 return None;
@@ -371,7 +371,7 @@ fn classify_g2bmm(s: &Scope, ia: &[Idx], ib: &[Idx]) -> Option<G2bmm> {
                 // run time (the chunk count is a ceiling division).
                 let ext = match it.static_range() {
                     Some((l, h)) => h - l,
-                    None if it.lo == 0 && it.hi.c == 0 && it.hi.dim.is_some() => DYN_EXTENT,
+                    None if it.dim_range().is_some() => DYN_EXTENT,
                     None => return None,
                 };
                 (ext >= 2).then_some((ext, v.clone(), coef / a))

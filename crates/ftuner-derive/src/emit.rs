@@ -762,9 +762,7 @@ impl Em {
             Some((ilo, ihi)) => (ilo, Iter::new(q, 0, (ihi - ilo + m - 1) / m)),
             None => {
                 let (oj, od) = iit
-                    .hi
-                    .dim
-                    .filter(|_| iit.lo == 0 && iit.hi.c == 0)
+                    .dim_range()
                     .ok_or("a G2BMM whose dynamic rows do not start at 0 and end at a dim")?;
                 let len = self.bound(&iit.hi)?;
                 let mc = self.cst(m * dil);
@@ -778,12 +776,8 @@ impl Em {
                     .ok_or("a bound names a missing operand")?;
                 let operand = (format!("%op{oj}"), shape.clone());
                 sizing.push((g.i.clone(), operand, od));
-                let mut qi = Iter::new(q, 0, 1);
-                qi.hi = Bound {
-                    dim: Some((usize::MAX, 0)),
-                    c: 0,
-                };
-                (0, qi)
+                // Dynamic; `eop_sized` binds the bound to `sz`.
+                (0, Iter::over_dim(q, usize::MAX, 0))
             }
         };
         let mut batch: Vec<Iter> = g.batch.iter().map(|v| it(v)).collect::<Result<_, _>>()?;
@@ -1002,8 +996,7 @@ impl Em {
                 Some((l, h)) => l == 0 && shape[d] == h,
                 None => false,
             };
-            let dynamic_ok =
-                shape[d] == DYNAMIC && it.lo == 0 && it.hi.c == 0 && it.hi.dim.is_some();
+            let dynamic_ok = shape[d] == DYNAMIC && it.dim_range().is_some();
             if !(exact || dynamic_ok) {
                 return Ok(None);
             }

@@ -159,7 +159,7 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
                 let p = pos(e.as_var()?)?;
                 let exact = if *d == dynamic {
                     // The iterator is bounded by exactly this dim.
-                    iters[p].lo == 0 && iters[p].hi.dim == Some((*i, dpos)) && iters[p].hi.c == 0
+                    iters[p].dim_range() == Some((*i, dpos))
                 } else {
                     ranges[p] == (0, *d)
                 };
@@ -263,11 +263,8 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
     };
     let range_of = |v: &str| pos(v).map(|p| ranges[p]).filter(|r| r.1 != dynamic);
     // Whether iterator `v` runs over exactly dim `d` of input `i` (a dynamic bound).
-    let by_dim = |v: &str, i: usize, d: usize| {
-        pos(v).is_some_and(|p| {
-            iters[p].lo == 0 && iters[p].hi.dim == Some((i, d)) && iters[p].hi.c == 0
-        })
-    };
+    let by_dim =
+        |v: &str, i: usize, d: usize| pos(v).is_some_and(|p| iters[p].dim_range() == Some((i, d)));
     fn term(
         t: &Term,
         b: &mut Body,

@@ -11,20 +11,27 @@ macro_rules! fold_unary {
         }
     )*};
 }
+/// Coefficients of erfc's Chebyshev fit (Numerical Recipes `erfcc`), highest order last;
+/// evaluated by Horner's rule (a loop: written as one nested expression, rustfmt took 35 s
+/// on this file).
+const ERFC_FIT: [f64; 10] = [
+    -1.265_512_23,
+    1.000_023_68,
+    0.374_091_96,
+    0.096_784_18,
+    -0.186_288_06,
+    0.278_868_07,
+    -1.135_203_98,
+    1.488_515_87,
+    -0.822_152_23,
+    0.170_872_77,
+];
+
 fn erf(x: f64) -> f64 {
     // Abramowitz-Stegun 7.1.26 is too coarse for folding; use a series/continued form.
     let t = 1.0 / (1.0 + 0.5 * x.abs());
-    let y = 1.0
-        - t * (-x * x - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
+    let tail = ERFC_FIT[1..].iter().rev().fold(0.0, |acc, c| c + t * acc);
+    let y = 1.0 - t * (-x * x + ERFC_FIT[0] + t * tail).exp();
     if x >= 0.0 {
         y
     } else {
@@ -61,4 +68,25 @@ pub fn fold_fpowi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<
         Const::Float(x.powi(n.clamp(i32::MIN as i128, i32::MAX as i128) as i32)),
         rt,
     )?)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::erf;
+
+    #[test]
+    fn erf_matches_reference_values() {
+        // erf to 10 digits (Abramowitz-Stegun table 7.1); the fit is good to 1.2e-7.
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.1, 0.112_462_916_0),
+            (0.5, 0.520_499_877_8),
+            (1.0, 0.842_700_792_9),
+            (2.0, 0.995_322_265_0),
+            (3.5, 0.999_999_256_9),
+        ] {
+            assert!((erf(x) - want).abs() < 2e-7, "erf({x}) = {}", erf(x));
+            assert!((erf(-x) + want).abs() < 2e-7, "erf(-{x}) = {}", erf(-x));
+        }
+    }
 }

@@ -330,9 +330,24 @@ impl Iter {
             hi: Bound::fixed(hi),
         }
     }
+    /// `name:0:dim($input, d)`: a range of exactly a dimension of an input.
+    pub fn over_dim(name: &str, input: usize, d: usize) -> Iter {
+        Iter {
+            name: name.into(),
+            lo: 0,
+            hi: Bound {
+                dim: Some((input, d)),
+                c: 0,
+            },
+        }
+    }
     /// `(lo, hi)` when the bound is static.
     pub fn static_range(&self) -> Option<(i64, i64)> {
         self.hi.dim.is_none().then_some((self.lo, self.hi.c))
+    }
+    /// `(input, d)` when the range is exactly `[0, dim($input, d))`.
+    pub fn dim_range(&self) -> Option<(usize, usize)> {
+        self.hi.dim.filter(|_| self.lo == 0 && self.hi.c == 0)
     }
 }
 
