@@ -8,6 +8,7 @@
 // RUN: ftuner-run %s --entry divmod --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry nested --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry matmul --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry exact_div --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // JIT: check: ok (every result matches the module as read)
 
 // A 1-d convolution with implicit zero padding: the kernel is mapped, the input is read
@@ -61,4 +62,20 @@ func.func @matmul(%a: tensor<4x5xf32>, %b: tensor<5x6xf32>) -> tensor<4x6xf32> {
 func.func @nested(%x: tensor<3x2xf32>) -> tensor<6xf32> {
   %0 = ta.expr L<i:0:6> Sum<k:0:2> { (L<a:-1:7, b:0:2> { %x[a floordiv 2, a mod 2] + 1.0 })[i - 1, k] * 2.0 } ins(%x : tensor<3x2xf32>) -> tensor<6xf32>
   return %0 : tensor<6xf32>
+}
+
+// -----
+
+// An exact division is computed as a floordiv, and the floordiv of a value that is not a
+// multiple can fall outside the tensor even when every exact quotient is inside:
+// (y - 1) / 2 over y in [0, 4) has exact quotients 0 and 1, but y = 0 computes -1. The
+// index is clamped and the read guarded (the JIT run asserted out of bounds before).
+// CHECK-LABEL: func.func @exact_div
+// CHECK: %[[Q:.*]] = arith.floordivsi
+// CHECK: %[[LO:.*]] = arith.cmpi sge, %[[Q]]
+// CHECK: %[[IDX:.*]] = arith.select {{.*}}, %[[Q]],
+// CHECK: tensor.extract %arg0[%[[IDX]]]
+func.func @exact_div(%x: tensor<2xf32>) -> tensor<4xf32> {
+  %0 = ta.expr L<y:0:4> { %x[(y - 1) / 2] } ins(%x : tensor<2xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

@@ -312,7 +312,11 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
                 let mut guard: Option<String> = None;
                 for (dpos, (e, d)) in idx.iter().zip(shape).enumerate() {
                     let v = b.idx(e, var);
-                    let inside = e.range(range_of).is_some_and(|(l, h)| l >= 0 && h <= *d)
+                    // The range of the index as computed (an exact division is a
+                    // floordiv here, its guard applied to the value read).
+                    let inside = as_computed(e)
+                        .range(range_of)
+                        .is_some_and(|(l, h)| l >= 0 && h <= *d)
                         || e.as_var().is_some_and(|x| by_dim(x, *i, dpos));
                     if inside {
                         ixs.push(v);
@@ -443,6 +447,29 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
         bargs.join(", "),
         b.out
     ))
+}
+
+/// `e` with each exact division `x / k` written as the `x floordiv k` the body computes
+/// for it: [`Idx::range`] gives an exact division the range of its exact values only,
+/// but the index is computed (and must be in bounds) at the other points too.
+fn as_computed(e: &Idx) -> Idx {
+    Idx {
+        terms: e
+            .terms
+            .iter()
+            .map(|(a, k)| {
+                let a = match a {
+                    Atom::Div(x, d) | Atom::FloorDiv(x, d) => {
+                        Atom::FloorDiv(Box::new(as_computed(x)), *d)
+                    }
+                    Atom::Mod(x, d) => Atom::Mod(Box::new(as_computed(x)), *d),
+                    Atom::Var(v) => Atom::Var(v.clone()),
+                };
+                (a, *k)
+            })
+            .collect(),
+        c: e.c,
+    }
 }
 
 /// Block-argument markers while generating a body.

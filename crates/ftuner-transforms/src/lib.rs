@@ -2,7 +2,7 @@
 //!
 //! General-purpose transformations with upstream MLIR's names and behaviour:
 //! [`canonicalize`] (the greedy pattern-rewrite driver with the dialects' folders and
-//! canonicalization patterns), [`cse`], [`symbol_dce`]; and the steps from tensors to
+//! canonicalization patterns), [`cse`], [`symbol_dce`], [`fuse_elementwise`]; and the steps from tensors to
 //! the llvm dialect ([`bufferize`], [`linalg_to_loops`], [`prefetch`], [`to_llvm`]). [`register_passes`] adds them to a
 //! [`ftuner_pass::PassRegistry`].
 
@@ -10,6 +10,7 @@ pub mod bufferize;
 pub mod canonicalize;
 pub mod cse;
 pub mod effects;
+pub mod fuse_elementwise;
 pub mod greedy;
 pub mod library_calls;
 pub mod linalg_to_loops;
@@ -20,6 +21,7 @@ pub mod to_llvm;
 pub use bufferize::BufferizePass;
 pub use canonicalize::CanonicalizerPass;
 pub use cse::CsePass;
+pub use fuse_elementwise::FuseElementwisePass;
 pub use linalg_to_loops::ConvertLinalgToLoopsPass;
 pub use prefetch::PrefetchTileUpdatesPass;
 pub use symbol_dce::SymbolDcePass;
@@ -31,6 +33,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(CanonicalizerPass::new()));
     reg.register(|| Box::new(CsePass::default()));
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
+    reg.register(|| Box::new(FuseElementwisePass::default()));
     reg.register(|| Box::new(PrefetchTileUpdatesPass::default()));
     reg.register(|| Box::new(SymbolDcePass::default()));
     reg.register(|| Box::new(ConvertToLlvmPass::default()));

@@ -18,22 +18,10 @@
 //! activation). The patch moves to just before the consumer (its own operands are defined
 //! before it, the consumer's before the consumer).
 
+use ftuner_dialects::linalg::body::all_parallel;
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps};
 use ftuner_ir::{intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, Value};
-
-/// All loops of a linalg op are parallel.
-fn all_parallel(ir: &Ir, op: OpId) -> bool {
-    ir.attr(op, "iterator_types")
-        .and_then(|a| a.as_array())
-        .is_some_and(|its| {
-            its.iter().all(|a| {
-                a.dialect_body()
-                    .is_some_and(|(_, b)| b.contains("parallel"))
-                    || a.as_str() == Some("parallel")
-            })
-        })
-}
 
 fn maps_of(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
     ftuner_dialects::linalg::body::indexing_maps(ir, op)

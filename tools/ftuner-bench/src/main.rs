@@ -98,8 +98,10 @@ fn thread_counts(spec: &str) -> Result<Vec<usize>, String> {
 mod ollie;
 mod report;
 
+/// ftuner's pipeline: elementwise chains fused (the matmul workloads have none; the ollie
+/// workload's BatchNorm/ReLU chains do), contractions patched with uKernels and lowered.
 const PIPELINE: &str =
-    "builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
+    "builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)";
 
 fn compile(src: &str, pipeline: &str) -> Result<ftuner_runtime::Executable, String> {
     compile_timed(src, pipeline).map(|(e, _)| e)
@@ -720,7 +722,7 @@ fn run(cli: &Cli) -> Result<(), String> {
     }
     if want.contains(&"ollie") {
         use_threads(1, 1);
-        ollie::run(&cli.inputs, reps, cli.smoke, &mut out.json)?;
+        ollie::run(&cli.inputs, &cli.pipeline, reps, cli.smoke, &mut out.json)?;
     }
     if want.contains(&"w3") {
         let csv = std::fs::read_to_string(&cli.deepbench)

@@ -1,8 +1,8 @@
 //! The `ollie` workload (issue 7): conv layers exported by torch-mlir and the banded
 //! attention of examples/longformer_band_attention.mlir, compiled three ways
 //! in one process — direct loop lowering (`loops`), contractions patched as implicit-GEMM
-//! uKernels (`ukernels`, ftuner's default), and derived by `ollie-derive` (`derived`,
-//! target=auto, then the same uKernel pipeline) — and timed alternately, one thread. The
+//! uKernels (`ukernels`: `--pipeline`, ftuner's default unless given), and derived by
+//! `ollie-derive` (`derived`, target=auto, then the same pipeline) — and timed alternately, one thread. The
 //! results of the three are compared before timing.
 
 use crate::{median, Rng};
@@ -12,10 +12,11 @@ use std::io::Write;
 use std::rc::Rc;
 
 const LOOPS: &str = "builtin.module(canonicalize,cse)";
-const UKERNELS: &str = crate::PIPELINE;
-/// The derived pipeline for an `ollie-derive` target.
-fn derived(target: &str) -> String {
-    format!("builtin.module(canonicalize,cse,ollie-derive{{target={target}}},convert-ta-to-linalg,canonicalize,cse,patch-ukernels{{target=host}},lower-ukernels,canonicalize,cse)")
+/// The derived pipeline for an `ollie-derive` target: `ollie-derive` and
+/// `convert-ta-to-linalg` ahead of the uKernel pipeline (`--pipeline`).
+fn derived(target: &str, ukernels: &str) -> String {
+    let rest = ukernels.strip_prefix("builtin.module(").unwrap_or(ukernels);
+    format!("builtin.module(canonicalize,cse,ollie-derive{{target={target}}},convert-ta-to-linalg,{rest}")
 }
 
 /// A layer: file under the inputs folder (or, `example`, under examples/), entry, batch
@@ -90,6 +91,7 @@ fn args(
 
 pub fn run(
     inputs: &str,
+    ukernels: &str,
     reps: usize,
     smoke: bool,
     json: &mut Option<std::fs::File>,
@@ -155,7 +157,11 @@ pub fn run(
         };
         let mut exes = vec![];
         let mut compile_s = vec![];
-        for p in [LOOPS.to_string(), UKERNELS.to_string(), derived(l.target)] {
+        for p in [
+            LOOPS.to_string(),
+            ukernels.to_string(),
+            derived(l.target, ukernels),
+        ] {
             let t = std::time::Instant::now();
             exes.push(crate::compile(&src, &p)?);
             compile_s.push(t.elapsed().as_secs_f64());

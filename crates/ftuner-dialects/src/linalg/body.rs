@@ -223,6 +223,27 @@ pub fn is_elementwise(name: &str) -> bool {
     )
 }
 
+/// Which loops of an op with an `iterator_types` attribute (a `linalg.generic`) are
+/// parallel, whether written `#linalg.iterator_type<parallel>` or `"parallel"`.
+pub fn parallel_iterators(ir: &Ir, op: OpId) -> Option<Vec<bool>> {
+    let its = ir.attr(op, "iterator_types")?;
+    Some(
+        its.as_array()?
+            .iter()
+            .map(|a| {
+                a.dialect_body()
+                    .is_some_and(|(_, b)| b.contains("parallel"))
+                    || a.as_str() == Some("parallel")
+            })
+            .collect(),
+    )
+}
+
+/// Every loop of `op` is parallel (per [`parallel_iterators`]).
+pub fn all_parallel(ir: &Ir, op: OpId) -> bool {
+    parallel_iterators(ir, op).is_some_and(|p| p.iter().all(|x| *x))
+}
+
 /// Iterator types (true = reduction) of the named ops whose maps we model.
 pub fn reduction_dims(ir: &Ir, op: OpId) -> Option<Vec<bool>> {
     if let Some(a) = ir.attr(op, "iterator_types") {

@@ -1,0 +1,257 @@
+//! `linalg-fuse-elementwise-ops`: producer-consumer fusion of elementwise `linalg.generic`
+//! ops on tensors, as upstream MLIR's pass of that name does for the common case.
+//!
+//! A producer is fused into a consumer when
+//! * both are `linalg.generic` ops in the same block, the producer with one result, all
+//!   loops parallel, its output written through a permutation map and its output block
+//!   argument not read (an init-only output);
+//! * the producer's result has exactly one use, an input of the consumer, read through a
+//!   permutation of all the consumer's loops (each produced element is computed exactly
+//!   once: nothing is recomputed, and broadcasting reads are left alone).
+//!
+//! The fused op reads the producer's inputs (maps composed with the consumer's read, so
+//! the producer's loop `k` becomes the consumer loop that reads its `k`-th output dim),
+//! computes the producer's body in place of the fused block argument (its `linalg.index`
+//! ops renumbered the same way) and then the consumer's body. The intermediate tensor and
+//! its pass over memory disappear. Fusion repeats until no pair qualifies, so a chain
+//! (BatchNorm's subtract, scale, shift, then ReLU) becomes one op.
+
+use ftuner_dialects::linalg::body::all_parallel;
+use ftuner_dialects::linalg::ins_outs;
+use ftuner_ir::{intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, Value};
+use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use rustc_hash::FxHashMap;
+
+/// The dim each result of `m` is, when `m` is a permutation of all its dims.
+fn permutation(m: &AffineMap) -> Option<Vec<u32>> {
+    let p = m.as_permutation_like()?;
+    let mut seen = vec![false; m.num_dims as usize];
+    if p.len() != m.num_dims as usize || m.num_symbols != 0 {
+        return None;
+    }
+    for d in &p {
+        let s = seen.get_mut(*d as usize)?;
+        if *s {
+            return None;
+        }
+        *s = true;
+    }
+    Some(p)
+}
+
+fn body_of(ir: &Ir, op: OpId) -> Option<ftuner_ir::BlockId> {
+    ir.region_entry(*ir.regions_of(op).first()?)
+}
+
+/// What fusing producer `p` into input `i` of consumer `c` needs: the consumer loop each
+/// producer loop becomes.
+fn plan(ir: &Ir, c: OpId, i: usize) -> Option<(OpId, Vec<u32>)> {
+    let (c_ins, _) = ins_outs(ir, c);
+    let v = *c_ins.get(i)?;
+    let p = ir.defining_op(v)?;
+    if ir.name(p) != "linalg.generic" || ir.results(p).len() != 1 || !all_parallel(ir, p) {
+        return None;
+    }
+    if ir.uses(v).len() != 1 || ir.op(p).parent != ir.op(c).parent {
+        return None;
+    }
+    // Tensors only (a generic on buffers has no result to fuse through).
+    ir.value_type(v).shape()?;
+    let (p_ins, p_outs) = ins_outs(ir, p);
+    if p_outs.len() != 1 {
+        return None;
+    }
+    let p_maps = ftuner_dialects::linalg::body::indexing_maps(ir, p)?;
+    let c_maps = ftuner_dialects::linalg::body::indexing_maps(ir, c)?;
+    // Well-formed ops only: a map per operand, a block argument per operand.
+    let (c_ins_n, c_outs_n) = (c_ins.len(), ins_outs(ir, c).1.len());
+    let cb = body_of(ir, c)?;
+    if p_maps.len() != p_ins.len() + 1
+        || c_maps.len() != c_ins_n + c_outs_n
+        || ir.block_args(cb).len() != c_ins_n + c_outs_n
+        || ir.block_args(body_of(ir, p)?).len() != p_ins.len() + 1
+    {
+        return None;
+    }
+    let p_out = permutation(p_maps.get(p_ins.len())?)?;
+    let c_read = permutation(c_maps.get(i)?)?;
+    if p_out.len() != c_read.len() {
+        return None;
+    }
+    // The producer's output is init-only.
+    let pb = body_of(ir, p)?;
+    let out_arg = *ir.block_args(pb).get(p_ins.len())?;
+    if ir.has_uses(out_arg) {
+        return None;
+    }
+    // Producer loop p_out[j] writes dim j; the consumer reads dim j at loop c_read[j].
+    let mut loop_of = vec![0u32; p_out.len()];
+    for (j, pd) in p_out.iter().enumerate() {
+        loop_of[*pd as usize] = c_read[j];
+    }
+    Some((p, loop_of))
+}
+
+/// Fuse producer `p` (per [`plan`]) into input `i` of consumer `c`; returns the new op.
+fn fuse(ir: &mut Ir, c: OpId, i: usize, p: OpId, loop_of: &[u32]) -> Option<OpId> {
+    let (c_ins, c_outs) = ins_outs(ir, c);
+    let (p_ins, _) = ins_outs(ir, p);
+    let p_maps = ftuner_dialects::linalg::body::indexing_maps(ir, p)?;
+    let c_maps = ftuner_dialects::linalg::body::indexing_maps(ir, c)?;
+    let nd = c_maps.first()?.num_dims;
+    let sub: Vec<AffineExpr> = loop_of.iter().map(|d| AffineExpr::Dim(*d)).collect();
+    let composed: Vec<AffineMap> = p_maps[..p_ins.len()]
+        .iter()
+        .map(|m| AffineMap {
+            num_dims: nd,
+            num_symbols: 0,
+            results: m.results.iter().map(|e| e.replace(&sub, &[])).collect(),
+        })
+        .collect();
+    let mut ins: Vec<Value> = c_ins[..i].to_vec();
+    ins.extend(&p_ins);
+    ins.extend(&c_ins[i + 1..]);
+    let mut maps: Vec<AffineMap> = c_maps[..i].to_vec();
+    maps.extend(composed);
+    maps.extend(c_maps[i + 1..].iter().cloned());
+    let loc = ir.loc(c);
+    let mut operands = ins.clone();
+    operands.extend(&c_outs);
+    let result_types: Vec<_> = ir.results(c).iter().map(|r| ir.value_type(*r)).collect();
+    let new = ir.create_op(
+        OpSpec::new(intern_name("linalg.generic"), loc)
+            .operands(operands.clone())
+            .results(result_types)
+            .regions(1),
+    );
+    // Everything the consumer carried (iterator types, attributes), then the new maps
+    // and segment sizes.
+    ir.op_mut(new).props = ir.op(c).props;
+    ir.op_mut(new).attrs = ir.op(c).attrs;
+    let map_attrs = maps.into_iter().map(Attribute::affine_map).collect();
+    for (name, a) in [
+        ("indexing_maps", Attribute::array(map_attrs)),
+        (
+            "operandSegmentSizes",
+            Attribute::dense_i32_array(&[ins.len() as i32, c_outs.len() as i32]),
+        ),
+    ] {
+        if ir.prop(c, name).is_some() || ir.discardable_attr(c, name).is_none() {
+            ir.set_prop(new, name, Some(a));
+        } else {
+            ir.set_attr(new, name, Some(a));
+        }
+    }
+    let elem_tys: Vec<_> = operands
+        .iter()
+        .map(|v| ir.value_type(*v).element_type())
+        .collect();
+    let region = ir.regions_of(new)[0];
+    let block = ir.append_block(region, &elem_tys);
+    let args = ir.block_args(block).to_vec();
+    let pb = body_of(ir, p)?;
+    let cb = body_of(ir, c)?;
+    // The producer's body on its inputs' arguments.
+    let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+    for (k, a) in ir.block_args(pb)[..p_ins.len()].iter().enumerate() {
+        map.insert(*a, args[i + k]);
+    }
+    let mut produced = None;
+    for o in ir.block_ops_vec(pb) {
+        if ir.name(o) == "linalg.yield" {
+            let y = *ir.operands(o).first()?;
+            produced = Some(*map.get(&y).unwrap_or(&y));
+            continue;
+        }
+        let n = ir.clone_op(o, &mut map);
+        if ir.name(o) == "linalg.index" {
+            let d = ir.attr(o, "dim").and_then(|a| a.as_i64())?;
+            let to = *loop_of.get(usize::try_from(d).ok()?)?;
+            ir.set_prop(n, "dim", Some(Attribute::i64(to as i64)));
+        }
+        ir.append_op(block, n);
+    }
+    // The consumer's body, its fused argument replaced by the produced value.
+    let c_args = ir.block_args(cb).to_vec();
+    let shift = p_ins.len();
+    for (k, a) in c_args.iter().enumerate() {
+        let to = match k.cmp(&i) {
+            std::cmp::Ordering::Less => args[k],
+            std::cmp::Ordering::Equal => produced?,
+            std::cmp::Ordering::Greater => args[k + shift - 1],
+        };
+        map.insert(*a, to);
+    }
+    for o in ir.block_ops_vec(cb) {
+        let n = ir.clone_op(o, &mut map);
+        ir.append_op(block, n);
+    }
+    Some(new)
+}
+
+/// Fuse one producer into one consumer somewhere under `top`; whether anything changed.
+fn fuse_one(ir: &mut Ir, top: OpId) -> bool {
+    let mut generics = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if ir.name(o) == "linalg.generic" {
+            generics.push(o);
+        }
+    });
+    for c in generics {
+        let n_in = ins_outs(ir, c).0.len();
+        for i in 0..n_in {
+            let Some((p, loop_of)) = plan(ir, c, i) else {
+                continue;
+            };
+            let Some(new) = fuse(ir, c, i, p, &loop_of) else {
+                continue;
+            };
+            ir.insert_before(c, new);
+            let olds = ir.results(c).to_vec();
+            let news = ir.results(new).to_vec();
+            for (a, b) in olds.iter().zip(news) {
+                ir.replace_all_uses(*a, b);
+            }
+            ir.erase_op(c);
+            ir.erase_op(p);
+            return true;
+        }
+    }
+    false
+}
+
+#[derive(Default)]
+pub struct FuseElementwisePass {
+    fused: u64,
+}
+
+impl Pass for FuseElementwisePass {
+    fn argument(&self) -> &'static str {
+        "linalg-fuse-elementwise-ops"
+    }
+    fn name(&self) -> &'static str {
+        "LinalgElementwiseOpFusion"
+    }
+    fn summary(&self) -> &'static str {
+        "Fuse elementwise linalg.generic producers into their consumers"
+    }
+    fn description(&self) -> &'static str {
+        "A linalg.generic producer on tensors (all loops parallel, one result written through a permutation, its output not read) whose result has one use, an input of another linalg.generic read through a permutation of all its loops, is computed inside that consumer: the producer's inputs become the consumer's (maps composed), its body runs in place of the fused argument. Repeats until no pair qualifies; nothing is recomputed."
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+        while fuse_one(cx.ir, top) {
+            self.fused += 1;
+        }
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![Statistic {
+            name: "num-fused",
+            description: "Producers fused into their consumers",
+            value: self.fused,
+        }]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(FuseElementwisePass::default())
+    }
+}
