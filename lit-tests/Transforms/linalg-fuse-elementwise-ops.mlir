@@ -172,3 +172,32 @@ func.func @not_fused(%x: tensor<4xf32>, %m: tensor<3x4xf32>) -> (tensor<4xf32>, 
   } -> tensor<4xf32>
   return %twice, %u1, %bc, %au, %neg : tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Left alone: a producer that loads from a buffer, which the program writes before the
+// consumer runs (the producer must read the old value).
+// CHECK-LABEL: func.func @reads_buffer
+// CHECK: linalg.generic
+// CHECK: memref.store
+// CHECK: linalg.generic
+#w = affine_map<(d0) -> (d0)>
+func.func @reads_buffer(%x: tensor<4xf32>, %buf: memref<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %p = linalg.generic {indexing_maps = [#w, #w], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %b = memref.load %buf[%i] : memref<4xf32>
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  memref.store %one, %buf[%c0] : memref<4xf32>
+  %c = linalg.generic {indexing_maps = [#w, #w], iterator_types = ["parallel"]} ins(%p : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %a, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %c : tensor<4xf32>
+}
