@@ -100,3 +100,54 @@ func.func @swap_outer(%a: memref<?x5x8xf32>, %b: memref<5x?x8xf32>) {
   linalg.transpose ins(%a : memref<?x5x8xf32>) outs(%b : memref<5x?x8xf32>) permutation = [1, 0, 2]
   return
 }
+
+// -----
+
+// A generic whose iterations write disjoint outputs runs on the thread pool: its outer
+// parallel loops are marked ftuner.parallel (convert-to-llvm outlines the outermost),
+// from the outside in until one has 8 or more iterations or a dynamic count; a
+// reduction dim, a dim an output does not index plainly, or a generic of fewer than
+// 16384 iterations is not marked; parallel=false marks nothing.
+// RUN: ftuner-opt %s --convert-linalg-to-loops --split-input-file --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-linalg-to-loops{parallel=false})' | FileCheck %s --check-prefix=SERIAL
+// STATS: 3 num-parallel-loops
+// SERIAL-NOT: ftuner.parallel
+// CHECK-LABEL: func.func @pool
+// The batch of one, then the dynamic rows, are marked; the columns are not.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: } {ftuner.parallel}
+// CHECK-NEXT: } {ftuner.parallel}
+// A row sum (the reduction innermost): its rows are marked.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: } {ftuner.parallel}
+// A small one stays serial.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: }{{$}}
+func.func @pool(%a: memref<1x?x64xf32>, %b: memref<1x?x64xf32>, %m: memref<4096x8xf32>, %r: memref<4096xf32>, %s: memref<4x4xf32>, %t: memref<4x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a : memref<1x?x64xf32>) outs(%b : memref<1x?x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%m : memref<4096x8xf32>) outs(%r : memref<4096xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.addf %x, %o : f32
+    linalg.yield %y : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%s : memref<4x4xf32>) outs(%t : memref<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  }
+  return
+}

@@ -24,21 +24,30 @@
 // CHECK: %[[N:.*]] = "llvm.select"
 // CHECK: "llvm.call"(%[[F]], %{{.*}}, %[[N]]) <{callee = @ftuner_rt_parallel_for
 // CHECK: sym_name = "_mlir_ciface_scale_rows"
-// The body: iterations lo .. hi; the context loaded and taken apart.
-// CHECK: linkage = #llvm.linkage<private>, sym_name = "scale_rows_par0"
-// CHECK: ^bb0(%[[CTX:.*]]: !llvm.ptr, %[[LO:.*]]: i64, %[[HI:.*]]: i64):
+// The body: iterations lo .. hi; the context loaded and taken apart. The output, a fresh
+// allocation that no other captured value reaches, comes in as a noalias pointer (the
+// input, a function argument, does not), so the loop runs in a function of its own.
+// CHECK: arg_attrs = [{}, {}, {}, {llvm.noalias}], function_type = !llvm.func<void (ptr, i64, i64, ptr)>, linkage = #llvm.linkage<private>, sym_name = "scale_rows_par0_noalias"
+// CHECK: ^bb0(%[[CTX:.*]]: !llvm.ptr, %[[LO:.*]]: i64, %[[HI:.*]]: i64, %[[OUT:.*]]: !llvm.ptr):
 // CHECK: "llvm.load"(%[[CTX]])
 // CHECK: "llvm.extractvalue"
+// CHECK: "llvm.insertvalue"(%{{.*}}, %[[OUT]]) <{position = array<i64: 1>}>
 // CHECK: "llvm.br"(%[[LO]])
 // CHECK: "llvm.icmp"(%{{.*}}, %[[HI]]) <{predicate = 2 : i64}>
 // The inner marked loop is not outlined again.
 // CHECK-NOT: ftuner_rt_parallel_for
 // CHECK: "llvm.return"
+// What the pool calls: the output's aligned pointer out of the context, then the loop.
+// CHECK: linkage = #llvm.linkage<private>, sym_name = "scale_rows_par0"
+// CHECK: ^bb0(%[[C2:.*]]: !llvm.ptr, %[[LO2:.*]]: i64, %[[HI2:.*]]: i64):
+// CHECK: %[[P:.*]] = "llvm.extractvalue"(%{{.*}}) <{position = array<i64: 2, 1>}>
+// CHECK: "llvm.call"(%[[C2]], %[[LO2]], %[[HI2]], %[[P]]) <{callee = @scale_rows_par0_noalias
 // CHECK: sym_name = "ftuner_rt_parallel_for"
 // STATS: 1 num-parallel-loops
 // SERIAL-NOT: ftuner_rt_parallel_for
 // SERIAL-NOT: _par0
 // IR: call void @ftuner_rt_parallel_for(ptr @scale_rows_par0, ptr %{{.*}}, i64 %{{.*}})
+// IR: define private void @scale_rows_par0_noalias(ptr %0, i64 %1, i64 %2, ptr noalias %3)
 // IR: define private void @scale_rows_par0(ptr %0, i64 %1, i64 %2)
 // JIT: check: ok
 // BADTHREADS: error: invalid value '0' for '--threads

@@ -862,10 +862,23 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
                 if args.len() != params.len() {
                     return err(op, "entry block arguments do not match the function type");
                 }
+                // `arg_attrs`: `llvm.noalias` on a pointer parameter.
+                let arg_attrs = prop(ir, op, "arg_attrs").and_then(|a| a.as_array());
+                let noalias = |k: usize| {
+                    arg_attrs
+                        .and_then(|v| v.get(k))
+                        .and_then(|d| d.as_dict())
+                        .is_some_and(|d| d.iter().any(|(n, _)| n == "llvm.noalias"))
+                };
                 let mut sig = vec![];
-                for (a, t) in args.iter().zip(&params) {
+                for (k, (a, t)) in args.iter().zip(&params).enumerate() {
                     let n = f.name(*a);
-                    sig.push(format!("{t} {n}"));
+                    let na = if noalias(k) && t == "ptr" {
+                        " noalias"
+                    } else {
+                        ""
+                    };
+                    sig.push(format!("{t}{na} {n}"));
                     f.vals.insert(*a, n);
                 }
                 let block_of: FxHashMap<BlockId, String> = blocks

@@ -6,13 +6,20 @@
 //! reference interpreter uses). Loop bounds come from an operand dimension that a loop
 //! dimension indexes directly. Index expressions of the indexing maps (`d0 + d2`,
 //! `d1 * 2`, ...) become `arith` ops; an output is loaded only when the body reads it.
+//!
+//! Unlike upstream, the outer loops of a `linalg.generic` whose iterations write disjoint
+//! output elements (a parallel dim every output indexes plainly; a body that computes and
+//! reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
+//! (`parallel=false` turns it off; other consumers run marked loops serially).
 
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
 use ftuner_ir::{
     intern_name, AffineExpr, AffineMap, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type,
     Value, DYNAMIC,
 };
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{
+    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
+};
 use rustc_hash::FxHashMap;
 
 struct B<'a> {
@@ -480,8 +487,96 @@ fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (
     (iv, y)
 }
 
-/// Lower one structured op on buffers to loops.
-fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
+/// The loops of `op`'s nest to mark `ftuner.parallel` (by iteration dim), for a
+/// `linalg.generic` on buffers in a host function whose iterations write disjoint output
+/// elements: a parallel dim that every output's map reads plainly, and a body that only
+/// computes and reads (loads, asserts). From the outermost such dim inward until one has
+/// 8 or more iterations or a dynamic count (an outer dim of 1, a batch of one, runs
+/// inline and leaves the pool to the next); none when the static volume is under
+/// [`PARALLEL_MIN_VOLUME`] iterations (a parallel call costs microseconds).
+fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]) -> Vec<usize> {
+    if ir.name(op) != "linalg.generic" {
+        return vec![];
+    }
+    let mut p = ir.parent_op(op);
+    while let Some(o) = p {
+        match ir.name(o) {
+            "func.func" => break,
+            "gpu.func" | "gpu.module" | "gpu.launch" => return vec![],
+            _ => p = ir.parent_op(o),
+        }
+    }
+    let Some(parallel) = lbody::parallel_iterators(ir, op) else {
+        return vec![];
+    };
+    let (ins, outs) = ins_outs(ir, op);
+    let out_maps = &maps[ins.len()..];
+    if outs.is_empty() || out_maps.len() != outs.len() {
+        return vec![];
+    }
+    // The body computes and reads only.
+    let Some(body) = ir.regions_of(op).first().and_then(|r| ir.region_entry(*r)) else {
+        return vec![];
+    };
+    let mut ok = true;
+    for o in ir.block_ops(body) {
+        let n = ir.name(o);
+        ok &= matches!(
+            n,
+            "linalg.yield"
+                | "linalg.index"
+                | "memref.load"
+                | "memref.dim"
+                | "tensor.extract"
+                | "tensor.dim"
+                | "cf.assert"
+        ) || (ir.regions_of(o).is_empty() && crate::effects::is_pure(ctx, ir, o));
+    }
+    if !ok {
+        return vec![];
+    }
+    // Static extents (None: dynamic) of each dim, from the outputs.
+    let extent = |d: usize| -> Option<i64> {
+        for (m, v) in maps.iter().zip(ins.iter().chain(&outs)) {
+            let ty = ir.value_type(*v);
+            let shape = ty.shape()?;
+            if let Some(j) = m
+                .results
+                .iter()
+                .position(|e| *e == AffineExpr::Dim(d as u32))
+            {
+                return shape.get(j).copied().filter(|s| *s != DYNAMIC);
+            }
+        }
+        None
+    };
+    let nd = parallel.len();
+    let volume: Option<i64> = (0..nd).try_fold(1i64, |a, d| a.checked_mul(extent(d)?));
+    if volume.is_some_and(|v| v < PARALLEL_MIN_VOLUME) {
+        return vec![];
+    }
+    let mut dims = vec![];
+    for (d, par) in parallel.iter().enumerate() {
+        let plain = out_maps
+            .iter()
+            .all(|m| m.results.contains(&AffineExpr::Dim(d as u32)));
+        if !par || !plain {
+            continue;
+        }
+        dims.push(d);
+        if extent(d).is_none_or(|e| e >= 8) {
+            break;
+        }
+    }
+    dims
+}
+
+/// Iterations below which a generic's loops stay serial.
+const PARALLEL_MIN_VOLUME: i64 = 1 << 14;
+
+/// Lower one structured op on buffers to loops; the loops of the dims in `par` are marked
+/// `ftuner.parallel`.
+fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
     if !ir.results(op).is_empty() {
         return Err("has tensor results: bufferize first".into());
     }
@@ -557,8 +652,17 @@ fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
             ivs.push(b.val(anchor, "arith.addi", vec![*o, inner], Type::index()));
         }
     } else {
-        for ub in &ubs {
+        for (d, ub) in ubs.iter().enumerate() {
             let (iv, y) = for_loop(&mut b, anchor, zero, *ub, one);
+            if par.contains(&d) {
+                if let Some(f) = b.ir.parent_op(y) {
+                    b.ir.set_attr(
+                        f,
+                        ftuner_dialects::scf::PARALLEL_ATTR,
+                        Some(Attribute::unit()),
+                    );
+                }
+            }
             ivs.push(iv);
             anchor = y;
         }
@@ -621,9 +725,25 @@ fn lower(ir: &mut Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Default)]
 pub struct ConvertLinalgToLoopsPass {
+    opts: PassOptions,
     lowered: u64,
+    marked: u64,
+}
+
+impl Default for ConvertLinalgToLoopsPass {
+    fn default() -> Self {
+        ConvertLinalgToLoopsPass {
+            opts: PassOptions::new(vec![OptionSpec {
+                name: "parallel",
+                kind: OptionKind::Bool,
+                default: "true",
+                description: "Mark the outer loops of a linalg.generic whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations",
+            }]),
+            lowered: 0,
+            marked: 0,
+        }
+    }
 }
 
 impl Pass for ConvertLinalgToLoopsPass {
@@ -637,7 +757,7 @@ impl Pass for ConvertLinalgToLoopsPass {
         "Convert the operations from the linalg dialect into loops"
     }
     fn description(&self) -> &'static str {
-        "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first) with memref.load/memref.store around the op's body."
+        "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic whose iterations write disjoint outputs are marked ftuner.parallel (option parallel)."
     }
     fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
         let mut ops = vec![];
@@ -652,7 +772,12 @@ impl Pass for ConvertLinalgToLoopsPass {
             if !cx.ir.is_alive(o) {
                 continue;
             }
-            match lower(cx.ir, o) {
+            let par = match lbody::indexing_maps(cx.ir, o) {
+                Some(maps) if self.opts.bool("parallel") => parallel_dims(cx.ctx, cx.ir, o, &maps),
+                _ => vec![],
+            };
+            self.marked += par.len() as u64;
+            match lower(cx.ir, o, &par) {
                 Ok(()) => self.lowered += 1,
                 Err(m) => {
                     cx.emit(Diagnostic::error(
@@ -669,14 +794,30 @@ impl Pass for ConvertLinalgToLoopsPass {
             Ok(())
         }
     }
+    fn options(&mut self) -> Option<&mut PassOptions> {
+        Some(&mut self.opts)
+    }
+    fn options_ref(&self) -> Option<&PassOptions> {
+        Some(&self.opts)
+    }
     fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-lowered",
-            description: "Structured ops lowered to loops",
-            value: self.lowered,
-        }]
+        vec![
+            Statistic {
+                name: "num-lowered",
+                description: "Structured ops lowered to loops",
+                value: self.lowered,
+            },
+            Statistic {
+                name: "num-parallel-loops",
+                description: "Loops of generics marked ftuner.parallel",
+                value: self.marked,
+            },
+        ]
     }
     fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(ConvertLinalgToLoopsPass::default())
+        Box::new(ConvertLinalgToLoopsPass {
+            opts: self.opts.clone(),
+            ..Default::default()
+        })
     }
 }

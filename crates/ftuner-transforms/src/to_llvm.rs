@@ -1371,14 +1371,38 @@ impl Cv<'_> {
             "struct<({})>",
             tys.iter().map(|t| text(*t)).collect::<Vec<_>>().join(", ")
         ));
-        // The outlined body.
-        let name = format!("{}_par{}", self.fname, self.outlined.len());
-        let nf = new_func(self.ir, &name, "void (ptr, i64, i64)", self.loc, true);
+        // The outlined body. Buffers it captures that nothing else it reaches can touch
+        // (the one capture of a fresh allocation) come in as `noalias` pointers of the
+        // function that runs the loop, which a wrapper with the pool's signature calls:
+        // in the enclosing function LLVM knew a fresh allocation aliases nothing, and
+        // through the context struct it would not (every store to an output could change
+        // any input: the body re-loads and vectorises less).
+        let safe = noalias_fields(self.ir, &live, &captured);
+        let name = format!("{}_par{}", self.fname, pool_bodies(self.ir, self.outlined));
+        let loop_name = if safe.is_empty() {
+            name.clone()
+        } else {
+            format!("{name}_noalias")
+        };
+        let mut fty = String::from("void (ptr, i64, i64");
+        for _ in &safe {
+            fty.push_str(", ptr");
+        }
+        fty.push(')');
+        let nf = new_func(self.ir, &loop_name, &fty, self.loc, true);
+        if !safe.is_empty() {
+            let mut attrs = vec![Attribute::dictionary(vec![]); 3];
+            attrs.extend(safe.iter().map(|_| {
+                Attribute::dictionary(vec![("llvm.noalias".to_string(), Attribute::unit())])
+            }));
+            self.ir
+                .set_prop(nf, "arg_attrs", Some(Attribute::array(attrs)));
+        }
         self.outlined.push(nf);
         let region = self.ir.regions_of(nf)[0];
-        let entry = self
-            .ir
-            .append_block(region, &[ptr(), Type::i64(), Type::i64()]);
+        let mut params = vec![ptr(), Type::i64(), Type::i64()];
+        params.extend(safe.iter().map(|_| ptr()));
+        let entry = self.ir.append_block(region, &params);
         let fargs = self.ir.block_args(entry).to_vec();
         let mut cv = Cv {
             ir: &mut *self.ir,
@@ -1393,7 +1417,7 @@ impl Cv<'_> {
             outlined: &mut *self.outlined,
             fname: self.fname,
         };
-        let fields: Vec<Value> = if captured.is_empty() {
+        let mut fields: Vec<Value> = if captured.is_empty() {
             vec![]
         } else {
             let st = cv.load(fargs[0], sty, 8);
@@ -1402,6 +1426,10 @@ impl Cv<'_> {
                 .map(|(i, t)| cv.extract(st, &[i as i64], *t))
                 .collect()
         };
+        // The noalias buffers' descriptors address through the parameters.
+        for (j, i) in safe.iter().enumerate() {
+            fields[*i] = cv.insert(fields[*i], fargs[3 + j], &[1]);
+        }
         // In the order of first use (the output does not depend on hashing).
         let mut inside: FxHashMap<Value, Value> = FxHashMap::default();
         for c in live.iter().map(|(_, c)| *c).chain([lb, step]) {
@@ -1439,6 +1467,35 @@ impl Cv<'_> {
         cv.br(header, vec![next]);
         cv.cur = exit;
         cv.emit("llvm.return", vec![], vec![], vec![], vec![]);
+        if !safe.is_empty() {
+            // The wrapper the pool calls: the noalias buffers' aligned pointers, then the loop.
+            let wf = new_func(self.ir, &name, "void (ptr, i64, i64)", self.loc, true);
+            self.outlined.push(wf);
+            let region = self.ir.regions_of(wf)[0];
+            let entry = self
+                .ir
+                .append_block(region, &[ptr(), Type::i64(), Type::i64()]);
+            let mut args = self.ir.block_args(entry).to_vec();
+            let mut w = Cv {
+                ir: &mut *self.ir,
+                map: FxHashMap::default(),
+                consts: FxHashMap::default(),
+                cur: entry,
+                region,
+                loc: self.loc,
+                decls: &mut *self.decls,
+                strings: &mut *self.strings,
+                outline: false,
+                outlined: &mut *self.outlined,
+                fname: self.fname,
+            };
+            let st = w.load(args[0], sty, 8);
+            for i in &safe {
+                args.push(w.extract(st, &[*i as i64, 1], ptr()));
+            }
+            w.call_sym(&loop_name, args, None);
+            w.emit("llvm.return", vec![], vec![], vec![], vec![]);
+        }
         // At the loop: the context, the trip count, the call.
         self.loc = self.ir.loc(op);
         let ctx = if captured.is_empty() {
@@ -1672,6 +1729,92 @@ fn func_type_body(ret: Option<Type>, params: &[Type]) -> String {
     )
 }
 
+/// How many of the outlined functions the pool calls (a loop taking `noalias` buffers is
+/// a second function, called by its wrapper).
+fn pool_bodies(ir: &Ir, outlined: &[OpId]) -> usize {
+    outlined
+        .iter()
+        .filter(|f| ir.prop(**f, "arg_attrs").is_none())
+        .count()
+}
+
+/// Where the memory of a memref value comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Root {
+    /// A `memref.alloc` / `alloca` of the enclosing function (through view ops).
+    Alloc(OpId),
+    /// An argument of the enclosing function or a global: not a fresh allocation.
+    External,
+    /// Anything else (a loop-carried buffer, a view op not modelled here).
+    Unknown,
+}
+
+fn root_of(ir: &Ir, mut v: Value) -> Root {
+    for _ in 0..64 {
+        let Some(d) = ir.defining_op(v) else {
+            // A block argument: the function's own arguments are external.
+            let entry_of_func = ir.value_block(v).is_some_and(|b| {
+                ir.block_parent_op(b)
+                    .is_some_and(|o| matches!(ir.name(o), "func.func" | "gpu.func"))
+            });
+            return if entry_of_func {
+                Root::External
+            } else {
+                Root::Unknown
+            };
+        };
+        match ir.name(d) {
+            "memref.alloc" | "memref.alloca" => return Root::Alloc(d),
+            "memref.get_global" => return Root::External,
+            "memref.subview"
+            | "memref.collapse_shape"
+            | "memref.expand_shape"
+            | "memref.cast"
+            | "memref.reinterpret_cast"
+            | "memref.reshape"
+            | "memref.transpose" => match ir.operands(d).first() {
+                Some(x) => v = *x,
+                None => return Root::Unknown,
+            },
+            _ => return Root::Unknown,
+        }
+    }
+    Root::Unknown
+}
+
+/// Context fields (indices into `captured`) of an outlined loop that may be `noalias`: a
+/// buffer rooted in an allocation of the enclosing function that no other capture is
+/// rooted in (a fresh allocation is reachable from nothing else: not from the
+/// function's arguments, not from a global). None when some captured buffer's origin is
+/// unknown (it could view any allocation). `live`: (value outside, its conversion).
+fn noalias_fields(ir: &Ir, live: &[(Value, Value)], captured: &[Value]) -> Vec<usize> {
+    let roots: Vec<(Value, Root)> = live
+        .iter()
+        .filter(|(old, _)| ir.value_type(*old).is_memref())
+        .map(|(old, c)| (*c, root_of(ir, *old)))
+        .collect();
+    if roots.iter().any(|(_, r)| *r == Root::Unknown) {
+        return vec![];
+    }
+    let mut out = vec![];
+    for (i, c) in captured.iter().enumerate() {
+        let mine: Vec<Root> = roots
+            .iter()
+            .filter(|(x, _)| x == c)
+            .map(|(_, r)| *r)
+            .collect();
+        let Some(Root::Alloc(a)) = mine.first().copied() else {
+            continue;
+        };
+        let shared = mine.iter().any(|r| *r != Root::Alloc(a))
+            || roots.iter().any(|(x, r)| x != c && *r == Root::Alloc(a));
+        if !shared {
+            out.push(i);
+        }
+    }
+    out
+}
+
 fn new_func(ir: &mut Ir, name: &str, fty: &str, loc: Attribute, private: bool) -> OpId {
     let mut s = OpSpec::new(intern_name("llvm.func"), loc)
         .prop("sym_name", Attribute::string(name))
@@ -1798,7 +1941,7 @@ fn convert_func(
     } else if !private {
         out.push(ciface(cv.ir, &name, &ins, &outs, ret, &params, loc));
     }
-    let n = outlined.len() as u64;
+    let n = pool_bodies(ir, &outlined) as u64;
     out.extend(outlined);
     Ok((out, n))
 }
