@@ -523,13 +523,7 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
         let n = ir.name(o);
         ok &= matches!(
             n,
-            "linalg.yield"
-                | "linalg.index"
-                | "memref.load"
-                | "memref.dim"
-                | "tensor.extract"
-                | "tensor.dim"
-                | "cf.assert"
+            "linalg.yield" | "linalg.index" | "memref.load" | "memref.dim" | "cf.assert"
         ) || (ir.regions_of(o).is_empty() && crate::effects::is_pure(ctx, ir, o));
     }
     if !ok {

@@ -1325,6 +1325,24 @@ impl Cv<'_> {
     /// it uses from outside stored in a struct on the stack that `ctx` points to, and the
     /// loop becomes `ftuner_rt_parallel_for(@NAME_parK, ctx, trip count)`. Constants are
     /// made again inside rather than stored.
+    /// A converter for the body of an outlined function (block `cur` of `region`): no
+    /// further outlining, the module's declarations and strings shared.
+    fn inner(&mut self, cur: BlockId, region: RegionId) -> Cv<'_> {
+        Cv {
+            ir: &mut *self.ir,
+            map: FxHashMap::default(),
+            consts: FxHashMap::default(),
+            cur,
+            region,
+            loc: self.loc,
+            decls: &mut *self.decls,
+            strings: &mut *self.strings,
+            outline: false,
+            outlined: &mut *self.outlined,
+            fname: self.fname,
+        }
+    }
+
     fn outline_parallel(&mut self, op: OpId) -> R<()> {
         let olds = self.ir.operands(op).to_vec();
         if olds.len() != 3 {
@@ -1404,19 +1422,7 @@ impl Cv<'_> {
         params.extend(safe.iter().map(|_| ptr()));
         let entry = self.ir.append_block(region, &params);
         let fargs = self.ir.block_args(entry).to_vec();
-        let mut cv = Cv {
-            ir: &mut *self.ir,
-            map: FxHashMap::default(),
-            consts: FxHashMap::default(),
-            cur: entry,
-            region,
-            loc: self.loc,
-            decls: &mut *self.decls,
-            strings: &mut *self.strings,
-            outline: false,
-            outlined: &mut *self.outlined,
-            fname: self.fname,
-        };
+        let mut cv = self.inner(entry, region);
         let mut fields: Vec<Value> = if captured.is_empty() {
             vec![]
         } else {
@@ -1476,19 +1482,7 @@ impl Cv<'_> {
                 .ir
                 .append_block(region, &[ptr(), Type::i64(), Type::i64()]);
             let mut args = self.ir.block_args(entry).to_vec();
-            let mut w = Cv {
-                ir: &mut *self.ir,
-                map: FxHashMap::default(),
-                consts: FxHashMap::default(),
-                cur: entry,
-                region,
-                loc: self.loc,
-                decls: &mut *self.decls,
-                strings: &mut *self.strings,
-                outline: false,
-                outlined: &mut *self.outlined,
-                fname: self.fname,
-            };
+            let mut w = self.inner(entry, region);
             let st = w.load(args[0], sty, 8);
             for i in &safe {
                 args.push(w.extract(st, &[*i as i64, 1], ptr()));
