@@ -6,8 +6,12 @@ PROFILE ?= release
 CARGO_PROFILE_FLAG = $(if $(filter release,$(PROFILE)),--release,)
 BIN = target/$(PROFILE)
 LIT ?= $(shell command -v lit 2>/dev/null || echo "python3 -m lit")
+# The Python environment tools/setup.sh creates (torch, torch-mlir, maturin, pytest).
+FTUNER_VENV ?= $(HOME)/.cache/ftuner/venv
+export FTUNER_VENV
+PYTHON = $(FTUNER_VENV)/bin/python
 
-.PHONY: setup build run test test-cargo test-lit lint fmt clean docs bench-parser
+.PHONY: setup build python run run-cli test test-cargo test-lit test-python lint fmt clean docs bench-parser
 
 setup:
 	bash tools/setup.sh
@@ -15,12 +19,23 @@ setup:
 build: setup
 	$(CARGO) build $(CARGO_PROFILE_FLAG) --workspace --bins
 
-# The main job on an example shipped in the repo: a torch-mlir dense layer with a dynamic
-# batch dimension, canonicalized, patched with uKernels for this machine, lowered to loops
-# over static tiles, then run at a batch of 37 rows and checked against the layer as read;
-# the same for a BERT encoder layer at sequence length 7, its elementwise chains (LayerNorm,
-# GELU, softmax pieces) fused first.
-run: build
+# The `ftuner` Python package (the Rust extension built by maturin, installed in the
+# environment as an editable package).
+python: build
+	cd python && VIRTUAL_ENV=$(FTUNER_VENV) $(FTUNER_VENV)/bin/maturin develop --release --quiet
+
+# The main job: BERT-base (12 layers, random weights) compiled from PyTorch through the
+# package, once, with dynamic batch and sequence length, then served at lengths drawn from
+# GLUE, each checked against and timed beside PyTorch eager.
+run: python
+	$(PYTHON) examples/serve_bert.py
+
+# The command-line tools on examples shipped in the repo: a torch-mlir dense layer with a
+# dynamic batch dimension, canonicalized, patched with uKernels for this machine, lowered to
+# loops over static tiles, then run at a batch of 37 rows and checked against the layer as
+# read; the same for a BERT encoder layer at sequence length 7, its elementwise chains
+# (LayerNorm, GELU, softmax pieces) fused first.
+run-cli: build
 	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --canonicalize --cse --patch-ukernels=target=host --mlir-pass-statistics
 	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --mlir-timing
 	$(BIN)/ftuner-run examples/dense_dynamic.mlir --shape 0=37x768 --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check
@@ -43,7 +58,12 @@ test-cargo: setup
 test-lit: build
 	FTUNER_PROFILE=$(PROFILE) $(LIT) -sv lit-tests
 
-test: lint test-cargo test-lit
+# The package against PyTorch: the API on small models, then every whole model (reduced
+# configurations; `pytest --full` for the real sizes).
+test-python: python
+	cd python && $(PYTHON) -m pytest -q tests
+
+test: lint test-cargo test-lit test-python
 
 docs: setup
 	$(CARGO) run -q -p ftuner-odsgen --bin ftuner-odsgen -- ir-specs docs/dialects

@@ -325,6 +325,7 @@ fn intrinsic_suffix(t: &str) -> String {
             "double" => "f64".into(),
             "half" => "f16".into(),
             "bfloat" => "bf16".into(),
+            "ptr" => "p0".into(),
             other => other.into(),
         }
     }
@@ -370,6 +371,50 @@ impl Fn<'_> {
         let _ = writeln!(self.out, "  {n} = {text}");
         self.vals.insert(r, n);
         Ok(())
+    }
+
+    /// `llvm.intr.masked.gather %ptrs, %mask, %pass` / `llvm.intr.masked.scatter %v,
+    /// %ptrs, %mask` (`alignment` an attribute, as in MLIR's LLVM dialect; LLVM 22 takes
+    /// it as the `align` attribute of the pointer vector).
+    fn gather_scatter(&mut self, op: OpId, gather: bool) -> R<()> {
+        let ops = self.ir.operands(op).to_vec();
+        if ops.len() != 3 {
+            return err(op, "expects three operands");
+        }
+        let align = prop(self.ir, op, "alignment")
+            .and_then(|a| a.as_i64())
+            .unwrap_or(1);
+        let (data, ptrs) = if gather {
+            (self.ir.result(op, 0), ops[0])
+        } else {
+            (ops[0], ops[1])
+        };
+        let dt = self.vty(op, data)?;
+        let pt = self.vty(op, ptrs)?;
+        let sfx = format!("{}.{}", intrinsic_suffix(&dt), intrinsic_suffix(&pt));
+        let mt = self.vty(op, if gather { ops[1] } else { ops[2] })?;
+        if gather {
+            let f = format!("llvm.masked.gather.{sfx}");
+            self.decls
+                .insert(f.clone(), format!("declare {dt} @{f}({pt}, {mt}, {dt})"));
+            let (p, m, pass) = (
+                format!("{pt} align {align} {}", self.get(op, ops[0])?),
+                self.typed(op, ops[1])?,
+                self.typed(op, ops[2])?,
+            );
+            self.def(op, format!("call {dt} @{f}({p}, {m}, {pass})"))
+        } else {
+            let f = format!("llvm.masked.scatter.{sfx}");
+            self.decls
+                .insert(f.clone(), format!("declare void @{f}({dt}, {pt}, {mt})"));
+            let (v, p, m) = (
+                self.typed(op, ops[0])?,
+                format!("{pt} align {align} {}", self.get(op, ops[1])?),
+                self.typed(op, ops[2])?,
+            );
+            let _ = writeln!(self.out, "  call void @{f}({v}, {p}, {m})");
+            Ok(())
+        }
     }
 
     fn op(&mut self, op: OpId, block_of: &FxHashMap<BlockId, String>) -> R<()> {
@@ -467,6 +512,9 @@ impl Fn<'_> {
                     imm("cache")
                 );
                 return Ok(());
+            }
+            if intr == "masked.gather" || intr == "masked.scatter" {
+                return self.gather_scatter(op, intr == "masked.gather");
             }
             let t = res_ty()?;
             let f = format!("llvm.{intr}.{}", intrinsic_suffix(&t));

@@ -12,6 +12,7 @@
 //! assert!(ftuner_ir::verify::verify(&ctx, &m.ir, m.top).is_empty());
 //! ```
 
+pub mod affine;
 pub mod arith;
 pub mod builtin;
 pub mod cf;

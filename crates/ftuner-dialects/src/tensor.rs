@@ -1,5 +1,9 @@
 //! `tensor`: type inference, verifiers, folders and result names.
 
+mod concat;
+
+pub use concat::{decompose_concat, verify_concat};
+
 use crate::cf::constant_of;
 use ftuner_ir::dialect::{FoldResult, TypeEnv};
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
@@ -17,6 +21,7 @@ names! {
     asm_names_collapse_shape => "collapsed", asm_names_expand_shape => "expanded", asm_names_cast => "cast",
     asm_names_extract_slice => "extracted_slice", asm_names_insert_slice => "inserted_slice",
     asm_names_pad => "padded", asm_names_generate => "generated", asm_names_splat => "splat",
+    asm_names_concat => "concat",
 }
 
 pub fn verify_empty(ir: &Ir, op: OpId) -> Result<(), String> {

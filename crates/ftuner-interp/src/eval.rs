@@ -339,6 +339,24 @@ impl<'a> Interp<'a> {
             }
             // Hints without effect on values.
             "memref.prefetch" => return Ok(vec![]),
+            "affine.apply" => {
+                let m = ir
+                    .attr(op, "map")
+                    .and_then(|a| a.as_affine_map())
+                    .ok_or_else(|| err("missing map".into()))?;
+                let vals: Vec<i64> = ir
+                    .operands(op)
+                    .iter()
+                    .map(|v| self.scalar(env, *v, op).map(|x| x as i64))
+                    .collect::<Result<_, _>>()?;
+                let nd = (m.num_dims as usize).min(vals.len());
+                let r = m
+                    .results
+                    .first()
+                    .and_then(|e| e.eval(&vals[..nd], &vals[nd..]))
+                    .ok_or_else(|| err("the map has no value here (division by zero?)".into()))?;
+                return Ok(vec![RtVal::Scalar(r as f64)]);
+            }
             "arith.constant" => {
                 let a = ir
                     .attr(op, "value")
@@ -1188,6 +1206,43 @@ impl<'a> Interp<'a> {
                     t.elem,
                     t.data.clone(),
                 )
+            }
+            "concat" => {
+                // The inputs one after another along `dim` (row-major blocks: each input
+                // contributes `inner * its size along dim` elements per outer index).
+                let d = ir.attr(op, "dim").and_then(|a| a.as_i64()).unwrap_or(-1);
+                let ts = ops
+                    .iter()
+                    .map(|v| self.tensor(env, *v, op))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let first = ts.first().ok_or_else(|| err("no inputs".into()))?;
+                let rank = first.shape.len();
+                let d = usize::try_from(d)
+                    .ok()
+                    .filter(|d| *d < rank)
+                    .ok_or_else(|| err("concatenation dim out of range".into()))?;
+                for t in &ts {
+                    if t.shape.len() != rank
+                        || (0..rank).any(|k| k != d && t.shape[k] != first.shape[k])
+                    {
+                        return Err(err(format!(
+                            "concatenated shapes {:?} and {:?} differ outside dim {d}",
+                            first.shape, t.shape
+                        )));
+                    }
+                }
+                let mut shape = first.shape.clone();
+                shape[d] = ts.iter().map(|t| t.shape[d]).sum();
+                let outer: usize = shape[..d].iter().product();
+                let inner: usize = shape[d + 1..].iter().product();
+                let mut data = Vec::with_capacity(outer * shape[d] * inner);
+                for o in 0..outer {
+                    for t in &ts {
+                        let blk = t.shape[d] * inner;
+                        data.extend_from_slice(&t.data[o * blk..(o + 1) * blk]);
+                    }
+                }
+                Tensor::new(shape, first.elem, data)
             }
             "extract_slice" | "insert_slice" => {
                 let (src, dst_opt, rest) = if short == "extract_slice" {

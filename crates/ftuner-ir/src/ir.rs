@@ -404,6 +404,16 @@ impl Ir {
         v
     }
 
+    /// Remove argument `i` of block `b`, which must have no uses (MLIR's
+    /// `Block::eraseArgument`); the arguments after it shift down by one.
+    pub fn erase_block_arg(&mut self, b: BlockId, i: usize) {
+        let v = self.blocks[b.index()].args.remove(i);
+        debug_assert!(self.values[v.index()].uses.is_empty());
+        for (k, a) in self.blocks[b.index()].args.clone().into_iter().enumerate() {
+            self.values[a.index()].def = ValueDef::BlockArg(b, k as u32);
+        }
+    }
+
     // ----- placement -------------------------------------------------------------------
     pub fn append_op(&mut self, block: BlockId, op: OpId) {
         let last = self.blocks[block.index()].last;

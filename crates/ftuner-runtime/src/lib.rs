@@ -15,14 +15,17 @@
 //! ([`set_num_threads`]; `FTUNER_NUM_THREADS`, else every core).
 
 pub mod cuda;
+pub mod raw;
 pub use ftuner_codegen::parallel::{num_threads, set_num_threads};
 use ftuner_codegen::{Compiler, Jit, PackedFn, Target};
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
+pub use raw::{free_output, Owner, RawArg, RawOutput};
 use rustc_hash::FxHashMap;
 use std::alloc::Layout;
 use std::ffi::c_void;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A run-time error: bad arguments, a failed compilation.
@@ -37,7 +40,7 @@ impl std::fmt::Display for RuntimeError {
 
 impl std::error::Error for RuntimeError {}
 
-fn e(m: impl std::fmt::Display) -> RuntimeError {
+pub(crate) fn e(m: impl std::fmt::Display) -> RuntimeError {
     RuntimeError(m.to_string())
 }
 
@@ -50,9 +53,12 @@ pub struct Signature {
 
 /// A module compiled for this machine.
 pub struct Executable {
-    jit: Jit<'static>,
-    last_peak: std::cell::Cell<usize>,
+    /// Kept alive for the code it holds; never used after `compile` (every entry point
+    /// is resolved there).
+    _jit: Jit<'static>,
+    last_peak: AtomicUsize,
     sigs: FxHashMap<String, Signature>,
+    entries: FxHashMap<String, PackedFn>,
     /// Seconds spent lowering and compiling.
     pub compile_seconds: f64,
 }
@@ -128,10 +134,15 @@ impl Executable {
             .module(ir, top, &host, 3, &[])
             .map_err(|x| e(x.0))?;
         let jit = compiler.jit(m).map_err(|x| e(x.0))?;
+        let mut entries = FxHashMap::default();
+        for name in sigs.keys() {
+            entries.insert(name.clone(), jit.packed(name).map_err(|x| e(x.0))?);
+        }
         Ok(Executable {
-            jit,
-            last_peak: std::cell::Cell::new(0),
+            _jit: jit,
+            last_peak: AtomicUsize::new(0),
             sigs,
+            entries,
             compile_seconds: t0.elapsed().as_secs_f64(),
         })
     }
@@ -139,7 +150,25 @@ impl Executable {
     /// Peak bytes the compiled code held allocated during the last call (temporaries and
     /// results; not the inputs, which the runtime allocates).
     pub fn last_peak_bytes(&self) -> usize {
-        self.last_peak.get()
+        self.last_peak.load(Ordering::Relaxed)
+    }
+
+    /// The names of the public functions.
+    pub fn functions(&self) -> impl Iterator<Item = &str> {
+        self.sigs.keys().map(|s| s.as_str())
+    }
+
+    /// The packed entry and signature of `name`.
+    pub(crate) fn entry(&self, name: &str) -> Result<(PackedFn, &Signature), RuntimeError> {
+        let sig = self
+            .sigs
+            .get(name)
+            .ok_or_else(|| e(format!("no public function @{name}")))?;
+        let f = *self
+            .entries
+            .get(name)
+            .ok_or_else(|| e(format!("no compiled function @{name}")))?;
+        Ok((f, sig))
     }
 
     pub fn signature(&self, name: &str) -> Option<&Signature> {
@@ -172,12 +201,8 @@ impl Executable {
 
     /// Check and copy the arguments of `name` once, for repeated [`Executable::time`]s.
     pub fn prepare(&self, name: &str, args: &[RtVal]) -> Result<Prepared, RuntimeError> {
-        let sig = self
-            .sigs
-            .get(name)
-            .ok_or_else(|| e(format!("no public function @{name}")))?
-            .clone();
-        let f = self.jit.packed(name).map_err(|x| e(x.0))?;
+        let (f, sig) = self.entry(name)?;
+        let sig = sig.clone();
         if args.len() != sig.inputs.len() {
             return Err(e(format!(
                 "@{name} takes {} arguments, got {}",
@@ -228,8 +253,10 @@ impl Executable {
         let t0 = Instant::now();
         unsafe { (p.f)(ptrs.as_mut_ptr()) };
         let took = t0.elapsed();
-        self.last_peak
-            .set(ftuner_codegen::memstats::peak().saturating_sub(base));
+        self.last_peak.store(
+            ftuner_codegen::memstats::peak().saturating_sub(base),
+            Ordering::Relaxed,
+        );
         let owned: Vec<usize> = p.inputs.iter().filter_map(|i| i.buffer_addr()).collect();
         let mut out = vec![];
         for (t, off) in p.sig.results.iter().zip(offsets) {
@@ -239,6 +266,13 @@ impl Executable {
         Ok((out, took))
     }
 }
+
+// SAFETY: after `compile` an Executable is immutable but for an atomic counter: calls go
+// through the resolved function pointers (the JIT is never touched again), and compiled
+// code keeps no state between calls except what the thread-safe runtime (thread pool,
+// counted allocator) holds. Dropping it drops the JIT, whose LLVM context is not shared.
+unsafe impl Send for Executable {}
+unsafe impl Sync for Executable {}
 
 /// A call with its arguments checked and copied into aligned buffers.
 pub struct Prepared {
@@ -273,7 +307,7 @@ impl Drop for AlignedBuf {
 }
 
 /// Bytes and alignment of a result field.
-fn field_layout(t: Type) -> Result<(usize, usize), RuntimeError> {
+pub(crate) fn field_layout(t: Type) -> Result<(usize, usize), RuntimeError> {
     if let Some(r) = t.rank().filter(|_| t.is_memref()) {
         return Ok((8 * (3 + 2 * r), 8));
     }
@@ -281,7 +315,7 @@ fn field_layout(t: Type) -> Result<(usize, usize), RuntimeError> {
     Ok((b, b))
 }
 
-fn elem_bytes(t: Type) -> Result<usize, RuntimeError> {
+pub(crate) fn elem_bytes(t: Type) -> Result<usize, RuntimeError> {
     match t.kind() {
         TypeKind::Index => Ok(8),
         TypeKind::Integer { width, .. } => Ok((*width as usize).div_ceil(8).next_power_of_two()),
@@ -296,7 +330,7 @@ fn elem_bytes(t: Type) -> Result<usize, RuntimeError> {
 ///
 /// # Safety
 /// `p` must point at `elem_bytes(t)` writable bytes.
-unsafe fn put(p: *mut u8, x: f64, t: Type) {
+pub(crate) unsafe fn put(p: *mut u8, x: f64, t: Type) {
     unsafe {
         match t.kind() {
             TypeKind::Float(ftuner_ir::FloatKind::F32) => (p as *mut f32).write_unaligned(x as f32),
@@ -321,7 +355,7 @@ unsafe fn put(p: *mut u8, x: f64, t: Type) {
 ///
 /// # Safety
 /// `p` must point at `elem_bytes(t)` readable bytes.
-unsafe fn get(p: *const u8, t: Type) -> f64 {
+pub(crate) unsafe fn get(p: *const u8, t: Type) -> f64 {
     unsafe {
         match t.kind() {
             TypeKind::Float(ftuner_ir::FloatKind::F32) => (p as *const f32).read_unaligned() as f64,
@@ -461,4 +495,9 @@ unsafe fn read_result(p: *const u8, t: Type, inputs: &[usize]) -> Result<RtVal, 
         }
         Ok(RtVal::Tensor(Rc::new(Tensor::new(sizes, elem, data))))
     }
+}
+
+/// Bytes compiled code holds allocated now (every executable of the process).
+pub fn live_bytes() -> usize {
+    ftuner_codegen::memstats::current()
 }

@@ -1758,6 +1758,16 @@ impl Pass for BufferizePass {
         "One-shot bufferization of func/scf/tensor/linalg/vector IR with function boundaries: memref arguments and results with identity layouts, in-place destination-passing writes where no read of the old value can follow, copies elsewhere, constants as memref.global, deallocation of buffers that do not escape."
     }
     fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
+        // Ops defined by their decomposition into ops bufferized below.
+        let mut concats = vec![];
+        cx.ir.walk_pre(op, &mut |o| {
+            if cx.ir.name(o) == "tensor.concat" {
+                concats.push(o);
+            }
+        });
+        for c in concats {
+            ftuner_dialects::tensor::decompose_concat(cx.ir, c);
+        }
         let mut funcs = vec![];
         cx.ir.walk_pre(op, &mut |o| {
             if cx.ir.name(o) == "func.func" {

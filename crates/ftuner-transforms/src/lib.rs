@@ -2,7 +2,7 @@
 //!
 //! General-purpose transformations with upstream MLIR's names and behaviour:
 //! [`canonicalize`] (the greedy pattern-rewrite driver with the dialects' folders and
-//! canonicalization patterns), [`cse`], [`symbol_dce`], [`fuse_elementwise`]; and the steps from tensors to
+//! canonicalization patterns), [`cse`], [`symbol_dce`], [`fuse_elementwise`], [`outline_weights`]; and the steps from tensors to
 //! the llvm dialect ([`bufferize`], [`linalg_to_loops`], [`prefetch`], [`to_llvm`]). [`register_passes`] adds them to a
 //! [`ftuner_pass::PassRegistry`].
 
@@ -14,6 +14,8 @@ pub mod fuse_elementwise;
 pub mod greedy;
 pub mod library_calls;
 pub mod linalg_to_loops;
+pub mod lower_affine;
+pub mod outline_weights;
 pub mod prefetch;
 pub mod symbol_dce;
 pub mod to_llvm;
@@ -23,6 +25,8 @@ pub use canonicalize::CanonicalizerPass;
 pub use cse::CsePass;
 pub use fuse_elementwise::FuseElementwisePass;
 pub use linalg_to_loops::ConvertLinalgToLoopsPass;
+pub use lower_affine::LowerAffinePass;
+pub use outline_weights::OutlineWeightPreparationPass;
 pub use prefetch::PrefetchTileUpdatesPass;
 pub use symbol_dce::SymbolDcePass;
 pub use to_llvm::ConvertToLlvmPass;
@@ -34,6 +38,8 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(CsePass::default()));
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
     reg.register(|| Box::new(FuseElementwisePass::default()));
+    reg.register(|| Box::new(LowerAffinePass::default()));
+    reg.register(|| Box::new(OutlineWeightPreparationPass::default()));
     reg.register(|| Box::new(PrefetchTileUpdatesPass::default()));
     reg.register(|| Box::new(SymbolDcePass::default()));
     reg.register(|| Box::new(ConvertToLlvmPass::default()));
@@ -43,7 +49,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
 /// The passes between `bufferize` and `convert-to-llvm`.
 macro_rules! buffer_passes {
     () => {
-        "convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse"
+        "lower-affine,convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse"
     };
 }
 

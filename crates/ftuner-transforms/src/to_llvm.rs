@@ -22,7 +22,7 @@
 
 use ftuner_ir::{
     intern_name, AffineExpr, AttrKind, Attribute, BlockId, Diagnostic, FloatKind, Ir, OpId, OpSpec,
-    RegionId, Type, TypeKind, Value, DYNAMIC,
+    RegionId, Scalar, Type, TypeKind, Value, DYNAMIC,
 };
 use ftuner_pass::{
     options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
@@ -943,6 +943,66 @@ impl Cv<'_> {
             } else {
                 let v = self.v(op, olds[0])?;
                 self.store(v, p, eb);
+            }
+            return Ok(());
+        }
+        if n >= 4 {
+            // A strided vector: one gather (scatter) through a vector of lane pointers,
+            // `base + lane * stride`. LLVM lowers it to the target's gather (AVX-512,
+            // AVX2) or to scalar accesses; either way the IR stays one op per transfer,
+            // not one per lane (a 64-lane NCHW accumulator read was 64 loads, 64
+            // insertelements and their address arithmetic).
+            let p0 = self.elem_ptr(&d, &idx);
+            let lanes = Type::vector(vec![n as i64], Type::i64());
+            let offs = match layout_of(d.ty).and_then(|(s, _)| s.get(along).copied()) {
+                Some(st) if st != DYNAMIC => {
+                    let vals = (0..n as i64)
+                        .map(|l| Scalar::Int((l * st) as i128))
+                        .collect();
+                    self.cst(Attribute::dense(lanes, vals), lanes)
+                }
+                _ => {
+                    let st = self.stride(&d, along);
+                    let sv = self.splat(st, lanes);
+                    let vals = (0..n as i64).map(|l| Scalar::Int(l as i128)).collect();
+                    let iota = self.cst(Attribute::dense(lanes, vals), lanes);
+                    self.val("llvm.mul", vec![sv, iota], lanes)
+                }
+            };
+            let ptrs_ty = Type::vector(vec![n as i64], ptr());
+            let ptrs = self.valp(
+                "llvm.getelementptr",
+                vec![p0, offs],
+                ptrs_ty,
+                vec![
+                    ("elem_type", Attribute::type_attr(elem)),
+                    (
+                        "rawConstantIndices",
+                        Attribute::dense_i32_array(&[i32::MIN]),
+                    ),
+                ],
+            );
+            let mty = Type::vector(vec![n as i64], Type::i1());
+            let mask = self.cst(Attribute::dense(mty, vec![Scalar::Int(1)]), mty);
+            let align = ("alignment", Attribute::int(eb as i128, Type::i32()));
+            if read {
+                let pass = self.val("llvm.mlir.poison", vec![], vt);
+                let r = self.valp(
+                    "llvm.intr.masked.gather",
+                    vec![ptrs, mask, pass],
+                    vt,
+                    vec![align],
+                );
+                self.map.insert(self.ir.result(op, 0), r);
+            } else {
+                let v = self.v(op, olds[0])?;
+                self.emit(
+                    "llvm.intr.masked.scatter",
+                    vec![v, ptrs, mask],
+                    vec![],
+                    vec![align],
+                    vec![],
+                );
             }
             return Ok(());
         }

@@ -40,3 +40,27 @@ func.func @pad_bad(%t: tensor<4xf32>, %v: f32) {
   } : tensor<4xf32> to tensor<7xf32>
   return
 }
+
+// -----
+
+func.func @bad_dim(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'tensor.concat' op concatenation dim must be in the range [0, 2)}}
+  %r = tensor.concat dim(2) %a : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @bad_size(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'tensor.concat' op result type tensor<2x8xf32> does not match the inferred size 7 along dim 1}}
+  %r = tensor.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @bad_other(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x7xf32> {
+  // expected-error @+1 {{'tensor.concat' op static concatenation size mismatch along non-concatenated dimension 0}}
+  %r = tensor.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x7xf32>
+  return %r : tensor<2x7xf32>
+}

@@ -1,7 +1,10 @@
 //! `linalg`: the structured ops' syntax (`ins(...) outs(...)`), body builders for named
 //! ops, and verifiers checking indexing maps against operand ranks and static sizes.
 
+pub mod batch_matmul;
 pub mod body;
+
+pub use batch_matmul::CANONICALIZE_BATCH_MATMUL;
 
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};

@@ -425,7 +425,10 @@ impl<'a> Parser<'a> {
         let (shape, scalable) = self.parse_dim_list(true, false)?;
         let at = self.tok.start;
         let elem = self.parse_type()?;
-        if !(elem.is_integer() || elem.is_index() || elem.is_float()) {
+        // MLIR's VectorElementTypeInterface: also `!llvm.ptr` (vectors of pointers, the
+        // address operand of `llvm.intr.masked.gather`).
+        let llvm_ptr = matches!(elem.kind(), TypeKind::Dialect { dialect, body } if dialect == "llvm" && body.starts_with("ptr"));
+        if !(elem.is_integer() || elem.is_index() || elem.is_float() || llvm_ptr) {
             return Err(self.err_at(at, "vector elements must be int/index/float type"));
         }
         self.expect(Tok::Greater, "'>' in vector type")?;

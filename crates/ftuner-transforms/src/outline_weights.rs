@@ -1,0 +1,375 @@
+//! `outline-weight-preparation`: move the computations that depend only on a function's
+//! weights into a function of their own, run once when the weights are known.
+//!
+//! Frontends export a model with its parameters as arguments (torch-mlir's FX importer
+//! after lifting them; ../shared/inputs), and the exported body re-derives what the
+//! kernels read from them on every call: `linalg.transpose` of each dense weight, casts,
+//! slices of position tables. Arguments marked `{ftuner.weight}` are known at load time,
+//! so for `func.func @f` this pass builds
+//!
+//! * `@f_prepare(all weight arguments of @f, in order) -> (prepared values)`: every pure
+//!   op on tensors whose operands derive only from weights and constants, and
+//! * `@f(the other arguments, in order, then the prepared values)`: the rest, reading
+//!   the prepared values; the weight arguments themselves are gone from it.
+//!
+//! A prepared value is what the remaining body reads: the result of a hoisted
+//! computation, or a weight argument read as it is. Views (reshapes, casts, slices) at
+//! that boundary stay in `@f`, so every prepared value that is not a weight is a fresh
+//! buffer of static shape; ops whose result is larger than their largest operand
+//! (broadcasts) stay too, so preparation never multiplies memory. `@f` records where its
+//! arguments come from in `ftuner.prepared = {prepare = @f_prepare, inputs = array<i64:
+//! ...>}`: the index, in the old signature, of each argument it kept.
+//!
+//! This is what IREE calls hoisting into globals (const-eval) and what `torch.jit.freeze`
+//! does for TorchScript; here the prepared values stay arguments, so one compiled module
+//! serves any set of weights of the same shapes.
+
+use crate::effects::is_pure;
+use ftuner_ir::{intern_name, Attribute, BlockId, Context, Ir, OpId, OpSpec, Type, Value};
+use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The weight arguments of `f`: those whose `arg_attrs` entry has `ftuner.weight`.
+pub fn weight_args(ir: &Ir, f: OpId) -> Vec<usize> {
+    let Some(attrs) = ir.attr(f, "arg_attrs").and_then(|a| a.as_array()) else {
+        return vec![];
+    };
+    attrs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| {
+            d.as_dict()
+                .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"))
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Mark arguments `idx` of `f` as weights (`{ftuner.weight}`).
+pub fn mark_weights(ir: &mut Ir, f: OpId, idx: &[usize]) {
+    let n = ir
+        .attr(f, "function_type")
+        .and_then(|a| a.as_type())
+        .map(|t| t.function_inputs().len())
+        .unwrap_or(0);
+    let old: Vec<Attribute> = ir
+        .attr(f, "arg_attrs")
+        .and_then(|a| a.as_array())
+        .map(|a| a.to_vec())
+        .unwrap_or_default();
+    let mut attrs = vec![];
+    for i in 0..n {
+        let mut d: Vec<(String, Attribute)> = old
+            .get(i)
+            .and_then(|a| a.as_dict())
+            .map(|d| d.to_vec())
+            .unwrap_or_default();
+        if idx.contains(&i) && !d.iter().any(|(k, _)| k == "ftuner.weight") {
+            d.push(("ftuner.weight".into(), Attribute::unit()));
+        }
+        attrs.push(Attribute::dictionary(d));
+    }
+    set_inherent(ir, f, "arg_attrs", Attribute::array(attrs));
+}
+
+/// Set an inherent attribute of `op` where it is kept (a property, unless the op carries
+/// it as a discardable attribute).
+fn set_inherent(ir: &mut Ir, op: OpId, name: &str, a: Attribute) {
+    if ir.prop(op, name).is_some() || ir.discardable_attr(op, name).is_none() {
+        ir.set_prop(op, name, Some(a));
+    } else {
+        ir.set_attr(op, name, Some(a));
+    }
+}
+
+const VIEWS: &[&str] = &[
+    "tensor.expand_shape",
+    "tensor.collapse_shape",
+    "tensor.reshape",
+    "tensor.cast",
+    "tensor.extract_slice",
+];
+
+/// Every value used inside `op` (operands of nested ops too) defined outside it.
+fn free_values(ir: &Ir, op: OpId) -> Vec<Value> {
+    let mut out = vec![];
+    ir.walk_pre(op, &mut |o| {
+        for v in ir.operands(o) {
+            if o == op || !ir.defined_inside(*v, op) {
+                out.push(*v);
+            }
+        }
+    });
+    out
+}
+
+fn elements(t: Type) -> Option<i64> {
+    t.num_elements().filter(|_| t.has_static_shape())
+}
+
+/// What splitting `f` needs: the ops to hoist (in block order) and the prepared values.
+struct Split {
+    hoisted: Vec<OpId>,
+    prepared: Vec<Value>,
+}
+
+fn plan(ctx: &Context, ir: &Ir, f: OpId, body: BlockId, weights: &[usize]) -> Option<Split> {
+    let args = ir.block_args(body).to_vec();
+    // Values that derive from weights only, and those that derive from nothing (constants).
+    let mut derived: FxHashSet<Value> = weights
+        .iter()
+        .filter_map(|i| args.get(*i))
+        .copied()
+        .collect();
+    let mut constant: FxHashSet<Value> = FxHashSet::default();
+    let mut hoisted: Vec<OpId> = vec![];
+    for op in ir.block_ops(body) {
+        if ir.results(op).is_empty() || !is_pure(ctx, ir, op) {
+            continue;
+        }
+        let free = free_values(ir, op);
+        if !free
+            .iter()
+            .all(|v| derived.contains(v) || constant.contains(v))
+        {
+            continue;
+        }
+        if !free.iter().any(|v| derived.contains(v)) {
+            constant.extend(ir.results(op).iter().copied());
+            continue;
+        }
+        // Tensors of static shape that do not grow: what is worth keeping prepared.
+        let biggest = free
+            .iter()
+            .filter_map(|v| elements(ir.value_type(*v)))
+            .max()
+            .unwrap_or(0);
+        let fits = ir.results(op).iter().all(|r| {
+            let t = ir.value_type(*r);
+            t.is_tensor() && elements(t).is_some_and(|n| n <= biggest.max(1))
+        });
+        if !fits {
+            continue;
+        }
+        derived.extend(ir.results(op).iter().copied());
+        hoisted.push(op);
+    }
+    // The boundary: hoisted results or weights read by ops that stay. Views at the
+    // boundary stay in @f (their operands become the boundary), until none is left.
+    loop {
+        let set: FxHashSet<OpId> = hoisted.iter().copied().collect();
+        let stays = |o: OpId| {
+            let mut top = o;
+            while let Some(p) = ir.parent_op(top) {
+                if p == f {
+                    break;
+                }
+                top = p;
+            }
+            !set.contains(&top)
+        };
+        let mut prepared: Vec<Value> = vec![];
+        let mut seen = FxHashSet::default();
+        let mut views = vec![];
+        for v in args
+            .iter()
+            .copied()
+            .chain(hoisted.iter().flat_map(|o| ir.results(*o).to_vec()))
+        {
+            if !derived.contains(&v) || !ir.uses(v).iter().any(|u| stays(u.op)) {
+                continue;
+            }
+            if let Some(d) = ir.defining_op(v) {
+                if VIEWS.contains(&ir.name(d)) {
+                    views.push(d);
+                    continue;
+                }
+            }
+            if seen.insert(v) {
+                prepared.push(v);
+            }
+        }
+        if views.is_empty() {
+            return (!hoisted.is_empty()).then_some(Split { hoisted, prepared });
+        }
+        hoisted.retain(|o| !views.contains(o));
+    }
+}
+
+/// Split `f` (per the module doc); returns the number of hoisted ops.
+fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
+    let weights = weight_args(ir, f);
+    let Some(body) = ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) else {
+        return 0;
+    };
+    if weights.is_empty() || ir.region(ir.regions_of(f)[0]).blocks.len() != 1 {
+        return 0;
+    }
+    let Some(Split { hoisted, prepared }) = plan(ctx, ir, f, body, &weights) else {
+        return 0;
+    };
+    let name = ir.symbol_name(f).unwrap_or("main").to_string();
+    let loc = ir.loc(f);
+    let args = ir.block_args(body).to_vec();
+    let ftype = ir.attr(f, "function_type").and_then(|a| a.as_type());
+    let Some(ftype) = ftype else { return 0 };
+    let in_types = ftype.function_inputs().to_vec();
+    let w_types: Vec<Type> = weights.iter().map(|i| in_types[*i]).collect();
+    let p_types: Vec<Type> = prepared.iter().map(|v| ir.value_type(*v)).collect();
+    // @f_prepare: the hoisted ops (and the constants they read) on the weights.
+    let pname = format!("{name}_prepare");
+    let pf = ir.create_op(
+        OpSpec::new(intern_name("func.func"), loc)
+            .prop("sym_name", Attribute::string(pname.clone()))
+            .prop(
+                "function_type",
+                Attribute::type_attr(Type::function(w_types.clone(), p_types.clone())),
+            )
+            .regions(1),
+    );
+    let pregion = ir.regions_of(pf)[0];
+    let pblock = ir.append_block(pregion, &w_types);
+    let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+    for (k, i) in weights.iter().enumerate() {
+        map.insert(args[*i], ir.block_args(pblock)[k]);
+    }
+    let hoisted_set: FxHashSet<OpId> = hoisted.iter().copied().collect();
+    // Constants the hoisted ops read, cloned before them (in block order).
+    let mut needed: FxHashSet<OpId> = FxHashSet::default();
+    let mut stack: Vec<Value> = hoisted.iter().flat_map(|o| free_values(ir, *o)).collect();
+    while let Some(v) = stack.pop() {
+        if let Some(d) = ir.defining_op(v) {
+            if !hoisted_set.contains(&d) && needed.insert(d) {
+                stack.extend(free_values(ir, d));
+            }
+        }
+    }
+    for op in ir.block_ops_vec(body) {
+        if hoisted_set.contains(&op) || needed.contains(&op) {
+            let c = ir.clone_op(op, &mut map);
+            ir.append_op(pblock, c);
+        }
+    }
+    let rets: Vec<Value> = prepared.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+    let ret = ir.create_op(OpSpec::new(intern_name("func.return"), loc).operands(rets));
+    ir.append_op(pblock, ret);
+    ir.insert_before(f, pf);
+    // @f: the prepared values become arguments; the hoisted ops and weights go.
+    let mut new_args = vec![];
+    for v in &prepared {
+        let a = ir.add_block_arg(body, ir.value_type(*v));
+        new_args.push(a);
+    }
+    for (v, a) in prepared.iter().zip(&new_args) {
+        let uses: Vec<_> = ir.uses(*v).to_vec();
+        for u in uses {
+            if !hoisted_set.contains(&u.op) && !hoisted.iter().any(|h| ir.is_ancestor(*h, u.op)) {
+                ir.set_operand(u.op, u.operand as usize, *a);
+            }
+        }
+    }
+    for op in hoisted.iter().rev() {
+        ir.erase_op(*op);
+    }
+    let old_attrs: Vec<Attribute> = ir
+        .attr(f, "arg_attrs")
+        .and_then(|a| a.as_array())
+        .map(|a| a.to_vec())
+        .unwrap_or_default();
+    let mut kept = vec![];
+    let mut kept_attrs = vec![];
+    let mut kept_types = vec![];
+    for (i, t) in in_types.iter().enumerate() {
+        if !weights.contains(&i) {
+            kept.push(i as i64);
+            kept_types.push(*t);
+            kept_attrs.push(
+                old_attrs
+                    .get(i)
+                    .copied()
+                    .unwrap_or(Attribute::dictionary(vec![])),
+            );
+        }
+    }
+    for i in weights.iter().rev() {
+        // A weight still read directly is a prepared value (an argument at the end now).
+        let a = ir.block_args(body)[*i];
+        let uses: Vec<_> = ir.uses(a).to_vec();
+        if let Some(k) = prepared.iter().position(|p| *p == a) {
+            for u in uses {
+                ir.set_operand(u.op, u.operand as usize, new_args[k]);
+            }
+        }
+        ir.erase_block_arg(body, *i);
+    }
+    kept_types.extend(p_types.iter().copied());
+    kept_attrs.extend(p_types.iter().map(|_| Attribute::dictionary(vec![])));
+    set_inherent(
+        ir,
+        f,
+        "function_type",
+        Attribute::type_attr(Type::function(
+            kept_types,
+            ftype.function_results().to_vec(),
+        )),
+    );
+    set_inherent(ir, f, "arg_attrs", Attribute::array(kept_attrs));
+    ir.set_attr(
+        f,
+        "ftuner.prepared",
+        Some(Attribute::dictionary(vec![
+            ("inputs".into(), Attribute::dense_i64_array(&kept)),
+            ("prepare".into(), Attribute::symbol_ref(pname)),
+        ])),
+    );
+    hoisted.len()
+}
+
+#[derive(Default)]
+pub struct OutlineWeightPreparationPass {
+    hoisted: u64,
+}
+
+impl Pass for OutlineWeightPreparationPass {
+    fn argument(&self) -> &'static str {
+        "outline-weight-preparation"
+    }
+    fn name(&self) -> &'static str {
+        "OutlineWeightPreparation"
+    }
+    fn summary(&self) -> &'static str {
+        "Move computations on {ftuner.weight} arguments into a @<f>_prepare function run once"
+    }
+    fn description(&self) -> &'static str {
+        "For each func.func with arguments marked {ftuner.weight}: the pure tensor ops whose operands derive only from weights and constants (transposes of dense weights, casts, slices of tables; not views at the boundary, not ops that grow their input) move into @<f>_prepare(weights) -> (prepared values); @f then takes its other arguments followed by the prepared values, and records the mapping in ftuner.prepared."
+    }
+    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+        let Some(mbody) = cx
+            .ir
+            .regions_of(top)
+            .first()
+            .and_then(|r| cx.ir.region_entry(*r))
+        else {
+            return Ok(());
+        };
+        let funcs: Vec<OpId> = cx
+            .ir
+            .block_ops(mbody)
+            .filter(|o| cx.ir.name(*o) == "func.func")
+            .collect();
+        for f in funcs {
+            self.hoisted += split(cx.ctx, cx.ir, f) as u64;
+        }
+        Ok(())
+    }
+    fn statistics(&self) -> Vec<Statistic> {
+        vec![Statistic {
+            name: "num-hoisted",
+            description: "Ops moved into a weight-preparation function",
+            value: self.hoisted,
+        }]
+    }
+    fn clone_pass(&self) -> Box<dyn Pass> {
+        Box::new(OutlineWeightPreparationPass::default())
+    }
+}

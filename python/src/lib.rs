@@ -1,0 +1,396 @@
+//! `ftuner._ftuner`: the Rust half of the `ftuner` Python package.
+//!
+//! Python hands over a linalg-on-tensors module (what torch-mlir's FX importer printed)
+//! with the indices of the arguments that are weights; [`compile`] runs ftuner's CPU
+//! pipeline on it (weight preparation outlined, elementwise chains fused, contractions
+//! patched with uKernels from the hardware model, lowered, JIT-compiled) with the GIL
+//! released, and returns a [`Program`]. A program's `prepare` runs the weight
+//! preparation once; `run` calls the model on the caller's buffers without copying and
+//! returns [`Buffer`]s that hand their memory to torch or numpy through DLPack.
+
+mod buffer;
+mod explain;
+
+use buffer::{Buffer, Mem};
+use ftuner_ir::{Context, Ir, OpId, Type, DYNAMIC};
+use ftuner_runtime::{Executable, Owner, RawArg, RawOutput};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::time::Instant;
+
+create_exception!(
+    _ftuner,
+    CompileError,
+    PyException,
+    "A module ftuner cannot compile: its diagnostics, with locations, are the message."
+);
+
+/// The CPU pipeline before bufferization, for `target` (a hardware-model name), with the
+/// schedules of a tuning database when one is given: up to the patched contractions
+/// (what `explain` reads), then their lowering.
+fn cpu_pipeline(target: &str, tuning_db: Option<&str>) -> [String; 2] {
+    let db = tuning_db
+        .map(|d| format!(" tuning-db={d}"))
+        .unwrap_or_default();
+    [
+        format!(
+            "builtin.module(outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,\
+             patch-ukernels{{target={target}{db}}})"
+        ),
+        "builtin.module(lower-ukernels,canonicalize,cse)".to_string(),
+    ]
+}
+
+fn run_passes(
+    ctx: &Context,
+    ir: &mut Ir,
+    top: OpId,
+    text: &str,
+    src: &str,
+    file: &str,
+) -> Result<(), String> {
+    let reg = ftuner_opt::default_registry();
+    let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, text)
+        .map_err(|e| format!("pipeline {text}: {e}"))?;
+    pm.run(ctx, ir, top).map_err(|x| {
+        let mut sm = ftuner_ir::SourceMap::default();
+        sm.add(file, src.into());
+        let d: String = x
+            .diagnostics
+            .iter()
+            .map(|d| ftuner_ir::diag::render(d, &sm))
+            .collect();
+        format!("{}\n{d}", x.message)
+    })
+}
+
+/// Shape (`-1` for a dynamic dim) and element type name of a tensor or memref type.
+fn describe(t: Type) -> (Vec<i64>, String) {
+    let shape = t
+        .shape()
+        .unwrap_or(&[])
+        .iter()
+        .map(|d| if *d == DYNAMIC { -1 } else { *d })
+        .collect();
+    let elem = if t.is_tensor() || t.is_memref() {
+        t.element_type()
+    } else {
+        t
+    };
+    (shape, elem.to_string())
+}
+
+fn find_func(ir: &Ir, top: OpId, name: Option<&str>) -> Option<OpId> {
+    let mut out = None;
+    ir.walk_pre(top, &mut |o| {
+        if out.is_none()
+            && ir.name(o) == "func.func"
+            && ir
+                .regions_of(o)
+                .first()
+                .is_some_and(|r| ir.region_entry(*r).is_some())
+            && ir.attr(o, "sym_visibility").and_then(|a| a.as_str()) != Some("private")
+            && name.is_none_or(|n| ir.symbol_name(o) == Some(n))
+        {
+            out = Some(o);
+        }
+    });
+    out
+}
+
+fn signature(ir: &Ir, f: OpId) -> (Vec<Type>, Vec<Type>) {
+    let t = ir.attr(f, "function_type").and_then(|a| a.as_type());
+    t.map(|t| (t.function_inputs().to_vec(), t.function_results().to_vec()))
+        .unwrap_or_default()
+}
+
+/// A compiled model.
+#[pyclass(frozen, module = "ftuner._ftuner")]
+struct Program {
+    exe: Executable,
+    entry: String,
+    /// `@<entry>_prepare`, when weights were given and something was hoisted.
+    prepare: Option<String>,
+    /// Indices (in the exported signature) of the arguments `run` takes, in order.
+    kept: Vec<usize>,
+    inputs: Vec<(Vec<i64>, String)>,
+    outputs: Vec<(Vec<i64>, String)>,
+    prepared: Vec<(Vec<i64>, String)>,
+    explain: String,
+    phases: Vec<(String, f64)>,
+}
+
+fn compile_inner(
+    text: &str,
+    file: &str,
+    entry: Option<&str>,
+    weights: &[usize],
+    target: &str,
+    pipeline: Option<&str>,
+    tuning_db: Option<&str>,
+) -> Result<Program, String> {
+    let mut phases = vec![];
+    let t0 = Instant::now();
+    let ctx = ftuner_dialects::context();
+    let mut m = ftuner_opt::parse_and_verify(&ctx, text, file).map_err(|ds| {
+        let mut sm = ftuner_ir::SourceMap::default();
+        sm.add(file, text.into());
+        ds.iter()
+            .map(|d| ftuner_ir::diag::render(d, &sm))
+            .collect::<String>()
+    })?;
+    phases.push(("parse".to_string(), t0.elapsed().as_secs_f64()));
+    let f = find_func(&m.ir, m.top, entry).ok_or_else(|| match entry {
+        Some(n) => format!("{file}: no public function @{n} with a body"),
+        None => format!("{file}: no public function with a body"),
+    })?;
+    let name = m.ir.symbol_name(f).unwrap_or_default().to_string();
+    let (ins, outs) = signature(&m.ir, f);
+    if let Some(w) = weights.iter().find(|w| **w >= ins.len()) {
+        return Err(format!(
+            "weight index {w} is out of range: @{name} takes {} arguments",
+            ins.len()
+        ));
+    }
+    ftuner_transforms::outline_weights::mark_weights(&mut m.ir, f, weights);
+    let t1 = Instant::now();
+    let explain = match pipeline {
+        Some(p) => {
+            run_passes(&ctx, &mut m.ir, m.top, p, text, file)?;
+            explain::patches(&m.ir, m.top)
+        }
+        None => {
+            let [patch, lower] = cpu_pipeline(target, tuning_db);
+            run_passes(&ctx, &mut m.ir, m.top, &patch, text, file)?;
+            let x = explain::patches(&m.ir, m.top);
+            run_passes(&ctx, &mut m.ir, m.top, &lower, text, file)?;
+            x
+        }
+    };
+    phases.push(("passes".to_string(), t1.elapsed().as_secs_f64()));
+    let f =
+        find_func(&m.ir, m.top, Some(&name)).ok_or("the pipeline removed the entry function")?;
+    let (kept, prepare) = match m.ir.attr(f, "ftuner.prepared").and_then(|a| a.as_dict()) {
+        Some(d) => {
+            let kept = d
+                .iter()
+                .find(|(k, _)| k == "inputs")
+                .and_then(|(_, a)| a.as_dense_i64s())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|i| i as usize)
+                .collect();
+            (kept, Some(format!("{name}_prepare")))
+        }
+        None => ((0..ins.len()).collect(), None),
+    };
+    let prepared = match &prepare {
+        Some(p) => {
+            let pf = find_func(&m.ir, m.top, Some(p)).ok_or("the prepare function is gone")?;
+            signature(&m.ir, pf).1.into_iter().map(describe).collect()
+        }
+        None => vec![],
+    };
+    let t2 = Instant::now();
+    let exe = Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)?;
+    phases.push(("codegen".to_string(), t2.elapsed().as_secs_f64()));
+    Ok(Program {
+        exe,
+        entry: name,
+        prepare,
+        kept,
+        inputs: ins.into_iter().map(describe).collect(),
+        outputs: outs.into_iter().map(describe).collect(),
+        prepared,
+        explain,
+        phases,
+    })
+}
+
+/// Compile `text` (an MLIR module); `weights` are the argument indices of the entry
+/// function that hold weights (prepared once by `Program.prepare`).
+#[pyfunction]
+#[pyo3(signature = (text, file="<module>", entry=None, weights=vec![], target="host", pipeline=None, tuning_db=None))]
+#[allow(clippy::too_many_arguments)]
+fn compile(
+    py: Python<'_>,
+    text: String,
+    file: &str,
+    entry: Option<String>,
+    weights: Vec<usize>,
+    target: &str,
+    pipeline: Option<String>,
+    tuning_db: Option<String>,
+) -> PyResult<Program> {
+    let file = file.to_string();
+    let target = target.to_string();
+    py.detach(|| {
+        compile_inner(
+            &text,
+            &file,
+            entry.as_deref(),
+            &weights,
+            &target,
+            pipeline.as_deref(),
+            tuning_db.as_deref(),
+        )
+    })
+    .map_err(CompileError::new_err)
+}
+
+/// `(data pointer, shape)` pairs or scalars from Python.
+fn raw_args(items: &Bound<'_, pyo3::types::PyList>) -> PyResult<Vec<RawArg>> {
+    let mut out = vec![];
+    for it in items.iter() {
+        if let Ok((ptr, shape)) = it.extract::<(usize, Vec<usize>)>() {
+            out.push(RawArg::Buffer {
+                data: ptr as *mut u8,
+                shape,
+            });
+        } else {
+            out.push(RawArg::Scalar(it.extract::<f64>()?));
+        }
+    }
+    Ok(out)
+}
+
+impl Program {
+    fn call(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        args: Vec<RawArg>,
+        copy_views: bool,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        // SAFETY: the Python side passes the data pointers of live, contiguous tensors of
+        // the signature's element types (checked there, shapes checked here) and keeps
+        // them alive and unwritten for the call.
+        let outs = py
+            .detach(|| unsafe { self.exe.call_raw(name, &args) })
+            .map_err(|e| PyRuntimeError::new_err(e.0))?;
+        let mut res = vec![];
+        for o in outs {
+            match o {
+                RawOutput::Scalar(x) => res.push(x.into_pyobject(py)?.into_any().unbind()),
+                RawOutput::Buffer { owner, .. } if copy_views && owner != Owner::Fresh => {
+                    res.push(
+                        Py::new(py, Buffer::copied(&o).map_err(PyRuntimeError::new_err)?)?
+                            .into_any(),
+                    );
+                }
+                RawOutput::Buffer { .. } => {
+                    res.push(Py::new(py, Buffer::from_output(o, Mem::adopt))?.into_any());
+                }
+            }
+        }
+        Ok(res)
+    }
+}
+
+#[pymethods]
+impl Program {
+    /// Name of the compiled function.
+    #[getter]
+    fn entry(&self) -> &str {
+        &self.entry
+    }
+    /// `(shape, dtype)` of every argument of the exported function (-1: dynamic).
+    #[getter]
+    fn inputs(&self) -> Vec<(Vec<i64>, String)> {
+        self.inputs.clone()
+    }
+    #[getter]
+    fn outputs(&self) -> Vec<(Vec<i64>, String)> {
+        self.outputs.clone()
+    }
+    /// Indices of the exported arguments `run` takes first (then the prepared values).
+    #[getter]
+    fn run_inputs(&self) -> Vec<usize> {
+        self.kept.clone()
+    }
+    /// `(shape, dtype)` of each value `prepare` returns.
+    #[getter]
+    fn prepared(&self) -> Vec<(Vec<i64>, String)> {
+        self.prepared.clone()
+    }
+    #[getter]
+    fn has_prepare(&self) -> bool {
+        self.prepare.is_some()
+    }
+    /// `(phase, seconds)` of the compilation.
+    #[getter]
+    fn phases(&self) -> Vec<(String, f64)> {
+        self.phases.clone()
+    }
+    /// The patch plans of the contractions, as JSON.
+    fn explain(&self) -> String {
+        self.explain.clone()
+    }
+    /// Peak bytes the compiled code held during the last call.
+    #[getter]
+    fn last_peak_bytes(&self) -> usize {
+        self.exe.last_peak_bytes()
+    }
+    /// Run the weight preparation on the weights `(pointer, shape)` (all weight arguments,
+    /// in order): the prepared values. One that is a weight itself comes back as a view
+    /// of it (`owned` false): keep the weight alive as long as the program uses it.
+    fn prepare(
+        &self,
+        py: Python<'_>,
+        weights: &Bound<'_, pyo3::types::PyList>,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        let Some(p) = &self.prepare else {
+            return Err(PyValueError::new_err(
+                "this program has no weight preparation",
+            ));
+        };
+        let args = raw_args(weights)?;
+        self.call(py, p, args, false)
+    }
+    /// Call the model: the kept arguments, then the prepared values, as `(pointer, shape)`.
+    fn run(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, pyo3::types::PyList>,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        let args = raw_args(args)?;
+        self.call(py, &self.entry, args, true)
+    }
+}
+
+/// Bytes the compiled code holds allocated now (all programs).
+#[pyfunction]
+fn live_bytes() -> usize {
+    ftuner_runtime::live_bytes()
+}
+
+/// Threads of the parallel loops (every compiled program; `FTUNER_NUM_THREADS` sets the
+/// default).
+#[pyfunction]
+fn set_num_threads(n: usize) -> PyResult<()> {
+    if n == 0 {
+        return Err(PyValueError::new_err(
+            "the number of threads must be at least 1",
+        ));
+    }
+    ftuner_runtime::set_num_threads(n);
+    Ok(())
+}
+
+#[pyfunction]
+fn num_threads() -> usize {
+    ftuner_runtime::num_threads()
+}
+
+#[pymodule]
+fn _ftuner(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(live_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(num_threads, m)?)?;
+    m.add_class::<Program>()?;
+    m.add_class::<Buffer>()?;
+    m.add("CompileError", m.py().get_type::<CompileError>())?;
+    Ok(())
+}

@@ -1,0 +1,192 @@
+"""The package's API on small models: calls, shape checks, zero-copy outputs, numpy,
+threads, explain, errors."""
+
+import logging
+import threading
+
+import numpy as np
+import pytest
+import torch
+from torch.export import Dim
+
+import ftuner
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(32, 64)
+        self.b = torch.nn.Linear(64, 16)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    torch.manual_seed(0)
+    m = MLP().eval()
+    cm = ftuner.compile(m, (torch.randn(4, 32),), dynamic_shapes=({0: Dim("rows", min=1, max=1000)},))
+    return m, cm
+
+
+@pytest.mark.parametrize("rows", [1, 7, 64, 97, 1000])
+def test_matches_eager(mlp, rows):
+    m, cm = mlp
+    x = torch.randn(rows, 32)
+    with torch.no_grad():
+        ref = m(x)
+    out = cm(x)
+    assert isinstance(out, torch.Tensor) and out.shape == ref.shape and out.dtype == torch.float32
+    assert (out - ref).abs().max().item() < 1e-4
+
+
+def test_numpy_in_numpy_out(mlp):
+    m, cm = mlp
+    x = np.random.default_rng(0).standard_normal((5, 32), dtype=np.float32)
+    out = cm(x)
+    assert isinstance(out, np.ndarray) and out.shape == (5, 16)
+    with torch.no_grad():
+        ref = m(torch.from_numpy(x)).numpy()
+    assert np.abs(out - ref).max() < 1e-4
+
+
+def test_output_owns_its_memory(mlp):
+    _, cm = mlp
+    before = ftuner._ftuner.live_bytes()
+    outs = [cm(torch.randn(100, 32)) for _ in range(5)]
+    assert ftuner._ftuner.live_bytes() >= before + 5 * 100 * 16 * 4
+    assert all(o.data_ptr() % 64 == 0 for o in outs)
+    del outs
+    import gc
+
+    gc.collect()
+    assert ftuner._ftuner.live_bytes() <= before
+
+
+def test_non_contiguous_input(mlp):
+    m, cm = mlp
+    x = torch.randn(32, 10).t()
+    with torch.no_grad():
+        assert (cm(x) - m(x)).abs().max().item() < 1e-4
+
+
+@pytest.mark.parametrize(
+    "x, message",
+    [
+        (torch.randn(1001, 32), "dim 0 is 1001, outside the range [1, 1000] of dim 'rows'"),
+        (torch.randn(0, 32), "dim 0 is 0, outside the range [1, 1000]"),
+        (torch.randn(4, 31), "dim 1 is 31, the model was exported with 32"),
+        (torch.randn(4, 32, 1), "has rank 3"),
+        (torch.randn(4, 32, dtype=torch.float64), "has dtype float64, the model takes float32"),
+    ],
+)
+def test_shape_errors(mlp, x, message):
+    _, cm = mlp
+    with pytest.raises(ftuner.ShapeError) as e:
+        cm(x)
+    assert str(e.value).startswith("input 0 ('x')") and message in str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def test_argument_count(mlp):
+    _, cm = mlp
+    with pytest.raises(ftuner.ShapeError, match="takes 1 inputs, got 2"):
+        cm(torch.randn(2, 32), torch.randn(2, 32))
+
+
+def test_tied_dims_checked():
+    class Add(torch.nn.Module):
+        def forward(self, a, b):
+            return a * 2 + b
+
+    n = Dim("n", min=1, max=100)
+    cm = ftuner.compile(Add(), (torch.randn(3, 4), torch.randn(3, 4)), dynamic_shapes=({0: n}, {0: n}))
+    assert (cm(torch.ones(5, 4), torch.ones(5, 4)) == 3).all()
+    with pytest.raises(ftuner.ShapeError, match="dim 0 is 6, but dim 'n' is 5 in input 0"):
+        cm(torch.ones(5, 4), torch.ones(6, 4))
+
+
+def test_concurrent_calls(mlp):
+    m, cm = mlp
+    xs = [torch.randn(17 + i, 32) for i in range(8)]
+    with torch.no_grad():
+        refs = [m(x) for x in xs]
+    results = [None] * len(xs)
+
+    def work(i):
+        for _ in range(5):
+            results[i] = cm(xs[i])
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for r, ref in zip(results, refs):
+        assert (r - ref).abs().max().item() < 1e-4
+
+
+def test_gil_released_during_call(mlp):
+    """Another Python thread keeps running while a long call is in compiled code."""
+    _, cm = mlp
+    x = torch.randn(1000, 32)
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    for _ in range(20):
+        cm(x)
+    stop.set()
+    t.join()
+    assert len(ticks) > 0
+
+
+def test_weights_prepared_once(mlp):
+    _, cm = mlp
+    # Both dense weights are transposed at compile time: the program takes them prepared.
+    assert cm.program.has_prepare
+    shapes = [tuple(s) for s, _ in cm.program.prepared]
+    assert (32, 64) in shapes and (64, 16) in shapes
+
+
+def test_explain(mlp):
+    _, cm = mlp
+    plans = ftuner.explain(cm)
+    assert len(plans) == 2
+    for p in plans:
+        assert p["kind"] == "matmul"
+        assert p["ukernels"] and p["m_plan"] and p["n_plan"]
+        assert p["padding"] >= 0.0
+        assert p["loc"].startswith("<MLP>:")
+
+
+def test_compile_logs_phases(caplog):
+    caplog.set_level(logging.INFO, logger="ftuner")
+    ftuner.compile(torch.nn.Linear(8, 8), (torch.randn(2, 8),), dynamic_shapes=({0: Dim("n", max=64)},))
+    text = caplog.text
+    for phase in ["torch.export", "torch-mlir import", "ftuner passes", "ftuner codegen", "compiled Linear"]:
+        assert phase in text
+
+
+def test_compile_error_has_location():
+    bad = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = \"test.unknown\"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+    with pytest.raises(ftuner.CompileError, match=r"bad\.mlir:2:8: error: .*test\.unknown"):
+        ftuner.compile_mlir(bad, file="bad.mlir")
+
+
+def test_compile_mlir_example():
+    import pathlib
+
+    src = (pathlib.Path(__file__).parents[2] / "examples" / "dense_dynamic.mlir").read_text()
+    torch.manual_seed(1)
+    w, b = torch.randn(2304, 768) * 0.02, torch.randn(2304)
+    cm = ftuner.compile_mlir(src, weights=[w, b], weight_args=[1, 2], file="dense_dynamic.mlir")
+    x = torch.randn(37, 768)
+    ref = x @ w.t() + b
+    assert (cm(x) - ref).abs().max().item() < 1e-3
