@@ -94,3 +94,33 @@ pub fn reassociation(ir: &Ir, op: OpId) -> Vec<Vec<usize>> {
         })
         .collect()
 }
+
+/// `memref.dim`: a static dim is a constant; a dynamic dim of an allocation (or of an
+/// `expand_shape` with its output sizes) is the size operand it was made with (upstream's
+/// `DimOfMemRefReshape`-style folds), so shape checks between buffers of one size fold.
+pub fn fold_dim(
+    ir: &mut Ir,
+    op: OpId,
+    c: &[Option<ftuner_ir::Attribute>],
+) -> Option<Vec<ftuner_ir::dialect::FoldResult>> {
+    use ftuner_ir::dialect::FoldResult;
+    use ftuner_ir::{Attribute, DYNAMIC};
+    let idx = usize::try_from(c.get(1).copied().flatten()?.as_i64()?).ok()?;
+    let src = ir.operand(op, 0);
+    let shape = ir.value_type(src).shape()?.to_vec();
+    let d = *shape.get(idx)?;
+    if d != DYNAMIC {
+        return Some(vec![FoldResult::Attr(Attribute::index(d))]);
+    }
+    let def = ir.defining_op(src)?;
+    let k = shape[..idx].iter().filter(|x| **x == DYNAMIC).count();
+    let first = match ir.name(def) {
+        // alloc(dynamic sizes...) [symbol operands]: the sizes come first.
+        "memref.alloc" | "memref.alloca" => 0,
+        // expand_shape(src, output sizes...)
+        "memref.expand_shape" => 1,
+        _ => return None,
+    };
+    let v = *ir.operands(def).get(first + k)?;
+    Some(vec![FoldResult::Value(v)])
+}
