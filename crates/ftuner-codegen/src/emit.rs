@@ -999,9 +999,29 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
                 }
                 text.push_str(rest);
                 let link = if private { "private " } else { "" };
+                // `passthrough`: function attributes by name (MLIR's LLVM dialect).
+                let extra: String = prop(ir, op, "passthrough")
+                    .and_then(|a| a.as_array())
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(|a| a.as_str())
+                    .filter(|a| {
+                        matches!(
+                            *a,
+                            "noinline"
+                                | "alwaysinline"
+                                | "optnone"
+                                | "cold"
+                                | "hot"
+                                | "minsize"
+                                | "optsize"
+                        )
+                    })
+                    .map(|a| format!(" {a}"))
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "define {link}{cc}{ret} @{name}({}) #0 {{\n{text}}}\n",
+                    "define {link}{cc}{ret} @{name}({}){extra} #0 {{\n{text}}}\n",
                     sig.join(", ")
                 );
             }

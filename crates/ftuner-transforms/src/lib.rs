@@ -15,6 +15,7 @@ pub mod greedy;
 pub mod library_calls;
 pub mod linalg_to_loops;
 pub mod lower_affine;
+pub mod outline_nests;
 pub mod outline_weights;
 pub mod prefetch;
 pub mod symbol_dce;
@@ -26,6 +27,7 @@ pub use cse::CsePass;
 pub use fuse_elementwise::FuseElementwisePass;
 pub use linalg_to_loops::ConvertLinalgToLoopsPass;
 pub use lower_affine::LowerAffinePass;
+pub use outline_nests::OutlineLoopNestsPass;
 pub use outline_weights::OutlineWeightPreparationPass;
 pub use prefetch::PrefetchTileUpdatesPass;
 pub use symbol_dce::SymbolDcePass;
@@ -39,6 +41,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
     reg.register(|| Box::new(FuseElementwisePass::default()));
     reg.register(|| Box::new(LowerAffinePass::default()));
+    reg.register(|| Box::new(OutlineLoopNestsPass::default()));
     reg.register(|| Box::new(OutlineWeightPreparationPass::default()));
     reg.register(|| Box::new(PrefetchTileUpdatesPass::default()));
     reg.register(|| Box::new(SymbolDcePass::default()));
@@ -49,7 +52,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
 /// The passes between `bufferize` and `convert-to-llvm`.
 macro_rules! buffer_passes {
     () => {
-        "lower-affine,convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse"
+        "lower-affine,convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse,canonicalize,outline-loop-nests"
     };
 }
 

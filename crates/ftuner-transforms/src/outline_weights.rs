@@ -325,6 +325,16 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
     hoisted.len()
 }
 
+/// The `func.func` ops directly in module `top`'s body, in order.
+pub(crate) fn module_funcs(ir: &Ir, top: OpId) -> Vec<OpId> {
+    let Some(body) = ir.regions_of(top).first().and_then(|r| ir.region_entry(*r)) else {
+        return vec![];
+    };
+    ir.block_ops(body)
+        .filter(|o| ir.name(*o) == "func.func")
+        .collect()
+}
+
 #[derive(Default)]
 pub struct OutlineWeightPreparationPass {
     hoisted: u64,
@@ -344,20 +354,7 @@ impl Pass for OutlineWeightPreparationPass {
         "For each func.func with arguments marked {ftuner.weight}: the pure tensor ops whose operands derive only from weights and constants (transposes of dense weights, casts, slices of tables; not views at the boundary, not ops that grow their input) move into @<f>_prepare(weights) -> (prepared values); @f then takes its other arguments followed by the prepared values, and records the mapping in ftuner.prepared."
     }
     fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
-        let Some(mbody) = cx
-            .ir
-            .regions_of(top)
-            .first()
-            .and_then(|r| cx.ir.region_entry(*r))
-        else {
-            return Ok(());
-        };
-        let funcs: Vec<OpId> = cx
-            .ir
-            .block_ops(mbody)
-            .filter(|o| cx.ir.name(*o) == "func.func")
-            .collect();
-        for f in funcs {
+        for f in module_funcs(cx.ir, top) {
             self.hoisted += split(cx.ctx, cx.ir, f) as u64;
         }
         Ok(())

@@ -1794,27 +1794,37 @@ fn pool_bodies(ir: &Ir, outlined: &[OpId]) -> usize {
 
 /// Where the memory of a memref value comes from.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Root {
-    /// A `memref.alloc` / `alloca` of the enclosing function (through view ops).
+pub(crate) enum Root {
+    /// A `memref.alloc` / `alloca` of the enclosing function (through view ops), or an
+    /// argument the function declares `llvm.noalias` (its caller's allocation, reachable
+    /// through nothing else: `outline-loop-nests`).
     Alloc(OpId),
+    NoaliasArg(Value),
     /// An argument of the enclosing function or a global: not a fresh allocation.
     External,
     /// Anything else (a loop-carried buffer, a view op not modelled here).
     Unknown,
 }
 
-fn root_of(ir: &Ir, mut v: Value) -> Root {
+pub(crate) fn root_of(ir: &Ir, mut v: Value) -> Root {
     for _ in 0..64 {
         let Some(d) = ir.defining_op(v) else {
-            // A block argument: the function's own arguments are external.
-            let entry_of_func = ir.value_block(v).is_some_and(|b| {
-                ir.block_parent_op(b)
-                    .is_some_and(|o| matches!(ir.name(o), "func.func" | "gpu.func"))
-            });
-            return if entry_of_func {
-                Root::External
+            // A block argument: the function's own arguments are external, unless it
+            // declares them noalias.
+            let Some(b) = ir.value_block(v) else {
+                return Root::Unknown;
+            };
+            let Some(f) = ir
+                .block_parent_op(b)
+                .filter(|o| matches!(ir.name(*o), "func.func" | "gpu.func"))
+            else {
+                return Root::Unknown;
+            };
+            let pos = ir.block_args(b).iter().position(|a| *a == v);
+            return if pos.is_some_and(|i| arg_is_noalias(ir, f, i)) {
+                Root::NoaliasArg(v)
             } else {
-                Root::Unknown
+                Root::External
             };
         };
         match ir.name(d) {
@@ -1834,6 +1844,15 @@ fn root_of(ir: &Ir, mut v: Value) -> Root {
         }
     }
     Root::Unknown
+}
+
+/// Whether argument `i` of function `f` carries `llvm.noalias`.
+fn arg_is_noalias(ir: &Ir, f: OpId, i: usize) -> bool {
+    ir.attr(f, "arg_attrs")
+        .and_then(|a| a.as_array())
+        .and_then(|a| a.get(i))
+        .and_then(|d| d.as_dict())
+        .is_some_and(|d| d.iter().any(|(k, _)| k == "llvm.noalias"))
 }
 
 /// Context fields (indices into `captured`) of an outlined loop that may be `noalias`: a
@@ -1857,11 +1876,14 @@ fn noalias_fields(ir: &Ir, live: &[(Value, Value)], captured: &[Value]) -> Vec<u
             .filter(|(x, _)| x == c)
             .map(|(_, r)| *r)
             .collect();
-        let Some(Root::Alloc(a)) = mine.first().copied() else {
+        let Some(a) = mine
+            .first()
+            .copied()
+            .filter(|r| matches!(r, Root::Alloc(_) | Root::NoaliasArg(_)))
+        else {
             continue;
         };
-        let shared = mine.iter().any(|r| *r != Root::Alloc(a))
-            || roots.iter().any(|(x, r)| x != c && *r == Root::Alloc(a));
+        let shared = mine.iter().any(|r| *r != a) || roots.iter().any(|(x, r)| x != c && *r == a);
         if !shared {
             out.push(i);
         }
@@ -1915,6 +1937,33 @@ fn convert_func(
             nf,
             "linkage",
             Some(Attribute::dialect("llvm", "linkage<private>")),
+        );
+    }
+    // A noalias memref argument: its allocated and aligned pointers are noalias.
+    if (0..ins.len()).any(|i| arg_is_noalias(ir, f, i)) {
+        let mut attrs = vec![];
+        for (i, t) in ins.iter().enumerate() {
+            let n = if t.is_memref() {
+                3 + 2 * t.rank().unwrap_or(0)
+            } else {
+                1
+            };
+            let na = t.is_memref() && arg_is_noalias(ir, f, i);
+            for k in 0..n {
+                attrs.push(Attribute::dictionary(if na && k < 2 {
+                    vec![("llvm.noalias".to_string(), Attribute::unit())]
+                } else {
+                    vec![]
+                }));
+            }
+        }
+        ir.set_prop(nf, "arg_attrs", Some(Attribute::array(attrs)));
+    }
+    if ir.attr(f, "ftuner.noinline").is_some() {
+        ir.set_prop(
+            nf,
+            "passthrough",
+            Some(Attribute::array(vec![Attribute::string("noinline")])),
         );
     }
     let Some(old_entry) = old_entry else {
