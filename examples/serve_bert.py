@@ -65,7 +65,7 @@ def main():
     ftuner.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = BertModel(BertConfig(num_hidden_layers=args.layers)).eval()
-    example = torch.randint(0, 30522, (1, 16))
+    example = torch.randint(0, 30522, (2, 16))
     dims = ({0: Dim("batch", min=1, max=64), 1: Dim("seq", min=2, max=512)},)
     t0 = time.perf_counter()
     cm = ftuner.compile(model, (example,), dynamic_shapes=dims)

@@ -34,6 +34,8 @@ __all__ = [
     "explain",
     "set_num_threads",
     "num_threads",
+    "save",
+    "load",
 ]
 
 log = logging.getLogger("ftuner")
@@ -79,6 +81,7 @@ class CompiledModel:
     def __init__(self, program, inputs, weights, weight_names=(), out_spec=None, seconds=None, threads=None,
                  weight_args=None):
         self._program = program
+        self._source = None  # what `save` recompiles (set by compile / compile_mlir)
         self._inputs = inputs  # [(name, dtype name, [_Dim])]
         self._out_spec = out_spec
         self._threads = threads
@@ -88,13 +91,7 @@ class CompiledModel:
         self._lock = threading.Lock()
         # Weights: kept alive (prepared values may be views of them), prepared once.
         self._weights = [w.contiguous() if hasattr(w, "contiguous") else w for w in weights]
-        self._prepared = []
-        if program.has_prepare:
-            t0 = time.perf_counter()
-            self._prepared = program.prepare([_arg(w) for w in self._weights])
-            self.compile_seconds["prepare weights"] = time.perf_counter() - t0
-            log.info("weights prepared: %d values, %.3f s", len(self._prepared), self.compile_seconds["prepare weights"])
-        self._prepared_args = [(b.data_ptr, list(b.shape)) for b in self._prepared]
+        self._prepare()
         # Where each argument of the exported function comes from: an input of the call
         # or a weight (by default the weights follow the inputs).
         n_args = len(program.inputs)
@@ -109,14 +106,35 @@ class CompiledModel:
             else:
                 self._sources.append(("in", k_in))
                 k_in += 1
+
+    def _prepare(self):
+        self._prepared = []
+        if self._program.has_prepare:
+            t0 = time.perf_counter()
+            self._prepared = self._program.prepare([_arg(w) for w in self._weights])
+            self.compile_seconds["prepare weights"] = time.perf_counter() - t0
+            log.info("weights prepared: %d values, %.3f s", len(self._prepared), self.compile_seconds["prepare weights"])
+        self._prepared_args = [(b.data_ptr, list(b.shape)) for b in self._prepared]
         self._weight_raw = [_arg(w) for w in self._weights]
+
+    def reprepare(self, weights):
+        """Take new values of the weights (same shapes and types, in the same order)."""
+        weights = [w.detach().contiguous() if hasattr(w, "detach") else w for w in weights]
+        if len(weights) != len(self._weights) or any(
+            tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype for a, b in zip(weights, self._weights)
+        ):
+            raise ShapeError("the new weights differ from the compiled ones in number, shape or dtype")
+        with self._lock:
+            self._weights = weights
+            self._prepare()
 
     # -- introspection -------------------------------------------------------------------
     @property
     def input_specs(self):
-        """(name, dtype, dims) of each input; a dim is an int or (name, lo, hi)."""
+        """(name, dtype, dims) of each input; a dim is an int or (name, lo, hi); dims is
+        None for a size argument."""
         return [
-            (n, dt, [d.size if d.size is not None else (d.name, d.lo, d.hi) for d in dims])
+            (n, dt, None if dims is None else [d.size if d.size is not None else (d.name, d.lo, d.hi) for d in dims])
             for n, dt, dims in self._inputs
         ]
 
@@ -134,6 +152,12 @@ class CompiledModel:
             raise ShapeError(f"the model takes {len(self._inputs)} inputs, got {len(args)}")
         bound = {}
         for i, (a, (name, dtype, dims)) in enumerate(zip(args, self._inputs)):
+            if dims is None:  # a size argument (torch.compile graphs)
+                if not isinstance(a, int):
+                    raise ShapeError(f"input {i} ('{name}') is a size: an int, not a {type(a).__name__}")
+                continue
+            if not hasattr(a, "shape"):
+                raise ShapeError(f"input {i} ('{name}') is a {type(a).__name__}, not a tensor or array")
             shape = tuple(a.shape)
             got = _dtype_name(a)
             if got != dtype:
@@ -164,8 +188,8 @@ class CompiledModel:
         import numpy as np
 
         self._check(args)
-        torch_in = any(_is_torch(a) for a in args) or not args
-        keep = [_contiguous(a) for a in args]
+        torch_in = any(_is_torch(a) for a in args) or not any(hasattr(a, "shape") for a in args)
+        keep = [a if isinstance(a, int) else _contiguous(a) for a in args]
         raw = [_arg(a) for a in keep]
         call_args = []
         for a in self._program.run_inputs:
@@ -211,7 +235,9 @@ def _contiguous(a):
 
 
 def _arg(a):
-    """(data pointer, shape) of a contiguous CPU tensor or array."""
+    """(data pointer, shape) of a contiguous CPU tensor or array; a size as a number."""
+    if isinstance(a, int):
+        return float(a)
     if _is_torch(a):
         return (a.data_ptr(), list(a.shape))
     return (a.ctypes.data, list(a.shape))
@@ -240,11 +266,16 @@ def compile_mlir(text: str, weights=(), weight_args=(), inputs=None, file="<modu
             specs.append((f"arg{i}", _DTYPES.get(elem, elem), dims))
     else:
         specs = [
-            (n, dt, [_Dim(size=d) if isinstance(d, int) else _Dim(symbol=d[0], name=d[0], lo=d[1], hi=d[2]) for d in dims])
+            (n, dt, None if dims is None else
+             [_Dim(size=d) if isinstance(d, int) else _Dim(symbol=d[0], name=d[0], lo=d[1], hi=d[2]) for d in dims])
             for n, dt, dims in inputs
         ]
-    return CompiledModel(program, specs, list(weights), seconds=seconds, threads=threads,
-                         weight_args=list(weight_args))
+    cm = CompiledModel(program, specs, list(weights), seconds=seconds, threads=threads,
+                       weight_args=list(weight_args))
+    if pipeline is None:
+        cm._source = dict(text=text, file=file, entry=entry, weight_args=list(weight_args), target=target,
+                          tuning_db=None)
+    return cm
 
 
 def compile(model, example_args: Sequence, dynamic_shapes=None, target: str = "host",
@@ -285,9 +316,38 @@ def compile(model, example_args: Sequence, dynamic_shapes=None, target: str = "h
         for s in ex.inputs
     ]
     cm = CompiledModel(program, specs, ex.weights, ex.weight_names, ex.out_spec, seconds, threads)
+    cm._source = dict(text=ex.text, file=f"<{type(model).__name__}>", entry=ex.func,
+                      weight_args=list(range(n_in, n_in + len(ex.weights))), target=target, tuning_db=tuning_db)
     cm.compile_seconds["total"] = time.perf_counter() - t0
     log.info("compiled %s in %.2f s", type(model).__name__, cm.compile_seconds["total"])
     return cm
+
+
+def save(compiled, path, name=None):
+    """Write a compiled model as a shared library with a C header (no Python needed to use
+    it): the code, a C interface `<name>_run(...)` and the weights. See `ftuner.load`."""
+    from . import _aot
+
+    return _aot.save(compiled, path, name)
+
+
+def load(path):
+    """Open a shared library written by `ftuner.save` as a model (tensors in, tensors out)."""
+    from . import _aot
+
+    return _aot.load(path)
+
+
+def _register_backend():
+    import sys
+
+    if "torch" in sys.modules:
+        from . import _backend
+
+        _backend.register()
+
+
+_register_backend()
 
 
 def explain(compiled: CompiledModel):

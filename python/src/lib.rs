@@ -121,15 +121,30 @@ struct Program {
     phases: Vec<(String, f64)>,
 }
 
-fn compile_inner(
-    text: &str,
-    file: &str,
-    entry: Option<&str>,
-    weights: &[usize],
-    target: &str,
-    pipeline: Option<&str>,
-    tuning_db: Option<&str>,
-) -> Result<Program, String> {
+/// A module after ftuner's pipeline (up to bufferization), ready for code generation.
+struct Lowered {
+    ctx: Context,
+    m: ftuner_ir::ParsedModule,
+    name: String,
+    ins: Vec<Type>,
+    outs: Vec<Type>,
+    explain: String,
+    phases: Vec<(String, f64)>,
+}
+
+/// What a compilation is asked to do.
+struct Request<'a> {
+    text: &'a str,
+    file: &'a str,
+    entry: Option<&'a str>,
+    weights: &'a [usize],
+    target: &'a str,
+    pipeline: Option<&'a str>,
+    tuning_db: Option<&'a str>,
+}
+
+fn lower(r: &Request<'_>) -> Result<Lowered, String> {
+    let (text, file) = (r.text, r.file);
     let mut phases = vec![];
     let t0 = Instant::now();
     let ctx = ftuner_dialects::context();
@@ -141,27 +156,27 @@ fn compile_inner(
             .collect::<String>()
     })?;
     phases.push(("parse".to_string(), t0.elapsed().as_secs_f64()));
-    let f = find_func(&m.ir, m.top, entry).ok_or_else(|| match entry {
+    let f = find_func(&m.ir, m.top, r.entry).ok_or_else(|| match r.entry {
         Some(n) => format!("{file}: no public function @{n} with a body"),
         None => format!("{file}: no public function with a body"),
     })?;
     let name = m.ir.symbol_name(f).unwrap_or_default().to_string();
     let (ins, outs) = signature(&m.ir, f);
-    if let Some(w) = weights.iter().find(|w| **w >= ins.len()) {
+    if let Some(w) = r.weights.iter().find(|w| **w >= ins.len()) {
         return Err(format!(
             "weight index {w} is out of range: @{name} takes {} arguments",
             ins.len()
         ));
     }
-    ftuner_transforms::outline_weights::mark_weights(&mut m.ir, f, weights);
+    ftuner_transforms::outline_weights::mark_weights(&mut m.ir, f, r.weights);
     let t1 = Instant::now();
-    let explain = match pipeline {
+    let explain = match r.pipeline {
         Some(p) => {
             run_passes(&ctx, &mut m.ir, m.top, p, text, file)?;
             explain::patches(&m.ir, m.top)
         }
         None => {
-            let [patch, lower] = cpu_pipeline(target, tuning_db);
+            let [patch, lower] = cpu_pipeline(r.target, r.tuning_db);
             run_passes(&ctx, &mut m.ir, m.top, &patch, text, file)?;
             let x = explain::patches(&m.ir, m.top);
             run_passes(&ctx, &mut m.ir, m.top, &lower, text, file)?;
@@ -169,6 +184,27 @@ fn compile_inner(
         }
     };
     phases.push(("passes".to_string(), t1.elapsed().as_secs_f64()));
+    Ok(Lowered {
+        ctx,
+        m,
+        name,
+        ins,
+        outs,
+        explain,
+        phases,
+    })
+}
+
+fn compile_inner(r: &Request<'_>) -> Result<Program, String> {
+    let Lowered {
+        ctx,
+        mut m,
+        name,
+        ins,
+        outs,
+        explain,
+        mut phases,
+    } = lower(r)?;
     let f =
         find_func(&m.ir, m.top, Some(&name)).ok_or("the pipeline removed the entry function")?;
     let (kept, prepare) = match m.ir.attr(f, "ftuner.prepared").and_then(|a| a.as_dict()) {
@@ -226,15 +262,83 @@ fn compile(
     let file = file.to_string();
     let target = target.to_string();
     py.detach(|| {
-        compile_inner(
-            &text,
-            &file,
-            entry.as_deref(),
-            &weights,
-            &target,
-            pipeline.as_deref(),
-            tuning_db.as_deref(),
-        )
+        compile_inner(&Request {
+            text: &text,
+            file: &file,
+            entry: entry.as_deref(),
+            weights: &weights,
+            target: &target,
+            pipeline: pipeline.as_deref(),
+            tuning_db: tuning_db.as_deref(),
+        })
+    })
+    .map_err(CompileError::new_err)
+}
+
+/// A dynamic dim's `(symbol, min, max)` from Python.
+type DimRangeArg = (String, i64, Option<i64>);
+
+/// Compile `text` into the shared library `out` (with its header `header`): the weights
+/// (`weights` argument indices) come from `blob`, a file holding each at `offsets`;
+/// `ranges` per input and dim: `(symbol, lo, hi)` or None; `extra_json` goes into the
+/// library's signature.
+#[pyfunction]
+#[pyo3(signature = (text, out, header, name, file="<module>", entry=None, weights=vec![], blob=None, offsets=vec![], ranges=vec![], extra_json=String::new(), target="host", tuning_db=None))]
+#[allow(clippy::too_many_arguments)]
+fn build_shared(
+    py: Python<'_>,
+    text: String,
+    out: std::path::PathBuf,
+    header: std::path::PathBuf,
+    name: String,
+    file: &str,
+    entry: Option<String>,
+    weights: Vec<usize>,
+    blob: Option<std::path::PathBuf>,
+    offsets: Vec<usize>,
+    ranges: Vec<Vec<Option<DimRangeArg>>>,
+    extra_json: String,
+    target: &str,
+    tuning_db: Option<String>,
+) -> PyResult<()> {
+    let file = file.to_string();
+    let target = target.to_string();
+    py.detach(|| {
+        let mut l = lower(&Request {
+            text: &text,
+            file: &file,
+            entry: entry.as_deref(),
+            weights: &weights,
+            target: &target,
+            pipeline: None,
+            tuning_db: tuning_db.as_deref(),
+        })?;
+        let opts = ftuner_runtime::aot::SharedOptions {
+            name,
+            entry: l.name.clone(),
+            weights: blob.map(|b| (b, offsets)),
+            weight_args: weights.clone(),
+            ranges: ranges
+                .into_iter()
+                .map(|dims| {
+                    dims.into_iter()
+                        .map(|d| {
+                            d.map(|(symbol, lo, hi)| ftuner_runtime::aot::DimRange {
+                                symbol,
+                                lo,
+                                hi,
+                            })
+                        })
+                        .collect()
+                })
+                .collect(),
+            extra_json,
+            cc: None,
+        };
+        // The code is for this machine, whatever hardware model chose the tiles.
+        let t = ftuner_runtime::Target::host();
+        ftuner_runtime::aot::build_shared(&l.ctx, &mut l.m.ir, l.m.top, &t, &opts, &out, &header)
+            .map_err(|e| e.0)
     })
     .map_err(CompileError::new_err)
 }
@@ -386,6 +490,7 @@ fn num_threads() -> usize {
 #[pymodule]
 fn _ftuner(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(build_shared, m)?)?;
     m.add_function(wrap_pyfunction!(live_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(num_threads, m)?)?;

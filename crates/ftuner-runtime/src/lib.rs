@@ -14,10 +14,12 @@
 //! Loops the pipeline marked `ftuner.parallel` run on a persistent thread pool
 //! ([`set_num_threads`]; `FTUNER_NUM_THREADS`, else every core).
 
+pub mod aot;
 pub mod cuda;
 pub mod raw;
 pub use ftuner_codegen::parallel::{num_threads, set_num_threads};
-use ftuner_codegen::{Compiler, Jit, PackedFn, Target};
+pub use ftuner_codegen::Target;
+use ftuner_codegen::{Compiler, Jit, PackedFn};
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
 pub use raw::{free_output, Owner, RawArg, RawOutput};

@@ -26,8 +26,16 @@ struct Cli {
     /// Input file ('-' for stdin).
     file: String,
     /// What to write.
-    #[arg(long, value_parser = ["llvm", "asm", "obj", "ptx"], default_value = "llvm")]
+    /// `shared`: a shared library with a C interface and a generated header
+    /// (`<stem>.h` beside it; ftuner_runtime::aot), for programs without ftuner.
+    #[arg(long, value_parser = ["llvm", "asm", "obj", "ptx", "shared"], default_value = "llvm")]
     emit: String,
+    /// With --emit=shared: the function to export (default: the only public one).
+    #[arg(long)]
+    entry: Option<String>,
+    /// With --emit=shared: the prefix of the exported C symbols (default: from -o).
+    #[arg(long)]
+    name: Option<String>,
     /// host, an x86-64 CPU name, or cuda:sm_XX.
     #[arg(long, default_value = "host")]
     target: String,
@@ -107,8 +115,11 @@ fn run() -> i32 {
     if cli.emit == "ptx" && !target.is_gpu() {
         return fail("--emit=ptx needs a cuda:sm_XX target");
     }
-    if target.is_gpu() && matches!(cli.emit.as_str(), "asm" | "obj") {
+    if target.is_gpu() && matches!(cli.emit.as_str(), "asm" | "obj" | "shared") {
         return fail("a cuda target emits ptx or llvm");
+    }
+    if cli.emit == "shared" && (cli.output == "-" || cli.no_lower) {
+        return fail("--emit=shared needs -o FILE.so and a module ftuner lowers (not --no-lower)");
     }
     let ctx = ftuner_dialects::context();
     let mut m = match ftuner_opt::parse_and_verify(&ctx, &src, &cli.file) {
@@ -198,6 +209,9 @@ fn finish(
             }
         }
     }
+    if cli.emit == "shared" {
+        return shared(ctx, m, cli, target);
+    }
     if !cli.no_lower {
         // To the llvm dialect, from whatever level the module is at.
         if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top, cli.parallel) {
@@ -245,6 +259,56 @@ fn finish(
             Ok(()) => 0,
             Err(e) => fail(format!("cannot write {}: {e}", cli.output)),
         }
+    }
+}
+
+/// `--emit=shared`: the library and its header.
+fn shared(
+    ctx: &ftuner_ir::Context,
+    mut m: ftuner_ir::ParsedModule,
+    cli: &Cli,
+    target: &Target,
+) -> i32 {
+    let out = std::path::Path::new(&cli.output);
+    let entry = match &cli.entry {
+        Some(e) => e.clone(),
+        None => {
+            let mut public = vec![];
+            m.ir.walk_pre(m.top, &mut |o| {
+                if m.ir.name(o) == "func.func"
+                    && m.ir.attr(o, "sym_visibility").is_none()
+                    && m.ir
+                        .regions_of(o)
+                        .first()
+                        .is_some_and(|r| m.ir.region_entry(*r).is_some())
+                {
+                    public.extend(m.ir.symbol_name(o).map(str::to_string));
+                }
+            });
+            match public.as_slice() {
+                [one] => one.clone(),
+                [] => return fail("the module has no public function to export"),
+                _ => {
+                    return fail(format!(
+                        "several public functions ({}): name one with --entry",
+                        public.join(", ")
+                    ))
+                }
+            }
+        }
+    };
+    let opts = ftuner_runtime::aot::SharedOptions {
+        name: cli
+            .name
+            .clone()
+            .unwrap_or_else(|| ftuner_runtime::aot::c_name(out)),
+        entry,
+        ..Default::default()
+    };
+    let header = ftuner_runtime::aot::header_path(out);
+    match ftuner_runtime::aot::build_shared(ctx, &mut m.ir, m.top, target, &opts, out, &header) {
+        Ok(()) => 0,
+        Err(e) => fail(e),
     }
 }
 

@@ -1,0 +1,104 @@
+"""ftuner.save / ftuner.load: a compiled model as a shared library with a C header,
+used from Python again and from a C program (no Python, no ftuner)."""
+
+import pathlib
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+from torch.export import Dim
+
+import ftuner
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(32, 64)
+        self.b = torch.nn.Linear(64, 16)
+
+    def forward(self, x):
+        return {"y": self.b(torch.tanh(self.a(x))), "rows": x.sum(1)}
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    torch.manual_seed(0)
+    m = MLP().eval()
+    cm = ftuner.compile(m, (torch.randn(4, 32),), dynamic_shapes=({0: Dim("rows", min=1, max=1000)},))
+    d = tmp_path_factory.mktemp("lib")
+    path = ftuner.save(cm, d / "libmlp.so")
+    return m, path
+
+
+@pytest.mark.parametrize("rows", [1, 13, 64, 1000])
+def test_loaded_matches_eager(saved, rows):
+    m, path = saved
+    lm = ftuner.load(path)
+    x = torch.randn(rows, 32)
+    with torch.no_grad():
+        ref = m(x)
+    out = lm(x)
+    assert set(out) == {"y", "rows"}
+    assert (out["y"] - ref["y"]).abs().max().item() < 1e-5
+    assert (out["rows"] - ref["rows"]).abs().max().item() < 1e-4
+    out_np = lm(x.numpy())
+    assert isinstance(out_np["y"], np.ndarray)
+
+
+def test_loaded_checks_shapes(saved):
+    _, path = saved
+    lm = ftuner.load(path)
+    with pytest.raises(ftuner.ShapeError, match=r"outside the range \[1, 1000\] of dim 'rows'"):
+        lm(torch.randn(1001, 32))
+    with pytest.raises(ftuner.ShapeError, match="dim 1 is 31"):
+        lm(torch.randn(3, 31))
+
+
+def test_header_and_signature(saved):
+    _, path = saved
+    h = pathlib.Path(path).with_name("mlp.h").read_text()
+    assert "int mlp_run(const ftuner_tensor *inputs" in h
+    assert "void mlp_free(ftuner_tensor *t);" in h
+    lm = ftuner.load(path)
+    assert lm.signature["inputs"] == [{"dtype": "float32", "dims": [["rows", 1, 1000], 32]}]
+
+
+C_MAIN = r"""
+#include "mlp.h"
+#include <stdio.h>
+int main(void) {
+  float x[3 * 32];
+  for (int i = 0; i < 3 * 32; i++) x[i] = (float)(i % 7) * 0.25f - 0.5f;
+  ftuner_tensor in[1] = {{x, 0, FTUNER_F32, 2, {3, 32}}};
+  ftuner_tensor out[MLP_NUM_OUTPUTS];
+  char err[256];
+  int rc = mlp_run(in, 1, out, MLP_NUM_OUTPUTS, err, sizeof err);
+  if (rc) { printf("error %d: %s\n", rc, err); return 1; }
+  for (int i = 0; i < 3 * 16; i++) printf("%.6f\n", ((float *)out[0].data)[i]);
+  for (int k = 0; k < MLP_NUM_OUTPUTS; k++) mlp_free(&out[k]);
+  ftuner_tensor bad[1] = {{x, 0, FTUNER_F32, 2, {3, 31}}};
+  rc = mlp_run(bad, 1, out, MLP_NUM_OUTPUTS, err, sizeof err);
+  printf("rc %d: %s\n", rc, err);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_c_program_links_the_library(saved, tmp_path):
+    m, path = saved
+    src = tmp_path / "main.c"
+    src.write_text(C_MAIN)
+    exe = tmp_path / "main"
+    d = pathlib.Path(path).parent
+    subprocess.run(["cc", str(src), f"-I{d}", f"-L{d}", "-lmlp", f"-Wl,-rpath,{d}", "-o", str(exe)], check=True)
+    lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.splitlines()
+    x = torch.tensor([(i % 7) * 0.25 - 0.5 for i in range(3 * 32)], dtype=torch.float32).reshape(3, 32)
+    with torch.no_grad():
+        ref = m(x)["y"].reshape(-1)
+    got = torch.tensor([float(v) for v in lines[:48]])
+    assert (got - ref).abs().max().item() < 1e-5
+    assert lines[48] == "rc 1: input 0 dim 1 is 31, the model takes 32"
