@@ -1,3 +1,7 @@
+// ftuner-run lowers the TOSA op with upstream's conversion, and names what it still cannot run.
+// RUN: not ftuner-run %s 2>&1 | FileCheck %s --check-prefix=RUNERR
+// RUNERR: ftuner-opt-import.mlir:[[# @LINE + 26]]:8: error: operations ftuner does not model (and upstream MLIR does not lower to linalg): complex.create (1), complex.abs (1)
+// RUNERR-NOT: panicked
 // A module with upstream ops ftuner does not model (tosa, complex) is read through
 // upstream MLIR: those ops stay generic, ftuner says which, and its passes run around them.
 // RUN: ftuner-opt %s --canonicalize 2>&1 | FileCheck %s

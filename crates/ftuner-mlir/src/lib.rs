@@ -88,7 +88,8 @@ fn generic_text<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, locations: bool) ->
     op.to_string_with_flags(flags).unwrap_or_default()
 }
 
-fn parse_in<'c>(ctx: &'c MlirContext, src: &str, file: &str) -> Result<Module<'c>, String> {
+/// Run `f` with upstream's diagnostics collected, located in `file`.
+fn with_diagnostics<T>(ctx: &MlirContext, file: &str, f: impl FnOnce() -> T) -> (T, String) {
     let diags: Rc<RefCell<Vec<String>>> = Rc::default();
     let sink = diags.clone();
     let file_q = file.to_string();
@@ -105,9 +106,14 @@ fn parse_in<'c>(ctx: &'c MlirContext, src: &str, file: &str) -> Result<Module<'c
         ));
         true
     });
-    let m = Module::parse(ctx, src);
+    let out = f();
     ctx.detach_diagnostic_handler(id);
     let msgs = diags.borrow().join("\n");
+    (out, msgs)
+}
+
+fn parse_in<'c>(ctx: &'c MlirContext, src: &str, file: &str) -> Result<Module<'c>, String> {
+    let (m, msgs) = with_diagnostics(ctx, file, || Module::parse(ctx, src));
     match m {
         Some(m) if m.as_operation().verify() => Ok(m),
         Some(_) => Err(format!(
@@ -122,11 +128,61 @@ fn parse_in<'c>(ctx: &'c MlirContext, src: &str, file: &str) -> Result<Module<'c
     }
 }
 
+/// Upstream's TOSA → linalg-on-tensors conversion: `tosa-to-linalg-pipeline` without its
+/// `tosa-validate` step, whose level checks reject every dynamic dim (TOSA 1.0 profiles
+/// are static), followed by the TOSA → arith/tensor conversions for what remains
+/// (constants, reshapes, slices, pads).
+pub const TOSA_TO_LINALG: &str = "builtin.module(func.func(tosa-optional-decompositions),canonicalize,func.func(tosa-infer-shapes,tosa-make-broadcastable,tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor),canonicalize,cse)";
+
+/// Frontend dialects upstream MLIR 22 converts to linalg on tensors, each with its
+/// pipeline. (StableHLO is not part of upstream MLIR: its conversion lives in the
+/// StableHLO project, which the Python package reaches through torch-mlir's wheel.)
+pub const FRONTENDS: &[(&str, &str)] = &[("tosa", TOSA_TO_LINALG)];
+
+/// Lower the frontend dialects of `m` (see [`FRONTENDS`]) with upstream's own conversions;
+/// returns the frontends lowered. A conversion that fails is an error with upstream's
+/// located diagnostics.
+pub fn lower_frontends(
+    up: &Upstream,
+    m: &mut Module<'_>,
+    file: &str,
+) -> Result<Vec<&'static str>, String> {
+    static REGISTER: std::sync::Once = std::sync::Once::new();
+    let mut present = vec![];
+    m.as_operation()
+        .walk(melior::ir::operation::WalkOrder::PreOrder, |o| {
+            let name = o.name().as_string_ref().as_str().unwrap_or("").to_string();
+            for (d, _) in FRONTENDS {
+                if name.strip_prefix(d).is_some_and(|r| r.starts_with('.')) && !present.contains(d)
+                {
+                    present.push(*d);
+                }
+            }
+            melior::ir::operation::WalkResult::Advance
+        });
+    for (d, pipeline) in FRONTENDS.iter().filter(|(d, _)| present.contains(d)) {
+        REGISTER.call_once(melior::utility::register_all_passes);
+        let pm = melior::pass::PassManager::new(&up.ctx);
+        melior::utility::parse_pass_pipeline(pm.as_operation_pass_manager(), pipeline)
+            .map_err(|e| format!("{file}: the {d} conversion pipeline does not parse: {e}"))?;
+        let (r, msgs) = with_diagnostics(&up.ctx, file, || pm.run(m));
+        if r.is_err() || !m.as_operation().verify() {
+            return Err(format!(
+                "{file}: upstream MLIR's {d} → linalg conversion failed{}{msgs}",
+                if msgs.is_empty() { "" } else { ":\n" }
+            ));
+        }
+    }
+    Ok(present)
+}
+
 /// A module read through upstream MLIR.
 pub struct Imported {
     pub module: ftuner_ir::ParsedModule,
     /// Operations ftuner does not model, with how often each occurs (kept generic).
     pub unmodeled: Vec<(String, usize)>,
+    /// Frontend dialects lowered to linalg by upstream's conversions ([`import_with`]).
+    pub lowered: Vec<&'static str>,
 }
 
 /// The names of the operations under `op` that `ctx` does not model, with counts.
@@ -164,7 +220,24 @@ pub fn import(
     src: &str,
     file: &str,
 ) -> Result<Imported, String> {
-    let m = up.parse(src, file)?;
+    import_with(ctx, up, src, file, false)
+}
+
+/// [`import`], first lowering the frontend dialects upstream MLIR converts to linalg
+/// ([`lower_frontends`]) when `lower` is set.
+pub fn import_with(
+    ctx: &mut ftuner_ir::Context,
+    up: &Upstream,
+    src: &str,
+    file: &str,
+    lower: bool,
+) -> Result<Imported, String> {
+    let mut m = up.parse(src, file)?;
+    let lowered = if lower {
+        lower_frontends(up, &mut m, file)?
+    } else {
+        vec![]
+    };
     let op = m.as_operation();
     let unmodeled = unmodeled_ops(ctx, &op);
     if !unmodeled.is_empty() && !ctx.allow_unregistered {
@@ -185,6 +258,7 @@ pub fn import(
     Ok(Imported {
         module: pm,
         unmodeled,
+        lowered,
     })
 }
 
@@ -320,14 +394,22 @@ pub fn create_pass(pipeline: &str, registry: fn() -> ftuner_pass::PassRegistry) 
     )
 }
 
-/// [`import`] in a fresh upstream context, shaped for `ftuner_opt::set_importer`: the
-/// module and the operations kept generic.
+/// [`import_with`] in a fresh upstream context, shaped for `ftuner_opt::set_importer`: the
+/// module, the operations kept generic and the frontends lowered (when `lower` is set).
 #[allow(clippy::type_complexity)]
 pub fn import_for_opt(
     ctx: &mut ftuner_ir::Context,
     src: &str,
     file: &str,
-) -> Result<(ftuner_ir::ParsedModule, Vec<(String, usize)>), String> {
+    lower: bool,
+) -> Result<
+    (
+        ftuner_ir::ParsedModule,
+        Vec<(String, usize)>,
+        Vec<&'static str>,
+    ),
+    String,
+> {
     let up = Upstream::new();
-    import(ctx, &up, src, file).map(|i| (i.module, i.unmodeled))
+    import_with(ctx, &up, src, file, lower).map(|i| (i.module, i.unmodeled, i.lowered))
 }

@@ -5,6 +5,7 @@
 // RUN: ftuner-opt %s --canonicalize --cse | FileCheck %s
 // RUN: ftuner-opt %s --canonicalize --mlir-print-op-generic | %mlir-opt --verify-roundtrip -o /dev/null
 // RUN: ftuner-run %s --entry generic_broadcast --shape 0=3x7x8 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry unit_batch --shape 0=1x13x8 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry named_broadcast --shape 0=1x13x8 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
 // REQUIRES: mlir-opt
 // JIT: check: ok
@@ -59,4 +60,29 @@ func.func @not_batch_broadcast(%a: tensor<2x?x8xf32>, %w: tensor<2x4xf32>, %o: t
   %wb = linalg.broadcast ins(%w : tensor<2x4xf32>) outs(%e : tensor<2x8x4xf32>) dimensions = [1]
   %r = linalg.batch_matmul ins(%a, %wb : tensor<2x?x8xf32>, tensor<2x8x4xf32>) outs(%o : tensor<2x?x4xf32>) -> tensor<2x?x4xf32>
   return %r : tensor<2x?x4xf32>
+}
+
+// Both operands with a batch of one (TOSA's matmul): one matmul on B's only matrix.
+// CHECK-LABEL: func.func @unit_batch
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: %[[B:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2]] : tensor<1x8x4xf32> into tensor<8x4xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %[[B]] : tensor<?x8xf32>, tensor<8x4xf32>)
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, %{{.*}}, 4] : tensor<?x4xf32> into tensor<1x?x4xf32>
+func.func @unit_batch(%a: tensor<1x?x8xf32>, %w: tensor<1x8x4xf32>) -> tensor<1x?x4xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %t = tensor.dim %a, %c1 : tensor<1x?x8xf32>
+  %o = tensor.empty(%t) : tensor<1x?x4xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%o : tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+  %r = linalg.batch_matmul ins(%a, %w : tensor<1x?x8xf32>, tensor<1x8x4xf32>) outs(%f : tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+  return %r : tensor<1x?x4xf32>
+}
+
+// A dynamic batch on the left (one only at run time, or a mismatch the op must report):
+// left alone.
+// CHECK-LABEL: func.func @unit_batch_right_only
+// CHECK: linalg.batch_matmul
+func.func @unit_batch_right_only(%a: tensor<?x?x8xf32>, %w: tensor<1x8x4xf32>, %o: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  %r = linalg.batch_matmul ins(%a, %w : tensor<?x?x8xf32>, tensor<1x8x4xf32>) outs(%o : tensor<?x?x4xf32>) -> tensor<?x?x4xf32>
+  return %r : tensor<?x?x4xf32>
 }

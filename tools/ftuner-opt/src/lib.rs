@@ -12,10 +12,23 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Reads a module ftuner's own parser does not take (upstream ops we do not model) through
-/// upstream MLIR: returns our module and the ops kept as generic operations, with counts.
-/// The `ftuner-opt` binary installs `ftuner_mlir`'s; the library links no MLIR.
-pub type Importer =
-    fn(&mut Context, &str, &str) -> Result<(ftuner_ir::ParsedModule, Vec<(String, usize)>), String>;
+/// upstream MLIR: returns our module, the ops kept as generic operations (with counts) and,
+/// when the last argument asks for it, the frontend dialects (TOSA) upstream's conversions
+/// lowered to linalg first. The `ftuner-opt`, `ftuner-run` and `ftuner-translate` binaries
+/// install `ftuner_mlir`'s; the library links no MLIR.
+pub type Importer = fn(
+    &mut Context,
+    &str,
+    &str,
+    bool,
+) -> Result<
+    (
+        ftuner_ir::ParsedModule,
+        Vec<(String, usize)>,
+        Vec<&'static str>,
+    ),
+    String,
+>;
 
 static IMPORTER: std::sync::OnceLock<Importer> = std::sync::OnceLock::new();
 
@@ -66,6 +79,10 @@ struct Cli {
     /// Allow operations of unregistered dialects
     #[arg(long = "allow-unregistered-dialect")]
     allow_unregistered: bool,
+    /// Lower frontend dialects (TOSA) to linalg on tensors with upstream MLIR's own
+    /// conversions when the module is read through upstream MLIR
+    #[arg(long = "lower-frontends")]
+    lower_frontends: bool,
     /// A textual pass pipeline, e.g. builtin.module(func.func(cse))
     #[arg(long = "pass-pipeline")]
     pass_pipeline: Option<String>,
@@ -316,8 +333,14 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
         if let (Err(_), Some(import), false) = (&parsed, IMPORTER.get(), cli.verify_diagnostics) {
             let allow = ctx.allow_unregistered;
             ctx.allow_unregistered = true;
-            match import(&mut ctx, &padded, &file) {
-                Ok((m, unmodeled)) => {
+            match import(&mut ctx, &padded, &file, cli.lower_frontends) {
+                Ok((m, unmodeled, lowered)) => {
+                    if !lowered.is_empty() {
+                        eprintln!(
+                            "{file}: note: read through upstream MLIR; lowered to linalg by upstream's conversions: {}",
+                            lowered.join(", ")
+                        );
+                    }
                     if !unmodeled.is_empty() {
                         let list: Vec<String> = unmodeled
                             .iter()
@@ -588,7 +611,42 @@ pub fn parse_and_verify(
     src: &str,
     file: &str,
 ) -> Result<ftuner_ir::ParsedModule, Vec<Diagnostic>> {
-    let mut m = parse_module(ctx, src, file).map_err(|d| vec![d])?;
+    let mut m = match (parse_module(ctx, src, file), IMPORTER.get()) {
+        (Ok(m), _) => m,
+        (Err(d), None) => return Err(vec![d]),
+        // Ops we do not parse: through upstream MLIR, frontends (TOSA) lowered to linalg;
+        // what is still not ours is an error naming it.
+        (Err(d), Some(import)) => {
+            // (IR is context-free: names and types are interned process-wide.)
+            let mut c = ftuner_dialects::context();
+            c.allow_unregistered = true;
+            match import(&mut c, src, file, true) {
+                Ok((m, unmodeled, _)) if unmodeled.is_empty() => m,
+                Ok((m, unmodeled, _)) => {
+                    // Located at the first such op.
+                    let mut first = None;
+                    m.ir.walk_pre(m.top, &mut |o| {
+                        if first.is_none() && unmodeled.iter().any(|(n, _)| n == m.ir.name(o)) {
+                            first = Some(o);
+                        }
+                    });
+                    let loc = first.map_or(ftuner_ir::Attribute::unknown_loc(), |o| m.ir.loc(o));
+                    let list: Vec<String> = unmodeled
+                        .iter()
+                        .map(|(n, c)| format!("{n} ({c})"))
+                        .collect();
+                    return Err(vec![Diagnostic::error(
+                        loc,
+                        format!(
+                            "operations ftuner does not model (and upstream MLIR does not lower to linalg): {}",
+                            list.join(", ")
+                        ),
+                    )]);
+                }
+                Err(_) => return Err(vec![d]),
+            }
+        }
+    };
     ftuner_dialects::after_parse(&mut m.ir, m.top);
     let errs = ftuner_ir::verify::verify(ctx, &m.ir, m.top);
     if errs.is_empty() {

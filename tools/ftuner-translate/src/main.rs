@@ -313,5 +313,7 @@ fn shared(
 }
 
 fn main() {
+    // Modules in frontend dialects (TOSA) are read, and lowered to linalg, by upstream MLIR.
+    ftuner_opt::set_importer(ftuner_mlir::import_for_opt);
     std::process::exit(run());
 }

@@ -17,7 +17,9 @@
 //! written it materializes the weight once per batch element and multiplies B small
 //! matrices. The broadcast may be a `linalg.broadcast` with `dimensions = [0]` or the
 //! `linalg.generic` torch-mlir writes for it (input map `(d0, d1, d2) -> (d1, d2)`, the
-//! identity output map, a body yielding its input).
+//! identity output map, a body yielding its input). A product whose operands both have a
+//! batch of one (`tensor<1x?xK>`, `tensor<1xKxN>`: how TOSA writes every matmul) is the
+//! same single matmul, the right operand collapsed to `KxN`.
 
 use crate::linalg::{body, ins_outs};
 use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
@@ -133,7 +135,15 @@ fn rewrite(ir: &mut Ir, op: OpId) -> Option<()> {
     if !rank3(ir.value_type(a)) || !rank3(ir.value_type(c)) || !rank3(rt) {
         return None;
     }
-    let w = broadcast_source(ir, ins[1])?;
+    let unit_batch = |v: Value| ir.value_type(v).shape().is_some_and(|s| s[0] == 1);
+    let w = match broadcast_source(ir, ins[1]) {
+        Some(w) => w,
+        // A batch of one on both sides (TOSA writes every matmul so): B's one matrix.
+        None if unit_batch(a) && unit_batch(ins[1]) && rank3(ir.value_type(ins[1])) => {
+            collapse(ir, op, ins[1])?
+        }
+        None => return None,
+    };
     let a2 = collapse(ir, op, a)?;
     let c2 = collapse(ir, op, c)?;
     let mt = ir.value_type(c2);

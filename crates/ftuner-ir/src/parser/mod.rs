@@ -84,6 +84,8 @@ pub struct Parser<'a> {
     pub(crate) op_stack: Vec<&'static str>,
     pub(crate) depth: usize,
     pub(crate) placeholder_op: OpId,
+    /// Location aliases read ahead of their definition ([`Parser::prescan_location_aliases`]).
+    prescanned: rustc_hash::FxHashSet<String>,
 }
 
 /// A parsed file: the IR and its top-level `builtin.module`.
@@ -145,7 +147,44 @@ impl<'a> Parser<'a> {
             op_stack: vec![],
             depth: 0,
             placeholder_op,
+            prescanned: Default::default(),
         }
+    }
+
+    /// MLIR prints location aliases (`#loc3 = loc("f.mlir":29:8)`) after the operations
+    /// that use them, some at the top and some at the end. Reads the top-level location
+    /// alias definitions (each on a line of its own) before the operations, so that every
+    /// use resolves to its location instead of the position of the use. A line that does
+    /// not parse as one is left to the main parse, which reports it where it stands.
+    fn prescan_location_aliases(&mut self) {
+        if !self.src.contains("= loc(") {
+            return;
+        }
+        let mut scratch = Ir::new();
+        let mut found: FxHashMap<String, Attribute> = FxHashMap::default();
+        for line in self.src.lines() {
+            let t = line.trim_end();
+            if !t.starts_with('#') || !t.contains("= loc(") {
+                continue;
+            }
+            let mut p = Parser::new(self.ctx, &mut scratch, t, self.file);
+            if p.tok.kind != Tok::HashIdent {
+                continue;
+            }
+            p.attr_aliases = std::mem::take(&mut found);
+            let name = p.tok_text()[1..].to_string();
+            let ok = p.is_alias_def()
+                && !p.attr_aliases.contains_key(&name)
+                && p.parse_attr_alias_def().is_ok()
+                && p.tok.kind == Tok::Eof
+                && p.attr_aliases.get(&name).is_some_and(|a| a.is_location());
+            found = std::mem::take(&mut p.attr_aliases);
+            if !ok {
+                found.remove(&name);
+            }
+        }
+        self.prescanned = found.keys().cloned().collect();
+        self.attr_aliases.extend(found);
     }
 
     // ----- tokens ----------------------------------------------------------------------
@@ -320,6 +359,7 @@ impl<'a> Parser<'a> {
         self.block_scopes.push(BlockScope {
             blocks: Default::default(),
         });
+        self.prescan_location_aliases();
         loop {
             match self.tok.kind {
                 Tok::Eof => break,
@@ -360,7 +400,8 @@ impl<'a> Parser<'a> {
     fn parse_attr_alias_def(&mut self) -> PResult<()> {
         let name = self.tok_text()[1..].to_string();
         let at = self.tok.start;
-        if self.attr_aliases.contains_key(&name) {
+        // A location alias read ahead is defined here for the first time.
+        if !self.prescanned.remove(&name) && self.attr_aliases.contains_key(&name) {
             return Err(self.err_at(at, format!("redefinition of attribute alias id '{name}'")));
         }
         self.advance();
@@ -576,5 +617,37 @@ impl<'a> Parser<'a> {
     }
     pub fn source(&self) -> Arc<str> {
         Arc::from(self.src)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Upstream's generic printing puts some location aliases before the operations and
+    /// the rest after them: every use resolves to its definition.
+    #[test]
+    fn location_aliases_defined_after_their_use_resolve() {
+        let mut ctx = Context::new();
+        ctx.allow_unregistered = true;
+        let src = "#loc2 = loc(\"f.mlir\":25:14)\n\
+                   \"x.a\"() : () -> () loc(#loc2)\n\
+                   \"x.b\"() : () -> () loc(#loc7)\n\
+                   #loc7 = loc(\"f.mlir\":29:8)\n";
+        let m = parse_module(&ctx, src, "g.mlir").unwrap();
+        let body = m.ir.region_entry(m.ir.regions_of(m.top)[0]).unwrap();
+        let locs: Vec<String> =
+            m.ir.block_ops(body)
+                .map(|o| format!("{}", m.ir.loc(o)))
+                .collect();
+        assert_eq!(locs, ["loc(\"f.mlir\":25:14)", "loc(\"f.mlir\":29:8)"]);
+        // Defined twice is still an error.
+        let twice = format!("{src}#loc7 = loc(\"f.mlir\":1:1)\n");
+        let e = parse_module(&ctx, &twice, "g.mlir").err().unwrap();
+        assert!(
+            e.to_string()
+                .contains("redefinition of attribute alias id 'loc7'"),
+            "{e}"
+        );
     }
 }
