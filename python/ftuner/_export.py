@@ -187,7 +187,9 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
 
     seconds = {}
     t0 = time.perf_counter()
-    was_training = model.training
+    # Exported in eval mode; every submodule's own mode is restored after (model.train(m)
+    # would set them all alike: a wrapper in training mode around an eval-mode model).
+    modes = [(m, m.training) for m in model.modules()]
     model.eval()
     try:
         with torch.no_grad():
@@ -208,7 +210,8 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
             )
             text = str(module)
     finally:
-        model.train(was_training)
+        for m, training in modes:
+            m.training = training
     seconds["torch-mlir"] = time.perf_counter() - t1
     log.info("torch-mlir import to linalg: %.2f s (%d bytes of MLIR)", seconds["torch-mlir"], len(text))
 

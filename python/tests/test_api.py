@@ -190,3 +190,20 @@ def test_compile_mlir_example():
     x = torch.randn(37, 768)
     ref = x @ w.t() + b
     assert (cm(x) - ref).abs().max().item() < 1e-3
+
+
+def test_compile_leaves_module_modes_alone():
+    # A wrapper in training mode around a model in eval mode (dropout off): compiling must
+    # not turn the inner model's dropout on.
+    class Wrap(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5)).eval()
+
+        def forward(self, x):
+            return self.inner(x)
+
+    w = Wrap()
+    assert w.training and not w.inner.training
+    ftuner.compile(w, (torch.randn(2, 8),))
+    assert w.training and not w.inner.training and not w.inner[1].training

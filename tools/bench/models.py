@@ -1,13 +1,14 @@
 """Whole models: ftuner against what PyTorch users run, over dynamic sizes.
 
     python tools/bench/models.py [--models bert,gpt2,resnet50,mobilenet_v2,dcgan] [--reduced]
-        [--threads 1,2] [--systems ftuner,eager,inductor,ort,iree,buckets] [--sizes N] [--reps R]
+        [--threads 1,2] [--systems ftuner,eager,inductor,ort,iree,buckets] [--sizes N] [--batches 1,3,8]
+        [--reps R]
         [--out docs/bench/models.jsonl] [--doc docs/models.md] [--svg-dir docs/bench]
 
 Per model (`ftuner.zoo`, random weights): sequence models (BERT, GPT-2) are timed at `--sizes`
 sequence lengths drawn from the GLUE distribution (../shared/data/ftuner/glue_seq_lengths.csv,
-pooled over the tasks, batch 1), image models (ResNet-50, MobileNetV2, DCGAN) at batches
-1, 3, 8, 17, 32. Systems, each compiled once for all sizes where it can be:
+pooled over the tasks, batch 1), image models (ResNet-50, MobileNetV2, DCGAN) at `--batches`
+(1, 3, 8, 17, 32). IREE needs `pip install -r tools/bench/requirements.txt`. Systems, each compiled once for all sizes where it can be:
 
 * `ftuner`: `ftuner.compile` with the model's dynamic dims;
 * `eager`: PyTorch (MKL / oneDNN), `torch.no_grad`;
@@ -29,6 +30,7 @@ docs/models.md.
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import json
 import os
@@ -52,6 +54,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 GLUE = ROOT.parent / "shared" / "data" / "ftuner" / "glue_seq_lengths.csv"
 SEQ_MODELS = {"bert", "gpt2"}
 BUCKETS = [32, 64, 128, 256, 512]
+BATCHES = [1, 3, 8, 17, 32]
 
 
 def cpu_name():
@@ -139,6 +142,15 @@ class Inductor(System):
             return self.fn(*x)
 
 
+class _Positional(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, *xs):
+        return tuple(leaves(self.model(*xs)))
+
+
 class Ort(System):
     name = "ort"
 
@@ -153,8 +165,19 @@ class Ort(System):
                 axes[names[i]] = {d: getattr(dim, "__name__", f"d{d}") for d, dim in spec.items()}
         f = tempfile.NamedTemporaryFile(suffix=".onnx", delete=False).name
         t0 = time.perf_counter()
+        model = _Positional(copy.deepcopy(case.model)).eval()
         with torch.no_grad():
-            torch.onnx.export(case.model, case.example, f, input_names=names, dynamic_axes=axes, opset_version=17, dynamo=False)
+            # Positional inputs only, tensors out (the exporter otherwise binds Hugging Face
+            # models' keyword defaults: "got multiple values for argument 'use_cache'"), on a
+            # copy: the exporter leaves the model it traces changed.
+            try:
+                torch.onnx.export(model, case.example, f, input_names=names, dynamic_axes=axes, opset_version=17,
+                                  dynamo=False)
+                self.exporter = "torch.onnx (TorchScript)"
+            except Exception:  # noqa: BLE001 - GPT-2: "aten::diff ... is not supported"
+                torch.onnx.export(model, case.example, f, input_names=names, dynamo=True,
+                                  dynamic_shapes=(tuple(case.dynamic_shapes),))
+                self.exporter = "torch.onnx (dynamo)"
         self.names = names
         self.sessions = {}
         self.path = f
@@ -209,12 +232,27 @@ class Iree(System):
         return [torch.from_numpy(o.to_host()) for o in outs]
 
 
+class _Masked(torch.nn.Module):
+    """BERT with an attention mask: padded tokens must not be attended to."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids, mask):
+        return self.model(ids, attention_mask=mask)
+
+
 class Buckets(System):
     name = "buckets"
 
     def prepare(self):
         self.compiled = {}
         self.compile_seconds = 0.0
+        # BERT attends both ways: its padded buckets take a mask (GPT-2 is causal: padding
+        # at the end changes nothing before it).
+        self.masked = self.case.name == "bert"
+        self.model = _Masked(self.case.model).eval() if self.masked else self.case.model
 
     def bucket_of(self, n):
         for b in BUCKETS:
@@ -228,13 +266,17 @@ class Buckets(System):
             n = x[0].shape[1]
             b = self.bucket_of(n)
             xp = (torch.nn.functional.pad(x[0], (0, b - n)),)
+            if self.masked:
+                mask = torch.zeros_like(xp[0])
+                mask[:, :n] = 1
+                xp = (xp[0], mask)
         else:
             n = x[0].shape[0]
             b = 1 << (n - 1).bit_length()
             xp = (torch.cat([x[0], x[0].new_zeros((b - n, *x[0].shape[1:]))]),)
         if b not in self.compiled:
             t0 = time.perf_counter()
-            self.compiled[b] = ftuner.compile(case.model, xp)
+            self.compiled[b] = ftuner.compile(self.model, xp)
             self.compile_seconds += time.perf_counter() - t0
         out = self.compiled[b](*xp)
         # The useful part of the first output (for the error check).
@@ -250,7 +292,7 @@ def sizes(case, n):
         lo, hi = case.dims["seq"]
         return [{"seq": s} for s in glue_lengths(n, lo, hi)]
     hi = case.dims["batch"][1]
-    return [{"batch": b} for b in [1, 3, 8, 17, 32] if b <= hi]
+    return [{"batch": b} for b in BATCHES if b <= hi]
 
 
 def bench_model(name, args, out):
@@ -262,6 +304,8 @@ def bench_model(name, args, out):
             sys_.prepare()
             systems.append(sys_)
             rec = {"model": name, "system": s, "compile_seconds": sys_.compile_seconds}
+            if getattr(sys_, "exporter", None):
+                rec["note"] = sys_.exporter
         except Exception as e:  # noqa: BLE001 - reported, the system is skipped
             rec = {"model": name, "system": s, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:500]}
             print(f"{name}: {s} cannot run: {rec['error']}", file=sys.stderr)
@@ -356,13 +400,13 @@ def write_doc(records, path, cmd, cpu):
              f"{cpu}, {time.strftime('%Y-%m-%d')}:", "", f"    {cmd}", "",
              "Latency is the median of alternated rounds; `x ftuner` is the median over the sizes of that "
              "system's time over ftuner's (above 1: ftuner is faster). Sequence models run at lengths drawn "
-             "from the GLUE distribution (batch 1), image models at batches 1, 3, 8, 17, 32.", ""]
+             "from the GLUE distribution (batch 1), image models at batches " + ", ".join(map(str, BATCHES)) + ".", ""]
     lines += ["## Compile time and failures", "", "| model | system | compile (s) | note |", "|---|---|---|---|"]
     for r in records:
         if "threads" in r:
             continue
         cs = f"{r['compile_seconds']:.1f}" if r.get("compile_seconds") is not None else ""
-        lines.append(f"| {r['model']} | {r['system']} | {cs} | {r.get('error', '')} |")
+        lines.append(f"| {r['model']} | {r['system']} | {cs} | {r.get('error', r.get('note', ''))} |")
     lines += ["", "## Latency", "", "| model | threads | system | median ms | x ftuner |", "|---|---|---|---|---|"]
     for model, threads, s, ms, ratio in summarize(records):
         lines.append(f"| {model} | {threads} | {s} | {ms:.2f} | {'' if ratio is None else f'{ratio:.2f}'} |")
@@ -381,6 +425,7 @@ def main():
     ap.add_argument("--threads", default=f"1,{os.cpu_count()}")
     ap.add_argument("--sizes", type=int, default=8)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--batches", default=",".join(map(str, BATCHES)), help="batches of the image models")
     ap.add_argument("--reduced", action="store_true", help="the reduced configurations of the tests")
     ap.add_argument("--out", default=str(ROOT / "docs" / "bench" / "models.jsonl"))
     ap.add_argument("--doc", default=None, help="write the generated docs/models.md here")
@@ -392,18 +437,26 @@ def main():
     if unknown:
         ap.error(f"unknown systems {unknown}: {sorted(SYSTEMS)}")
     args.threads = sorted({int(t) for t in args.threads.split(",")})
+    BATCHES[:] = [int(b) for b in args.batches.split(",")]
     cpu = cpu_name()
     print(f"CPU: {cpu}", flush=True)
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    models = args.models.split(",")
     with open(args.out, "w") as out:
         out.write(json.dumps({"cpu": cpu, "argv": sys.argv[1:], "date": time.strftime("%Y-%m-%d")}) + "\n")
-        for name in args.models.split(","):
+        for name in models:
             bench_model(name, args, out)
+            # The report so far (an interrupted run keeps what it measured).
+            report(args, models, cpu, final=name == models[-1])
+
+
+def report(args, models, cpu, final):
     records = [json.loads(line) for line in open(args.out)][1:]
-    for model, threads, s, ms, ratio in summarize(records):
-        print(f"{model:>13} {threads} thr {s:>9}: median {ms:8.2f} ms" + ("" if ratio is None else f"  ({ratio:.2f}x ftuner's time)"))
+    if final:
+        for model, threads, s, ms, ratio in summarize(records):
+            print(f"{model:>13} {threads} thr {s:>9}: median {ms:8.2f} ms" + ("" if ratio is None else f"  ({ratio:.2f}x ftuner's time)"))
     if args.svg_dir:
-        for name in args.models.split(","):
+        for name in models:
             svg(name, records, pathlib.Path(args.svg_dir) / f"models-{name}.svg")
     if args.doc:
         write_doc(records, args.doc, "python tools/bench/models.py " + " ".join(sys.argv[1:]), cpu)
