@@ -32,6 +32,65 @@ pub type Importer = fn(
 
 static IMPORTER: std::sync::OnceLock<Importer> = std::sync::OnceLock::new();
 
+/// Whether a file our parser rejects may go to upstream MLIR: only a file whose one fault
+/// for our parser is operations we do not model. Upstream MLIR runs in-process and crashes
+/// on some malformed input (a bad `permutation` array, 5,000-deep nesting, a NUL byte:
+/// issue 25), so a NUL byte, nesting past our parser's limit, a syntax error, or ops of
+/// ours that do not verify stay our diagnostics. With unknown operations allowed, the file
+/// must parse and verify, or stop at the custom syntax of a dialect we do not know (which
+/// only upstream reads). Not a full containment: upstream still parses what follows such an
+/// op.
+pub fn upstream_may_read(src: &str, file: &str) -> bool {
+    if src.contains('\0') || nesting_depth(src) > ftuner_ir::parser::MAX_NESTING {
+        return false;
+    }
+    let mut c = ftuner_dialects::context();
+    c.allow_unregistered = true;
+    match parse_module(&c, src, file) {
+        Ok(mut m) => {
+            ftuner_dialects::after_parse(&mut m.ir, m.top);
+            ftuner_ir::verify::verify(&c, &m.ir, m.top).is_empty()
+        }
+        Err(d) => {
+            (d.message.starts_with("Dialect `") && d.message.contains("not found for custom op"))
+                || d.message.starts_with("unregistered operation '")
+        }
+    }
+}
+
+/// The deepest nesting of brackets outside string literals and comments.
+fn nesting_depth(src: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let (mut in_str, mut esc, mut comment) = (false, false, false);
+    let mut prev = '\0';
+    for ch in src.chars() {
+        if comment {
+            comment = ch != '\n';
+        } else if in_str {
+            if esc {
+                esc = false;
+            } else if ch == '\\' {
+                esc = true;
+            } else if ch == '"' {
+                in_str = false;
+            }
+        } else {
+            match ch {
+                '"' => in_str = true,
+                '/' if prev == '/' => comment = true,
+                '{' | '(' | '[' => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                '}' | ')' | ']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        prev = ch;
+    }
+    max
+}
+
 /// Install the upstream-MLIR import path (once; later calls are ignored).
 pub fn set_importer(f: Importer) {
     let _ = IMPORTER.set(f);
@@ -329,8 +388,13 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
         let mut out_text = None;
         let t0 = Instant::now();
         let mut parsed = parse_module(&ctx, &padded, &file);
+        // This chunk's import may allow unregistered ops; the next chunk starts as asked.
+        ctx.allow_unregistered = cli.allow_unregistered;
         // Ops we do not model: read through upstream MLIR, keep them generic, say which.
-        if let (Err(_), Some(import), false) = (&parsed, IMPORTER.get(), cli.verify_diagnostics) {
+        let upstream = IMPORTER.get().filter(|_| {
+            parsed.is_err() && !cli.verify_diagnostics && upstream_may_read(&padded, &file)
+        });
+        if let (Err(_), Some(import)) = (&parsed, upstream) {
             let allow = ctx.allow_unregistered;
             ctx.allow_unregistered = true;
             match import(&mut ctx, &padded, &file, cli.lower_frontends) {
@@ -616,6 +680,7 @@ pub fn parse_and_verify(
         (Err(d), None) => return Err(vec![d]),
         // Ops we do not parse: through upstream MLIR, frontends (TOSA) lowered to linalg;
         // what is still not ours is an error naming it.
+        (Err(d), Some(_)) if !upstream_may_read(src, file) => return Err(vec![d]),
         (Err(d), Some(import)) => {
             // (IR is context-free: names and types are interned process-wide.)
             let mut c = ftuner_dialects::context();
