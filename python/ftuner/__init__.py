@@ -279,14 +279,16 @@ def compile_mlir(text: str, weights=(), weight_args=(), inputs=None, file="<modu
 
 
 def compile(model, example_args: Sequence, dynamic_shapes=None, target: str = "host",
-            threads: Optional[int] = None, tuning_db: Optional[str] = None) -> CompiledModel:
+            threads: Optional[int] = None, tuning_db: Optional[str] = None, derive: bool = True) -> CompiledModel:
     """Compile a PyTorch module for this CPU.
 
     `example_args` are tensors the model is traced with; `dynamic_shapes` is what
     `torch.export.export` takes (a tuple or a dict by argument name of `{dim: Dim}`).
     `target` names the hardware model (`host` detects this CPU); `threads` the threads of
     each call (default: every core); `tuning_db` an ftuner-tune database whose tuned
-    schedules the contractions use.
+    schedules the contractions use; `derive` runs OLLIE's derivations (`ollie-derive`:
+    transposed convolutions as a matmul and col2im, convolutions through reshapes) before the
+    uKernels are patched.
     """
     from . import _export
 
@@ -301,6 +303,7 @@ def compile(model, example_args: Sequence, dynamic_shapes=None, target: str = "h
         weights=list(range(n_in, n_in + len(ex.weights))),
         target=target,
         tuning_db=tuning_db,
+        derive=derive,
     )
     seconds = dict(ex.seconds)
     for k, v in program.phases:
@@ -317,7 +320,8 @@ def compile(model, example_args: Sequence, dynamic_shapes=None, target: str = "h
     ]
     cm = CompiledModel(program, specs, ex.weights, ex.weight_names, ex.out_spec, seconds, threads)
     cm._source = dict(text=ex.text, file=f"<{type(model).__name__}>", entry=ex.func,
-                      weight_args=list(range(n_in, n_in + len(ex.weights))), target=target, tuning_db=tuning_db)
+                      weight_args=list(range(n_in, n_in + len(ex.weights))), target=target, tuning_db=tuning_db,
+                      derive=derive)
     cm.compile_seconds["total"] = time.perf_counter() - t0
     log.info("compiled %s in %.2f s", type(model).__name__, cm.compile_seconds["total"])
     return cm

@@ -96,6 +96,7 @@ def save(compiled, path, name=None):
             extra_json=extra_json,
             target=src["target"],
             tuning_db=src["tuning_db"],
+            derive=src.get("derive", True),
         )
     finally:
         os.unlink(blob)

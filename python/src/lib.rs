@@ -29,13 +29,22 @@ create_exception!(
 /// The CPU pipeline before bufferization, for `target` (a hardware-model name), with the
 /// schedules of a tuning database when one is given: up to the patched contractions
 /// (what `explain` reads), then their lowering.
-fn cpu_pipeline(target: &str, tuning_db: Option<&str>) -> [String; 2] {
+fn cpu_pipeline(target: &str, tuning_db: Option<&str>, derive: bool) -> [String; 2] {
     let db = tuning_db
         .map(|d| format!(" tuning-db={d}"))
         .unwrap_or_default();
+    // OLLIE's derivations first (transposed convolutions as a matmul and col2im, convs
+    // through reshapes, ...), priced by the same hardware model; what they leave is linalg.
+    let derive = if derive {
+        format!(
+            "canonicalize,cse,ollie-derive{{target=auto hw-target={target}}},convert-ta-to-linalg,"
+        )
+    } else {
+        String::new()
+    };
     [
         format!(
-            "builtin.module(outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,\
+            "builtin.module({derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,\
              patch-ukernels{{target={target}{db}}})"
         ),
         "builtin.module(lower-ukernels,canonicalize,cse)".to_string(),
@@ -141,6 +150,8 @@ struct Request<'a> {
     target: &'a str,
     pipeline: Option<&'a str>,
     tuning_db: Option<&'a str>,
+    /// Run `ollie-derive` before patching (the default pipeline only).
+    derive: bool,
 }
 
 fn lower(r: &Request<'_>) -> Result<Lowered, String> {
@@ -176,7 +187,7 @@ fn lower(r: &Request<'_>) -> Result<Lowered, String> {
             explain::patches(&m.ir, m.top)
         }
         None => {
-            let [patch, lower] = cpu_pipeline(r.target, r.tuning_db);
+            let [patch, lower] = cpu_pipeline(r.target, r.tuning_db, r.derive);
             run_passes(&ctx, &mut m.ir, m.top, &patch, text, file)?;
             let x = explain::patches(&m.ir, m.top);
             run_passes(&ctx, &mut m.ir, m.top, &lower, text, file)?;
@@ -247,7 +258,7 @@ fn compile_inner(r: &Request<'_>) -> Result<Program, String> {
 /// Compile `text` (an MLIR module); `weights` are the argument indices of the entry
 /// function that hold weights (prepared once by `Program.prepare`).
 #[pyfunction]
-#[pyo3(signature = (text, file="<module>", entry=None, weights=vec![], target="host", pipeline=None, tuning_db=None))]
+#[pyo3(signature = (text, file="<module>", entry=None, weights=vec![], target="host", pipeline=None, tuning_db=None, derive=true))]
 #[allow(clippy::too_many_arguments)]
 fn compile(
     py: Python<'_>,
@@ -258,6 +269,7 @@ fn compile(
     target: &str,
     pipeline: Option<String>,
     tuning_db: Option<String>,
+    derive: bool,
 ) -> PyResult<Program> {
     let file = file.to_string();
     let target = target.to_string();
@@ -270,6 +282,7 @@ fn compile(
             target: &target,
             pipeline: pipeline.as_deref(),
             tuning_db: tuning_db.as_deref(),
+            derive,
         })
     })
     .map_err(CompileError::new_err)
@@ -283,7 +296,7 @@ type DimRangeArg = (String, i64, Option<i64>);
 /// `ranges` per input and dim: `(symbol, lo, hi)` or None; `extra_json` goes into the
 /// library's signature.
 #[pyfunction]
-#[pyo3(signature = (text, out, header, name, file="<module>", entry=None, weights=vec![], blob=None, offsets=vec![], ranges=vec![], extra_json=String::new(), target="host", tuning_db=None))]
+#[pyo3(signature = (text, out, header, name, file="<module>", entry=None, weights=vec![], blob=None, offsets=vec![], ranges=vec![], extra_json=String::new(), target="host", tuning_db=None, derive=true))]
 #[allow(clippy::too_many_arguments)]
 fn build_shared(
     py: Python<'_>,
@@ -300,6 +313,7 @@ fn build_shared(
     extra_json: String,
     target: &str,
     tuning_db: Option<String>,
+    derive: bool,
 ) -> PyResult<()> {
     let file = file.to_string();
     let target = target.to_string();
@@ -312,6 +326,7 @@ fn build_shared(
             target: &target,
             pipeline: None,
             tuning_db: tuning_db.as_deref(),
+            derive,
         })?;
         let opts = ftuner_runtime::aot::SharedOptions {
             name,
