@@ -207,3 +207,19 @@ def test_compile_leaves_module_modes_alone():
     assert w.training and not w.inner.training
     ftuner.compile(w, (torch.randn(2, 8),))
     assert w.training and not w.inner.training and not w.inner[1].training
+
+
+def test_derivations_on_by_default():
+    # OLLIE's derivations turn the DCGAN generator's transposed convolutions into matmuls
+    # (and col2im eOperators); derive=False keeps them convolutions. Both match eager.
+    from ftuner import zoo
+
+    case = zoo.get("dcgan", reduced=True)
+    x = case.make(batch=3)
+    kinds = {}
+    for derive in (True, False):
+        cm = ftuner.compile(case.model, case.example, dynamic_shapes=case.dynamic_shapes, derive=derive)
+        kinds[derive] = [p["kind"] for p in ftuner.explain(cm)]
+        assert torch.allclose(cm(*x), case.model(*x), rtol=1e-4, atol=1e-7)
+    assert "matmul" in kinds[True]
+    assert "matmul" not in kinds[False]

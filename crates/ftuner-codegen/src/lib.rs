@@ -10,6 +10,7 @@
 //! Only this crate (and what runs code through it) links LLVM.
 
 pub mod emit;
+mod literals;
 pub mod parallel;
 
 use inkwell::context::Context;

@@ -6,6 +6,7 @@
 //! the llvm dialect ([`bufferize`], [`linalg_to_loops`], [`prefetch`], [`to_llvm`]). [`register_passes`] adds them to a
 //! [`ftuner_pass::PassRegistry`].
 
+pub mod aliasing;
 pub mod bufferize;
 pub mod canonicalize;
 pub mod cse;

@@ -23,7 +23,7 @@
 //! Outlined functions are `noinline` (`passthrough = ["noinline"]` once lowered), so LLVM
 //! compiles each once and does not paste the copies back.
 
-use crate::to_llvm::{root_of, Root};
+use crate::aliasing::{root_of, Root};
 use ftuner_ir::{intern_name, Attribute, Context, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
 use rustc_hash::{FxHashMap, FxHashSet};

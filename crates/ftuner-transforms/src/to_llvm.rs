@@ -20,6 +20,7 @@
 //!   dimension is contiguous, else one scalar access per lane; `vector.fma` is
 //!   `llvm.intr.fma`; `vector.broadcast` is insertelement + shufflevector.
 
+use crate::aliasing;
 use ftuner_ir::{
     intern_name, AffineExpr, AttrKind, Attribute, BlockId, Diagnostic, FloatKind, Ir, OpId, OpSpec,
     RegionId, Scalar, Type, TypeKind, Value, DYNAMIC,
@@ -1455,7 +1456,7 @@ impl Cv<'_> {
         // in the enclosing function LLVM knew a fresh allocation aliases nothing, and
         // through the context struct it would not (every store to an output could change
         // any input: the body re-loads and vectorises less).
-        let safe = noalias_fields(self.ir, &live, &captured);
+        let safe = aliasing::noalias_fields(self.ir, &live, &captured);
         let name = format!("{}_par{}", self.fname, pool_bodies(self.ir, self.outlined));
         let loop_name = if safe.is_empty() {
             name.clone()
@@ -1792,105 +1793,6 @@ fn pool_bodies(ir: &Ir, outlined: &[OpId]) -> usize {
         .count()
 }
 
-/// Where the memory of a memref value comes from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Root {
-    /// A `memref.alloc` / `alloca` of the enclosing function (through view ops), or an
-    /// argument the function declares `llvm.noalias` (its caller's allocation, reachable
-    /// through nothing else: `outline-loop-nests`).
-    Alloc(OpId),
-    NoaliasArg(Value),
-    /// An argument of the enclosing function or a global: not a fresh allocation.
-    External,
-    /// Anything else (a loop-carried buffer, a view op not modelled here).
-    Unknown,
-}
-
-pub(crate) fn root_of(ir: &Ir, mut v: Value) -> Root {
-    for _ in 0..64 {
-        let Some(d) = ir.defining_op(v) else {
-            // A block argument: the function's own arguments are external, unless it
-            // declares them noalias.
-            let Some(b) = ir.value_block(v) else {
-                return Root::Unknown;
-            };
-            let Some(f) = ir
-                .block_parent_op(b)
-                .filter(|o| matches!(ir.name(*o), "func.func" | "gpu.func"))
-            else {
-                return Root::Unknown;
-            };
-            let pos = ir.block_args(b).iter().position(|a| *a == v);
-            return if pos.is_some_and(|i| arg_is_noalias(ir, f, i)) {
-                Root::NoaliasArg(v)
-            } else {
-                Root::External
-            };
-        };
-        match ir.name(d) {
-            "memref.alloc" | "memref.alloca" => return Root::Alloc(d),
-            "memref.get_global" => return Root::External,
-            "memref.subview"
-            | "memref.collapse_shape"
-            | "memref.expand_shape"
-            | "memref.cast"
-            | "memref.reinterpret_cast"
-            | "memref.reshape"
-            | "memref.transpose" => match ir.operands(d).first() {
-                Some(x) => v = *x,
-                None => return Root::Unknown,
-            },
-            _ => return Root::Unknown,
-        }
-    }
-    Root::Unknown
-}
-
-/// Whether argument `i` of function `f` carries `llvm.noalias`.
-fn arg_is_noalias(ir: &Ir, f: OpId, i: usize) -> bool {
-    ir.attr(f, "arg_attrs")
-        .and_then(|a| a.as_array())
-        .and_then(|a| a.get(i))
-        .and_then(|d| d.as_dict())
-        .is_some_and(|d| d.iter().any(|(k, _)| k == "llvm.noalias"))
-}
-
-/// Context fields (indices into `captured`) of an outlined loop that may be `noalias`: a
-/// buffer rooted in an allocation of the enclosing function that no other capture is
-/// rooted in (a fresh allocation is reachable from nothing else: not from the
-/// function's arguments, not from a global). None when some captured buffer's origin is
-/// unknown (it could view any allocation). `live`: (value outside, its conversion).
-fn noalias_fields(ir: &Ir, live: &[(Value, Value)], captured: &[Value]) -> Vec<usize> {
-    let roots: Vec<(Value, Root)> = live
-        .iter()
-        .filter(|(old, _)| ir.value_type(*old).is_memref())
-        .map(|(old, c)| (*c, root_of(ir, *old)))
-        .collect();
-    if roots.iter().any(|(_, r)| *r == Root::Unknown) {
-        return vec![];
-    }
-    let mut out = vec![];
-    for (i, c) in captured.iter().enumerate() {
-        let mine: Vec<Root> = roots
-            .iter()
-            .filter(|(x, _)| x == c)
-            .map(|(_, r)| *r)
-            .collect();
-        let Some(a) = mine
-            .first()
-            .copied()
-            .filter(|r| matches!(r, Root::Alloc(_) | Root::NoaliasArg(_)))
-        else {
-            continue;
-        };
-        let shared = mine.iter().any(|r| *r != a) || roots.iter().any(|(x, r)| x != c && *r == a);
-        if !shared {
-            out.push(i);
-        }
-    }
-    out
-}
-
 fn new_func(ir: &mut Ir, name: &str, fty: &str, loc: Attribute, private: bool) -> OpId {
     let mut s = OpSpec::new(intern_name("llvm.func"), loc)
         .prop("sym_name", Attribute::string(name))
@@ -1940,24 +1842,8 @@ fn convert_func(
         );
     }
     // A noalias memref argument: its allocated and aligned pointers are noalias.
-    if (0..ins.len()).any(|i| arg_is_noalias(ir, f, i)) {
-        let mut attrs = vec![];
-        for (i, t) in ins.iter().enumerate() {
-            let n = if t.is_memref() {
-                3 + 2 * t.rank().unwrap_or(0)
-            } else {
-                1
-            };
-            let na = t.is_memref() && arg_is_noalias(ir, f, i);
-            for k in 0..n {
-                attrs.push(Attribute::dictionary(if na && k < 2 {
-                    vec![("llvm.noalias".to_string(), Attribute::unit())]
-                } else {
-                    vec![]
-                }));
-            }
-        }
-        ir.set_prop(nf, "arg_attrs", Some(Attribute::array(attrs)));
+    if let Some(attrs) = aliasing::expanded_arg_attrs(ir, f, &ins) {
+        ir.set_prop(nf, "arg_attrs", Some(attrs));
     }
     if ir.attr(f, "ftuner.noinline").is_some() {
         ir.set_prop(

@@ -1,0 +1,131 @@
+//! Where the memory of a buffer comes from, and which buffers may be `noalias`: the
+//! analysis `convert-to-llvm` uses for the thread-pool bodies it outlines and for the
+//! `llvm.noalias` arguments of functions, and `outline-loop-nests` for the arguments of
+//! the nests it outlines.
+
+use ftuner_ir::{Attribute, Ir, OpId, Type, Value};
+
+/// Where the memory of a memref value comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Root {
+    /// A `memref.alloc` / `alloca` of the enclosing function (through view ops), or an
+    /// argument the function declares `llvm.noalias` (its caller's allocation, reachable
+    /// through nothing else: `outline-loop-nests`).
+    Alloc(OpId),
+    NoaliasArg(Value),
+    /// An argument of the enclosing function or a global: not a fresh allocation.
+    External,
+    /// Anything else (a loop-carried buffer, a view op not modelled here).
+    Unknown,
+}
+
+pub fn root_of(ir: &Ir, mut v: Value) -> Root {
+    for _ in 0..64 {
+        let Some(d) = ir.defining_op(v) else {
+            // A block argument: the function's own arguments are external, unless it
+            // declares them noalias.
+            let Some(b) = ir.value_block(v) else {
+                return Root::Unknown;
+            };
+            let Some(f) = ir
+                .block_parent_op(b)
+                .filter(|o| matches!(ir.name(*o), "func.func" | "gpu.func"))
+            else {
+                return Root::Unknown;
+            };
+            let pos = ir.block_args(b).iter().position(|a| *a == v);
+            return if pos.is_some_and(|i| arg_is_noalias(ir, f, i)) {
+                Root::NoaliasArg(v)
+            } else {
+                Root::External
+            };
+        };
+        match ir.name(d) {
+            "memref.alloc" | "memref.alloca" => return Root::Alloc(d),
+            "memref.get_global" => return Root::External,
+            "memref.subview"
+            | "memref.collapse_shape"
+            | "memref.expand_shape"
+            | "memref.cast"
+            | "memref.reinterpret_cast"
+            | "memref.reshape"
+            | "memref.transpose" => match ir.operands(d).first() {
+                Some(x) => v = *x,
+                None => return Root::Unknown,
+            },
+            _ => return Root::Unknown,
+        }
+    }
+    Root::Unknown
+}
+
+/// Whether argument `i` of function `f` carries `llvm.noalias`.
+pub fn arg_is_noalias(ir: &Ir, f: OpId, i: usize) -> bool {
+    ir.attr(f, "arg_attrs")
+        .and_then(|a| a.as_array())
+        .and_then(|a| a.get(i))
+        .and_then(|d| d.as_dict())
+        .is_some_and(|d| d.iter().any(|(k, _)| k == "llvm.noalias"))
+}
+
+/// Context fields (indices into `captured`) of an outlined loop that may be `noalias`: a
+/// buffer rooted in an allocation of the enclosing function that no other capture is
+/// rooted in (a fresh allocation is reachable from nothing else: not from the
+/// function's arguments, not from a global). None when some captured buffer's origin is
+/// unknown (it could view any allocation). `live`: (value outside, its conversion).
+pub fn noalias_fields(ir: &Ir, live: &[(Value, Value)], captured: &[Value]) -> Vec<usize> {
+    let roots: Vec<(Value, Root)> = live
+        .iter()
+        .filter(|(old, _)| ir.value_type(*old).is_memref())
+        .map(|(old, c)| (*c, root_of(ir, *old)))
+        .collect();
+    if roots.iter().any(|(_, r)| *r == Root::Unknown) {
+        return vec![];
+    }
+    let mut out = vec![];
+    for (i, c) in captured.iter().enumerate() {
+        let mine: Vec<Root> = roots
+            .iter()
+            .filter(|(x, _)| x == c)
+            .map(|(_, r)| *r)
+            .collect();
+        let Some(a) = mine
+            .first()
+            .copied()
+            .filter(|r| matches!(r, Root::Alloc(_) | Root::NoaliasArg(_)))
+        else {
+            continue;
+        };
+        let shared = mine.iter().any(|r| *r != a) || roots.iter().any(|(x, r)| x != c && *r == a);
+        if !shared {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// The `arg_attrs` of the LLVM function converted from `f` (inputs `ins`): each memref
+/// argument is 3 + 2R descriptor fields, and a `llvm.noalias` memref argument's allocated
+/// and aligned pointers are `noalias`. None when no argument is `noalias`.
+pub fn expanded_arg_attrs(ir: &Ir, f: OpId, ins: &[Type]) -> Option<Attribute> {
+    if !(0..ins.len()).any(|i| arg_is_noalias(ir, f, i)) {
+        return None;
+    }
+    let mut attrs = vec![];
+    for (i, t) in ins.iter().enumerate() {
+        let n = if t.is_memref() {
+            3 + 2 * t.rank().unwrap_or(0)
+        } else {
+            1
+        };
+        let na = t.is_memref() && arg_is_noalias(ir, f, i);
+        for k in 0..n {
+            attrs.push(Attribute::dictionary(if na && k < 2 {
+                vec![("llvm.noalias".to_string(), Attribute::unit())]
+            } else {
+                vec![]
+            }));
+        }
+    }
+    Some(Attribute::array(attrs))
+}
