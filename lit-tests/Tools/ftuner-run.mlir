@@ -10,14 +10,20 @@
 // CHECKED-SAME: "check": {"ok": true}
 
 // Errors name the argument and exit 1. Shapes that disagree with each other stop the
-// compiled code at a run-time check naming the op (an abort, as MLIR's asserts), and the
-// interpreter reports them too; neither reads out of bounds.
-// RUN: not --crash ftuner-run %s --shape 0=2x3 --shape 1=4x2 2>&1 | FileCheck %s --check-prefix=MISMATCH
-// MISMATCH: assertion failed: operand shapes of 'linalg.matmul' at {{.*}}ftuner-run.mlir:{{[0-9]+}}:8 do not agree with its iteration space
-// RUN: not --crash ftuner-run %s --shape 0=2x3 --shape 1=4x2 --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels)' 2>&1 | FileCheck %s --check-prefix=PATCHED
-// PATCHED: assertion failed: operand shapes of the contraction at {{.*}} do not agree
+// compiled code at a run-time check naming the op: the function returns at once, the
+// failure comes back as an error (exit 1, not an abort), and the interpreter reports it
+// too; neither reads out of bounds.
+// RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// MISMATCH: ftuner-run: error: run-time check failed: operand shapes of 'linalg.matmul' at {{.*}}ftuner-run.mlir:{{[0-9]+}}:8 do not agree with its iteration space
+// RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 --threads 2 --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels)' 2>&1 | FileCheck %s --check-prefix=PATCHED
+// PATCHED: ftuner-run: error: run-time check failed: operand shapes of the contraction at {{.*}} do not agree
 // RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 --backend=interp 2>&1 | FileCheck %s --check-prefix=INTERP
 // INTERP: linalg.matmul
+// RUN: not ftuner-run %s --shape 0=2x3 --shape 0=4x3 --shape 1=3x2 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: ftuner-run: error: --shape 0=4x3: argument #0 has a --shape already
+// A pipeline that fails says why.
+// RUN: not ftuner-run %s --shape 0=2x3 --shape 1=3x2 --pass-pipeline='builtin.module(patch-ukernels{target=pdp11})' 2>&1 | FileCheck %s --check-prefix=WHY
+// WHY: ftuner-run: error: the pass pipeline failed: pass 'patch-ukernels' failed: {{.*}}unknown target 'pdp11'
 // RUN: not ftuner-run %s 2>&1 | FileCheck %s --check-prefix=NOSHAPE
 // NOSHAPE: ftuner-run: error: argument #0 (tensor<?x?xf32>) has dynamic dimensions: give --shape 0=...
 
@@ -31,4 +37,20 @@ func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
   %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
+}
+
+// A reference that is NaN everywhere checks nothing: --check fails (it said "ok").
+// RUN: not ftuner-run %s --entry nan --shape 0=4 --check 2>&1 | FileCheck %s --check-prefix=NAN
+// NAN: result #0 of the reference is NaN everywhere: the check compares nothing
+func.func @nan(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %z = arith.subf %a, %a : f32
+    %q = arith.divf %z, %z : f32
+    linalg.yield %q : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }

@@ -5,7 +5,16 @@
 // RUN: not ftuner-opt %s 2>&1 | FileCheck %s
 // RUN: not ftuner-run %s 2>&1 | FileCheck %s
 // RUN: not ftuner-translate %s 2>&1 | FileCheck %s
-// CHECK: upstream-fallback-contained.mlir:{{1[78]}}:{{[0-9]+}}: error:
+// CHECK: upstream-fallback-contained.mlir:{{[0-9]+}}:{{[0-9]+}}: error:
+
+// Past an op of a dialect only upstream knows (tosa.abs in its custom syntax), the rest
+// of the file is upstream's to read, and the same unclosed array segfaults it: upstream
+// runs in a child process, so that is a note on our error, never a crash of the driver.
+// RUN: sed -n '/^func.func @f/,$p' %s | sed 's|^  %%t = linalg.transpose ins(%%a|  %%x = tosa.abs %%a : (tensor<2x3xf32>) -> tensor<2x3xf32>\n  %%t = linalg.transpose ins(%%x|' > %t.tosa.mlir
+// RUN: not ftuner-opt %t.tosa.mlir 2>&1 | FileCheck %s --check-prefix=CHILD
+// RUN: not ftuner-run %t.tosa.mlir 2>&1 | FileCheck %s --check-prefix=CHILD
+// CHILD: error: {{.*}}tosa
+// CHILD: note: upstream MLIR could not read it either: upstream MLIR crashed reading this file (signal 11)
 
 // A NUL byte: our error, not a panic of the upstream bridge.
 // RUN: printf 'func.func @f() {\000}\n' > %t.nul.mlir

@@ -10,9 +10,13 @@
 // CHECK: %[[ACC:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x16xf32>
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[ACC]] : memref<?x16xf32>)
 // CHECK: scf.for %[[I:.*]] = %c0 to %{{.*}} step %c4 {
+// CHECK: cf.assert %{{.*}}, "'tensor.extract_slice' op at {{.*}}: the slice leaves its tensor"
 // CHECK: %[[A:.*]] = memref.subview %arg0[%[[I]], 0] [4, 8] [1, 1] : memref<?x8xf32> to memref<4x8xf32, strided<[8, 1], offset: ?>>
 // CHECK: %[[C:.*]] = memref.subview %[[ACC]][%[[I]], 0] [4, 16] [1, 1] : memref<?x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
 // CHECK: linalg.matmul ins(%[[A]], %arg1 : {{.*}}) outs(%[[C]] : memref<4x16xf32, strided<[16, 1], offset: ?>>)
+// The slices' offsets are run-time values (a tile of 4 rows leaves %a when its rows are
+// not a multiple of 4): each is checked before it is used.
+// CHECK: cf.assert %{{.*}}, "'tensor.insert_slice' op at {{.*}}bufferize.mlir:{{[0-9]+}}:{{[0-9]+}}: the slice leaves its tensor"
 // CHECK-NEXT: }
 // CHECK-NOT: memref.copy
 // CHECK: return %[[ACC]] : memref<?x16xf32>

@@ -16,9 +16,9 @@
 // CHECK: %[[REM:.*]] = arith.subi %[[MB]], %[[FULL]] : index
 // CHECK: scf.for %[[I1:.*]] = %c0 to %[[FULL]] step %c6
 // CHECK: %[[I:.*]] = arith.addi %[[I0]], %[[I1]] : index
-// CHECK: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], %[[K0]]] [6, %[[KS]]] [1, 1] : tensor<?x768xf32> to tensor<6x?xf32>
-// CHECK: %[[B:.*]] = tensor.extract_slice %transposed[%[[K0]], %[[J]]] [%[[KS]], 64] [1, 1] : tensor<768x2304xf32> to tensor<?x64xf32>
-// CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}}[%[[I]], %[[J]]] [6, 64] [1, 1] : tensor<?x2304xf32> to tensor<6x64xf32>
+// CHECK: %[[A:.*]] = tensor.extract_slice %arg0[%[[I]], %[[K0]]] [6, %[[KS]]] [1, 1] {ftuner.in_bounds} : tensor<?x768xf32> to tensor<6x?xf32>
+// CHECK: %[[B:.*]] = tensor.extract_slice %transposed[%[[K0]], %[[J]]] [%[[KS]], 64] [1, 1] {ftuner.in_bounds} : tensor<768x2304xf32> to tensor<?x64xf32>
+// CHECK: %[[C:.*]] = tensor.extract_slice %{{.*}}[%[[I]], %[[J]]] [6, 64] [1, 1] {ftuner.in_bounds} : tensor<?x2304xf32> to tensor<6x64xf32>
 // The register tile: 6 accumulators of vector<64xf32> from zero across the k loop, one
 // row of B and 6 broadcasts of A per step; after it, C (whose init was a zero fill) is
 // written in the first k block, read, added and written in the others.
@@ -33,7 +33,7 @@
 // CHECK-COUNT-6: "vector.transfer_read"(%[[C]],
 // CHECK-COUNT-6: arith.addf %{{.*}} : vector<64xf32>
 // CHECK-COUNT-6: "vector.transfer_write"
-// CHECK: tensor.insert_slice {{.*}}[%[[I]], %[[J]]] [6, 64] [1, 1] : tensor<6x64xf32> into tensor<?x2304xf32>
+// CHECK: tensor.insert_slice {{.*}}[%[[I]], %[[J]]] [6, 64] [1, 1] {ftuner.in_bounds} : tensor<6x64xf32> into tensor<?x2304xf32>
 // The residue's tiles come from the plan table, one row per residue.
 // CHECK: arith.constant dense<{{\[\[}}0, 0], [1, 0], [2, 0], [2, 1], [4, 0], [4, 1]]> : tensor<6x2xindex>
 // CHECK: tensor.extract %{{.*}}[%[[REM]], %{{.*}}] : tensor<6x2xindex>
@@ -55,7 +55,7 @@
 // PACKA: "vector.transfer_write"
 // PACKA: tensor.extract %arg0
 // PACKA: tensor.insert
-// PACKA: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [6, %{{.*}}] [1, 1] : tensor<?x?xf32> to tensor<6x?xf32>
+// PACKA: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [6, %{{.*}}] [1, 1] {ftuner.in_bounds} : tensor<?x?xf32> to tensor<6x?xf32>
 // PACKA: } else {
 // PACKA: tensor.extract_slice %arg0[
 // The packed and unpacked nests agree with the interpreter at M = 1100 (packed; N = 530
@@ -105,7 +105,7 @@
 // PAD: tensor.pad %arg0 low[0, 0] high[%[[P]], 0]
 // PAD: tensor.pad %{{.*}} low[0, 0] high[%[[P]], 0]
 // PAD-NOT: ukernel.patch
-// PAD: tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, %{{.*}}] [1, 1] : tensor<?x2304xf32> to tensor<?x2304xf32>
+// PAD: tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, %{{.*}}] [1, 1] {ftuner.in_bounds} : tensor<?x2304xf32> to tensor<?x2304xf32>
 // M = 5 and 41 (residue 5) are padded, 28 is not.
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=5x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4 max-ukernels=1 max-padding=1},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=41x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4 max-ukernels=1 max-padding=1},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK

@@ -223,3 +223,28 @@ def test_derivations_on_by_default():
         assert torch.allclose(cm(*x), case.model(*x), rtol=1e-4, atol=1e-7)
     assert "matmul" in kinds[True]
     assert "matmul" not in kinds[False]
+
+
+_SLICE = """func.func @f(%t: tensor<?x64xf32>, %u: tensor<?xf32>) -> tensor<16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %o = tensor.dim %u, %c0 : tensor<?xf32>
+  %r = tensor.extract_slice %t[%o, 0] [16, 64] [1, 1] : tensor<?x64xf32> to tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+"""
+
+
+def test_failed_run_time_check_is_an_exception(tmp_path):
+    # A slice at an offset known only at run time: out of bounds it is a Python exception
+    # naming the op and its location (before: an abort of the process, or a read past the
+    # buffer), and the model keeps working after it; the same through a saved library.
+    cm = ftuner.compile_mlir(_SLICE, file="slice.mlir")
+    t = torch.randn(20, 64)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"run-time check failed: 'tensor.extract_slice' op at slice\.mlir:4:8"):
+            cm(t, torch.zeros(5))
+        assert torch.equal(cm(t, torch.zeros(4)), t[4:20])
+    lm = ftuner.load(ftuner.save(cm, tmp_path / "libslice.so"))
+    with pytest.raises(RuntimeError, match=r"failed \(3\): run-time check failed: 'tensor.extract_slice' op at slice\.mlir:4:8"):
+        lm(t, torch.zeros(5))
+    assert torch.equal(lm(t, torch.zeros(4)), t[4:20])

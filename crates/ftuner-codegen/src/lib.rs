@@ -12,6 +12,7 @@
 pub mod emit;
 mod literals;
 pub mod parallel;
+pub mod status;
 
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
@@ -242,9 +243,29 @@ impl Compiler {
         Ok(buf.as_slice().to_vec())
     }
 
-    /// Hand a module (already optimized for the host) to the JIT.
+    /// Hand a module (already optimized for the host) to the JIT. Its external functions
+    /// must be ones ftuner provides (the runtime, libm, [`add_symbol`]) unless
+    /// [`allow_native_calls`] is on: a module declaring `@system` does not get it.
     pub fn jit<'c>(&'c self, m: Module<'c>) -> Result<Jit<'c>, CodegenError> {
         register_runtime_symbols();
+        if !ALLOW_NATIVE.load(std::sync::atomic::Ordering::Relaxed) {
+            let known = PROVIDED
+                .lock()
+                .map_err(|_| e("the symbol table is poisoned"))?;
+            let mut f = m.get_first_function();
+            while let Some(func) = f {
+                let name = func.get_name().to_string_lossy().into_owned();
+                if func.count_basic_blocks() == 0
+                    && !name.starts_with("llvm.")
+                    && !known.contains(&name)
+                {
+                    return Err(e(format!(
+                        "the module calls the external function @{name}, which ftuner does not provide: calls into the process are off for modules ftuner runs (ftuner-run --allow-native-calls, ftuner_codegen::allow_native_calls)"
+                    )));
+                }
+                f = func.get_next_function();
+            }
+        }
         let engine = m
             .create_jit_execution_engine(OptimizationLevel::Aggressive)
             .map_err(|x| e(format!("cannot create the JIT: {x}")))?;
@@ -359,16 +380,34 @@ pub mod memstats {
 /// `addr` must be a function with the signature the compiled code declares for `name`
 /// (for memref arguments: MLIR's expanded descriptors), alive for the rest of the process.
 pub unsafe fn add_symbol(name: &str, addr: *mut std::ffi::c_void) {
+    if let Ok(mut p) = PROVIDED.lock() {
+        p.insert(name.to_string());
+    }
     let c = std::ffi::CString::new(name).unwrap_or_default();
     // SAFETY: a valid C string; the caller vouches for the address.
     unsafe { inkwell::llvm_sys::support::LLVMAddSymbol(c.as_ptr(), addr) };
 }
 
+/// The external functions JIT-compiled code may call: the runtime's, libm's (registered
+/// below) and those [`add_symbol`] names.
+static PROVIDED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+    std::sync::LazyLock::new(Default::default);
+static ALLOW_NATIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Let JIT-compiled modules call any function of the process (`func.func private @f`
+/// resolved by the dynamic linker). Off by default: a module from untrusted input could
+/// otherwise declare and call `system`. Process-wide.
+pub fn allow_native_calls(on: bool) {
+    ALLOW_NATIVE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 fn register_runtime_symbols() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let syms: [(&str, *mut std::ffi::c_void); 15] = [
+        let syms: [(&str, *mut std::ffi::c_void); 17] = [
             ("aligned_alloc", memstats::counted_aligned_alloc as *mut _),
+            ("ftuner_rt_fail", status::ftuner_rt_fail as *mut _),
+            ("ftuner_rt_failed", status::ftuner_rt_failed as *mut _),
             (
                 "ftuner_rt_parallel_for",
                 parallel::ftuner_rt_parallel_for as *mut _,
@@ -388,6 +427,9 @@ fn register_runtime_symbols() {
             ("expm1", expm1 as *mut _),
         ];
         for (n, p) in syms {
+            if let Ok(mut known) = PROVIDED.lock() {
+                known.insert(n.to_string());
+            }
             let c = std::ffi::CString::new(n).unwrap_or_default();
             // SAFETY: the name is a valid C string and the address a function of the
             // declared type for the rest of the process.

@@ -37,6 +37,9 @@ struct Pool {
     parts: AtomicU64,
     /// Chunks of the current job finished.
     done: AtomicUsize,
+    /// The first failed run-time check of the current job's chunks (a message pointer,
+    /// [`crate::status`]), handed to the thread that started the job.
+    failed: AtomicUsize,
     /// A thread is running a job on the pool.
     busy: AtomicBool,
     /// Workers started (changed only by the thread holding `busy`), and workers asleep.
@@ -62,6 +65,7 @@ fn pool() -> &'static Pool {
         n: AtomicU64::new(0),
         parts: AtomicU64::new(0),
         done: AtomicUsize::new(0),
+        failed: AtomicUsize::new(0),
         busy: AtomicBool::new(false),
         workers: AtomicUsize::new(0),
         sleepers: AtomicUsize::new(0),
@@ -142,6 +146,10 @@ impl Pool {
                 let body: BodyFn = std::mem::transmute::<usize, BodyFn>(f);
                 body(ctx as *mut c_void, lo, hi);
             }
+            let f = crate::status::take_raw();
+            if !f.is_null() {
+                let _ = self.failed.compare_exchange(0, f as usize, SeqCst, SeqCst);
+            }
             self.done.fetch_add(1, SeqCst);
         }
     }
@@ -213,6 +221,7 @@ pub unsafe extern "C" fn ftuner_rt_parallel_for(body: BodyFn, ctx: *mut c_void, 
     p.n.store(n as u64, SeqCst);
     p.parts.store(parts as u64, SeqCst);
     p.done.store(0, SeqCst);
+    p.failed.store(0, SeqCst);
     let g = (p.state.load(SeqCst) >> 32).wrapping_add(1) & 0xffff_ffff;
     p.state.store(g << 32, SeqCst);
     if p.sleepers.load(SeqCst) > 0 {
@@ -232,6 +241,7 @@ pub unsafe extern "C" fn ftuner_rt_parallel_for(body: BodyFn, ctx: *mut c_void, 
             std::thread::yield_now();
         }
     }
+    crate::status::put_raw(p.failed.swap(0, SeqCst) as *const std::ffi::c_char);
     p.busy.store(false, SeqCst);
 }
 

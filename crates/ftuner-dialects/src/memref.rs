@@ -124,3 +124,12 @@ pub fn fold_dim(
     let v = *ir.operands(def).get(first + k)?;
     Some(vec![FoldResult::Value(v)])
 }
+
+pub fn verify_subview(ir: &Ir, op: OpId) -> Result<(), String> {
+    let src = ir.value_type(ir.operand(op, 0));
+    let res = ir.value_type(ir.result(op, 0));
+    if src.element_type() != res.element_type() {
+        return Err("expected the same element type for source and result".into());
+    }
+    crate::tensor::verify_slice_bounds(ir, op, src.shape().unwrap_or(&[])).map(|_| ())
+}

@@ -350,36 +350,128 @@ pub fn fold_cast(ir: &mut Ir, op: OpId, _c: &[Option<Attribute>]) -> Option<Vec<
     None
 }
 
-fn verify_slice_attrs(ir: &Ir, op: OpId, rank: usize) -> Result<(), String> {
-    for (k, g) in [
-        ("static_offsets", 0),
-        ("static_sizes", 1),
-        ("static_strides", 2),
-    ] {
-        let v = ir
-            .attr(op, k)
+/// Unit attribute on a `tensor.extract_slice` / `tensor.insert_slice` that a compiler
+/// pass made inside bounds it established itself (a tile of an iteration space it sized):
+/// bufferization emits no run-time bounds check for it. Like `in_bounds` on vector
+/// transfers it is a promise (out of bounds with it is undefined): the tools that run
+/// what they read (`ftuner_opt::parse_for_execution`: ftuner-run, ftuner-translate, the
+/// Python package) drop it from their input ([`forget_in_bounds`]); ftuner-opt keeps it,
+/// printing what it was given.
+pub const IN_BOUNDS: &str = "ftuner.in_bounds";
+
+/// Drop [`IN_BOUNDS`] from every op under `top` (input from outside: checked again).
+pub fn forget_in_bounds(ir: &mut Ir, top: OpId) {
+    let mut marked = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if ir.discardable_attr(o, IN_BOUNDS).is_some() {
+            marked.push(o);
+        }
+    });
+    for o in marked {
+        ir.set_attr(o, IN_BOUNDS, None);
+    }
+}
+
+/// The static offsets, sizes and strides of a slice (`tensor.extract_slice`,
+/// `tensor.insert_slice`, `memref.subview`) of a value of shape `shape`, checked: one of
+/// each per dim, and wherever a dim, its offset, size and stride are all known, the slice
+/// lies inside it (`0 <= offset`, `0 <= size`, and for a non-empty slice
+/// `0 <= offset + (size - 1) * stride < dim`; an empty one may start at `dim`). A slice
+/// that leaves its value is an out-of-bounds access at run time: rejected here, and where
+/// a bound is known only at run time, checked by the lowering.
+pub fn verify_slice_bounds(ir: &Ir, op: OpId, shape: &[i64]) -> Result<SliceParams, String> {
+    let get = |k: &str| {
+        ir.attr(op, k)
             .and_then(|a| a.as_dense_i64s())
-            .ok_or(format!("requires attribute '{k}'"))?;
+            .ok_or(format!("requires attribute '{k}'"))
+    };
+    let (off, size, stride) = (
+        get("static_offsets")?,
+        get("static_sizes")?,
+        get("static_strides")?,
+    );
+    let rank = shape.len();
+    for (what, v) in [("offsets", &off), ("sizes", &size), ("strides", &stride)] {
         if v.len() != rank {
-            let what = &k[7..];
             return Err(format!("expected {rank} {what} values, got {}", v.len()));
         }
-        let _ = g;
+    }
+    for i in 0..rank {
+        let known = |x: i64| x != DYNAMIC;
+        if known(off[i]) && off[i] < 0 {
+            return Err(format!("offset {} of dim {i} is negative", off[i]));
+        }
+        if known(size[i]) && size[i] < 0 {
+            return Err(format!("size {} of dim {i} is negative", size[i]));
+        }
+        if !(known(off[i]) && known(size[i]) && known(stride[i]) && known(shape[i])) {
+            continue;
+        }
+        let (o, n, st, d) = (
+            off[i] as i128,
+            size[i] as i128,
+            stride[i] as i128,
+            shape[i] as i128,
+        );
+        let inside = if n == 0 {
+            o <= d
+        } else {
+            let last = o + (n - 1) * st;
+            o < d && (0..d).contains(&last)
+        };
+        if !inside {
+            return Err(format!(
+                "slice of dim {i} (offset {o}, size {n}, stride {st}) leaves the dim of size {d}"
+            ));
+        }
+    }
+    Ok(SliceParams { size })
+}
+
+/// What [`verify_slice_bounds`] read that the callers check further.
+pub struct SliceParams {
+    pub size: Vec<i64>,
+}
+
+/// The slice's shape `slice` (a slice result or an inserted source) against its static
+/// sizes: the dims a rank reduction keeps match wherever both are known.
+fn verify_slice_type(sizes: &[i64], slice: Type, what: &str) -> Result<(), String> {
+    let want = slice.shape().unwrap_or(&[]);
+    let keep = ftuner_ir::rank_reduction_keep(sizes, want).ok_or(format!(
+        "the {what} {slice} is not a (rank-reduced) slice of sizes {sizes:?}"
+    ))?;
+    let kept = sizes
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(s, _)| *s);
+    for (j, (s, w)) in kept.zip(want).enumerate() {
+        if s != DYNAMIC && *w != DYNAMIC && s != *w {
+            return Err(format!(
+                "the {what} {slice} has {w} at dim {j} where the slice size is {s}"
+            ));
+        }
     }
     Ok(())
 }
+
 pub fn verify_extract_slice(ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));
-    verify_slice_attrs(ir, op, src.rank().unwrap_or(0))?;
+    let p = verify_slice_bounds(ir, op, src.shape().unwrap_or(&[]))?;
     let res = ir.value_type(ir.result(op, 0));
     if res.element_type() != src.element_type() {
         return Err("expected the same element type for source and result".into());
     }
-    Ok(())
+    verify_slice_type(&p.size, res, "result type")
 }
 pub fn verify_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
     let dst = ir.value_type(ir.operand(op, 1));
-    verify_slice_attrs(ir, op, dst.rank().unwrap_or(0))
+    let p = verify_slice_bounds(ir, op, dst.shape().unwrap_or(&[]))?;
+    let src = ir.value_type(ir.operand(op, 0));
+    if src.element_type() != dst.element_type() {
+        return Err("expected the same element type for source and destination".into());
+    }
+    verify_slice_type(&p.size, src, "source type")
 }
 pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));
@@ -401,12 +493,22 @@ pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
         return Err("expected the result rank to match the source rank".into());
     }
     for i in 0..r {
-        if ss[i] != DYNAMIC
-            && lo[i] != DYNAMIC
-            && hi[i] != DYNAMIC
-            && rs[i] != DYNAMIC
-            && ss[i] + lo[i] + hi[i] != rs[i]
-        {
+        for (what, p) in [("low", lo[i]), ("high", hi[i])] {
+            if p != DYNAMIC && p < 0 {
+                return Err(format!("{what} padding {p} of dim {i} is negative"));
+            }
+        }
+        let sum = [ss[i], lo[i], hi[i]].iter().try_fold(0i64, |a, x| {
+            if *x == DYNAMIC {
+                None
+            } else {
+                a.checked_add(*x)
+            }
+        });
+        if ss[i] != DYNAMIC && lo[i] != DYNAMIC && hi[i] != DYNAMIC && sum.is_none() {
+            return Err(format!("the padded size of dim {i} overflows"));
+        }
+        if sum.is_some_and(|x| rs[i] != DYNAMIC && x != rs[i]) {
             return Err(format!(
                 "specified type {res} does not match the inferred type {}",
                 src.with_shape(
@@ -415,7 +517,7 @@ pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
                             |j| if ss[j] == DYNAMIC || lo[j] == DYNAMIC || hi[j] == DYNAMIC {
                                 DYNAMIC
                             } else {
-                                ss[j] + lo[j] + hi[j]
+                                ss[j].saturating_add(lo[j]).saturating_add(hi[j])
                             }
                         )
                         .collect()

@@ -29,7 +29,7 @@ impl ftuner_pass::Analysis for HwModelAnalysis {
     fn compute(_ctx: &Context, ir: &Ir, op: OpId) -> Result<Self, String> {
         let t = target_of(ir, op).unwrap_or_else(|| "host".to_string());
         Ok(HwModelAnalysis {
-            model: HardwareModel::load(&t)?,
+            model: HardwareModel::load_named(&t)?,
         })
     }
 }

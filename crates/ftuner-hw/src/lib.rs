@@ -23,7 +23,7 @@ mod report;
 
 pub use analysis::{HwModelAnalysis, TARGET_ATTR};
 pub use host::detect_host;
-pub use model::{CacheLevel, CpuIsa, CpuModel, GpuModel, HardwareModel, Kind};
+pub use model::{register_target, CacheLevel, CpuIsa, CpuModel, GpuModel, HardwareModel, Kind};
 
 /// Built-in target descriptions: (name, TOML text).
 pub const BUILTIN_TARGETS: &[(&str, &str)] = &[

@@ -233,8 +233,7 @@ impl HardwareModel {
             return HardwareModel::from_toml(text, &format!("<built-in target {key}>"));
         }
         if target.ends_with(".toml") || std::path::Path::new(target).exists() {
-            let text = std::fs::read_to_string(target)
-                .map_err(|e| format!("cannot read target file '{target}': {e}"))?;
+            let text = read_target_file(target)?;
             return HardwareModel::from_toml(&text, target);
         }
         let names: Vec<&str> = crate::BUILTIN_TARGETS.iter().map(|(n, _)| *n).collect();
@@ -242,5 +241,64 @@ impl HardwareModel {
             "unknown target '{target}' (expected host, {}, cuda:sm_XX, or a .toml file)",
             names.join(", ")
         ))
+    }
+
+    /// A target named by the IR itself (a module's `ftuner.target`, an op's `target`):
+    /// `host`, a built-in name, or a model a tool loaded from a file the user named and
+    /// [`register_target`]ed under that name. Never a file: untrusted input does not
+    /// choose what the compiler reads (`/dev/zero`, a FIFO, a secret quoted in an error).
+    pub fn load_named(target: &str) -> Result<HardwareModel, String> {
+        if let Some(m) = registered()
+            .lock()
+            .ok()
+            .and_then(|r| r.get(target).cloned())
+        {
+            return Ok(m);
+        }
+        let builtin = target == "host"
+            || target.starts_with("cuda:")
+            || crate::BUILTIN_TARGETS.iter().any(|(n, _)| *n == target);
+        if builtin {
+            return HardwareModel::load(target);
+        }
+        let names: Vec<&str> = crate::BUILTIN_TARGETS.iter().map(|(n, _)| *n).collect();
+        Err(format!(
+            "unknown target '{target}' named in the IR (expected host, {}, or cuda:sm_XX; a target file is given as a tool or pass option, not by the IR)",
+            names.join(", ")
+        ))
+    }
+}
+
+/// The largest target file read (a description is a few kilobytes).
+const MAX_TARGET_FILE: u64 = 1 << 20;
+
+/// A target description file: a regular file (not a device or a FIFO) of at most 1 MiB.
+fn read_target_file(path: &str) -> Result<String, String> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read target file '{path}': {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("target file '{path}' is not a regular file"));
+    }
+    if meta.len() > MAX_TARGET_FILE {
+        return Err(format!(
+            "target file '{path}' is {} bytes, more than a target description ({MAX_TARGET_FILE})",
+            meta.len()
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read target file '{path}': {e}"))
+}
+
+fn registered() -> &'static std::sync::Mutex<std::collections::HashMap<String, HardwareModel>> {
+    static R: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, HardwareModel>>,
+    > = std::sync::OnceLock::new();
+    R.get_or_init(Default::default)
+}
+
+/// Make `name` (e.g. the path of a target file given on a command line) resolve to `model`
+/// where the IR names it ([`HardwareModel::load_named`]). Process-wide.
+pub fn register_target(name: &str, model: HardwareModel) {
+    if let Ok(mut r) = registered().lock() {
+        r.insert(name.to_string(), model);
     }
 }

@@ -1075,11 +1075,8 @@ impl<'a> Interp<'a> {
         let out = match short {
             "empty" => {
                 let shape = self.mixed(env, op, rt.shape().unwrap_or(&[]), &ops)?;
-                if shape.iter().any(|d| *d < 0) {
-                    return Err(err(format!("negative size in {shape:?}")));
-                }
                 Tensor::zeros(
-                    shape.iter().map(|d| *d as usize).collect(),
+                    crate::tensor::checked_sizes(&shape).map_err(err)?,
                     rt.element_type(),
                 )
             }
@@ -1140,7 +1137,7 @@ impl<'a> Interp<'a> {
                 let v = self.scalar(env, ops[0], op)?;
                 let shape = self.mixed(env, op, rt.shape().unwrap_or(&[]), &ops[1..])?;
                 let mut t = Tensor::zeros(
-                    shape.iter().map(|d| *d as usize).collect(),
+                    crate::tensor::checked_sizes(&shape).map_err(err)?,
                     rt.element_type(),
                 );
                 t.data.iter_mut().for_each(|x| *x = v);

@@ -39,11 +39,8 @@ impl Interp<'_> {
                 let ty = res_ty().ok_or_else(|| err("has no result".into()))?;
                 let ndyn = segs.first().copied().unwrap_or(ops.len() as i64) as usize;
                 let sizes = self.mixed(env, op, ty.shape().unwrap_or(&[]), &ops[..ndyn])?;
-                if sizes.iter().any(|d| *d < 0) {
-                    return Err(err(format!("negative size in {sizes:?}")));
-                }
                 one(MemRef::alloc(
-                    sizes.iter().map(|d| *d as usize).collect(),
+                    crate::tensor::checked_sizes(&sizes).map_err(err)?,
                     ty.element_type(),
                 ))
             }

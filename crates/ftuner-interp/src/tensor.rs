@@ -12,6 +12,32 @@ pub struct Tensor {
     pub data: Vec<f64>,
 }
 
+/// The most elements one tensor or buffer of the interpreter may hold (8 GiB of f64): a
+/// larger allocation is an error, not an abort of the process.
+pub const MAX_ELEMENTS: usize = 1 << 30;
+
+/// The sizes `dims` (run-time values) checked: none negative, the element count within
+/// [`MAX_ELEMENTS`], and the product of the non-zero dims representable (strides).
+pub fn checked_sizes(dims: &[i64]) -> Result<Vec<usize>, String> {
+    if dims.iter().any(|d| *d < 0) {
+        return Err(format!("negative size in {dims:?}"));
+    }
+    let span = dims
+        .iter()
+        .try_fold(1i64, |a, d| a.checked_mul((*d).max(1)));
+    let count: i64 = if dims.contains(&0) {
+        0
+    } else {
+        span.unwrap_or(i64::MAX)
+    };
+    if span.is_none() || count as u64 > MAX_ELEMENTS as u64 {
+        return Err(format!(
+            "a tensor of sizes {dims:?} is larger than the interpreter's budget of {MAX_ELEMENTS} elements"
+        ));
+    }
+    Ok(dims.iter().map(|d| *d as usize).collect())
+}
+
 impl Tensor {
     pub fn new(shape: Vec<usize>, elem: Type, data: Vec<f64>) -> Tensor {
         Tensor { shape, elem, data }

@@ -16,6 +16,7 @@
 
 pub mod affine;
 pub mod attrs;
+pub mod builder;
 pub mod constraints;
 pub mod diag;
 pub mod dialect;
@@ -30,6 +31,7 @@ pub mod verify;
 
 pub use affine::{AffineExpr, AffineMap, IntegerSet};
 pub use attrs::{AttrKind, Attribute, LocKind, Scalar};
+pub use builder::{InsertPoint, OpBuilder};
 pub use diag::{Diagnostic, Severity, SourceMap};
 pub use dialect::{traits, Context, OpDef, Registry, TypeEnv};
 pub use ir::{intern_name, BlockId, Ir, OpId, OpSpec, RegionId, Use, Value, ValueDef};

@@ -353,7 +353,46 @@ fn run_pass(
         diagnostics: vec![],
         preserved: PreservedAnalyses::None,
     };
-    let result = p.run(&mut cx, op);
+    // A panic in a pass is a bug of ours: it becomes an error with the pass's name (and the
+    // reproducer holds the module before the pass), not an abort of the driver or of a
+    // program embedding the pass manager.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.run(&mut cx, op)));
+    let result = match result {
+        Ok(r) => r,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_string());
+            let mut diags = std::mem::take(&mut cx.diagnostics);
+            diags.push(Diagnostic::error(
+                cx.ir.loc(op),
+                format!("internal error: pass '{arg}' panicked: {what}"),
+            ));
+            // The IR may be half rewritten: not printed, not verified.
+            let quiet = RunState {
+                ctx: st.ctx,
+                top: st.top,
+                instr: Instrumentation {
+                    print_after_failure: false,
+                    ..st.instr.clone()
+                },
+                verify_each: st.verify_each,
+                pipeline: st.pipeline.clone(),
+            };
+            return fail(
+                &quiet,
+                ir,
+                op,
+                name,
+                arg,
+                snapshot,
+                diags,
+                format!("pass '{arg}' panicked (a bug in ftuner)"),
+            );
+        }
+    };
     let diags = std::mem::take(&mut cx.diagnostics);
     let preserved = cx.preserved.clone();
     let failed = result.is_err()
@@ -478,4 +517,53 @@ pub fn format_timing(rows: &[(usize, String, f64)], total: f64) -> String {
     }
     s.push_str(&format!("  {total:>8.4} ({:>5.1}%)  Total\n", 100.0));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Pass, PassContext, PassFailure};
+
+    struct Boom;
+    impl Pass for Boom {
+        fn argument(&self) -> &'static str {
+            "boom"
+        }
+        fn name(&self) -> &'static str {
+            "Boom"
+        }
+        fn summary(&self) -> &'static str {
+            "panics"
+        }
+        fn run(&mut self, _cx: &mut PassContext<'_>, _op: OpId) -> Result<(), PassFailure> {
+            panic!("kaboom");
+        }
+        fn clone_pass(&self) -> Box<dyn Pass> {
+            Box::new(Boom)
+        }
+    }
+
+    #[test]
+    fn a_panicking_pass_is_an_error_with_a_reproducer() {
+        let mut ctx = Context::new();
+        ctx.allow_unregistered = true;
+        let src = "\"builtin.module\"() ({\n}) : () -> ()\n";
+        let mut m = ftuner_ir::parse_module(&ctx, src, "t.mlir").expect("parses");
+        let mut pm = PassManager::new("builtin.module");
+        pm.root.add_pass(Box::new(Boom));
+        let path = std::env::temp_dir().join(format!("ftuner-boom-{}.mlir", std::process::id()));
+        pm.instrumentation.reproducer = Some(path.clone());
+        let e = pm
+            .run(&ctx, &mut m.ir, m.top)
+            .expect_err("a panic is an error");
+        let text = e.to_string();
+        assert!(text.contains("pass 'boom' panicked"), "{text}");
+        assert!(
+            text.contains("internal error: pass 'boom' panicked: kaboom"),
+            "{text}"
+        );
+        let repro = std::fs::read_to_string(&path).expect("the reproducer is written");
+        let _ = std::fs::remove_file(&path);
+        assert!(repro.contains("builtin.module"), "{repro}");
+    }
 }

@@ -187,7 +187,7 @@ pub fn build_shared(
         check_buffers("weight", &p.inputs)?;
         check_buffers("prepared value", &p.results)?;
     }
-    if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, false) {
+    if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, false, false) {
         crate::run_pipeline(ctx, ir, top, &p)?;
     }
     let compiler = Compiler::new();
@@ -370,7 +370,7 @@ fn header_c(
         n.to_uppercase(),
         sig.results.len()
     );
-    let _ = writeln!(h, "/* Run the model. Returns 0, or a non-zero code with a message in err (when err_len > 0):\n * 1 wrong arguments (count, rank, type, shape), 2 out of memory. */");
+    let _ = writeln!(h, "/* Run the model. Returns 0, or a non-zero code with a message in err (when err_len > 0):\n * 1 wrong arguments (count, rank, type, shape), 2 out of memory, 3 a run-time check of the\n * model failed (an index or size out of its bounds: the message names the op and its\n * location; no output is set). */");
     let _ = writeln!(h, "int {n}_run(const ftuner_tensor *inputs, int32_t num_inputs, ftuner_tensor *outputs, int32_t num_outputs, char *err, size_t err_len);");
     let _ = writeln!(
         h,
@@ -530,14 +530,18 @@ fn wrapper_c(
         c.push_str("static void init_weights(void) {}\n");
     }
     if let (Some((p, _)), Some(ps)) = (prepared, psig) {
-        c.push_str("static void prepare(void) {\n  init_weights();\n");
+        c.push_str("static void prepare(void) {\n  init_weights();\n  FAILED_MSG = 0;\n");
         let mut args = vec!["PREPARED".to_string()];
         let mut k = 0;
         for t in &ps.inputs {
             args.push(format!("WEIGHTS + {k}"));
             k += words(*t);
         }
-        let _ = writeln!(c, "  _mlir_ciface_{p}({});\n}}", args.join(", "));
+        let _ = writeln!(
+            c,
+            "  _mlir_ciface_{p}({});\n  PREPARE_FAILED = FAILED_MSG;\n}}",
+            args.join(", ")
+        );
     } else {
         c.push_str("static void prepare(void) { init_weights(); }\n");
     }
@@ -545,6 +549,7 @@ fn wrapper_c(
     // run()
     let _ = writeln!(c, "int {n}_run(const ftuner_tensor *inputs, int32_t num_inputs, ftuner_tensor *outputs, int32_t num_outputs, char *err, size_t err_len) {{");
     c.push_str("  int rc = check_inputs(inputs, num_inputs, num_outputs, err, err_len);\n  if (rc) return rc;\n  pthread_once(&PREPARE_ONCE, prepare);\n");
+    c.push_str("  if (PREPARE_FAILED) { say(err, err_len, \"run-time check failed preparing the weights: %s\", PREPARE_FAILED); return 3; }\n");
     let in_words: usize = sig.inputs.iter().map(|t| words(*t)).sum();
     let out_words: usize = sig.results.iter().map(|t| words(*t)).sum();
     let _ = writeln!(
@@ -602,7 +607,12 @@ fn wrapper_c(
             }
         }
     }
-    let _ = writeln!(c, "  _mlir_ciface_{entry}({});", call.join(", "));
+    let _ = writeln!(
+        c,
+        "  FAILED_MSG = 0;\n  _mlir_ciface_{entry}({});",
+        call.join(", ")
+    );
+    c.push_str("  if (FAILED_MSG) { say(err, err_len, \"run-time check failed: %s\", FAILED_MSG); FAILED_MSG = 0; return 3; }\n");
     let mut rk = 0;
     for (j, t) in sig.results.iter().enumerate() {
         let eb = elem_bytes(t.element_type())?;
@@ -627,6 +637,13 @@ static void say(char *err, size_t len, const char *fmt, ...) {
   vsnprintf(err, len, fmt, ap);
   va_end(ap);
 }
+
+/* Failed run-time checks of the compiled code (the protocol of ftuner_codegen::status):
+   the first message of a call on this thread; the code returns at once after recording it. */
+static _Thread_local const char *FAILED_MSG;
+static const char *PREPARE_FAILED;
+__attribute__((visibility("hidden"))) void ftuner_rt_fail(const char *msg) { if (!FAILED_MSG) FAILED_MSG = msg; }
+__attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FAILED_MSG != 0; }
 
 /* A descriptor of a row-major buffer: allocated, aligned, offset, sizes, strides. */
 static void put_desc(int64_t *d, void *data, int rank, const int64_t *shape) {

@@ -18,7 +18,7 @@ pub mod aot;
 pub mod cuda;
 pub mod raw;
 pub use ftuner_codegen::parallel::{num_threads, set_num_threads};
-pub use ftuner_codegen::Target;
+pub use ftuner_codegen::{allow_native_calls, Target};
 use ftuner_codegen::{Compiler, Jit, PackedFn};
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
@@ -125,7 +125,7 @@ impl Executable {
                 },
             );
         }
-        if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, true) {
+        if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, true, false) {
             run_pipeline(ctx, ir, top, &p)?;
         }
         // One LLVM context per executable, alive as long as the process: JIT code and
@@ -247,14 +247,19 @@ impl Executable {
         if !by_ptr && !p.sig.results.is_empty() {
             ptrs.push(result.ptr as *mut c_void);
         }
+        ftuner_codegen::memstats::reset_peak();
+        let base = ftuner_codegen::memstats::current();
+        ftuner_codegen::status::clear();
+        let t0 = Instant::now();
         // SAFETY: the packed entry reads one pointer per parameter (and writes the result
         // through the last one), all of which point at live, large-enough memory above;
         // argument shapes were checked against the signature.
-        ftuner_codegen::memstats::reset_peak();
-        let base = ftuner_codegen::memstats::current();
-        let t0 = Instant::now();
         unsafe { (p.f)(ptrs.as_mut_ptr()) };
         let took = t0.elapsed();
+        if let Some(m) = ftuner_codegen::status::take() {
+            // The results are undefined: not read, not freed.
+            return Err(e(format!("run-time check failed: {m}")));
+        }
         self.last_peak.store(
             ftuner_codegen::memstats::peak().saturating_sub(base),
             Ordering::Relaxed,

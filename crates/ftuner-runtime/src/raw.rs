@@ -95,14 +95,21 @@ pub unsafe fn free_output(alloc: *mut c_void) {
     unsafe { ftuner_codegen::memstats::counted_free(alloc) }
 }
 
-/// Bytes of `shape` elements of `elem`, checked for overflow.
+/// Bytes of `shape` elements of `elem`, checked for overflow. The product of the non-zero
+/// dims must be representable too (an empty tensor of shape 0x2^40x2^40 has strides
+/// and sizes of derived tensors no 64-bit index can hold): the compiled code computes
+/// strides and allocation sizes from them.
 pub fn buffer_bytes(shape: &[usize], elem: Type) -> Result<usize, RuntimeError> {
     let eb = elem_bytes(elem)?;
-    shape
+    let span = shape
         .iter()
-        .try_fold(eb, |acc, d| acc.checked_mul(*d))
-        .filter(|b| *b <= isize::MAX as usize)
-        .ok_or_else(|| e(format!("a buffer of shape {shape:?} is too large")))
+        .try_fold(eb, |acc, d| acc.checked_mul((*d).max(1)))
+        .filter(|b| *b <= isize::MAX as usize);
+    match span {
+        Some(_) if shape.contains(&0) => Ok(0),
+        Some(b) => Ok(b),
+        None => Err(e(format!("a buffer of shape {shape:?} is too large"))),
+    }
 }
 
 impl Executable {
@@ -157,10 +164,15 @@ impl Executable {
         if !by_ptr && !sig.results.is_empty() {
             ptrs.push(rptr);
         }
+        ftuner_codegen::status::clear();
         // SAFETY: the packed entry reads one pointer per parameter (descriptors and scalar
         // slots above, shapes checked against the signature; the buffers are the caller's
         // contract) and writes the results into `result`, which is large enough.
         unsafe { f(ptrs.as_mut_ptr()) };
+        if let Some(m) = ftuner_codegen::status::take() {
+            // The results are undefined: not read, not freed.
+            return Err(e(format!("run-time check failed: {m}")));
+        }
         let mut out = Vec::with_capacity(sig.results.len());
         for (t, off) in sig.results.iter().zip(offsets) {
             // SAFETY: the callee wrote a value of type `t` at `off`.

@@ -25,6 +25,7 @@
 //!    the function allocated (else a copy), so callers own results. Every allocation that
 //!    does not escape is freed with `memref.dealloc` at the end of its block.
 
+use crate::runtime_checks::{what, Checks, IN_BOUNDS};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_ir::{
     intern_name, AttrKind, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type, TypeKind, Value,
@@ -574,6 +575,19 @@ impl Rw<'_> {
         o
     }
 
+    /// The run-time check that slice `op` of buffer `m` (its dynamic offsets, sizes and
+    /// strides `dyns`, converted) stays inside it, unless a pass vouched for it.
+    fn check_slice(&mut self, b: BlockId, op: OpId, m: Value, dyns: &[Value]) {
+        if self.ir.attr(op, IN_BOUNDS).is_some() {
+            return;
+        }
+        let (offs, sizes, steps) = static_slice(self.ir, op);
+        let msg = format!("{}: the slice leaves its tensor", what(self.ir, op));
+        let mut ck = Checks::new(self.ir, b, self.ir.loc(op));
+        ck.slice(m, &offs, &sizes, &steps, dyns);
+        ck.assert(&msg);
+    }
+
     fn v(&self, old: OpId, v: Value) -> R<Value> {
         self.map
             .get(&v)
@@ -844,6 +858,7 @@ impl Rw<'_> {
                 for v in &operands[1..] {
                     ops.push(self.v(op, *v)?);
                 }
+                self.check_slice(b, op, src, &ops[1..]);
                 let props = dict_entries(self.ir.op(op).props);
                 let n = self.new_op(b, "memref.subview", ops, vec![ty], props, loc);
                 self.map.insert(results[0], self.ir.result(n, 0));
@@ -855,6 +870,7 @@ impl Rw<'_> {
                 for v in &operands[2..] {
                     rest.push(self.v(op, *v)?);
                 }
+                self.check_slice(b, op, dst, &rest);
                 let mut props = dict_entries(self.ir.op(op).props);
                 for p in props.iter_mut() {
                     if p.0 == "operandSegmentSizes" {
@@ -1211,6 +1227,13 @@ impl Rw<'_> {
         let mut ops = vec![out];
         ops.extend(lows.iter().flatten().copied());
         ops.extend(src_sizes.iter().flatten().copied());
+        let msg = format!(
+            "{}: negative padding, or a padded size that is not the result's",
+            what(self.ir, op)
+        );
+        let mut ck = Checks::new(self.ir, b, loc);
+        ck.slice(out, &offs, &sizes, &ones, &ops[1..]);
+        ck.assert(&msg);
         let nlo = lows.iter().flatten().count() as i32;
         let nsz = src_sizes.iter().flatten().count() as i32;
         let sv = self.new_op(

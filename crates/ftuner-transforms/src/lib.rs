@@ -19,6 +19,7 @@ pub mod lower_affine;
 pub mod outline_nests;
 pub mod outline_weights;
 pub mod prefetch;
+pub mod runtime_checks;
 pub mod symbol_dce;
 pub mod to_llvm;
 
@@ -80,12 +81,16 @@ pub fn has_tensor_functions(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
 
 /// The pipeline that takes `top` (tensors or buffers) to the llvm dialect: `bufferize`
 /// when some function still has tensors, then [`BUFFERS_TO_LLVM`]; with `parallel` false,
-/// `convert-to-llvm{parallel=false}` (serial code, no runtime calls). None when there is
-/// no function left to convert (the module is in the llvm dialect already).
+/// `convert-to-llvm{parallel=false}` (serial code, no thread-pool calls); with
+/// `abort_on_failure`, failed run-time checks abort instead of returning through the
+/// runtime's `ftuner_rt_fail` (code with no ftuner runtime around it: a standalone object).
+/// None when there is no function left to convert (the module is in the llvm dialect
+/// already).
 pub fn to_llvm_pipeline(
     ir: &ftuner_ir::Ir,
     top: ftuner_ir::OpId,
     parallel: bool,
+    abort_on_failure: bool,
 ) -> Option<String> {
     let mut funcs = false;
     ir.walk_pre(top, &mut |o| {
@@ -99,11 +104,8 @@ pub fn to_llvm_pipeline(
     } else {
         ""
     };
-    let convert = if parallel {
-        "convert-to-llvm"
-    } else {
-        "convert-to-llvm{parallel=false}"
-    };
+    let convert =
+        format!("convert-to-llvm{{parallel={parallel} abort-on-failure={abort_on_failure}}}");
     Some(format!(
         "builtin.module({prefix}{},{convert})",
         buffer_passes!()

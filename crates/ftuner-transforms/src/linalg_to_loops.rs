@@ -12,6 +12,7 @@
 //! reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
 //! (`parallel=false` turns it off; other consumers run marked loops serially).
 
+use ftuner_dialects::linalg::monotone;
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
 use ftuner_ir::{
     intern_name, AffineExpr, AffineMap, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type,
@@ -137,22 +138,6 @@ impl B<'_> {
             }
             other => return Err(format!("unsupported index expression {other:?}")),
         })
-    }
-}
-
-/// Whether an index expression only grows with the loop variables (so its largest value
-/// over the loop box is at the last point).
-fn monotone(e: &AffineExpr) -> bool {
-    match e {
-        AffineExpr::Dim(_) => true,
-        AffineExpr::Const(_) => true,
-        AffineExpr::Add(a, b) => monotone(a) && monotone(b),
-        AffineExpr::Mul(a, b) => match (a.as_const(), b.as_const()) {
-            (Some(c), _) => c >= 0 && monotone(b),
-            (_, Some(c)) => c >= 0 && monotone(a),
-            _ => false,
-        },
-        _ => false,
     }
 }
 

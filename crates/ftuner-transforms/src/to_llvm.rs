@@ -20,7 +20,10 @@
 //!   dimension is contiguous, else one scalar access per lane; `vector.fma` is
 //!   `llvm.intr.fma`; `vector.broadcast` is insertelement + shufflevector.
 
+mod checks;
+
 use crate::aliasing;
+use checks::{failing_functions, fails_inside};
 use ftuner_ir::{
     intern_name, AffineExpr, AttrKind, Attribute, BlockId, Diagnostic, FloatKind, Ir, OpId, OpSpec,
     RegionId, Scalar, Type, TypeKind, Value, DYNAMIC,
@@ -28,7 +31,7 @@ use ftuner_ir::{
 use ftuner_pass::{
     options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
 };
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 
 type R<T> = Result<T, (OpId, String)>;
@@ -158,6 +161,13 @@ struct Cv<'a> {
     outlined: &'a mut Vec<OpId>,
     /// The function being converted (outlined bodies are named after it).
     fname: &'a str,
+    /// The LLVM result type of the function being built (`None`: void), what a failed
+    /// run-time check returns undefined.
+    ret: Option<Type>,
+    /// Functions of the module that may fail a run-time check (theirs or a callee's).
+    may_fail: &'a FxHashSet<String>,
+    /// A failed check aborts the process instead of returning (`abort-on-failure`).
+    abort_on_failure: bool,
 }
 
 /// Where an outlined body gets a value from outside the loop.
@@ -172,6 +182,10 @@ enum Source {
 
 /// The runtime entry running `body(ctx, lo, hi)` over chunks of `0 .. n` on the thread pool.
 pub const PARALLEL_FOR: &str = "ftuner_rt_parallel_for";
+/// The runtime entries of failed checks: `void ftuner_rt_fail(const char *msg)` records
+/// one, `int32_t ftuner_rt_failed(void)` says whether one is recorded.
+pub const FAIL: &str = "ftuner_rt_fail";
+pub const FAILED: &str = "ftuner_rt_failed";
 
 impl Cv<'_> {
     fn emit(
@@ -485,6 +499,18 @@ impl Cv<'_> {
         let olds = self.ir.operands(op).to_vec();
         let results = self.ir.results(op).to_vec();
         let err = |m: String| (op, m);
+        if matches!(
+            name,
+            "arith.divsi"
+                | "arith.divui"
+                | "arith.remsi"
+                | "arith.remui"
+                | "arith.floordivsi"
+                | "arith.ceildivsi"
+                | "arith.ceildivui"
+        ) {
+            self.division_check(op, name)?;
+        }
         let simple = |n: &str| -> Option<&'static str> {
             Some(match n {
                 "arith.addi" => "llvm.add",
@@ -792,33 +818,9 @@ impl Cv<'_> {
                     .ir
                     .attr(op, "msg")
                     .and_then(|a| a.as_str())
-                    .unwrap_or("assertion failed");
-                let g = format!("__assert_msg_{}", self.strings.len());
-                let text = format!("assertion failed: {msg}\n");
-                let len = text.len() as i64;
-                self.strings.push((g.clone(), text));
-                let ok = self.block(&[]);
-                let fail = self.block(&[]);
-                self.cond_br(c, ok, vec![], fail, vec![]);
-                self.cur = fail;
-                let p = self.valp(
-                    "llvm.mlir.addressof",
-                    vec![],
-                    ptr(),
-                    vec![("global_name", Attribute::symbol_ref(g))],
-                );
-                // write(2, ...) is unbuffered: the message is out before abort.
-                let fd = self.cst(Attribute::int(2, Type::i32()), Type::i32());
-                let n = self.c64(len);
-                self.call(
-                    "write",
-                    "i64 (i32, ptr, i64)",
-                    vec![fd, p, n],
-                    Some(Type::i64()),
-                );
-                self.call("abort", "void ()", vec![], None);
-                self.emit("llvm.unreachable", vec![], vec![], vec![], vec![]);
-                self.cur = ok;
+                    .unwrap_or("assertion failed")
+                    .to_string();
+                self.check(c, &msg);
             }
             "func.call" => {
                 let callee = self
@@ -842,6 +844,9 @@ impl Cv<'_> {
                 let rtys = self.results_of(op)?;
                 let ret = ret_type(&rtys).ok_or_else(|| err("result types".into()))?;
                 let r = self.call_sym(&callee, args, ret);
+                if self.may_fail.contains(&callee) {
+                    self.propagate_failure();
+                }
                 match (rtys.len(), r) {
                     (1, Some(r)) => {
                         self.map.insert(results[0], r);
@@ -1078,6 +1083,16 @@ impl Cv<'_> {
                     .ok_or_else(|| err(format!("element type of {ty}")))?;
                 let ebv = self.c64(eb);
                 let bytes = self.mul(total, ebv);
+                let checked = !olds.is_empty();
+                if checked {
+                    // Sizes from run time: none negative, the byte count representable
+                    // (MLIR leaves both undefined; here they are a failed check).
+                    let ok = self.size_ok(&sizes, eb);
+                    self.check(
+                        ok,
+                        &format!("'{name}' op a size is negative or the {ty} is too large"),
+                    );
+                }
                 // aligned_alloc needs a multiple of the alignment.
                 let c63 = self.c64(63);
                 let up = self.add(bytes, c63);
@@ -1092,6 +1107,14 @@ impl Cv<'_> {
                         Some(ptr()),
                     )
                     .ok_or_else(|| err("no pointer".into()))?;
+                if checked {
+                    let null = self.val("llvm.mlir.zero", vec![], ptr());
+                    let got = self.icmp(1, p, null);
+                    let zero = self.c64(0);
+                    let empty = self.icmp(0, rounded, zero);
+                    let ok = self.val("llvm.or", vec![got, empty], Type::i1());
+                    self.check(ok, &format!("'{name}' op out of memory allocating {ty}"));
+                }
                 let zero = self.c64(0);
                 let d = self.pack(p, p, zero, &sizes, &strides);
                 self.map.insert(self.ir.result(op, 0), d);
@@ -1401,6 +1424,9 @@ impl Cv<'_> {
             outline: false,
             outlined: &mut *self.outlined,
             fname: self.fname,
+            ret: None,
+            may_fail: self.may_fail,
+            abort_on_failure: self.abort_on_failure,
         }
     }
 
@@ -1414,10 +1440,11 @@ impl Cv<'_> {
             self.v(op, olds[1])?,
             self.v(op, olds[2])?,
         );
+        self.step_check(step);
         let ob = self.body(op)?;
         // Values used inside, defined outside: the old value and its conversion.
         let mut live: Vec<(Value, Value)> = vec![];
-        let mut seen = rustc_hash::FxHashSet::default();
+        let mut seen = FxHashSet::default();
         let mut inner = vec![];
         self.ir.walk_pre(op, &mut |o| inner.push(o));
         for o in inner.into_iter().skip(1) {
@@ -1589,6 +1616,9 @@ impl Cv<'_> {
         let zero = self.c64(0);
         let n = self.val("llvm.select", vec![pos, q, zero], Type::i64());
         self.call(PARALLEL_FOR, "void (ptr, ptr, i64)", vec![fp, ctx, n], None);
+        if fails_inside(self.ir, op, self.may_fail) {
+            self.propagate_failure();
+        }
         Ok(())
     }
 
@@ -1617,6 +1647,7 @@ impl Cv<'_> {
         let lb = self.v(op, olds[0])?;
         let ub = self.v(op, olds[1])?;
         let step = self.v(op, olds[2])?;
+        self.step_check(step);
         let inits = olds[3..]
             .iter()
             .map(|v| self.v(op, *v))
@@ -1816,6 +1847,8 @@ fn convert_func(
     decls: &mut BTreeMap<String, String>,
     strings: &mut Vec<(String, String)>,
     parallel: bool,
+    may_fail: &FxHashSet<String>,
+    abort_on_failure: bool,
 ) -> R<(Vec<OpId>, u64)> {
     let name = ir
         .symbol_name(f)
@@ -1882,6 +1915,9 @@ fn convert_func(
         outline: parallel,
         outlined: &mut outlined,
         fname: &name,
+        ret,
+        may_fail,
+        abort_on_failure,
     };
     // Rebuild descriptors from the expanded arguments.
     let mut k = 0;
@@ -1971,6 +2007,7 @@ fn ciface(
     let mut decls = BTreeMap::new();
     let mut strings = vec![];
     let mut outlined = vec![];
+    let none = FxHashSet::default();
     let mut cv = Cv {
         ir,
         map: FxHashMap::default(),
@@ -1983,6 +2020,9 @@ fn ciface(
         outline: false,
         outlined: &mut outlined,
         fname: name,
+        ret: cret,
+        may_fail: &none,
+        abort_on_failure: false,
     };
     let mut args = vec![];
     for (k, t) in (usize::from(by_ptr_result)..).zip(ins.iter()) {
@@ -2029,12 +2069,20 @@ pub struct ConvertToLlvmPass {
 impl Default for ConvertToLlvmPass {
     fn default() -> Self {
         ConvertToLlvmPass {
-            opts: PassOptions::new(vec![OptionSpec {
-                name: "parallel",
-                kind: OptionKind::Bool,
-                default: "true",
-                description: "Outline the outermost scf.for marked 'ftuner.parallel' of each nest into a function run by ftuner_rt_parallel_for(body, ctx, n) (the runtime's thread pool); false keeps every loop serial and the module free of runtime calls",
-            }]),
+            opts: PassOptions::new(vec![
+                OptionSpec {
+                    name: "parallel",
+                    kind: OptionKind::Bool,
+                    default: "true",
+                    description: "Outline the outermost scf.for marked 'ftuner.parallel' of each nest into a function run by ftuner_rt_parallel_for(body, ctx, n) (the runtime's thread pool); false keeps every loop serial and the module free of runtime calls",
+                },
+                OptionSpec {
+                    name: "abort-on-failure",
+                    kind: OptionKind::Bool,
+                    default: "false",
+                    description: "A failed run-time check writes its message to stderr and aborts (code with no ftuner runtime to report to: a standalone object); false records it through ftuner_rt_fail and returns (the JIT, the AOT library)",
+                },
+            ]),
             funcs: 0,
             outlined: 0,
         }
@@ -2059,6 +2107,7 @@ impl ConvertToLlvmPass {
         let mut strings = vec![];
         let mut failed = false;
         let mut defined = vec![];
+        let may_fail = failing_functions(cx.ir, body);
         for op in cx.ir.block_ops_vec(body) {
             match cx.ir.name(op) {
                 "func.func" | "gpu.func" => match convert_func(
@@ -2067,6 +2116,8 @@ impl ConvertToLlvmPass {
                     &mut decls,
                     &mut strings,
                     self.opts.bool("parallel") && !gpu,
+                    &may_fail,
+                    self.opts.bool("abort-on-failure"),
                 ) {
                     Ok((new, outlined)) => {
                         self.outlined += outlined;

@@ -113,6 +113,18 @@ pub fn loop_sizes(
     Some(size)
 }
 
+/// An index expression of dims, constants, sums and products with a constant.
+fn windowed(e: &AffineExpr) -> bool {
+    match e {
+        AffineExpr::Dim(_) | AffineExpr::Const(_) => true,
+        AffineExpr::Add(a, b) => windowed(a) && windowed(b),
+        AffineExpr::Mul(a, b) => {
+            (a.as_const().is_some() && windowed(b)) || (b.as_const().is_some() && windowed(a))
+        }
+        _ => false,
+    }
+}
+
 /// Classify `op`; `None` if it is not a contraction we build uKernels for.
 pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
     let name = ir.name(op);
@@ -132,6 +144,12 @@ pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
         return None;
     }
     let maps = body::indexing_maps(ir, op)?;
+    // What lower-ukernels indexes with: dims, constants, sums and products by a constant
+    // (convolution windows). `d0 mod 3`, divisions or symbols stay loops (issue 25: they
+    // were patched, then lower-ukernels hit an unreachable arm).
+    if !maps.iter().all(|m| m.results.iter().all(windowed)) {
+        return None;
+    }
     let vals = [ins[0], ins[1], outs[0]];
     let size = loop_sizes(ir, &maps, &vals)?;
     let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));

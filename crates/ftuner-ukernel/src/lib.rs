@@ -115,7 +115,11 @@ pub fn target_model(
         cx.analysis::<ftuner_hw::HwModelAnalysis>(op)
             .map(|a| a.model.clone())
     } else {
-        ftuner_hw::HardwareModel::load(target)
+        // An option names it (a file only the user chose): the ops that record the target
+        // name resolve it again later (HardwareModel::load_named).
+        ftuner_hw::HardwareModel::load(target).inspect(|m| {
+            ftuner_hw::register_target(target, m.clone());
+        })
     };
     model.map_err(|e| {
         cx.emit(ftuner_ir::Diagnostic::error(cx.ir.loc(op), e));

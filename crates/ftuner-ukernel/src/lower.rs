@@ -115,7 +115,7 @@ fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Option<Vector
     let cpu = ir
         .attr(op, "target")
         .and_then(|a| a.as_str())
-        .and_then(|t| ftuner_hw::HardwareModel::load(t).ok())
+        .and_then(|t| ftuner_hw::HardwareModel::load_named(t).ok())
         .and_then(|m| m.cpu);
     let bytes = elem.float_kind().map_or(4, |k| k.width() / 8).max(1);
     let (chains, lanes) = cpu.map_or((1, 1), |c| {
@@ -664,6 +664,15 @@ impl<'a> B<'a> {
         }
         let o = self.ir.create_op(s);
         self.ir.append_op(block, o);
+        if matches!(name, "tensor.extract_slice" | "tensor.insert_slice") {
+            // Tiles of the iteration space this lowering sized (after its run-time
+            // shape check): in bounds by construction, bufferization checks nothing.
+            self.ir.set_attr(
+                o,
+                ftuner_dialects::tensor::IN_BOUNDS,
+                Some(Attribute::unit()),
+            );
+        }
         o
     }
     pub(crate) fn val(

@@ -47,3 +47,13 @@ func.func @result_type(%a: tensor<4xf32>, %b: tensor<4xf32>) {
   }) : (f32, tensor<4xf32>) -> tensor<5xf32>
   return
 }
+
+// -----
+
+// A convolution whose dilated window leaves its input (issue 25: it verified, and the JIT
+// read out of bounds); upstream says the same.
+func.func @conv_window_oob(%i: tensor<1x8x8x4xf32>, %k: tensor<3x3x4x8xf32>, %o: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  // expected-error@+1 {{'linalg.conv_2d_nhwc_hwcf' op inferred input/output operand #0 has shape's dimension #1 to be greater than or equal to 12, but found 8}}
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %k : tensor<1x8x8x4xf32>, tensor<3x3x4x8xf32>) outs(%o : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %r : tensor<1x8x8x8xf32>
+}

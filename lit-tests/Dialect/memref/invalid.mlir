@@ -13,3 +13,11 @@ func.func @load_rank(%m: memref<4x4xf32>, %i: index) {
   %0 = memref.load %m[%i] : memref<4x4xf32>
   return
 }
+
+// -----
+
+func.func @subview_oob(%m: memref<8x16xf32>) {
+  // expected-error@+1 {{'memref.subview' op slice of dim 1 (offset 8, size 9, stride 1) leaves the dim of size 16}}
+  %0 = memref.subview %m[0, 8] [4, 9] [1, 1] : memref<8x16xf32> to memref<4x9xf32, strided<[16, 1], offset: 8>>
+  return
+}

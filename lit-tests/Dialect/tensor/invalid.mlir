@@ -64,3 +64,83 @@ func.func @bad_other(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x7xf32
   %r = tensor.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x7xf32>
   return %r : tensor<2x7xf32>
 }
+
+// -----
+
+// Slices that leave their tensor are rejected (issue 25: they verified and the JIT wrote
+// past the destination's allocation).
+func.func @insert_slice_oob(%s: tensor<64x64xf32>, %t: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{'tensor.insert_slice' op slice of dim 0 (offset 48, size 64, stride 1) leaves the dim of size 64}}
+  %r = tensor.insert_slice %s into %t[48, 0] [64, 64] [1, 1] : tensor<64x64xf32> into tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @extract_slice_oob(%t: tensor<64x64xf32>) -> tensor<16x64xf32> {
+  // expected-error @+1 {{'tensor.extract_slice' op slice of dim 0 (offset 49, size 16, stride 1) leaves the dim of size 64}}
+  %r = tensor.extract_slice %t[49, 0] [16, 64] [1, 1] : tensor<64x64xf32> to tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+// -----
+
+func.func @extract_slice_strided_oob(%t: tensor<64xf32>) -> tensor<22xf32> {
+  // expected-error @+1 {{'tensor.extract_slice' op slice of dim 0 (offset 1, size 22, stride 3) leaves the dim of size 64}}
+  %r = tensor.extract_slice %t[1] [22] [3] : tensor<64xf32> to tensor<22xf32>
+  return %r : tensor<22xf32>
+}
+
+// -----
+
+func.func @extract_slice_negative(%t: tensor<?xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tensor.extract_slice' op offset -1 of dim 0 is negative}}
+  %r = tensor.extract_slice %t[-1] [4] [1] : tensor<?xf32> to tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @extract_slice_wrong_result(%t: tensor<64xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{'tensor.extract_slice' op the result type tensor<32xf32> has 32 at dim 0 where the slice size is 16}}
+  %r = tensor.extract_slice %t[0] [16] [1] : tensor<64xf32> to tensor<32xf32>
+  return %r : tensor<32xf32>
+}
+
+// -----
+
+func.func @insert_slice_wrong_source(%s: tensor<8xf32>, %t: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{'tensor.insert_slice' op the source type tensor<8xf32> has 8 at dim 0 where the slice size is 16}}
+  %r = tensor.insert_slice %s into %t[0] [16] [1] : tensor<8xf32> into tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+
+// -----
+
+func.func @empty_slice_at_end(%t: tensor<64xf32>) -> tensor<0xf32> {
+  // An empty slice may start at the end.
+  %r = tensor.extract_slice %t[64] [0] [1] : tensor<64xf32> to tensor<0xf32>
+  return %r : tensor<0xf32>
+}
+
+// -----
+
+func.func @pad_negative(%t: tensor<4xf32>, %v: f32) {
+  // expected-error @+1 {{'tensor.pad' op low padding -2 of dim 0 is negative}}
+  %0 = tensor.pad %t low[-2] high[4] {
+  ^bb0(%i: index):
+    tensor.yield %v : f32
+  } : tensor<4xf32> to tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @pad_overflow(%t: tensor<4xf32>, %v: f32) {
+  // expected-error @+1 {{'tensor.pad' op the padded size of dim 0 overflows}}
+  %0 = tensor.pad %t low[9223372036854775800] high[9223372036854775800] {
+  ^bb0(%i: index):
+    tensor.yield %v : f32
+  } : tensor<4xf32> to tensor<?xf32>
+  return
+}

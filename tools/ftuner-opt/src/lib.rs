@@ -2,6 +2,7 @@
 //! crate can build its own `*-opt` tool with extra passes through one call (as MLIR's
 //! `MlirOptMain`).
 
+pub mod contained;
 mod diagnostics;
 
 use clap::{ArgAction, Parser as ClapParser};
@@ -15,7 +16,7 @@ use std::time::Instant;
 /// upstream MLIR: returns our module, the ops kept as generic operations (with counts) and,
 /// when the last argument asks for it, the frontend dialects (TOSA) upstream's conversions
 /// lowered to linalg first. The `ftuner-opt`, `ftuner-run` and `ftuner-translate` binaries
-/// install `ftuner_mlir`'s; the library links no MLIR.
+/// install `ftuner_mlir`'s, run in a child process ([`contained`]).
 pub type Importer = fn(
     &mut Context,
     &str,
@@ -91,8 +92,15 @@ fn nesting_depth(src: &str) -> usize {
     max
 }
 
-/// Install the upstream-MLIR import path (once; later calls are ignored).
+/// Install the upstream-MLIR import path (once; later calls are ignored). Imports run in
+/// a child process, this same binary started with [`contained::CHILD_FLAG`]: when this
+/// process is that child, it serves the one import here and exits (so a binary calls
+/// this first thing in `main`).
 pub fn set_importer(f: Importer) {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(contained::CHILD_FLAG) {
+        std::process::exit(contained::child_main(f, &args[2..]));
+    }
     let _ = IMPORTER.set(f);
 }
 
@@ -319,7 +327,11 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
     }
     let model = match &cli.target {
         Some(t) => match ftuner_hw::HardwareModel::load(t) {
-            Ok(m) => Some(m),
+            Ok(m) => {
+                // The module's ftuner.target names it: a file only the user chose.
+                ftuner_hw::register_target(t, m.clone());
+                Some(m)
+            }
             Err(e) => return err_line(&e),
         },
         None => None,
@@ -387,18 +399,19 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
         let mut diags: Vec<Diagnostic> = vec![];
         let mut out_text = None;
         let t0 = Instant::now();
-        let mut parsed = parse_module(&ctx, &padded, &file);
-        // This chunk's import may allow unregistered ops; the next chunk starts as asked.
+        // A previous chunk's import allowed unregistered ops: this one starts as asked.
         ctx.allow_unregistered = cli.allow_unregistered;
+        let mut parsed = parse_module(&ctx, &padded, &file);
         // Ops we do not model: read through upstream MLIR, keep them generic, say which.
-        let upstream = IMPORTER.get().filter(|_| {
-            parsed.is_err() && !cli.verify_diagnostics && upstream_may_read(&padded, &file)
-        });
-        if let (Err(_), Some(import)) = (&parsed, upstream) {
-            let allow = ctx.allow_unregistered;
-            ctx.allow_unregistered = true;
-            match import(&mut ctx, &padded, &file, cli.lower_frontends) {
+        let upstream = IMPORTER.get().is_some()
+            && parsed.is_err()
+            && !cli.verify_diagnostics
+            && upstream_may_read(&padded, &file);
+        if upstream {
+            match contained::import(&ctx, &padded, &file, cli.lower_frontends) {
                 Ok((m, unmodeled, lowered)) => {
+                    // Its generic operations verify as unregistered ones.
+                    ctx.allow_unregistered = true;
                     if !lowered.is_empty() {
                         eprintln!(
                             "{file}: note: read through upstream MLIR; lowered to linalg by upstream's conversions: {}",
@@ -417,7 +430,15 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
                     }
                     parsed = Ok(m);
                 }
-                Err(_) => ctx.allow_unregistered = allow,
+                Err(e) => {
+                    // Upstream's word too, after ours.
+                    if let Err(d) = &mut parsed {
+                        *d = d.clone().with_note(
+                            d.loc,
+                            format!("upstream MLIR could not read it either: {e}"),
+                        );
+                    }
+                }
             }
         }
         parse_time += t0.elapsed().as_secs_f64();
@@ -605,6 +626,11 @@ fn dump_plan(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId, spec: &str) -> bool {
     let (Some(m), Some(n)) = (m, n) else {
         return fail("both M and N must be given as integers".into());
     };
+    // The picture draws one box per tile: a size beyond any tensor is a usage error.
+    const MAX_DIM: u64 = 1 << 31;
+    if m > MAX_DIM || n > MAX_DIM {
+        return fail(format!("M and N must be at most {MAX_DIM}"));
+    }
     let mut patch = None;
     ir.walk_pre(top, &mut |o| {
         if patch.is_none() && ir.name(o) == "ukernel.patch" {
@@ -669,6 +695,20 @@ fn init_tracing(debug_only: &[String]) {
         .try_init();
 }
 
+/// [`parse_and_verify`], then guarded for running: the input's own memory accesses get
+/// run-time bounds checks and its in-bounds promises are dropped
+/// (`ftuner_transforms::runtime_checks::guard_input`). What ftuner-run, ftuner-translate
+/// and the Python package read untrusted IR with.
+pub fn parse_for_execution(
+    ctx: &Context,
+    src: &str,
+    file: &str,
+) -> Result<ftuner_ir::ParsedModule, Vec<Diagnostic>> {
+    let mut m = parse_and_verify(ctx, src, file)?;
+    ftuner_transforms::runtime_checks::guard_input(&mut m.ir, m.top);
+    Ok(m)
+}
+
 /// Parse and verify `src` with all dialects; convenience for tests and embedders.
 pub fn parse_and_verify(
     ctx: &Context,
@@ -681,11 +721,9 @@ pub fn parse_and_verify(
         // Ops we do not parse: through upstream MLIR, frontends (TOSA) lowered to linalg;
         // what is still not ours is an error naming it.
         (Err(d), Some(_)) if !upstream_may_read(src, file) => return Err(vec![d]),
-        (Err(d), Some(import)) => {
+        (Err(d), Some(_)) => {
             // (IR is context-free: names and types are interned process-wide.)
-            let mut c = ftuner_dialects::context();
-            c.allow_unregistered = true;
-            match import(&mut c, src, file, true) {
+            match contained::import(&ftuner_dialects::context(), src, file, true) {
                 Ok((m, unmodeled, _)) if unmodeled.is_empty() => m,
                 Ok((m, unmodeled, _)) => {
                     // Located at the first such op.
@@ -708,7 +746,10 @@ pub fn parse_and_verify(
                         ),
                     )]);
                 }
-                Err(_) => return Err(vec![d]),
+                Err(e) => {
+                    let note = format!("upstream MLIR could not read it either: {e}");
+                    return Err(vec![d.clone().with_note(d.loc, note)]);
+                }
             }
         }
     };

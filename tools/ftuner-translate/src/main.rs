@@ -122,7 +122,7 @@ fn run() -> i32 {
         return fail("--emit=shared needs -o FILE.so and a module ftuner lowers (not --no-lower)");
     }
     let ctx = ftuner_dialects::context();
-    let mut m = match ftuner_opt::parse_and_verify(&ctx, &src, &cli.file) {
+    let mut m = match ftuner_opt::parse_for_execution(&ctx, &src, &cli.file) {
         Ok(m) => m,
         Err(ds) => {
             let mut sm = ftuner_ir::SourceMap::default();
@@ -214,7 +214,7 @@ fn finish(
     }
     if !cli.no_lower {
         // To the llvm dialect, from whatever level the module is at.
-        if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top, cli.parallel) {
+        if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top, cli.parallel, true) {
             if let Err(code) = run_pipeline(ctx, &mut m, &p, &cli.file, src) {
                 return code;
             }

@@ -315,6 +315,65 @@ pub fn verify_structured(ir: &Ir, op: OpId) -> Result<(), String> {
                 }
             }
         }
+        verify_windows(ir, &maps, &all, &loop_size)?;
+    }
+    Ok(())
+}
+
+/// Whether `e` never decreases when a dim grows (dims, constants, sums, products with a
+/// non-negative constant): its largest value over a box is at the box's last point.
+pub fn monotone(e: &ftuner_ir::AffineExpr) -> bool {
+    use ftuner_ir::AffineExpr as E;
+    match e {
+        E::Dim(_) | E::Const(_) => true,
+        E::Add(a, b) => monotone(a) && monotone(b),
+        E::Mul(a, b) => match (a.as_const(), b.as_const()) {
+            (Some(c), _) => c >= 0 && monotone(b),
+            (_, Some(c)) => c >= 0 && monotone(a),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Windowed indices (`d1 + d4 * 2`, ...) of static operand dims stay inside them at the
+/// last point of the loop box, where every loop's extent is known from a static dim it
+/// indexes directly (`loop_size`) and the box is not empty: what a convolution whose
+/// window leaves its input would read out of bounds.
+fn verify_windows(
+    ir: &Ir,
+    maps: &[ftuner_ir::AffineMap],
+    operands: &[Value],
+    loop_size: &[Option<(i64, usize, usize)>],
+) -> Result<(), String> {
+    let Some(sizes) = loop_size
+        .iter()
+        .map(|s| s.map(|x| x.0))
+        .collect::<Option<Vec<i64>>>()
+    else {
+        return Ok(());
+    };
+    if sizes.contains(&0) {
+        return Ok(());
+    }
+    let last: Vec<i64> = sizes.iter().map(|s| s - 1).collect();
+    for (i, (m, v)) in maps.iter().zip(operands).enumerate() {
+        let t = ir.value_type(*v);
+        let shape = t.shape().unwrap_or(&[]);
+        for (j, e) in m.results.iter().enumerate() {
+            let Some(&d) = shape.get(j) else { continue };
+            if d == DYNAMIC || matches!(e, ftuner_ir::AffineExpr::Dim(_)) || !monotone(e) {
+                continue;
+            }
+            let Some(hi) = e.eval(&last, &[]) else {
+                return Err(format!(
+                    "the index of operand #{i}'s dimension #{j} overflows at the last point of the loops"
+                ));
+            };
+            if hi >= d {
+                return Err(format!("inferred input/output operand #{i} has shape's dimension #{j} to be greater than or equal to {}, but found {d}", hi + 1));
+            }
+        }
     }
     Ok(())
 }

@@ -1,0 +1,315 @@
+//! Run-time bounds checks the lowering emits where a bound is known only at run time:
+//! a `cf.assert` before the access, which the interpreter evaluates and `convert-to-llvm`
+//! turns into a failed check reported as a value (ftuner_codegen::status), never an
+//! out-of-bounds access. The verifier rejects what is wrong statically
+//! (`ftuner_dialects::tensor::verify_slice_bounds`); these checks cover the rest.
+//!
+//! Slices our own lowerings make (tiles of an iteration space they sized themselves) carry
+//! [`IN_BOUNDS`] and are not checked again.
+
+use ftuner_ir::{Attribute, BlockId, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
+
+pub use ftuner_dialects::tensor::IN_BOUNDS;
+
+/// `arith.cmpi` predicates.
+const EQ: i64 = 0;
+const SLT: i64 = 2;
+const SLE: i64 = 3;
+const SGE: i64 = 5;
+const ULT: i64 = 6;
+
+/// Emits check arithmetic through an [`OpBuilder`], collecting conditions that must all
+/// hold.
+pub(crate) struct Checks<'a> {
+    b: OpBuilder<'a>,
+    conds: Vec<Value>,
+}
+
+impl<'a> Checks<'a> {
+    /// Checks appended to block `block`.
+    pub(crate) fn new(ir: &'a mut Ir, block: BlockId, loc: Attribute) -> Checks<'a> {
+        Checks {
+            b: OpBuilder::at_end(ir, block, loc),
+            conds: vec![],
+        }
+    }
+    /// Checks inserted before `op`, at its location.
+    pub(crate) fn before(ir: &'a mut Ir, op: OpId) -> Checks<'a> {
+        Checks {
+            b: OpBuilder::before(ir, op),
+            conds: vec![],
+        }
+    }
+    fn op(&mut self, name: &str, operands: Vec<Value>, ty: Type) -> Value {
+        self.b.value(name, operands, ty, &[])
+    }
+    fn index(&mut self, k: i64) -> Value {
+        self.b.index(k)
+    }
+    fn cmp(&mut self, pred: i64, a: Value, b: Value) -> Value {
+        self.b.value(
+            "arith.cmpi",
+            vec![a, b],
+            Type::i1(),
+            &[("predicate", Attribute::i64(pred))],
+        )
+    }
+    fn and(&mut self, a: Value, b: Value) -> Value {
+        self.op("arith.andi", vec![a, b], Type::i1())
+    }
+    fn or(&mut self, a: Value, b: Value) -> Value {
+        self.op("arith.ori", vec![a, b], Type::i1())
+    }
+    /// Dim `i` of buffer `m`: a constant when static.
+    fn dim(&mut self, m: Value, i: usize) -> Value {
+        match self
+            .b
+            .ir
+            .value_type(m)
+            .shape()
+            .and_then(|s| s.get(i))
+            .copied()
+        {
+            Some(d) if d != DYNAMIC => self.index(d),
+            _ => {
+                let c = self.index(i as i64);
+                self.op("memref.dim", vec![m, c], Type::index())
+            }
+        }
+    }
+    /// `x` (static, or the next of `dyns`) as a value; whether it was dynamic.
+    fn param(&mut self, x: i64, dyns: &mut std::slice::Iter<'_, Value>) -> Option<(Value, bool)> {
+        if x == DYNAMIC {
+            Some((*dyns.next()?, true))
+        } else {
+            Some((self.index(x), false))
+        }
+    }
+
+    /// The slice of `m` (offsets, sizes, strides: static arrays with `DYNAMIC` where the
+    /// next of `dyns` is meant, in that order) lies inside it, for every dim where some
+    /// bound is dynamic: `0 <= offset`, `0 <= size`, and either `size == 0` and
+    /// `offset <= dim`, or `offset < dim` and `0 <= offset + (size - 1) * stride < dim`.
+    /// False when the operands do not match the arrays.
+    pub(crate) fn slice(
+        &mut self,
+        m: Value,
+        offs: &[i64],
+        sizes: &[i64],
+        strides: &[i64],
+        dyns: &[Value],
+    ) -> bool {
+        let (mut o_it, mut s_it, mut t_it);
+        let n_off = offs.iter().filter(|x| **x == DYNAMIC).count();
+        let n_size = sizes.iter().filter(|x| **x == DYNAMIC).count();
+        if dyns.len() < n_off + n_size {
+            return false;
+        }
+        o_it = dyns[..n_off].iter();
+        s_it = dyns[n_off..n_off + n_size].iter();
+        t_it = dyns[n_off + n_size..].iter();
+        let shape = self.b.ir.value_type(m).shape().unwrap_or(&[]).to_vec();
+        if [offs.len(), sizes.len(), strides.len()] != [shape.len(); 3] {
+            return false;
+        }
+        for i in 0..shape.len() {
+            let Some((o, od)) = self.param(offs[i], &mut o_it) else {
+                return false;
+            };
+            let Some((s, sd)) = self.param(sizes[i], &mut s_it) else {
+                return false;
+            };
+            let Some((t, td)) = self.param(strides[i], &mut t_it) else {
+                return false;
+            };
+            if !(od || sd || td || shape[i] == DYNAMIC) {
+                continue; // static: the verifier's
+            }
+            let d = self.dim(m, i);
+            let zero = self.index(0);
+            let one = self.index(1);
+            let o_ok = self.cmp(SGE, o, zero);
+            let s_ok = self.cmp(SGE, s, zero);
+            // Empty: may start anywhere up to the end.
+            let empty = self.cmp(EQ, s, zero);
+            let o_le = self.cmp(SLE, o, d);
+            let empty_ok = self.and(empty, o_le);
+            // Not empty: first and last inside.
+            let o_lt = self.cmp(SLT, o, d);
+            let s1 = self.op("arith.subi", vec![s, one], Type::index());
+            let span = self.op("arith.muli", vec![s1, t], Type::index());
+            let last = self.op("arith.addi", vec![o, span], Type::index());
+            let l_lo = self.cmp(SGE, last, zero);
+            let l_hi = self.cmp(SLT, last, d);
+            let l_ok = self.and(l_lo, l_hi);
+            let full_ok = self.and(o_lt, l_ok);
+            let fits = self.or(empty_ok, full_ok);
+            let both = self.and(o_ok, s_ok);
+            let ok = self.and(both, fits);
+            self.conds.push(ok);
+        }
+        true
+    }
+
+    /// Every value of `xs` is non-negative.
+    #[allow(dead_code)]
+    pub(crate) fn non_negative(&mut self, xs: &[Value]) {
+        for x in xs {
+            let zero = self.index(0);
+            let c = self.cmp(SGE, *x, zero);
+            self.conds.push(c);
+        }
+    }
+
+    /// `a == b`.
+    #[allow(dead_code)]
+    pub(crate) fn equal(&mut self, a: Value, b: i64) {
+        let k = self.index(b);
+        let c = self.cmp(EQ, a, k);
+        self.conds.push(c);
+    }
+
+    /// Index `x` lies in `0 .. dim` (`idx < dim` unsigned: a negative index fails too), or
+    /// with `span`, `x .. x + span` does.
+    fn index_in(&mut self, m: Value, i: usize, x: Value, span: Option<i64>) {
+        let d = self.dim(m, i);
+        match span {
+            None => {
+                let c = self.cmp(ULT, x, d);
+                self.conds.push(c);
+            }
+            Some(n) => {
+                let zero = self.index(0);
+                let lo = self.cmp(SGE, x, zero);
+                let k = self.index(n);
+                let end = self.op("arith.addi", vec![x, k], Type::index());
+                let hi = self.cmp(SLE, end, d);
+                let ok = self.and(lo, hi);
+                self.conds.push(ok);
+            }
+        }
+    }
+
+    /// The `cf.assert` of every condition collected (none: nothing emitted).
+    pub(crate) fn assert(mut self, msg: &str) {
+        let conds = std::mem::take(&mut self.conds);
+        let Some(first) = conds.first().copied() else {
+            return;
+        };
+        let mut all = first;
+        for c in &conds[1..] {
+            all = self.and(all, *c);
+        }
+        self.b.create(
+            "cf.assert",
+            vec![all],
+            vec![],
+            &[("msg", Attribute::string(msg))],
+        );
+    }
+}
+
+/// What the tools that run the IR they read (ftuner-run, ftuner-translate, the Python
+/// package) do to it first: the input's own memory accesses are checked at run time
+/// (`memref.load` / `store` indices, 1-d `vector.transfer_read` / `write` windows, dynamic
+/// `memref.subview`s), as upstream's `-generate-runtime-verification` does, and its
+/// promises that slices are in bounds ([`IN_BOUNDS`]) are dropped. The accesses ftuner's
+/// own lowerings make later are in bounds by construction and are not checked.
+pub fn guard_input(ir: &mut Ir, top: OpId) {
+    ftuner_dialects::tensor::forget_in_bounds(ir, top);
+    // GPU kernels have no failure protocol (convert-to-llvm refuses assertions in them):
+    // their accesses are not instrumented.
+    let mut gpu = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if ir.name(o) == "gpu.module" {
+            gpu.push(o);
+        }
+    });
+    let mut accesses = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if gpu.iter().any(|g| ir.is_ancestor(*g, o)) {
+            return;
+        }
+        if matches!(
+            ir.name(o),
+            "memref.load"
+                | "memref.store"
+                | "vector.transfer_read"
+                | "vector.transfer_write"
+                | "memref.subview"
+        ) {
+            accesses.push(o);
+        }
+    });
+    for o in accesses {
+        let msg = format!("{}: out of bounds", what(ir, o));
+        let name = ir.name(o);
+        let ops = ir.operands(o).to_vec();
+        let mut ck = Checks::before(ir, o);
+        match name {
+            "memref.load" | "memref.store" => {
+                let first = usize::from(name == "memref.store");
+                let Some(&m) = ops.get(first) else { continue };
+                for (i, x) in ops[first + 1..].iter().enumerate() {
+                    ck.index_in(m, i, *x, None);
+                }
+            }
+            "memref.subview" => {
+                let (offs, sizes, strides) = {
+                    let g = |a: &str| {
+                        ck.b.ir
+                            .attr(o, a)
+                            .and_then(|x| x.as_dense_i64s())
+                            .unwrap_or_default()
+                    };
+                    (g("static_offsets"), g("static_sizes"), g("static_strides"))
+                };
+                if let Some((&m, dyns)) = ops.split_first() {
+                    ck.slice(m, &offs, &sizes, &strides, dyns);
+                }
+            }
+            _ => {
+                let read = name == "vector.transfer_read";
+                let (src, vec_ty) = if read {
+                    (0, ck.b.ir.value_type(ck.b.ir.result(o, 0)))
+                } else {
+                    (1, ck.b.ir.value_type(ops[0]))
+                };
+                let segs =
+                    ck.b.ir
+                        .attr(o, "operandSegmentSizes")
+                        .and_then(|a| a.as_dense_i64s())
+                        .unwrap_or_default();
+                let n_idx = segs.get(if read { 1 } else { 2 }).copied().unwrap_or(0) as usize;
+                let along =
+                    ck.b.ir
+                        .attr(o, "permutation_map")
+                        .and_then(|a| a.as_affine_map().cloned())
+                        .and_then(|m| match m.results.as_slice() {
+                            [ftuner_ir::AffineExpr::Dim(k)] => Some(*k as usize),
+                            _ => None,
+                        });
+                let lanes = vec_ty.shape().filter(|s| s.len() == 1).map(|s| s[0]);
+                let (Some(&m), Some(along), Some(lanes)) = (ops.get(src), along, lanes) else {
+                    continue; // not what the conversion takes: it says so
+                };
+                if ops.len() < src + 1 + n_idx {
+                    continue;
+                }
+                for (i, x) in ops[src + 1..src + 1 + n_idx].iter().enumerate() {
+                    ck.index_in(m, i, *x, (i == along).then_some(lanes));
+                }
+            }
+        }
+        ck.assert(&msg);
+    }
+}
+
+/// `'name' op at file:line:col` for messages.
+pub(crate) fn what(ir: &Ir, op: OpId) -> String {
+    let name = ir.name(op);
+    match ftuner_ir::diag::file_line_col(ir.loc(op)) {
+        Some((f, l, c)) => format!("'{name}' op at {f}:{l}:{c}"),
+        None => format!("'{name}' op"),
+    }
+}

@@ -1,0 +1,214 @@
+//! The run-time checks `convert-to-llvm` emits, and the protocol by which a failed one
+//! leaves the function (`ftuner_codegen::status`, docs/codegen.md "Run-time checks"): the
+//! failure recorded through `ftuner_rt_fail`, the function returning at once, its callers
+//! (and the caller of a parallel loop) propagating it. Which functions may fail is a fixed
+//! point over the call graph, so code that checks nothing pays nothing.
+
+use super::{conv, llvm_ty, ptr, Cv, FAIL, FAILED, R};
+use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value};
+use rustc_hash::FxHashSet;
+
+impl Cv<'_> {
+    /// A run-time check: where `ok` is false, record the failure `msg` (prefixed with the
+    /// location being converted) through `ftuner_rt_fail` and return from the function
+    /// with undefined results (ftuner_codegen::status); conversion goes on where it holds.
+    pub(super) fn check(&mut self, ok: Value, msg: &str) {
+        let base = match ftuner_ir::diag::file_line_col(self.loc) {
+            Some((f, l, c)) if !msg.contains(&format!("{f}:{l}:{c}")) => {
+                format!("{f}:{l}:{c}: {msg}")
+            }
+            _ => msg.to_string(),
+        };
+        let text = if self.abort_on_failure {
+            format!("run-time check failed: {base}\n\0")
+        } else {
+            format!("{base}\0")
+        };
+        let g = format!("__ftuner_fail_msg_{}", self.strings.len());
+        self.strings.push((g.clone(), text.clone()));
+        let cont = self.block(&[]);
+        let fail = self.block(&[]);
+        self.cond_br(ok, cont, vec![], fail, vec![]);
+        self.cur = fail;
+        let p = self.valp(
+            "llvm.mlir.addressof",
+            vec![],
+            ptr(),
+            vec![("global_name", Attribute::symbol_ref(g))],
+        );
+        if self.abort_on_failure {
+            // No runtime to report to: the message on stderr (unbuffered), then abort.
+            let fd = self.cst(Attribute::int(2, Type::i32()), Type::i32());
+            let n = self.c64(text.len() as i64 - 1);
+            self.call(
+                "write",
+                "i64 (i32, ptr, i64)",
+                vec![fd, p, n],
+                Some(Type::i64()),
+            );
+            self.call("abort", "void ()", vec![], None);
+            self.emit("llvm.unreachable", vec![], vec![], vec![], vec![]);
+        } else {
+            self.call(FAIL, "void (ptr)", vec![p], None);
+            self.return_undef();
+        }
+        self.cur = cont;
+    }
+    /// An integer division by a divisor not known to be safe: check at run time that it
+    /// is not zero, and for a signed division not `MIN / -1` (MLIR leaves both undefined;
+    /// x86 traps on them). Vectors are not checked.
+    pub(super) fn division_check(&mut self, op: OpId, name: &str) -> R<()> {
+        let olds = self.ir.operands(op).to_vec();
+        let ty = self.ir.value_type(olds[1]);
+        let Some(w) = ty.int_width().or_else(|| ty.is_index().then_some(64)) else {
+            return Ok(());
+        };
+        let lty = conv(ty).unwrap_or(ty);
+        let b = self.v(op, olds[1])?;
+        let signed = name.ends_with("si");
+        let k = self
+            .known(b)
+            .or_else(|| self.constant_attr(b).and_then(|a| a.as_i64()));
+        if k.is_some_and(|k| k != 0 && !(signed && k == -1)) {
+            return Ok(());
+        }
+        let a = self.v(op, olds[0])?;
+        let zero = self.cst(Attribute::int(0, lty), lty);
+        let mut ok = self.icmp(1, b, zero);
+        if signed && w > 1 {
+            let min = if w >= 64 {
+                i64::MIN
+            } else {
+                -(1i64 << (w - 1))
+            };
+            let m1 = self.cst(Attribute::int(-1, lty), lty);
+            let minv = self.cst(Attribute::int(min as i128, lty), lty);
+            let not_m1 = self.icmp(1, b, m1);
+            let not_min = self.icmp(1, a, minv);
+            let fine = self.val("llvm.or", vec![not_m1, not_min], Type::i1());
+            ok = self.val("llvm.and", vec![ok, fine], Type::i1());
+        }
+        let what = if signed {
+            "division by zero or overflow"
+        } else {
+            "division by zero"
+        };
+        self.check(ok, &format!("'{name}' op {what}"));
+        Ok(())
+    }
+    /// A loop step known only at run time must be positive (scf.for's contract; zero
+    /// would loop forever, and the parallel trip count divides by it).
+    pub(super) fn step_check(&mut self, step: Value) {
+        if self.known(step).is_some_and(|k| k > 0) {
+            return;
+        }
+        let zero = self.c64(0);
+        let ok = self.icmp(4, step, zero);
+        self.check(ok, "'scf.for' op step is not positive");
+    }
+    /// Whether an allocation of `sizes` elements of `eb` bytes can be made: no size
+    /// negative, the product in bytes below 2^62 (unsigned multiplications with overflow).
+    pub(super) fn size_ok(&mut self, sizes: &[Value], eb: i64) -> Value {
+        let zero = self.c64(0);
+        let mut ok = self.cst(Attribute::int(1, Type::i1()), Type::i1());
+        let mut p = self.c64(eb);
+        let pair = llvm_ty("struct<(i64, i1)>");
+        for s in sizes {
+            let nonneg = self.icmp(5, *s, zero);
+            ok = self.val("llvm.and", vec![ok, nonneg], Type::i1());
+            let r = self
+                .call(
+                    "llvm.umul.with.overflow.i64",
+                    "struct<(i64, i1)> (i64, i64)",
+                    vec![p, *s],
+                    Some(pair),
+                )
+                .expect("a call with a result");
+            p = self.extract(r, &[0], Type::i64());
+            let ovf = self.extract(r, &[1], Type::i1());
+            let t = self.cst(Attribute::int(1, Type::i1()), Type::i1());
+            let fine = self.val("llvm.xor", vec![ovf, t], Type::i1());
+            ok = self.val("llvm.and", vec![ok, fine], Type::i1());
+        }
+        let limit = self.c64(1 << 62);
+        let small = self.icmp(6, p, limit);
+        self.val("llvm.and", vec![ok, small], Type::i1())
+    }
+    /// After a call that may have failed a check: return at once if it did.
+    pub(super) fn propagate_failure(&mut self) {
+        if self.abort_on_failure {
+            return; // a failure never returns
+        }
+        let f = self
+            .call(FAILED, "i32 ()", vec![], Some(Type::i32()))
+            .expect("a call with a result");
+        let zero = self.cst(Attribute::int(0, Type::i32()), Type::i32());
+        let failed = self.icmp(1, f, zero);
+        let cont = self.block(&[]);
+        let out = self.block(&[]);
+        self.cond_br(failed, out, vec![], cont, vec![]);
+        self.cur = out;
+        self.return_undef();
+        self.cur = cont;
+    }
+    fn return_undef(&mut self) {
+        let rv = match self.ret {
+            Some(t) => vec![self.val("llvm.mlir.undef", vec![], t)],
+            None => vec![],
+        };
+        self.emit("llvm.return", rv, vec![], vec![], vec![]);
+    }
+}
+
+/// Whether converted `op` may fail a run-time check: an op inside that the conversion
+/// checks (`cf.assert`, an allocation of run-time size, an integer division by a divisor
+/// not a safe constant, a loop whose step is not a constant), or a call of a function in
+/// `may_fail`.
+pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> bool {
+    let constant = |v: Value| {
+        ir.defining_op(v)
+            .filter(|d| ir.name(*d) == "arith.constant")
+            .and_then(|d| ir.attr(d, "value"))
+            .and_then(|a| a.as_i64())
+    };
+    let mut found = false;
+    ir.walk_pre(op, &mut |o| {
+        let ops = ir.operands(o);
+        found |= match ir.name(o) {
+            "cf.assert" => true,
+            "memref.alloc" | "memref.alloca" => !ops.is_empty(),
+            "arith.divsi" | "arith.divui" | "arith.remsi" | "arith.remui" | "arith.floordivsi"
+            | "arith.ceildivsi" | "arith.ceildivui" => constant(ops[1]).is_none_or(|k| k <= 0),
+            "scf.for" => ops.get(2).and_then(|s| constant(*s)).is_none_or(|k| k <= 0),
+            "func.call" => ir
+                .attr(o, "callee")
+                .and_then(|a| a.as_symbol())
+                .is_some_and(|c| may_fail.contains(c)),
+            _ => false,
+        };
+    });
+    found
+}
+
+/// The functions of a symbol table that may fail a run-time check (their own or a
+/// callee's, to a fixed point).
+pub(super) fn failing_functions(ir: &Ir, body: BlockId) -> FxHashSet<String> {
+    let funcs: Vec<(String, OpId)> = ir
+        .block_ops_vec(body)
+        .into_iter()
+        .filter(|o| ir.name(*o) == "func.func")
+        .filter_map(|o| Some((ir.symbol_name(o)?.to_string(), o)))
+        .collect();
+    let mut set = FxHashSet::default();
+    loop {
+        let before = set.len();
+        for (name, f) in &funcs {
+            if !set.contains(name) && fails_inside(ir, *f, &set) {
+                set.insert(name.clone());
+            }
+        }
+        if set.len() == before {
+            return set;
+        }
+    }
+}

@@ -1,0 +1,137 @@
+// Run-time bounds checks (issue 25): where a slice, a pad or an allocation depends on
+// run-time values, the lowering checks it before any access. A failed check is an error
+// naming the op and its location: the compiled function returns at once and ftuner-run
+// exits 1 (no abort, no out-of-bounds access); the interpreter rejects the same inputs.
+
+// A slice at a run-time offset: in bounds at offset 4 of 20 rows, outside at 5.
+// RUN: ftuner-run %s --entry slice --shape 0=20x64 --shape 1=4 --check | FileCheck %s --check-prefix=SLICE-OK
+// SLICE-OK: check: ok
+// RUN: not ftuner-run %s --entry slice --shape 0=20x64 --shape 1=5 2>&1 | FileCheck %s --check-prefix=SLICE
+// SLICE: ftuner-run: error: run-time check failed: 'tensor.extract_slice' op at {{.*}}runtime-checks.mlir:{{[0-9]+}}:8: the slice leaves its tensor
+// RUN: not ftuner-run %s --entry slice --shape 0=20x64 --shape 1=5 --backend=interp 2>&1 | FileCheck %s --check-prefix=SLICE-INTERP
+// SLICE-INTERP: 'tensor.extract_slice' op slice out of bounds in dimension 0
+
+// Input that promises a slice is in bounds (`ftuner.in_bounds`, what lower-ukernels puts
+// on its own tiles) is not taken at its word by the tools that run it.
+// RUN: not ftuner-run %s --entry slice_promised --shape 0=20x64 --shape 1=5 2>&1 | FileCheck %s --check-prefix=PROMISED
+// PROMISED: run-time check failed: 'tensor.extract_slice' op at {{.*}}: the slice leaves its tensor
+
+// The insert twin: writing 16 rows at row n of a 20-row tensor.
+// RUN: not ftuner-run %s --entry insert --shape 0=16x8 --shape 1=20x8 --shape 2=5 2>&1 | FileCheck %s --check-prefix=INSERT
+// INSERT: run-time check failed: 'tensor.insert_slice' op at {{.*}}: the slice leaves its tensor
+// RUN: ftuner-run %s --entry insert --shape 0=16x8 --shape 1=20x8 --shape 2=4 --check | FileCheck %s --check-prefix=SLICE-OK
+
+// A pad whose low padding is computed at run time (n - 5): negative below 5 rows.
+// RUN: not ftuner-run %s --entry pad --shape 0=3x4 2>&1 | FileCheck %s --check-prefix=PAD
+// PAD: run-time check failed: 'tensor.pad' op at {{.*}}: negative padding, or a padded size that is not the result's
+// RUN: ftuner-run %s --entry pad --shape 0=7x4 --check | FileCheck %s --check-prefix=SLICE-OK
+
+// An allocation whose byte size overflows: an empty input of 0 x 2^40 rows asks for a
+// 2^40 x 2^40 buffer (before: a wrapped size, then a write out of bounds).
+// RUN: not ftuner-run %s --entry square --shape 0=0x1099511627776 2>&1 | FileCheck %s --check-prefix=ALLOC
+// ALLOC: run-time check failed: {{.*}}runtime-checks.mlir:{{[0-9]+}}:{{[0-9]+}}: 'memref.alloc' op a size is negative or the memref<?x?xf32> is too large
+// RUN: not ftuner-run %s --entry square --shape 0=0x1099511627776 --backend=interp 2>&1 | FileCheck %s --check-prefix=ALLOC-INTERP
+// ALLOC-INTERP: larger than the interpreter's budget
+// An empty argument whose other dim no index can hold (2^62 rows of 4-byte elements):
+// refused before anything runs (before: its strides wrapped).
+// RUN: not ftuner-run %s --entry square --shape 0=0x4611686018427387904 2>&1 | FileCheck %s --check-prefix=HUGE-ARG
+// HUGE-ARG: ftuner-run: error: argument #0: a buffer of shape [0, 4611686018427387904] is too large
+
+// Inputs are regular files of bounded size (issue 25: /dev/zero was read until memory ran out).
+// RUN: not ftuner-run %s --entry slice --input 0=/dev/zero --shape 1=4 2>&1 | FileCheck %s --check-prefix=DEVZERO
+// DEVZERO: ftuner-run: error: /dev/zero is not a regular file
+
+// Undefined arithmetic is a failed check too, not a trap or an endless loop: an integer
+// division by a run-time zero, a loop step of zero.
+// RUN: not ftuner-run %s --entry div --shape 0=0 2>&1 | FileCheck %s --check-prefix=DIV
+// DIV: ftuner-run: error: run-time check failed: {{.*}}runtime-checks.mlir:{{[0-9]+}}:{{[0-9]+}}: 'arith.divui' op division by zero
+// RUN: ftuner-run %s --entry div --shape 0=7 | FileCheck %s --check-prefix=DIV-OK
+// DIV-OK: result #0: scalar min 14.000000
+// RUN: not ftuner-run %s --entry step --shape 0=0 2>&1 | FileCheck %s --check-prefix=STEP
+// STEP: run-time check failed: {{.*}}: 'scf.for' op step is not positive
+
+// A check failing inside a parallel loop, on a worker thread: the failure comes back to
+// the caller (the loop's other chunks finish), the same at one thread.
+// RUN: not ftuner-run %s --entry parallel --shape 0=64 --threads 2 2>&1 | FileCheck %s --check-prefix=PAR
+// RUN: not ftuner-run %s --entry parallel --shape 0=64 --threads 1 2>&1 | FileCheck %s --check-prefix=PAR
+// PAR: ftuner-run: error: run-time check failed: {{.*}}runtime-checks.mlir:{{[0-9]+}}:{{[0-9]+}}: iteration 40 or later
+// RUN: ftuner-run %s --entry parallel --shape 0=40 --threads 2 | FileCheck %s --check-prefix=PAR-OK
+// PAR-OK: result #0: tensor 40xf32
+
+func.func @div(%u: tensor<?xf32>) -> index {
+  %c0 = arith.constant 0 : index
+  %c100 = arith.constant 100 : index
+  %n = tensor.dim %u, %c0 : tensor<?xf32>
+  %q = arith.divui %c100, %n : index
+  return %q : index
+}
+
+func.func @step(%a: memref<?xf32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  scf.for %i = %c0 to %c8 step %n {
+    memref.store %one, %a[%c0] : memref<?xf32>
+  }
+  return %a : memref<?xf32>
+}
+
+func.func @slice(%t: tensor<?x64xf32>, %u: tensor<?xf32>) -> tensor<16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %o = tensor.dim %u, %c0 : tensor<?xf32>
+  %r = tensor.extract_slice %t[%o, 0] [16, 64] [1, 1] : tensor<?x64xf32> to tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+func.func @slice_promised(%t: tensor<?x64xf32>, %u: tensor<?xf32>) -> tensor<16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %o = tensor.dim %u, %c0 : tensor<?xf32>
+  %r = tensor.extract_slice %t[%o, 0] [16, 64] [1, 1] {ftuner.in_bounds} : tensor<?x64xf32> to tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
+
+func.func @insert(%s: tensor<16x8xf32>, %t: tensor<?x8xf32>, %u: tensor<?xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %o = tensor.dim %u, %c0 : tensor<?xf32>
+  %r = tensor.insert_slice %s into %t[%o, 0] [16, 8] [1, 1] : tensor<16x8xf32> into tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+func.func @pad(%t: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %n = tensor.dim %t, %c0 : tensor<?x4xf32>
+  %lo = arith.subi %n, %c5 : index
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %t low[%lo, 0] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<?x4xf32> to tensor<?x4xf32>
+  return %p : tensor<?x4xf32>
+}
+
+func.func @square(%t: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %t, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%n, %n) : tensor<?x?xf32>
+  %cst = arith.constant 1.0 : f32
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %f : tensor<?x?xf32>
+}
+
+func.func @parallel(%a: memref<?xf32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c40 = arith.constant 40 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %out = memref.alloc(%n) : memref<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %ok = arith.cmpi ult, %i, %c40 : index
+    cf.assert %ok, "iteration 40 or later"
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %out[%i] : memref<?xf32>
+  } {ftuner.parallel}
+  return %out : memref<?xf32>
+}
+
