@@ -11,7 +11,7 @@ FTUNER_VENV ?= $(HOME)/.cache/ftuner/venv
 export FTUNER_VENV
 PYTHON = $(FTUNER_VENV)/bin/python
 
-.PHONY: setup build python run run-cli test test-cargo test-lit test-python lint fmt clean docs bench-parser
+.PHONY: setup build python run run-cli test test-cargo test-lit test-python test-fuzz lint fmt clean docs bench-parser
 
 setup:
 	bash tools/setup.sh
@@ -63,7 +63,13 @@ test-lit: build
 test-python: python
 	cd python && $(PYTHON) -m pytest -q tests
 
-test: lint test-cargo test-lit test-python
+# Driver-level mutation fuzzing (docs/robustness.md): seeded mutations of the examples and
+# lit inputs through ftuner-opt, ftuner-run and ftuner-translate; any crash fails.
+FUZZ_CASES ?= 1000
+test-fuzz: build
+	FTUNER_PROFILE=$(PROFILE) python3 tools/robustness/fuzz_drivers.py --cases $(FUZZ_CASES) --seed 1 --timeout 60 --allow-hangs
+
+test: lint test-cargo test-lit test-python test-fuzz
 
 docs: setup
 	$(CARGO) run -q -p ftuner-odsgen --bin ftuner-odsgen -- ir-specs docs/dialects
