@@ -50,6 +50,16 @@
 // RUN: not ftuner-run %s --entry step --shape 0=0 2>&1 | FileCheck %s --check-prefix=STEP
 // STEP: run-time check failed: {{.*}}: 'scf.for' op step is not positive
 
+// Standalone code from ftuner-translate has no runtime to report to: its checks print and
+// abort (convert-to-llvm{abort-on-failure}); the JIT's return through ftuner_rt_fail.
+// RUN: ftuner-translate %s --emit=llvm -O 0 | FileCheck %s --check-prefix=STANDALONE
+// STANDALONE-NOT: ftuner_rt_fail
+// STANDALONE: run-time check failed: {{.*}}the slice leaves its tensor\0A
+// STANDALONE: call void @abort()
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(bufferize,convert-linalg-to-loops,convert-to-llvm)' | FileCheck %s --check-prefix=RETURNS
+// RETURNS: "llvm.call"({{.*}}) <{callee = @ftuner_rt_fail,
+// RETURNS-NOT: @abort
+
 // A check failing inside a parallel loop, on a worker thread: the failure comes back to
 // the caller (the loop's other chunks finish), the same at one thread.
 // RUN: not ftuner-run %s --entry parallel --shape 0=64 --threads 2 2>&1 | FileCheck %s --check-prefix=PAR

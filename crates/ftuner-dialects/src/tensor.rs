@@ -372,14 +372,15 @@ pub fn forget_in_bounds(ir: &mut Ir, top: OpId) {
     }
 }
 
-/// The static offsets, sizes and strides of a slice (`tensor.extract_slice`,
-/// `tensor.insert_slice`, `memref.subview`) of a value of shape `shape`, checked: one of
+/// Check the static offsets, sizes and strides of a slice (`tensor.extract_slice`,
+/// `tensor.insert_slice`, `memref.subview`) of a value of shape `shape` (returns the static
+/// sizes, for the callers' type checks): one of
 /// each per dim, and wherever a dim, its offset, size and stride are all known, the slice
 /// lies inside it (`0 <= offset`, `0 <= size`, and for a non-empty slice
 /// `0 <= offset + (size - 1) * stride < dim`; an empty one may start at `dim`). A slice
 /// that leaves its value is an out-of-bounds access at run time: rejected here, and where
 /// a bound is known only at run time, checked by the lowering.
-pub fn verify_slice_bounds(ir: &Ir, op: OpId, shape: &[i64]) -> Result<SliceParams, String> {
+pub fn verify_slice_bounds(ir: &Ir, op: OpId, shape: &[i64]) -> Result<Vec<i64>, String> {
     let get = |k: &str| {
         ir.attr(op, k)
             .and_then(|a| a.as_dense_i64s())
@@ -425,12 +426,7 @@ pub fn verify_slice_bounds(ir: &Ir, op: OpId, shape: &[i64]) -> Result<SlicePara
             ));
         }
     }
-    Ok(SliceParams { size })
-}
-
-/// What [`verify_slice_bounds`] read that the callers check further.
-pub struct SliceParams {
-    pub size: Vec<i64>,
+    Ok(size)
 }
 
 /// The slice's shape `slice` (a slice result or an inserted source) against its static
@@ -457,21 +453,21 @@ fn verify_slice_type(sizes: &[i64], slice: Type, what: &str) -> Result<(), Strin
 
 pub fn verify_extract_slice(ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));
-    let p = verify_slice_bounds(ir, op, src.shape().unwrap_or(&[]))?;
+    let sizes = verify_slice_bounds(ir, op, src.shape().unwrap_or(&[]))?;
     let res = ir.value_type(ir.result(op, 0));
     if res.element_type() != src.element_type() {
         return Err("expected the same element type for source and result".into());
     }
-    verify_slice_type(&p.size, res, "result type")
+    verify_slice_type(&sizes, res, "result type")
 }
 pub fn verify_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
     let dst = ir.value_type(ir.operand(op, 1));
-    let p = verify_slice_bounds(ir, op, dst.shape().unwrap_or(&[]))?;
+    let sizes = verify_slice_bounds(ir, op, dst.shape().unwrap_or(&[]))?;
     let src = ir.value_type(ir.operand(op, 0));
     if src.element_type() != dst.element_type() {
         return Err("expected the same element type for source and destination".into());
     }
-    verify_slice_type(&p.size, src, "source type")
+    verify_slice_type(&sizes, src, "source type")
 }
 pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));

@@ -86,11 +86,27 @@ impl<'a> Checks<'a> {
         }
     }
 
+    /// [`Checks::slice`] with the static arrays of slice op `op` (`static_offsets`,
+    /// `static_sizes`, `static_strides`).
+    pub(crate) fn slice_of(&mut self, m: Value, op: OpId, dyns: &[Value]) {
+        let g = |ir: &Ir, a: &str| {
+            ir.attr(op, a)
+                .and_then(|x| x.as_dense_i64s())
+                .unwrap_or_default()
+        };
+        let (offs, sizes, strides) = (
+            g(self.b.ir, "static_offsets"),
+            g(self.b.ir, "static_sizes"),
+            g(self.b.ir, "static_strides"),
+        );
+        self.slice(m, &offs, &sizes, &strides, dyns)
+    }
+
     /// The slice of `m` (offsets, sizes, strides: static arrays with `DYNAMIC` where the
     /// next of `dyns` is meant, in that order) lies inside it, for every dim where some
     /// bound is dynamic: `0 <= offset`, `0 <= size`, and either `size == 0` and
     /// `offset <= dim`, or `offset < dim` and `0 <= offset + (size - 1) * stride < dim`.
-    /// False when the operands do not match the arrays.
+    /// Nothing when the operands do not match the arrays (the verifier's case).
     pub(crate) fn slice(
         &mut self,
         m: Value,
@@ -98,29 +114,29 @@ impl<'a> Checks<'a> {
         sizes: &[i64],
         strides: &[i64],
         dyns: &[Value],
-    ) -> bool {
+    ) {
         let (mut o_it, mut s_it, mut t_it);
         let n_off = offs.iter().filter(|x| **x == DYNAMIC).count();
         let n_size = sizes.iter().filter(|x| **x == DYNAMIC).count();
         if dyns.len() < n_off + n_size {
-            return false;
+            return;
         }
         o_it = dyns[..n_off].iter();
         s_it = dyns[n_off..n_off + n_size].iter();
         t_it = dyns[n_off + n_size..].iter();
         let shape = self.b.ir.value_type(m).shape().unwrap_or(&[]).to_vec();
         if [offs.len(), sizes.len(), strides.len()] != [shape.len(); 3] {
-            return false;
+            return;
         }
         for i in 0..shape.len() {
             let Some((o, od)) = self.param(offs[i], &mut o_it) else {
-                return false;
+                return;
             };
             let Some((s, sd)) = self.param(sizes[i], &mut s_it) else {
-                return false;
+                return;
             };
             let Some((t, td)) = self.param(strides[i], &mut t_it) else {
-                return false;
+                return;
             };
             if !(od || sd || td || shape[i] == DYNAMIC) {
                 continue; // static: the verifier's
@@ -148,25 +164,6 @@ impl<'a> Checks<'a> {
             let ok = self.and(both, fits);
             self.conds.push(ok);
         }
-        true
-    }
-
-    /// Every value of `xs` is non-negative.
-    #[allow(dead_code)]
-    pub(crate) fn non_negative(&mut self, xs: &[Value]) {
-        for x in xs {
-            let zero = self.index(0);
-            let c = self.cmp(SGE, *x, zero);
-            self.conds.push(c);
-        }
-    }
-
-    /// `a == b`.
-    #[allow(dead_code)]
-    pub(crate) fn equal(&mut self, a: Value, b: i64) {
-        let k = self.index(b);
-        let c = self.cmp(EQ, a, k);
-        self.conds.push(c);
     }
 
     /// Index `x` lies in `0 .. dim` (`idx < dim` unsigned: a negative index fails too), or
@@ -255,17 +252,8 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
                 }
             }
             "memref.subview" => {
-                let (offs, sizes, strides) = {
-                    let g = |a: &str| {
-                        ck.b.ir
-                            .attr(o, a)
-                            .and_then(|x| x.as_dense_i64s())
-                            .unwrap_or_default()
-                    };
-                    (g("static_offsets"), g("static_sizes"), g("static_strides"))
-                };
                 if let Some((&m, dyns)) = ops.split_first() {
-                    ck.slice(m, &offs, &sizes, &strides, dyns);
+                    ck.slice_of(m, o, dyns);
                 }
             }
             _ => {

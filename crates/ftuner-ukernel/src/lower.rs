@@ -12,6 +12,8 @@
 //! register-level bodies (vector FMAs, packing) replace the per-tile `linalg.generic` in
 //! the next stage, together with bufferization.
 
+mod shape_asserts;
+
 use ftuner_dialects::linalg::ins_outs;
 pub use ftuner_dialects::scf::PARALLEL_ATTR;
 use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps, read_plan};
@@ -21,6 +23,7 @@ use ftuner_ir::{
 use ftuner_pass::{
     options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
 };
+pub(crate) use shape_asserts::shape_asserts;
 
 pub(crate) struct B<'a> {
     pub(crate) ir: &'a mut Ir,
@@ -809,153 +812,6 @@ struct SliceSpec {
     n_offsets: usize,
     static_offsets: Vec<i64>,
     static_sizes: Vec<i64>,
-}
-
-/// Before the loops: `cf.assert` that operand sizes agree with one iteration space —
-/// every dimension a loop dimension indexes directly equals the first such one, and every
-/// windowed index (`d1 + d4`, `2 * d1 + d4`) of a non-empty space stays inside its
-/// dimension — so mismatched run-time shapes stop with a message, never read out of
-/// bounds. (The tile loops take each extent from one operand.)
-pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
-    let mut maps = patch_maps(ir, op).ok_or("the patch needs three indexing maps")?;
-    let (ins, outs) = ins_outs(ir, op);
-    let mut operands: Vec<Value> = ins.iter().chain(&outs).copied().collect();
-    if operands.len() != 3 {
-        return Err("the patch needs three operands".into());
-    }
-    // The epilogue's operands must agree with the loop extents too.
-    operands.extend(epilogue_inputs(ir, op));
-    maps.extend(epilogue_maps(ir, op));
-    let loc = ir.loc(op);
-    let nd = maps[0].num_dims;
-    let mk = |ir: &mut Ir, name: &str, ops: Vec<Value>, ty: Type, props: Vec<(&str, Attribute)>| {
-        let mut s = OpSpec::new(intern_name(name), loc)
-            .operands(ops)
-            .results(vec![ty]);
-        for (k, v) in props {
-            s = s.prop(k, v);
-        }
-        let o = ir.create_op(s);
-        ir.insert_before(op, o);
-        ir.result(o, 0)
-    };
-    let index = |ir: &mut Ir, v: i64| {
-        mk(
-            ir,
-            "arith.constant",
-            vec![],
-            Type::index(),
-            vec![("value", Attribute::index(v))],
-        )
-    };
-    let size = |ir: &mut Ir, v: Value, j: usize| {
-        let t = ir.value_type(v);
-        match t.shape().and_then(|s| s.get(j)).copied() {
-            Some(d) if d != ftuner_ir::DYNAMIC => index(ir, d),
-            _ => {
-                let c = index(ir, j as i64);
-                let dim = if t.is_memref() {
-                    "memref.dim"
-                } else {
-                    "tensor.dim"
-                };
-                mk(ir, dim, vec![v, c], Type::index(), vec![])
-            }
-        }
-    };
-    let cmp = |ir: &mut Ir, p: i64, a: Value, b: Value| {
-        mk(
-            ir,
-            "arith.cmpi",
-            vec![a, b],
-            Type::i1(),
-            vec![("predicate", Attribute::i64(p))],
-        )
-    };
-    // Extent of each loop dim: the first operand dim it indexes directly.
-    let mut ext: Vec<Option<Value>> = vec![None; nd as usize];
-    let mut conds = vec![];
-    for (m, v) in maps.iter().zip(&operands) {
-        for (j, e) in m.results.iter().enumerate() {
-            if let AffineExpr::Dim(d) = e {
-                let s = size(ir, *v, j);
-                match ext[*d as usize] {
-                    None => ext[*d as usize] = Some(s),
-                    Some(first) => conds.push(cmp(ir, 0, s, first)),
-                }
-            }
-        }
-    }
-    if ext.iter().all(|x| x.is_some()) {
-        let exts: Vec<Value> = ext.iter().flatten().copied().collect();
-        let zero = index(ir, 0);
-        let one = index(ir, 1);
-        let mut empty = None;
-        for x in &exts {
-            let z = cmp(ir, 0, *x, zero);
-            empty = Some(match empty {
-                None => z,
-                Some(p) => mk(ir, "arith.ori", vec![p, z], Type::i1(), vec![]),
-            });
-        }
-        let lasts: Vec<Value> = exts
-            .iter()
-            .map(|x| {
-                let ov = Attribute::dialect("arith", "overflow<none>");
-                mk(
-                    ir,
-                    "arith.subi",
-                    vec![*x, one],
-                    Type::index(),
-                    vec![("overflowFlags", ov)],
-                )
-            })
-            .collect();
-        for (m, v) in maps.iter().zip(&operands) {
-            for (j, e) in m.results.iter().enumerate() {
-                if matches!(e, AffineExpr::Dim(_)) || !e.is_pure_affine() {
-                    continue;
-                }
-                // Coefficients are non-negative in windows (strides, dilations).
-                let mut b = B::new(&mut *ir, loc);
-                let scratch = b.ir.new_block(&[]);
-                let hi = eval_expr(&mut b, scratch, e, &|d| lasts[d as usize]);
-                for o in ir.block_ops_vec(scratch) {
-                    ir.unlink(o);
-                    ir.insert_before(op, o);
-                }
-                let s = size(ir, *v, j);
-                let inside = cmp(ir, 6, hi, s);
-                if let Some(z) = empty {
-                    conds.push(mk(ir, "arith.ori", vec![inside, z], Type::i1(), vec![]));
-                }
-            }
-        }
-    }
-    let mut ok: Option<Value> = None;
-    for c in conds {
-        ok = Some(match ok {
-            None => c,
-            Some(p) => mk(ir, "arith.andi", vec![p, c], Type::i1(), vec![]),
-        });
-    }
-    if let Some(ok) = ok {
-        let at = ftuner_ir::diag::file_line_col(loc)
-            .map(|(f, l, c)| format!(" at {f}:{l}:{c}"))
-            .unwrap_or_default();
-        let a = ir.create_op(
-            OpSpec::new(intern_name("cf.assert"), loc)
-                .operands(vec![ok])
-                .prop(
-                    "msg",
-                    Attribute::string(format!(
-                        "operand shapes of the contraction{at} do not agree"
-                    )),
-                ),
-        );
-        ir.insert_before(op, a);
-    }
-    Ok(())
 }
 
 impl SliceSpec {
