@@ -242,6 +242,9 @@ fn compile_inner(r: &Request<'_>) -> Result<Program, String> {
     let t2 = Instant::now();
     let exe = Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)?;
     phases.push(("codegen".to_string(), t2.elapsed().as_secs_f64()));
+    for (k, v) in &exe.phases {
+        phases.push((format!("codegen: {k}"), *v));
+    }
     Ok(Program {
         exe,
         entry: name,

@@ -890,7 +890,7 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
         }
         let _ = writeln!(
             out,
-            "define void @_ftuner_packed_{name}(ptr %args) #0 {{\n{body}  ret void\n}}\n"
+            "define void @_ftuner_packed_{name}(ptr %args) noinline optnone #0 {{\n{body}  ret void\n}}\n"
         );
     }
     for (name, d) in decls {

@@ -27,6 +27,9 @@ pub enum ValueDef {
     BlockArg(BlockId, u32),
 }
 
+/// `OpData::use_at` of an operand whose use was removed (its op destroyed).
+const GONE: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Use {
     pub op: OpId,
@@ -46,6 +49,9 @@ pub struct ValueData {
 pub struct OpData {
     pub name: &'static str,
     pub operands: SmallVec<[Value; 3]>,
+    /// Per operand, where its [`Use`] sits in the operand value's use list, so a use is
+    /// removed in constant time (MLIR's use lists are intrusive for the same reason).
+    use_at: SmallVec<[u32; 3]>,
     pub results: SmallVec<[Value; 1]>,
     /// Inherent attributes (MLIR properties), a dictionary; printed `<{...}>` generically.
     pub props: Attribute,
@@ -338,15 +344,14 @@ impl Ir {
             });
             regions.push(r);
         }
+        let mut use_at = SmallVec::new();
         for (i, v) in spec.operands.iter().enumerate() {
-            self.values[v.index()].uses.push(Use {
-                op: id,
-                operand: i as u32,
-            });
+            use_at.push(self.push_use(*v, id, i));
         }
         self.ops.push(OpData {
             name: spec.name,
             operands: spec.operands.into_iter().collect(),
+            use_at,
             results,
             props: Attribute::dictionary(spec.props),
             attrs: Attribute::dictionary(spec.attrs),
@@ -473,31 +478,56 @@ impl Ir {
     }
 
     // ----- use-lists -------------------------------------------------------------------
-    pub fn set_operand(&mut self, op: OpId, i: usize, v: Value) {
-        let old = self.ops[op.index()].operands[i];
-        self.values[old.index()]
-            .uses
-            .retain(|u| !(u.op == op && u.operand == i as u32));
-        self.ops[op.index()].operands[i] = v;
-        self.values[v.index()].uses.push(Use {
+    // A value's uses are in no particular order: removing one moves the last into its
+    // place (and updates that use's position in its op's `use_at`).
+    fn push_use(&mut self, v: Value, op: OpId, operand: usize) -> u32 {
+        let uses = &mut self.values[v.index()].uses;
+        uses.push(Use {
             op,
-            operand: i as u32,
+            operand: operand as u32,
         });
+        (uses.len() - 1) as u32
+    }
+    /// Remove the use of operand `i` of `op` from its value's use list.
+    fn remove_use(&mut self, op: OpId, i: usize) {
+        let v = self.ops[op.index()].operands[i];
+        let at = std::mem::replace(&mut self.ops[op.index()].use_at[i], GONE) as usize;
+        if at == GONE as usize {
+            return; // an operand of a destroyed op: its use is gone already
+        }
+        let uses = &mut self.values[v.index()].uses;
+        debug_assert_eq!(
+            uses[at],
+            Use {
+                op,
+                operand: i as u32
+            }
+        );
+        uses.swap_remove(at);
+        if let Some(moved) = uses.get(at).copied() {
+            self.ops[moved.op.index()].use_at[moved.operand as usize] = at as u32;
+        }
+    }
+    pub fn set_operand(&mut self, op: OpId, i: usize, v: Value) {
+        self.remove_use(op, i);
+        self.ops[op.index()].operands[i] = v;
+        let at = self.push_use(v, op, i);
+        self.ops[op.index()].use_at[i] = at;
     }
     pub fn set_operands(&mut self, op: OpId, vals: Vec<Value>) {
         self.drop_operand_uses(op);
+        let mut use_at = SmallVec::new();
         for (i, v) in vals.iter().enumerate() {
-            self.values[v.index()].uses.push(Use {
-                op,
-                operand: i as u32,
-            });
+            use_at.push(self.push_use(*v, op, i));
         }
-        self.ops[op.index()].operands = vals.into_iter().collect();
+        let o = &mut self.ops[op.index()];
+        o.operands = vals.into_iter().collect();
+        o.use_at = use_at;
     }
+    /// Remove the uses `op`'s operands make (the operands stay readable).
     fn drop_operand_uses(&mut self, op: OpId) {
-        let operands = self.ops[op.index()].operands.clone();
-        for v in operands {
-            self.values[v.index()].uses.retain(|u| u.op != op);
+        for i in 0..self.ops[op.index()].operands.len() {
+            self.remove_use(op, i);
         }
     }
     /// Replace every use of `from` with `to`.
@@ -507,9 +537,11 @@ impl Ir {
         }
         let uses = std::mem::take(&mut self.values[from.index()].uses);
         for u in &uses {
-            self.ops[u.op.index()].operands[u.operand as usize] = to;
+            let at = self.push_use(to, u.op, u.operand as usize);
+            let o = &mut self.ops[u.op.index()];
+            o.operands[u.operand as usize] = to;
+            o.use_at[u.operand as usize] = at;
         }
-        self.values[to.index()].uses.extend(uses);
     }
     /// Replace the results of `op` with `new` values and erase `op`.
     pub fn replace_op(&mut self, op: OpId, new: &[Value]) {
@@ -526,19 +558,25 @@ impl Ir {
         self.unlink(op);
         self.destroy(op);
     }
+    /// Destroy `op` and everything nested in it (iteratively: nesting depth is not
+    /// bounded by the stack), removing the uses they make.
     fn destroy(&mut self, op: OpId) {
-        crate::parser::with_stack(|| self.destroy_inner(op))
-    }
-    fn destroy_inner(&mut self, op: OpId) {
-        self.drop_operand_uses(op);
-        let regions = self.ops[op.index()].regions.clone();
-        for r in regions {
-            let blocks = std::mem::take(&mut self.regions[r.index()].blocks);
-            for b in blocks {
-                self.destroy_block_contents(b);
+        let mut stack = vec![op];
+        while let Some(o) = stack.pop() {
+            self.drop_operand_uses(o);
+            self.ops[o.index()].alive = false;
+            let regions = self.ops[o.index()].regions.clone();
+            for r in regions {
+                let blocks = std::mem::take(&mut self.regions[r.index()].blocks);
+                for b in blocks {
+                    stack.extend(self.block_ops_vec(b));
+                    let blk = &mut self.blocks[b.index()];
+                    blk.first = None;
+                    blk.last = None;
+                    blk.alive = false;
+                }
             }
         }
-        self.ops[op.index()].alive = false;
     }
     fn destroy_block_contents(&mut self, b: BlockId) {
         let ops = self.block_ops_vec(b);
@@ -759,5 +797,82 @@ impl Iterator for BlockOps<'_> {
         let cur = self.next?;
         self.next = self.ir.ops[cur.index()].next;
         Some(cur)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value's use list is exactly the operands of live ops that name it, and each
+    /// op knows where its uses sit.
+    fn check_use_lists(ir: &Ir) {
+        for (vi, vd) in ir.values.iter().enumerate() {
+            for (at, u) in vd.uses.iter().enumerate() {
+                let o = &ir.ops[u.op.index()];
+                assert!(o.alive, "a use by a destroyed op");
+                assert_eq!(o.operands[u.operand as usize].index(), vi);
+                assert_eq!(o.use_at[u.operand as usize] as usize, at);
+            }
+        }
+        for (oi, o) in ir.ops.iter().enumerate().filter(|(_, o)| o.alive) {
+            for (i, v) in o.operands.iter().enumerate() {
+                let n = ir.values[v.index()]
+                    .uses
+                    .iter()
+                    .filter(|u| u.op.index() == oi && u.operand as usize == i)
+                    .count();
+                assert_eq!(n, 1, "operand {i} of op {oi} has {n} uses recorded");
+            }
+        }
+    }
+
+    #[test]
+    fn use_lists_stay_exact_through_edits() {
+        let mut ir = Ir::new();
+        let loc = Attribute::unknown_loc();
+        let ty = Type::index();
+        let blk = ir.new_block(&[]);
+        let mut vals = vec![];
+        for _ in 0..4 {
+            let o = ir.create_op(OpSpec::new(intern_name("t.c"), loc).results([ty]));
+            ir.append_op(blk, o);
+            vals.push(ir.result(o, 0));
+        }
+        // Many readers of the same few values, edited in a fixed pseudo-random order.
+        let mut users = vec![];
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..200 {
+            let ops = [vals[next(4)], vals[next(4)], vals[next(4)]];
+            let o = ir.create_op(OpSpec::new(intern_name("t.use"), loc).operands(ops));
+            ir.append_op(blk, o);
+            users.push(o);
+        }
+        check_use_lists(&ir);
+        for step in 0..600 {
+            let u = users[next(users.len())];
+            if !ir.is_alive(u) {
+                continue;
+            }
+            match step % 4 {
+                0 => {
+                    let i = next(ir.operands(u).len());
+                    ir.set_operand(u, i, vals[next(4)])
+                }
+                1 => ir.set_operands(u, vec![vals[next(4)], vals[next(4)]]),
+                2 => ir.erase_op(u),
+                _ => ir.replace_all_uses(vals[next(4)], vals[next(4)]),
+            }
+            check_use_lists(&ir);
+        }
+        // A destroyed op's operands stay readable.
+        let gone = users.iter().find(|u| !ir.is_alive(**u)).copied();
+        assert!(gone.is_some_and(|g| !ir.operands(g).is_empty()));
     }
 }

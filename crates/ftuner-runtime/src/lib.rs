@@ -63,6 +63,9 @@ pub struct Executable {
     entries: FxHashMap<String, PackedFn>,
     /// Seconds spent lowering and compiling.
     pub compile_seconds: f64,
+    /// Seconds per phase of `compile`: bufferize, the conversion to the llvm dialect, LLVM
+    /// IR with its optimization, machine code.
+    pub phases: Vec<(&'static str, f64)>,
 }
 
 fn registry() -> ftuner_pass::PassRegistry {
@@ -125,9 +128,13 @@ impl Executable {
                 },
             );
         }
+        let mut phases = vec![("bufferize", t0.elapsed().as_secs_f64())];
+        let t = Instant::now();
         if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, true, false) {
             run_pipeline(ctx, ir, top, &p)?;
         }
+        phases.push(("to llvm dialect", t.elapsed().as_secs_f64()));
+        let t = Instant::now();
         // One LLVM context per executable, alive as long as the process: JIT code and
         // the module it came from stay valid while any Executable may use them.
         let compiler: &'static Compiler = Box::leak(Box::new(Compiler::new()));
@@ -135,17 +142,22 @@ impl Executable {
         let m = compiler
             .module(ir, top, &host, 3, &[])
             .map_err(|x| e(x.0))?;
+        phases.push(("llvm ir and optimization", t.elapsed().as_secs_f64()));
+        let t = Instant::now();
         let jit = compiler.jit(m).map_err(|x| e(x.0))?;
         let mut entries = FxHashMap::default();
         for name in sigs.keys() {
             entries.insert(name.clone(), jit.packed(name).map_err(|x| e(x.0))?);
         }
+        // MCJIT generates machine code when the first address is asked for.
+        phases.push(("machine code", t.elapsed().as_secs_f64()));
         Ok(Executable {
             _jit: jit,
             last_peak: AtomicUsize::new(0),
             sigs,
             entries,
             compile_seconds: t0.elapsed().as_secs_f64(),
+            phases,
         })
     }
 

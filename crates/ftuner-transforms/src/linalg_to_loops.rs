@@ -92,10 +92,9 @@ impl B<'_> {
             });
         }
         if let Some(ok) = ok {
-            let at = match ftuner_ir::diag::file_line_col(self.ir.loc(load)) {
-                Some((f, l, c)) => format!(" at {f}:{l}:{c}"),
-                None => String::new(),
-            };
+            // The location is the op's (convert-to-llvm prefixes it), not part of the
+            // message: nests that differ only in where they came from (a model's layers)
+            // stay identical, so outline-loop-nests compiles them once.
             self.op(
                 anchor,
                 "cf.assert",
@@ -103,7 +102,7 @@ impl B<'_> {
                 vec![],
                 vec![(
                     "msg",
-                    Attribute::string(format!("index out of bounds in a structured op body{at}")),
+                    Attribute::string("index out of bounds in a structured op body"),
                 )],
             );
         }

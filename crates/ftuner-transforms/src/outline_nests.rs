@@ -13,8 +13,9 @@
 //!   constants it reads are cloned in (so its loop bounds stay constants), everything else
 //!   it reads from outside (buffers, sizes, scalars) becomes an argument, in first-use
 //!   order, and a `func.call` takes its place;
-//! * a nest whose function prints the same as one already outlined (same ops, attributes,
-//!   types and argument order; locations aside) calls that function instead;
+//! * a nest whose function is structurally the same as one already outlined (same ops,
+//!   attributes, types and argument order; locations aside: `ftuner_ir::structure_key`)
+//!   calls that function instead;
 //! * an argument is `llvm.noalias` when at every call it is a view of an allocation of
 //!   the caller that no other argument of that call views: the outlined code then knows what
 //!   the caller knew (`convert-to-llvm` passes such buffers to thread-pool loop bodies as
@@ -83,7 +84,7 @@ impl OutlineLoopNestsPass {
         ctx: &Context,
         ir: &mut Ir,
         f: OpId,
-        by_text: &mut FxHashMap<String, usize>,
+        by_key: &mut FxHashMap<Vec<usize>, usize>,
         funcs: &mut Vec<Outlined>,
     ) {
         let Some(body) = ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) else {
@@ -134,8 +135,8 @@ impl OutlineLoopNestsPass {
             ir.append_op(blk, copy);
             let ret = ir.create_op(OpSpec::new(intern_name("func.return"), loc));
             ir.append_op(blk, ret);
-            let text = ftuner_ir::print_op_standalone(ir, ctx, nf, true);
-            let k = match by_text.get(&text) {
+            let key = ftuner_ir::structure_key(ir, nf);
+            let k = match by_key.get(&key) {
                 Some(k) => {
                     ir.erase_op(nf);
                     self.deduplicated += 1;
@@ -150,7 +151,7 @@ impl OutlineLoopNestsPass {
                         op: nf,
                         noalias: vec![true; args.len()],
                     });
-                    by_text.insert(text, funcs.len() - 1);
+                    by_key.insert(key, funcs.len() - 1);
                     self.outlined += 1;
                     funcs.len() - 1
                 }
@@ -184,7 +185,7 @@ impl Pass for OutlineLoopNestsPass {
     }
     fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
         let originals = crate::outline_weights::module_funcs(cx.ir, top);
-        let mut by_text = FxHashMap::default();
+        let mut by_key = FxHashMap::default();
         let mut funcs = vec![];
         for f in originals {
             // Functions on buffers only, with one block.
@@ -204,7 +205,7 @@ impl Pass for OutlineLoopNestsPass {
                         .any(|x| x.is_tensor())
                 });
             if single && on_buffers {
-                self.outline_func(cx.ctx, cx.ir, f, &mut by_text, &mut funcs);
+                self.outline_func(cx.ctx, cx.ir, f, &mut by_key, &mut funcs);
             }
         }
         for o in &funcs {
