@@ -1,5 +1,6 @@
 //! `arith`: verifiers, folders, constant syntax and `select`'s custom syntax.
 
+use crate::arith_semantics::int_binary;
 use crate::util::*;
 use ftuner_ir::dialect::{FoldResult, TypeEnv};
 use ftuner_ir::lexer::Tok;
@@ -197,29 +198,30 @@ pub fn fold_negf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<F
 }
 
 // ----- integer binary ----------------------------------------------------------------
+// What each op computes is `arith_semantics::int_binary`, shared with the interpreter.
 macro_rules! fold_ibin {
-    ($($name:ident => $f:expr),* $(,)?) => {$(
+    ($($name:ident => $op:literal),* $(,)?) => {$(
         pub fn $name(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-            fold_int_binary(ir, op, c, $f)
+            fold_int_binary(ir, op, c, |a, b, w| int_binary($op, a, b, w))
         }
     )*};
 }
 fold_ibin! {
-    fold_divsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { Some(a / b) } },
-    fold_divui => |a, b, w| { let (a, b) = (zext(a, w), zext(b, w)); if b == 0 { None } else { Some(a / b) } },
-    fold_remsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { Some(a % b) } },
-    fold_remui => |a, b, w| { let (a, b) = (zext(a, w), zext(b, w)); if b == 0 { None } else { Some(a % b) } },
-    fold_ceildivsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { let q = a / b; Some(if a % b != 0 && ((a < 0) == (b < 0)) { q + 1 } else { q }) } },
-    fold_ceildivui => |a, b, w| { let (a, b) = (zext(a, w), zext(b, w)); if b == 0 { None } else { Some((a + b - 1) / b) } },
-    fold_floordivsi => |a, b, w| { let (a, b) = (sext(a, w), sext(b, w)); if b == 0 { None } else { let q = a / b; Some(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q }) } },
-    fold_xori => |a, b, _| Some(a ^ b),
-    fold_maxsi => |a, b, w| Some(sext(a, w).max(sext(b, w))),
-    fold_maxui => |a, b, w| Some(zext(a, w).max(zext(b, w))),
-    fold_minsi => |a, b, w| Some(sext(a, w).min(sext(b, w))),
-    fold_minui => |a, b, w| Some(zext(a, w).min(zext(b, w))),
-    fold_shli => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(a << b) } },
-    fold_shrsi => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(sext(a, w) >> b) } },
-    fold_shrui => |a, b, w| { let b = zext(b, w); if b >= w as i128 { None } else { Some(zext(a, w) >> b) } },
+    fold_divsi => "divsi",
+    fold_divui => "divui",
+    fold_remsi => "remsi",
+    fold_remui => "remui",
+    fold_ceildivsi => "ceildivsi",
+    fold_ceildivui => "ceildivui",
+    fold_floordivsi => "floordivsi",
+    fold_xori => "xori",
+    fold_maxsi => "maxsi",
+    fold_maxui => "maxui",
+    fold_minsi => "minsi",
+    fold_minui => "minui",
+    fold_shli => "shli",
+    fold_shrsi => "shrsi",
+    fold_shrui => "shrui",
 }
 /// `andi`/`ori` with one side a constant of all zeros or all ones folds to a side
 /// (as MLIR's folders do, whichever side the constant is on); `x op x` is `x`.
@@ -258,9 +260,9 @@ fn fold_logic(
         }
     }
     if and {
-        fold_int_binary(ir, op, c, |x, y, _| Some(x & y))
+        fold_int_binary(ir, op, c, |x, y, w| int_binary("andi", x, y, w))
     } else {
-        fold_int_binary(ir, op, c, |x, y, _| Some(x | y))
+        fold_int_binary(ir, op, c, |x, y, w| int_binary("ori", x, y, w))
     }
 }
 pub fn fold_andi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
@@ -279,7 +281,7 @@ pub fn fold_addi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<F
     if int_const(c, 1) == Some(0) {
         return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
     }
-    fold_int_binary(ir, op, c, |a, b, _| Some(a.wrapping_add(b)))
+    fold_int_binary(ir, op, c, |a, b, w| int_binary("addi", a, b, w))
 }
 pub fn fold_subi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     if int_const(c, 1) == Some(0) {
@@ -289,7 +291,7 @@ pub fn fold_subi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<F
         let t = ir.value_type(ir.result(op, 0));
         return make_const(Const::Int(0), t).map(|a| vec![FoldResult::Attr(a)]);
     }
-    fold_int_binary(ir, op, c, |a, b, _| Some(a.wrapping_sub(b)))
+    fold_int_binary(ir, op, c, |a, b, w| int_binary("subi", a, b, w))
 }
 pub fn fold_muli(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     if int_const(c, 1) == Some(1) {
@@ -299,7 +301,7 @@ pub fn fold_muli(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<F
         let t = ir.value_type(ir.result(op, 0));
         return make_const(Const::Int(0), t).map(|a| vec![FoldResult::Attr(a)]);
     }
-    fold_int_binary(ir, op, c, |a, b, _| Some(a.wrapping_mul(b)))
+    fold_int_binary(ir, op, c, |a, b, w| int_binary("muli", a, b, w))
 }
 
 // ----- comparisons -------------------------------------------------------------------

@@ -167,14 +167,29 @@ impl ScalarOp {
                     }
                 }
             }
+            ScalarOp::Bin(n) if ftuner_dialects::arith_semantics::is_int_binary(n) => {
+                // The folders' definition (wrapping, signedness, rounding of divisions).
+                let w = if ty.is_index() {
+                    64
+                } else {
+                    ty.int_width().unwrap_or(64)
+                };
+                let (x, y) = (a[0], a[1]);
+                match ftuner_dialects::arith_semantics::int_binary(n, x as i128, y as i128, w) {
+                    Some(v) => v as f64,
+                    None => {
+                        return Err(err(format!(
+                            "arith.{n} of {x} and {y} is undefined (division by zero, signed division overflow, or a shift by the width or more)"
+                        )))
+                    }
+                }
+            }
             ScalarOp::Bin(n) => {
                 let (x, y) = (a[0], a[1]);
-                let ix = || x as i128;
-                let iy = || y as i128;
                 match *n {
-                    "addf" | "addi" => x + y,
-                    "subf" | "subi" => x - y,
-                    "mulf" | "muli" => x * y,
+                    "addf" => x + y,
+                    "subf" => x - y,
+                    "mulf" => x * y,
                     "divf" => x / y,
                     "remf" => x % y,
                     "maximumf" => {
@@ -196,33 +211,6 @@ impl ScalarOp {
                     "powf" => x.powf(y),
                     "atan2" => x.atan2(y),
                     "copysign" => x.copysign(y),
-                    "maxsi" => x.max(y),
-                    "minsi" => x.min(y),
-                    "andi" => (ix() & iy()) as f64,
-                    "ori" => (ix() | iy()) as f64,
-                    "xori" => (ix() ^ iy()) as f64,
-                    "shli" => (ix() << (iy() & 127)) as f64,
-                    "shrsi" => (ix() >> (iy() & 127)) as f64,
-                    "divsi" | "divui" | "remsi" | "remui" | "floordivsi" | "ceildivsi"
-                    | "ceildivui" => {
-                        if y == 0.0 {
-                            return Err(err(format!("arith.{n}: division by zero")));
-                        }
-                        let (p, q) = (ix(), iy());
-                        match *n {
-                            "divsi" | "divui" => (p / q) as f64,
-                            "remsi" | "remui" => (p % q) as f64,
-                            "floordivsi" => {
-                                p.div_euclid(q) as f64
-                                    - if q < 0 && p.rem_euclid(q) != 0 {
-                                        1.0
-                                    } else {
-                                        0.0
-                                    }
-                            }
-                            _ => ((p + q - 1) / q) as f64,
-                        }
-                    }
                     _ => {
                         return Err(err(format!(
                             "binary op '{n}' is not supported by the interpreter"

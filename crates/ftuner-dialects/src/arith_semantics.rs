@@ -1,0 +1,156 @@
+//! One definition of what arith's integer binary ops compute, shared by the folders
+//! (`arith.rs`) and the interpreter (`ftuner-interp`), so the oracle of the numerical
+//! tests and canonicalization cannot disagree (the JIT gets the same from LLVM's
+//! instructions, which these follow).
+//!
+//! Operands are read as their low `w` bits (signed or unsigned as the op says); the result
+//! is wrapped to `w` bits and returned sign-extended (an `i1` zero-extended: 0 or 1).
+//! `None` is what MLIR leaves undefined: division or remainder by zero, signed division
+//! overflow (`MIN / -1`), a shift by the width or more.
+
+use crate::util::{sext, zext};
+
+/// The value of `arith.<name>(a, b)` on `w`-bit integers, or `None` where undefined or
+/// `name` is not an integer binary op.
+pub fn int_binary(name: &str, a: i128, b: i128, w: u32) -> Option<i128> {
+    let (sa, sb, ua, ub) = (sext(a, w), sext(b, w), zext(a, w), zext(b, w));
+    let smin = if w == 0 { 0 } else { -(1i128 << (w - 1)) };
+    let signed_div_ok = sb != 0 && !(sa == smin && sb == -1 && w > 1);
+    let r = match name {
+        "addi" => sa.wrapping_add(sb),
+        "subi" => sa.wrapping_sub(sb),
+        "muli" => sa.wrapping_mul(sb),
+        "andi" => sa & sb,
+        "ori" => sa | sb,
+        "xori" => sa ^ sb,
+        "maxsi" => sa.max(sb),
+        "minsi" => sa.min(sb),
+        "maxui" => ua.max(ub),
+        "minui" => ua.min(ub),
+        "divsi" if signed_div_ok => sa / sb,
+        "remsi" if signed_div_ok => sa % sb,
+        "floordivsi" if signed_div_ok => {
+            sa.div_euclid(sb) - i128::from(sb < 0 && sa.rem_euclid(sb) != 0)
+        }
+        "ceildivsi" if signed_div_ok => {
+            let q = sa / sb;
+            q + i128::from(sa % sb != 0 && ((sa < 0) == (sb < 0)))
+        }
+        "divui" if ub != 0 => ua / ub,
+        "remui" if ub != 0 => ua % ub,
+        "ceildivui" if ub != 0 => ua / ub + i128::from(ua % ub != 0),
+        "shli" if ub < i128::from(w) => ua << ub,
+        "shrsi" if ub < i128::from(w) => sa >> ub,
+        "shrui" if ub < i128::from(w) => ua >> ub,
+        _ => return None,
+    };
+    Some(if w == 1 { zext(r, 1) } else { sext(r, w) })
+}
+
+/// Whether `name` is one of the integer binary ops [`int_binary`] defines.
+pub fn is_int_binary(name: &str) -> bool {
+    matches!(
+        name,
+        "addi"
+            | "subi"
+            | "muli"
+            | "andi"
+            | "ori"
+            | "xori"
+            | "maxsi"
+            | "minsi"
+            | "maxui"
+            | "minui"
+            | "divsi"
+            | "remsi"
+            | "floordivsi"
+            | "ceildivsi"
+            | "divui"
+            | "remui"
+            | "ceildivui"
+            | "shli"
+            | "shrsi"
+            | "shrui"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::int_binary;
+
+    #[test]
+    fn the_cases_the_interpreter_had_wrong() {
+        // ceil(7 / -2) = ceil(-3.5) = -3
+        assert_eq!(int_binary("ceildivsi", 7, -2, 64), Some(-3));
+        // -1 as u64 / 2 = 2^63 - 1
+        assert_eq!(int_binary("divui", -1, 2, 64), Some(i64::MAX as i128));
+        // wraps
+        assert_eq!(
+            int_binary("addi", i64::MAX as i128, 1, 64),
+            Some(i64::MIN as i128)
+        );
+        assert_eq!(int_binary("addi", 127, 1, 8), Some(-128));
+        // undefined
+        assert_eq!(int_binary("divsi", i64::MIN as i128, -1, 64), None);
+        assert_eq!(int_binary("remui", 5, 0, 32), None);
+        assert_eq!(int_binary("shli", 1, 32, 32), None);
+        // i1 is 0 or 1
+        assert_eq!(int_binary("addi", 1, 1, 1), Some(0));
+        assert_eq!(int_binary("ori", 1, 0, 1), Some(1));
+    }
+
+    #[test]
+    fn against_rust_integer_semantics() {
+        let vals = [
+            0i64,
+            1,
+            -1,
+            2,
+            -2,
+            3,
+            7,
+            -7,
+            100,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ];
+        for &a in &vals {
+            for &b in &vals {
+                let (x, y) = (a as i128, b as i128);
+                let (ua, ub) = (a as u64, b as u64);
+                let s = |v: i64| Some(v as i128);
+                assert_eq!(int_binary("addi", x, y, 64), s(a.wrapping_add(b)));
+                assert_eq!(int_binary("muli", x, y, 64), s(a.wrapping_mul(b)));
+                assert_eq!(
+                    int_binary("divsi", x, y, 64),
+                    a.checked_div(b).map(|v| v as i128)
+                );
+                assert_eq!(
+                    int_binary("remsi", x, y, 64),
+                    a.checked_rem(b).map(|v| v as i128)
+                );
+                assert_eq!(
+                    int_binary("divui", x, y, 64),
+                    ua.checked_div(ub).map(|v| v as i64 as i128)
+                );
+                assert_eq!(
+                    int_binary("floordivsi", x, y, 64),
+                    a.checked_div(b)
+                        .map(|q| { (q - i64::from(a % b != 0 && ((a < 0) != (b < 0)))) as i128 })
+                );
+                let (a32, b32) = (a as i32, b as i32);
+                assert_eq!(
+                    int_binary("subi", x, y, 32),
+                    Some(a32.wrapping_sub(b32) as i128)
+                );
+                assert_eq!(
+                    int_binary("shrui", x, y, 32),
+                    (b32 as u32)
+                        .lt(&32)
+                        .then(|| ((a32 as u32) >> (b32 as u32)) as i32 as i128)
+                );
+            }
+        }
+    }
+}
