@@ -4,18 +4,20 @@
 //! inkwell: [`emit::module_to_llvm_ir`] writes LLVM's textual IR op by op (block arguments
 //! as phis); [`Compiler`] parses it with LLVM, verifies it, runs the new pass manager's
 //! `default<O3>` pipeline for a [`Target`] (the host with its detected CPU and features,
-//! a named x86-64 CPU, or NVPTX `sm_XX`), and emits assembly, an object file or PTX, or
-//! hands the module to the in-process JIT ([`Jit`]).
+//! a named x86-64 CPU, or NVPTX `sm_XX`), and emits assembly, an object file or PTX;
+//! [`OrcJit`] compiles a module for the host on every core (split by [`split::partition`])
+//! and links it in process.
 //!
 //! Only this crate (and what runs code through it) links LLVM.
 
 pub mod emit;
 mod literals;
+mod orc;
 pub mod parallel;
+pub mod split;
 pub mod status;
 
 use inkwell::context::Context;
-use inkwell::execution_engine::ExecutionEngine;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
@@ -27,6 +29,7 @@ use inkwell::OptimizationLevel;
 use std::sync::Once;
 
 pub use emit::{module_to_llvm_ir, EmitError, FnAttrs};
+pub use orc::OrcJit;
 
 /// A code generation error (translation, LLVM's parser or verifier, the target).
 #[derive(Debug, Clone)]
@@ -159,6 +162,30 @@ pub enum Emit {
     Obj,
 }
 
+/// Our `llvm`-dialect module as textual LLVM IR for `target` (its CPU and features as
+/// function attributes; `kernels`: functions with the PTX kernel calling convention).
+pub fn llvm_text(
+    ir: &ftuner_ir::Ir,
+    top: ftuner_ir::OpId,
+    target: &Target,
+    kernels: &[String],
+) -> Result<String, CodegenError> {
+    let attrs = FnAttrs {
+        cpu: Some(target.cpu.clone()).filter(|c| !c.is_empty()),
+        features: Some(target.features.clone()).filter(|f| !f.is_empty()),
+        kernels: kernels.to_vec(),
+        packed: !target.is_gpu(),
+    };
+    module_to_llvm_ir(ir, top, &attrs).map_err(|x| {
+        let at =
+            x.op.and_then(|o| ftuner_ir::diag::file_line_col(ir.loc(o)))
+                .map(|(f, l, c)| format!("{f}:{l}:{c}: "))
+                .unwrap_or_default();
+        let name = x.op.map(|o| ir.name(o)).unwrap_or("module");
+        e(format!("{at}error: '{name}' op {}", x.message))
+    })
+}
+
 impl Compiler {
     pub fn new() -> Compiler {
         init();
@@ -177,20 +204,7 @@ impl Compiler {
         opt_level: u8,
         kernels: &[String],
     ) -> Result<Module<'_>, CodegenError> {
-        let attrs = FnAttrs {
-            cpu: Some(target.cpu.clone()).filter(|c| !c.is_empty()),
-            features: Some(target.features.clone()).filter(|f| !f.is_empty()),
-            kernels: kernels.to_vec(),
-            packed: !target.is_gpu(),
-        };
-        let text = module_to_llvm_ir(ir, top, &attrs).map_err(|x| {
-            let at =
-                x.op.and_then(|o| ftuner_ir::diag::file_line_col(ir.loc(o)))
-                    .map(|(f, l, c)| format!("{f}:{l}:{c}: "))
-                    .unwrap_or_default();
-            let name = x.op.map(|o| ir.name(o)).unwrap_or("module");
-            e(format!("{at}error: '{name}' op {}", x.message))
-        })?;
+        let text = llvm_text(ir, top, target, kernels)?;
         self.parse(&text, target, opt_level)
     }
 
@@ -242,58 +256,10 @@ impl Compiler {
             .map_err(|x| e(format!("code generation failed: {x}")))?;
         Ok(buf.as_slice().to_vec())
     }
-
-    /// Hand a module (already optimized for the host) to the JIT. Its external functions
-    /// must be ones ftuner provides (the runtime, libm, [`add_symbol`]) unless
-    /// [`allow_native_calls`] is on: a module declaring `@system` does not get it.
-    pub fn jit<'c>(&'c self, m: Module<'c>) -> Result<Jit<'c>, CodegenError> {
-        register_runtime_symbols();
-        if !ALLOW_NATIVE.load(std::sync::atomic::Ordering::Relaxed) {
-            let known = PROVIDED
-                .lock()
-                .map_err(|_| e("the symbol table is poisoned"))?;
-            let mut f = m.get_first_function();
-            while let Some(func) = f {
-                let name = func.get_name().to_string_lossy().into_owned();
-                if func.count_basic_blocks() == 0
-                    && !name.starts_with("llvm.")
-                    && !known.contains(&name)
-                {
-                    return Err(e(format!(
-                        "the module calls the external function @{name}, which ftuner does not provide: calls into the process are off for modules ftuner runs (ftuner-run --allow-native-calls, ftuner_codegen::allow_native_calls)"
-                    )));
-                }
-                f = func.get_next_function();
-            }
-        }
-        let engine = m
-            .create_jit_execution_engine(OptimizationLevel::Aggressive)
-            .map_err(|x| e(format!("cannot create the JIT: {x}")))?;
-        Ok(Jit { engine, _m: m })
-    }
-}
-
-/// A JIT-compiled module.
-pub struct Jit<'c> {
-    engine: ExecutionEngine<'c>,
-    _m: Module<'c>,
 }
 
 /// `_ftuner_packed_NAME(void **args)`: argument pointers, then the result's.
 pub type PackedFn = unsafe extern "C" fn(*mut *mut std::ffi::c_void);
-
-impl Jit<'_> {
-    /// The packed entry of public function `name`.
-    pub fn packed(&self, name: &str) -> Result<PackedFn, CodegenError> {
-        let sym = format!("_ftuner_packed_{name}");
-        let addr = self
-            .engine
-            .get_function_address(&sym)
-            .map_err(|_| e(format!("no compiled function @{name}")))?;
-        // SAFETY: the symbol was emitted by `module_to_llvm_ir` with exactly this type.
-        Ok(unsafe { std::mem::transmute::<usize, PackedFn>(addr) })
-    }
-}
 
 extern "C" {
     fn tanhf(x: f32) -> f32;
@@ -371,8 +337,6 @@ pub mod memstats {
     }
 }
 
-/// libm functions generated code calls, made known to the JIT by address (the binary may
-/// not export them for dynamic lookup), and the counted allocator.
 /// Make `name` resolve to `addr` in JIT-compiled code (a function an external declaration
 /// names, e.g. a library call). Process-wide; a later call for the same name wins.
 ///
@@ -381,17 +345,26 @@ pub mod memstats {
 /// (for memref arguments: MLIR's expanded descriptors), alive for the rest of the process.
 pub unsafe fn add_symbol(name: &str, addr: *mut std::ffi::c_void) {
     if let Ok(mut p) = PROVIDED.lock() {
-        p.insert(name.to_string());
+        p.insert(name.to_string(), addr as usize);
     }
-    let c = std::ffi::CString::new(name).unwrap_or_default();
-    // SAFETY: a valid C string; the caller vouches for the address.
-    unsafe { inkwell::llvm_sys::support::LLVMAddSymbol(c.as_ptr(), addr) };
 }
 
 /// The external functions JIT-compiled code may call: the runtime's, libm's (registered
 /// below) and those [`add_symbol`] names.
-static PROVIDED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+static PROVIDED: std::sync::LazyLock<std::sync::Mutex<std::collections::BTreeMap<String, usize>>> =
     std::sync::LazyLock::new(Default::default);
+
+/// The functions JIT-compiled code may call, with their addresses.
+fn provided_symbols() -> Vec<(String, usize)> {
+    PROVIDED
+        .lock()
+        .map(|p| p.iter().map(|(k, v)| (k.clone(), *v)).collect())
+        .unwrap_or_default()
+}
+
+fn native_calls_allowed() -> bool {
+    ALLOW_NATIVE.load(std::sync::atomic::Ordering::Relaxed)
+}
 static ALLOW_NATIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Let JIT-compiled modules call any function of the process (`func.func private @f`
@@ -401,6 +374,9 @@ pub fn allow_native_calls(on: bool) {
     ALLOW_NATIVE.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// The runtime's functions, the counted allocator, and libm functions generated code
+/// calls, made known to the JIT by address (the binary may not export them for dynamic
+/// lookup).
 fn register_runtime_symbols() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -428,12 +404,8 @@ fn register_runtime_symbols() {
         ];
         for (n, p) in syms {
             if let Ok(mut known) = PROVIDED.lock() {
-                known.insert(n.to_string());
+                known.insert(n.to_string(), p as usize);
             }
-            let c = std::ffi::CString::new(n).unwrap_or_default();
-            // SAFETY: the name is a valid C string and the address a function of the
-            // declared type for the rest of the process.
-            unsafe { inkwell::llvm_sys::support::LLVMAddSymbol(c.as_ptr(), p) };
         }
     });
 }

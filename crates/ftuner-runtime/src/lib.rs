@@ -19,7 +19,7 @@ pub mod cuda;
 pub mod raw;
 pub use ftuner_codegen::parallel::{num_threads, set_num_threads};
 pub use ftuner_codegen::{allow_native_calls, Target};
-use ftuner_codegen::{Compiler, Jit, PackedFn};
+use ftuner_codegen::{OrcJit, PackedFn};
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
 pub use raw::{free_output, Owner, RawArg, RawOutput};
@@ -57,15 +57,24 @@ pub struct Signature {
 pub struct Executable {
     /// Kept alive for the code it holds; never used after `compile` (every entry point
     /// is resolved there).
-    _jit: Jit<'static>,
+    _jit: OrcJit,
     last_peak: AtomicUsize,
     sigs: FxHashMap<String, Signature>,
     entries: FxHashMap<String, PackedFn>,
     /// Seconds spent lowering and compiling.
     pub compile_seconds: f64,
     /// Seconds per phase of `compile`: bufferize, the conversion to the llvm dialect, LLVM
-    /// IR with its optimization, machine code.
+    /// IR, its optimization and machine code (on [`codegen_threads`] threads), linking.
     pub phases: Vec<(&'static str, f64)>,
+}
+
+/// Threads that compile a module: `FTUNER_CODEGEN_THREADS` if set, else every core.
+pub fn codegen_threads() -> usize {
+    std::env::var("FTUNER_CODEGEN_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n: &usize| *n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 fn registry() -> ftuner_pass::PassRegistry {
@@ -135,22 +144,22 @@ impl Executable {
         }
         phases.push(("to llvm dialect", t.elapsed().as_secs_f64()));
         let t = Instant::now();
-        // One LLVM context per executable, alive as long as the process: JIT code and
-        // the module it came from stay valid while any Executable may use them.
-        let compiler: &'static Compiler = Box::leak(Box::new(Compiler::new()));
         let host = Target::host();
-        let m = compiler
-            .module(ir, top, &host, 3, &[])
-            .map_err(|x| e(x.0))?;
-        phases.push(("llvm ir and optimization", t.elapsed().as_secs_f64()));
+        let text = ftuner_codegen::llvm_text(ir, top, &host, &[]).map_err(|x| e(x.0))?;
+        phases.push(("llvm ir", t.elapsed().as_secs_f64()));
         let t = Instant::now();
-        let jit = compiler.jit(m).map_err(|x| e(x.0))?;
+        let threads = codegen_threads();
+        let jit = OrcJit::compile(&text, &host, 3, threads).map_err(|x| e(x.0))?;
+        phases.push((
+            "llvm optimization and machine code",
+            t.elapsed().as_secs_f64(),
+        ));
+        let t = Instant::now();
         let mut entries = FxHashMap::default();
         for name in sigs.keys() {
             entries.insert(name.clone(), jit.packed(name).map_err(|x| e(x.0))?);
         }
-        // MCJIT generates machine code when the first address is asked for.
-        phases.push(("machine code", t.elapsed().as_secs_f64()));
+        phases.push(("link", t.elapsed().as_secs_f64()));
         Ok(Executable {
             _jit: jit,
             last_peak: AtomicUsize::new(0),
