@@ -78,6 +78,7 @@ fn generated_builders_make_valid_ops() {
         &[args[1], args[2]],
         &[args[3]],
         loc,
+        false,
     )
     .unwrap();
     ir.insert_before(ret, mm.0);

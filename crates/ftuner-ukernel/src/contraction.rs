@@ -140,6 +140,10 @@ pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
         return None;
     }
     let dtype = DType::from_type(ir.value_type(outs[0]).element_type())?;
+    // Unsigned integer operands (`cast_unsigned`) are not what the uKernels convert.
+    if body::casts_unsigned(ir.attr(op, "cast")) {
+        return None;
+    }
     if kind == Kind::Generic && !body_is_mul_add(ir, op) {
         return None;
     }

@@ -156,7 +156,7 @@ fn rewrite(ir: &mut Ir, op: OpId) -> Option<()> {
     );
     let region = ir.regions_of(m)[0];
     let loc = ir.loc(op);
-    body::build_body(ir, "linalg.matmul", region, &[a2, w], &[c2], loc).ok()?;
+    body::build_body(ir, "linalg.matmul", region, &[a2, w], &[c2], loc, false).ok()?;
     ir.insert_before(op, m);
     let shape = rt.shape()?.to_vec();
     let mut sizes = vec![];

@@ -2,7 +2,8 @@
 //! its indexing maps.
 
 use ftuner_ir::{
-    intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, RegionId, Type, Value,
+    intern_name, AffineExpr, AffineMap, AttrKind, Attribute, Ir, OpId, OpSpec, RegionId, Type,
+    Value,
 };
 #[allow(unused_imports)]
 use std::ops::{Add, Mul, Neg, Sub};
@@ -267,6 +268,8 @@ struct B<'a> {
     ir: &'a mut Ir,
     block: ftuner_ir::BlockId,
     loc: Attribute,
+    /// `cast_unsigned`: integers are read as unsigned where they are converted.
+    unsigned: bool,
 }
 
 impl B<'_> {
@@ -293,7 +296,8 @@ impl B<'_> {
     fn ov() -> Attribute {
         Attribute::dialect("arith", "overflow<none>")
     }
-    /// Convert `v` to `to` as MLIR's region builders do (`cast` with signed semantics).
+    /// Convert `v` to `to` as MLIR's region builders do: `cast_signed` (the default) or,
+    /// with `#linalg.type_fn<cast_unsigned>`, integers read as unsigned.
     fn cast(&mut self, v: Value, to: Type) -> Value {
         let from = self.ir.value_type(v);
         if from == to {
@@ -307,13 +311,23 @@ impl B<'_> {
                     "arith.truncf"
                 }
             }
+            (false, true) if self.unsigned => "arith.uitofp",
             (false, true) => "arith.sitofp",
+            (true, false) if self.unsigned => "arith.fptoui",
             (true, false) => "arith.fptosi",
             (false, false) => {
                 if from.is_index() || to.is_index() {
-                    "arith.index_cast"
+                    if self.unsigned {
+                        "arith.index_castui"
+                    } else {
+                        "arith.index_cast"
+                    }
                 } else if from.bit_width() < to.bit_width() {
-                    "arith.extsi"
+                    if self.unsigned {
+                        "arith.extui"
+                    } else {
+                        "arith.extsi"
+                    }
                 } else {
                     "arith.trunci"
                 }
@@ -353,7 +367,16 @@ fn elem_of(ir: &Ir, v: Value) -> Type {
     }
 }
 
-/// Build the body region of named op `name` into `region` (which must be empty).
+/// Whether a named op's `cast` attribute asks for unsigned casts
+/// (`#linalg.type_fn<cast_unsigned>`; the default is `cast_signed`).
+pub fn casts_unsigned(cast: Option<Attribute>) -> bool {
+    cast.is_some_and(
+        |a| matches!(a.kind(), AttrKind::Dialect { body, .. } if body.contains("cast_unsigned")),
+    )
+}
+
+/// Build the body region of named op `name` into `region` (which must be empty); its
+/// casts are unsigned when `unsigned` (see [`casts_unsigned`]).
 pub fn build_body(
     ir: &mut Ir,
     name: &str,
@@ -361,6 +384,7 @@ pub fn build_body(
     ins: &[Value],
     outs: &[Value],
     loc: Attribute,
+    unsigned: bool,
 ) -> Result<(), String> {
     if outs.len() != 1 {
         return Err(format!(
@@ -374,7 +398,12 @@ pub fn build_body(
     let args = ir.block_args(block).to_vec();
     let nin = ins.len();
     let out_ty = *tys.last().ok_or("structured op needs an output")?;
-    let mut b = B { ir, block, loc };
+    let mut b = B {
+        ir,
+        block,
+        loc,
+        unsigned,
+    };
     let need = |n: usize| {
         if nin == n {
             Ok(())

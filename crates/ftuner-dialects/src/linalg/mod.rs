@@ -546,7 +546,8 @@ pub fn parse_named(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
         }
     }
     let region = p.ir.new_region(None);
-    body::build_body(p.ir, st.name, region, &ins, &outs, st.loc)
+    let unsigned = body::casts_unsigned(st.get_attr("cast"));
+    body::build_body(p.ir, st.name, region, &ins, &outs, st.loc, unsigned)
         .map_err(|m| p.err_here(format!("'{}' op {m}", st.name)))?;
     st.regions.push(region);
     if crate::registry()
