@@ -85,24 +85,47 @@ impl Target {
             features: "+ptx80".into(),
         }
     }
-    /// Parse `host`, `x86:<cpu>`, `<cpu>` or `nvptx:sm_XX` / `cuda:sm_XX`.
+    /// Parse `host`, `x86:<cpu>`, `<cpu>` (an x86-64 CPU LLVM knows), `nvptx:sm_XX` /
+    /// `cuda:sm_XX`, or the name of a hardware model (`targets/*.toml`: `zen4`, `a100`,
+    /// ...): the two vocabularies are one, and a name neither knows is an error here, not
+    /// an abort inside LLVM.
     pub fn parse(s: &str) -> Result<Target, CodegenError> {
         if s == "host" {
             return Ok(Target::host());
         }
+        if let Some((_, llvm)) = HW_MODEL_TARGETS.iter().find(|(hw, _)| *hw == s) {
+            if let Some(why) = llvm.strip_prefix("error:") {
+                return Err(e(format!(
+                    "target '{s}' (a hardware model): {}",
+                    why.trim()
+                )));
+            }
+            return Ok(match llvm.strip_prefix("cuda:") {
+                Some(sm) => Target::nvptx(sm),
+                None => Target::x86_cpu(llvm),
+            });
+        }
         if let Some(sm) = s.strip_prefix("nvptx:").or_else(|| s.strip_prefix("cuda:")) {
-            if !sm.starts_with("sm_") || sm[3..].parse::<u32>().is_err() {
+            let ok = sm
+                .strip_prefix("sm_")
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| (70..=90).contains(&n));
+            if !ok {
                 return Err(e(format!("unknown GPU '{sm}': expected sm_70 ... sm_90")));
             }
             return Ok(Target::nvptx(sm));
         }
         let cpu = s.strip_prefix("x86:").unwrap_or(s);
-        if cpu.is_empty()
-            || !cpu
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(e(format!("unknown target '{s}'")));
+        if !X86_64_CPUS.contains(&cpu) {
+            return Err(e(format!(
+                "unknown target '{s}': expected host, an x86-64 CPU as LLVM names it (znver4, skylake-avx512, x86-64-v3, ...), cuda:sm_XX, or a hardware model ({})",
+                HW_MODEL_TARGETS
+                    .iter()
+                    .filter(|(_, l)| !l.starts_with("error:"))
+                    .map(|(h, _)| *h)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
         Ok(Target::x86_cpu(cpu))
     }
@@ -130,6 +153,108 @@ impl Target {
         })
     }
 }
+
+/// The hardware models' names (`ftuner_hw::BUILTIN_TARGETS`) as LLVM targets: an x86-64
+/// CPU, `cuda:sm_XX`, or `error: why` for one ftuner cannot generate code for.
+pub const HW_MODEL_TARGETS: &[(&str, &str)] = &[
+    ("zen4", "znver4"),
+    ("skylake-avx512", "skylake-avx512"),
+    (
+        "neoverse-v2",
+        "error: an AArch64 core; ftuner generates x86-64 and NVPTX code",
+    ),
+    (
+        "k80",
+        "error: sm_37; NVPTX code generation here starts at sm_70",
+    ),
+    ("v100", "cuda:sm_70"),
+    ("a100", "cuda:sm_80"),
+    ("h100", "cuda:sm_90"),
+    ("h200", "cuda:sm_90"),
+    ("rtx3090", "cuda:sm_86"),
+    ("rtx4090", "cuda:sm_89"),
+];
+
+/// The x86-64 CPUs LLVM 22 generates 64-bit code for (`llc -march=x86-64 -mcpu=help`,
+/// those that compile a 64-bit function; aliases with `_` left out). A CPU LLVM does not
+/// know, or a 32-bit one, would abort inside LLVM.
+pub const X86_64_CPUS: &[&str] = &[
+    "alderlake",
+    "amdfam10",
+    "arrowlake",
+    "arrowlake-s",
+    "athlon-fx",
+    "athlon64",
+    "athlon64-sse3",
+    "atom",
+    "barcelona",
+    "bdver1",
+    "bdver2",
+    "bdver3",
+    "bdver4",
+    "bonnell",
+    "broadwell",
+    "btver1",
+    "btver2",
+    "cannonlake",
+    "cascadelake",
+    "clearwaterforest",
+    "cooperlake",
+    "core-avx-i",
+    "core-avx2",
+    "core2",
+    "corei7",
+    "corei7-avx",
+    "diamondrapids",
+    "emeraldrapids",
+    "generic",
+    "goldmont",
+    "goldmont-plus",
+    "gracemont",
+    "grandridge",
+    "graniterapids",
+    "graniterapids-d",
+    "haswell",
+    "icelake-client",
+    "icelake-server",
+    "ivybridge",
+    "k8",
+    "k8-sse3",
+    "knl",
+    "knm",
+    "lunarlake",
+    "meteorlake",
+    "nehalem",
+    "nocona",
+    "novalake",
+    "opteron",
+    "opteron-sse3",
+    "pantherlake",
+    "penryn",
+    "raptorlake",
+    "rocketlake",
+    "sandybridge",
+    "sapphirerapids",
+    "sierraforest",
+    "silvermont",
+    "skx",
+    "skylake",
+    "skylake-avx512",
+    "slm",
+    "tigerlake",
+    "tremont",
+    "westmere",
+    "wildcatlake",
+    "x86-64",
+    "x86-64-v2",
+    "x86-64-v3",
+    "x86-64-v4",
+    "znver1",
+    "znver2",
+    "znver3",
+    "znver4",
+    "znver5",
+];
 
 fn init() {
     static ONCE: Once = Once::new();
