@@ -13,7 +13,8 @@
 // compiled code at a run-time check naming the op: the function returns at once, the
 // failure comes back as an error (exit 1, not an abort), and the interpreter reports it
 // too; neither reads out of bounds.
-// RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 --pass-pipeline='builtin.module()' 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 2>&1 | FileCheck %s --check-prefix=PATCHED
 // MISMATCH: ftuner-run: error: run-time check failed: operand shapes of 'linalg.matmul' at {{.*}}ftuner-run.mlir:{{[0-9]+}}:8 do not agree with its iteration space
 // RUN: not ftuner-run %s --shape 0=2x3 --shape 1=4x2 --threads 2 --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels)' 2>&1 | FileCheck %s --check-prefix=PATCHED
 // PATCHED: ftuner-run: error: run-time check failed: operand shapes of the contraction at {{.*}} do not agree

@@ -28,26 +28,15 @@ create_exception!(
 
 /// The CPU pipeline before bufferization, for `target` (a hardware-model name), with the
 /// schedules of a tuning database when one is given: up to the patched contractions
-/// (what `explain` reads), then their lowering.
+/// (what `explain` reads), then their lowering — ftuner-opt's named pipelines
+/// `ftuner-cpu-patch` and what follows it in `ftuner-cpu-pipeline`.
 fn cpu_pipeline(target: &str, tuning_db: Option<&str>, derive: bool) -> [String; 2] {
     let db = tuning_db
         .map(|d| format!(" tuning-db={d}"))
         .unwrap_or_default();
-    // OLLIE's derivations first (transposed convolutions as a matmul and col2im, convs
-    // through reshapes, ...), priced by the same hardware model; what they leave is linalg.
-    let derive = if derive {
-        format!(
-            "canonicalize,cse,ollie-derive{{target=auto hw-target={target}}},convert-ta-to-linalg,"
-        )
-    } else {
-        String::new()
-    };
     [
-        format!(
-            "builtin.module({derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,\
-             patch-ukernels{{target={target}{db}}})"
-        ),
-        "builtin.module(lower-ukernels,canonicalize,cse)".to_string(),
+        format!("builtin.module(ftuner-cpu-patch{{target={target}{db} derive={derive}}})"),
+        format!("builtin.module({})", ftuner_opt::pipelines::CPU_LOWER),
     ]
 }
 

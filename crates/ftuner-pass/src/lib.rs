@@ -30,7 +30,7 @@ pub use manager::{
     format_timing, Instrumentation, OpPassManager, PassManager, PassRunError, TimingReport,
 };
 pub use options::{OptionSpec, PassOptions};
-pub use registry::{PassInfo, PassRegistry};
+pub use registry::{PassInfo, PassRegistry, PipelineInfo};
 
 use ftuner_ir::{Context, Diagnostic, Ir, OpId};
 

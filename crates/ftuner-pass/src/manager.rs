@@ -246,6 +246,10 @@ fn build(
     for e in els {
         match e {
             pipeline::Element::Pass { name, options } => {
+                if let Some(els) = reg.expand_pipeline(name, options.as_deref()) {
+                    build(reg, opm, &els?)?;
+                    continue;
+                }
                 let p = reg.create(name, options.as_deref())?;
                 if let Some(a) = p.anchor() {
                     if opm.anchor != "any" && opm.anchor != a {

@@ -8,9 +8,23 @@ pub struct PassInfo {
     pub factory: fn() -> Box<dyn Pass>,
 }
 
+/// A pass pipeline registered under a name, used like a pass (`name{opt=value}`) in
+/// pipeline text (MLIR's `PassPipelineRegistration`): it expands, where it appears, into
+/// the pipeline [`PipelineInfo::expand`] writes for its options.
+pub struct PipelineInfo {
+    pub argument: &'static str,
+    pub summary: &'static str,
+    /// Its options: (name, default value, description).
+    pub options: &'static [(&'static str, &'static str, &'static str)],
+    /// The elements it stands for (pipeline text without an anchor, e.g.
+    /// `canonicalize,cse`), given the option values in `options` order.
+    pub expand: fn(&[String]) -> String,
+}
+
 #[derive(Default)]
 pub struct PassRegistry {
     passes: Vec<PassInfo>,
+    pipelines: Vec<PipelineInfo>,
 }
 
 impl PassRegistry {
@@ -24,6 +38,50 @@ impl PassRegistry {
         self.passes.retain(|x| x.argument != info.argument);
         self.passes.push(info);
         self.passes.sort_by(|a, b| a.argument.cmp(b.argument));
+    }
+    /// Register a named pipeline (replacing one of the same name).
+    pub fn register_pipeline(&mut self, info: PipelineInfo) {
+        self.pipelines.retain(|x| x.argument != info.argument);
+        self.pipelines.push(info);
+        self.pipelines.sort_by(|a, b| a.argument.cmp(b.argument));
+    }
+    pub fn pipelines(&self) -> &[PipelineInfo] {
+        &self.pipelines
+    }
+    /// When `arg` names a registered pipeline: its elements for the option text `options`.
+    pub fn expand_pipeline(
+        &self,
+        arg: &str,
+        options: Option<&str>,
+    ) -> Option<Result<Vec<pipeline::Element>, String>> {
+        let info = self.pipelines.iter().find(|p| p.argument == arg)?;
+        Some((|| {
+            let mut values: Vec<String> =
+                info.options.iter().map(|(_, d, _)| d.to_string()).collect();
+            if let Some(text) = options {
+                for (k, v) in split_options(text)? {
+                    let i = info
+                        .options
+                        .iter()
+                        .position(|(n, _, _)| *n == k)
+                        .ok_or_else(|| {
+                            format!(
+                                "pipeline '{arg}' has no option '{k}' (options: {})",
+                                info.options
+                                    .iter()
+                                    .map(|(n, _, _)| *n)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        })?;
+                    values[i] = v;
+                }
+            }
+            let text = (info.expand)(&values);
+            pipeline::parse(&text)
+                .map(|p| p.elements)
+                .map_err(|e| format!("pipeline '{arg}' expands to '{text}': {e}"))
+        })())
     }
     pub fn lookup(&self, arg: &str) -> Option<&PassInfo> {
         self.passes.iter().find(|p| p.argument == arg)
@@ -48,8 +106,24 @@ impl PassRegistry {
         }
         Ok(p)
     }
-    /// The `--help` section listing every pass and its options.
+    /// The `--help` section listing every pass and its options, then the pipelines.
     pub fn help(&self) -> String {
+        let mut s = self.pass_help();
+        if !self.pipelines.is_empty() {
+            s.push_str("Pass Pipelines:\n");
+            for p in &self.pipelines {
+                s.push_str(&format!("  --{:<34} - {}\n", p.argument, p.summary));
+                for (n, d, desc) in p.options {
+                    s.push_str(&format!(
+                        "      {:<32} - {desc} (default: {d})\n",
+                        format!("{n}=<string>")
+                    ));
+                }
+            }
+        }
+        s
+    }
+    fn pass_help(&self) -> String {
         let mut s = String::from("Passes:\n");
         for info in &self.passes {
             s.push_str(&format!("  --{:<34} - {}\n", info.argument, info.summary));
@@ -77,7 +151,12 @@ impl PassRegistry {
             for e in els {
                 match e {
                     pipeline::Element::Pass { name, options } => {
-                        r.create(name, options.as_deref())?;
+                        match r.expand_pipeline(name, options.as_deref()) {
+                            Some(els) => rec(r, &els?)?,
+                            None => {
+                                r.create(name, options.as_deref())?;
+                            }
+                        }
                     }
                     pipeline::Element::Nested { elements, .. } => rec(r, elements)?,
                 }

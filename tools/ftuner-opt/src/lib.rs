@@ -4,6 +4,7 @@
 
 pub mod contained;
 mod diagnostics;
+pub mod pipelines;
 
 use clap::{ArgAction, Parser as ClapParser};
 use ftuner_ir::{parse_module, print_module, Context, Diagnostic, PrintOptions, SourceMap};
@@ -112,6 +113,7 @@ pub fn default_registry() -> PassRegistry {
     ftuner_transforms::register_passes(&mut r);
     ftuner_ukernel::register_passes(&mut r);
     ftuner_derive::register_passes(&mut r);
+    pipelines::register(&mut r);
     r
 }
 

@@ -13,7 +13,9 @@
 //! what `--pass-pipeline` left is bufferized, lowered to loops and to the llvm dialect,
 //! optimized with LLVM at O3 for the host CPU and JIT-compiled) and calls it;
 //! `--backend=interp` runs the reference interpreter instead. `--pass-pipeline` runs
-//! passes first (e.g. `patch-ukernels` and `lower-ukernels`); `--check` then runs the
+//! passes first; without it, a module on tensors run by the JIT gets ftuner's CPU
+//! pipeline for this machine (`ftuner-cpu-pipeline{target=host}`: contractions patched
+//! with uKernels and lowered), and `--pass-pipeline='builtin.module()'` runs none. `--check` then runs the
 //! module as read on the interpreter and compares every result, so a pipeline and the
 //! code generator are checked end to end on a concrete shape. A shape that contradicts
 //! the signature is an error before anything runs.
@@ -37,7 +39,9 @@ struct Cli {
     /// Function to run (default: the only public func.func, or the first one).
     #[arg(long)]
     entry: Option<String>,
-    /// Passes to run before executing, as for ftuner-opt.
+    /// Passes to run before executing, as for ftuner-opt (default with the JIT, for a
+    /// module on tensors: builtin.module(ftuner-cpu-pipeline{target=host});
+    /// 'builtin.module()' runs none).
     #[arg(long = "pass-pipeline")]
     pass_pipeline: Option<String>,
     /// Run-time shape of an argument: INDEX=D0xD1x... (fixes its '?' dims).
@@ -443,7 +447,13 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
     let ctx = ftuner_dialects::context();
     let original = load(&ctx, &src, &cli.file)?;
     let mut module = load(&ctx, &src, &cli.file)?;
-    if let Some(p) = &cli.pass_pipeline {
+    // The default for the JIT: ftuner's CPU pipeline for this machine on a module on
+    // tensors (what the Python package runs); `--pass-pipeline='builtin.module()'` runs
+    // none. The interpreter runs the module as read.
+    let default_pipeline = (cli.backend == "jit"
+        && ftuner_transforms::has_tensor_functions(&module.ir, module.top))
+    .then(|| "builtin.module(ftuner-cpu-pipeline{target=host})".to_string());
+    if let Some(p) = cli.pass_pipeline.as_ref().or(default_pipeline.as_ref()) {
         let reg = ftuner_opt::default_registry();
         let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, p)
             .map_err(|e| RunError(format!("--pass-pipeline: {e}")))?;

@@ -8,7 +8,8 @@
 //! `convert-to-llvm` (serial code unless `--parallel`). The `llvm` dialect is then translated to LLVM IR, verified,
 //! optimized (`-O`, default 3) for the target and emitted. Targets: `host` (default; the
 //! detected CPU and features), an x86-64 CPU by LLVM's name (`znver4`,
-//! `skylake-avx512`, ...), or `cuda:sm_70` ... `cuda:sm_90` (PTX; `--kernel NAME` marks
+//! `skylake-avx512`, ...), a hardware model's name (`zen4`, `a100`, ...), or
+//! `cuda:sm_70` ... `cuda:sm_90` (PTX; `--kernel NAME` marks
 //! kernel entry points, which get the PTX kernel calling convention; `gpu.func` kernels of a
 //! `gpu.module` are kernels by themselves, and a module with one `gpu.module` emits its
 //! body).
@@ -145,7 +146,7 @@ fn run() -> i32 {
                         return match run_pipeline(
                             &ctx,
                             &mut m,
-                            &format!("builtin.module(canonicalize,cse,patch-ukernels{{target=cuda:{sm}}},bufferize,lower-ukernels,canonicalize,cse)"),
+                            &format!("builtin.module(ftuner-gpu-pipeline{{target=cuda:{sm}}})"),
                             &cli.file,
                             &src,
                         ) {
@@ -162,9 +163,7 @@ fn run() -> i32 {
                 Some(if hw.is_empty() {
                     "builtin.module(canonicalize,cse)".into()
                 } else {
-                    format!(
-                        "builtin.module(canonicalize,cse,patch-ukernels{{target={hw}}},lower-ukernels,canonicalize,cse)"
-                    )
+                    format!("builtin.module(ftuner-cpu-pipeline{{target={hw}}})")
                 })
             }
             None => None,
