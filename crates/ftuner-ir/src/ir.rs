@@ -558,41 +558,35 @@ impl Ir {
         self.unlink(op);
         self.destroy(op);
     }
-    /// Destroy `op` and everything nested in it (iteratively: nesting depth is not
+    /// Destroy `ops` and everything nested in them (iteratively: nesting depth is not
     /// bounded by the stack), removing the uses they make.
-    fn destroy(&mut self, op: OpId) {
-        let mut stack = vec![op];
+    fn destroy_all(&mut self, mut stack: Vec<OpId>) {
         while let Some(o) = stack.pop() {
             self.drop_operand_uses(o);
             self.ops[o.index()].alive = false;
-            let regions = self.ops[o.index()].regions.clone();
-            for r in regions {
-                let blocks = std::mem::take(&mut self.regions[r.index()].blocks);
-                for b in blocks {
-                    stack.extend(self.block_ops_vec(b));
-                    let blk = &mut self.blocks[b.index()];
-                    blk.first = None;
-                    blk.last = None;
-                    blk.alive = false;
+            for r in self.ops[o.index()].regions.clone() {
+                for b in std::mem::take(&mut self.regions[r.index()].blocks) {
+                    stack.extend(self.kill_block(b));
                 }
             }
         }
     }
-    fn destroy_block_contents(&mut self, b: BlockId) {
+    fn destroy(&mut self, op: OpId) {
+        self.destroy_all(vec![op]);
+    }
+    /// Mark block `b` dead and empty; its ops (still to destroy).
+    fn kill_block(&mut self, b: BlockId) -> Vec<OpId> {
         let ops = self.block_ops_vec(b);
-        for o in ops {
-            self.destroy(o);
-        }
         let blk = &mut self.blocks[b.index()];
-        blk.first = None;
-        blk.last = None;
-        blk.alive = false;
+        (blk.first, blk.last, blk.alive) = (None, None, false);
+        ops
     }
     pub fn erase_block(&mut self, b: BlockId) {
         if let Some(r) = self.blocks[b.index()].parent {
             self.regions[r.index()].blocks.retain(|x| *x != b);
         }
-        self.destroy_block_contents(b);
+        let ops = self.kill_block(b);
+        self.destroy_all(ops);
         self.blocks[b.index()].parent = None;
     }
 
@@ -801,78 +795,5 @@ impl Iterator for BlockOps<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every value's use list is exactly the operands of live ops that name it, and each
-    /// op knows where its uses sit.
-    fn check_use_lists(ir: &Ir) {
-        for (vi, vd) in ir.values.iter().enumerate() {
-            for (at, u) in vd.uses.iter().enumerate() {
-                let o = &ir.ops[u.op.index()];
-                assert!(o.alive, "a use by a destroyed op");
-                assert_eq!(o.operands[u.operand as usize].index(), vi);
-                assert_eq!(o.use_at[u.operand as usize] as usize, at);
-            }
-        }
-        for (oi, o) in ir.ops.iter().enumerate().filter(|(_, o)| o.alive) {
-            for (i, v) in o.operands.iter().enumerate() {
-                let n = ir.values[v.index()]
-                    .uses
-                    .iter()
-                    .filter(|u| u.op.index() == oi && u.operand as usize == i)
-                    .count();
-                assert_eq!(n, 1, "operand {i} of op {oi} has {n} uses recorded");
-            }
-        }
-    }
-
-    #[test]
-    fn use_lists_stay_exact_through_edits() {
-        let mut ir = Ir::new();
-        let loc = Attribute::unknown_loc();
-        let ty = Type::index();
-        let blk = ir.new_block(&[]);
-        let mut vals = vec![];
-        for _ in 0..4 {
-            let o = ir.create_op(OpSpec::new(intern_name("t.c"), loc).results([ty]));
-            ir.append_op(blk, o);
-            vals.push(ir.result(o, 0));
-        }
-        // Many readers of the same few values, edited in a fixed pseudo-random order.
-        let mut users = vec![];
-        let mut seed = 7u64;
-        let mut next = |n: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % n
-        };
-        for _ in 0..200 {
-            let ops = [vals[next(4)], vals[next(4)], vals[next(4)]];
-            let o = ir.create_op(OpSpec::new(intern_name("t.use"), loc).operands(ops));
-            ir.append_op(blk, o);
-            users.push(o);
-        }
-        check_use_lists(&ir);
-        for step in 0..600 {
-            let u = users[next(users.len())];
-            if !ir.is_alive(u) {
-                continue;
-            }
-            match step % 4 {
-                0 => {
-                    let i = next(ir.operands(u).len());
-                    ir.set_operand(u, i, vals[next(4)])
-                }
-                1 => ir.set_operands(u, vec![vals[next(4)], vals[next(4)]]),
-                2 => ir.erase_op(u),
-                _ => ir.replace_all_uses(vals[next(4)], vals[next(4)]),
-            }
-            check_use_lists(&ir);
-        }
-        // A destroyed op's operands stay readable.
-        let gone = users.iter().find(|u| !ir.is_alive(**u)).copied();
-        assert!(gone.is_some_and(|g| !ir.operands(g).is_empty()));
-    }
-}
+#[path = "ir_tests.rs"]
+mod tests;
