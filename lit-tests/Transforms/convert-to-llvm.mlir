@@ -18,8 +18,8 @@
 // CHECK: "llvm.load"(%{{.*}}) <{alignment = 4 : i64}> : (!llvm.ptr) -> vector<16xf32>
 // CHECK: "llvm.intr.fma"
 // CHECK: "llvm.store"(%{{.*}}, %{{.*}}) <{alignment = 4 : i64}> : (vector<16xf32>, !llvm.ptr) -> ()
-// The C interface takes descriptors by pointer.
-// CHECK: sym_name = "_mlir_ciface_tile"
+// The C interface takes descriptors by pointer; it only moves them, unoptimized.
+// CHECK: passthrough = ["noinline", "optnone"], sym_name = "_mlir_ciface_tile"
 // IR: define void @tile(ptr %0, ptr %1, i64 %2, i64 %3, i64 %4, i64 %5, i64 %6, ptr %7,
 // IR: phi i64
 // IR: load <16 x float>, ptr %{{.*}}, align 4

@@ -168,10 +168,13 @@ def test_explain(mlp):
 
 def test_compile_logs_phases(caplog):
     caplog.set_level(logging.INFO, logger="ftuner")
-    ftuner.compile(torch.nn.Linear(8, 8), (torch.randn(2, 8),), dynamic_shapes=({0: Dim("n", max=64)},))
+    cm = ftuner.compile(torch.nn.Linear(8, 8), (torch.randn(2, 8),), dynamic_shapes=({0: Dim("n", max=64)},))
     text = caplog.text
     for phase in ["torch.export", "torch-mlir import", "ftuner passes", "ftuner codegen", "compiled Linear"]:
         assert phase in text
+    # The codegen split into its phases (bufferize ... LLVM on every core).
+    for phase in ["bufferize", "to llvm dialect", "llvm ir", "llvm optimization and machine code", "link"]:
+        assert f"ftuner codegen: {phase}" in cm.compile_seconds
 
 
 def test_compile_error_has_location():

@@ -47,31 +47,33 @@ pub fn int_binary(name: &str, a: i128, b: i128, w: u32) -> Option<i128> {
     Some(if w == 1 { zext(r, 1) } else { sext(r, w) })
 }
 
-/// Whether `name` is one of the integer binary ops [`int_binary`] defines.
+/// The integer binary ops [`int_binary`] defines.
+pub const INT_BINARY_OPS: &[&str] = &[
+    "addi",
+    "subi",
+    "muli",
+    "andi",
+    "ori",
+    "xori",
+    "maxsi",
+    "minsi",
+    "maxui",
+    "minui",
+    "divsi",
+    "remsi",
+    "floordivsi",
+    "ceildivsi",
+    "divui",
+    "remui",
+    "ceildivui",
+    "shli",
+    "shrsi",
+    "shrui",
+];
+
+/// Whether `name` is one of [`INT_BINARY_OPS`].
 pub fn is_int_binary(name: &str) -> bool {
-    matches!(
-        name,
-        "addi"
-            | "subi"
-            | "muli"
-            | "andi"
-            | "ori"
-            | "xori"
-            | "maxsi"
-            | "minsi"
-            | "maxui"
-            | "minui"
-            | "divsi"
-            | "remsi"
-            | "floordivsi"
-            | "ceildivsi"
-            | "divui"
-            | "remui"
-            | "ceildivui"
-            | "shli"
-            | "shrsi"
-            | "shrui"
-    )
+    INT_BINARY_OPS.contains(&name)
 }
 
 #[cfg(test)]

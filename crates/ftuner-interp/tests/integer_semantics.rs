@@ -3,33 +3,10 @@
 //! to compute on f64: `ceildivsi(7, -2)` is -3, `divui(-1, 2)` is 2^31 - 1 in i32, adds
 //! wrap. Every integer binary op at widths 8, 32 and 64 over edge values.
 
-use ftuner_dialects::arith_semantics::int_binary;
+use ftuner_dialects::arith_semantics::{int_binary, INT_BINARY_OPS as OPS};
 use ftuner_interp::{run, RtVal};
 use ftuner_ir::parse_module;
 use ftuner_pass::PassManager;
-
-const OPS: &[&str] = &[
-    "addi",
-    "subi",
-    "muli",
-    "andi",
-    "ori",
-    "xori",
-    "maxsi",
-    "minsi",
-    "maxui",
-    "minui",
-    "divsi",
-    "remsi",
-    "floordivsi",
-    "ceildivsi",
-    "divui",
-    "remui",
-    "ceildivui",
-    "shli",
-    "shrsi",
-    "shrui",
-];
 
 /// Edge values of a `w`-bit integer that an f64 holds exactly (the interpreter's storage).
 fn edges(w: u32) -> Vec<i128> {

@@ -322,6 +322,12 @@ pub fn truncate_to_width(value: i128, ty: Type) -> i128 {
     }
 }
 
+impl Attribute {
+    /// The uniqued attribute's identity: equal attributes, equal ids (within a process).
+    pub fn id(self) -> usize {
+        self.0 as *const AttrKind as usize
+    }
+}
 impl PartialEq for Attribute {
     fn eq(&self, other: &Attribute) -> bool {
         std::ptr::eq(self.0, other.0)
@@ -330,7 +336,7 @@ impl PartialEq for Attribute {
 impl Eq for Attribute {}
 impl Hash for Attribute {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        (self.0 as *const AttrKind as usize).hash(state)
+        self.id().hash(state)
     }
 }
 impl fmt::Debug for Attribute {

@@ -42,7 +42,7 @@ impl Keyer<'_> {
     fn define(&mut self, v: Value) {
         let n = self.local.len();
         self.local.insert(v, n);
-        self.key.push(type_id(self.ir.value_type(v)));
+        self.key.push(self.ir.value_type(v).id());
     }
 
     fn op(&mut self, op: OpId) {
@@ -50,8 +50,8 @@ impl Keyer<'_> {
         self.key.push(OP);
         self.key.push(d.name.as_ptr() as usize);
         self.key.push(d.name.len());
-        self.key.push(attr_id(d.props));
-        self.key.push(attr_id(d.attrs));
+        self.key.push(d.props.id());
+        self.key.push(d.attrs.id());
         self.key.push(d.operands.len());
         for v in &d.operands {
             match self.local.get(v) {
@@ -91,36 +91,6 @@ impl Keyer<'_> {
             }
             self.key.push(END);
         }
-    }
-}
-
-fn attr_id(a: crate::Attribute) -> usize {
-    // Uniqued: equal attributes are the same handle.
-    let mut h = IdHasher(0);
-    std::hash::Hash::hash(&a, &mut h);
-    h.0
-}
-
-fn type_id(t: crate::Type) -> usize {
-    let mut h = IdHasher(0);
-    std::hash::Hash::hash(&t, &mut h);
-    h.0
-}
-
-/// Reads back the one `usize` a uniqued handle hashes as (its address).
-struct IdHasher(usize);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0 as u64
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ usize::from(*b);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = n;
     }
 }
 

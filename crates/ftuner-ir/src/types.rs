@@ -354,9 +354,15 @@ impl PartialEq for Type {
     }
 }
 impl Eq for Type {}
+impl Type {
+    /// The uniqued type's identity: equal types, equal ids (within a process).
+    pub fn id(self) -> usize {
+        self.0 as *const TypeKind as usize
+    }
+}
 impl Hash for Type {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        (self.0 as *const TypeKind as usize).hash(state)
+        self.id().hash(state)
     }
 }
 impl fmt::Debug for Type {

@@ -608,6 +608,18 @@ impl Rw<'_> {
         self.ir.result(o, 0)
     }
 
+    /// Op `name` on `operands` with one `index` result, appended to `b`.
+    fn index_op(&mut self, b: BlockId, name: &str, operands: Vec<Value>, loc: Attribute) -> Value {
+        let o = self.new_op(b, name, operands, vec![Type::index()], vec![], loc);
+        self.ir.result(o, 0)
+    }
+
+    /// `memref.dim %m, i`.
+    fn dim(&mut self, b: BlockId, m: Value, i: usize, loc: Attribute) -> Value {
+        let c = self.index_const(b, i as i64, loc);
+        self.index_op(b, "memref.dim", vec![m, c], loc)
+    }
+
     /// A new identity-layout buffer shaped like `like` (a memref value), owned by `b`.
     fn alloc_like(&mut self, b: BlockId, like: Value, loc: Attribute) -> Value {
         let t = self.ir.value_type(like);
@@ -615,16 +627,7 @@ impl Rw<'_> {
         let mut dyns = vec![];
         for (i, d) in shape.iter().enumerate() {
             if *d == DYNAMIC {
-                let c = self.index_const(b, i as i64, loc);
-                let o = self.new_op(
-                    b,
-                    "memref.dim",
-                    vec![like, c],
-                    vec![Type::index()],
-                    vec![],
-                    loc,
-                );
-                dyns.push(self.ir.result(o, 0));
+                dyns.push(self.dim(b, like, i, loc));
             }
         }
         self.alloc(b, Type::memref(shape, t.element_type()), dyns, loc)

@@ -4,7 +4,7 @@
 
 use super::{fill_body, memref_of, subview_type, Rw, R};
 use crate::runtime_checks::{what, Checks};
-use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, DYNAMIC};
+use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, DYNAMIC};
 
 impl Rw<'_> {
     /// `tensor.pad` with a padding value that does not depend on the position: a new
@@ -80,16 +80,7 @@ impl Rw<'_> {
             let ssz = if st.shape().is_some_and(|s| s[i] != DYNAMIC) {
                 None
             } else {
-                let c = self.index_const(b, i as i64, loc);
-                let d = self.new_op(
-                    b,
-                    "memref.dim",
-                    vec![src, c],
-                    vec![Type::index()],
-                    vec![],
-                    loc,
-                );
-                Some(self.ir.result(d, 0))
+                Some(self.dim(b, src, i, loc))
             };
             if rshape[i] == DYNAMIC {
                 // size = src + low + high
@@ -105,24 +96,8 @@ impl Rw<'_> {
                     Some(v) => v,
                     None => self.index_const(b, shigh[i], loc),
                 };
-                let a1 = self.new_op(
-                    b,
-                    "arith.addi",
-                    vec![s0, l0],
-                    vec![Type::index()],
-                    vec![],
-                    loc,
-                );
-                let a1 = self.ir.result(a1, 0);
-                let a2 = self.new_op(
-                    b,
-                    "arith.addi",
-                    vec![a1, h0],
-                    vec![Type::index()],
-                    vec![],
-                    loc,
-                );
-                dyn_sizes.push(self.ir.result(a2, 0));
+                let a1 = self.index_op(b, "arith.addi", vec![s0, l0], loc);
+                dyn_sizes.push(self.index_op(b, "arith.addi", vec![a1, h0], loc));
             }
             lows.push(lo);
             src_sizes.push(ssz);
