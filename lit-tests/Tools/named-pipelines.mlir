@@ -12,7 +12,7 @@
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=37x768 --check | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=37x768 --check --pass-pipeline='builtin.module()' | FileCheck %s --check-prefix=EXEC
 
-// CPU: builtin.module(outline-weight-preparation,canonicalize{{.*}},cse,linalg-fuse-elementwise-ops,patch-ukernels{{.*}} target=zen4 {{.*}},lower-ukernels{{.*}},canonicalize{{.*}},cse)
+// CPU: builtin.module(outline-weight-preparation,canonicalize{{.*}},cse,linalg-fuse-elementwise-ops,patch-ukernels{{.*}} target=zen4 {{.*}},lower-ukernels{{.*}},canonicalize{{.*}},cse,outline-weight-preparation)
 // PATCH: builtin.module(canonicalize{{.*}},cse,ollie-derive{{.*}}hw-target=zen4{{.*}},convert-ta-to-linalg,outline-weight-preparation,{{.*}}patch-ukernels{{.*}} target=zen4 {{.*}})
 // PATCH-NOT: lower-ukernels
 // GPU: patch-ukernels{{.*}} target=h100 {{.*}},bufferize{{.*}},lower-ukernels

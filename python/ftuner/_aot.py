@@ -32,6 +32,28 @@ class _Tensor(ctypes.Structure):
     ]
 
 
+def _load_spec(text):
+    """The outputs' pytree spec. A model's own output class (a Hugging Face
+    `ModelOutput`, ...) is registered by importing the module that defines it; the spec
+    names it, so a process that has not imported it yet does so here."""
+    import importlib
+
+    import torch.utils._pytree as pytree
+
+    try:
+        return pytree.treespec_loads(text)
+    except NotImplementedError:
+        modules = set()
+        for m in re.finditer(r'"([A-Za-z_][\w.]*)\.[A-Za-z_]\w*"', text):
+            modules.add(m.group(1))
+        for name in sorted(modules):
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+        return pytree.treespec_loads(text)
+
+
 def _c_name(path):
     stem = pathlib.Path(path).name.split(".")[0]
     if stem.startswith("lib"):
@@ -148,9 +170,7 @@ class LoadedModel:
             self._inputs.append((n, spec["dtype"], dims))
         self._out_spec = None
         if "out_spec" in self.signature:
-            import torch.utils._pytree as pytree
-
-            self._out_spec = pytree.treespec_loads(self.signature["out_spec"])
+            self._out_spec = _load_spec(self.signature["out_spec"])
         self._check = CompiledModel._check.__get__(self)
         self.calls = 0
 

@@ -143,6 +143,23 @@ struct Request<'a> {
     derive: bool,
 }
 
+/// With `FTUNER_DUMP_IR=<dir>`, the module as ftuner receives it (`<entry>.input.mlir`,
+/// weights marked `{ftuner.weight}`: what `ftuner-opt --pass-pipeline=...` reproduces a
+/// compilation from) and after the pipeline (`<entry>.lowered.mlir`, the nests whose names
+/// a profiler shows).
+fn dump(ctx: &Context, m: &ftuner_ir::ParsedModule, name: &str, stage: &str) -> Result<(), String> {
+    let Some(dir) = std::env::var_os("FTUNER_DUMP_IR") else {
+        return Ok(());
+    };
+    let path = std::path::Path::new(&dir).join(format!("{name}.{stage}.mlir"));
+    let opts = ftuner_ir::PrintOptions {
+        generic: false,
+        debuginfo: false,
+    };
+    std::fs::write(&path, ftuner_ir::print_module(&m.ir, ctx, m.top, opts))
+        .map_err(|e| format!("FTUNER_DUMP_IR: {}: {e}", path.display()))
+}
+
 fn lower(r: &Request<'_>) -> Result<Lowered, String> {
     let (text, file) = (r.text, r.file);
     let mut phases = vec![];
@@ -169,6 +186,7 @@ fn lower(r: &Request<'_>) -> Result<Lowered, String> {
         ));
     }
     ftuner_transforms::outline_weights::mark_weights(&mut m.ir, f, r.weights);
+    dump(&ctx, &m, &name, "input")?;
     let t1 = Instant::now();
     let explain = match r.pipeline {
         Some(p) => {
@@ -184,6 +202,7 @@ fn lower(r: &Request<'_>) -> Result<Lowered, String> {
         }
     };
     phases.push(("passes".to_string(), t1.elapsed().as_secs_f64()));
+    dump(&ctx, &m, &name, "lowered")?;
     Ok(Lowered {
         ctx,
         m,

@@ -150,9 +150,13 @@ def test_gil_released_during_call(mlp):
 def test_weights_prepared_once(mlp):
     _, cm = mlp
     # Both dense weights are transposed at compile time: the program takes them prepared.
+    # The first, 64 wide, is also packed into the [N / nr][K][nr] panels its register
+    # tiles read (nr from the host's model); the unpacked form is not kept.
     assert cm.program.has_prepare
     shapes = [tuple(s) for s, _ in cm.program.prepared]
-    assert (32, 64) in shapes and (64, 16) in shapes
+    assert any(len(s) == 3 and s[1] == 32 and s[0] * s[2] == 64 for s in shapes), shapes
+    assert (32, 64) not in shapes
+    assert (64, 16) in shapes or any(len(s) == 3 and s[1] == 64 and s[0] * s[2] == 16 for s in shapes)
 
 
 def test_explain(mlp):

@@ -1,9 +1,11 @@
 """ftuner.save / ftuner.load: a compiled model as a shared library with a C header,
 used from Python again and from a C program (no Python, no ftuner)."""
 
+import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -102,3 +104,46 @@ def test_c_program_links_the_library(saved, tmp_path):
     got = torch.tensor([float(v) for v in lines[:48]])
     assert (got - ref).abs().max().item() < 1e-5
     assert lines[48] == "rc 1: input 0 dim 1 is 31, the model takes 32"
+
+
+OUTPUT_MODULE = '''
+import dataclasses
+import torch
+
+
+@dataclasses.dataclass
+class Out:
+    y: torch.Tensor
+
+
+torch.export.register_dataclass(Out, serialized_type_name="ftuner_test_outputs.Out")
+'''
+
+
+def test_load_imports_the_output_class(tmp_path):
+    """A model returning its own output class (as Hugging Face models do) loads in a
+    process that has not imported the class's module: `load` imports it."""
+    (tmp_path / "ftuner_test_outputs.py").write_text(OUTPUT_MODULE)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import ftuner_test_outputs
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return ftuner_test_outputs.Out(y=x * 2)
+
+        cm = ftuner.compile(M(), (torch.randn(3, 4),), dynamic_shapes=({0: Dim("n", min=1, max=64)},))
+        path = ftuner.save(cm, tmp_path / "libout.so")
+    finally:
+        sys.path.remove(str(tmp_path))
+    script = (
+        "import sys, torch, ftuner\n"
+        f"m = ftuner.load({str(path)!r})\n"
+        "out = m(torch.ones(5, 4))\n"
+        "print(type(out).__name__, float(out.y.sum()))\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tmp_path) + ":" + env.get("PYTHONPATH", "")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["Out", "40.0"]

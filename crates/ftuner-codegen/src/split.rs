@@ -1,7 +1,7 @@
 //! Split the textual LLVM IR [`crate::module_to_llvm_ir`] writes into modules compiled on
 //! separate threads (LLVM's optimizer and code generator are single-threaded per module).
 //!
-//! A function goes with the private functions it references that LLVM may inline or
+//! A function goes with the private (LLVM `internal`) functions it references that LLVM may inline or
 //! specialize (private and not `noinline`: the thread-pool bodies of a loop nest, their
 //! `noalias` variants), so no optimization is lost inside a group; groups are spread over
 //! the parts by size, largest first. A private function referenced from another part
@@ -55,7 +55,7 @@ fn defined_name(head: &str) -> Option<&str> {
 /// trailing attributes and body.
 fn declaration(head: &str) -> String {
     let rest = head.strip_prefix("define ").unwrap_or(head);
-    let rest = rest.strip_prefix("private ").unwrap_or(rest);
+    let rest = rest.strip_prefix("internal ").unwrap_or(rest);
     let end = rest.rfind(')').map_or(rest.len(), |i| i + 1);
     format!("declare {}", &rest[..end])
 }
@@ -100,7 +100,7 @@ pub fn partition(text: &str, parts: usize) -> Vec<String> {
                 name,
                 head: line,
                 body,
-                private: line.starts_with("define private "),
+                private: line.starts_with("define internal "),
                 noinline: flags.contains(" noinline"),
                 refs: symbol_refs(body),
             });
@@ -178,7 +178,7 @@ pub fn partition(text: &str, parts: usize) -> Vec<String> {
                     }
                 }
                 let head = if exported.contains(&i) {
-                    f.head.replacen("define private ", "define ", 1)
+                    f.head.replacen("define internal ", "define ", 1)
                 } else {
                     f.head.to_string()
                 };
@@ -208,19 +208,19 @@ bb0:
   ret void
 }
 
-define private void @nest_a(ptr %p) noinline #0 {
+define internal void @nest_a(ptr %p) noinline #0 {
 bb0:
   call void @body_a(ptr %p)
   ret void
 }
 
-define private void @body_a(ptr %p) #0 {
+define internal void @body_a(ptr %p) #0 {
 bb0:
   call void @fail(ptr @msg)
   ret void
 }
 
-define private void @nest_b(ptr %p) noinline #0 {
+define internal void @nest_b(ptr %p) noinline #0 {
 bb0:
   ret void
 }
@@ -251,7 +251,7 @@ attributes #0 = { nounwind }
             .iter()
             .find(|p| defines(p).contains(&"nest_a".to_string()))
             .unwrap();
-        assert!(a.contains("define private void @body_a("), "{a}");
+        assert!(a.contains("define internal void @body_a("), "{a}");
         assert!(a.contains("@msg = private constant"));
         // A nest called from the other part is external there and declared here.
         let top = parts

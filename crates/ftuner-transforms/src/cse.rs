@@ -6,7 +6,6 @@ use crate::effects::{is_pure, is_trivially_dead};
 use ftuner_ir::{traits, Attribute, Context, Ir, OpId, RegionId, Type, Value};
 use ftuner_pass::{Pass, PassContext, Statistic};
 use rustc_hash::FxHashMap;
-use std::fmt::Write;
 
 #[derive(Default)]
 pub struct CsePass {
@@ -21,65 +20,21 @@ struct Key {
     attrs: Attribute,
     operands: Vec<Value>,
     types: Vec<Type>,
-    regions: String,
-}
-
-/// A structural signature of a region: ops, attributes, types and operand references,
-/// with values defined inside the region numbered by position.
-fn region_signature(ir: &Ir, r: RegionId) -> String {
-    let mut local: FxHashMap<Value, usize> = FxHashMap::default();
-    let mut s = String::new();
-    fn rec(ir: &Ir, r: RegionId, local: &mut FxHashMap<Value, usize>, s: &mut String) {
-        for b in &ir.region(r).blocks {
-            s.push_str("^(");
-            for a in ir.block_args(*b) {
-                let n = local.len();
-                local.insert(*a, n);
-                let _ = write!(s, "{},", ir.value_type(*a));
-            }
-            s.push(')');
-            for o in ir.block_ops(*b) {
-                let od = ir.op(o);
-                let _ = write!(s, "{}[{}|{}](", od.name, od.props, od.attrs);
-                for v in &od.operands {
-                    match local.get(v) {
-                        Some(i) => {
-                            let _ = write!(s, "L{i},");
-                        }
-                        None => {
-                            let _ = write!(s, "G{},", v.0);
-                        }
-                    }
-                }
-                s.push(')');
-                for v in &od.results {
-                    let n = local.len();
-                    local.insert(*v, n);
-                    let _ = write!(s, "{},", ir.value_type(*v));
-                }
-                for nr in &od.regions {
-                    s.push('{');
-                    rec(ir, *nr, local, s);
-                    s.push('}');
-                }
-                s.push(';');
-            }
-        }
-    }
-    rec(ir, r, &mut local, &mut s);
-    s
+    /// For an op with regions, its whole structure (`ftuner_ir::structure_key`: nested
+    /// values numbered, outer ones by identity).
+    regions: Vec<usize>,
 }
 
 fn key_of(ir: &Ir, op: OpId) -> Option<Key> {
     let o = ir.op(op);
-    let mut regions = String::new();
-    for r in &o.regions {
-        if ir.region(*r).blocks.len() > 1 {
-            return None;
-        }
-        regions.push_str(&region_signature(ir, *r));
-        regions.push('|');
+    if o.regions.iter().any(|r| ir.region(*r).blocks.len() > 1) {
+        return None;
     }
+    let regions = if o.regions.is_empty() {
+        vec![]
+    } else {
+        ftuner_ir::structure_key(ir, op)
+    };
     Some(Key {
         name: o.name,
         props: o.props,

@@ -25,6 +25,12 @@ pub fn is_pure(ctx: &Context, ir: &Ir, op: OpId) -> bool {
     if def.has(traits::RECURSIVE_MEMORY_EFFECTS) {
         return nested_pure(ctx, ir, op);
     }
+    // Vector transfers read and write memory only when their base is a memref (MLIR's
+    // `TransferReadOp::getEffects`); on a tensor they are values.
+    if matches!(name, "vector.transfer_read" | "vector.transfer_write") {
+        let base = ir.operands(op).get(usize::from(name.ends_with("write")));
+        return base.is_some_and(|v| ir.value_type(*v).is_tensor());
+    }
     false
 }
 

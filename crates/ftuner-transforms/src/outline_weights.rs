@@ -20,6 +20,12 @@
 //! arguments come from in `ftuner.prepared = {prepare = @f_prepare, inputs = array<i64:
 //! ...>}`: the index, in the old signature, of each argument it kept.
 //!
+//! Run again on a function it has split (after lower-ukernels has packed a prepared B
+//! into the panels its register tiles read), the pass extends the existing preparation:
+//! what now derives only from prepared values moves to the end of `@f_prepare`, whose
+//! new results become new arguments of `@f`, and prepared values `@f` no longer reads
+//! leave both signatures. `inputs` does not change.
+//!
 //! This is what IREE calls hoisting into globals (const-eval) and what `torch.jit.freeze`
 //! does for TorchScript; here the prepared values stay arguments, so one compiled module
 //! serves any set of weights of the same shapes.
@@ -196,8 +202,169 @@ fn plan(ctx: &Context, ir: &Ir, f: OpId, body: BlockId, weights: &[usize]) -> Op
     }
 }
 
+/// Clone `hoisted` (ops of `body`, in block order) and the constants they read before
+/// `anchor` (the prepare function's `func.return`), operands through `map`. Returns the
+/// constants, in block order.
+fn clone_hoisted(
+    ir: &mut Ir,
+    body: BlockId,
+    hoisted: &[OpId],
+    map: &mut FxHashMap<Value, Value>,
+    anchor: OpId,
+) -> Vec<OpId> {
+    let hoisted_set: FxHashSet<OpId> = hoisted.iter().copied().collect();
+    let mut needed: FxHashSet<OpId> = FxHashSet::default();
+    let mut stack: Vec<Value> = hoisted.iter().flat_map(|o| free_values(ir, *o)).collect();
+    while let Some(v) = stack.pop() {
+        if let Some(d) = ir.defining_op(v) {
+            if !hoisted_set.contains(&d) && needed.insert(d) {
+                stack.extend(free_values(ir, d));
+            }
+        }
+    }
+    let mut constants = vec![];
+    for op in ir.block_ops_vec(body) {
+        if hoisted_set.contains(&op) || needed.contains(&op) {
+            let c = ir.clone_op(op, map);
+            ir.insert_before(anchor, c);
+            if needed.contains(&op) {
+                constants.push(op);
+            }
+        }
+    }
+    constants
+}
+
+/// Erase the constants only hoisted ops read (their copies are in the prepare function).
+fn erase_unused(ir: &mut Ir, constants: &[OpId]) {
+    for op in constants.iter().rev() {
+        if ir.results(*op).iter().all(|r| !ir.has_uses(*r)) {
+            ir.erase_op(*op);
+        }
+    }
+}
+
+/// `body` reads each of `prepared` from a new argument (appended, in order) wherever an
+/// op that stays reads it; the hoisted ops go. Returns the new arguments.
+fn take_prepared(ir: &mut Ir, body: BlockId, hoisted: &[OpId], prepared: &[Value]) -> Vec<Value> {
+    let hoisted_set: FxHashSet<OpId> = hoisted.iter().copied().collect();
+    let mut new_args = vec![];
+    for v in prepared {
+        let a = ir.add_block_arg(body, ir.value_type(*v));
+        new_args.push(a);
+    }
+    for (v, a) in prepared.iter().zip(&new_args) {
+        let uses: Vec<_> = ir.uses(*v).to_vec();
+        for u in uses {
+            if !hoisted_set.contains(&u.op) && !hoisted.iter().any(|h| ir.is_ancestor(*h, u.op)) {
+                ir.set_operand(u.op, u.operand as usize, *a);
+            }
+        }
+    }
+    for op in hoisted.iter().rev() {
+        ir.erase_op(*op);
+    }
+    new_args
+}
+
+/// `f`'s preparation, when the pass has split it before: the number of arguments it kept
+/// (the prepared values follow them) and the prepare function.
+fn prepared_of(ir: &Ir, f: OpId) -> Option<(usize, OpId)> {
+    let d = ir.attr(f, "ftuner.prepared")?.as_dict()?;
+    let kept = d
+        .iter()
+        .find(|(k, _)| k == "inputs")?
+        .1
+        .as_dense_i64s()?
+        .len();
+    let pname = d.iter().find(|(k, _)| k == "prepare")?.1.as_symbol()?;
+    let block = ir.op(f).parent?;
+    let pf = ir
+        .block_ops(block)
+        .find(|o| ir.name(*o) == "func.func" && ir.symbol_name(*o) == Some(pname))?;
+    Some((kept, pf))
+}
+
+/// Split `f` again, after later passes made more of it depend on prepared values only
+/// (lower-ukernels' packing of a prepared B into panels): what derives from the prepared
+/// arguments moves to the end of the existing prepare function, whose new results become
+/// new arguments of `f`; prepared values `f` no longer reads leave both signatures.
+fn extend(ctx: &Context, ir: &mut Ir, f: OpId, kept: usize, pf: OpId) -> usize {
+    let Some(body) = ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) else {
+        return 0;
+    };
+    let Some(pblock) = ir.regions_of(pf).first().and_then(|r| ir.region_entry(*r)) else {
+        return 0;
+    };
+    let Some(ret) = ir
+        .terminator(pblock)
+        .filter(|r| ir.name(*r) == "func.return")
+    else {
+        return 0;
+    };
+    let args = ir.block_args(body).to_vec();
+    if ir.region(ir.regions_of(f)[0]).blocks.len() != 1
+        || ir.operands(ret).len() + kept != args.len()
+    {
+        return 0;
+    }
+    let from: Vec<usize> = (kept..args.len()).collect();
+    let Some(Split { hoisted, prepared }) = plan(ctx, ir, f, body, &from) else {
+        return 0;
+    };
+    let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+    for (a, r) in args[kept..].iter().zip(ir.operands(ret).to_vec()) {
+        map.insert(*a, r);
+    }
+    let constants = clone_hoisted(ir, body, &hoisted, &mut map, ret);
+    // Values already prepared stay where they are; the others are new results.
+    let fresh: Vec<Value> = prepared
+        .iter()
+        .copied()
+        .filter(|v| !args[kept..].contains(v))
+        .collect();
+    let mut rets = ir.operands(ret).to_vec();
+    rets.extend(fresh.iter().map(|v| *map.get(v).unwrap_or(v)));
+    take_prepared(ir, body, &hoisted, &fresh);
+    erase_unused(ir, &constants);
+    // Prepared values nothing reads any more leave @f and @f_prepare.
+    for i in (kept..ir.block_args(body).len()).rev() {
+        if ir.uses(ir.block_args(body)[i]).is_empty() {
+            ir.erase_block_arg(body, i);
+            rets.remove(i - kept);
+        }
+    }
+    ir.set_operands(ret, rets);
+    let ptype = ir.attr(pf, "function_type").and_then(|a| a.as_type());
+    let ftype = ir.attr(f, "function_type").and_then(|a| a.as_type());
+    let (Some(ptype), Some(ftype)) = (ptype, ftype) else {
+        return hoisted.len();
+    };
+    let rtypes: Vec<Type> = ir.operands(ret).iter().map(|v| ir.value_type(*v)).collect();
+    let ptype = Type::function(ptype.function_inputs().to_vec(), rtypes);
+    set_inherent(ir, pf, "function_type", Attribute::type_attr(ptype));
+    let atypes: Vec<Type> = ir
+        .block_args(body)
+        .iter()
+        .map(|v| ir.value_type(*v))
+        .collect();
+    let mut attrs: Vec<Attribute> = ir
+        .attr(f, "arg_attrs")
+        .and_then(|a| a.as_array())
+        .map(|a| a.iter().take(kept).copied().collect())
+        .unwrap_or_default();
+    attrs.resize(atypes.len(), Attribute::dictionary(vec![]));
+    let ftype = Type::function(atypes, ftype.function_results().to_vec());
+    set_inherent(ir, f, "function_type", Attribute::type_attr(ftype));
+    set_inherent(ir, f, "arg_attrs", Attribute::array(attrs));
+    hoisted.len()
+}
+
 /// Split `f` (per the module doc); returns the number of hoisted ops.
 fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
+    if let Some((kept, pf)) = prepared_of(ir, f) {
+        return extend(ctx, ir, f, kept, pf);
+    }
     let weights = weight_args(ir, f);
     let Some(body) = ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) else {
         return 0;
@@ -233,44 +400,15 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
     for (k, i) in weights.iter().enumerate() {
         map.insert(args[*i], ir.block_args(pblock)[k]);
     }
-    let hoisted_set: FxHashSet<OpId> = hoisted.iter().copied().collect();
-    // Constants the hoisted ops read, cloned before them (in block order).
-    let mut needed: FxHashSet<OpId> = FxHashSet::default();
-    let mut stack: Vec<Value> = hoisted.iter().flat_map(|o| free_values(ir, *o)).collect();
-    while let Some(v) = stack.pop() {
-        if let Some(d) = ir.defining_op(v) {
-            if !hoisted_set.contains(&d) && needed.insert(d) {
-                stack.extend(free_values(ir, d));
-            }
-        }
-    }
-    for op in ir.block_ops_vec(body) {
-        if hoisted_set.contains(&op) || needed.contains(&op) {
-            let c = ir.clone_op(op, &mut map);
-            ir.append_op(pblock, c);
-        }
-    }
-    let rets: Vec<Value> = prepared.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
-    let ret = ir.create_op(OpSpec::new(intern_name("func.return"), loc).operands(rets));
+    let ret = ir.create_op(OpSpec::new(intern_name("func.return"), loc));
     ir.append_op(pblock, ret);
+    let constants = clone_hoisted(ir, body, &hoisted, &mut map, ret);
+    let rets: Vec<Value> = prepared.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+    ir.set_operands(ret, rets);
     ir.insert_before(f, pf);
     // @f: the prepared values become arguments; the hoisted ops and weights go.
-    let mut new_args = vec![];
-    for v in &prepared {
-        let a = ir.add_block_arg(body, ir.value_type(*v));
-        new_args.push(a);
-    }
-    for (v, a) in prepared.iter().zip(&new_args) {
-        let uses: Vec<_> = ir.uses(*v).to_vec();
-        for u in uses {
-            if !hoisted_set.contains(&u.op) && !hoisted.iter().any(|h| ir.is_ancestor(*h, u.op)) {
-                ir.set_operand(u.op, u.operand as usize, *a);
-            }
-        }
-    }
-    for op in hoisted.iter().rev() {
-        ir.erase_op(*op);
-    }
+    let new_args = take_prepared(ir, body, &hoisted, &prepared);
+    erase_unused(ir, &constants);
     let old_attrs: Vec<Attribute> = ir
         .attr(f, "arg_attrs")
         .and_then(|a| a.as_array())

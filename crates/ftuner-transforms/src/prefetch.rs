@@ -14,6 +14,17 @@
 //! an `scf.if`, those at the top of its branches), whose buffer and indices are all
 //! defined before the loop. Reads of in-bounds 1-d vectors along one dim
 //! only (the form `lower-ukernels` writes).
+//!
+//! The same loops read B from panels `[N / nr][K][nr]` when `lower-ukernels` packed it
+//! (a prepared weight: packed once, in the prepare function). The first register tile
+//! of each panel block waits for memory — a block is read once per call, and a weight
+//! is larger than the caches — while the other tiles of the block compute from L1. So
+//! each k step of a tile also prefetches the same row of the next panel
+//! (`P[min(p + 1, N / nr - 1), k, :]`, into L2: `localityHint = 2`, so the next block
+//! does not evict the current one from L1): the next block streams in while this one
+//! computes, and the loads of the first tile hit. Which reads: a full row
+//! (`vector<nr>` of a rank-3 memref whose last dim is `nr`, at indices `[p, k, 0]`)
+//! with `p` defined before the loop.
 
 use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
@@ -68,7 +79,105 @@ fn read_along(ir: &Ir, r: OpId) -> Option<(usize, i64)> {
     }
 }
 
+fn index_const(ir: &mut Ir, loc: Attribute, anchor: OpId, v: i64) -> Value {
+    let c = ir.create_op(
+        OpSpec::new(intern_name("arith.constant"), loc)
+            .results(vec![Type::index()])
+            .prop("value", Attribute::index(v)),
+    );
+    ir.insert_before(anchor, c);
+    ir.result(c, 0)
+}
+
+fn index_binary(
+    ir: &mut Ir,
+    loc: Attribute,
+    anchor: OpId,
+    name: &str,
+    a: Value,
+    b: Value,
+) -> Value {
+    let mut spec = OpSpec::new(intern_name(name), loc)
+        .operands(vec![a, b])
+        .results(vec![Type::index()]);
+    if name == "arith.addi" {
+        spec = spec.prop(
+            "overflowFlags",
+            Attribute::dialect("arith", "overflow<none>"),
+        );
+    }
+    let o = ir.create_op(spec);
+    ir.insert_before(anchor, o);
+    ir.result(o, 0)
+}
+
+fn prefetch(ir: &mut Ir, loc: Attribute, anchor: OpId, operands: Vec<Value>, locality: i64) {
+    let p = ir.create_op(
+        OpSpec::new(intern_name("memref.prefetch"), loc)
+            .operands(operands)
+            .prop("isWrite", Attribute::bool(false))
+            .prop(
+                "localityHint",
+                Attribute::int(locality as i128, Type::i32()),
+            )
+            .prop("isDataCache", Attribute::bool(true)),
+    );
+    ir.insert_before(anchor, p);
+}
+
 impl PrefetchTileUpdatesPass {
+    /// The next panel's row, for each read of a packed B's row in `lp`'s body.
+    fn next_panel(&mut self, ir: &mut Ir, lp: OpId) {
+        let Some(body) = ir.regions_of(lp).first().and_then(|r| ir.region_entry(*r)) else {
+            return;
+        };
+        let reads: Vec<OpId> = ir
+            .block_ops(body)
+            .filter(|o| ir.name(*o) == "vector.transfer_read")
+            .collect();
+        let loc = ir.loc(lp);
+        for r in reads {
+            let Some((2, lanes)) = read_along(ir, r) else {
+                continue;
+            };
+            let ops = ir.operands(r).to_vec();
+            let mt = ir.value_type(ops[0]);
+            let (Some(&[panels, _, nr]), Some(elem)) = (mt.shape(), mt.element_type().bit_width())
+            else {
+                continue;
+            };
+            let zero = ir
+                .defining_op(ops[3])
+                .and_then(|d| ir.attr(d, "value"))
+                .and_then(|a| a.as_i64());
+            if nr != lanes || zero != Some(0) || ops.len() != 5 || !before(ir, ops[1], lp) {
+                continue;
+            }
+            let last = if panels > 0 {
+                index_const(ir, loc, lp, panels - 1)
+            } else {
+                let c0 = index_const(ir, loc, lp, 0);
+                let d = ir.create_op(
+                    OpSpec::new(intern_name("memref.dim"), loc)
+                        .operands(vec![ops[0], c0])
+                        .results(vec![Type::index()]),
+                );
+                ir.insert_before(lp, d);
+                let one = index_const(ir, loc, lp, 1);
+                index_binary(ir, loc, lp, "arith.subi", ir.result(d, 0), one)
+            };
+            let one = index_const(ir, loc, lp, 1);
+            let next = index_binary(ir, loc, lp, "arith.addi", ops[1], one);
+            let next = index_binary(ir, loc, lp, "arith.minui", next, last);
+            let per_line = (LINE / (elem.div_ceil(8) as i64).max(1)).max(1);
+            for l in (0..nr).step_by(per_line as usize) {
+                let col = index_const(ir, loc, r, l);
+                prefetch(ir, loc, r, vec![ops[0], next, ops[2], col], 2);
+                self.prefetches += 1;
+            }
+        }
+    }
+
     fn run_on(&mut self, ir: &mut Ir, lp: OpId) {
         let Some(blk) = ir.op(lp).parent else {
             return;
@@ -108,34 +217,12 @@ impl PrefetchTileUpdatesPass {
             for l in (0..lanes).step_by(per_line as usize) {
                 let mut idx = ops[1..1 + rank].to_vec();
                 if l > 0 {
-                    let c = ir.create_op(
-                        OpSpec::new(intern_name("arith.constant"), loc)
-                            .results(vec![Type::index()])
-                            .prop("value", Attribute::index(l)),
-                    );
-                    ir.insert_before(lp, c);
-                    let s = ir.create_op(
-                        OpSpec::new(intern_name("arith.addi"), loc)
-                            .operands(vec![idx[along], ir.result(c, 0)])
-                            .results(vec![Type::index()])
-                            .prop(
-                                "overflowFlags",
-                                Attribute::dialect("arith", "overflow<none>"),
-                            ),
-                    );
-                    ir.insert_before(lp, s);
-                    idx[along] = ir.result(s, 0);
+                    let c = index_const(ir, loc, lp, l);
+                    idx[along] = index_binary(ir, loc, lp, "arith.addi", idx[along], c);
                 }
                 let mut operands = vec![ops[0]];
                 operands.extend(idx);
-                let p = ir.create_op(
-                    OpSpec::new(intern_name("memref.prefetch"), loc)
-                        .operands(operands)
-                        .prop("isWrite", Attribute::bool(false))
-                        .prop("localityHint", Attribute::int(3, Type::i32()))
-                        .prop("isDataCache", Attribute::bool(true)),
-                );
-                ir.insert_before(lp, p);
+                prefetch(ir, loc, lp, operands, 3);
                 self.prefetches += 1;
             }
         }
@@ -153,7 +240,7 @@ impl Pass for PrefetchTileUpdatesPass {
         "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it"
     }
     fn description(&self) -> &'static str {
-        "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs."
+        "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes."
     }
     fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
         let mut loops = vec![];
@@ -171,6 +258,7 @@ impl Pass for PrefetchTileUpdatesPass {
         });
         for l in loops {
             self.run_on(cx.ir, l);
+            self.next_panel(cx.ir, l);
         }
         Ok(())
     }

@@ -60,20 +60,19 @@ impl<'a> Checks<'a> {
     fn or(&mut self, a: Value, b: Value) -> Value {
         self.op("arith.ori", vec![a, b], Type::i1())
     }
-    /// Dim `i` of buffer `m`: a constant when static.
+    /// Dim `i` of buffer (or tensor) `m`: a constant when static.
     fn dim(&mut self, m: Value, i: usize) -> Value {
-        match self
-            .b
-            .ir
-            .value_type(m)
-            .shape()
-            .and_then(|s| s.get(i))
-            .copied()
-        {
+        let ty = self.b.ir.value_type(m);
+        let dim_op = if ty.is_tensor() {
+            "tensor.dim"
+        } else {
+            "memref.dim"
+        };
+        match ty.shape().and_then(|s| s.get(i)).copied() {
             Some(d) if d != DYNAMIC => self.index(d),
             _ => {
                 let c = self.index(i as i64);
-                self.op("memref.dim", vec![m, c], Type::index())
+                self.op(dim_op, vec![m, c], Type::index())
             }
         }
     }

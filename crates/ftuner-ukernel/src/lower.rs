@@ -12,6 +12,7 @@
 //! register-level bodies (vector FMAs, packing) replace the per-tile `linalg.generic` in
 //! the next stage, together with bufferization.
 
+mod packing;
 mod shape_asserts;
 
 use ftuner_dialects::linalg::ins_outs;
@@ -1498,7 +1499,7 @@ fn channels_last(
     let src_results = (0..rank)
         .map(|p| AffineExpr::Dim(perm.iter().position(|x| *x == p).unwrap_or(p) as u32))
         .collect();
-    let packed = copy_generic(b, blk, w, src_results, empty);
+    let packed = packing::copy_generic(b, blk, w, src_results, empty);
     let mut maps = cl.maps.clone();
     maps[1].results = perm.iter().map(|p| mb.results[*p].clone()).collect();
     Some((
@@ -1633,106 +1634,6 @@ fn conv_k_loops(
     (0..n).map(|i| b.ir.result(f, i)).collect()
 }
 
-/// B repacked as panels `[N / nr][K][nr]`: each main-width tile's B rows become
-/// contiguous, whatever B's layout (once per call: vector row copies when B is [k][n],
-/// else a `linalg.generic` copy).
-#[allow(clippy::too_many_arguments)]
-fn pack_panels(
-    b: &mut B<'_>,
-    blk: BlockId,
-    lay: &Layout,
-    bm: Value,
-    dk: u32,
-    nsz: Value,
-    nr: i64,
-    elem: Type,
-) -> Value {
-    use std::sync::Arc;
-    let kp = res_pos(&lay.maps[1], dk).unwrap_or(0);
-    let kpv = b.index(blk, kp as i64);
-    let kext = b.val(blk, "tensor.dim", vec![bm, kpv], Type::index(), vec![]);
-    let cnr = b.index(blk, nr);
-    let panels = b.val(blk, "arith.divui", vec![nsz, cnr], Type::index(), vec![]);
-    let pty = Type::tensor(vec![DYNAMIC, DYNAMIC, nr], elem);
-    let empty = b.val(blk, "tensor.empty", vec![panels, kext], pty, vec![]);
-    // B [k][n] with n innermost: each panel row is one contiguous vector<nr> copy.
-    if lay.maps[1].results == [AffineExpr::Dim(dk), AffineExpr::Dim(lay.dn)] {
-        let (c0, c1) = (b.index(blk, 0), b.index(blk, 1));
-        let vty = Type::vector(vec![nr], elem);
-        let pad = b.fzero(blk, elem);
-        let (fp, bp, p, ap) = b.for_loop(blk, (c0, panels, c1), vec![empty]);
-        b.mark_parallel(fp);
-        let (fk, bk, k, ak) = b.for_loop(bp, (c0, kext, c1), vec![ap[0]]);
-        let n0 = b.ibin(bk, "arith.muli", p, cnr);
-        let row = read_rows(b, bk, bm, &[vec![k, n0]], pad, vty, 1);
-        let out = write_rows(b, bk, ak[0], &[vec![p, k, c0]], &row, 2);
-        b.yield_(bk, "scf.yield", vec![out]);
-        let r = b.ir.result(fk, 0);
-        b.yield_(bp, "scf.yield", vec![r]);
-        return b.ir.result(fp, 0);
-    }
-    // in: B[k, n] with k = d1, n = d0 * nr + d2 (in B's own order); out: identity.
-    let n_expr = AffineExpr::Add(
-        Arc::new(AffineExpr::Mul(
-            Arc::new(AffineExpr::Dim(0)),
-            Arc::new(AffineExpr::Const(nr)),
-        )),
-        Arc::new(AffineExpr::Dim(2)),
-    );
-    let in_results = lay.maps[1]
-        .results
-        .iter()
-        .map(|e| match e {
-            AffineExpr::Dim(d) if *d == dk => AffineExpr::Dim(1),
-            _ => n_expr.clone(),
-        })
-        .collect();
-    copy_generic(b, blk, bm, in_results, empty)
-}
-
-/// `dst` (an empty tensor) filled by a `linalg.generic` that copies `src` read through
-/// `src_results` (expressions of `dst`'s dims) — a repacking or a permutation.
-fn copy_generic(
-    b: &mut B<'_>,
-    blk: BlockId,
-    src: Value,
-    src_results: Vec<AffineExpr>,
-    dst: Value,
-) -> Value {
-    let dty = b.ir.value_type(dst);
-    let rank = dty.rank().unwrap_or(0);
-    let map = |results| {
-        Attribute::affine_map(ftuner_ir::AffineMap {
-            num_dims: rank as u32,
-            num_symbols: 0,
-            results,
-        })
-    };
-    let ident = (0..rank as u32).map(AffineExpr::Dim).collect();
-    let par = Attribute::dialect("linalg", "iterator_type<parallel>");
-    let g = b.op(
-        blk,
-        "linalg.generic",
-        vec![src, dst],
-        vec![dty],
-        vec![
-            (
-                "indexing_maps",
-                Attribute::array(vec![map(src_results), map(ident)]),
-            ),
-            ("iterator_types", Attribute::array(vec![par; rank])),
-            ("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1])),
-        ],
-        1,
-    );
-    let elem = dty.element_type();
-    let r = b.ir.regions_of(g)[0];
-    let body = b.ir.append_block(r, &[elem, elem]);
-    let x = b.ir.block_args(body)[0];
-    b.yield_(body, "linalg.yield", vec![x]);
-    b.ir.result(g, 0)
-}
-
 /// `src` (..., P, Q) with its last two dims swapped: (..., Q, P), as a permuted copy
 /// (`linalg.generic`). `convert-linalg-to-loops` turns such copies into w x w blocks
 /// transposed in registers (docs/bufferization.md); the interpreter and upstream MLIR
@@ -1762,7 +1663,7 @@ pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value) -> Value 
         vec![],
     );
     let src_results = perm.iter().map(|d| AffineExpr::Dim(*d as u32)).collect();
-    copy_generic(b, blk, src, src_results, empty)
+    packing::copy_generic(b, blk, src, src_results, empty)
 }
 
 /// A contraction whose B is laid out [..., n, k] (k innermost: NT, as attention's
@@ -2458,13 +2359,16 @@ fn lower_checked(
             .is_some_and(|vb| vb.batch.is_empty() && plans.m.0 * plans.n.0 <= vb.max_elems);
     let pack = |b: &mut B<'_>, blk: BlockId| {
         if let (Some(vb), Some(dk)) = (b.vector.clone(), kdim) {
-            let p = pack_panels(b, blk, &lay, ins[1], dk, nsz, plans.n.0, vb.elem);
+            let p = packing::pack_panels(b, blk, &lay, ins[1], dk, nsz, plans.n.0, vb.elem);
             b.packed = Some((p, plans.n.0));
         }
     };
     let oty = b.ir.value_type(out);
+    // Packing forced, or a prepared B (a weight): packed whatever M, once, in the prepare
+    // function (outline-weight-preparation runs again after this pass).
+    let always = packable && pack_b.unwrap_or_else(|| packing::prepared(b.ir, ins[1]));
     let result = match pack_b {
-        Some(true) if packable => {
+        _ if always => {
             pack(&mut b, scratch);
             loops(
                 &mut b,

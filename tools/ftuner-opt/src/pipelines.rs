@@ -7,7 +7,9 @@
 //!   outlined (arguments marked `{ftuner.weight}`), elementwise chains fused, contractions
 //!   patched with uKernels of the hardware model for `target`;
 //! * `ftuner-cpu-pipeline{...}`: that, then the uKernels lowered to loops over static tiles
-//!   (the module stays on tensors; the runtime bufferizes and lowers the rest);
+//!   and the preparation extended to what now derives from prepared values only (the
+//!   weights packed into the panels the register tiles read; the module stays on tensors;
+//!   the runtime bufferizes and lowers the rest);
 //! * `ftuner-gpu-pipeline{target=}`: patched for a GPU model, bufferized, lowered to kernels
 //!   and launches.
 
@@ -51,7 +53,7 @@ fn cpu_patch(v: &[String]) -> String {
 }
 
 /// What follows `ftuner-cpu-patch` in `ftuner-cpu-pipeline`.
-pub const CPU_LOWER: &str = "lower-ukernels,canonicalize,cse";
+pub const CPU_LOWER: &str = "lower-ukernels,canonicalize,cse,outline-weight-preparation";
 
 pub fn register(r: &mut PassRegistry) {
     r.register_pipeline(PipelineInfo {
