@@ -16,6 +16,7 @@ pub mod greedy;
 pub mod library_calls;
 pub mod linalg_to_loops;
 pub mod lower_affine;
+pub mod math_approx;
 pub mod outline_nests;
 pub mod outline_weights;
 pub mod prefetch;
@@ -29,6 +30,7 @@ pub use cse::CsePass;
 pub use fuse_elementwise::FuseElementwisePass;
 pub use linalg_to_loops::ConvertLinalgToLoopsPass;
 pub use lower_affine::LowerAffinePass;
+pub use math_approx::ApproximateMathPass;
 pub use outline_nests::OutlineLoopNestsPass;
 pub use outline_weights::OutlineWeightPreparationPass;
 pub use prefetch::PrefetchTileUpdatesPass;
@@ -43,6 +45,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
     reg.register(|| Box::new(FuseElementwisePass::default()));
     reg.register(|| Box::new(LowerAffinePass::default()));
+    reg.register(|| Box::new(ApproximateMathPass::default()));
     reg.register(|| Box::new(OutlineLoopNestsPass::default()));
     reg.register(|| Box::new(OutlineWeightPreparationPass::default()));
     reg.register(|| Box::new(PrefetchTileUpdatesPass::default()));
@@ -54,7 +57,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
 /// The passes between `bufferize` and `convert-to-llvm`.
 macro_rules! buffer_passes {
     () => {
-        "lower-affine,convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse,canonicalize,outline-loop-nests"
+        "approximate-math,lower-affine,convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse,canonicalize,outline-loop-nests"
     };
 }
 

@@ -4,9 +4,9 @@
 use super::{read_rows, res_pos, write_rows, Layout, B};
 use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, Type, Value, DYNAMIC};
 
-/// Whether `v` is known when the weights are: an argument of a function that
-/// `outline-weight-preparation` split, past the arguments it kept (a prepared value), or
-/// a pure op's result on such values and constants. A B of that kind is packed into
+/// Whether `v` is known when the weights are: an argument marked `{ftuner.weight}`, an
+/// argument of a function that `outline-weight-preparation` split, past the arguments it
+/// kept (a prepared value), or a pure op's result on such values and constants. A B of that kind is packed into
 /// panels unconditionally: the packing moves into the prepare function when that pass
 /// runs again (ftuner-cpu-pipeline), so it costs nothing per call, and panels keep a
 /// tile's B rows in a few consecutive L1 sets where in-place rows 4 KiB apart (N = 1024,
@@ -40,7 +40,15 @@ pub(super) fn prepared(ir: &Ir, v: Value) -> bool {
             .and_then(|d| d.iter().find(|(k, _)| k == "inputs").map(|(_, a)| *a))
             .and_then(|a| a.as_dense_i64s())
             .map(|k| k.len());
-        kept.is_some_and(|k| i >= k)
+        // A weight argument itself (a function with nothing to prepare before: GPT-2's
+        // Conv1D weights are read as they are).
+        let weight = ir
+            .attr(f, "arg_attrs")
+            .and_then(|a| a.as_array())
+            .and_then(|a| a.get(i).copied())
+            .and_then(|d| d.as_dict())
+            .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"));
+        weight || kept.is_some_and(|k| i >= k)
     }
     go(ir, v, 0)
 }
