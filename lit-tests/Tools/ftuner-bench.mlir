@@ -13,6 +13,7 @@
 // The compile time of each dynamic kernel, in the summary and the JSON.
 // CHECK: W1: compiled once per kernel: 1 kernel in {{[0-9.]+}} s (?x768 * 768x768
 // CHECK: W1 (1 thread): geomean GFLOP/s ftuner
+// CHECK: W1 (1 thread) library-time/ftuner-time median: openblas {{[0-9.]+}} (min {{[0-9.]+}}, 2)
 // CHECK: W1 (1 thread) padding baselines: pad-pow2-time/ftuner-time median {{[0-9.]+}} (min {{[0-9.]+}}), T <= 24: median {{[0-9.]+}}; pad-tile-time/ftuner-time median
 // CHECK: W2 (1 thread) padding baselines: pad-pow2-time/ftuner-time
 // JSON: {"system": "ftuner", "workload": "W1", "kernel": "?x768 * 768x768", "compile_s":
@@ -26,6 +27,13 @@
 // RUN: ftuner-bench --smoke --workloads w1,w2 --threads 1,2 --json %t.thr.jsonl | FileCheck %s --check-prefix=THREADS
 // RUN: FileCheck %s --check-prefix=THRJSON < %t.thr.jsonl
 // RUN: not ftuner-bench --smoke --workloads w1 --threads 0 2>&1 | FileCheck %s --check-prefix=BADTHREADS
+// MKL and the current OpenBLAS are opened at run time (libs.rs): one that cannot be
+// opened is a skipped column, said once, and the run goes on.
+// RUN: env FTUNER_MKL=%t.no-such-lib.so FTUNER_OPENBLAS=%t.no-such-lib.so ftuner-bench --smoke --workloads w1 2>&1 | FileCheck %s --check-prefix=NOLIB
+// NOLIB-COUNT-1: ftuner-bench: mkl skipped: {{.*}}no-such-lib.so
+// NOLIB-COUNT-1: ftuner-bench: openblas-new skipped: {{.*}}no-such-lib.so
+// NOLIB: W1 (1 thread) library-time/ftuner-time median: openblas
+// NOLIB-NOT: mkl
 // THREADS: W1 {{ *}}16x768x768 {{ *}}1
 // THREADS: W1 {{ *}}16x768x768 {{ *}}2
 // THREADS: W2 {{ *}}192x5x5x64 {{ *}}2

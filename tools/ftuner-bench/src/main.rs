@@ -95,6 +95,7 @@ fn thread_counts(spec: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
+mod libs;
 mod ollie;
 mod report;
 
@@ -268,26 +269,30 @@ impl Blas {
     /// [`use_threads`] — how a batched GEMM is best run on a BLAS without a batched
     /// interface), else one call after the other with OpenBLAS's own threads.
     fn run(&mut self, threads: usize) {
+        self.run_with(threads, linked_sgemm);
+    }
+    /// [`Blas::run`] with another library's `cblas_sgemm` ([`libs`]).
+    fn run_with(&mut self, threads: usize, f: libs::SgemmFn) {
         let c = self.c.as_mut_ptr();
         if threads > 1 && self.batch > 1 {
             // SAFETY: `blas_range` on this `Blas`; chunks are disjoint batches, each
             // writing only its own part of `c`.
-            let job = (&*self, c);
+            let job = (&*self, c, f);
             unsafe {
                 ftuner_codegen::parallel::ftuner_rt_parallel_for(
                     blas_range,
-                    &job as *const (&Blas, *mut f32) as *mut std::ffi::c_void,
+                    &job as *const (&Blas, *mut f32, libs::SgemmFn) as *mut std::ffi::c_void,
                     self.batch as i64,
                 )
             };
         } else {
             for i in 0..self.batch {
-                self.one(i, c);
+                self.one(i, c, f);
             }
         }
     }
     /// Problem `i`, writing its part of `c` (this `Blas`'s result buffer).
-    fn one(&self, i: usize, c: *mut f32) {
+    fn one(&self, i: usize, c: *mut f32, f: libs::SgemmFn) {
         let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
         let (a, b) = (
             &self.a[i * self.m * self.k..],
@@ -299,14 +304,10 @@ impl Blas {
         // SAFETY: the slices hold at least the m*k, k*n and m*n elements cblas reads
         // and writes, with the leading dimensions given.
         unsafe {
-            cblas_sgemm(
-                CBLAS_LAYOUT::CblasRowMajor,
-                CBLAS_TRANSPOSE::CblasNoTrans,
-                if self.nt {
-                    CBLAS_TRANSPOSE::CblasTrans
-                } else {
-                    CBLAS_TRANSPOSE::CblasNoTrans
-                },
+            f(
+                libs::ROW_MAJOR,
+                libs::NO_TRANS,
+                if self.nt { libs::TRANS } else { libs::NO_TRANS },
                 m,
                 n,
                 k,
@@ -323,13 +324,58 @@ impl Blas {
     }
 }
 
+/// The OpenBLAS ftuner-bench links (Debian's), as a [`libs::SgemmFn`].
+unsafe extern "C" fn linked_sgemm(
+    _layout: std::ffi::c_int,
+    transa: std::ffi::c_int,
+    transb: std::ffi::c_int,
+    m: std::ffi::c_int,
+    n: std::ffi::c_int,
+    k: std::ffi::c_int,
+    alpha: f32,
+    a: *const f32,
+    lda: std::ffi::c_int,
+    b: *const f32,
+    ldb: std::ffi::c_int,
+    beta: f32,
+    c: *mut f32,
+    ldc: std::ffi::c_int,
+) {
+    let t = |x| {
+        if x == libs::TRANS {
+            CBLAS_TRANSPOSE::CblasTrans
+        } else {
+            CBLAS_TRANSPOSE::CblasNoTrans
+        }
+    };
+    // SAFETY: the caller's contract is cblas_sgemm's (row major).
+    unsafe {
+        cblas_sgemm(
+            CBLAS_LAYOUT::CblasRowMajor,
+            t(transa),
+            t(transb),
+            m,
+            n,
+            k,
+            alpha,
+            a,
+            lda,
+            b,
+            ldb,
+            beta,
+            c,
+            ldc,
+        )
+    }
+}
+
 /// Problems `lo .. hi` of the `Blas` at `ctx`.
 unsafe extern "C" fn blas_range(ctx: *mut std::ffi::c_void, lo: i64, hi: i64) {
     // SAFETY: `Blas::run` passes itself and its result buffer; the problems touch
     // disjoint parts of the buffer.
-    let (b, c) = unsafe { *(ctx as *const (&Blas, *mut f32)) };
+    let (b, c, f) = unsafe { *(ctx as *const (&Blas, *mut f32, libs::SgemmFn)) };
     for i in lo..hi {
-        b.one(i as usize, c);
+        b.one(i as usize, c, f);
     }
 }
 
@@ -353,11 +399,15 @@ struct Out {
     cubes: Vec<(String, String, usize, f64)>,
     /// Every system's median per shape and thread count.
     points: Vec<Point>,
+    /// MKL and a current OpenBLAS, where found ([`libs`]).
+    libs: Vec<libs::BlasLib>,
 }
 
 /// One system's median on one shape.
 pub(crate) struct Point {
     pub workload: &'static str,
+    /// MxNxK (batch x MxNxK).
+    pub shape: String,
     /// T of W1/W2.
     pub t_param: Option<usize>,
     pub threads: usize,
@@ -372,11 +422,14 @@ pub(crate) struct Point {
 /// Both systems on `threads` threads, set outside the timed calls: ftuner's pool, and
 /// OpenBLAS's own threads, or one OpenBLAS thread per problem when `batch` problems are
 /// spread over the pool.
-fn use_threads(threads: usize, batch: usize) {
+fn use_threads(threads: usize, batch: usize, others: &[libs::BlasLib]) {
     ftuner_runtime::set_num_threads(threads);
     let blas = if batch > 1 { 1 } else { threads };
     // SAFETY: OpenBLAS's thread count, set between calls.
     unsafe { openblas_set_num_threads(blas as i32) };
+    for l in others {
+        l.set_threads(blas);
+    }
 }
 
 /// A padding baseline of issue 10, built by our own compiler: the problem zero-padded to a
@@ -500,21 +553,51 @@ fn measure(
         }
         pads_prepared.push((p.system, p.exe, p.exe.prepare("mm", &a).map_err(|e| e.0)?));
     }
+    // The libraries opened at run time: the same answer first, then timed beside the rest.
+    let reference = blas.c.clone();
+    let mut others: Vec<(&'static str, libs::SgemmFn)> = vec![];
+    for l in &out.libs {
+        l.set_threads(1);
+        blas.run_with(1, l.sgemm);
+        let e = blas
+            .c
+            .iter()
+            .zip(&reference)
+            .map(|(x, y)| (x - y).abs() as f64)
+            .fold(0.0, f64::max);
+        if e.is_nan() || e > tol {
+            eprintln!(
+                "{workload} {shape}: {} and OpenBLAS differ by {e:e} (tolerance {tol:e}): not timed",
+                l.name
+            );
+            continue;
+        }
+        others.push((l.name, l.sgemm));
+    }
     for t in out.threads.clone() {
-        use_threads(t, blas.batch);
+        use_threads(t, blas.batch, &out.libs);
         // One more call of each at this thread count (the pools start, caches settle).
         exe.time(&prepared).map_err(|e| e.0)?;
         blas.run(t);
+        for (_, f) in &others {
+            blas.run_with(t, *f);
+        }
         for (_, pexe, pp) in &pads_prepared {
             pexe.time(pp).map_err(|e| e.0)?;
         }
         let (mut ours, mut theirs) = (vec![], vec![]);
         let mut padded: Vec<Vec<f64>> = vec![vec![]; pads_prepared.len()];
+        let mut other_times: Vec<Vec<f64>> = vec![vec![]; others.len()];
         for _ in 0..reps {
             ours.push(exe.time(&prepared).map_err(|e| e.0)?.as_secs_f64());
             let t0 = Instant::now();
             blas.run(t);
             theirs.push(t0.elapsed().as_secs_f64());
+            for ((_, f), times) in others.iter().zip(&mut other_times) {
+                let t0 = Instant::now();
+                blas.run_with(t, *f);
+                times.push(t0.elapsed().as_secs_f64());
+            }
             for ((_, pexe, pp), times) in pads_prepared.iter().zip(&mut padded) {
                 times.push(pexe.time(pp).map_err(|e| e.0)?.as_secs_f64());
             }
@@ -542,6 +625,9 @@ fn measure(
             pad_col(TILE),
         );
         let mut systems = vec![("ftuner", mo), ("openblas", mb)];
+        for ((name, _), times) in others.iter().zip(&mut other_times) {
+            systems.push((*name, median(times)));
+        }
         systems.extend(pad_meds.iter().copied());
         for (sys, med) in systems {
             let gf = flops / med / 1e9;
@@ -554,6 +640,7 @@ fn measure(
             }
             out.points.push(Point {
                 workload,
+                shape: shape.clone(),
                 t_param: tparam,
                 threads: t,
                 system: sys,
@@ -571,7 +658,11 @@ fn measure(
 
 fn run(cli: &Cli) -> Result<(), String> {
     let threads = thread_counts(&cli.threads)?;
-    use_threads(threads[0], 1);
+    let others = libs::load();
+    for l in &others {
+        eprintln!("ftuner-bench: {} from {}", l.name, l.path.display());
+    }
+    use_threads(threads[0], 1, &others);
     let reps = if cli.smoke { 3 } else { cli.reps.max(1) };
     let mut out = Out {
         json: match &cli.json {
@@ -582,6 +673,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         compile: vec![],
         cubes: vec![],
         points: vec![],
+        libs: others,
     };
     let want: Vec<&str> = cli.workloads.split(',').map(str::trim).collect();
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -721,7 +813,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     if want.contains(&"ollie") {
-        use_threads(1, 1);
+        use_threads(1, 1, &out.libs);
         ollie::run(&cli.inputs, &cli.pipeline, reps, cli.smoke, &mut out.json)?;
     }
     if want.contains(&"w3") {
@@ -819,6 +911,9 @@ fn run(cli: &Cli) -> Result<(), String> {
                 m.shapes
             );
         }
+    }
+    for line in report::library_summary(&out.points, &threads) {
+        println!("{line}");
     }
     for line in report::padding_summary(&out.points, &threads) {
         println!("{line}");

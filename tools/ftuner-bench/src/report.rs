@@ -77,6 +77,58 @@ pub(crate) fn summary(points: &[Point], workload: &str, threads: usize) -> Optio
     })
 }
 
+/// The BLAS systems ftuner is compared with: the linked OpenBLAS and those opened at run
+/// time ([`crate::libs`]).
+const LIBRARIES: [&str; 3] = ["openblas", "mkl", "openblas-new"];
+
+/// One line per workload and thread count: each library's time over ftuner's (median, min
+/// over shapes), and the best library's per shape (the fastest of those measured on it).
+pub(crate) fn library_summary(points: &[Point], threads: &[usize]) -> Vec<String> {
+    let mut out = vec![];
+    for w in ["W1", "W2", "W3", "ATTN"] {
+        for &t in threads {
+            let at: Vec<&Point> = points
+                .iter()
+                .filter(|p| p.workload == w && p.threads == t)
+                .collect();
+            let mut parts = vec![];
+            for lib in LIBRARIES {
+                let mut r: Vec<f64> = at
+                    .iter()
+                    .filter(|p| p.system == lib)
+                    .map(|p| p.median_s / p.ours_s)
+                    .collect();
+                if !r.is_empty() {
+                    let n = r.len();
+                    let med = median(&mut r);
+                    parts.push(format!("{lib} {med:.2} (min {:.2}, {n})", r[0]));
+                }
+            }
+            // Per shape: the fastest library; (shape, its time, ftuner's).
+            let mut best: Vec<(&str, f64, f64)> = vec![];
+            for p in at.iter().filter(|p| LIBRARIES.contains(&p.system)) {
+                match best.iter_mut().find(|b| b.0 == p.shape) {
+                    Some(b) => b.1 = b.1.min(p.median_s),
+                    None => best.push((&p.shape, p.median_s, p.ours_s)),
+                }
+            }
+            if parts.len() > 1 && !best.is_empty() {
+                let mut r: Vec<f64> = best.iter().map(|b| b.1 / b.2).collect();
+                let med = median(&mut r);
+                parts.push(format!("best of them {med:.2} (min {:.2})", r[0]));
+            }
+            if !parts.is_empty() {
+                out.push(format!(
+                    "{w} ({t} thread{}) library-time/ftuner-time median: {}",
+                    if t == 1 { "" } else { "s" },
+                    parts.join(", ")
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// One line per workload and thread count: how much slower the padding baselines are.
 pub(crate) fn padding_summary(points: &[Point], threads: &[usize]) -> Vec<String> {
     let mut out = vec![];
