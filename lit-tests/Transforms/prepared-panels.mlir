@@ -33,3 +33,19 @@ func.func @dense(%x: tensor<?x256xf32>, %w: tensor<512x256xf32> {ftuner.weight})
   return %m : tensor<?x512xf32>
 }
 // EXEC: check: ok
+
+// A constant B is not a weight: nothing would hoist its packing, so it is not packed per
+// call either (a contiguous [k][n] B is read in place).
+// CHECK-LABEL: func.func @constant_b(
+// CHECK-NOT: x256x64xf32>
+// CHECK: return
+func.func @constant_b(%x: tensor<?x256xf32>) -> tensor<?x512xf32> {
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 0.0 : f32
+  %w = arith.constant dense<0.5> : tensor<256x512xf32>
+  %d = tensor.dim %x, %c0 : tensor<?x256xf32>
+  %o = tensor.empty(%d) : tensor<?x512xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%o : tensor<?x512xf32>) -> tensor<?x512xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<?x256xf32>, tensor<256x512xf32>) outs(%f : tensor<?x512xf32>) -> tensor<?x512xf32>
+  return %m : tensor<?x512xf32>
+}

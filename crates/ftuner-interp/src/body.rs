@@ -226,6 +226,10 @@ impl ScalarOp {
 fn erf(x: f64) -> f64 {
     // W. J. Cody's rational approximations are overkill here; this series/continued
     // fraction pair is accurate to ~1e-15 on the range that matters for f32 results.
+    if x.is_infinite() {
+        // (The continued fraction below would compute inf / inf.)
+        return x.signum();
+    }
     if x.abs() < 2.5 {
         let mut sum = x;
         let mut term = x;
@@ -466,5 +470,16 @@ impl Program {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn erf_saturates_and_propagates_nan() {
+        assert_eq!(super::erf(f64::INFINITY), 1.0);
+        assert_eq!(super::erf(f64::NEG_INFINITY), -1.0);
+        assert!(super::erf(f64::NAN).is_nan());
+        assert!((super::erf(3.0) - 0.9999779095030014).abs() < 1e-14);
     }
 }

@@ -150,7 +150,12 @@ impl PrefetchTileUpdatesPass {
                 .defining_op(ops[3])
                 .and_then(|d| ir.attr(d, "value"))
                 .and_then(|a| a.as_i64());
-            if nr != lanes || zero != Some(0) || ops.len() != 5 || !before(ir, ops[1], lp) {
+            if nr != lanes
+                || zero != Some(0)
+                || ops.len() != 5
+                || !before(ir, ops[0], lp)
+                || !before(ir, ops[1], lp)
+            {
                 continue;
             }
             let last = if panels > 0 {

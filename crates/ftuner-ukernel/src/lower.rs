@@ -2366,7 +2366,14 @@ fn lower_checked(
     let oty = b.ir.value_type(out);
     // Packing forced, or a prepared B (a weight): packed whatever M, once, in the prepare
     // function (outline-weight-preparation runs again after this pass).
-    let always = packable && pack_b.unwrap_or_else(|| packing::prepared(b.ir, ins[1]));
+    // (Only for a contraction directly in a function's body: inside a loop the packing
+    // could not be hoisted and would run at every iteration.)
+    let top_level =
+        b.ir.op(op)
+            .parent
+            .and_then(|blk| b.ir.block_parent_op(blk))
+            .is_some_and(|f| b.ir.name(f) == "func.func");
+    let always = packable && pack_b.unwrap_or_else(|| top_level && packing::prepared(b.ir, ins[1]));
     let result = match pack_b {
         _ if always => {
             pack(&mut b, scratch);

@@ -95,6 +95,13 @@ fn open(
         let t: libloading::Symbol<SetThreadsFn> = lib
             .get(threads)
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        // MKL's cblas takes 64-bit integers under MKL_INTERFACE_LAYER=ILP64: ask for LP64
+        // (MKL_INTERFACE_LP64 = 0), the C ints SgemmFn passes.
+        if let Ok(layer) =
+            lib.get::<unsafe extern "C" fn(c_int) -> c_int>(b"MKL_Set_Interface_Layer\0")
+        {
+            layer(0);
+        }
         (*s, *t)
     };
     Ok(BlasLib {

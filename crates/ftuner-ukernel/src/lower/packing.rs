@@ -6,33 +6,47 @@ use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, Type, Value, DYNAMIC};
 
 /// Whether `v` is known when the weights are: an argument marked `{ftuner.weight}`, an
 /// argument of a function that `outline-weight-preparation` split, past the arguments it
-/// kept (a prepared value), or a pure op's result on such values and constants. A B of that kind is packed into
-/// panels unconditionally: the packing moves into the prepare function when that pass
+/// kept (a prepared value), or a pure op's result on such values and constants (at least
+/// one of them not a constant), of static shape. A B of that kind (read by a contraction
+/// directly in a function's body: see `lower_checked`) is packed into panels
+/// unconditionally: the packing moves into the prepare function when that pass
 /// runs again (ftuner-cpu-pipeline), so it costs nothing per call, and panels keep a
 /// tile's B rows in a few consecutive L1 sets where in-place rows 4 KiB apart (N = 1024,
 /// 2048, 3072, ...) all fall into the same ones.
 pub(super) fn prepared(ir: &Ir, v: Value) -> bool {
-    fn go(ir: &Ir, v: Value, depth: u32) -> bool {
+    // (known at preparation, reads a weight or prepared value)
+    fn go(ir: &Ir, v: Value, depth: u32) -> (bool, bool) {
         if let Some(op) = ir.defining_op(v) {
             let name = ir.name(op);
-            return depth < 8
-                && ir.regions_of(op).is_empty()
-                && (name == "arith.constant"
-                    || (name.starts_with("tensor.") || name.starts_with("arith."))
-                        && !ir.operands(op).is_empty()
-                        && ir.operands(op).iter().all(|o| go(ir, *o, depth + 1)));
+            if name == "arith.constant" {
+                return (true, false);
+            }
+            if depth >= 8
+                || !ir.regions_of(op).is_empty()
+                || !(name.starts_with("tensor.") || name.starts_with("arith."))
+                || ir.operands(op).is_empty()
+            {
+                return (false, false);
+            }
+            let (mut known, mut weight) = (true, false);
+            for o in ir.operands(op) {
+                let (k, w) = go(ir, *o, depth + 1);
+                known &= k;
+                weight |= w;
+            }
+            return (known, weight);
         }
         let Some(block) = ir.value_block(v) else {
-            return false;
+            return (false, false);
         };
         let Some(i) = ir.block_args(block).iter().position(|a| *a == v) else {
-            return false;
+            return (false, false);
         };
         let Some(f) = ir
             .block_parent_op(block)
             .filter(|f| ir.name(*f) == "func.func")
         else {
-            return false;
+            return (false, false);
         };
         let kept = ir
             .attr(f, "ftuner.prepared")
@@ -48,9 +62,12 @@ pub(super) fn prepared(ir: &Ir, v: Value) -> bool {
             .and_then(|a| a.get(i).copied())
             .and_then(|d| d.as_dict())
             .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"));
-        weight || kept.is_some_and(|k| i >= k)
+        let known = weight || kept.is_some_and(|k| i >= k);
+        (known, known)
     }
-    go(ir, v, 0)
+    // Constants alone are not hoisted by outline-weight-preparation (nothing derives from
+    // a weight), and a dynamic shape is not kept prepared: either would pack per call.
+    go(ir, v, 0) == (true, true) && ir.value_type(v).has_static_shape()
 }
 
 /// B repacked as panels `[N / nr][K][nr]`: each main-width tile's B rows become
@@ -81,14 +98,18 @@ pub(super) fn pack_panels(
         p.and_then(|p| bty.shape()?.get(p).copied())
             .filter(|d| *d != DYNAMIC)
     };
-    let empty = match (sdim(np), sdim(Some(kp))) {
+    // Static: the loops' bounds are constants too, so nothing ties the packing to the
+    // call's own operands (the output's dims) and it can be hoisted.
+    let (empty, panels, kext) = match (sdim(np), sdim(Some(kp))) {
         (Some(n), Some(k)) if n % nr == 0 => {
             let pty = Type::tensor(vec![n / nr, k, nr], elem);
-            b.val(blk, "tensor.empty", vec![], pty, vec![])
+            let e = b.val(blk, "tensor.empty", vec![], pty, vec![]);
+            (e, b.index(blk, n / nr), b.index(blk, k))
         }
         _ => {
             let pty = Type::tensor(vec![DYNAMIC, DYNAMIC, nr], elem);
-            b.val(blk, "tensor.empty", vec![panels, kext], pty, vec![])
+            let e = b.val(blk, "tensor.empty", vec![panels, kext], pty, vec![]);
+            (e, panels, kext)
         }
     };
     // B [k][n] with n innermost: each panel row is one contiguous vector<nr> copy.
