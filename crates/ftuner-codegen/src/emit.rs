@@ -846,9 +846,7 @@ pub fn module_to_llvm_ir(ir: &Ir, top: OpId, attrs: &FnAttrs) -> Result<String, 
                     rest = &rest[at + marker.len()..];
                 }
                 text.push_str(rest);
-                // `internal`, not `private`: as local to the module, but the symbol stays in the
-                // object's table, so profilers and debuggers name the outlined nests.
-                let link = if private { "internal " } else { "" };
+                let link = if private { "internal " } else { "" }; // named in profiles
                 let extra = passthrough(ir, op);
                 let _ = writeln!(
                     out,

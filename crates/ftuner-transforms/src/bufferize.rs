@@ -25,6 +25,7 @@
 //!    the function allocated (else a copy), so callers own results. Every allocation that
 //!    does not escape is freed with `memref.dealloc` at the end of its block.
 
+mod index;
 mod pad;
 
 use crate::runtime_checks::{what, Checks, IN_BOUNDS};
@@ -594,30 +595,6 @@ impl Rw<'_> {
             .get(&v)
             .copied()
             .ok_or((old, "uses a value bufferization has not seen".into()))
-    }
-
-    fn index_const(&mut self, b: BlockId, k: i64, loc: Attribute) -> Value {
-        let o = self.new_op(
-            b,
-            "arith.constant",
-            vec![],
-            vec![Type::index()],
-            vec![("value".into(), Attribute::index(k))],
-            loc,
-        );
-        self.ir.result(o, 0)
-    }
-
-    /// Op `name` on `operands` with one `index` result, appended to `b`.
-    fn index_op(&mut self, b: BlockId, name: &str, operands: Vec<Value>, loc: Attribute) -> Value {
-        let o = self.new_op(b, name, operands, vec![Type::index()], vec![], loc);
-        self.ir.result(o, 0)
-    }
-
-    /// `memref.dim %m, i`.
-    fn dim(&mut self, b: BlockId, m: Value, i: usize, loc: Attribute) -> Value {
-        let c = self.index_const(b, i as i64, loc);
-        self.index_op(b, "memref.dim", vec![m, c], loc)
     }
 
     /// A new identity-layout buffer shaped like `like` (a memref value), owned by `b`.
