@@ -1,9 +1,9 @@
-// lower-ukernels on buffers for a GPU target: each patch becomes thread-block kernels in
+// lower-ukernels-to-gpu, on buffers for a GPU target: each patch becomes thread-block kernels in
 // `gpu.module @ftuner_kernels` and `gpu.launch_func`s over the patch plan.
-// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},bufferize,lower-ukernels,canonicalize,cse)" --mlir-pass-statistics -o %t.mlir 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},bufferize,lower-ukernels-to-gpu,canonicalize,cse)" --mlir-pass-statistics -o %t.mlir 2>&1 | FileCheck %s --check-prefix=STATS
 // RUN: FileCheck %s < %t.mlir
-// STATS: LowerUkernels
-// STATS: (S) 1 num-gpu-patches
+// STATS: LowerUkernelsToGpu
+// STATS: (S) 1 num-lowered
 // STATS: (S) 0 num-skipped
 
 // CHECK: module attributes {gpu.container_module}
@@ -49,18 +49,18 @@
 
 // Batched (blockIdx.z is the batch) and windowed contractions (implicit GEMM on the GPU:
 // flattened output positions delinearized, one loop per reduction dim).
-// RUN: ftuner-opt %examples/bmm_nt_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=h100},bufferize,lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=BMM
+// RUN: ftuner-opt %examples/bmm_nt_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=h100},bufferize,lower-ukernels-to-gpu,canonicalize,cse)" | FileCheck %s --check-prefix=BMM
 // BMM: "gpu.launch_func"(%{{.*}}, %{{.*}}, %c192, %c512, %c1, %c1, {{.*}}@ftuner_kernels::@bmm_nt_dynamic_p0_256x128
 // BMM: "gpu.block_id"() <{dimension = #gpu<dim z>}>
-// RUN: ftuner-opt %examples/dcgan_generator.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},bufferize,lower-ukernels,canonicalize,cse)" --mlir-pass-statistics -o %t.conv.mlir 2>&1 | FileCheck %s --check-prefix=CONV
+// RUN: ftuner-opt %examples/dcgan_generator.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},bufferize,lower-ukernels-to-gpu,canonicalize,cse)" --mlir-pass-statistics -o %t.conv.mlir 2>&1 | FileCheck %s --check-prefix=CONV
 // RUN: mlir-opt-22 %t.conv.mlir -o /dev/null
-// CONV: (S) 5 num-gpu-patches
+// CONV: (S) 5 num-lowered
 // CONV: (S) 0 num-skipped
 
 // The whole BERT layer: its 8 contractions become kernels; upstream accepts the module.
-// RUN: ftuner-opt %examples/bert_layer_dynamic.mlir --pass-pipeline="builtin.module(canonicalize,cse,patch-ukernels{target=a100},bufferize,lower-ukernels,canonicalize,cse)" --mlir-pass-statistics -o %t.bert.mlir 2>&1 | FileCheck %s --check-prefix=BERT
+// RUN: ftuner-opt %examples/bert_layer_dynamic.mlir --pass-pipeline="builtin.module(canonicalize,cse,patch-ukernels{target=a100},bufferize,lower-ukernels-to-gpu,canonicalize,cse)" --mlir-pass-statistics -o %t.bert.mlir 2>&1 | FileCheck %s --check-prefix=BERT
 // RUN: mlir-opt-22 %t.bert.mlir -o /dev/null
-// BERT: (S) 8 num-gpu-patches
+// BERT: (S) 8 num-lowered
 // BERT: (S) 0 num-skipped
 
 // For a cuda target, ftuner-translate runs the same pipeline and emits the kernels.
@@ -72,11 +72,17 @@
 // PTX: .visible .entry dense_dynamic_p0_1x128(
 
 // A CPU patch on buffers is left alone, with the reason.
-// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},bufferize,lower-ukernels)" 2>&1 | FileCheck %s --check-prefix=CPU
-// CPU: remark: not lowered: 'zen4' is a CPU target: CPU patches are lowered on tensors, before bufferize
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},bufferize,lower-ukernels-to-gpu)" 2>&1 | FileCheck %s --check-prefix=CPU
+// CPU: remark: not lowered: 'zen4' is a CPU target: CPU patches are lowered on tensors, by lower-ukernels before bufferize
+// And lower-ukernels leaves a patch on buffers to lower-ukernels-to-gpu, with the reason;
+// lower-ukernels-to-gpu one on tensors.
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},bufferize,lower-ukernels)" 2>&1 | FileCheck %s --check-prefix=BUF
+// BUF: remark: not lowered: a patch on buffers (GPU patches are lowered by lower-ukernels-to-gpu after bufferize; CPU patches here, before bufferize)
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},lower-ukernels-to-gpu)" 2>&1 | FileCheck %s --check-prefix=TENSOR
+// TENSOR: remark: not lowered: a patch on tensors: GPU kernels are built on buffers (run bufferize first)
 
 // The whole BERT layer lowered for a GPU (fused bias, GELU and residual epilogues
 // included), run on the reference interpreter — each launch block by block, thread by
 // thread — against the layer as read.
-// RUN: ftuner-run %examples/bert_layer_dynamic.mlir --shape 0=1x2x768 --backend interp --pass-pipeline="builtin.module(canonicalize,cse,patch-ukernels{target=h100},bufferize,lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=RUNBERT
+// RUN: ftuner-run %examples/bert_layer_dynamic.mlir --shape 0=1x2x768 --backend interp --pass-pipeline="builtin.module(canonicalize,cse,patch-ukernels{target=h100},bufferize,lower-ukernels-to-gpu,canonicalize,cse)" --check | FileCheck %s --check-prefix=RUNBERT
 // RUNBERT: check: ok

@@ -1,4 +1,4 @@
-//! `patch-ukernels{target=<GPU>}`, `bufferize`, `lower-ukernels`: contractions become
+//! `patch-ukernels{target=<GPU>}`, `bufferize`, `lower-ukernels-to-gpu`: contractions become
 //! thread-block kernels in a `gpu.module` and `gpu.launch_func`s over the patch plan. The
 //! reference interpreter runs every launch (each block, each thread, one after another;
 //! the kernels have no barriers), so the launch logic — full-tile grids, residue tiles
@@ -20,7 +20,7 @@ fn compile(src: &str, target: &str) -> Lowered {
     let c = lower(
         src,
         &format!(
-            "builtin.module(patch-ukernels{{target={target}}},bufferize,lower-ukernels,canonicalize,cse)"
+            "builtin.module(patch-ukernels{{target={target}}},bufferize,lower-ukernels-to-gpu,canonicalize,cse)"
         ),
     );
     let names = c.lowered_ops();

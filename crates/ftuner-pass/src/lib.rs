@@ -3,7 +3,8 @@
 //! MLIR's pass infrastructure, for ftuner's IR:
 //!
 //! * [`Pass`]: argument (`cse`), display name (`CSE`), summary, typed options parsed from
-//!   `{key=value ...}`, the op it anchors on, statistics;
+//!   `{key=value ...}`, the op it anchors on, statistics — declared once with
+//!   [`define_pass!`], which generates the rest;
 //! * [`PassRegistry`]: every pass by argument, with `--help` text;
 //! * textual pipelines (`builtin.module(func.func(canonicalize,cse),symbol-dce)`) parsed
 //!   into a nested [`PassManager`] and printed back ([`pipeline`]);
@@ -20,12 +21,15 @@
 //! ```
 
 mod analysis;
+pub mod define;
+mod extensions;
 mod manager;
 pub mod options;
 pub mod pipeline;
 mod registry;
 
 pub use analysis::{Analysis, AnalysisManager, PreservedAnalyses};
+pub use extensions::Extensions;
 pub use manager::{
     format_timing, Instrumentation, OpPassManager, PassManager, PassRunError, TimingReport,
 };
@@ -33,6 +37,9 @@ pub use options::{OptionSpec, PassOptions};
 pub use registry::{PassInfo, PassRegistry, PipelineInfo};
 
 use ftuner_ir::{Context, Diagnostic, Ir, OpId};
+
+#[doc(hidden)]
+pub use ftuner_ir as __ir;
 
 /// What a pass sees while it runs.
 pub struct PassContext<'a> {
@@ -43,11 +50,17 @@ pub struct PassContext<'a> {
     pub diagnostics: Vec<Diagnostic>,
     /// Set by the pass to what it keeps valid; defaults to nothing.
     pub preserved: PreservedAnalyses,
+    /// The driver's hooks ([`Extensions`]).
+    pub extensions: &'a Extensions,
 }
 
 impl PassContext<'_> {
     pub fn emit(&mut self, d: Diagnostic) {
         self.diagnostics.push(d);
+    }
+    /// The driver's hook of type `T`, if it gave one.
+    pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
     }
     /// The analysis `A` of `op`, computed on first use and cached.
     pub fn analysis<A: Analysis>(&mut self, op: OpId) -> Result<&A, String> {

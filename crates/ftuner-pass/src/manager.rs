@@ -110,6 +110,8 @@ pub struct PassManager {
     pub instrumentation: Instrumentation,
     pub verify_each: bool,
     pub analyses: AnalysisManager,
+    /// Hooks for the passes (the registry's, when built from one).
+    pub extensions: crate::Extensions,
 }
 
 /// Timing rows: (indent, name, seconds).
@@ -124,6 +126,7 @@ impl PassManager {
             instrumentation: Instrumentation::default(),
             verify_each: true,
             analyses: AnalysisManager::default(),
+            extensions: crate::Extensions::default(),
         }
     }
 
@@ -140,6 +143,7 @@ impl PassManager {
         };
         let mut pm = PassManager::new(anchor);
         build(reg, &mut pm.root, elements)?;
+        pm.extensions = reg.extensions().clone();
         Ok(pm)
     }
 
@@ -175,6 +179,7 @@ impl PassManager {
             instr: self.instrumentation.clone(),
             verify_each: self.verify_each,
             pipeline: pipeline_text,
+            extensions: &self.extensions,
         };
         let t = Instant::now();
         let r = run_opm(&mut st, &mut self.root, &mut self.analyses, ir, top);
@@ -269,6 +274,7 @@ fn build(
 
 struct RunState<'a> {
     ctx: &'a Context,
+    extensions: &'a crate::Extensions,
     top: OpId,
     instr: Instrumentation,
     verify_each: bool,
@@ -356,6 +362,7 @@ fn run_pass(
         analyses: am,
         diagnostics: vec![],
         preserved: PreservedAnalyses::None,
+        extensions: st.extensions,
     };
     // A panic in a pass is a bug of ours: it becomes an error with the pass's name (and the
     // reproducer holds the module before the pass), not an abort of the driver or of a
@@ -377,6 +384,7 @@ fn run_pass(
             // The IR may be half rewritten: not printed, not verified.
             let quiet = RunState {
                 ctx: st.ctx,
+                extensions: st.extensions,
                 top: st.top,
                 instr: Instrumentation {
                     print_after_failure: false,

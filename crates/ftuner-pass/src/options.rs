@@ -56,6 +56,10 @@ impl PassOptions {
         self.values[i] = parse_value(&self.specs[i], value)?;
         Ok(())
     }
+    /// The value of `name`, as parsed (`None` for an undeclared name).
+    pub fn value(&self, name: &str) -> Option<&OptionValue> {
+        self.idx(name).map(|i| &self.values[i])
+    }
     pub fn bool(&self, name: &str) -> bool {
         matches!(
             self.idx(name).map(|i| &self.values[i]),

@@ -25,6 +25,7 @@ pub struct PipelineInfo {
 pub struct PassRegistry {
     passes: Vec<PassInfo>,
     pipelines: Vec<PipelineInfo>,
+    extensions: crate::Extensions,
 }
 
 impl PassRegistry {
@@ -44,6 +45,14 @@ impl PassRegistry {
         self.pipelines.retain(|x| x.argument != info.argument);
         self.pipelines.push(info);
         self.pipelines.sort_by(|a, b| a.argument.cmp(b.argument));
+    }
+    /// Give the passes of every pass manager built from this registry a hook
+    /// ([`crate::Extensions`]; one value per type).
+    pub fn add_extension<T: std::any::Any + Send + Sync>(&mut self, v: T) {
+        self.extensions.insert(v);
+    }
+    pub fn extensions(&self) -> &crate::Extensions {
+        &self.extensions
     }
     pub fn pipelines(&self) -> &[PipelineInfo] {
         &self.pipelines

@@ -2,7 +2,7 @@
 //! links against CUDA and machines without it build and run everything else).
 //!
 //! * [`Cuda::open`]: `Ok(None)` when there is no driver or no device — GPU tests skip.
-//! * [`ptx_for`]: the PTX of a module's `gpu.module` (kernels from `lower-ukernels`).
+//! * [`ptx_for`]: the PTX of a module's `gpu.module` (kernels from `lower-ukernels-to-gpu`).
 //! * [`CudaLauncher`]: an [`ftuner_interp::Launcher`] that runs each `gpu.launch_func` of
 //!   a host function the reference interpreter executes on the device: arguments copied
 //!   in (memrefs as MLIR descriptors: allocated and aligned pointer, offset, sizes,

@@ -1,4 +1,4 @@
-//! On an NVIDIA GPU: the PTX `lower-ukernels` emits for the device's target, loaded through
+//! On an NVIDIA GPU: the PTX `lower-ukernels-to-gpu` emits for the device's target, loaded through
 //! the CUDA driver API and run, with the reference interpreter as the host program (its
 //! `gpu.launch_func`s go to the device, the kernels' results come back into its buffers),
 //! compared with the original contraction on the interpreter — exactly (integer-valued
@@ -12,7 +12,7 @@ use std::rc::Rc;
 use crate::support::{call, lower, tensor, BMM_NT, MATMUL};
 
 fn gpu_pipeline(target: &str) -> String {
-    format!("builtin.module(patch-ukernels{{target={target}}},bufferize,lower-ukernels,canonicalize,cse)")
+    format!("builtin.module(patch-ukernels{{target={target}}},bufferize,lower-ukernels-to-gpu,canonicalize,cse)")
 }
 
 fn device() -> Option<Cuda> {

@@ -4,14 +4,8 @@
 
 use crate::effects::{is_pure, is_trivially_dead};
 use ftuner_ir::{traits, Attribute, Context, Ir, OpId, RegionId, Type, Value};
-use ftuner_pass::{Pass, PassContext, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashMap;
-
-#[derive(Default)]
-pub struct CsePass {
-    cse: u64,
-    dce: u64,
-}
 
 #[derive(PartialEq, Eq, Hash, Clone)]
 struct Key {
@@ -121,42 +115,33 @@ impl CsePass {
     }
 }
 
-impl Pass for CsePass {
-    fn argument(&self) -> &'static str {
-        "cse"
+define_pass! {
+    /// `cse`: eliminate common sub-expressions.
+    pub struct CsePass {
+        argument: "cse",
+        name: "CSE",
+        summary: "Eliminate common sub-expressions",
+        description: "Replaces side-effect-free operations equal to a dominating one (same name, attributes, operands, result types and structurally equal regions) by that one's results.",
+        options: CseOptions {},
+        statistics: {
+            cse: "num-cse'd" => "Number of operations CSE'd",
+            dce: "num-dce'd" => "Number of operations DCE'd",
+        },
     }
-    fn name(&self) -> &'static str {
-        "CSE"
-    }
-    fn summary(&self) -> &'static str {
-        "Eliminate common sub-expressions"
-    }
-    fn description(&self) -> &'static str {
-        "Replaces side-effect-free operations equal to a dominating one (same name, attributes, operands, result types and structurally equal regions) by that one's results."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), ftuner_pass::PassFailure> {
+}
+
+impl CsePass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        _: &CseOptions,
+    ) -> Result<(), PassFailure> {
         let regions = cx.ir.regions_of(op).to_vec();
         for r in regions {
             let mut scopes = vec![];
             self.run_region(cx.ctx, cx.ir, r, &mut scopes);
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![
-            Statistic {
-                name: "num-cse'd",
-                description: "Number of operations CSE'd",
-                value: self.cse,
-            },
-            Statistic {
-                name: "num-dce'd",
-                description: "Number of operations DCE'd",
-                value: self.dce,
-            },
-        ]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(CsePass::default())
     }
 }

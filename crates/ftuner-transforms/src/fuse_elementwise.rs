@@ -27,7 +27,7 @@
 use ftuner_dialects::linalg::body::all_parallel;
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_ir::{intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, Value};
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashMap;
 
 /// The dim each result of `m` is, when `m` is a permutation of all its dims.
@@ -240,38 +240,30 @@ fn fuse_one(ir: &mut Ir, top: OpId) -> bool {
     false
 }
 
-#[derive(Default)]
-pub struct FuseElementwisePass {
-    fused: u64,
+define_pass! {
+    /// `linalg-fuse-elementwise-ops`: fuse elementwise linalg.generic producers into their consumers.
+    pub struct FuseElementwisePass {
+        argument: "linalg-fuse-elementwise-ops",
+        name: "LinalgElementwiseOpFusion",
+        summary: "Fuse elementwise linalg.generic producers into their consumers",
+        description: "A linalg.generic producer on tensors (all loops parallel, one result written through a permutation, its output not read) whose result has one use, an input of another linalg.generic read through a permutation of all its loops, is computed inside that consumer: the producer's inputs become the consumer's (maps composed), its body runs in place of the fused argument. Repeats until no pair qualifies; nothing is recomputed.",
+        options: FuseElementwiseOptions {},
+        statistics: {
+            fused: "num-fused" => "Producers fused into their consumers",
+        },
+    }
 }
 
-impl Pass for FuseElementwisePass {
-    fn argument(&self) -> &'static str {
-        "linalg-fuse-elementwise-ops"
-    }
-    fn name(&self) -> &'static str {
-        "LinalgElementwiseOpFusion"
-    }
-    fn summary(&self) -> &'static str {
-        "Fuse elementwise linalg.generic producers into their consumers"
-    }
-    fn description(&self) -> &'static str {
-        "A linalg.generic producer on tensors (all loops parallel, one result written through a permutation, its output not read) whose result has one use, an input of another linalg.generic read through a permutation of all its loops, is computed inside that consumer: the producer's inputs become the consumer's (maps composed), its body runs in place of the fused argument. Repeats until no pair qualifies; nothing is recomputed."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl FuseElementwisePass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _: &FuseElementwiseOptions,
+    ) -> Result<(), PassFailure> {
         while fuse_one(cx.ir, top) {
             self.fused += 1;
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-fused",
-            description: "Producers fused into their consumers",
-            value: self.fused,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(FuseElementwisePass::default())
     }
 }

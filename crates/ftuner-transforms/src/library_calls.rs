@@ -17,29 +17,7 @@
 //! on tensors are left alone: run `bufferize` first.
 
 use ftuner_ir::{intern_name, AttrKind, Attribute, Ir, OpId, OpSpec, Type, DYNAMIC};
-use ftuner_pass::{
-    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
-};
-
-pub struct LibraryCallsPass {
-    opts: PassOptions,
-    converted: u64,
-}
-
-impl Default for LibraryCallsPass {
-    fn default() -> Self {
-        LibraryCallsPass {
-            opts: PassOptions::new(vec![OptionSpec {
-                name: "prefix",
-                kind: OptionKind::String,
-                default: "ftuner_lib_",
-                description:
-                    "Prefix of the callees (`<prefix>matmul_f32`, `<prefix>batch_matmul_f32`)",
-            }]),
-            converted: 0,
-        }
-    }
-}
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// The fully dynamic strided memref of `rank` f32 elements.
 fn any_strided(rank: usize) -> Type {
@@ -99,27 +77,31 @@ fn callee(ir: &Ir, op: OpId, prefix: &str) -> Option<(String, usize)> {
     ok.then(|| (format!("{prefix}{kind}_f32"), rank))
 }
 
-impl Pass for LibraryCallsPass {
-    fn argument(&self) -> &'static str {
-        "convert-linalg-to-library-calls"
+define_pass! {
+    /// `convert-linalg-to-library-calls`: replace f32 matmul / batch_matmul on buffers by calls to external library functions.
+    pub struct LibraryCallsPass {
+        argument: "convert-linalg-to-library-calls",
+        name: "ConvertLinalgToLibraryCalls",
+        summary: "Replace f32 matmul / batch_matmul on buffers by calls to external library functions",
+        anchor: "builtin.module",
+        options: LibraryCallsOptions {
+            "prefix" => prefix: String = "ftuner_lib_",
+                "Prefix of the callees (`<prefix>matmul_f32`, `<prefix>batch_matmul_f32`)";
+        },
+        statistics: {
+            converted: "num-calls" => "Contractions turned into library calls",
+        },
     }
-    fn name(&self) -> &'static str {
-        "ConvertLinalgToLibraryCalls"
-    }
-    fn summary(&self) -> &'static str {
-        "Replace f32 matmul / batch_matmul on buffers by calls to external library functions"
-    }
-    fn anchor(&self) -> Option<&'static str> {
-        Some("builtin.module")
-    }
-    fn options(&mut self) -> Option<&mut PassOptions> {
-        Some(&mut self.opts)
-    }
-    fn options_ref(&self) -> Option<&PassOptions> {
-        Some(&self.opts)
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, module: OpId) -> Result<(), PassFailure> {
-        let prefix = self.opts.str("prefix");
+}
+
+impl LibraryCallsPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        module: OpId,
+        o: &LibraryCallsOptions,
+    ) -> Result<(), PassFailure> {
+        let prefix = o.prefix.clone();
         let mut found = vec![];
         cx.ir.walk_pre(module, &mut |o| {
             if let Some(c) = callee(cx.ir, o, &prefix) {
@@ -180,18 +162,5 @@ impl Pass for LibraryCallsPass {
             }
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-calls",
-            description: "Contractions turned into library calls",
-            value: self.converted,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(LibraryCallsPass {
-            opts: self.opts.clone(),
-            converted: 0,
-        })
     }
 }

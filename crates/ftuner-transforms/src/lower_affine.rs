@@ -3,24 +3,28 @@
 //! `ftuner_dialects::affine::expand_apply`).
 
 use ftuner_ir::OpId;
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 
-#[derive(Default)]
-pub struct LowerAffinePass {
-    lowered: u64,
+define_pass! {
+    /// `lower-affine`: lower affine.apply to arith ops.
+    pub struct LowerAffinePass {
+        argument: "lower-affine",
+        name: "LowerAffinePass",
+        summary: "Lower affine.apply to arith ops",
+        options: LowerAffineOptions {},
+        statistics: {
+            lowered: "num-lowered" => "affine.apply ops expanded into arith",
+        },
+    }
 }
 
-impl Pass for LowerAffinePass {
-    fn argument(&self) -> &'static str {
-        "lower-affine"
-    }
-    fn name(&self) -> &'static str {
-        "LowerAffinePass"
-    }
-    fn summary(&self) -> &'static str {
-        "Lower affine.apply to arith ops"
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl LowerAffinePass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _: &LowerAffineOptions,
+    ) -> Result<(), PassFailure> {
         let mut applies = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             if cx.ir.name(o) == "affine.apply" {
@@ -33,15 +37,5 @@ impl Pass for LowerAffinePass {
             }
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-lowered",
-            description: "affine.apply ops expanded into arith",
-            value: self.lowered,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(LowerAffinePass::default())
     }
 }

@@ -17,7 +17,7 @@
 //! ulp near ±1; the unit test below checks it against f64). f64 ops stay libm calls.
 
 use ftuner_ir::{Attribute, Ir, OpBuilder, OpId, Scalar, Type, Value};
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// `x P(x²) / Q(x²)` on `[-clamp, clamp]`; coefficients from the constant term up.
 pub struct Rational {
@@ -150,25 +150,27 @@ fn is_f32(t: Type) -> bool {
     e == Type::f32()
 }
 
-#[derive(Default)]
-pub struct ApproximateMathPass {
-    expanded: u64,
+define_pass! {
+    /// `approximate-math`: rewrite f32 math.tanh and math.erf as rational functions of arith ops, so loops around them vectorize.
+    pub struct ApproximateMathPass {
+        argument: "approximate-math",
+        name: "ApproximateMath",
+        summary: "Rewrite f32 math.tanh and math.erf as rational functions of arith ops, so loops around them vectorize",
+        description: "Each math.tanh / math.erf on f32 or a vector of f32 becomes x * P(x^2) / Q(x^2) with x clamped to where the function saturates and the result clamped to [-1, 1] (arith.maximumf/minimumf, math.fma, arith.mulf/divf); maximum error 3.6e-7 (tanh) and 3.3e-7 (erf) over all f32 inputs. f64 ops are left to libm.",
+        options: ApproximateMathOptions {},
+        statistics: {
+            expanded: "num-expanded" => "math ops rewritten as rational approximations",
+        },
+    }
 }
 
-impl Pass for ApproximateMathPass {
-    fn argument(&self) -> &'static str {
-        "approximate-math"
-    }
-    fn name(&self) -> &'static str {
-        "ApproximateMath"
-    }
-    fn summary(&self) -> &'static str {
-        "Rewrite f32 math.tanh and math.erf as rational functions of arith ops, so loops around them vectorize"
-    }
-    fn description(&self) -> &'static str {
-        "Each math.tanh / math.erf on f32 or a vector of f32 becomes x * P(x^2) / Q(x^2) with x clamped to where the function saturates and the result clamped to [-1, 1] (arith.maximumf/minimumf, math.fma, arith.mulf/divf); maximum error 3.6e-7 (tanh) and 3.3e-7 (erf) over all f32 inputs. f64 ops are left to libm."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl ApproximateMathPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _: &ApproximateMathOptions,
+    ) -> Result<(), PassFailure> {
         let mut ops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             let r = match cx.ir.name(o) {
@@ -187,16 +189,6 @@ impl Pass for ApproximateMathPass {
             self.expanded += 1;
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-expanded",
-            description: "math ops rewritten as rational approximations",
-            value: self.expanded,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(ApproximateMathPass::default())
     }
 }
 

@@ -26,7 +26,7 @@
 
 use crate::aliasing::{root_of, Root};
 use ftuner_ir::{intern_name, Attribute, Context, Ir, OpId, OpSpec, Type, Value};
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Nests smaller than this stay where they are (a call is not worth it).
@@ -70,12 +70,6 @@ struct Outlined {
     op: OpId,
     /// Per argument: fresh at every call so far.
     noalias: Vec<bool>,
-}
-
-#[derive(Default)]
-pub struct OutlineLoopNestsPass {
-    outlined: u64,
-    deduplicated: u64,
 }
 
 impl OutlineLoopNestsPass {
@@ -170,20 +164,28 @@ impl OutlineLoopNestsPass {
     }
 }
 
-impl Pass for OutlineLoopNestsPass {
-    fn argument(&self) -> &'static str {
-        "outline-loop-nests"
+define_pass! {
+    /// `outline-loop-nests`: outline the top-level loop nests of functions on buffers into private functions, one per distinct nest.
+    pub struct OutlineLoopNestsPass {
+        argument: "outline-loop-nests",
+        name: "OutlineLoopNests",
+        summary: "Outline the top-level loop nests of functions on buffers into private functions, one per distinct nest",
+        description: "Each op with regions and no results at the top of a function body (a loop nest, at least 5 ops) moves into a private noinline function taking what it reads from outside (constants are cloned in); nests that print the same share one function. An argument is llvm.noalias when at every call it views a caller allocation no other argument views.",
+        options: OutlineLoopNestsOptions {},
+        statistics: {
+            outlined: "num-outlined" => "Loop nests outlined into functions of their own",
+            deduplicated: "num-deduplicated" => "Loop nests that call a function outlined for an identical nest",
+        },
     }
-    fn name(&self) -> &'static str {
-        "OutlineLoopNests"
-    }
-    fn summary(&self) -> &'static str {
-        "Outline the top-level loop nests of functions on buffers into private functions, one per distinct nest"
-    }
-    fn description(&self) -> &'static str {
-        "Each op with regions and no results at the top of a function body (a loop nest, at least 5 ops) moves into a private noinline function taking what it reads from outside (constants are cloned in); nests that print the same share one function. An argument is llvm.noalias when at every call it views a caller allocation no other argument views."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+}
+
+impl OutlineLoopNestsPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _: &OutlineLoopNestsOptions,
+    ) -> Result<(), PassFailure> {
         let originals = crate::outline_weights::module_funcs(cx.ir, top);
         let mut by_key = FxHashMap::default();
         let mut funcs = vec![];
@@ -228,22 +230,5 @@ impl Pass for OutlineLoopNestsPass {
                 .set_attr(o.op, "ftuner.noinline", Some(Attribute::unit()));
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![
-            Statistic {
-                name: "num-outlined",
-                description: "Loop nests outlined into functions of their own",
-                value: self.outlined,
-            },
-            Statistic {
-                name: "num-deduplicated",
-                description: "Loop nests that call a function outlined for an identical nest",
-                value: self.deduplicated,
-            },
-        ]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(OutlineLoopNestsPass::default())
     }
 }

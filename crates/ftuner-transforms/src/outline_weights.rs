@@ -32,7 +32,7 @@
 
 use crate::effects::is_pure;
 use ftuner_ir::{intern_name, Attribute, BlockId, Context, Ir, OpId, OpSpec, Type, Value};
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The weight arguments of `f`: those whose `arg_attrs` entry has `ftuner.weight`.
@@ -473,38 +473,30 @@ pub(crate) fn module_funcs(ir: &Ir, top: OpId) -> Vec<OpId> {
         .collect()
 }
 
-#[derive(Default)]
-pub struct OutlineWeightPreparationPass {
-    hoisted: u64,
+define_pass! {
+    /// `outline-weight-preparation`: move computations on {ftuner.weight} arguments into a @<f>_prepare function run once.
+    pub struct OutlineWeightPreparationPass {
+        argument: "outline-weight-preparation",
+        name: "OutlineWeightPreparation",
+        summary: "Move computations on {ftuner.weight} arguments into a @<f>_prepare function run once",
+        description: "For each func.func with arguments marked {ftuner.weight}: the pure tensor ops whose operands derive only from weights and constants (transposes of dense weights, casts, slices of tables; not views at the boundary, not ops that grow their input) move into @<f>_prepare(weights) -> (prepared values); @f then takes its other arguments followed by the prepared values, and records the mapping in ftuner.prepared.",
+        options: OutlineWeightPreparationOptions {},
+        statistics: {
+            hoisted: "num-hoisted" => "Ops moved into a weight-preparation function",
+        },
+    }
 }
 
-impl Pass for OutlineWeightPreparationPass {
-    fn argument(&self) -> &'static str {
-        "outline-weight-preparation"
-    }
-    fn name(&self) -> &'static str {
-        "OutlineWeightPreparation"
-    }
-    fn summary(&self) -> &'static str {
-        "Move computations on {ftuner.weight} arguments into a @<f>_prepare function run once"
-    }
-    fn description(&self) -> &'static str {
-        "For each func.func with arguments marked {ftuner.weight}: the pure tensor ops whose operands derive only from weights and constants (transposes of dense weights, casts, slices of tables; not views at the boundary, not ops that grow their input) move into @<f>_prepare(weights) -> (prepared values); @f then takes its other arguments followed by the prepared values, and records the mapping in ftuner.prepared."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl OutlineWeightPreparationPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _: &OutlineWeightPreparationOptions,
+    ) -> Result<(), PassFailure> {
         for f in module_funcs(cx.ir, top) {
             self.hoisted += split(cx.ctx, cx.ir, f) as u64;
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-hoisted",
-            description: "Ops moved into a weight-preparation function",
-            value: self.hoisted,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(OutlineWeightPreparationPass::default())
     }
 }

@@ -27,15 +27,10 @@
 //! with `p` defined before the loop.
 
 use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value};
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// Line size the prefetches assume.
 const LINE: i64 = 64;
-
-#[derive(Default)]
-pub struct PrefetchTileUpdatesPass {
-    prefetches: u64,
-}
 
 /// `v` is available at `anchor`: defined by an op before it in its block, or by an
 /// enclosing block.
@@ -183,7 +178,7 @@ impl PrefetchTileUpdatesPass {
         }
     }
 
-    fn run_on(&mut self, ir: &mut Ir, lp: OpId) {
+    fn tile_loop(&mut self, ir: &mut Ir, lp: OpId) {
         let Some(blk) = ir.op(lp).parent else {
             return;
         };
@@ -234,20 +229,27 @@ impl PrefetchTileUpdatesPass {
     }
 }
 
-impl Pass for PrefetchTileUpdatesPass {
-    fn argument(&self) -> &'static str {
-        "prefetch-tile-updates"
+define_pass! {
+    /// `prefetch-tile-updates`: prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it.
+    pub struct PrefetchTileUpdatesPass {
+        argument: "prefetch-tile-updates",
+        name: "PrefetchTileUpdates",
+        summary: "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it",
+        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes.",
+        options: PrefetchTileUpdatesOptions {},
+        statistics: {
+            prefetches: "num-prefetches" => "Prefetches inserted",
+        },
     }
-    fn name(&self) -> &'static str {
-        "PrefetchTileUpdates"
-    }
-    fn summary(&self) -> &'static str {
-        "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it"
-    }
-    fn description(&self) -> &'static str {
-        "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+}
+
+impl PrefetchTileUpdatesPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _: &PrefetchTileUpdatesOptions,
+    ) -> Result<(), PassFailure> {
         let mut loops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             if cx.ir.name(o) == "scf.for"
@@ -262,19 +264,9 @@ impl Pass for PrefetchTileUpdatesPass {
             }
         });
         for l in loops {
-            self.run_on(cx.ir, l);
+            self.tile_loop(cx.ir, l);
             self.next_panel(cx.ir, l);
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-prefetches",
-            description: "Prefetches inserted",
-            value: self.prefetches,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(PrefetchTileUpdatesPass::default())
     }
 }

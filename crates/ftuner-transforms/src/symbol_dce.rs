@@ -1,13 +1,8 @@
 //! `symbol-dce`: erase private symbols that nothing references.
 
 use ftuner_ir::{traits, AttrKind, Attribute, Ir, OpId};
-use ftuner_pass::{Pass, PassContext, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashSet;
-
-#[derive(Default)]
-pub struct SymbolDcePass {
-    erased: u64,
-}
 
 fn collect_refs(a: Attribute, out: &mut FxHashSet<String>) {
     match a.kind() {
@@ -33,20 +28,27 @@ fn referenced(ir: &Ir, top: OpId) -> FxHashSet<String> {
     refs
 }
 
-impl Pass for SymbolDcePass {
-    fn argument(&self) -> &'static str {
-        "symbol-dce"
+define_pass! {
+    /// `symbol-dce`: eliminate dead symbols.
+    pub struct SymbolDcePass {
+        argument: "symbol-dce",
+        name: "SymbolDCE",
+        summary: "Eliminate dead symbols",
+        description: "Erases symbol operations with private visibility that are not referenced from anywhere in the symbol table.",
+        options: SymbolDceOptions {},
+        statistics: {
+            erased: "num-dce'd" => "Number of symbols DCE'd",
+        },
     }
-    fn name(&self) -> &'static str {
-        "SymbolDCE"
-    }
-    fn summary(&self) -> &'static str {
-        "Eliminate dead symbols"
-    }
-    fn description(&self) -> &'static str {
-        "Erases symbol operations with private visibility that are not referenced from anywhere in the symbol table."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), ftuner_pass::PassFailure> {
+}
+
+impl SymbolDcePass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        _: &SymbolDceOptions,
+    ) -> Result<(), PassFailure> {
         loop {
             let refs = referenced(cx.ir, op);
             let mut dead = vec![];
@@ -79,15 +81,5 @@ impl Pass for SymbolDcePass {
                 }
             }
         }
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-dce'd",
-            description: "Number of symbols DCE'd",
-            value: self.erased,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(SymbolDcePass::default())
     }
 }

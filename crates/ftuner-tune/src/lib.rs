@@ -55,7 +55,8 @@ fn open_source(path: &str) -> Result<Arc<dyn ScheduleSource>, String> {
     Ok(Arc::new(DbSource(Mutex::new(db))))
 }
 
-/// Let `patch-ukernels{tuning-db=FILE}` open tuning databases (call once at start-up).
-pub fn register() {
-    ftuner_ukernel::schedule::set_db_opener(open_source);
+/// Let `patch-ukernels{tuning-db=FILE}` of the pass managers built from `reg` open
+/// tuning databases.
+pub fn register(reg: &mut ftuner_pass::PassRegistry) {
+    reg.add_extension(ftuner_ukernel::schedule::TuningDbOpener(open_source));
 }

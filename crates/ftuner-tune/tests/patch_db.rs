@@ -14,11 +14,11 @@ fn dense() -> String {
 }
 
 fn patched(src: &str, db: &std::path::Path) -> Result<String, String> {
-    ftuner_tune::register();
     let ctx = ftuner_dialects::context();
     let mut m = ftuner_tune::kernels::load(&ctx, src, "dense.mlir")?;
     let mut reg = ftuner_pass::PassRegistry::default();
     reg.register(|| Box::new(ftuner_ukernel::PatchUkernelsPass::default()));
+    ftuner_tune::register(&mut reg);
     let p = format!(
         "builtin.module(patch-ukernels{{target={TARGET} tuning-db={}}})",
         db.display()

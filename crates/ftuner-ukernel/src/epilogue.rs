@@ -122,68 +122,82 @@ pub fn fuse_epilogues(ir: &mut Ir, p: OpId) -> usize {
     n
 }
 
+/// A consumer of a patch that can move into its epilogue, with what the move needs.
+struct Consumer {
+    /// The consumer (`linalg.generic`), the value of the patch it reads (the result or a
+    /// unit-dim view of it), and the view.
+    g: OpId,
+    read: Value,
+    expand: Option<OpId>,
+    /// Which of the consumer's inputs is `read`.
+    pos: usize,
+    gins: Vec<Value>,
+    gargs: Vec<Value>,
+    /// The consumer's body: its ops before the yield, and the yield.
+    gbody_ops: Vec<OpId>,
+    gy: OpId,
+    /// The other operands: source (a broadcast's input where possible), map over the
+    /// patch's dims, and the broadcast that may die.
+    extras: Vec<(Value, AffineMap, Option<OpId>)>,
+}
+
 fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
-    let Some(cdims) = patch_c_dims(ir, p) else {
-        return false;
-    };
+    match fusable_consumer(ir, p) {
+        Some(c) => absorb(ir, p, c),
+        None => false,
+    }
+}
+
+/// The single elementwise consumer of `p` that its epilogue can take (checked here so
+/// that nothing changes otherwise).
+fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
+    let cdims = patch_c_dims(ir, p)?;
     let r = ir.result(p, 0);
-    let Some(u) = single_user(ir, r) else {
-        return false;
-    };
+    let u = single_user(ir, r)?;
     // The consumer reads the result, or a `tensor.expand_shape` of it that only adds unit
     // dims (torch-mlir's `1 x T x F` views of a `T x F` matmul).
     let (g, read, expand, by) = if ir.name(u) == "tensor.expand_shape" {
-        let Some(by) = unit_expansion(ir, u, &cdims) else {
-            return false;
-        };
+        let by = unit_expansion(ir, u, &cdims)?;
         let e = ir.result(u, 0);
-        let Some(g) = single_user(ir, e) else {
-            return false;
-        };
+        let g = single_user(ir, e)?;
         (g, e, Some(u), by)
     } else {
         (u, r, None, cdims.iter().map(|d| Some(*d)).collect())
     };
     if ir.name(g) != "linalg.generic" || !all_parallel(ir, g) {
-        return false;
+        return None;
     }
     if ir.op(g).parent != ir.op(p).parent {
-        return false;
+        return None;
     }
     if expand.is_some_and(|e| ir.op(e).parent != ir.op(p).parent) {
-        return false;
+        return None;
     }
     let (gins, gouts) = ins_outs(ir, g);
     if gouts.len() != 1 || ir.results(g).len() != 1 {
-        return false;
+        return None;
     }
     if ir.value_type(ir.result(g, 0)) != ir.value_type(read) {
-        return false;
+        return None;
     }
-    let Some(gmaps) = maps_of(ir, g) else {
-        return false;
-    };
-    let Some(pos) = gins.iter().position(|v| *v == read) else {
-        return false;
-    };
+    let gmaps = maps_of(ir, g)?;
+    let pos = gins.iter().position(|v| *v == read)?;
     if gins.iter().filter(|v| **v == read).count() != 1
         || !gmaps[pos].is_identity()
         || !gmaps[gins.len()].is_identity()
     {
-        return false;
+        return None;
     }
-    let Some(gbody) = ir.regions_of(g).first().and_then(|x| ir.region_entry(*x)) else {
-        return false;
-    };
+    let gbody = ir.regions_of(g).first().and_then(|x| ir.region_entry(*x))?;
     let gargs = ir.block_args(gbody).to_vec();
     if gargs.len() != gins.len() + 1 || ir.has_uses(gargs[gins.len()]) {
-        return false;
+        return None;
     }
     // The body must not use values from outside (it moves into the patch's region), but
     // constants (hoisted by canonicalize) are cloned in.
-    let closed = crate::gpu_lower::body_is_closed(ir, g, true);
+    let closed = body_is_closed(ir, g, true);
     if !closed {
-        return false;
+        return None;
     }
     // The other operands, read at their broadcast sources where possible, over patch dims.
     let nd = maps_of(ir, p).map(|m| m[0].num_dims).unwrap_or(0);
@@ -198,28 +212,52 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
             Some((s, m, d)) => (s, m, Some(d)),
             None => (*v, gmaps[i].clone(), None),
         };
-        let Some(pm) = in_patch_dims(&m, &by, nd) else {
-            return false;
-        };
+        let pm = in_patch_dims(&m, &by, nd)?;
         // The source must be defined before the patch's new place (before the consumer).
         extras.push((src, pm, dead));
     }
     // The consumer's body ends in one yielded value; an existing epilogue in one
     // `ukernel.yield` (both verified; checked here so nothing changes otherwise).
     let gops = ir.block_ops_vec(gbody);
-    let Some((gy, gbody_ops)) = gops.split_last() else {
-        return false;
-    };
-    if ir.name(*gy) != "linalg.yield" || ir.operands(*gy).len() != 1 {
-        return false;
+    let (&gy, gbody_ops) = gops.split_last()?;
+    if ir.name(gy) != "linalg.yield" || ir.operands(gy).len() != 1 {
+        return None;
     }
     if let Some(eb) = epilogue_block(ir, p) {
         match ir.terminator(eb) {
             Some(t) if ir.name(t) == "ukernel.yield" && ir.operands(t).len() == 1 => {}
-            _ => return false,
+            _ => return None,
         }
     }
-    // Build the new epilogue: the old one's result feeds the consumer's body.
+    Some(Consumer {
+        g,
+        read,
+        expand,
+        pos,
+        gins,
+        gargs,
+        gbody_ops: gbody_ops.to_vec(),
+        gy,
+        extras,
+    })
+}
+
+/// Move consumer `c` into `p`'s epilogue: the old epilogue's result feeds the consumer's
+/// body, the consumer's other operands become epilogue operands, and the patch takes the
+/// consumer's place.
+fn absorb(ir: &mut Ir, p: OpId, c: Consumer) -> bool {
+    let Consumer {
+        g,
+        read,
+        expand,
+        pos,
+        gins,
+        gargs,
+        gbody_ops,
+        gy,
+        extras,
+    } = c;
+    let r = ir.result(p, 0);
     let loc = ir.loc(g);
     let out_elem = ir.value_type(r).element_type();
     let old_inputs = epilogue_inputs(ir, p);
@@ -254,7 +292,7 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
         maps.push(extras[k].1.clone());
         k += 1;
     }
-    for o in gbody_ops {
+    for o in &gbody_ops {
         for v in ir.operands(*o).to_vec() {
             if vmap.contains_key(&v) {
                 continue;
@@ -270,11 +308,11 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
             }
         }
     }
-    for o in gbody_ops {
+    for o in &gbody_ops {
         let c = ir.clone_op(*o, &mut vmap);
         ir.insert_before(term, c);
     }
-    let yv = ir.operands(*gy)[0];
+    let yv = ir.operands(gy)[0];
     let yv = *vmap.get(&yv).unwrap_or(&yv);
     ir.set_operands(term, vec![yv]);
     // Operands and maps.
@@ -319,6 +357,30 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
         }
     }
     true
+}
+
+/// Whether every value the regions of `op` use is defined inside `op` (or, with
+/// `constants`, is an `arith.constant` from outside, which can be cloned in).
+pub(crate) fn body_is_closed(ir: &Ir, op: OpId, constants: bool) -> bool {
+    let mut ok = true;
+    ir.walk_pre(op, &mut |o| {
+        if o == op {
+            return;
+        }
+        for v in ir.operands(o) {
+            let def = ir.defining_op(*v);
+            let inside = match def {
+                Some(d) => d != op && ir.is_ancestor(op, d),
+                None => ir
+                    .value_block(*v)
+                    .and_then(|b| ir.block_parent_op(b))
+                    .is_some_and(|p| ir.is_ancestor(op, p)),
+            };
+            let constant = constants && def.is_some_and(|d| ir.name(d) == "arith.constant");
+            ok &= inside || constant;
+        }
+    });
+    ok
 }
 
 /// The one op using `v` (once), if so.

@@ -31,7 +31,7 @@ pub mod patch;
 pub mod plan;
 pub mod schedule;
 
-pub use gpu_lower::KERNEL_MODULE;
+pub use gpu_lower::{LowerUkernelsToGpuPass, KERNEL_MODULE};
 pub use lower::LowerUkernelsPass;
 pub use pass::{describe_module, AnnotateUkernelsPass};
 pub use patch::PatchUkernelsPass;
@@ -42,6 +42,7 @@ pub fn register_passes(r: &mut ftuner_pass::PassRegistry) {
     r.register(|| Box::new(AnnotateUkernelsPass::default()));
     r.register(|| Box::new(PatchUkernelsPass::default()));
     r.register(|| Box::new(LowerUkernelsPass::default()));
+    r.register(|| Box::new(LowerUkernelsToGpuPass::default()));
 }
 
 /// Element type of a contraction.

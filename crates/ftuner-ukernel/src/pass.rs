@@ -5,9 +5,7 @@ use crate::contraction::{find_all, Contraction, Kind};
 use crate::{DType, Family};
 use ftuner_hw::HardwareModel;
 use ftuner_ir::{Attribute, Context, Diagnostic, Ir, OpId};
-use ftuner_pass::{
-    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
-};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use std::fmt::Write;
 
 fn shape_of(c: &Contraction) -> String {
@@ -90,43 +88,30 @@ pub fn describe_module(
     Ok(s)
 }
 
-pub struct AnnotateUkernelsPass {
-    opts: PassOptions,
-    annotated: u64,
-}
-
-impl Default for AnnotateUkernelsPass {
-    fn default() -> Self {
-        AnnotateUkernelsPass {
-            opts: PassOptions::new(vec![OptionSpec {
-                name: "target",
-                kind: OptionKind::String,
-                default: "",
-                description: "Target (host, a built-in name, cuda:sm_XX, or a .toml file); empty: the module's ftuner.target or host",
-            }]),
-            annotated: 0,
-        }
+define_pass! {
+    /// `annotate-ukernels`: attach the analytic uKernel family to every contraction.
+    pub struct AnnotateUkernelsPass {
+        argument: "annotate-ukernels",
+        name: "AnnotateUkernels",
+        summary: "Attach the analytic uKernel family to every contraction",
+        options: AnnotateUkernelsOptions {
+            "target" => target: String = "",
+                "Target (host, a built-in name, cuda:sm_XX, or a .toml file); empty: the module's ftuner.target or host";
+        },
+        statistics: {
+            annotated: "num-contractions" => "Contractions annotated with uKernels",
+        },
     }
 }
 
-impl Pass for AnnotateUkernelsPass {
-    fn argument(&self) -> &'static str {
-        "annotate-ukernels"
-    }
-    fn name(&self) -> &'static str {
-        "AnnotateUkernels"
-    }
-    fn summary(&self) -> &'static str {
-        "Attach the analytic uKernel family to every contraction"
-    }
-    fn options(&mut self) -> Option<&mut PassOptions> {
-        Some(&mut self.opts)
-    }
-    fn options_ref(&self) -> Option<&PassOptions> {
-        Some(&self.opts)
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
-        let t = self.opts.str("target");
+impl AnnotateUkernelsPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        o: &AnnotateUkernelsOptions,
+    ) -> Result<(), PassFailure> {
+        let t = o.target.clone();
         let model = crate::target_model(cx, op, &t)?;
         let found = find_all(cx.ir, op);
         let mut cache: Vec<(DType, String)> = vec![];
@@ -151,18 +136,5 @@ impl Pass for AnnotateUkernelsPass {
         }
         cx.preserved.preserve::<ftuner_hw::HwModelAnalysis>();
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-contractions",
-            description: "Contractions annotated with uKernels",
-            value: self.annotated,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(AnnotateUkernelsPass {
-            opts: self.opts.clone(),
-            annotated: 0,
-        })
     }
 }

@@ -8,9 +8,7 @@ use crate::{DType, Family};
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ukernel::{plan_attr, read_plan};
 use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, DYNAMIC};
-use ftuner_pass::{
-    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
-};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// Per-dimension tiles with their cost per call, from a family.
 /// Tile sizes of one dimension with the estimated cost of one call of each.
@@ -225,58 +223,49 @@ fn used_sizes(mp: &DimPlan, np: &DimPlan) -> u64 {
     (sizes(mp) * sizes(np)) as u64
 }
 
-pub struct PatchUkernelsPass {
-    opts: PassOptions,
-    patched: u64,
-    ukernels: u64,
-    scheduled: u64,
-    epilogues: u64,
-}
-
-impl Default for PatchUkernelsPass {
-    fn default() -> Self {
-        PatchUkernelsPass {
-            opts: PassOptions::new(vec![
-                OptionSpec { name: "target", kind: OptionKind::String, default: "", description: "Target (host, a built-in name, cuda:sm_XX, or a .toml file); empty: the module's ftuner.target or host" },
-                OptionSpec { name: "dtypes", kind: OptionKind::List, default: "f32,f16,bf16", description: "Element types to patch (others are left alone)" },
-                OptionSpec { name: "max-ukernels", kind: OptionKind::UInt, default: "8", description: "Most tile sizes per dimension (the main tile plus the smallest)" },
-                OptionSpec { name: "max-padding", kind: OptionKind::Float, default: "0", description: "Fraction of the main tile a residue may be padded by when that is cheaper" },
-                OptionSpec { name: "schedule", kind: OptionKind::String, default: "", description: "A schedule for every contraction (mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..]) instead of the analytic default (CPU targets)" },
-                OptionSpec { name: "fuse-epilogues", kind: OptionKind::Bool, default: "true", description: "Absorb elementwise consumers (bias-add, activations; broadcasts read at their source) of 2-d contractions into the patch's epilogue" },
-                OptionSpec { name: "tuning-db", kind: OptionKind::String, default: "", description: "A tuning database (ftuner-tune): each contraction whose workload has measured schedules gets the best one" },
-            ]),
-            patched: 0,
-            ukernels: 0,
-            scheduled: 0,
-            epilogues: 0,
-        }
+define_pass! {
+    /// `patch-ukernels`: cover each contraction with a patch of analytic uKernels.
+    pub struct PatchUkernelsPass {
+        argument: "patch-ukernels",
+        name: "PatchUkernels",
+        summary: "Cover each contraction with a patch of analytic uKernels (ukernel.patch)",
+        description: "Replaces linalg.matmul, linalg.batch_matmul (and transposed forms), contraction linalg.generic ops and conv_2d (as implicit GEMM) by ukernel.patch ops holding the target's uKernel family and, for M and N, the tiles covering every residue modulo the main tile.",
+        options: PatchUkernelsOptions {
+            "target" => target: String = "",
+                "Target (host, a built-in name, cuda:sm_XX, or a .toml file); empty: the module's ftuner.target or host";
+            "dtypes" => dtypes: Vec<String> = "f32,f16,bf16",
+                "Element types to patch (others are left alone)";
+            "max-ukernels" => max_ukernels: u64 = "8",
+                "Most tile sizes per dimension (the main tile plus the smallest)";
+            "max-padding" => max_padding: f64 = "0",
+                "Fraction of the main tile a residue may be padded by when that is cheaper";
+            "schedule" => schedule: String = "",
+                "A schedule for every contraction (mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..]) instead of the analytic default (CPU targets)";
+            "fuse-epilogues" => fuse_epilogues: bool = "true",
+                "Absorb elementwise consumers (bias-add, activations; broadcasts read at their source) of 2-d contractions into the patch's epilogue";
+            "tuning-db" => tuning_db: String = "",
+                "A tuning database (ftuner-tune): each contraction whose workload has measured schedules gets the best one";
+        },
+        statistics: {
+            patched: "num-patched" => "Contractions patched",
+            ukernels: "num-ukernels" => "uKernel sizes the patch plans use (all ops)",
+            epilogues: "num-epilogue-ops" => "Elementwise consumers absorbed into patch epilogues",
+            scheduled: "num-scheduled" => "Contractions given a schedule (option or tuning database) instead of the analytic default",
+        },
     }
 }
 
-impl Pass for PatchUkernelsPass {
-    fn argument(&self) -> &'static str {
-        "patch-ukernels"
-    }
-    fn name(&self) -> &'static str {
-        "PatchUkernels"
-    }
-    fn summary(&self) -> &'static str {
-        "Cover each contraction with a patch of analytic uKernels (ukernel.patch)"
-    }
-    fn description(&self) -> &'static str {
-        "Replaces linalg.matmul, linalg.batch_matmul (and transposed forms), contraction linalg.generic ops and conv_2d (as implicit GEMM) by ukernel.patch ops holding the target's uKernel family and, for M and N, the tiles covering every residue modulo the main tile."
-    }
-    fn options(&mut self) -> Option<&mut PassOptions> {
-        Some(&mut self.opts)
-    }
-    fn options_ref(&self) -> Option<&PassOptions> {
-        Some(&self.opts)
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
-        let t = self.opts.str("target");
+impl PatchUkernelsPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        o: &PatchUkernelsOptions,
+    ) -> Result<(), PassFailure> {
+        let t = o.target.clone();
         let model = crate::target_model(cx, op, &t)?;
-        let dtypes = self.opts.list("dtypes");
-        let max_pad = self.opts.float("max-padding");
+        let dtypes = &o.dtypes;
+        let max_pad = o.max_padding;
         if !(0.0..=1.0).contains(&max_pad) {
             cx.emit(Diagnostic::error(
                 cx.ir.loc(op),
@@ -284,8 +273,8 @@ impl Pass for PatchUkernelsPass {
             ));
             return Err(PassFailure);
         }
-        let max_uk = (self.opts.int("max-ukernels").max(2)) as usize;
-        let fixed = self.opts.str("schedule");
+        let max_uk = o.max_ukernels.max(2) as usize;
+        let fixed = &o.schedule;
         let fixed: Option<Schedule> = if fixed.is_empty() {
             None
         } else {
@@ -297,12 +286,15 @@ impl Pass for PatchUkernelsPass {
                 }
             }
         };
-        let fuse = self.opts.bool("fuse-epilogues");
-        let db_path = self.opts.str("tuning-db");
+        let fuse = o.fuse_epilogues;
+        let db_path = &o.tuning_db;
         let db = if db_path.is_empty() {
             None
         } else {
-            match crate::schedule::open_db(&db_path) {
+            match crate::schedule::open_db(
+                cx.extension::<crate::schedule::TuningDbOpener>(),
+                db_path,
+            ) {
                 Ok(d) => Some(d),
                 Err(e) => {
                     cx.emit(Diagnostic::error(cx.ir.loc(op), e));
@@ -389,38 +381,5 @@ impl Pass for PatchUkernelsPass {
         }
         cx.preserved.preserve::<ftuner_hw::HwModelAnalysis>();
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![
-            Statistic {
-                name: "num-patched",
-                description: "Contractions patched",
-                value: self.patched,
-            },
-            Statistic {
-                name: "num-ukernels",
-                description: "uKernel sizes the patch plans use (all ops)",
-                value: self.ukernels,
-            },
-            Statistic {
-                name: "num-epilogue-ops",
-                description: "Elementwise consumers absorbed into patch epilogues",
-                value: self.epilogues,
-            },
-            Statistic {
-                name: "num-scheduled",
-                description: "Contractions given a schedule (option or tuning database) instead of the analytic default",
-                value: self.scheduled,
-            },
-        ]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(PatchUkernelsPass {
-            opts: self.opts.clone(),
-            patched: 0,
-            ukernels: 0,
-            scheduled: 0,
-            epilogues: 0,
-        })
     }
 }

@@ -16,15 +16,15 @@
 //! target's fingerprint.
 //!
 //! Where schedules come from at compile time is a [`ScheduleSource`]: `patch-ukernels`
-//! takes one from its `tuning-db` option through the opener a tool installs with
-//! [`set_db_opener`] (the tuning database lives in `ftuner-tune`, which this crate does
-//! not depend on).
+//! takes one from its `tuning-db` option through the [`TuningDbOpener`] its driver hands
+//! it as a pass-registry extension (the tuning database lives in `ftuner-tune`, which
+//! this crate does not depend on).
 
 use crate::contraction::{Contraction, Kind};
 use ftuner_hw::HardwareModel;
 use ftuner_ir::{Ir, DYNAMIC};
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// The knobs of one contraction's uKernels and lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -275,17 +275,19 @@ pub trait ScheduleSource: Send + Sync {
 /// Opens a tuning database named by the `tuning-db` option.
 pub type DbOpener = fn(&str) -> Result<Arc<dyn ScheduleSource>, String>;
 
-static OPENER: OnceLock<DbOpener> = OnceLock::new();
+/// The hook a driver gives `patch-ukernels` (a [`ftuner_pass::PassRegistry`] extension:
+/// `registry.add_extension(TuningDbOpener(open))`) so that `tuning-db` files can be read;
+/// `ftuner_tune::register` adds it (the database lives in `ftuner-tune`, which this crate
+/// does not link).
+#[derive(Clone, Copy)]
+pub struct TuningDbOpener(pub DbOpener);
 
-/// Install the function that opens `tuning-db` files (a tool linking `ftuner-tune` calls
-/// this once at start-up). Later calls are ignored.
-pub fn set_db_opener(f: DbOpener) {
-    let _ = OPENER.set(f);
-}
-
-pub(crate) fn open_db(path: &str) -> Result<Arc<dyn ScheduleSource>, String> {
-    match OPENER.get() {
-        Some(f) => f(path),
+pub(crate) fn open_db(
+    opener: Option<&TuningDbOpener>,
+    path: &str,
+) -> Result<Arc<dyn ScheduleSource>, String> {
+    match opener {
+        Some(f) => (f.0)(path),
         None => Err(format!(
             "tuning-db '{path}': this tool was built without the tuning database (ftuner-tune)"
         )),

@@ -107,9 +107,9 @@ pub fn set_importer(f: Importer) {
 
 /// The registry with every ftuner pass.
 pub fn default_registry() -> PassRegistry {
-    // `patch-ukernels{tuning-db=FILE}` reads ftuner-tune's databases.
-    ftuner_tune::register();
     let mut r = PassRegistry::default();
+    // `patch-ukernels{tuning-db=FILE}` reads ftuner-tune's databases.
+    ftuner_tune::register(&mut r);
     ftuner_transforms::register_passes(&mut r);
     ftuner_ukernel::register_passes(&mut r);
     ftuner_derive::register_passes(&mut r);

@@ -78,7 +78,7 @@ pub fn register(r: &mut PassRegistry) {
         )],
         expand: |v| {
             format!(
-                "canonicalize,cse,patch-ukernels{{target={}}},bufferize,lower-ukernels,canonicalize,cse",
+                "canonicalize,cse,patch-ukernels{{target={}}},bufferize,lower-ukernels-to-gpu,canonicalize,cse",
                 v[0]
             )
         },

@@ -109,7 +109,7 @@ fn lower_ukernels_gpu_snapshots() {
         let out = lowered_snapshot(
             file,
             &format!(
-                "builtin.module(patch-ukernels{{target={target}}},bufferize,lower-ukernels,canonicalize,cse)"
+                "builtin.module(patch-ukernels{{target={target}}},bufferize,lower-ukernels-to-gpu,canonicalize,cse)"
             ),
             &format!("lower_gpu_{target}_{file}"),
         );

@@ -1,5 +1,5 @@
 //! PTX snapshots: `ftuner-translate FILE --emit=ptx --target=cuda:sm_XX` on the dense and
-//! batch-matmul examples (patch-ukernels for that GPU, bufferize, lower-ukernels, then
+//! batch-matmul examples (patch-ukernels for that GPU, bufferize, lower-ukernels-to-gpu, then
 //! NVPTX). Each snapshot holds the module header, one line per kernel entry (parameters,
 //! registers, FMAs, global loads and stores), and the full PTX of the main-tile kernel —
 //! the whole text of 8 (dense) or 64 (bmm) kernels would bury the review.

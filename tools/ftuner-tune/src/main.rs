@@ -390,7 +390,6 @@ fn serde_json_line(fields: &[(&str, ftuner_tune::db::JsonValue)]) -> String {
 }
 
 fn main() -> ExitCode {
-    ftuner_tune::register();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

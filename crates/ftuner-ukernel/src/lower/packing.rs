@@ -1,8 +1,10 @@
 //! B's panels: the copy that makes each register tile's rows of B contiguous
 //! (`[N / nr][K][nr]`), and when it is made once (a prepared weight) rather than per call.
 
-use super::{read_rows, res_pos, write_rows, Layout, B};
-use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, Type, Value, DYNAMIC};
+use super::register_tile::{read_rows, write_rows};
+use super::{reduction_dim, res_pos, Layout, B};
+use ftuner_dialects::linalg::ins_outs;
+use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
 /// Whether `v` is known when the weights are: an argument marked `{ftuner.weight}`, an
 /// argument of a function that `outline-weight-preparation` split, past the arguments it
@@ -188,4 +190,194 @@ pub(super) fn copy_generic(
     let x = b.ir.block_args(body)[0];
     b.yield_(body, "linalg.yield", vec![x]);
     b.ir.result(g, 0)
+}
+
+/// `src` (..., P, Q) with its last two dims swapped: (..., Q, P), as a permuted copy
+/// (`linalg.generic`). `convert-linalg-to-loops` turns such copies into w x w blocks
+/// transposed in registers (docs/bufferization.md); the interpreter and upstream MLIR
+/// take it as it is.
+pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value) -> Value {
+    let sty = b.ir.value_type(src);
+    let r = sty.rank().unwrap_or(0);
+    debug_assert!(r >= 2);
+    let mut dshape = sty.shape().unwrap_or(&[]).to_vec();
+    dshape.swap(r - 2, r - 1);
+    let mut perm: Vec<usize> = (0..r).collect();
+    perm.swap(r - 2, r - 1);
+    let dyn_sizes: Vec<Value> = perm
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| dshape[*j] == DYNAMIC)
+        .map(|(_, s)| {
+            let jv = b.index(blk, *s as i64);
+            b.val(blk, "tensor.dim", vec![src, jv], Type::index(), vec![])
+        })
+        .collect();
+    let empty = b.val(
+        blk,
+        "tensor.empty",
+        dyn_sizes,
+        sty.with_shape(dshape),
+        vec![],
+    );
+    let src_results = perm.iter().map(|d| AffineExpr::Dim(*d as u32)).collect();
+    copy_generic(b, blk, src, src_results, empty)
+}
+
+/// A contraction whose B is laid out [..., n, k] (k innermost: NT, as attention's
+/// Q·Kᵀ) reads each register-tile row of B as nr strided elements, once per row strip.
+/// When a full strip of A (mr rows) will pass over B and B has a full block of w rows
+/// (decided at run time), B is transposed once into [..., k, n] by in-register w x w
+/// blocks (`transpose_last2`) and the patch reads that, as an NN contraction; otherwise
+/// B is read in place (measured on 192 x T x 64 attention scores: the transposition
+/// costs more than it saves below T = 16). Returns the two patches (transposed, in
+/// place), or `None` when B is not laid out that way.
+pub(super) fn transpose_strided_b(
+    ir: &mut Ir,
+    op: OpId,
+    lay: &Layout,
+    mr: i64,
+    elem: Type,
+) -> Option<(OpId, OpId)> {
+    let dk = reduction_dim(lay)?;
+    let bmap = &lay.maps[1];
+    let nres = bmap.results.len();
+    if nres < 2
+        || bmap.results[nres - 1] != AffineExpr::Dim(dk)
+        || bmap.results[nres - 2] != AffineExpr::Dim(lay.dn)
+    {
+        return None;
+    }
+    let w = ftuner_dialects::vector::transpose_lanes(elem);
+    let (ins, outs) = ins_outs(ir, op);
+    let bv = ins[1];
+    if !is_ranked_tensor(ir, bv, nres) {
+        return None;
+    }
+    let loc = ir.loc(op);
+    let scratch = ir.new_block(&[]);
+    let mut b = B::new(ir, loc);
+    let rty = b.ir.value_type(b.ir.result(op, 0));
+    let cpos = res_pos(&lay.maps[2], lay.dm).unwrap_or(0);
+    let pv = b.index(scratch, cpos as i64);
+    let msz = b.val(
+        scratch,
+        "tensor.dim",
+        vec![outs[0], pv],
+        Type::index(),
+        vec![],
+    );
+    let npos = res_pos(bmap, lay.dn).unwrap_or(0);
+    let pv = b.index(scratch, npos as i64);
+    let nsz = b.val(scratch, "tensor.dim", vec![bv, pv], Type::index(), vec![]);
+    let mut tmap = bmap.clone();
+    tmap.results.swap(nres - 2, nres - 1);
+    let mut maps: Vec<Attribute> = lay
+        .maps
+        .iter()
+        .cloned()
+        .map(Attribute::affine_map)
+        .collect();
+    maps[1] = Attribute::affine_map(tmap);
+    let transposed = |b: &mut B<'_>, blk: BlockId| {
+        let bt = transpose_last2(b, blk, bv);
+        let p = b.ir.clone_op(op, &mut Default::default());
+        b.ir.append_op(blk, p);
+        b.ir.set_operand(p, 1, bt);
+        b.ir.set_prop(p, "indexing_maps", Some(Attribute::array(maps.clone())));
+        p
+    };
+    let (cm, cw) = (b.index(scratch, mr), b.index(scratch, w));
+    let mut strip = b.cmpi(scratch, 5, msz, cm);
+    // With A contiguous along k too, the tiles of B read in place take the dot-product
+    // form: each output pays a reduction (a few shuffles), while the transposition pays
+    // K copies per column of B, shared by the M rows. They break even near M = K
+    // (measured on issue 10's W2, K = 64: dot products ahead up to T = 62, the
+    // transposition from T = 128, level between): transposed only when M >= K as well.
+    let amap = &lay.maps[0];
+    if res_pos(amap, dk) == Some(amap.results.len() - 1) {
+        let kpos = b.index(scratch, (amap.results.len() - 1) as i64);
+        let kext = b.val(
+            scratch,
+            "tensor.dim",
+            vec![ins[0], kpos],
+            Type::index(),
+            vec![],
+        );
+        let long = b.cmpi(scratch, 5, msz, kext);
+        strip = b.val(scratch, "arith.andi", vec![strip, long], Type::i1(), vec![]);
+    }
+    let block = b.cmpi(scratch, 5, nsz, cw);
+    let many = b.val(
+        scratch,
+        "arith.andi",
+        vec![strip, block],
+        Type::i1(),
+        vec![],
+    );
+    let (mut p1, mut p2) = (op, op);
+    let result = b.if_else(
+        scratch,
+        many,
+        rty,
+        |b, tb| {
+            p1 = transposed(b, tb);
+            b.ir.result(p1, 0)
+        },
+        |b, eb| {
+            p2 = b.ir.clone_op(op, &mut Default::default());
+            b.ir.append_op(eb, p2);
+            b.ir.result(p2, 0)
+        },
+    );
+    for o in ir.block_ops_vec(scratch) {
+        ir.unlink(o);
+        ir.insert_before(op, o);
+    }
+    ir.erase_block(scratch);
+    ir.replace_op(op, &[result]);
+    Some((p1, p2))
+}
+
+/// Whether `v` is a ranked tensor of rank `rank`.
+fn is_ranked_tensor(ir: &Ir, v: Value, rank: usize) -> bool {
+    let t = ir.value_type(v);
+    t.is_tensor() && t.rank() == Some(rank)
+}
+
+/// A[m0 .. m0 + ms, k0 .. k0 + ks] copied into a contiguous ms x ks tensor: rows of
+/// 16-lane vector copies along k, the k remainder element by element.
+pub(super) fn pack_a_block(
+    b: &mut B<'_>,
+    blk: BlockId,
+    a: Value,
+    (m0, ms): (Value, Value),
+    (k0, ks): (Value, Value),
+    elem: Type,
+) -> Value {
+    let w = 16;
+    let ty = Type::tensor(vec![DYNAMIC, DYNAMIC], elem);
+    let empty = b.val(blk, "tensor.empty", vec![ms, ks], ty, vec![]);
+    let (c0, c1, cw) = (b.index(blk, 0), b.index(blk, 1), b.index(blk, w));
+    let pad = b.fzero(blk, elem);
+    let q = b.ibin(blk, "arith.divui", ks, cw);
+    let kw = b.ibin(blk, "arith.muli", q, cw);
+    let vty = Type::vector(vec![w], elem);
+    let (fr, br, r, ar) = b.for_loop(blk, (c0, ms, c1), vec![empty]);
+    b.mark_parallel(fr);
+    let row = b.ibin(br, "arith.addi", m0, r);
+    let (fv, bv, kk, av) = b.for_loop(br, (c0, kw, cw), vec![ar[0]]);
+    let ka = b.ibin(bv, "arith.addi", k0, kk);
+    let v = read_rows(b, bv, a, &[vec![row, ka]], pad, vty, 1);
+    let out = write_rows(b, bv, av[0], &[vec![r, kk]], &v, 1);
+    b.yield_(bv, "scf.yield", vec![out]);
+    let t = b.ir.result(fv, 0);
+    let (fs, bs, kk, as_) = b.for_loop(br, (kw, ks, c1), vec![t]);
+    let ka = b.ibin(bs, "arith.addi", k0, kk);
+    let x = b.val(bs, "tensor.extract", vec![a, row, ka], elem, vec![]);
+    let out = b.val(bs, "tensor.insert", vec![x, as_[0], r, kk], ty, vec![]);
+    b.yield_(bs, "scf.yield", vec![out]);
+    let t = b.ir.result(fs, 0);
+    b.yield_(br, "scf.yield", vec![t]);
+    b.ir.result(fr, 0)
 }

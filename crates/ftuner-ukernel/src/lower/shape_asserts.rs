@@ -1,6 +1,7 @@
 //! The run-time shape check `lower-ukernels` puts before a patched contraction's loops.
 
-use super::{eval_expr, patch_maps, B};
+use super::tiles::patch_maps;
+use super::{eval_expr, B};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ukernel::{epilogue_inputs, epilogue_maps};
 use ftuner_ir::{AffineExpr, Attribute, Ir, OpBuilder, OpId, Type, Value};

@@ -1,0 +1,168 @@
+//! `B`'s helpers: the ops the lowering creates most (constants, loops, ifs, comparisons,
+//! index tables, yields), each in one call.
+
+use super::{Blocking, B};
+use ftuner_dialects::scf::PARALLEL_ATTR;
+use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
+
+impl<'a> B<'a> {
+    /// A builder with no register-level state.
+    pub(crate) fn new(ir: &'a mut Ir, loc: Attribute) -> B<'a> {
+        B {
+            ir,
+            loc,
+            vector: None,
+            kblock: None,
+            packed: None,
+            klast: None,
+            blocking: Blocking::default(),
+            apacked: None,
+            zero_init: false,
+            kfirst: None,
+        }
+    }
+    pub(crate) fn op(
+        &mut self,
+        block: BlockId,
+        name: &str,
+        operands: Vec<Value>,
+        results: Vec<Type>,
+        props: Vec<(&str, Attribute)>,
+        regions: usize,
+    ) -> OpId {
+        let mut s = OpSpec::new(intern_name(name), self.loc)
+            .operands(operands)
+            .results(results)
+            .regions(regions);
+        for (k, v) in props {
+            s = s.prop(k, v);
+        }
+        let o = self.ir.create_op(s);
+        self.ir.append_op(block, o);
+        if matches!(name, "tensor.extract_slice" | "tensor.insert_slice") {
+            // Tiles of the iteration space this lowering sized (after its run-time
+            // shape check): in bounds by construction, bufferization checks nothing.
+            self.ir.set_attr(
+                o,
+                ftuner_dialects::tensor::IN_BOUNDS,
+                Some(Attribute::unit()),
+            );
+        }
+        o
+    }
+    pub(crate) fn val(
+        &mut self,
+        block: BlockId,
+        name: &str,
+        operands: Vec<Value>,
+        ty: Type,
+        props: Vec<(&str, Attribute)>,
+    ) -> Value {
+        let o = self.op(block, name, operands, vec![ty], props, 0);
+        self.ir.result(o, 0)
+    }
+    pub(crate) fn index(&mut self, block: BlockId, v: i64) -> Value {
+        self.val(
+            block,
+            "arith.constant",
+            vec![],
+            Type::index(),
+            vec![("value", Attribute::index(v))],
+        )
+    }
+    /// Mark loop `f` `ftuner.parallel` (when the lowering marks loops): its iterations
+    /// write disjoint parts of its result.
+    pub(crate) fn mark_parallel(&mut self, f: OpId) {
+        if self.blocking.parallel {
+            self.ir.set_attr(f, PARALLEL_ATTR, Some(Attribute::unit()));
+        }
+    }
+    /// `scf.for %iv = lb to ub step st iter_args(inits)` appended to `block`: the op, its
+    /// body block, the induction variable and the iteration arguments.
+    pub(crate) fn for_loop(
+        &mut self,
+        block: BlockId,
+        (lb, ub, step): (Value, Value, Value),
+        inits: Vec<Value>,
+    ) -> (OpId, BlockId, Value, Vec<Value>) {
+        let tys: Vec<Type> = inits.iter().map(|v| self.ir.value_type(*v)).collect();
+        let mut ops = vec![lb, ub, step];
+        ops.extend(inits);
+        let f = self.op(block, "scf.for", ops, tys.clone(), vec![], 1);
+        let r = self.ir.regions_of(f)[0];
+        let mut btys = vec![Type::index()];
+        btys.extend(tys);
+        let body = self.ir.append_block(r, &btys);
+        let args = self.ir.block_args(body).to_vec();
+        (f, body, args[0], args[1..].to_vec())
+    }
+    /// `scf.if %cond -> (ty)` appended to `block`, each branch built by its closure into
+    /// its block, yielding what the closure returns: the run-time choice between two
+    /// versions of a nest.
+    pub(crate) fn if_else(
+        &mut self,
+        block: BlockId,
+        cond: Value,
+        ty: Type,
+        then: impl FnOnce(&mut B<'a>, BlockId) -> Value,
+        els: impl FnOnce(&mut B<'a>, BlockId) -> Value,
+    ) -> Value {
+        let iff = self.op(block, "scf.if", vec![cond], vec![ty], vec![], 2);
+        let (tr, er) = (self.ir.regions_of(iff)[0], self.ir.regions_of(iff)[1]);
+        let tb = self.ir.append_block(tr, &[]);
+        let r1 = then(self, tb);
+        self.yield_(tb, "scf.yield", vec![r1]);
+        let eb = self.ir.append_block(er, &[]);
+        let r2 = els(self, eb);
+        self.yield_(eb, "scf.yield", vec![r2]);
+        self.ir.result(iff, 0)
+    }
+    /// `arith.cmpi` with MLIR's predicate number (4 sgt, 5 sge, ...).
+    pub(crate) fn cmpi(&mut self, block: BlockId, pred: i64, a: Value, b: Value) -> Value {
+        self.val(
+            block,
+            "arith.cmpi",
+            vec![a, b],
+            Type::i1(),
+            vec![("predicate", Attribute::i64(pred))],
+        )
+    }
+    /// A constant `tensor<shape x index>` (a plan table).
+    pub(crate) fn index_table(
+        &mut self,
+        block: BlockId,
+        shape: Vec<i64>,
+        values: Vec<ftuner_ir::Scalar>,
+    ) -> Value {
+        let tty = Type::tensor(shape, Type::index());
+        self.val(
+            block,
+            "arith.constant",
+            vec![],
+            tty,
+            vec![("value", Attribute::dense(tty, values))],
+        )
+    }
+    /// A floating-point zero of type `elem`.
+    pub(crate) fn fzero(&mut self, block: BlockId, elem: Type) -> Value {
+        self.val(
+            block,
+            "arith.constant",
+            vec![],
+            elem,
+            vec![("value", Attribute::float(0.0, elem))],
+        )
+    }
+    pub(crate) fn ibin(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
+        let ov = Attribute::dialect("arith", "overflow<none>");
+        let props = if matches!(name, "arith.addi" | "arith.subi" | "arith.muli") {
+            vec![("overflowFlags", ov)]
+        } else {
+            vec![]
+        };
+        self.val(block, name, vec![a, b], Type::index(), props)
+    }
+    pub(crate) fn yield_(&mut self, block: BlockId, name: &str, vals: Vec<Value>) {
+        self.op(block, name, vals, vec![], vec![], 0);
+    }
+}

@@ -1,0 +1,342 @@
+//! Windowed contractions (convolutions as implicit GEMM): M is the flattened output
+//! positions, N one output-channel dim, K the reduction dims.
+
+use super::batch::nest;
+use super::packing::copy_generic;
+use super::padding::plan_padding;
+use super::register_tile::{fma_rows, indices, mul_add_elem, read_rows, write_rows};
+use super::tiles::{dim_roles, patch_maps};
+use super::{res_pos, Plans, B};
+use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ukernel::epilogue_block;
+use ftuner_ir::{AffineExpr, BlockId, Ir, OpId, Type, Value, DYNAMIC};
+
+/// A windowed contraction (convolution as implicit GEMM): M is the flattened output
+/// positions, N one output-channel dim, K the reduction dims.
+pub(crate) struct ConvLayout {
+    pub(crate) ms: Vec<u32>,
+    pub(crate) dn: u32,
+    pub(crate) ks: Vec<u32>,
+    pub(crate) maps: Vec<ftuner_ir::AffineMap>,
+    pub(crate) elem: Type,
+}
+
+pub(crate) fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
+    let maps = patch_maps(ir, op)?;
+    // B and C index by plain dims; A by sums of dims and constant multiples of dims.
+    if !maps[1..]
+        .iter()
+        .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
+    {
+        return None;
+    }
+    let nd = maps[0].num_dims;
+    let (ms, ns, ks) = dim_roles(&maps);
+    if ns.len() != 1 || ms.is_empty() || ks.is_empty() || ms.len() + 1 + ks.len() != nd as usize {
+        return None;
+    }
+    // Every k dim must be read by B (its extent comes from there).
+    if ks.iter().any(|d| res_pos(&maps[1], *d).is_none()) {
+        return None;
+    }
+    let elem = mul_add_elem(ir, op)?;
+    // A's expressions: sums of dims and constant multiples of dims, or constants.
+    fn simple(e: &AffineExpr) -> bool {
+        match e {
+            AffineExpr::Dim(_) | AffineExpr::Const(_) => true,
+            AffineExpr::Add(a, b) => simple(a) && simple(b),
+            AffineExpr::Mul(a, b) => {
+                matches!(**b, AffineExpr::Const(_)) && simple(a)
+                    || matches!(**a, AffineExpr::Const(_)) && simple(b)
+            }
+            _ => false,
+        }
+    }
+    if !maps[0].results.iter().all(simple) {
+        return None;
+    }
+    Some(ConvLayout {
+        ms,
+        dn: ns[0],
+        ks,
+        maps,
+        elem,
+    })
+}
+
+/// The value of `e` with dims from `at`, as index arithmetic in `blk`.
+pub(crate) fn eval_expr(
+    b: &mut B<'_>,
+    blk: BlockId,
+    e: &AffineExpr,
+    at: &dyn Fn(u32) -> Value,
+) -> Value {
+    match e {
+        AffineExpr::Dim(d) => at(*d),
+        AffineExpr::Const(c) => b.index(blk, *c),
+        AffineExpr::Add(x, y) => {
+            let (x, y) = (eval_expr(b, blk, x, at), eval_expr(b, blk, y, at));
+            b.ibin(blk, "arith.addi", x, y)
+        }
+        AffineExpr::Mul(x, y) => {
+            let (x, y) = (eval_expr(b, blk, x, at), eval_expr(b, blk, y, at));
+            b.ibin(blk, "arith.muli", x, y)
+        }
+        _ => unreachable!("checked by conv_layout"),
+    }
+}
+
+/// Lower a windowed contraction: the plan's tiles over the flattened output positions
+/// (M) and the channel dim (N); each row of a tile is delinearized into its output
+/// position, the k dims are nested loops, and the register tile is `mt` vectors along N.
+pub(super) fn lower_conv(
+    ir: &mut Ir,
+    op: OpId,
+    cl: &ConvLayout,
+    plans: &Plans,
+) -> Result<(), String> {
+    let (ins, outs) = ins_outs(ir, op);
+    if outs.len() != 1 || ins.len() != 2 || ir.results(op).len() != 1 {
+        return Err("expects two inputs and one tensor output".into());
+    }
+    if epilogue_block(ir, op).is_some() {
+        return Err("epilogues of windowed contractions are not lowered".into());
+    }
+    if [&plans.m, &plans.n]
+        .iter()
+        .any(|p| plan_padding(p).iter().any(|x| *x > 0))
+    {
+        return Err("padded plans of windowed contractions are not lowered".into());
+    }
+    let loc = ir.loc(op);
+    let scratch = ir.new_block(&[]);
+    let mut b = B::new(ir, loc);
+    let out = outs[0];
+    let cpos = |d: u32| res_pos(&cl.maps[2], d).unwrap_or(0) as i64;
+    // Extents of the M dims (from C), of N (from C) and of the k dims (from B).
+    let mut mext = vec![];
+    for d in &cl.ms {
+        let pv = b.index(scratch, cpos(*d));
+        mext.push(b.val(scratch, "tensor.dim", vec![out, pv], Type::index(), vec![]));
+    }
+    let mut msz = b.index(scratch, 1);
+    for e in &mext {
+        msz = b.ibin(scratch, "arith.muli", msz, *e);
+    }
+    let pnv = b.index(scratch, cpos(cl.dn));
+    let nsz = b.val(scratch, "tensor.dim", vec![out, pnv], Type::index(), vec![]);
+    let mut kext = vec![];
+    for d in &cl.ks {
+        let pv = b.index(scratch, res_pos(&cl.maps[1], *d).unwrap_or(0) as i64);
+        kext.push(b.val(
+            scratch,
+            "tensor.dim",
+            vec![ins[1], pv],
+            Type::index(),
+            vec![],
+        ));
+    }
+    let a = ins[0];
+    // The filter with its output-channel dim innermost (FCHW → CHWF, once per call: a
+    // filter is small next to the conv's work), so each k step loads B as contiguous
+    // vectors instead of `nr` strided elements.
+    let (w, cl_packed);
+    let cl = match channels_last(&mut b, scratch, cl, ins[1]) {
+        Some((wp, c)) => {
+            w = wp;
+            cl_packed = c;
+            &cl_packed
+        }
+        None => {
+            w = ins[1];
+            cl
+        }
+    };
+    let result = nest(
+        &mut b,
+        scratch,
+        (msz, nsz),
+        plans,
+        out,
+        &mut |b, blk, acc, t| conv_tile(b, blk, cl, (a, w), acc, t, &mext, &kext),
+    );
+    let ops = b.ir.block_ops_vec(scratch);
+    for o in ops {
+        b.ir.unlink(o);
+        b.ir.insert_before(op, o);
+    }
+    b.ir.replace_op(op, &[result]);
+    Ok(())
+}
+
+/// A copy of the filter `w` whose output-channel dim (N) is its last one, and the layout
+/// reading it; None when it already is.
+fn channels_last(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    w: Value,
+) -> Option<(Value, ConvLayout)> {
+    let mb = &cl.maps[1];
+    let rank = mb.results.len();
+    let bn = res_pos(mb, cl.dn)?;
+    if bn + 1 == rank {
+        return None;
+    }
+    // dst dim j holds w's dim perm[j].
+    let perm: Vec<usize> = (0..rank).filter(|p| *p != bn).chain([bn]).collect();
+    let wty = b.ir.value_type(w);
+    let shape = wty.shape()?.to_vec();
+    let dshape: Vec<i64> = perm.iter().map(|p| shape[*p]).collect();
+    let dyn_sizes: Vec<Value> = perm
+        .iter()
+        .filter(|p| shape[**p] == DYNAMIC)
+        .map(|p| {
+            let pv = b.index(blk, *p as i64);
+            b.val(blk, "tensor.dim", vec![w, pv], Type::index(), vec![])
+        })
+        .collect();
+    let empty = b.val(
+        blk,
+        "tensor.empty",
+        dyn_sizes,
+        wty.with_shape(dshape),
+        vec![],
+    );
+    let src_results = (0..rank)
+        .map(|p| AffineExpr::Dim(perm.iter().position(|x| *x == p).unwrap_or(p) as u32))
+        .collect();
+    let packed = copy_generic(b, blk, w, src_results, empty);
+    let mut maps = cl.maps.clone();
+    maps[1].results = perm.iter().map(|p| mb.results[*p].clone()).collect();
+    Some((
+        packed,
+        ConvLayout {
+            ms: cl.ms.clone(),
+            dn: cl.dn,
+            ks: cl.ks.clone(),
+            maps,
+            elem: cl.elem,
+        },
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn conv_tile(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    (a, w): (Value, Value),
+    c: Value,
+    (moff, mt, noff, nt): (Value, i64, Value, i64),
+    mext: &[Value],
+    kext: &[Value],
+) -> Value {
+    let vty = Type::vector(vec![nt], cl.elem);
+    let mc = &cl.maps[2];
+    let cn = res_pos(mc, cl.dn).unwrap_or(0);
+    let c0 = b.index(blk, 0);
+    let pad = b.fzero(blk, cl.elem);
+    // Each row's output position: delinearize moff + i over the M extents.
+    let mut rows: Vec<Vec<(u32, Value)>> = vec![];
+    for i in 0..mt {
+        let iv = b.index(blk, i);
+        let mut m = b.ibin(blk, "arith.addi", moff, iv);
+        let mut pos = vec![];
+        for (d, e) in cl.ms.iter().zip(mext).rev() {
+            let r = b.val(blk, "arith.remui", vec![m, *e], Type::index(), vec![]);
+            m = b.val(blk, "arith.divui", vec![m, *e], Type::index(), vec![]);
+            pos.push((*d, r));
+        }
+        rows.push(pos);
+    }
+    let dn = cl.dn;
+    let find =
+        |fixed: &[(u32, Value)], d: u32| fixed.iter().find(|(x, _)| *x == d).map(|(_, v)| *v);
+    let c_rows: Vec<Vec<Value>> = rows
+        .iter()
+        .map(|row| {
+            let at = |d: u32| {
+                if d == dn {
+                    noff
+                } else {
+                    find(row, d).unwrap_or(c0)
+                }
+            };
+            indices(mc, &at)
+        })
+        .collect();
+    let accs = read_rows(b, blk, c, &c_rows, pad, vty, cn);
+    // Nested k loops carrying the accumulators.
+    let accs = conv_k_loops(
+        b,
+        blk,
+        cl,
+        (a, w),
+        &rows,
+        noff,
+        vty,
+        kext,
+        accs,
+        &mut vec![],
+    );
+    write_rows(b, blk, c, &c_rows, &accs, cn)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn conv_k_loops(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    (a, w): (Value, Value),
+    rows: &[Vec<(u32, Value)>],
+    noff: Value,
+    vty: Type,
+    kext: &[Value],
+    accs: Vec<Value>,
+    kvals: &mut Vec<(u32, Value)>,
+) -> Vec<Value> {
+    let level = kvals.len();
+    let n = accs.len();
+    let c0 = b.index(blk, 0);
+    let c1 = b.index(blk, 1);
+    let (f, fb, k, inner) = b.for_loop(blk, (c0, kext[level], c1), accs);
+    kvals.push((cl.ks[level], k));
+    let next = if level + 1 < cl.ks.len() {
+        conv_k_loops(b, fb, cl, (a, w), rows, noff, vty, kext, inner, kvals)
+    } else {
+        let z = b.index(fb, 0);
+        let zp = b.fzero(fb, cl.elem);
+        let (ma, mb) = (&cl.maps[0], &cl.maps[1]);
+        let bn = res_pos(mb, cl.dn).unwrap_or(0);
+        let dn = cl.dn;
+        let kv = kvals.clone();
+        let at_b = |d: u32| {
+            if d == dn {
+                noff
+            } else {
+                kv.iter().find(|(x, _)| *x == d).map_or(z, |(_, v)| *v)
+            }
+        };
+        let brow = read_rows(b, fb, w, &[indices(mb, &at_b)], zp, vty, bn)[0];
+        let a_rows: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|row| {
+                let at_a = |d: u32| {
+                    row.iter()
+                        .chain(kv.iter())
+                        .find(|(x, _)| *x == d)
+                        .map_or(z, |(_, v)| *v)
+                };
+                ma.results
+                    .iter()
+                    .map(|e| eval_expr(b, fb, e, &at_a))
+                    .collect()
+            })
+            .collect();
+        fma_rows(b, fb, brow, a, &a_rows, &inner, vty)
+    };
+    kvals.pop();
+    b.yield_(fb, "scf.yield", next);
+    (0..n).map(|i| b.ir.result(f, i)).collect()
+}

@@ -1,0 +1,480 @@
+//! One patch's lowering: the dispatch (batches, transposed B, convolutions, plain
+//! contractions), padding and B-packing decisions, and the kc / mc loops around the tile
+//! nest.
+
+use super::batch::{nest, nest_from, split_batch};
+use super::conv::{conv_layout, lower_conv};
+use super::packing::{pack_a_block, pack_panels, prepared, transpose_strided_b};
+use super::padding::{pad_high, padding_amount, plan_padding};
+use super::register_tile::vector_plan;
+use super::tiles::{layout, tile};
+use super::{ir_attr_i64, reduction_dim, res_pos, Blocking, Layout, Plans, VectorBody, B};
+use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps};
+use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
+
+/// A patch whose init is a `linalg.fill` of zero, every tile of which gets a register
+/// body (no batch dims, the largest tile within the vector-body limit), does not need
+/// the fill: its register tiles store their sums in the first k block (and an empty
+/// reduction still runs one block, writing zeros). The patch then takes the fill's
+/// destination as its init, so the fill dies when nothing else reads it. Returns whether
+/// the patch was so changed.
+fn zero_init_of(ir: &mut Ir, op: OpId, plans: &Plans, vb: &VectorBody) -> bool {
+    let (_, outs) = ins_outs(ir, op);
+    let Some(&out) = outs.first() else {
+        return false;
+    };
+    let Some(fill) = ir.defining_op(out).filter(|f| ir.name(*f) == "linalg.fill") else {
+        return false;
+    };
+    let (fins, fouts) = ins_outs(ir, fill);
+    let zero = fins
+        .first()
+        .and_then(|v| ir.defining_op(*v))
+        .filter(|c| ir.name(*c) == "arith.constant")
+        .and_then(|c| ir.attr(c, "value"))
+        .is_some_and(|a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits: 0, .. }));
+    let biggest = plans
+        .m
+        .0
+        .max(plans.m.2.iter().flatten().copied().max().unwrap_or(0))
+        * plans
+            .n
+            .0
+            .max(plans.n.2.iter().flatten().copied().max().unwrap_or(0));
+    if !zero || !vb.batch.is_empty() || biggest > vb.max_elems || fouts.len() != 1 {
+        return false;
+    }
+    let Some(pos) = ir.operands(op).iter().position(|v| *v == out) else {
+        return false;
+    };
+    ir.set_operand(op, pos, fouts[0]);
+    true
+}
+
+/// [`lower`] after the run-time shape checks: batches split off first, a strided B
+/// transposed, a windowed contraction lowered as a convolution; the rest is a plain
+/// contraction ([`lower_plain`]).
+pub(super) fn lower_checked(
+    ir: &mut Ir,
+    op: OpId,
+    plans: Plans,
+    vector_bodies: Option<i64>,
+    k_blocking: bool,
+    pack_b: Option<bool>,
+    blocking: Blocking,
+) -> Result<(), String> {
+    let again = |ir: &mut Ir, p: OpId, pack_b| {
+        lower_checked(
+            ir,
+            p,
+            plans.clone(),
+            vector_bodies,
+            k_blocking,
+            pack_b,
+            blocking,
+        )
+    };
+    // Batches outermost: each batch is a GEMM of its own, whose B panels stay in cache
+    // while the row strips of A pass (a batch loop inside the tile loops walks every
+    // batch's panels per tile).
+    if vector_bodies.is_some() {
+        if let Some(inner) = split_batch(ir, op, blocking)? {
+            // The inner patch carries the same plans.
+            return again(ir, inner, pack_b);
+        }
+    }
+    if let (Some(max), None) = (vector_bodies, pack_b) {
+        if let Some(lay) = layout(ir, op) {
+            if let Some(vb) = vector_plan(ir, op, &lay, max) {
+                if let Some((tp, ip)) = transpose_strided_b(ir, op, &lay, plans.m.0, vb.elem) {
+                    again(ir, tp, None)?;
+                    again(ir, ip, Some(false))?;
+                    return Ok(());
+                }
+            }
+        }
+    }
+    let Some(lay) = layout(ir, op) else {
+        let conv = conv_layout(ir, op).ok_or(
+            "only patches with one M and one N loop dimension and plain indexing, or windowed contractions with one N dimension, are lowered",
+        )?;
+        if vector_bodies.is_none() {
+            return Err("windowed contractions are lowered with vector bodies only".into());
+        }
+        return lower_conv(ir, op, &conv, &plans);
+    };
+    lower_plain(
+        ir,
+        op,
+        lay,
+        &plans,
+        vector_bodies,
+        k_blocking,
+        pack_b,
+        blocking,
+    )
+}
+
+/// A contraction with one M and one N loop dim and plain indexing: the tile loops (with
+/// B packed when that pays), built in a scratch block and moved before the patch, whose
+/// result then replaces it.
+#[allow(clippy::too_many_arguments)]
+fn lower_plain(
+    ir: &mut Ir,
+    op: OpId,
+    lay: Layout,
+    plans: &Plans,
+    vector_bodies: Option<i64>,
+    k_blocking: bool,
+    pack_b: Option<bool>,
+    blocking: Blocking,
+) -> Result<(), String> {
+    let loc = ir.loc(op);
+    ir.op(op).parent.ok_or("patch not in a block")?;
+    // Build in a scratch block, then move the ops before the patch.
+    let scratch = ir.new_block(&[]);
+    let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
+    let zero_init = match &vector {
+        Some(vb) => zero_init_of(ir, op, plans, vb),
+        None => false,
+    };
+    // The init may have changed (a zero fill's destination instead of the fill).
+    let (_, outs) = ins_outs(ir, op);
+    let mut b = B::new(ir, loc);
+    b.vector = vector;
+    b.blocking = blocking;
+    b.zero_init = zero_init;
+    let out = outs[0];
+    let sizes = (
+        out_dim(&mut b, scratch, out, &lay, lay.dm),
+        out_dim(&mut b, scratch, out, &lay, lay.dn),
+    );
+    let padded = pad_operands(&mut b, scratch, op, &lay, plans, sizes);
+    let out = padded.as_ref().map_or(out, |p| p.out);
+    let result = packed_or_in_place(
+        &mut b, scratch, op, &lay, plans, sizes, out, k_blocking, pack_b,
+    );
+    // A padded plan's result, cut back to the extent.
+    let result = match padded {
+        Some(p) => cut_back(&mut b, scratch, result, p.sizes, p.ty),
+        None => result,
+    };
+    let ops = ir.block_ops_vec(scratch);
+    for o in ops {
+        ir.unlink(o);
+        ir.insert_before(op, o);
+    }
+    ir.replace_op(op, &[result]);
+    Ok(())
+}
+
+/// The run-time size of the output along loop dim `d`.
+fn out_dim(b: &mut B<'_>, blk: BlockId, out: Value, lay: &Layout, d: u32) -> Value {
+    let p = res_pos(&lay.maps[2], d).unwrap_or(0) as i64;
+    let pv = b.index(blk, p);
+    b.val(blk, "tensor.dim", vec![out, pv], Type::index(), vec![])
+}
+
+/// A padded patch's new init, and the unpadded result's sizes and type.
+struct Padded {
+    out: Value,
+    sizes: Vec<Value>,
+    ty: Type,
+}
+
+/// A padded plan: every operand indexed by M or N grows by the padding of the run-time
+/// residue, so the last tiles stay in bounds; the result is cut back to M x N after.
+fn pad_operands(
+    b: &mut B<'_>,
+    blk: BlockId,
+    op: OpId,
+    lay: &Layout,
+    plans: &Plans,
+    (msz, nsz): (Value, Value),
+) -> Option<Padded> {
+    let padm = padding_amount(b, blk, &plans.m, msz);
+    let padn = padding_amount(b, blk, &plans.n, nsz);
+    if padm.is_none() && padn.is_none() {
+        return None;
+    }
+    let (pins, pouts) = ins_outs(b.ir, op);
+    let out = pouts[0];
+    let epi = epilogue_inputs(b.ir, op);
+    let emaps = epilogue_maps(b.ir, op);
+    let all: Vec<(Value, ftuner_ir::AffineMap)> = pins
+        .iter()
+        .chain(&pouts)
+        .copied()
+        .zip(lay.maps.iter().cloned())
+        .chain(epi.iter().copied().zip(emaps))
+        .collect();
+    let first = b.ir.operands(op).len() - all.len();
+    for (k, (v, m)) in all.iter().enumerate() {
+        let high: Vec<Option<Value>> = m
+            .results
+            .iter()
+            .map(|e| match e {
+                AffineExpr::Dim(d) if *d == lay.dm => padm,
+                AffineExpr::Dim(d) if *d == lay.dn => padn,
+                _ => None,
+            })
+            .collect();
+        let pv = pad_high(b, blk, *v, &high);
+        if pv != *v {
+            b.ir.set_operand(op, first + k, pv);
+        }
+    }
+    // The sizes of the unpadded result, to cut the padded one back.
+    let sizes: Vec<Value> = (0..lay.maps[2].results.len())
+        .map(|j| {
+            let jv = b.index(blk, j as i64);
+            b.val(blk, "tensor.dim", vec![out, jv], Type::index(), vec![])
+        })
+        .collect();
+    let ty = b.ir.value_type(out);
+    Some(Padded {
+        out: ins_outs(b.ir, op).1[0],
+        sizes,
+        ty,
+    })
+}
+
+/// `result[0 .. sizes]`: a padded plan's result cut back to the extent.
+fn cut_back(b: &mut B<'_>, blk: BlockId, result: Value, sizes: Vec<Value>, ty: Type) -> Value {
+    let rank = sizes.len();
+    let n = rank as i32;
+    let mut ops = vec![result];
+    ops.extend(sizes);
+    b.val(
+        blk,
+        "tensor.extract_slice",
+        ops,
+        ty,
+        vec![
+            ("static_offsets", Attribute::dense_i64_array(&vec![0; rank])),
+            (
+                "static_sizes",
+                Attribute::dense_i64_array(&vec![DYNAMIC; rank]),
+            ),
+            ("static_strides", Attribute::dense_i64_array(&vec![1; rank])),
+            (
+                "operandSegmentSizes",
+                Attribute::dense_i32_array(&[1, 0, n, 0]),
+            ),
+        ],
+    )
+}
+
+/// The loops with B packed into panels or read in place. Packing B pays when a register
+/// tile's row of B is not contiguous (B's N dim is not its innermost: each row would be
+/// nr scalar loads, for every row strip); a contiguous B is read in place (measured:
+/// packing it does not pay). `pack_b`: `None` lets that rule decide; `Some` forces.
+#[allow(clippy::too_many_arguments)]
+fn packed_or_in_place(
+    b: &mut B<'_>,
+    scratch: BlockId,
+    op: OpId,
+    lay: &Layout,
+    plans: &Plans,
+    (msz, nsz): (Value, Value),
+    out: Value,
+    k_blocking: bool,
+    pack_b: Option<bool>,
+) -> Value {
+    let (ins, _) = ins_outs(b.ir, op);
+    let kdim = reduction_dim(lay);
+    let padded_n = plan_padding(&plans.n).iter().any(|p| *p != 0);
+    let strided_n =
+        res_pos(&lay.maps[1], lay.dn).is_some_and(|p| p + 1 != lay.maps[1].results.len());
+    let packable = !padded_n
+        && kdim.is_some()
+        && b.vector
+            .as_ref()
+            .is_some_and(|vb| vb.batch.is_empty() && plans.m.0 * plans.n.0 <= vb.max_elems);
+    let pack = |b: &mut B<'_>, blk: BlockId| {
+        if let (Some(vb), Some(dk)) = (b.vector.clone(), kdim) {
+            let p = pack_panels(b, blk, lay, ins[1], dk, nsz, plans.n.0, vb.elem);
+            b.packed = Some((p, plans.n.0));
+        }
+    };
+    let oty = b.ir.value_type(out);
+    // Packing forced, or a prepared B (a weight): packed whatever M, once, in the prepare
+    // function (outline-weight-preparation runs again after this pass).
+    // (Only for a contraction directly in a function's body: inside a loop the packing
+    // could not be hoisted and would run at every iteration.)
+    let top_level =
+        b.ir.op(op)
+            .parent
+            .and_then(|blk| b.ir.block_parent_op(blk))
+            .is_some_and(|f| b.ir.name(f) == "func.func");
+    let always = packable && pack_b.unwrap_or_else(|| top_level && prepared(b.ir, ins[1]));
+    let sizes = (msz, nsz);
+    match pack_b {
+        _ if always => {
+            pack(b, scratch);
+            loops(b, scratch, op, lay, plans, sizes, out, k_blocking)
+        }
+        // The rule: a strided B is packed when at least two row strips will read each
+        // panel (M >= 2 main tiles), decided at run time; a single strip reads B in place.
+        None if packable && strided_n => {
+            let two = b.index(scratch, 2 * plans.m.0);
+            let many = b.cmpi(scratch, 5, msz, two);
+            b.if_else(
+                scratch,
+                many,
+                oty,
+                |b, tb| {
+                    pack(b, tb);
+                    let r = loops(b, tb, op, lay, plans, sizes, out, k_blocking);
+                    b.packed = None;
+                    r
+                },
+                |b, eb| loops(b, eb, op, lay, plans, sizes, out, k_blocking),
+            )
+        }
+        _ => loops(b, scratch, op, lay, plans, sizes, out, k_blocking),
+    }
+}
+
+/// The kc loop (when the reduction is longer than the patch's kc) around the tile nest,
+/// built in `blk`; returns the patch's result. The reduction is split into blocks of kc
+/// (from the cache model) so that a kc x N panel of B stays in L2 while every row strip
+/// of A passes over it; each element still sums its k in order, so results do not change.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn loops(
+    b: &mut B<'_>,
+    blk: BlockId,
+    op: OpId,
+    lay: &Layout,
+    plans: &Plans,
+    (msz, nsz): (Value, Value),
+    out: Value,
+    k_blocking: bool,
+) -> Value {
+    let kc = ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
+    let (ins, _) = ins_outs(b.ir, op);
+    let kdim = reduction_dim(lay);
+    let mut kloop = None;
+    let mut body_blk = blk;
+    let mut acc0 = out;
+    if let (Some(dk), true) = (kdim, k_blocking && kc > 0) {
+        let kp = res_pos(&lay.maps[0], dk).unwrap_or(0);
+        let a_shape = b.ir.value_type(ins[0]).shape().unwrap_or(&[]).to_vec();
+        let kstatic = a_shape.get(kp).copied().unwrap_or(DYNAMIC);
+        if kstatic == DYNAMIC || kstatic > kc {
+            let kpv = b.index(blk, kp as i64);
+            let kext = b.val(blk, "tensor.dim", vec![ins[0], kpv], Type::index(), vec![]);
+            let c0 = b.index(blk, 0);
+            let ckc = b.index(blk, kc);
+            // With an epilogue, an empty reduction still runs one (empty) block, whose
+            // tiles apply the epilogue; with a zero init, whose tiles write the zeros.
+            let ub = if epilogue_block(b.ir, op).is_some() || b.zero_init {
+                let one = b.index(blk, 1);
+                b.val(blk, "arith.maxsi", vec![kext, one], Type::index(), vec![])
+            } else {
+                kext
+            };
+            let (f, fb, k0, acc) = b.for_loop(blk, (c0, ub, ckc), vec![out]);
+            let acc = acc[0];
+            let left = b.ibin(fb, "arith.subi", kext, k0);
+            let ckc2 = b.index(fb, kc);
+            let ks = b.val(fb, "arith.minsi", vec![ckc2, left], Type::index(), vec![]);
+            b.kblock = Some((dk, k0, ks));
+            if b.zero_init {
+                let c0 = b.index(fb, 0);
+                b.kfirst = Some(b.cmpi(fb, 0, k0, c0));
+            }
+            if epilogue_block(b.ir, op).is_some() {
+                let end = b.ibin(fb, "arith.addi", k0, ks);
+                b.klast = Some(b.cmpi(fb, 5, end, kext));
+            }
+            kloop = Some((f, fb));
+            body_blk = fb;
+            acc0 = acc;
+        }
+    }
+    // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
+    // stays in L1 while every row strip of A passes over it. Around them, the mc loop
+    // (BLIS's ic): blocks of mc rows (from the cache model: an mc x kc block of A fits
+    // L2), so a long M does not stream A from L3 once per N tile. A static M is covered
+    // by its own specialized plan and is not split.
+    let mc = ir_attr_i64(b.ir, op, "mc").unwrap_or(0);
+    let pack_a = b.blocking.pack_a;
+    let (mmain, mstatic, _) = &plans.m;
+    let result = if mc >= *mmain && mc % mmain == 0 && mstatic.is_none() && b.blocking.mc {
+        let c0 = b.index(body_blk, 0);
+        let cmc = b.index(body_blk, mc);
+        let (f, fb, m0, acc) = b.for_loop(body_blk, (c0, msz, cmc), vec![acc0]);
+        let acc = acc[0];
+        let left = b.ibin(fb, "arith.subi", msz, m0);
+        let cmc2 = b.index(fb, mc);
+        let chunk = b.val(fb, "arith.minsi", vec![cmc2, left], Type::index(), vec![]);
+        let nest_here = |b: &mut B<'_>, blk: BlockId, acc: Value| {
+            nest_from(
+                b,
+                blk,
+                (chunk, nsz),
+                plans,
+                acc,
+                Some(m0),
+                &mut |b, blk, acc, t| tile(b, blk, op, lay, acc, t),
+            )
+        };
+        // A's mc x kc block copied contiguous once per block, when it is large (over
+        // half the rows the model's mc gives, so over ~40% of L2: its rows at A's full
+        // row stride map onto few cache sets and do not stay in L2 while the N tiles
+        // pass; Low et al.'s mc assumes a packed block) and read by at least 8 N tiles
+        // (the copy is paid once per block). Decided at run time; measured on issue 10's
+        // W1/W3: 5-15% on large M x N, a loss on skinny N and small M, hence the rule.
+        let r = match (b.vector.clone(), b.kblock) {
+            (Some(vb), Some((dk, k0, ks)))
+                if pack_a
+                    && lay.maps[0].results == [AffineExpr::Dim(lay.dm), AffineExpr::Dim(dk)] =>
+            {
+                let half = b.index(fb, mc / 2);
+                let big = b.cmpi(fb, 5, chunk, half);
+                let tiles = b.index(fb, 8 * plans.n.0);
+                let wide = b.cmpi(fb, 5, nsz, tiles);
+                let both = b.val(fb, "arith.andi", vec![big, wide], Type::i1(), vec![]);
+                let aty = b.ir.value_type(acc);
+                b.if_else(
+                    fb,
+                    both,
+                    aty,
+                    |b, tb| {
+                        let ap = pack_a_block(b, tb, ins[0], (m0, chunk), (k0, ks), vb.elem);
+                        b.apacked = Some((ap, m0));
+                        let r = nest_here(b, tb, acc);
+                        b.apacked = None;
+                        r
+                    },
+                    |b, eb| nest_here(b, eb, acc),
+                )
+            }
+            _ => nest_here(b, fb, acc),
+        };
+        b.yield_(fb, "scf.yield", vec![r]);
+        b.ir.result(f, 0)
+    } else {
+        nest(
+            b,
+            body_blk,
+            (msz, nsz),
+            plans,
+            acc0,
+            &mut |b, blk, acc, t| tile(b, blk, op, lay, acc, t),
+        )
+    };
+    let result = match kloop {
+        Some((f, fb)) => {
+            b.yield_(fb, "scf.yield", vec![result]);
+            b.ir.result(f, 0)
+        }
+        None => result,
+    };
+    b.kblock = None;
+    b.klast = None;
+    b.kfirst = None;
+    result
+}
