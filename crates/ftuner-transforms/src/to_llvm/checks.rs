@@ -1,14 +1,28 @@
-//! The run-time checks `convert-to-llvm` emits, and the protocol by which a failed one
-//! leaves the function (`ftuner_codegen::status`, docs/codegen.md "Run-time checks"): the
-//! failure recorded through `ftuner_rt_fail`, the function returning at once, its callers
-//! (and the caller of a parallel loop) propagating it. Which functions may fail is a fixed
-//! point over the call graph, so code that checks nothing pays nothing.
+//! The run-time checks `convert-to-llvm` emits (`cf.assert` among them, each message a
+//! constant global), and the protocol by which a failed one leaves the function
+//! (`ftuner_codegen::status`, docs/codegen.md "Run-time checks"): the failure recorded
+//! through `ftuner_rt_fail`, the function returning at once, its callers (and the caller
+//! of a parallel loop) propagating it. Which functions may fail is a fixed point over the
+//! call graph, so code that checks nothing pays nothing.
 
-use super::{conv, llvm_ty, ptr, Cv, FAIL, FAILED, R};
-use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value};
+use super::types::{conv, llvm_ty};
+use super::{Cv, FAIL, FAILED, R};
+use ftuner_ir::{intern_name, AttrKind, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashSet;
 
 impl Cv<'_> {
+    /// `cf.assert`: a run-time check of its condition.
+    pub(super) fn cf_assert(&mut self, op: OpId) -> R<()> {
+        let c = self.v(op, self.ir.operand(op, 0))?;
+        let msg = self
+            .ir
+            .attr(op, "msg")
+            .and_then(|a| a.as_str())
+            .unwrap_or("assertion failed")
+            .to_string();
+        self.check(c, &msg);
+        Ok(())
+    }
     /// A run-time check: where `ok` is false, record the failure `msg` (prefixed with the
     /// location being converted) through `ftuner_rt_fail` and return from the function
     /// with undefined results (ftuner_codegen::status); conversion goes on where it holds.
@@ -30,12 +44,7 @@ impl Cv<'_> {
         let fail = self.block(&[]);
         self.cond_br(ok, cont, vec![], fail, vec![]);
         self.cur = fail;
-        let p = self.valp(
-            "llvm.mlir.addressof",
-            vec![],
-            ptr(),
-            vec![("global_name", Attribute::symbol_ref(g))],
-        );
+        let p = self.address_of(&g);
         if self.abort_on_failure {
             // No runtime to report to: the message on stderr (unbuffered), then abort.
             let fd = self.cst(Attribute::int(2, Type::i32()), Type::i32());
@@ -156,7 +165,7 @@ impl Cv<'_> {
             Some(t) => vec![self.val("llvm.mlir.undef", vec![], t)],
             None => vec![],
         };
-        self.emit("llvm.return", rv, vec![], vec![], vec![]);
+        self.llvm_return(rv);
     }
 }
 
@@ -211,4 +220,27 @@ pub(super) fn failing_functions(ir: &Ir, body: BlockId) -> FxHashSet<String> {
             return set;
         }
     }
+}
+
+/// The constant global `name` holding a failed check's message `bytes`.
+pub(super) fn message_global(ir: &mut Ir, loc: Attribute, name: String, bytes: String) -> OpId {
+    let n = bytes.len();
+    ir.create_op(
+        OpSpec::new(intern_name("llvm.mlir.global"), loc)
+            .prop("sym_name", Attribute::string(name))
+            .prop(
+                "global_type",
+                Attribute::type_attr(llvm_ty(&format!("array<{n} x i8>"))),
+            )
+            .prop("linkage", Attribute::dialect("llvm", "linkage<private>"))
+            .prop("constant", Attribute::unit())
+            .prop(
+                "value",
+                Attribute::get(AttrKind::String {
+                    value: bytes,
+                    ty: None,
+                }),
+            )
+            .regions(1),
+    )
 }

@@ -5,21 +5,24 @@
 //! block, where LLVM's optimizing instruction selection (its store merging is quadratic in
 //! a block) spent 1.8 s of BERT-base's compile.
 
-use super::{conv, desc_ty, func_type_body, new_func, ptr, Cv};
-use ftuner_ir::{Attribute, Ir, OpId, Type};
-use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::BTreeMap;
+use super::descriptor::desc_ty;
+use super::func::{func_type_body, new_func};
+use super::types::{conv, ptr};
+use super::Cv;
+use ftuner_ir::{Attribute, OpId, Type};
 
-/// `_mlir_ciface_NAME`: memref arguments and a memref/multiple result by pointer.
+/// `_mlir_ciface_NAME` of the function `cv` converted (`NAME`: its `fname`): memref
+/// arguments and a memref/multiple result by pointer. `params` and `ret` are the
+/// function's expanded LLVM signature, `ins` and `outs` its own.
 pub(super) fn ciface(
-    ir: &mut Ir,
-    name: &str,
+    cv: &mut Cv<'_>,
     ins: &[Type],
     outs: &[Type],
     ret: Option<Type>,
     params: &[Type],
     loc: Attribute,
 ) -> OpId {
+    let name = cv.fname;
     let by_ptr_result = ret.is_some() && (outs.len() > 1 || outs.iter().any(|t| t.is_memref()));
     let mut cparams = vec![];
     if by_ptr_result {
@@ -34,14 +37,14 @@ pub(super) fn ciface(
     }
     let cret = if by_ptr_result { None } else { ret };
     let wf = new_func(
-        ir,
+        cv.ir,
         &format!("_mlir_ciface_{name}"),
         &func_type_body(cret, &cparams),
         loc,
         false,
     );
     // Only moves descriptors: O0 (see the module's doc).
-    ir.set_prop(
+    cv.ir.set_prop(
         wf,
         "passthrough",
         Some(Attribute::array(vec![
@@ -49,53 +52,33 @@ pub(super) fn ciface(
             Attribute::string("optnone"),
         ])),
     );
-    let region = ir.regions_of(wf)[0];
-    let entry = ir.append_block(region, &cparams);
-    let wargs = ir.block_args(entry).to_vec();
-    let mut decls = BTreeMap::new();
-    let mut strings = vec![];
-    let mut outlined = vec![];
-    let none = FxHashSet::default();
-    let mut cv = Cv {
-        ir,
-        map: FxHashMap::default(),
-        consts: FxHashMap::default(),
-        cur: entry,
-        region,
-        loc,
-        decls: &mut decls,
-        strings: &mut strings,
-        outline: false,
-        outlined: &mut outlined,
-        fname: name,
-        ret: cret,
-        may_fail: &none,
-        abort_on_failure: false,
-    };
+    let region = cv.ir.regions_of(wf)[0];
+    let entry = cv.ir.append_block(region, &cparams);
+    let wargs = cv.ir.block_args(entry).to_vec();
+    // Converted like an outlined body (it neither calls runtime functions nor checks).
+    let mut w = cv.inner(entry, region);
+    w.loc = loc;
+    w.ret = cret;
     let mut args = vec![];
     for (k, t) in (usize::from(by_ptr_result)..).zip(ins.iter()) {
         if t.is_memref() {
             let r = t.rank().unwrap_or(0);
-            let d = cv.load(wargs[k], desc_ty(r), 8);
-            let fields = cv.unpack(d, r);
+            let d = w.load(wargs[k], desc_ty(r), 8);
+            let fields = w.unpack(d, r);
             args.extend(fields);
         } else {
             args.push(wargs[k]);
         }
     }
     debug_assert_eq!(args.len(), params.len());
-    let r = cv.call_sym(name, args, ret);
+    let r = w.call_sym(name, args, ret);
     match (by_ptr_result, r) {
         (true, Some(r)) => {
-            cv.store(r, wargs[0], 8);
-            cv.emit("llvm.return", vec![], vec![], vec![], vec![]);
+            w.store(r, wargs[0], 8);
+            w.llvm_return(vec![]);
         }
-        (false, Some(r)) => {
-            cv.emit("llvm.return", vec![r], vec![], vec![], vec![]);
-        }
-        _ => {
-            cv.emit("llvm.return", vec![], vec![], vec![], vec![]);
-        }
+        (false, Some(r)) => w.llvm_return(vec![r]),
+        _ => w.llvm_return(vec![]),
     }
     wf
 }

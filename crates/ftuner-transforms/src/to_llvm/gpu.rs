@@ -1,0 +1,52 @@
+//! `gpu` ops inside kernels to NVVM (MLIR's `convert-gpu-to-nvvm`): thread and block ids
+//! and dimensions read from the PTX special registers, `gpu.barrier` as `barrier0`. The
+//! kernels themselves (`gpu.module`, `gpu.func`) are converted as symbol tables and
+//! functions (to_llvm.rs, func.rs).
+
+use super::{unsupported, Cv, R};
+use ftuner_ir::{AttrKind, OpId, Type};
+
+impl Cv<'_> {
+    /// Convert a `gpu` op.
+    pub(super) fn gpu(&mut self, op: OpId, name: &'static str) -> R<()> {
+        match name {
+            "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" => {
+                self.special_register(op, name)
+            }
+            "gpu.barrier" => {
+                self.call("llvm.nvvm.barrier0", "void ()", vec![], None);
+                Ok(())
+            }
+            _ => Err(unsupported(op)),
+        }
+    }
+
+    /// NVVM special registers, as MLIR's gpu-to-nvvm lowering reads them.
+    fn special_register(&mut self, op: OpId, name: &str) -> R<()> {
+        let dim = match self.ir.attr(op, "dimension").map(|a| a.kind()) {
+            Some(AttrKind::Dialect { body, .. }) => {
+                if body.contains('y') {
+                    "y"
+                } else if body.contains('z') {
+                    "z"
+                } else {
+                    "x"
+                }
+            }
+            _ => return Err((op, "needs a dimension".into())),
+        };
+        let reg = match name {
+            "gpu.thread_id" => "tid",
+            "gpu.block_id" => "ctaid",
+            "gpu.block_dim" => "ntid",
+            _ => "nctaid",
+        };
+        let f = format!("llvm.nvvm.read.ptx.sreg.{reg}.{dim}");
+        let r = self
+            .call(&f, "i32 ()", vec![], Some(Type::i32()))
+            .ok_or_else(|| (op, "no result".to_string()))?;
+        let w = self.val("llvm.zext", vec![r], Type::i64());
+        self.bind(op, w);
+        Ok(())
+    }
+}
