@@ -45,9 +45,7 @@ mod vector;
 
 use checks::{failing_functions, message_global};
 use ftuner_ir::{Attribute, BlockId, Diagnostic, Ir, OpId, RegionId, Type, Value};
-use ftuner_pass::{
-    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
-};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use func::{convert_func, new_func, Shared};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
@@ -219,32 +217,23 @@ impl Cv<'_> {
     }
 }
 
-pub struct ConvertToLlvmPass {
-    opts: PassOptions,
-    funcs: u64,
-    outlined: u64,
-}
-
-impl Default for ConvertToLlvmPass {
-    fn default() -> Self {
-        ConvertToLlvmPass {
-            opts: PassOptions::new(vec![
-                OptionSpec {
-                    name: "parallel",
-                    kind: OptionKind::Bool,
-                    default: "true",
-                    description: "Outline the outermost scf.for marked 'ftuner.parallel' of each nest into a function run by ftuner_rt_parallel_for(body, ctx, n) (the runtime's thread pool); false keeps every loop serial and the module free of runtime calls",
-                },
-                OptionSpec {
-                    name: "abort-on-failure",
-                    kind: OptionKind::Bool,
-                    default: "false",
-                    description: "A failed run-time check writes its message to stderr and aborts (code with no ftuner runtime to report to: a standalone object); false records it through ftuner_rt_fail and returns (the JIT, the AOT library)",
-                },
-            ]),
-            funcs: 0,
-            outlined: 0,
-        }
+define_pass! {
+    /// `convert-to-llvm`: buffer-level IR to the llvm dialect.
+    pub struct ConvertToLlvmPass {
+        argument: "convert-to-llvm",
+        name: "ConvertToLLVM",
+        summary: "Convert buffer-level func/arith/math/scf/cf/memref/vector IR to the llvm dialect",
+        description: "Lowers the output of bufferize and convert-linalg-to-loops to the llvm dialect with MLIR's memref descriptor ABI and _mlir_ciface_ wrappers; what ftuner-codegen and mlir-translate take.",
+        options: ConvertToLlvmOptions {
+            "parallel" => parallel: bool = "true",
+                "Outline the outermost scf.for marked 'ftuner.parallel' of each nest into a function run by ftuner_rt_parallel_for(body, ctx, n) (the runtime's thread pool); false keeps every loop serial and the module free of runtime calls";
+            "abort-on-failure" => abort_on_failure: bool = "false",
+                "A failed run-time check writes its message to stderr and aborts (code with no ftuner runtime to report to: a standalone object); false records it through ftuner_rt_fail and returns (the JIT, the AOT library)";
+        },
+        statistics: {
+            funcs: "num-functions" => "Functions converted",
+            outlined: "num-parallel-loops" => "Parallel loops outlined to run on the thread pool",
+        },
     }
 }
 
@@ -252,7 +241,12 @@ impl ConvertToLlvmPass {
     /// Convert the functions and globals of one symbol table (the module, or a
     /// `gpu.module` whose `gpu.func` kernels become `llvm.func`s marked `nvvm.kernel`);
     /// false after errors (emitted).
-    fn convert_table(&mut self, cx: &mut PassContext<'_>, top: OpId) -> bool {
+    fn convert_table(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        o: &ConvertToLlvmOptions,
+    ) -> bool {
         let Some(body) = cx
             .ir
             .regions_of(top)
@@ -273,9 +267,9 @@ impl ConvertToLlvmPass {
                     let shared = Shared {
                         decls: &mut decls,
                         strings: &mut strings,
-                        parallel: self.opts.bool("parallel") && !gpu,
+                        parallel: o.parallel && !gpu,
                         may_fail: &may_fail,
-                        abort_on_failure: self.opts.bool("abort-on-failure"),
+                        abort_on_failure: o.abort_on_failure,
                     };
                     match convert_func(cx.ir, op, shared) {
                         Ok((new, outlined)) => {
@@ -334,20 +328,13 @@ impl ConvertToLlvmPass {
     }
 }
 
-impl Pass for ConvertToLlvmPass {
-    fn argument(&self) -> &'static str {
-        "convert-to-llvm"
-    }
-    fn name(&self) -> &'static str {
-        "ConvertToLLVM"
-    }
-    fn summary(&self) -> &'static str {
-        "Convert buffer-level func/arith/math/scf/cf/memref/vector IR to the llvm dialect"
-    }
-    fn description(&self) -> &'static str {
-        "Lowers the output of bufferize and convert-linalg-to-loops to the llvm dialect with MLIR's memref descriptor ABI and _mlir_ciface_ wrappers; what ftuner-codegen and mlir-translate take."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl ConvertToLlvmPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        o: &ConvertToLlvmOptions,
+    ) -> Result<(), PassFailure> {
         let mut failed = false;
         let mut tables = vec![top];
         cx.ir.walk_pre(top, &mut |o| {
@@ -356,38 +343,12 @@ impl Pass for ConvertToLlvmPass {
             }
         });
         for t in tables {
-            failed |= !self.convert_table(cx, t);
+            failed |= !self.convert_table(cx, t, o);
         }
         if failed {
             Err(PassFailure)
         } else {
             Ok(())
         }
-    }
-    fn options(&mut self) -> Option<&mut PassOptions> {
-        Some(&mut self.opts)
-    }
-    fn options_ref(&self) -> Option<&PassOptions> {
-        Some(&self.opts)
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![
-            Statistic {
-                name: "num-functions",
-                description: "Functions converted",
-                value: self.funcs,
-            },
-            Statistic {
-                name: "num-parallel-loops",
-                description: "Parallel loops outlined to run on the thread pool",
-                value: self.outlined,
-            },
-        ]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(ConvertToLlvmPass {
-            opts: self.opts.clone(),
-            ..ConvertToLlvmPass::default()
-        })
     }
 }
