@@ -12,6 +12,8 @@
 //! reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
 //! (`parallel=false` turns it off; other consumers run marked loops serially).
 
+mod transpose;
+
 use ftuner_dialects::linalg::monotone;
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
 use ftuner_ir::{
@@ -22,6 +24,7 @@ use ftuner_pass::{
     options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
 };
 use rustc_hash::FxHashMap;
+use transpose::{blocked_nest, lower_permuted_copy, permuted_copy, transposes};
 
 struct B<'a> {
     ir: &'a mut Ir,
@@ -239,218 +242,8 @@ fn shape_check(
     Ok(())
 }
 
-/// Block size of permuted copies.
-const TILE: i64 = 16;
-
 fn ir_ref<'a>(b: &'a B<'_>) -> &'a Ir {
     b.ir
-}
-
-/// An op without reductions, of two or more dimensions, that reads or writes some operand
-/// through a permutation other than the identity (a transpose).
-fn transposes(ir: &Ir, op: OpId, maps: &[AffineMap]) -> bool {
-    let nd = maps.first().map_or(0, |m| m.num_dims as usize);
-    if nd < 2 {
-        return false;
-    }
-    let reductions = lbody::reduction_dims(ir, op).unwrap_or_else(|| vec![true]);
-    if reductions.iter().any(|r| *r) {
-        return false;
-    }
-    maps.iter().any(|m| {
-        m.results.len() == nd
-            && m.as_permutation_like().is_some_and(|p| p.len() == nd)
-            && !m.is_identity()
-    })
-}
-
-/// A copy through a permutation that moves the innermost dim: one input and one output
-/// buffer of 32- or 64-bit elements, a body that yields its input, the two maps
-/// permutations whose last results differ.
-struct PermutedCopy {
-    src: Value,
-    dst: Value,
-    maps: [AffineMap; 2],
-    /// The loop dims innermost in the source and in the destination.
-    inner: (u32, u32),
-    elem: Type,
-}
-
-fn permuted_copy(ir: &Ir, op: OpId, maps: &[AffineMap], body: BlockId) -> Option<PermutedCopy> {
-    let (ins, outs) = ins_outs(ir, op);
-    let ([src], [dst]) = (ins.as_slice(), outs.as_slice()) else {
-        return None;
-    };
-    let (st, dt) = (ir.value_type(*src), ir.value_type(*dst));
-    let elem = st.element_type();
-    let bits = elem.bit_width().filter(|_| !elem.is_index())?;
-    if !st.is_memref() || !dt.is_memref() || dt.element_type() != elem || !matches!(bits, 32 | 64) {
-        return None;
-    }
-    let nd = maps[0].num_dims as usize;
-    let perm = |m: &AffineMap| m.as_permutation_like().filter(|p| p.len() == nd && nd >= 2);
-    let (ps, pd) = (perm(&maps[0])?, perm(&maps[1])?);
-    let (si, di) = (*ps.last()?, *pd.last()?);
-    if si == di {
-        return None;
-    }
-    let ops = ir.block_ops_vec(body);
-    let [y] = ops.as_slice() else {
-        return None;
-    };
-    if ir.name(*y) != "linalg.yield" || ir.operands(*y) != [ir.block_args(body)[0]] {
-        return None;
-    }
-    Some(PermutedCopy {
-        src: *src,
-        dst: *dst,
-        maps: [maps[0].clone(), maps[1].clone()],
-        inner: (si, di),
-        elem,
-    })
-}
-
-/// A permuted copy as w x w blocks (w lanes of 64 bytes) of its two innermost dims: w
-/// contiguous rows read from the source, turned in registers by a `vector.shuffle`
-/// network (`transpose_network`), written as w contiguous rows of the destination; the
-/// edges by strided transfers, the corner element by element; scalar loops over the
-/// other dims outside.
-fn lower_permuted_copy(
-    b: &mut B<'_>,
-    op: OpId,
-    pc: &PermutedCopy,
-    ubs: &[Value],
-    (zero, one): (Value, Value),
-) {
-    let w = ftuner_dialects::vector::transpose_lanes(pc.elem);
-    let vty = Type::vector(vec![w], pc.elem);
-    let nd = ubs.len();
-    let (si, di) = (pc.inner.0 as usize, pc.inner.1 as usize);
-    let cw = b.index(op, w);
-    // Loops over the other dims.
-    let mut ivs: Vec<Option<Value>> = vec![None; nd];
-    let mut anchor = op;
-    for (d, ub) in ubs.iter().enumerate() {
-        if d != si && d != di {
-            let (iv, y) = for_loop(b, anchor, zero, *ub, one);
-            ivs[d] = Some(iv);
-            anchor = y;
-        }
-    }
-    let whole = |b: &mut B<'_>, x: Value| {
-        let q = b.val(anchor, "arith.divui", vec![x, cw], Type::index());
-        b.val(anchor, "arith.muli", vec![q, cw], Type::index())
-    };
-    // Rows of the source run along `si`, rows of the destination along `di`.
-    let (us, ud) = (ubs[si], ubs[di]);
-    let (ws, wd) = (whole(b, us), whole(b, ud));
-    let at = |m: &AffineMap, ivs: &[Option<Value>], s: Value, d: Value| -> Vec<Value> {
-        m.results
-            .iter()
-            .map(|e| match e {
-                AffineExpr::Dim(x) if *x as usize == si => s,
-                AffineExpr::Dim(x) if *x as usize == di => d,
-                AffineExpr::Dim(x) => ivs[*x as usize].expect("outer loop"),
-                _ => unreachable!("a permutation"),
-            })
-            .collect()
-    };
-    let pos = |m: &AffineMap, d: usize| {
-        m.results
-            .iter()
-            .position(|e| *e == AffineExpr::Dim(d as u32))
-            .unwrap_or(0)
-    };
-    let zero_attr = if pc.elem.float_kind().is_some() {
-        Attribute::float(0.0, pc.elem)
-    } else {
-        Attribute::int(0, pc.elem)
-    };
-    let c = b.op(
-        anchor,
-        "arith.constant",
-        vec![],
-        vec![pc.elem],
-        vec![("value", zero_attr)],
-    );
-    let pad = b.ir.result(c, 0);
-    let read = |b: &mut B<'_>, anchor: OpId, idx: Vec<Value>, along: usize| {
-        let rank = idx.len();
-        let mut ops = vec![pc.src];
-        ops.extend(idx);
-        ops.push(pad);
-        let props = ftuner_dialects::vector::transfer_props(rank, along, [1, rank as i32, 1, 0]);
-        let o = b.op(anchor, "vector.transfer_read", ops, vec![vty], props);
-        b.ir.result(o, 0)
-    };
-    let write = |b: &mut B<'_>, anchor: OpId, v: Value, idx: Vec<Value>, along: usize| {
-        let rank = idx.len();
-        let mut ops = vec![v, pc.dst];
-        ops.extend(idx);
-        let props = ftuner_dialects::vector::transfer_props(rank, along, [1, 1, rank as i32, 0]);
-        b.op(anchor, "vector.transfer_write", ops, vec![], props);
-    };
-    let plus = |b: &mut B<'_>, anchor: OpId, x: Value, i: i64| {
-        if i == 0 {
-            return x;
-        }
-        let c = b.index(anchor, i);
-        b.val(anchor, "arith.addi", vec![x, c], Type::index())
-    };
-    let (src_last, dst_last) = (nd - 1, nd - 1);
-    let (src_along_d, dst_along_s) = (pos(&pc.maps[0], di), pos(&pc.maps[1], si));
-    // Blocks: source rows at d0 + r (each along si), destination rows at s0 + c.
-    {
-        let (d0, y) = for_loop(b, anchor, zero, wd, cw);
-        let (s0, y) = for_loop(b, y, zero, ws, cw);
-        let rows: Vec<Value> = (0..w)
-            .map(|r| {
-                let dr = plus(b, y, d0, r);
-                let idx = at(&pc.maps[0], &ivs, s0, dr);
-                read(b, y, idx, src_last)
-            })
-            .collect();
-        let cols = ftuner_dialects::vector::transpose_network(&rows, &mut |x, z, mask| {
-            let o = b.op(
-                y,
-                "vector.shuffle",
-                vec![x, z],
-                vec![vty],
-                vec![("mask", Attribute::dense_i64_array(mask))],
-            );
-            b.ir.result(o, 0)
-        });
-        for (c, v) in cols.into_iter().enumerate() {
-            let sc = plus(b, y, s0, c as i64);
-            let idx = at(&pc.maps[1], &ivs, sc, d0);
-            write(b, y, v, idx, dst_last);
-        }
-    }
-    // The source's edge (si beyond whole blocks): strided reads along di.
-    {
-        let (d0, y) = for_loop(b, anchor, zero, wd, cw);
-        let (s, y) = for_loop(b, y, ws, us, one);
-        let v = read(b, y, at(&pc.maps[0], &ivs, s, d0), src_along_d);
-        write(b, y, v, at(&pc.maps[1], &ivs, s, d0), dst_last);
-    }
-    // The destination's edge (di beyond whole blocks): strided writes along si.
-    {
-        let (d, y) = for_loop(b, anchor, wd, ud, one);
-        let (s0, y) = for_loop(b, y, zero, ws, cw);
-        let v = read(b, y, at(&pc.maps[0], &ivs, s0, d), src_last);
-        write(b, y, v, at(&pc.maps[1], &ivs, s0, d), dst_along_s);
-    }
-    // The corner.
-    {
-        let (d, y) = for_loop(b, anchor, wd, ud, one);
-        let (s, y) = for_loop(b, y, ws, us, one);
-        let mut ops = vec![pc.src];
-        ops.extend(at(&pc.maps[0], &ivs, s, d));
-        let x = b.val(y, "memref.load", ops, pc.elem);
-        let mut ops = vec![x, pc.dst];
-        ops.extend(at(&pc.maps[1], &ivs, s, d));
-        b.op(y, "memref.store", ops, vec![], vec![]);
-    }
 }
 
 /// `scf.for lb to ub step s` before `anchor`; returns its induction variable and the
@@ -613,22 +406,8 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
     let mut anchor = op;
     if transposes(ir_ref(&b), op, &maps) {
         // A permuted copy reads or writes across rows whatever the loop order: walk it in
-        // 16 x ... x 16 blocks so both sides stay in L1 (element order within each
-        // output element is unchanged: there is no reduction).
-        let t = b.index(op, TILE);
-        let mut outer = vec![];
-        for ub in &ubs {
-            let (iv, y) = for_loop(&mut b, anchor, zero, *ub, t);
-            outer.push(iv);
-            anchor = y;
-        }
-        for (ub, o) in ubs.iter().zip(&outer) {
-            let rem = b.val(anchor, "arith.subi", vec![*ub, *o], Type::index());
-            let ext = b.val(anchor, "arith.minsi", vec![t, rem], Type::index());
-            let (inner, y) = for_loop(&mut b, anchor, zero, ext, one);
-            anchor = y;
-            ivs.push(b.val(anchor, "arith.addi", vec![*o, inner], Type::index()));
-        }
+        // blocks.
+        (ivs, anchor) = blocked_nest(&mut b, op, &ubs, (zero, one));
     } else {
         for (d, ub) in ubs.iter().enumerate() {
             let (iv, y) = for_loop(&mut b, anchor, zero, *ub, one);

@@ -2,23 +2,42 @@
 //! copied into its interior (a subview at the low padding), checked at run time where the
 //! padding is dynamic.
 
-use super::{fill_body, memref_of, subview_type, Rw, R};
+use super::types::{memref_of, subview_type};
+use super::{Rw, R};
 use crate::runtime_checks::{what, Checks};
-use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, DYNAMIC};
+use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
+
+/// The padding of a `tensor.pad`, per dim: the static low padding (`DYNAMIC` where it is
+/// dynamic) with its dynamic value, and the source's dynamic size where it has one.
+struct Padding {
+    static_low: Vec<i64>,
+    lows: Vec<Option<Value>>,
+    src_sizes: Vec<Option<Value>>,
+    /// The dynamic sizes of the result (source + low + high), in order.
+    dyn_sizes: Vec<Value>,
+}
 
 impl Rw<'_> {
     /// `tensor.pad` with a padding value that does not depend on the position: a new
     /// buffer filled with the value, the source copied into its interior.
     pub(super) fn pad(&mut self, op: OpId, b: BlockId) -> R<()> {
         let loc = self.ir.loc(op);
-        let operands = self.ir.operands(op).to_vec();
-        let src = self.v(op, operands[0])?;
-        let st = self.ir.value_type(src);
-        let rank = st.rank().unwrap_or(0);
+        let src = self.v(op, self.ir.operand(op, 0))?;
         let res = self.ir.result(op, 0);
         let ty = memref_of(self.ir.value_type(res))
             .ok_or((op, "unranked tensors cannot be bufferized".into()))?;
-        // The padding value: yielded from outside the body, or a constant inside it.
+        let pad = self.padding_value(op, b)?;
+        let padding = self.padding(op, b, src, ty)?;
+        let out = self.alloc(b, ty, padding.dyn_sizes.clone(), loc);
+        self.fill(b, pad, out, ty.element_type(), loc);
+        self.copy_interior(op, b, src, out, ty, &padding)?;
+        self.map.insert(res, out);
+        Ok(())
+    }
+
+    /// The padding value: yielded from outside the body, or a constant inside it (cloned
+    /// into `b`).
+    fn padding_value(&mut self, op: OpId, b: BlockId) -> R<Value> {
         let body = self
             .ir
             .regions_of(op)
@@ -30,7 +49,7 @@ impl Rw<'_> {
             .terminator(body)
             .and_then(|t| self.ir.operands(t).first().copied())
             .ok_or((op, "body yields nothing".into()))?;
-        let pad = match self.map.get(&y) {
+        Ok(match self.map.get(&y) {
             Some(v) => *v,
             None => {
                 let c = self
@@ -48,7 +67,16 @@ impl Rw<'_> {
                 self.ir.append_op(b, k);
                 self.ir.result(k, 0)
             }
-        };
+        })
+    }
+
+    /// The low padding of `op` (source buffer `src`, result type `ty`) and the sizes it
+    /// implies, computed in `b` where dynamic.
+    fn padding(&mut self, op: OpId, b: BlockId, src: Value, ty: Type) -> R<Padding> {
+        let loc = self.ir.loc(op);
+        let operands = self.ir.operands(op).to_vec();
+        let st = self.ir.value_type(src);
+        let rank = st.rank().unwrap_or(0);
         let arr = |ir: &Ir, a: &str| {
             ir.attr(op, a)
                 .and_then(|x| x.as_dense_i64s())
@@ -102,16 +130,34 @@ impl Rw<'_> {
             lows.push(lo);
             src_sizes.push(ssz);
         }
-        let out = self.alloc(b, ty, dyn_sizes, loc);
-        let f = self.ir.create_op(
-            OpSpec::new(intern_name("linalg.fill"), loc)
-                .operands(vec![pad, out])
-                .prop("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1]))
-                .regions(1),
-        );
-        self.ir.append_op(b, f);
-        fill_body(self.ir, f, ty.element_type(), loc);
-        // The interior: a subview at the low offsets with the source's sizes.
+        Ok(Padding {
+            static_low: slow,
+            lows,
+            src_sizes,
+            dyn_sizes,
+        })
+    }
+
+    /// Copy `src` into the interior of `out` (of type `ty`): a subview at the low offsets
+    /// with the source's sizes, checked at run time to fit.
+    fn copy_interior(
+        &mut self,
+        op: OpId,
+        b: BlockId,
+        src: Value,
+        out: Value,
+        ty: Type,
+        padding: &Padding,
+    ) -> R<()> {
+        let loc = self.ir.loc(op);
+        let st = self.ir.value_type(src);
+        let rank = st.rank().unwrap_or(0);
+        let Padding {
+            static_low: slow,
+            lows,
+            src_sizes,
+            ..
+        } = padding;
         let offs: Vec<i64> = (0..rank)
             .map(|i| if lows[i].is_some() { DYNAMIC } else { slow[i] })
             .collect();
@@ -158,7 +204,6 @@ impl Rw<'_> {
         let sv = self.ir.result(sv, 0);
         self.copy(b, src, sv, loc);
         self.copies += 1;
-        self.map.insert(res, out);
         Ok(())
     }
 }

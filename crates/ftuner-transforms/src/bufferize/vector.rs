@@ -1,0 +1,35 @@
+//! Bufferization of `vector` transfers: `vector.transfer_read` reads the buffer,
+//! `vector.transfer_write` writes its destination's buffer (in place, or a copy).
+
+use super::{dict_entries, Rw, R};
+use ftuner_ir::{BlockId, OpId};
+
+impl Rw<'_> {
+    /// `vector.transfer_read` of the source's buffer.
+    pub(super) fn transfer_read(&mut self, op: OpId, b: BlockId) -> R<()> {
+        let loc = self.ir.loc(op);
+        let ops = self.vs(op, self.ir.operands(op))?;
+        let res = self.ir.result(op, 0);
+        let t = self.ir.value_type(res);
+        let props = dict_entries(self.ir.op(op).props);
+        let n = self.new_op(b, self.ir.name(op), ops, vec![t], props, loc);
+        self.map.insert(res, self.ir.result(n, 0));
+        Ok(())
+    }
+
+    /// `vector.transfer_write` into the destination's buffer, which becomes its result.
+    pub(super) fn transfer_write(&mut self, op: OpId, b: BlockId) -> R<()> {
+        let loc = self.ir.loc(op);
+        let operands = self.ir.operands(op).to_vec();
+        let val = self.v(op, operands[0])?;
+        let dst = self.dest(b, op, 1, true)?;
+        let mut ops = vec![val, dst];
+        for v in &operands[2..] {
+            ops.push(self.v(op, *v)?);
+        }
+        let props = dict_entries(self.ir.op(op).props);
+        self.new_op(b, self.ir.name(op), ops, vec![], props, loc);
+        self.map.insert(self.ir.result(op, 0), dst);
+        Ok(())
+    }
+}
