@@ -45,7 +45,7 @@ use analysis::{analyze, Analysis};
 use ftuner_ir::{
     intern_name, AttrKind, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type, Value,
 };
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashMap;
 use structured::structured;
 
@@ -294,27 +294,29 @@ fn bufferize_func(
     Ok((allocs, copies, an.in_place.len() as u64))
 }
 
-#[derive(Default)]
-pub struct BufferizePass {
-    allocs: u64,
-    copies: u64,
-    in_place: u64,
+define_pass! {
+    /// `bufferize`: tensors to buffers, one function at a time.
+    pub struct BufferizePass {
+        argument: "bufferize",
+        name: "Bufferize",
+        summary: "Turn tensors into buffers, writing in place where an alias analysis proves it safe",
+        description: "One-shot bufferization of func/scf/tensor/linalg/vector IR with function boundaries: memref arguments and results with identity layouts, in-place destination-passing writes where no read of the old value can follow, copies elsewhere, constants as memref.global, deallocation of buffers that do not escape.",
+        options: BufferizeOptions {},
+        statistics: {
+            allocs: "num-allocs" => "Buffers allocated",
+            copies: "num-copies" => "Buffer copies (writes that could not be in place)",
+            in_place: "num-in-place" => "Destination-passing writes done in place",
+        },
+    }
 }
 
-impl Pass for BufferizePass {
-    fn argument(&self) -> &'static str {
-        "bufferize"
-    }
-    fn name(&self) -> &'static str {
-        "Bufferize"
-    }
-    fn summary(&self) -> &'static str {
-        "Turn tensors into buffers, writing in place where an alias analysis proves it safe"
-    }
-    fn description(&self) -> &'static str {
-        "One-shot bufferization of func/scf/tensor/linalg/vector IR with function boundaries: memref arguments and results with identity layouts, in-place destination-passing writes where no read of the old value can follow, copies elsewhere, constants as memref.global, deallocation of buffers that do not escape."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, op: OpId) -> Result<(), PassFailure> {
+impl BufferizePass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        _: &BufferizeOptions,
+    ) -> Result<(), PassFailure> {
         // Ops defined by their decomposition into ops bufferized below.
         let mut concats = vec![];
         cx.ir.walk_pre(op, &mut |o| {
@@ -365,27 +367,5 @@ impl Pass for BufferizePass {
         // Globals go first in the module body.
         constants::emit_globals(cx.ir, op, globals);
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![
-            Statistic {
-                name: "num-allocs",
-                description: "Buffers allocated",
-                value: self.allocs,
-            },
-            Statistic {
-                name: "num-copies",
-                description: "Buffer copies (writes that could not be in place)",
-                value: self.copies,
-            },
-            Statistic {
-                name: "num-in-place",
-                description: "Destination-passing writes done in place",
-                value: self.in_place,
-            },
-        ]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(BufferizePass::default())
     }
 }

@@ -20,9 +20,7 @@ use ftuner_ir::{
     intern_name, AffineExpr, AffineMap, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type,
     Value, DYNAMIC,
 };
-use ftuner_pass::{
-    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
-};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashMap;
 use transpose::{blocked_nest, lower_permuted_copy, permuted_copy, transposes};
 
@@ -482,41 +480,31 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
     Ok(())
 }
 
-pub struct ConvertLinalgToLoopsPass {
-    opts: PassOptions,
-    lowered: u64,
-    marked: u64,
-}
-
-impl Default for ConvertLinalgToLoopsPass {
-    fn default() -> Self {
-        ConvertLinalgToLoopsPass {
-            opts: PassOptions::new(vec![OptionSpec {
-                name: "parallel",
-                kind: OptionKind::Bool,
-                default: "true",
-                description: "Mark the outer loops of a linalg.generic whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations",
-            }]),
-            lowered: 0,
-            marked: 0,
-        }
+define_pass! {
+    /// `convert-linalg-to-loops`: structured ops on buffers to `scf.for` nests.
+    pub struct ConvertLinalgToLoopsPass {
+        argument: "convert-linalg-to-loops",
+        name: "ConvertLinalgToLoops",
+        summary: "Convert the operations from the linalg dialect into loops",
+        description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
+        options: ConvertLinalgToLoopsOptions {
+            "parallel" => parallel: bool = "true",
+                "Mark the outer loops of a linalg.generic whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations";
+        },
+        statistics: {
+            lowered: "num-lowered" => "Structured ops lowered to loops",
+            marked: "num-parallel-loops" => "Loops of generics marked ftuner.parallel",
+        },
     }
 }
 
-impl Pass for ConvertLinalgToLoopsPass {
-    fn argument(&self) -> &'static str {
-        "convert-linalg-to-loops"
-    }
-    fn name(&self) -> &'static str {
-        "ConvertLinalgToLoops"
-    }
-    fn summary(&self) -> &'static str {
-        "Convert the operations from the linalg dialect into loops"
-    }
-    fn description(&self) -> &'static str {
-        "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic whose iterations write disjoint outputs are marked ftuner.parallel (option parallel)."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl ConvertLinalgToLoopsPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        opts: &ConvertLinalgToLoopsOptions,
+    ) -> Result<(), PassFailure> {
         let mut ops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             let n = cx.ir.name(o);
@@ -530,7 +518,7 @@ impl Pass for ConvertLinalgToLoopsPass {
                 continue;
             }
             let par = match lbody::indexing_maps(cx.ir, o) {
-                Some(maps) if self.opts.bool("parallel") => parallel_dims(cx.ctx, cx.ir, o, &maps),
+                Some(maps) if opts.parallel => parallel_dims(cx.ctx, cx.ir, o, &maps),
                 _ => vec![],
             };
             self.marked += par.len() as u64;
@@ -550,31 +538,5 @@ impl Pass for ConvertLinalgToLoopsPass {
         } else {
             Ok(())
         }
-    }
-    fn options(&mut self) -> Option<&mut PassOptions> {
-        Some(&mut self.opts)
-    }
-    fn options_ref(&self) -> Option<&PassOptions> {
-        Some(&self.opts)
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![
-            Statistic {
-                name: "num-lowered",
-                description: "Structured ops lowered to loops",
-                value: self.lowered,
-            },
-            Statistic {
-                name: "num-parallel-loops",
-                description: "Loops of generics marked ftuner.parallel",
-                value: self.marked,
-            },
-        ]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(ConvertLinalgToLoopsPass {
-            opts: self.opts.clone(),
-            ..Default::default()
-        })
     }
 }
