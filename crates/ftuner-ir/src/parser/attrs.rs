@@ -1,4 +1,6 @@
-//! Attribute parsing, including affine maps/sets and `dense<...>` literals.
+//! Attribute parsing: the dispatch on an attribute's first token, attribute dictionaries,
+//! numbers, symbol references, strings and keyword attributes (`strided`, `loc`, ...);
+//! elements attributes are parsed in `dense`, affine maps and sets in `affine`.
 
 use super::{PResult, Parser};
 use crate::attrs::{AttrKind, Attribute};
