@@ -105,7 +105,7 @@ pub fn format_float(bits: u128, kind: FloatKind) -> String {
 /// LLVM's `toStringImpl` from APFloat.cpp, on arbitrary-precision integers.
 fn to_string_impl(
     neg: bool,
-    mut exp: i64,
+    exp: i64,
     significand: u128,
     sig_width: u32,
     mut format_precision: u32,
@@ -119,6 +119,33 @@ fn to_string_impl(
     if format_precision == 0 {
         format_precision = 2 + sig_width * 59 / 196;
     }
+    let (sig, exp) = decimal_significand(exp, significand, format_precision);
+    let (mut buffer, mut exp) = digit_buffer(sig, exp);
+    round_digits(&mut buffer, &mut exp, format_precision);
+    let nd = buffer.len();
+    let scientific = if format_max_padding == 0 {
+        true
+    } else if exp >= 0 {
+        exp as u64 > format_max_padding as u64 || nd as u64 + exp as u64 > format_precision as u64
+    } else {
+        let msd = exp + nd as i64 - 1;
+        if msd >= 0 {
+            false
+        } else {
+            (-msd) as u64 > format_max_padding as u64
+        }
+    };
+    if scientific {
+        write_scientific(&mut out, &buffer, exp, format_precision, truncate_zero);
+    } else {
+        write_plain(&mut out, &buffer, exp);
+    }
+    out
+}
+
+/// The value `significand * 2^exp` as a decimal integer times `10^exp` (the returned
+/// exponent), cut to about `format_precision` digits (`AdjustToPrecision` on the integer).
+fn decimal_significand(mut exp: i64, significand: u128, format_precision: u32) -> (BigUint, i64) {
     let tz = significand.trailing_zeros();
     exp += tz as i64;
     let mut sig = BigUint::from(significand >> tz);
@@ -129,7 +156,6 @@ fn to_string_impl(
         let texp = (-exp) as u32;
         sig *= BigUint::from(5u32).pow(texp);
     }
-    // AdjustToPrecision on the integer.
     let bits = sig.bits() as u32;
     let bits_required = (format_precision * 196).div_ceil(59);
     if bits > bits_required {
@@ -139,7 +165,11 @@ fn to_string_impl(
             sig /= BigUint::from(10u32).pow(tens);
         }
     }
-    // Digits, least significant first, trailing zeros dropped.
+    (sig, exp)
+}
+
+/// Digits, least significant first, trailing zeros dropped (each adds one to the exponent).
+fn digit_buffer(mut sig: BigUint, mut exp: i64) -> (Vec<u8>, i64) {
     let mut buffer: Vec<u8> = Vec::new();
     let ten = BigUint::from(10u32);
     let mut in_trail = true;
@@ -156,7 +186,11 @@ fn to_string_impl(
     if buffer.is_empty() {
         buffer.push(b'0');
     }
-    // AdjustToPrecision on the digit buffer.
+    (buffer, exp)
+}
+
+/// `AdjustToPrecision` on the digit buffer: round to `format_precision` digits.
+fn round_digits(buffer: &mut Vec<u8>, exp: &mut i64, format_precision: u32) {
     let n = buffer.len();
     if n > format_precision as usize {
         let mut first = n - format_precision as usize;
@@ -164,7 +198,7 @@ fn to_string_impl(
             while first < n && buffer[first] == b'0' {
                 first += 1;
             }
-            exp += first as i64;
+            *exp += first as i64;
             buffer.drain(0..first);
         } else {
             let mut i = first;
@@ -178,54 +212,54 @@ fn to_string_impl(
                 }
             }
             if first == n {
-                exp += first as i64;
+                *exp += first as i64;
                 buffer.clear();
                 buffer.push(b'1');
             } else {
-                exp += first as i64;
+                *exp += first as i64;
                 buffer.drain(0..first);
             }
         }
     }
+}
+
+/// `d.ddddE+XX` (or `e+XX` padded to the precision when not truncating zeros).
+fn write_scientific(
+    out: &mut String,
+    buffer: &[u8],
+    mut exp: i64,
+    format_precision: u32,
+    truncate_zero: bool,
+) {
     let nd = buffer.len();
-    let scientific = if format_max_padding == 0 {
-        true
-    } else if exp >= 0 {
-        exp as u64 > format_max_padding as u64 || nd as u64 + exp as u64 > format_precision as u64
+    exp += nd as i64 - 1;
+    out.push(buffer[nd - 1] as char);
+    out.push('.');
+    if nd == 1 && truncate_zero {
+        out.push('0');
     } else {
-        let msd = exp + nd as i64 - 1;
-        if msd >= 0 {
-            false
-        } else {
-            (-msd) as u64 > format_max_padding as u64
+        for i in 1..nd {
+            out.push(buffer[nd - 1 - i] as char);
         }
-    };
-    if scientific {
-        exp += nd as i64 - 1;
-        out.push(buffer[nd - 1] as char);
-        out.push('.');
-        if nd == 1 && truncate_zero {
-            out.push('0');
-        } else {
-            for i in 1..nd {
-                out.push(buffer[nd - 1 - i] as char);
-            }
-        }
-        if !truncate_zero && format_precision as usize > nd - 1 {
-            for _ in 0..(format_precision as usize - nd + 1) {
-                out.push('0');
-            }
-        }
-        out.push(if truncate_zero { 'E' } else { 'e' });
-        out.push(if exp >= 0 { '+' } else { '-' });
-        let e = exp.unsigned_abs();
-        let digits = e.to_string();
-        if !truncate_zero && digits.len() < 2 {
-            out.push('0');
-        }
-        out.push_str(&digits);
-        return out;
     }
+    if !truncate_zero && format_precision as usize > nd - 1 {
+        for _ in 0..(format_precision as usize - nd + 1) {
+            out.push('0');
+        }
+    }
+    out.push(if truncate_zero { 'E' } else { 'e' });
+    out.push(if exp >= 0 { '+' } else { '-' });
+    let e = exp.unsigned_abs();
+    let digits = e.to_string();
+    if !truncate_zero && digits.len() < 2 {
+        out.push('0');
+    }
+    out.push_str(&digits);
+}
+
+/// Positional notation: digits then zeros, or digits with the point inside or before them.
+fn write_plain(out: &mut String, buffer: &[u8], exp: i64) {
+    let nd = buffer.len();
     if exp >= 0 {
         for i in 0..nd {
             out.push(buffer[nd - 1 - i] as char);
@@ -233,7 +267,7 @@ fn to_string_impl(
         for _ in 0..exp {
             out.push('0');
         }
-        return out;
+        return;
     }
     let whole = exp + nd as i64;
     let mut i = 0usize;
@@ -253,7 +287,6 @@ fn to_string_impl(
         out.push(buffer[nd - i - 1] as char);
         i += 1;
     }
-    out
 }
 
 #[cfg(test)]

@@ -549,8 +549,15 @@ pub fn segment_sizes(
 }
 
 fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
+    verify_operands(ir, op, def)?;
+    verify_results(ir, op, def)?;
+    verify_attributes(ir, op, def)?;
+    verify_type_traits(ir, op, def)
+}
+
+/// The operand groups: their count (or segment sizes) and each operand's constraint.
+fn verify_operands(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
     let o = ir.op(op);
-    // Operands.
     let variadic_ops = def
         .operands
         .iter()
@@ -606,7 +613,12 @@ fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
         }
         i += n;
     }
-    // Results.
+    Ok(())
+}
+
+/// The result groups: their count (or segment sizes) and each result's constraint.
+fn verify_results(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
+    let o = ir.op(op);
     let variadic_res = def
         .results
         .iter()
@@ -655,7 +667,11 @@ fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
         }
         i += n;
     }
-    // Attributes.
+    Ok(())
+}
+
+/// Required attributes present, and every attribute satisfying its constraint.
+fn verify_attributes(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
     for a in def.attributes {
         match ir.attr(op, a.name) {
             None if !a.optional => {
@@ -676,6 +692,12 @@ fn verify_spec(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
             Some(_) => {}
         }
     }
+    Ok(())
+}
+
+/// `SameOperandsAndResultType`, `SameTypeOperands` and `Terminator`.
+fn verify_type_traits(ir: &Ir, op: OpId, def: &OpDef) -> Result<(), Diagnostic> {
+    let o = ir.op(op);
     if def.has(traits::SAME_OPERANDS_AND_RESULT_TYPE) {
         let mut tys = o
             .operands

@@ -190,7 +190,6 @@ fn lit(s: &str) -> String {
 /// Generate Rust for one dialect: `register(reg)` and typed wrappers.
 pub fn generate_rust(spec: &Spec) -> String {
     let d = &spec.dialect;
-    let m = &d.module;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -205,181 +204,194 @@ pub fn generate_rust(spec: &Spec) -> String {
     let _ = writeln!(out, "pub fn register(reg: &mut ftuner_ir::Registry) {{");
     let _ = writeln!(out, "    reg.register_dialect({});", lit(&d.name));
     for op in &spec.ops {
-        let full = format!("{}.{}", d.name, op.name);
-        let id = rust_ident(&op.name);
-        let traits = if op.traits.is_empty() {
-            "0".to_string()
-        } else {
-            op.traits
-                .iter()
-                .map(|t| format!("traits::{}", trait_const(t)))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        };
-        let args = |v: &[ArgSpec]| -> String {
-            let items: Vec<String> = v
-                .iter()
-                .map(|a| {
-                    let ar = if a.variadic {
-                        "Variadic"
-                    } else if a.optional {
-                        "Optional"
-                    } else {
-                        "Single"
-                    };
-                    format!(
-                        "ArgDef {{ name: {}, arity: Arity::{ar}, constraint: {} }}",
-                        lit(&a.name),
-                        lit(&a.ty)
-                    )
-                })
-                .collect();
-            format!("&[{}]", items.join(", "))
-        };
-        let attrs: Vec<String> = op
-            .attributes
-            .iter()
-            .map(|a| {
-                format!(
-                    "AttrDef {{ name: {}, constraint: {}, optional: {} }}",
-                    lit(&a.name),
-                    lit(&a.ty),
-                    a.optional || a.default.is_some()
-                )
-            })
-            .collect();
-        let defaults: Vec<String> = op
-            .attributes
-            .iter()
-            .filter_map(|a| {
-                a.default
-                    .as_ref()
-                    .map(|v| format!("({}, {})", lit(&a.name), lit(v)))
-            })
-            .collect();
-        let groups: Vec<String> = op
-            .all_types_match
-            .iter()
-            .map(|g| {
-                format!(
-                    "&[{}]",
-                    g.iter().map(|n| lit(n)).collect::<Vec<_>>().join(", ")
-                )
-            })
-            .collect();
-        let (parse, print) = if op.has_custom_assembly_format {
-            (
-                format!("Some(crate::{m}::parse_{id})"),
-                format!("Some(crate::{m}::print_{id})"),
-            )
-        } else if op.assembly_format.is_some() {
-            (
-                "Some(crate::format::parse)".into(),
-                "Some(crate::format::print)".into(),
-            )
-        } else {
-            ("None".into(), "None".into())
-        };
-        let opt = |b: bool, f: &str| {
-            if b {
-                format!("Some(crate::{m}::{f}_{id})")
-            } else {
-                "None".into()
-            }
-        };
-        let _ = writeln!(out, "    reg.register_op(OpDef {{");
-        let _ = writeln!(out, "        name: {},", lit(&full));
-        let _ = writeln!(out, "        summary: {},", lit(&op.summary));
-        let _ = writeln!(out, "        description: {},", lit(&op.description));
-        let _ = writeln!(
-            out,
-            "        format: {},",
-            op.assembly_format
-                .as_ref()
-                .map(|f| format!("Some({})", lit(f)))
-                .unwrap_or("None".into())
-        );
-        let _ = writeln!(out, "        type_groups: &[{}],", groups.join(", "));
-        let _ = writeln!(
-            out,
-            "        infer_results: {},",
-            opt(op.infer_result_types, "infer")
-        );
-        let _ = writeln!(out, "        defaults: &[{}],", defaults.join(", "));
-        let _ = writeln!(out, "        traits: {traits},");
-        let _ = writeln!(out, "        operands: {},", args(&op.operands));
-        let _ = writeln!(out, "        results: {},", args(&op.results));
-        let _ = writeln!(out, "        attributes: &[{}],", attrs.join(", "));
-        let _ = writeln!(out, "        num_regions: {},", op.regions);
-        let _ = writeln!(out, "        variadic_regions: {},", op.variadic_regions);
-        let _ = writeln!(
-            out,
-            "        num_successors: {},",
-            op.successors
-                .map(|n| format!("Some({n})"))
-                .unwrap_or("None".into())
-        );
-        let _ = writeln!(out, "        uses_properties: {},", op.properties);
-        let _ = writeln!(out, "        parse: {parse},");
-        let _ = writeln!(out, "        print: {print},");
-        let _ = writeln!(out, "        verify: {},", opt(op.has_verifier, "verify"));
-        let _ = writeln!(out, "        fold: {},", opt(op.has_folder, "fold"));
-        let _ = writeln!(
-            out,
-            "        canonicalize: {},",
-            if op.has_canonicalizer {
-                format!("crate::{m}::CANONICALIZE_{}", id.to_uppercase())
-            } else {
-                "&[]".into()
-            }
-        );
-        let _ = writeln!(
-            out,
-            "        asm_names: {},",
-            opt(op.result_names, "asm_names")
-        );
-        let _ = writeln!(
-            out,
-            "        block_arg_names: {},",
-            opt(op.block_arg_names, "block_arg_names")
-        );
-        let _ = writeln!(
-            out,
-            "        default_dialect: {},",
-            op.default_dialect
-                .as_ref()
-                .map(|s| format!("Some({})", lit(s)))
-                .unwrap_or("None".into())
-        );
-        let _ = writeln!(out, "    }});");
+        register_op(&mut out, d, op);
     }
     let _ = writeln!(out, "}}");
     // Typed wrappers.
     for op in &spec.ops {
-        let full = format!("{}.{}", d.name, op.name);
-        let tn = type_name(&op.name);
-        let _ = writeln!(out, "\n/// `{full}`: {}", op.summary.replace('`', "'"));
-        let _ = writeln!(
-            out,
-            "#[derive(Clone, Copy, Debug, PartialEq, Eq)]\npub struct {tn}(pub OpId);"
-        );
-        let _ = writeln!(out, "impl {tn} {{");
-        let _ = writeln!(out, "    pub const NAME: &'static str = {};", lit(&full));
-        let _ = writeln!(out, "    pub fn from(ir: &Ir, op: OpId) -> Option<Self> {{ if ir.name(op) == Self::NAME {{ Some(Self(op)) }} else {{ None }} }}");
-        builder(&mut out, op, &full);
-        accessors(&mut out, &op.operands, "operands", "operandSegmentSizes");
-        accessors(&mut out, &op.results, "results", "resultSegmentSizes");
-        for a in &op.attributes {
-            let _ = writeln!(
-                out,
-                "    pub fn {}_attr(self, ir: &Ir) -> Option<Attribute> {{ ir.attr(self.0, {}) }}",
-                rust_ident(&a.name).to_lowercase(),
-                lit(&a.name)
-            );
-        }
-        let _ = writeln!(out, "}}");
+        typed_wrapper(&mut out, d, op);
     }
     out
+}
+
+/// The `OpDef` of one op, registered in `register(reg)`.
+fn register_op(out: &mut String, d: &DialectSpec, op: &OpSpec) {
+    let m = &d.module;
+    let full = format!("{}.{}", d.name, op.name);
+    let id = rust_ident(&op.name);
+    let traits = if op.traits.is_empty() {
+        "0".to_string()
+    } else {
+        op.traits
+            .iter()
+            .map(|t| format!("traits::{}", trait_const(t)))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    let attrs: Vec<String> = op
+        .attributes
+        .iter()
+        .map(|a| {
+            format!(
+                "AttrDef {{ name: {}, constraint: {}, optional: {} }}",
+                lit(&a.name),
+                lit(&a.ty),
+                a.optional || a.default.is_some()
+            )
+        })
+        .collect();
+    let defaults: Vec<String> = op
+        .attributes
+        .iter()
+        .filter_map(|a| {
+            a.default
+                .as_ref()
+                .map(|v| format!("({}, {})", lit(&a.name), lit(v)))
+        })
+        .collect();
+    let groups: Vec<String> = op
+        .all_types_match
+        .iter()
+        .map(|g| {
+            format!(
+                "&[{}]",
+                g.iter().map(|n| lit(n)).collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    let (parse, print) = if op.has_custom_assembly_format {
+        (
+            format!("Some(crate::{m}::parse_{id})"),
+            format!("Some(crate::{m}::print_{id})"),
+        )
+    } else if op.assembly_format.is_some() {
+        (
+            "Some(crate::format::parse)".into(),
+            "Some(crate::format::print)".into(),
+        )
+    } else {
+        ("None".into(), "None".into())
+    };
+    let opt = |b: bool, f: &str| {
+        if b {
+            format!("Some(crate::{m}::{f}_{id})")
+        } else {
+            "None".into()
+        }
+    };
+    let _ = writeln!(out, "    reg.register_op(OpDef {{");
+    let _ = writeln!(out, "        name: {},", lit(&full));
+    let _ = writeln!(out, "        summary: {},", lit(&op.summary));
+    let _ = writeln!(out, "        description: {},", lit(&op.description));
+    let _ = writeln!(
+        out,
+        "        format: {},",
+        op.assembly_format
+            .as_ref()
+            .map(|f| format!("Some({})", lit(f)))
+            .unwrap_or("None".into())
+    );
+    let _ = writeln!(out, "        type_groups: &[{}],", groups.join(", "));
+    let _ = writeln!(
+        out,
+        "        infer_results: {},",
+        opt(op.infer_result_types, "infer")
+    );
+    let _ = writeln!(out, "        defaults: &[{}],", defaults.join(", "));
+    let _ = writeln!(out, "        traits: {traits},");
+    let _ = writeln!(out, "        operands: {},", arg_defs(&op.operands));
+    let _ = writeln!(out, "        results: {},", arg_defs(&op.results));
+    let _ = writeln!(out, "        attributes: &[{}],", attrs.join(", "));
+    let _ = writeln!(out, "        num_regions: {},", op.regions);
+    let _ = writeln!(out, "        variadic_regions: {},", op.variadic_regions);
+    let _ = writeln!(
+        out,
+        "        num_successors: {},",
+        op.successors
+            .map(|n| format!("Some({n})"))
+            .unwrap_or("None".into())
+    );
+    let _ = writeln!(out, "        uses_properties: {},", op.properties);
+    let _ = writeln!(out, "        parse: {parse},");
+    let _ = writeln!(out, "        print: {print},");
+    let _ = writeln!(out, "        verify: {},", opt(op.has_verifier, "verify"));
+    let _ = writeln!(out, "        fold: {},", opt(op.has_folder, "fold"));
+    let _ = writeln!(
+        out,
+        "        canonicalize: {},",
+        if op.has_canonicalizer {
+            format!("crate::{m}::CANONICALIZE_{}", id.to_uppercase())
+        } else {
+            "&[]".into()
+        }
+    );
+    let _ = writeln!(
+        out,
+        "        asm_names: {},",
+        opt(op.result_names, "asm_names")
+    );
+    let _ = writeln!(
+        out,
+        "        block_arg_names: {},",
+        opt(op.block_arg_names, "block_arg_names")
+    );
+    let _ = writeln!(
+        out,
+        "        default_dialect: {},",
+        op.default_dialect
+            .as_ref()
+            .map(|s| format!("Some({})", lit(s)))
+            .unwrap_or("None".into())
+    );
+    let _ = writeln!(out, "    }});");
+}
+
+/// `&[ArgDef { ... }, ...]` of operands or results.
+fn arg_defs(v: &[ArgSpec]) -> String {
+    let items: Vec<String> = v
+        .iter()
+        .map(|a| {
+            let ar = if a.variadic {
+                "Variadic"
+            } else if a.optional {
+                "Optional"
+            } else {
+                "Single"
+            };
+            format!(
+                "ArgDef {{ name: {}, arity: Arity::{ar}, constraint: {} }}",
+                lit(&a.name),
+                lit(&a.ty)
+            )
+        })
+        .collect();
+    format!("&[{}]", items.join(", "))
+}
+
+/// The typed wrapper of one op: `pub struct XOp(pub OpId)` with its builder and accessors.
+fn typed_wrapper(out: &mut String, d: &DialectSpec, op: &OpSpec) {
+    let full = format!("{}.{}", d.name, op.name);
+    let tn = type_name(&op.name);
+    let _ = writeln!(out, "\n/// `{full}`: {}", op.summary.replace('`', "'"));
+    let _ = writeln!(
+        out,
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq)]\npub struct {tn}(pub OpId);"
+    );
+    let _ = writeln!(out, "impl {tn} {{");
+    let _ = writeln!(out, "    pub const NAME: &'static str = {};", lit(&full));
+    let _ = writeln!(out, "    pub fn from(ir: &Ir, op: OpId) -> Option<Self> {{ if ir.name(op) == Self::NAME {{ Some(Self(op)) }} else {{ None }} }}");
+    builder(out, op, &full);
+    accessors(out, &op.operands, "operands", "operandSegmentSizes");
+    accessors(out, &op.results, "results", "resultSegmentSizes");
+    for a in &op.attributes {
+        let _ = writeln!(
+            out,
+            "    pub fn {}_attr(self, ir: &Ir) -> Option<Attribute> {{ ir.attr(self.0, {}) }}",
+            rust_ident(&a.name).to_lowercase(),
+            lit(&a.name)
+        );
+    }
+    let _ = writeln!(out, "}}");
 }
 
 fn param_name(n: &str) -> String {

@@ -61,7 +61,6 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
     }
     let (ins, outs) = super::ins_outs(ir, op);
     let rank = |v: Value| ir.value_type(v).rank().unwrap_or(0) as u32;
-    let d = AffineExpr::Dim;
     match name {
         "linalg.fill" => {
             let r = rank(*outs.first()?);
@@ -110,85 +109,15 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
             AffineMap::projection(1, &[0]),
             AffineMap::new(1, 0, vec![]),
         ]),
-        "linalg.conv_2d_nchw_fchw" => {
-            // (n, f, oh, ow, c, kh, kw)
-            let s = ints(ir, op, "strides", 2);
-            let dl = ints(ir, op, "dilations", 2);
-            let h = d(2)
-                .mul(AffineExpr::Const(s[0]))
-                .add(d(5).mul(AffineExpr::Const(dl[0])));
-            let w = d(3)
-                .mul(AffineExpr::Const(s[1]))
-                .add(d(6).mul(AffineExpr::Const(dl[1])));
-            Some(vec![
-                AffineMap::new(7, 0, vec![d(0), d(4), h, w]),
-                AffineMap::projection(7, &[1, 4, 5, 6]),
-                AffineMap::projection(7, &[0, 1, 2, 3]),
-            ])
-        }
-        "linalg.conv_2d_nhwc_hwcf" => {
-            // (n, oh, ow, f, kh, kw, c)
-            let s = ints(ir, op, "strides", 2);
-            let dl = ints(ir, op, "dilations", 2);
-            let h = d(1)
-                .mul(AffineExpr::Const(s[0]))
-                .add(d(4).mul(AffineExpr::Const(dl[0])));
-            let w = d(2)
-                .mul(AffineExpr::Const(s[1]))
-                .add(d(5).mul(AffineExpr::Const(dl[1])));
-            Some(vec![
-                AffineMap::new(7, 0, vec![d(0), h, w, d(6)]),
-                AffineMap::projection(7, &[4, 5, 6, 3]),
-                AffineMap::projection(7, &[0, 1, 2, 3]),
-            ])
-        }
-        "linalg.pooling_nhwc_max"
+        "linalg.conv_2d_nchw_fchw"
+        | "linalg.conv_2d_nhwc_hwcf"
+        | "linalg.pooling_nhwc_max"
         | "linalg.pooling_nhwc_min"
         | "linalg.pooling_nhwc_sum"
-        | "linalg.depthwise_conv_2d_nhwc_hwc" => {
-            // (n, oh, ow, c, kh, kw)
-            let s = ints(ir, op, "strides", 2);
-            let dl = ints(ir, op, "dilations", 2);
-            let h = d(1)
-                .mul(AffineExpr::Const(s[0]))
-                .add(d(4).mul(AffineExpr::Const(dl[0])));
-            let w = d(2)
-                .mul(AffineExpr::Const(s[1]))
-                .add(d(5).mul(AffineExpr::Const(dl[1])));
-            let k = if name.starts_with("linalg.depthwise") {
-                AffineMap::projection(6, &[4, 5, 3])
-            } else {
-                AffineMap::projection(6, &[4, 5])
-            };
-            Some(vec![
-                AffineMap::new(6, 0, vec![d(0), h, w, d(3)]),
-                k,
-                AffineMap::projection(6, &[0, 1, 2, 3]),
-            ])
-        }
-        "linalg.pooling_nchw_max"
+        | "linalg.depthwise_conv_2d_nhwc_hwc"
+        | "linalg.pooling_nchw_max"
         | "linalg.pooling_nchw_sum"
-        | "linalg.depthwise_conv_2d_nchw_chw" => {
-            // (n, c, oh, ow, kh, kw)
-            let s = ints(ir, op, "strides", 2);
-            let dl = ints(ir, op, "dilations", 2);
-            let h = d(2)
-                .mul(AffineExpr::Const(s[0]))
-                .add(d(4).mul(AffineExpr::Const(dl[0])));
-            let w = d(3)
-                .mul(AffineExpr::Const(s[1]))
-                .add(d(5).mul(AffineExpr::Const(dl[1])));
-            let k = if name.starts_with("linalg.depthwise") {
-                AffineMap::projection(6, &[1, 4, 5])
-            } else {
-                AffineMap::projection(6, &[4, 5])
-            };
-            Some(vec![
-                AffineMap::new(6, 0, vec![d(0), d(1), h, w]),
-                k,
-                AffineMap::projection(6, &[0, 1, 2, 3]),
-            ])
-        }
+        | "linalg.depthwise_conv_2d_nchw_chw" => Some(window_maps(ir, op, name)),
         n if is_elementwise(n) => {
             let r = rank(*outs.first()?);
             let mut v: Vec<AffineMap> = ins.iter().map(|_| AffineMap::identity(r)).collect();
@@ -196,6 +125,77 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
             Some(v)
         }
         _ => None,
+    }
+}
+
+/// The input position a strided, dilated window reads along the two spatial dims: output
+/// dims `oh`, `oh + 1` and window dims `kh`, `kh + 1` (`oh * stride + kh * dilation`).
+fn window_dims(ir: &Ir, op: OpId, oh: u32, kh: u32) -> (AffineExpr, AffineExpr) {
+    let d = AffineExpr::Dim;
+    let s = ints(ir, op, "strides", 2);
+    let dl = ints(ir, op, "dilations", 2);
+    let h = d(oh)
+        .mul(AffineExpr::Const(s[0]))
+        .add(d(kh).mul(AffineExpr::Const(dl[0])));
+    let w = d(oh + 1)
+        .mul(AffineExpr::Const(s[1]))
+        .add(d(kh + 1).mul(AffineExpr::Const(dl[1])));
+    (h, w)
+}
+
+/// Indexing maps of the 2-D convolutions and poolings (input, window or filter, output).
+fn window_maps(ir: &Ir, op: OpId, name: &str) -> Vec<AffineMap> {
+    let d = AffineExpr::Dim;
+    match name {
+        "linalg.conv_2d_nchw_fchw" => {
+            // (n, f, oh, ow, c, kh, kw)
+            let (h, w) = window_dims(ir, op, 2, 5);
+            vec![
+                AffineMap::new(7, 0, vec![d(0), d(4), h, w]),
+                AffineMap::projection(7, &[1, 4, 5, 6]),
+                AffineMap::projection(7, &[0, 1, 2, 3]),
+            ]
+        }
+        "linalg.conv_2d_nhwc_hwcf" => {
+            // (n, oh, ow, f, kh, kw, c)
+            let (h, w) = window_dims(ir, op, 1, 4);
+            vec![
+                AffineMap::new(7, 0, vec![d(0), h, w, d(6)]),
+                AffineMap::projection(7, &[4, 5, 6, 3]),
+                AffineMap::projection(7, &[0, 1, 2, 3]),
+            ]
+        }
+        "linalg.pooling_nhwc_max"
+        | "linalg.pooling_nhwc_min"
+        | "linalg.pooling_nhwc_sum"
+        | "linalg.depthwise_conv_2d_nhwc_hwc" => {
+            // (n, oh, ow, c, kh, kw)
+            let (h, w) = window_dims(ir, op, 1, 4);
+            let k = if name.starts_with("linalg.depthwise") {
+                AffineMap::projection(6, &[4, 5, 3])
+            } else {
+                AffineMap::projection(6, &[4, 5])
+            };
+            vec![
+                AffineMap::new(6, 0, vec![d(0), h, w, d(3)]),
+                k,
+                AffineMap::projection(6, &[0, 1, 2, 3]),
+            ]
+        }
+        _ => {
+            // NCHW poolings and depthwise convolutions: (n, c, oh, ow, kh, kw)
+            let (h, w) = window_dims(ir, op, 2, 4);
+            let k = if name.starts_with("linalg.depthwise") {
+                AffineMap::projection(6, &[1, 4, 5])
+            } else {
+                AffineMap::projection(6, &[4, 5])
+            };
+            vec![
+                AffineMap::new(6, 0, vec![d(0), d(1), h, w]),
+                k,
+                AffineMap::projection(6, &[0, 1, 2, 3]),
+            ]
+        }
     }
 }
 

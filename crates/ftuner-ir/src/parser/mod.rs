@@ -4,7 +4,9 @@
 //! Errors stop the parse and carry a `file:line:col` location. Nesting is bounded
 //! ([`MAX_NESTING`]) so that no input overflows the stack.
 
+mod affine;
 mod attrs;
+mod dense;
 mod ops;
 mod types;
 
