@@ -6,99 +6,46 @@
 //! says. Summation iterators no mapped operand spans get their range from an extra
 //! `tensor.empty` operand of their extents (linalg derives loop ranges from operand
 //! shapes).
+//!
+//! Here the generic's loops, operands and maps; its body's code in [`body`].
+
+mod body;
 
 use crate::emit::ty;
 use crate::pass::inline_text;
-use ftuner_dialects::ta::{self, Atom, BinOp, Idx, Scope, Src, Term};
+use ftuner_dialects::ta::{self, Scope, Src};
 use ftuner_ir::{OpId, Value};
 use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
 use std::fmt::Write;
 
-struct Body {
-    out: String,
-    n: usize,
-    elem: String,
-    /// Conditions of exact divisions met while computing indices (the access reads 0
-    /// unless they all hold).
-    exact: Vec<String>,
+/// The loops of the generic: its iterators (traversal, then summation) and their ranges.
+struct Nest<'a> {
+    iters: Vec<&'a ta::Iter>,
+    /// How many of the iterators are traversal iterators (parallel loops).
+    nt: usize,
+    /// (lo, hi) per loop; hi is DYNAMIC for a traversal iterator bounded by an input's dim.
+    ranges: Vec<(i64, i64)>,
 }
 
-impl Body {
-    fn fresh(&mut self) -> String {
-        self.n += 1;
-        format!("%b{}", self.n)
-    }
-    fn line(&mut self, s: String) {
-        let _ = writeln!(self.out, "      {s}");
-    }
-    fn cst(&mut self, v: i64) -> String {
-        let c = self.fresh();
-        self.line(format!("{c} = arith.constant {v} : index"));
-        c
-    }
-    fn bin(&mut self, op: &str, a: &str, b: &str, ty: &str) -> String {
-        let r = self.fresh();
-        self.line(format!("{r} = {op} {a}, {b} : {ty}"));
-        r
-    }
-    fn idx(&mut self, e: &Idx, var: &dyn Fn(&str) -> String) -> String {
-        let mut acc: Option<String> = None;
-        for (a, k) in &e.terms {
-            let v = match a {
-                Atom::Var(x) => var(x),
-                Atom::FloorDiv(inner, d) => {
-                    let x = self.idx(inner, var);
-                    let c = self.cst(*d);
-                    self.bin("arith.floordivsi", &x, &c, "index")
-                }
-                Atom::Mod(inner, d) => {
-                    let x = self.idx(inner, var);
-                    let c = self.cst(*d);
-                    let q = self.bin("arith.floordivsi", &x, &c, "index");
-                    let qk = self.bin("arith.muli", &q, &c, "index");
-                    self.bin("arith.subi", &x, &qk, "index")
-                }
-                Atom::Div(inner, d) => {
-                    let x = self.idx(inner, var);
-                    let c = self.cst(*d);
-                    let q = self.bin("arith.floordivsi", &x, &c, "index");
-                    let qk = self.bin("arith.muli", &q, &c, "index");
-                    let ok = self.fresh();
-                    self.line(format!("{ok} = arith.cmpi eq, {qk}, {x} : index"));
-                    self.exact.push(ok);
-                    q
-                }
-            };
-            let t = if *k == 1 {
-                v
-            } else {
-                let c = self.cst(*k);
-                self.bin("arith.muli", &v, &c, "index")
-            };
-            acc = Some(match acc {
-                None => t,
-                Some(a) => self.bin("arith.addi", &a, &t, "index"),
-            });
-        }
-        match acc {
-            None => self.cst(e.c),
-            Some(a) if e.c == 0 => a,
-            Some(a) => {
-                let c = self.cst(e.c);
-                self.bin("arith.addi", &a, &c, "index")
-            }
-        }
+impl Nest<'_> {
+    /// The loop of iterator `v`.
+    fn pos(&self, v: &str) -> Option<usize> {
+        self.iters.iter().position(|i| i.name == v)
     }
 }
 
-/// The MLIR text of `@ollie(%in0, ...) -> result` computing `s` with one linalg.generic.
-pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String, String> {
+/// The loops of `s`; a dynamic extent (a traversal iterator bounded by an input's dim)
+/// is computed in `head`, and its value returned in order (the sizes of the result's
+/// `tensor.empty`).
+fn loop_nest<'a>(
+    s: &'a Scope,
+    inputs: &[Vec<i64>],
+    elem: &str,
+    head: &mut String,
+) -> Result<(Nest<'a>, Vec<String>), String> {
     let nt = s.trav.len();
     let iters: Vec<&ta::Iter> = s.trav.iter().chain(&s.sum).collect();
-    let nd = iters.len();
-    // (lo, hi); hi is DYNAMIC for a traversal iterator bounded by an input's dim.
     let mut ranges = vec![];
-    let mut head = String::new();
     let mut dyn_sizes = vec![];
     for (k, i) in iters.iter().enumerate() {
         match (i.static_range(), i.hi.dim) {
@@ -132,21 +79,19 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
             }
         }
     }
+    Ok((Nest { iters, nt, ranges }, dyn_sizes))
+}
+
+/// The accesses that become indexing maps: distinct iterators from 0 covering the dims
+/// exactly (one per input): (input, the loop of each dim).
+fn mapped_accesses(
+    s: &Scope,
+    inputs: &[Vec<i64>],
+    nest: &Nest<'_>,
+) -> Result<Vec<(usize, Vec<usize>)>, String> {
     let dynamic = ftuner_ir::DYNAMIC;
-    let pos = |v: &str| iters.iter().position(|i| i.name == v);
-    let dims = (0..nd)
-        .map(|d| format!("d{d}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let rshape: Vec<i64> = ranges[..nt]
-        .iter()
-        .map(|(l, h)| if *h == dynamic { dynamic } else { h - l })
-        .collect();
-    let rt = ty(&rshape, elem);
-    // Mapped accesses: distinct iterators from 0 covering the dims exactly.
-    let accesses = s.body.accesses();
     let mut mapped: Vec<(usize, Vec<usize>)> = vec![];
-    for (src, idx) in &accesses {
+    for (src, idx) in &s.body.accesses() {
         let Src::Input(i) = src else {
             return Err("nested scopes must be emitted first".into());
         };
@@ -156,12 +101,12 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
             .zip(shape)
             .enumerate()
             .map(|(dpos, (e, d))| {
-                let p = pos(e.as_var()?)?;
+                let p = nest.pos(e.as_var()?)?;
                 let exact = if *d == dynamic {
                     // The iterator is bounded by exactly this dim.
-                    iters[p].dim_range() == Some((*i, dpos))
+                    nest.iters[p].dim_range() == Some((*i, dpos))
                 } else {
-                    ranges[p] == (0, *d)
+                    nest.ranges[p] == (0, *d)
                 };
                 exact.then_some(p)
             })
@@ -175,50 +120,75 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
             }
         }
     }
+    Ok(mapped)
+}
+
+/// The generic's inputs, indexing maps and block arguments: the mapped accesses, then, if
+/// some loop no mapped operand or the output spans, an operand of their extents (made in
+/// `head`; linalg derives loop ranges from operand shapes); the output's map last.
+struct Operands {
+    /// (SSA name, type) per input.
+    ins: Vec<(String, String)>,
+    maps: Vec<String>,
+    args: Vec<String>,
+}
+
+fn operands(
+    mapped: &[(usize, Vec<usize>)],
+    inputs: &[Vec<i64>],
+    elem: &str,
+    nest: &Nest<'_>,
+    head: &mut String,
+) -> Operands {
+    let (nt, nd) = (nest.nt, nest.iters.len());
+    let dims = (0..nd)
+        .map(|d| format!("d{d}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let map_of = |ds: &mut dyn Iterator<Item = usize>| {
+        format!(
+            "affine_map<({dims}) -> ({})>",
+            ds.map(|d| format!("d{d}")).collect::<Vec<_>>().join(", ")
+        )
+    };
     // Loop dims no mapped operand or the output spans: an extra operand of their extents.
     let spanned = |d: usize| d < nt || mapped.iter().any(|(_, ds)| ds.contains(&d));
     let extra: Vec<usize> = (0..nd).filter(|d| !spanned(*d)).collect();
-    let mut b = Body {
-        out: String::new(),
-        n: 0,
-        elem: elem.to_string(),
-        exact: vec![],
-    };
     let mut ins = vec![];
     let mut maps = vec![];
     let mut args = vec![];
     for (k, (i, ds)) in mapped.iter().enumerate() {
         ins.push((format!("%in{i}"), ty(&inputs[*i], elem)));
-        maps.push(format!(
-            "affine_map<({dims}) -> ({})>",
-            ds.iter()
-                .map(|d| format!("d{d}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        maps.push(map_of(&mut ds.iter().copied()));
         args.push(format!("%a{k}"));
     }
     if !extra.is_empty() {
-        let sh: Vec<i64> = extra.iter().map(|d| ranges[*d].1 - ranges[*d].0).collect();
+        let sh: Vec<i64> = extra
+            .iter()
+            .map(|d| nest.ranges[*d].1 - nest.ranges[*d].0)
+            .collect();
         let _ = writeln!(head, "    %extents = tensor.empty() : {}", ty(&sh, elem));
         ins.push(("%extents".into(), ty(&sh, elem)));
-        maps.push(format!(
-            "affine_map<({dims}) -> ({})>",
-            extra
-                .iter()
-                .map(|d| format!("d{d}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        maps.push(map_of(&mut extra.iter().copied()));
         args.push("%unused".into());
     }
-    maps.push(format!(
-        "affine_map<({dims}) -> ({})>",
-        (0..nt)
-            .map(|d| format!("d{d}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
+    maps.push(map_of(&mut (0..nt)));
+    Operands { ins, maps, args }
+}
+
+/// The MLIR text of `@ollie(%in0, ...) -> result` computing `s` with one linalg.generic.
+pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String, String> {
+    let mut head = String::new();
+    let (nest, dyn_sizes) = loop_nest(s, inputs, elem, &mut head)?;
+    let (nt, nd) = (nest.nt, nest.iters.len());
+    let dynamic = ftuner_ir::DYNAMIC;
+    let rshape: Vec<i64> = nest.ranges[..nt]
+        .iter()
+        .map(|(l, h)| if *h == dynamic { dynamic } else { h - l })
+        .collect();
+    let rt = ty(&rshape, elem);
+    let mapped = mapped_accesses(s, inputs, &nest)?;
+    let Operands { ins, maps, args } = operands(&mapped, inputs, elem, &nest, &mut head);
     let _ = writeln!(
         head,
         "    %empty = tensor.empty({}) : {rt}",
@@ -234,180 +204,7 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
         );
         "%init0".to_string()
     };
-    // Iterator values inside the body.
-    let mut var_val: Vec<Option<String>> = vec![None; nd];
-    let mut used = vec![];
-    for (_, idx) in &accesses {
-        for e in idx.iter() {
-            e.vars(&mut used);
-        }
-    }
-    for v in &used {
-        let Some(p) = pos(v) else {
-            return Err(format!("'{v}' is not an iterator"));
-        };
-        let ix = b.fresh();
-        b.line(format!("{ix} = linalg.index {p} : index"));
-        let val = if ranges[p].0 == 0 {
-            ix
-        } else {
-            let c = b.cst(ranges[p].0);
-            b.bin("arith.addi", &ix, &c, "index")
-        };
-        var_val[p] = Some(val);
-    }
-    let var = |v: &str| -> String {
-        pos(v)
-            .and_then(|p| var_val[p].clone())
-            .unwrap_or_else(|| "%undefined".into())
-    };
-    let range_of = |v: &str| pos(v).map(|p| ranges[p]).filter(|r| r.1 != dynamic);
-    // Whether iterator `v` runs over exactly dim `d` of input `i` (a dynamic bound).
-    let by_dim =
-        |v: &str, i: usize, d: usize| pos(v).is_some_and(|p| iters[p].dim_range() == Some((i, d)));
-    fn term(
-        t: &Term,
-        b: &mut Body,
-        inputs: &[Vec<i64>],
-        var: &dyn Fn(&str) -> String,
-        range_of: &dyn Fn(&str) -> Option<(i64, i64)>,
-        by_dim: &dyn Fn(&str, usize, usize) -> bool,
-    ) -> String {
-        match t {
-            Term::Const(bits) => {
-                let r = b.fresh();
-                let e = b.elem.clone();
-                let mut lit = format!("{:?}", f64::from_bits(*bits));
-                if !lit.contains('.') && !lit.contains("inf") && !lit.contains("NaN") {
-                    match lit.find('e') {
-                        Some(p) => lit.insert_str(p, ".0"),
-                        None => lit.push_str(".0"),
-                    }
-                }
-                b.line(format!("{r} = arith.constant {lit} : {e}"));
-                r
-            }
-            Term::Bin(op, x, y) => {
-                let xa = term(x, b, inputs, var, range_of, by_dim);
-                let ya = term(y, b, inputs, var, range_of, by_dim);
-                let name = match op {
-                    BinOp::Add => "arith.addf",
-                    BinOp::Sub => "arith.subf",
-                    BinOp::Mul => "arith.mulf",
-                };
-                let e = b.elem.clone();
-                b.bin(name, &xa, &ya, &e)
-            }
-            Term::Access(src, idx) => {
-                let Src::Input(i) = src else {
-                    return "%unreachable".into();
-                };
-                if *i >= ARG_BASE {
-                    // A mapped access: its block argument.
-                    return format!("%a{}", i - ARG_BASE);
-                }
-                let shape = &inputs[*i];
-                let mut ixs = vec![];
-                b.exact.clear();
-                let mut guard: Option<String> = None;
-                for (dpos, (e, d)) in idx.iter().zip(shape).enumerate() {
-                    let v = b.idx(e, var);
-                    // The range of the index as computed (an exact division is a
-                    // floordiv here, its guard applied to the value read).
-                    let inside = as_computed(e)
-                        .range(range_of)
-                        .is_some_and(|(l, h)| l >= 0 && h <= *d)
-                        || e.as_var().is_some_and(|x| by_dim(x, *i, dpos));
-                    if inside {
-                        ixs.push(v);
-                        continue;
-                    }
-                    let z = b.cst(0);
-                    let dd = if *d == ftuner_ir::DYNAMIC {
-                        let c = b.cst(ixs.len() as i64);
-                        let r = b.fresh();
-                        let e = b.elem.clone();
-                        b.line(format!("{r} = tensor.dim %in{i}, {c} : {}", ty(shape, &e)));
-                        r
-                    } else {
-                        b.cst(*d)
-                    };
-                    let ge = b.fresh();
-                    b.line(format!("{ge} = arith.cmpi sge, {v}, {z} : index"));
-                    let lt = b.fresh();
-                    b.line(format!("{lt} = arith.cmpi slt, {v}, {dd} : index"));
-                    let ok = b.bin("arith.andi", &ge, &lt, "i1");
-                    let cl = b.fresh();
-                    b.line(format!("{cl} = arith.select {ok}, {v}, {z} : index"));
-                    ixs.push(cl);
-                    guard = Some(match guard {
-                        None => ok,
-                        Some(g) => b.bin("arith.andi", &g, &ok, "i1"),
-                    });
-                }
-                for ok in std::mem::take(&mut b.exact) {
-                    guard = Some(match guard {
-                        None => ok,
-                        Some(g) => b.bin("arith.andi", &g, &ok, "i1"),
-                    });
-                }
-                let e = b.elem.clone();
-                let x = b.fresh();
-                b.line(format!(
-                    "{x} = tensor.extract %in{i}[{}] : {}",
-                    ixs.join(", "),
-                    ty(shape, &e)
-                ));
-                match guard {
-                    None => x,
-                    Some(g) => {
-                        let z = b.fresh();
-                        b.line(format!("{z} = arith.constant 0.000000e+00 : {e}"));
-                        let r = b.fresh();
-                        b.line(format!("{r} = arith.select {g}, {x}, {z} : {e}"));
-                        r
-                    }
-                }
-            }
-        }
-    }
-    // Mapped accesses read their block argument; replace them before generating.
-    let mut body_t = s.body.clone();
-    // An access reads its block argument when it is exactly the access its map was made
-    // for (same input, same iterators in the same dims).
-    fn use_args(
-        t: &Term,
-        mapped: &[(usize, Vec<usize>)],
-        pos: &dyn Fn(&str) -> Option<usize>,
-    ) -> Term {
-        match t {
-            Term::Access(Src::Input(i), idx) => {
-                let dims: Option<Vec<usize>> = idx.iter().map(|e| pos(e.as_var()?)).collect();
-                match mapped
-                    .iter()
-                    .position(|(j, ds)| j == i && Some(ds) == dims.as_ref())
-                {
-                    // A marker input number: the block argument k.
-                    Some(k) => Term::Access(Src::Input(ARG_BASE + k), idx.clone()),
-                    None => t.clone(),
-                }
-            }
-            Term::Bin(o, a, b) => Term::Bin(
-                *o,
-                Box::new(use_args(a, mapped, pos)),
-                Box::new(use_args(b, mapped, pos)),
-            ),
-            _ => t.clone(),
-        }
-    }
-    body_t = use_args(&body_t, &mapped, &pos);
-    let v = term(&body_t, &mut b, inputs, &var, &range_of, &by_dim);
-    let res = if s.sum.is_empty() {
-        v
-    } else {
-        b.bin("arith.addf", "%acc", &v, elem)
-    };
-    b.line(format!("linalg.yield {res} : {elem}"));
+    let body = body::body_text(s, inputs, elem, &nest, &mapped)?;
     let mut bargs: Vec<String> = args.iter().map(|a| format!("{a}: {elem}")).collect();
     bargs.push(format!("%acc: {elem}"));
     let its: Vec<&str> = (0..nd)
@@ -445,35 +242,9 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
         maps.join(", "),
         its.join(", "),
         bargs.join(", "),
-        b.out
+        body
     ))
 }
-
-/// `e` with each exact division `x / k` written as the `x floordiv k` the body computes
-/// for it: [`Idx::range`] gives an exact division the range of its exact values only,
-/// but the index is computed (and must be in bounds) at the other points too.
-fn as_computed(e: &Idx) -> Idx {
-    Idx {
-        terms: e
-            .terms
-            .iter()
-            .map(|(a, k)| {
-                let a = match a {
-                    Atom::Div(x, d) | Atom::FloorDiv(x, d) => {
-                        Atom::FloorDiv(Box::new(as_computed(x)), *d)
-                    }
-                    Atom::Mod(x, d) => Atom::Mod(Box::new(as_computed(x)), *d),
-                    Atom::Var(v) => Atom::Var(v.clone()),
-                };
-                (a, *k)
-            })
-            .collect(),
-        c: e.c,
-    }
-}
-
-/// Block-argument markers while generating a body.
-const ARG_BASE: usize = 1 << 28;
 
 #[derive(Default)]
 pub struct ConvertTaToLinalgPass {

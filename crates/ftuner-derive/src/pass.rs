@@ -2,7 +2,7 @@
 
 use crate::convert::{from_linalg, is_zero_fill};
 use crate::derive::{derive, price, Costs, Options, Target};
-use crate::emit::emit;
+use crate::emit::{emit, Emitted};
 use ftuner_dialects::ta;
 use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::{
@@ -184,6 +184,251 @@ impl OllieDerivePass {
         }
         Ok(())
     }
+
+    /// The costs of the hardware model and the pass's options.
+    fn setup(&self, cx: &mut PassContext<'_>, top: OpId) -> Result<Setup, PassFailure> {
+        let model = ftuner_ukernel::target_model(cx, top, &self.opts.str("hw-target"))?;
+        let costs = Costs::from_model(&model);
+        let opts = Options {
+            iter_limit: self.opts.int("depth").max(1) as usize,
+            node_limit: self.opts.int("node-limit").max(16) as usize,
+            time_limit: Duration::from_secs_f64(self.opts.float("time-limit").clamp(0.001, 3600.0)),
+            target: match self.opts.str("target").as_str() {
+                "matmul" => Target::Matmul,
+                "dense-conv" => Target::DenseConv,
+                _ => Target::Auto,
+            },
+            guided: self.opts.bool("guided"),
+            split_expressions: self.opts.bool("split-expressions"),
+        };
+        let verify = self.opts.bool("verify");
+        Ok(Setup {
+            costs,
+            opts,
+            verify,
+        })
+    }
+
+    /// Derive `op`'s expression; when a cheaper form passes the numeric check and is
+    /// emitted (and verified, if asked), replace the op by it.
+    fn derive_op(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        c: Candidate,
+        su: &Setup,
+    ) -> Result<(), PassFailure> {
+        let shapes = input_shapes(cx.ir, &c.inputs);
+        let Some(best) = self.cheaper_form(cx, op, &c, &shapes, su) else {
+            return Ok(());
+        };
+        let cshapes = concrete_shapes(&shapes);
+        let add_init = c.init.is_some_and(|v| !is_zero_fill(cx.ir, v));
+        let in_tys: Vec<Type> = c.inputs.iter().map(|v| cx.ir.value_type(*v)).collect();
+        let op_tys: Vec<Type> = c.operands.iter().map(|v| cx.ir.value_type(*v)).collect();
+        let rty = cx.ir.value_type(cx.ir.result(op, 0));
+        let em = match emit(&best, &in_tys, &op_tys, rty, add_init, &su.costs) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::info!("ollie-derive: not emitted: {e}");
+                self.kept += 1;
+                return Ok(());
+            }
+        };
+        if su.opts.target == Target::Matmul && em.matmuls == 0 {
+            self.kept += 1;
+            return Ok(());
+        }
+        if su.verify {
+            let ishape = concrete_type_shape(rty);
+            let oshapes: Vec<Vec<usize>> = op_tys.iter().map(|t| concrete_type_shape(*t)).collect();
+            if let Err(e) = Self::verify(
+                cx, &em.text, &c.scope, &cshapes, &ishape, &oshapes, add_init,
+            ) {
+                cx.emit(Diagnostic::warning(
+                    cx.ir.loc(op),
+                    format!("ollie-derive{{verify=true}}: the rewritten IR failed on the interpreter and was dropped: {e}"),
+                ));
+                self.rejected += 1;
+                return Ok(());
+            }
+        }
+        self.replace(cx, op, &c, rty, &em)
+    }
+
+    /// The cheapest derived form of `c` when it beats the op as it stands (or the target
+    /// asks for a matched form) and agrees numerically with the original; the statistics
+    /// count what was kept or rejected.
+    fn cheaper_form(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        c: &Candidate,
+        shapes: &[Vec<Option<i64>>],
+        su: &Setup,
+    ) -> Option<ta::Scope> {
+        let (costs, opts) = (&su.costs, &su.opts);
+        let op_shapes = input_shapes(cx.ir, &c.operands);
+        let out = derive(&c.scope, shapes, costs, opts);
+        self.time_us += out.elapsed.as_micros() as u64;
+        self.max_nodes = self.max_nodes.max(out.nodes as u64);
+        // The op as it stands (before fusing its padding) is what a derivation beats.
+        let as_is = out
+            .original_cost
+            .min(price(&c.unfused, &op_shapes, costs, opts.target));
+        tracing::info!(
+            op = cx.ir.name(op),
+            stop = %out.stop_reason,
+            nodes = out.nodes,
+            ms = out.elapsed.as_secs_f64() * 1e3,
+            "derived {} (cost {:.3e} s, as is {:.3e} s)",
+            out.best,
+            out.best_cost,
+            as_is
+        );
+        let better = out.best_cost < as_is * 0.95
+            || (opts.target == Target::Matmul && out.best_cost.is_finite());
+        if !better || out.best == c.unfused {
+            self.kept += 1;
+            return None;
+        }
+        // Numeric check of the expressions (always).
+        let cshapes = concrete_shapes(shapes);
+        if let Err(e) = crate::check::equivalent(&c.scope, &out.best, &cshapes, 64, 1) {
+            cx.emit(Diagnostic::warning(
+                cx.ir.loc(op),
+                format!("ollie-derive: a derivation failed the numeric check and was dropped: {e}"),
+            ));
+            self.rejected += 1;
+            return None;
+        }
+        Some(out.best)
+    }
+
+    /// Replace `op` by the emitted function, inlined on the expression's inputs, the
+    /// init (a `tensor.empty` for a static `ta.expr`) and the op's operands.
+    fn replace(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        c: &Candidate,
+        rty: Type,
+        em: &Emitted,
+    ) -> Result<(), PassFailure> {
+        let mut args = c.inputs.clone();
+        // The init (or, for a ta.expr, a placeholder of the result type).
+        let init_v = match c.init {
+            Some(v) => v,
+            None if rty.shape().is_some_and(|s| s.contains(&ftuner_ir::DYNAMIC)) => {
+                // A dynamic ta.expr has no init to size its result by.
+                self.kept += 1;
+                return Ok(());
+            }
+            None => {
+                let e = cx.ir.create_op(
+                    OpSpec::new(intern_name("tensor.empty"), cx.ir.loc(op)).results([rty]),
+                );
+                cx.ir.insert_before(op, e);
+                cx.ir.result(e, 0)
+            }
+        };
+        args.push(init_v);
+        args.extend(c.operands.iter().copied());
+        match inline_text(cx, op, &em.text, &args) {
+            Ok(v) => {
+                let r = cx.ir.result(op, 0);
+                cx.ir.replace_all_uses(r, v);
+                cx.ir.erase_op(op);
+                self.derived += 1;
+                self.matmuls += em.matmuls as u64;
+                self.g2bmms += em.g2bmms as u64;
+                self.convs += em.convs as u64;
+                self.eops += em.eops as u64;
+                Ok(())
+            }
+            Err(e) => {
+                cx.emit(Diagnostic::error(cx.ir.loc(op), e));
+                Err(PassFailure)
+            }
+        }
+    }
+}
+
+/// A candidate op's expression and what it reads: the scope (its zero padding fused),
+/// its inputs, the op's init (none for a `ta.expr`), the scope before fusion, and the
+/// op's own operands (what its bounds refer to).
+struct Candidate {
+    scope: ta::Scope,
+    inputs: Vec<Value>,
+    init: Option<Value>,
+    unfused: ta::Scope,
+    operands: Vec<Value>,
+}
+
+/// The ops `ollie-derive` tries (contractions and `ta.expr`s), in walk order.
+fn candidates(ir: &Ir, top: OpId) -> Vec<OpId> {
+    let mut cands = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if matches!(
+            ir.name(o),
+            "linalg.conv_2d_nchw_fchw"
+                | "linalg.conv_2d_nhwc_hwcf"
+                | "linalg.matmul"
+                | "linalg.batch_matmul"
+                | "linalg.generic"
+                | "ta.expr"
+        ) {
+            cands.push(o);
+        }
+    });
+    cands
+}
+
+/// The expression of candidate `op`, if it has one.
+fn candidate(ir: &Ir, op: OpId) -> Option<Candidate> {
+    if ir.name(op) == "ta.expr" {
+        let s = ta::scope_of(ir, op)?;
+        let ins = ir.operands(op).to_vec();
+        Some(Candidate {
+            scope: s.clone(),
+            inputs: ins.clone(),
+            init: None,
+            unfused: s,
+            operands: ins,
+        })
+    } else {
+        let f = from_linalg(ir, op).ok()?;
+        Some(Candidate {
+            scope: f.scope,
+            inputs: f.inputs,
+            init: Some(f.init),
+            unfused: f.unfused,
+            operands: f.operands,
+        })
+    }
+}
+
+/// The shape of `t` with each dynamic dim 3 (what the verification runs on).
+fn concrete_type_shape(t: Type) -> Vec<usize> {
+    t.shape()
+        .unwrap_or(&[])
+        .iter()
+        .map(|d| {
+            if *d == ftuner_ir::DYNAMIC {
+                3
+            } else {
+                *d as usize
+            }
+        })
+        .collect()
+}
+
+/// What every derivation of a run shares: the costs, the derivation options, and
+/// whether to verify rewrites on the interpreter.
+struct Setup {
+    costs: Costs,
+    opts: Options,
+    verify: bool,
 }
 
 impl Pass for OllieDerivePass {
@@ -206,164 +451,10 @@ impl Pass for OllieDerivePass {
         Some(&self.opts)
     }
     fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
-        let model = ftuner_ukernel::target_model(cx, top, &self.opts.str("hw-target"))?;
-        let costs = Costs::from_model(&model);
-        let opts = Options {
-            iter_limit: self.opts.int("depth").max(1) as usize,
-            node_limit: self.opts.int("node-limit").max(16) as usize,
-            time_limit: Duration::from_secs_f64(self.opts.float("time-limit").clamp(0.001, 3600.0)),
-            target: match self.opts.str("target").as_str() {
-                "matmul" => Target::Matmul,
-                "dense-conv" => Target::DenseConv,
-                _ => Target::Auto,
-            },
-            guided: self.opts.bool("guided"),
-            split_expressions: self.opts.bool("split-expressions"),
-        };
-        let verify = self.opts.bool("verify");
-        let mut cands = vec![];
-        cx.ir.walk_pre(top, &mut |o| {
-            if matches!(
-                cx.ir.name(o),
-                "linalg.conv_2d_nchw_fchw"
-                    | "linalg.conv_2d_nhwc_hwcf"
-                    | "linalg.matmul"
-                    | "linalg.batch_matmul"
-                    | "linalg.generic"
-                    | "ta.expr"
-            ) {
-                cands.push(o);
-            }
-        });
-        for op in cands {
-            let (scope, inputs, init, unfused, operands) = if cx.ir.name(op) == "ta.expr" {
-                match ta::scope_of(cx.ir, op) {
-                    Some(s) => {
-                        let ins = cx.ir.operands(op).to_vec();
-                        (s.clone(), ins.clone(), None, s, ins)
-                    }
-                    None => continue,
-                }
-            } else {
-                match from_linalg(cx.ir, op) {
-                    Ok(f) => (f.scope, f.inputs, Some(f.init), f.unfused, f.operands),
-                    Err(_) => continue,
-                }
-            };
-            let shapes = input_shapes(cx.ir, &inputs);
-            let op_shapes = input_shapes(cx.ir, &operands);
-            let out = derive(&scope, &shapes, &costs, &opts);
-            self.time_us += out.elapsed.as_micros() as u64;
-            self.max_nodes = self.max_nodes.max(out.nodes as u64);
-            // The op as it stands (before fusing its padding) is what a derivation beats.
-            let as_is = out
-                .original_cost
-                .min(price(&unfused, &op_shapes, &costs, opts.target));
-            tracing::info!(
-                op = cx.ir.name(op),
-                stop = %out.stop_reason,
-                nodes = out.nodes,
-                ms = out.elapsed.as_secs_f64() * 1e3,
-                "derived {} (cost {:.3e} s, as is {:.3e} s)",
-                out.best,
-                out.best_cost,
-                as_is
-            );
-            let better = out.best_cost < as_is * 0.95
-                || (opts.target == Target::Matmul && out.best_cost.is_finite());
-            if !better || out.best == unfused {
-                self.kept += 1;
-                continue;
-            }
-            // Numeric check of the expressions (always).
-            let cshapes = concrete_shapes(&shapes);
-            if let Err(e) = crate::check::equivalent(&scope, &out.best, &cshapes, 64, 1) {
-                cx.emit(Diagnostic::warning(
-                    cx.ir.loc(op),
-                    format!(
-                        "ollie-derive: a derivation failed the numeric check and was dropped: {e}"
-                    ),
-                ));
-                self.rejected += 1;
-                continue;
-            }
-            let add_init = init.is_some_and(|v| !is_zero_fill(cx.ir, v));
-            let in_tys: Vec<Type> = inputs.iter().map(|v| cx.ir.value_type(*v)).collect();
-            let op_tys: Vec<Type> = operands.iter().map(|v| cx.ir.value_type(*v)).collect();
-            let rty = cx.ir.value_type(cx.ir.result(op, 0));
-            let em = match emit(&out.best, &in_tys, &op_tys, rty, add_init, &costs) {
-                Ok(e) => e,
-                Err(e) => {
-                    tracing::info!("ollie-derive: not emitted: {e}");
-                    self.kept += 1;
-                    continue;
-                }
-            };
-            if opts.target == Target::Matmul && em.matmuls == 0 {
-                self.kept += 1;
-                continue;
-            }
-            if verify {
-                let conc = |t: Type| -> Vec<usize> {
-                    t.shape()
-                        .unwrap_or(&[])
-                        .iter()
-                        .map(|d| {
-                            if *d == ftuner_ir::DYNAMIC {
-                                3
-                            } else {
-                                *d as usize
-                            }
-                        })
-                        .collect()
-                };
-                let ishape = conc(rty);
-                let oshapes: Vec<Vec<usize>> = op_tys.iter().map(|t| conc(*t)).collect();
-                if let Err(e) =
-                    Self::verify(cx, &em.text, &scope, &cshapes, &ishape, &oshapes, add_init)
-                {
-                    cx.emit(Diagnostic::warning(
-                        cx.ir.loc(op),
-                        format!("ollie-derive{{verify=true}}: the rewritten IR failed on the interpreter and was dropped: {e}"),
-                    ));
-                    self.rejected += 1;
-                    continue;
-                }
-            }
-            let mut args = inputs.clone();
-            // The init (or, for a ta.expr, a placeholder of the result type).
-            let init_v = match init {
-                Some(v) => v,
-                None if rty.shape().is_some_and(|s| s.contains(&ftuner_ir::DYNAMIC)) => {
-                    // A dynamic ta.expr has no init to size its result by.
-                    self.kept += 1;
-                    continue;
-                }
-                None => {
-                    let e = cx.ir.create_op(
-                        OpSpec::new(intern_name("tensor.empty"), cx.ir.loc(op)).results([rty]),
-                    );
-                    cx.ir.insert_before(op, e);
-                    cx.ir.result(e, 0)
-                }
-            };
-            args.push(init_v);
-            args.extend(operands.iter().copied());
-            match inline_text(cx, op, &em.text, &args) {
-                Ok(v) => {
-                    let r = cx.ir.result(op, 0);
-                    cx.ir.replace_all_uses(r, v);
-                    cx.ir.erase_op(op);
-                    self.derived += 1;
-                    self.matmuls += em.matmuls as u64;
-                    self.g2bmms += em.g2bmms as u64;
-                    self.convs += em.convs as u64;
-                    self.eops += em.eops as u64;
-                }
-                Err(e) => {
-                    cx.emit(Diagnostic::error(cx.ir.loc(op), e));
-                    return Err(PassFailure);
-                }
+        let su = self.setup(cx, top)?;
+        for op in candidates(cx.ir, top) {
+            if let Some(c) = candidate(cx.ir, op) {
+                self.derive_op(cx, op, c, &su)?;
             }
         }
         Ok(())

@@ -4,7 +4,7 @@
 
 use crate::eval::{Env, Interp, InterpError};
 use crate::tensor::{row_major, MemRef, RtVal};
-use ftuner_ir::{OpId, DYNAMIC};
+use ftuner_ir::{Ir, OpId, Type, DYNAMIC};
 
 impl Interp<'_> {
     fn memref(&self, env: &Env, v: ftuner_ir::Value, op: OpId) -> Result<MemRef, InterpError> {
@@ -17,6 +17,7 @@ impl Interp<'_> {
         }
     }
 
+    /// A `memref` op: allocation, element access, copies and views.
     pub(crate) fn memref_op(
         &mut self,
         op: OpId,
@@ -25,18 +26,12 @@ impl Interp<'_> {
     ) -> Result<Vec<RtVal>, InterpError> {
         let ir = self.ir;
         let err = |m: String| InterpError::at(ir, op, m);
-        let ops = ir.operands(op).to_vec();
-        let arr = |a: &str| {
-            ir.attr(op, a)
-                .and_then(|x| x.as_dense_i64s())
-                .unwrap_or_default()
-        };
-        let segs = arr("operandSegmentSizes");
-        let res_ty = || ir.results(op).first().map(|v| ir.value_type(*v));
+        let ops = ir.operands(op);
         let one = |m: MemRef| Ok(vec![RtVal::MemRef(m)]);
         match short {
             "alloc" | "alloca" => {
-                let ty = res_ty().ok_or_else(|| err("has no result".into()))?;
+                let ty = result_type(ir, op).ok_or_else(|| err("has no result".into()))?;
+                let segs = dense_attr(ir, op, "operandSegmentSizes");
                 let ndyn = segs.first().copied().unwrap_or(ops.len() as i64) as usize;
                 let sizes = self.mixed(env, op, ty.shape().unwrap_or(&[]), &ops[..ndyn])?;
                 one(MemRef::alloc(
@@ -52,27 +47,7 @@ impl Interp<'_> {
                 m.store.freed.set(true);
                 Ok(vec![])
             }
-            "load" | "store" => {
-                let (m, idx_from) = if short == "load" {
-                    (self.memref(env, ops[0], op)?, 1)
-                } else {
-                    (self.memref(env, ops[1], op)?, 2)
-                };
-                let idx = self.indices(env, op, &ops[idx_from..])?;
-                let at = m
-                    .index_of(&idx)
-                    .ok_or_else(|| err(format!("index {idx:?} out of bounds for {:?}", m.sizes)))?;
-                let mut data = m.store.data.borrow_mut();
-                let slot = data
-                    .get_mut(at)
-                    .ok_or_else(|| err("view exceeds its buffer".into()))?;
-                if short == "load" {
-                    Ok(vec![RtVal::Scalar(*slot)])
-                } else {
-                    *slot = crate::round_to(self.scalar(env, ops[0], op)?, m.elem);
-                    Ok(vec![])
-                }
-            }
+            "load" | "store" => self.load_store(op, short, env),
             "dim" => {
                 let m = self.memref(env, ops[0], op)?;
                 let i = self.index(env, ops[1], op)?;
@@ -84,7 +59,7 @@ impl Interp<'_> {
             }
             "cast" => {
                 let m = self.memref(env, ops[0], op)?;
-                let ty = res_ty().ok_or_else(|| err("has no result".into()))?;
+                let ty = result_type(ir, op).ok_or_else(|| err("has no result".into()))?;
                 let s = ty.shape().unwrap_or(&[]);
                 if s.len() != m.sizes.len()
                     || s.iter()
@@ -105,167 +80,241 @@ impl Interp<'_> {
                 dst.write(&t).map_err(&err)?;
                 Ok(vec![])
             }
-            "subview" => {
-                let m = self.memref(env, ops[0], op)?;
-                let (no, ns) = (
-                    segs.get(1).copied().unwrap_or(0) as usize,
-                    segs.get(2).copied().unwrap_or(0) as usize,
-                );
-                if ops.len() < 1 + no + ns {
-                    return Err(err("operand segments do not match the operands".into()));
-                }
-                let offs = self.mixed(env, op, &arr("static_offsets"), &ops[1..1 + no])?;
-                let sizes = self.mixed(env, op, &arr("static_sizes"), &ops[1 + no..1 + no + ns])?;
-                let strides = self.mixed(env, op, &arr("static_strides"), &ops[1 + no + ns..])?;
-                if offs.len() != m.sizes.len()
-                    || sizes.len() != m.sizes.len()
-                    || strides.len() != m.sizes.len()
-                {
-                    return Err(err("offsets, sizes and strides must match the rank".into()));
-                }
-                let mut offset = m.offset;
-                for d in 0..sizes.len() {
-                    let last = offs[d] + (sizes[d] - 1).max(0) * strides[d];
-                    if sizes[d] < 0 || offs[d] < 0 || (sizes[d] > 0 && last as usize >= m.sizes[d])
-                    {
-                        return Err(err(format!(
-                            "subview out of bounds in dimension {d}: offset {} size {} stride {} of {}",
-                            offs[d], sizes[d], strides[d], m.sizes[d]
-                        )));
-                    }
-                    offset += offs[d] * m.strides[d];
-                }
-                let mut dims: Vec<(usize, i64)> = sizes
-                    .iter()
-                    .zip(&strides)
-                    .zip(&m.strides)
-                    .map(|((s, t), ms)| (*s as usize, t * ms))
-                    .collect();
-                let want = res_ty().and_then(|t| t.shape()).unwrap_or(&[]);
-                drop_unit_dims(&mut dims, want).map_err(&err)?;
-                one(MemRef {
-                    store: m.store.clone(),
-                    offset,
-                    sizes: dims.iter().map(|d| d.0).collect(),
-                    strides: dims.iter().map(|d| d.1).collect(),
-                    elem: m.elem,
-                })
-            }
-            "collapse_shape" => {
-                let m = self.memref(env, ops[0], op)?;
-                let mut sizes = vec![];
-                let mut strides = vec![];
-                for g in ftuner_dialects::memref::reassociation(ir, op) {
-                    let (Some(first), Some(last)) = (g.first(), g.last()) else {
-                        return Err(err("empty reassociation group".into()));
-                    };
-                    if *last >= m.sizes.len() || *first > *last {
-                        return Err(err("reassociation does not match the rank".into()));
-                    }
-                    for w in g.windows(2) {
-                        let (a, b) = (w[0], w[1]);
-                        if m.sizes[b] > 1 && m.strides[a] != m.strides[b] * m.sizes[b] as i64 {
-                            return Err(err("collapses dimensions that are not contiguous".into()));
-                        }
-                    }
-                    sizes.push(g.iter().map(|d| m.sizes[*d]).product());
-                    strides.push(m.strides[*last]);
-                }
-                one(MemRef {
-                    sizes,
-                    strides,
-                    ..m
-                })
-            }
-            "expand_shape" => {
-                let m = self.memref(env, ops[0], op)?;
-                let out = self.mixed(env, op, &arr("static_output_shape"), &ops[1..])?;
-                let groups = ftuner_dialects::memref::reassociation(ir, op);
-                if groups.len() != m.sizes.len() {
-                    return Err(err("reassociation does not match the rank".into()));
-                }
-                let mut strides = vec![0i64; out.len()];
-                for (src, g) in groups.iter().enumerate() {
-                    let n: i64 = g
-                        .iter()
-                        .map(|d| out.get(*d).copied().unwrap_or(-1))
-                        .product();
-                    if n != m.sizes[src] as i64 || g.iter().any(|d| *d >= out.len()) {
-                        return Err(err(format!(
-                            "cannot expand dimension {src} of size {} into {g:?} of {out:?}",
-                            m.sizes[src]
-                        )));
-                    }
-                    let mut s = m.strides[src];
-                    for d in g.iter().rev() {
-                        strides[*d] = s;
-                        s *= out[*d];
-                    }
-                }
-                one(MemRef {
-                    sizes: out.iter().map(|d| *d as usize).collect(),
-                    strides,
-                    ..m
-                })
-            }
-            "reshape" => {
-                let m = self.memref(env, ops[0], op)?;
-                let shape = self.memref(env, ops[1], op)?.to_tensor().map_err(&err)?;
-                if m.strides != row_major(&m.sizes) {
-                    return Err(err("reshapes a buffer that is not contiguous".into()));
-                }
-                let sizes: Vec<usize> = shape
-                    .data
-                    .iter()
-                    .map(|d| if *d < 0.0 { usize::MAX } else { *d as usize })
-                    .collect();
-                if sizes.iter().try_fold(1usize, |a, b| a.checked_mul(*b))
-                    != Some(m.sizes.iter().product())
-                {
-                    return Err(err(format!(
-                        "cannot reshape {:?} into {:?}",
-                        m.sizes, shape.data
-                    )));
-                }
-                one(MemRef {
-                    strides: row_major(&sizes),
-                    sizes,
-                    ..m
-                })
-            }
-            "get_global" => {
-                let name = ir
-                    .attr(op, "name")
-                    .and_then(|a| a.as_symbol())
-                    .ok_or_else(|| err("has no symbol".into()))?
-                    .to_string();
-                if let Some(m) = self.globals.get(&name) {
-                    return one(m.clone());
-                }
-                let mut global = None;
-                ir.walk_pre(self.module, &mut |o| {
-                    if global.is_none()
-                        && ir.name(o) == "memref.global"
-                        && ir.symbol_name(o) == Some(name.as_str())
-                    {
-                        global = Some(o);
-                    }
-                });
-                let g = global.ok_or_else(|| err(format!("no memref.global @{name}")))?;
-                let init = ir
-                    .attr(g, "initial_value")
-                    .ok_or_else(|| InterpError::at(ir, g, "global has no initial value"))?;
-                let t = match self.constant(g, init)? {
-                    RtVal::Tensor(t) => t,
-                    _ => return Err(InterpError::at(ir, g, "initial value is not a tensor")),
-                };
-                let m = MemRef::from_tensor(&t);
-                self.globals.insert(name, m.clone());
-                one(m)
-            }
+            "subview" => one(self.subview(op, env)?),
+            "collapse_shape" => one(self.collapse_shape(op, env)?),
+            "expand_shape" => one(self.expand_shape(op, env)?),
+            "reshape" => one(self.reshape(op, env)?),
+            "get_global" => one(self.get_global(op)?),
             _ => Err(err("is not supported by the interpreter".into())),
         }
     }
+
+    /// `memref.load` (the element) and `memref.store` (the value, rounded to the
+    /// element type, written in place).
+    fn load_store(&self, op: OpId, short: &str, env: &Env) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let ops = ir.operands(op);
+        let (m, idx_from) = if short == "load" {
+            (self.memref(env, ops[0], op)?, 1)
+        } else {
+            (self.memref(env, ops[1], op)?, 2)
+        };
+        let idx = self.indices(env, op, &ops[idx_from..])?;
+        let at = m
+            .index_of(&idx)
+            .ok_or_else(|| err(format!("index {idx:?} out of bounds for {:?}", m.sizes)))?;
+        let mut data = m.store.data.borrow_mut();
+        let slot = data
+            .get_mut(at)
+            .ok_or_else(|| err("view exceeds its buffer".into()))?;
+        if short == "load" {
+            Ok(vec![RtVal::Scalar(*slot)])
+        } else {
+            *slot = crate::round_to(self.scalar(env, ops[0], op)?, m.elem);
+            Ok(vec![])
+        }
+    }
+
+    /// `memref.subview`: a strided window of the same storage (rank-reducing when the
+    /// result type has fewer dims).
+    fn subview(&self, op: OpId, env: &Env) -> Result<MemRef, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let ops = ir.operands(op);
+        let segs = dense_attr(ir, op, "operandSegmentSizes");
+        let arr = |a: &str| dense_attr(ir, op, a);
+        let m = self.memref(env, ops[0], op)?;
+        let (no, ns) = (
+            segs.get(1).copied().unwrap_or(0) as usize,
+            segs.get(2).copied().unwrap_or(0) as usize,
+        );
+        if ops.len() < 1 + no + ns {
+            return Err(err("operand segments do not match the operands".into()));
+        }
+        let offs = self.mixed(env, op, &arr("static_offsets"), &ops[1..1 + no])?;
+        let sizes = self.mixed(env, op, &arr("static_sizes"), &ops[1 + no..1 + no + ns])?;
+        let strides = self.mixed(env, op, &arr("static_strides"), &ops[1 + no + ns..])?;
+        if offs.len() != m.sizes.len()
+            || sizes.len() != m.sizes.len()
+            || strides.len() != m.sizes.len()
+        {
+            return Err(err("offsets, sizes and strides must match the rank".into()));
+        }
+        let mut offset = m.offset;
+        for d in 0..sizes.len() {
+            let last = offs[d] + (sizes[d] - 1).max(0) * strides[d];
+            if sizes[d] < 0 || offs[d] < 0 || (sizes[d] > 0 && last as usize >= m.sizes[d]) {
+                return Err(err(format!(
+                    "subview out of bounds in dimension {d}: offset {} size {} stride {} of {}",
+                    offs[d], sizes[d], strides[d], m.sizes[d]
+                )));
+            }
+            offset += offs[d] * m.strides[d];
+        }
+        let mut dims: Vec<(usize, i64)> = sizes
+            .iter()
+            .zip(&strides)
+            .zip(&m.strides)
+            .map(|((s, t), ms)| (*s as usize, t * ms))
+            .collect();
+        let want = result_type(ir, op).and_then(|t| t.shape()).unwrap_or(&[]);
+        drop_unit_dims(&mut dims, want).map_err(&err)?;
+        Ok(MemRef {
+            store: m.store.clone(),
+            offset,
+            sizes: dims.iter().map(|d| d.0).collect(),
+            strides: dims.iter().map(|d| d.1).collect(),
+            elem: m.elem,
+        })
+    }
+
+    /// `memref.collapse_shape`: groups of contiguous dims merged into one.
+    fn collapse_shape(&self, op: OpId, env: &Env) -> Result<MemRef, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let m = self.memref(env, ir.operand(op, 0), op)?;
+        let mut sizes = vec![];
+        let mut strides = vec![];
+        for g in ftuner_dialects::memref::reassociation(ir, op) {
+            let (Some(first), Some(last)) = (g.first(), g.last()) else {
+                return Err(err("empty reassociation group".into()));
+            };
+            if *last >= m.sizes.len() || *first > *last {
+                return Err(err("reassociation does not match the rank".into()));
+            }
+            for w in g.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                if m.sizes[b] > 1 && m.strides[a] != m.strides[b] * m.sizes[b] as i64 {
+                    return Err(err("collapses dimensions that are not contiguous".into()));
+                }
+            }
+            sizes.push(g.iter().map(|d| m.sizes[*d]).product());
+            strides.push(m.strides[*last]);
+        }
+        Ok(MemRef {
+            sizes,
+            strides,
+            ..m
+        })
+    }
+
+    /// `memref.expand_shape`: each dim split into a group of dims of the output shape.
+    fn expand_shape(&self, op: OpId, env: &Env) -> Result<MemRef, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let ops = ir.operands(op);
+        let m = self.memref(env, ops[0], op)?;
+        let out = self.mixed(
+            env,
+            op,
+            &dense_attr(ir, op, "static_output_shape"),
+            &ops[1..],
+        )?;
+        let groups = ftuner_dialects::memref::reassociation(ir, op);
+        if groups.len() != m.sizes.len() {
+            return Err(err("reassociation does not match the rank".into()));
+        }
+        let mut strides = vec![0i64; out.len()];
+        for (src, g) in groups.iter().enumerate() {
+            let n: i64 = g
+                .iter()
+                .map(|d| out.get(*d).copied().unwrap_or(-1))
+                .product();
+            if n != m.sizes[src] as i64 || g.iter().any(|d| *d >= out.len()) {
+                return Err(err(format!(
+                    "cannot expand dimension {src} of size {} into {g:?} of {out:?}",
+                    m.sizes[src]
+                )));
+            }
+            let mut s = m.strides[src];
+            for d in g.iter().rev() {
+                strides[*d] = s;
+                s *= out[*d];
+            }
+        }
+        Ok(MemRef {
+            sizes: out.iter().map(|d| *d as usize).collect(),
+            strides,
+            ..m
+        })
+    }
+
+    /// `memref.reshape`: a contiguous buffer under the shape held by a 1-d shape buffer.
+    fn reshape(&self, op: OpId, env: &Env) -> Result<MemRef, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let ops = ir.operands(op);
+        let m = self.memref(env, ops[0], op)?;
+        let shape = self.memref(env, ops[1], op)?.to_tensor().map_err(&err)?;
+        if m.strides != row_major(&m.sizes) {
+            return Err(err("reshapes a buffer that is not contiguous".into()));
+        }
+        let sizes: Vec<usize> = shape
+            .data
+            .iter()
+            .map(|d| if *d < 0.0 { usize::MAX } else { *d as usize })
+            .collect();
+        if sizes.iter().try_fold(1usize, |a, b| a.checked_mul(*b)) != Some(m.sizes.iter().product())
+        {
+            return Err(err(format!(
+                "cannot reshape {:?} into {:?}",
+                m.sizes, shape.data
+            )));
+        }
+        Ok(MemRef {
+            strides: row_major(&sizes),
+            sizes,
+            ..m
+        })
+    }
+
+    /// `memref.get_global`: the global's buffer, made from its initial value on first use
+    /// and shared by every later use in the run.
+    fn get_global(&mut self, op: OpId) -> Result<MemRef, InterpError> {
+        let ir = self.ir;
+        let err = |m: String| InterpError::at(ir, op, m);
+        let name = ir
+            .attr(op, "name")
+            .and_then(|a| a.as_symbol())
+            .ok_or_else(|| err("has no symbol".into()))?
+            .to_string();
+        if let Some(m) = self.globals.get(&name) {
+            return Ok(m.clone());
+        }
+        let mut global = None;
+        ir.walk_pre(self.module, &mut |o| {
+            if global.is_none()
+                && ir.name(o) == "memref.global"
+                && ir.symbol_name(o) == Some(name.as_str())
+            {
+                global = Some(o);
+            }
+        });
+        let g = global.ok_or_else(|| err(format!("no memref.global @{name}")))?;
+        let init = ir
+            .attr(g, "initial_value")
+            .ok_or_else(|| InterpError::at(ir, g, "global has no initial value"))?;
+        let t = match self.constant(g, init)? {
+            RtVal::Tensor(t) => t,
+            _ => return Err(InterpError::at(ir, g, "initial value is not a tensor")),
+        };
+        let m = MemRef::from_tensor(&t);
+        self.globals.insert(name, m.clone());
+        Ok(m)
+    }
+}
+
+/// The dense `i64` array attribute `name` of `op` (empty when absent).
+fn dense_attr(ir: &Ir, op: OpId, name: &str) -> Vec<i64> {
+    ir.attr(op, name)
+        .and_then(|x| x.as_dense_i64s())
+        .unwrap_or_default()
+}
+
+/// The type of `op`'s first result, if it has one.
+fn result_type(ir: &Ir, op: OpId) -> Option<Type> {
+    ir.results(op).first().map(|v| ir.value_type(*v))
 }
 
 /// Drop unit dims of a rank-reducing subview so the view has the result type's shape.
