@@ -15,7 +15,7 @@ use crate::emit::ty;
 use crate::pass::inline_text;
 use ftuner_dialects::ta::{self, Scope, Src};
 use ftuner_ir::{OpId, Value};
-use ftuner_pass::{Pass, PassContext, PassFailure, Statistic};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use std::fmt::Write;
 
 /// The loops of the generic: its iterators (traversal, then summation) and their ranges.
@@ -246,25 +246,28 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
     ))
 }
 
-#[derive(Default)]
-pub struct ConvertTaToLinalgPass {
-    lowered: u64,
+define_pass! {
+    /// `convert-ta-to-linalg`: `ta.expr` eOperators as `linalg.generic`s.
+    pub struct ConvertTaToLinalgPass {
+        argument: "convert-ta-to-linalg",
+        name: "ConvertTaToLinalg",
+        summary: "Lower ta.expr (eOperators) to linalg.generic",
+        description: "Each ta.expr becomes a linalg.generic over its traversal (parallel) and summation (reduction) iterators: accesses by distinct iterators covering a tensor exactly are indexing maps, other accesses are guarded tensor.extracts at computed indices (out-of-bounds reads are 0). Static shapes; a nested scope must have been split into its own ta.expr first.",
+        options: ConvertTaToLinalgOptions {
+        },
+        statistics: {
+            lowered: "num-lowered" => "ta.expr ops lowered to linalg.generic",
+        },
+    }
 }
 
-impl Pass for ConvertTaToLinalgPass {
-    fn argument(&self) -> &'static str {
-        "convert-ta-to-linalg"
-    }
-    fn name(&self) -> &'static str {
-        "ConvertTaToLinalg"
-    }
-    fn summary(&self) -> &'static str {
-        "Lower ta.expr (eOperators) to linalg.generic"
-    }
-    fn description(&self) -> &'static str {
-        "Each ta.expr becomes a linalg.generic over its traversal (parallel) and summation (reduction) iterators: accesses by distinct iterators covering a tensor exactly are indexing maps, other accesses are guarded tensor.extracts at computed indices (out-of-bounds reads are 0). Static shapes; a nested scope must have been split into its own ta.expr first."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl ConvertTaToLinalgPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _: &ConvertTaToLinalgOptions,
+    ) -> Result<(), PassFailure> {
         // Nested scopes are first split into their own ops (as ollie-derive emits them),
         // which the next round lowers.
         for _round in 0..16 {
@@ -280,16 +283,6 @@ impl Pass for ConvertTaToLinalgPass {
             self.lower_all(cx, top, ops)?;
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-lowered",
-            description: "ta.expr ops lowered to linalg.generic",
-            value: self.lowered,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(ConvertTaToLinalgPass::default())
     }
 }
 

@@ -5,9 +5,8 @@ use crate::derive::{derive, price, Costs, Options, Target};
 use crate::emit::{emit, Emitted};
 use ftuner_dialects::ta;
 use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value};
-use ftuner_pass::{
-    options::OptionKind, OptionSpec, Pass, PassContext, PassFailure, PassOptions, Statistic,
-};
+use ftuner_pass::options::OptionKind;
+use ftuner_pass::{define_pass, PassContext, PassFailure};
 use std::time::Duration;
 
 /// Parse MLIR text `src` next to the IR and inline its function `@ollie` before `anchor`:
@@ -82,45 +81,6 @@ fn concrete_shapes(sh: &[Vec<Option<i64>>]) -> Vec<Vec<usize>> {
         .collect()
 }
 
-pub struct OllieDerivePass {
-    opts: PassOptions,
-    derived: u64,
-    matmuls: u64,
-    g2bmms: u64,
-    convs: u64,
-    eops: u64,
-    kept: u64,
-    rejected: u64,
-    max_nodes: u64,
-    time_us: u64,
-}
-
-impl Default for OllieDerivePass {
-    fn default() -> Self {
-        OllieDerivePass {
-            opts: PassOptions::new(vec![
-                OptionSpec { name: "depth", kind: OptionKind::UInt, default: "8", description: "Most equality-saturation iterations per expression" },
-                OptionSpec { name: "node-limit", kind: OptionKind::UInt, default: "20000", description: "Most e-nodes per expression's e-graph" },
-                OptionSpec { name: "time-limit", kind: OptionKind::Float, default: "5", description: "Most seconds of saturation per expression" },
-                OptionSpec { name: "target", kind: OptionKind::Enum(&["auto", "matmul", "dense-conv"]), default: "auto", description: "auto: keep the form the hardware model prices cheapest (a conv may stay an implicit-GEMM conv); matmul: derive contractions to matmul / batch_matmul plus eOperators; dense-conv: derive strided and dilated convs to dense convs (through reshapes), matmuls and eOperators" },
-                OptionSpec { name: "guided", kind: OptionKind::Bool, default: "false", description: "Guided derivation: split summations only along the iterator table (toward a contraction) instead of every way, for a smaller e-graph" },
-                OptionSpec { name: "split-expressions", kind: OptionKind::Bool, default: "false", description: "Also split compound accesses into gather eOperators (im2col forms); a larger e-graph" },
-                OptionSpec { name: "verify", kind: OptionKind::Bool, default: "false", description: "Also run the rewritten IR on the reference interpreter against the original expression (random inputs) before keeping it" },
-                OptionSpec { name: "hw-target", kind: OptionKind::String, default: "", description: "Hardware model for the costs (host, a built-in name, a .toml file); empty: the module's ftuner.target or host" },
-            ]),
-            derived: 0,
-            matmuls: 0,
-            g2bmms: 0,
-            convs: 0,
-            eops: 0,
-            kept: 0,
-            rejected: 0,
-            max_nodes: 0,
-            time_us: 0,
-        }
-    }
-}
-
 impl OllieDerivePass {
     /// Interpret the inlined replacement (a standalone copy) and compare it with the
     /// original expression on random inputs.
@@ -186,22 +146,27 @@ impl OllieDerivePass {
     }
 
     /// The costs of the hardware model and the pass's options.
-    fn setup(&self, cx: &mut PassContext<'_>, top: OpId) -> Result<Setup, PassFailure> {
-        let model = ftuner_ukernel::target_model(cx, top, &self.opts.str("hw-target"))?;
+    fn setup(
+        &self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        o: &OllieDeriveOptions,
+    ) -> Result<Setup, PassFailure> {
+        let model = ftuner_ukernel::target_model(cx, top, &o.hw_target)?;
         let costs = Costs::from_model(&model);
         let opts = Options {
-            iter_limit: self.opts.int("depth").max(1) as usize,
-            node_limit: self.opts.int("node-limit").max(16) as usize,
-            time_limit: Duration::from_secs_f64(self.opts.float("time-limit").clamp(0.001, 3600.0)),
-            target: match self.opts.str("target").as_str() {
+            iter_limit: o.depth.max(1) as usize,
+            node_limit: o.node_limit.max(16) as usize,
+            time_limit: Duration::from_secs_f64(o.time_limit.clamp(0.001, 3600.0)),
+            target: match o.target.as_str() {
                 "matmul" => Target::Matmul,
                 "dense-conv" => Target::DenseConv,
                 _ => Target::Auto,
             },
-            guided: self.opts.bool("guided"),
-            split_expressions: self.opts.bool("split-expressions"),
+            guided: o.guided,
+            split_expressions: o.split_expressions,
         };
-        let verify = self.opts.bool("verify");
+        let verify = o.verify;
         Ok(Setup {
             costs,
             opts,
@@ -431,27 +396,54 @@ struct Setup {
     verify: bool,
 }
 
-impl Pass for OllieDerivePass {
-    fn argument(&self) -> &'static str {
-        "ollie-derive"
+define_pass! {
+    /// `ollie-derive`: OLLIE's derivations of contractions, by equality saturation.
+    pub struct OllieDerivePass {
+        argument: "ollie-derive",
+        name: "OllieDerive",
+        summary: "Derive contractions as tensor-algebra expressions (OLLIE) and rewrite them to matched operators plus eOperators when cheaper",
+        description: "Each contraction (conv_2d, matmul, batch_matmul, mul-add linalg.generic, banded products included) and each ta.expr is read as a tensor-algebra expression and derived by equality saturation (egg) with summation splitting, variable and division substitution, boundary tightening, traversal shifts, unit summations and traversal splitting and merging, under the depth / node-limit / time-limit options. The cheapest equivalent form under the hardware model is extracted; when it beats the original (or target=matmul / dense-conv asks for such forms) and agrees numerically with the original on random inputs, the op is replaced by matched operators (linalg.matmul / batch_matmul, G2BMMs as sliding-chunk batch_matmuls, dense linalg.conv_2d_nchw_fchw) and ta.expr eOperators. Dynamic dims only where they are traversal iterators read plainly (a batch).",
+        options: OllieDeriveOptions {
+            "depth" => depth: u64 = "8",
+                "Most equality-saturation iterations per expression";
+            "node-limit" => node_limit: u64 = "20000",
+                "Most e-nodes per expression's e-graph";
+            "time-limit" => time_limit: f64 = "5",
+                "Most seconds of saturation per expression";
+            "target" => target: String = "auto"
+                as OptionKind::Enum(&["auto", "matmul", "dense-conv"]),
+                "auto: keep the form the hardware model prices cheapest (a conv may stay an implicit-GEMM conv); matmul: derive contractions to matmul / batch_matmul plus eOperators; dense-conv: derive strided and dilated convs to dense convs (through reshapes), matmuls and eOperators";
+            "guided" => guided: bool = "false",
+                "Guided derivation: split summations only along the iterator table (toward a contraction) instead of every way, for a smaller e-graph";
+            "split-expressions" => split_expressions: bool = "false",
+                "Also split compound accesses into gather eOperators (im2col forms); a larger e-graph";
+            "verify" => verify: bool = "false",
+                "Also run the rewritten IR on the reference interpreter against the original expression (random inputs) before keeping it";
+            "hw-target" => hw_target: String = "",
+                "Hardware model for the costs (host, a built-in name, a .toml file); empty: the module's ftuner.target or host";
+        },
+        statistics: {
+            derived: "num-derived" => "Ops rewritten by a derivation",
+            matmuls: "num-matched-matmuls" => "Matched operators emitted (matmul / batch_matmul)",
+            g2bmms: "num-matched-g2bmms" => "Banded matmuls matched as G2BMM (sliding-chunk batch_matmuls, counted in num-matched-matmuls too)",
+            convs: "num-matched-convs" => "Dense convs emitted in derived programs (linalg.conv_2d_nchw_fchw on a gathered image)",
+            eops: "num-eoperators" => "eOperators emitted (ta.expr)",
+            kept: "num-kept" => "Ops whose original form the cost model kept",
+            rejected: "num-rejected" => "Derivations dropped by the numeric check",
+            max_nodes: "max-egraph-nodes" => "Largest e-graph (nodes)",
+            time_us: "derivation-time-us" => "Time spent deriving (microseconds)",
+        },
     }
-    fn name(&self) -> &'static str {
-        "OllieDerive"
-    }
-    fn summary(&self) -> &'static str {
-        "Derive contractions as tensor-algebra expressions (OLLIE) and rewrite them to matched operators plus eOperators when cheaper"
-    }
-    fn description(&self) -> &'static str {
-        "Each contraction (conv_2d, matmul, batch_matmul, mul-add linalg.generic, banded products included) and each ta.expr is read as a tensor-algebra expression and derived by equality saturation (egg) with summation splitting, variable and division substitution, boundary tightening, traversal shifts, unit summations and traversal splitting and merging, under the depth / node-limit / time-limit options. The cheapest equivalent form under the hardware model is extracted; when it beats the original (or target=matmul / dense-conv asks for such forms) and agrees numerically with the original on random inputs, the op is replaced by matched operators (linalg.matmul / batch_matmul, G2BMMs as sliding-chunk batch_matmuls, dense linalg.conv_2d_nchw_fchw) and ta.expr eOperators. Dynamic dims only where they are traversal iterators read plainly (a batch)."
-    }
-    fn options(&mut self) -> Option<&mut PassOptions> {
-        Some(&mut self.opts)
-    }
-    fn options_ref(&self) -> Option<&PassOptions> {
-        Some(&self.opts)
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
-        let su = self.setup(cx, top)?;
+}
+
+impl OllieDerivePass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        o: &OllieDeriveOptions,
+    ) -> Result<(), PassFailure> {
+        let su = self.setup(cx, top, o)?;
         for op in candidates(cx.ir, top) {
             if let Some(c) = candidate(cx.ir, op) {
                 self.derive_op(cx, op, c, &su)?;
@@ -459,83 +451,30 @@ impl Pass for OllieDerivePass {
         }
         Ok(())
     }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![
-            Statistic {
-                name: "num-derived",
-                description: "Ops rewritten by a derivation",
-                value: self.derived,
-            },
-            Statistic {
-                name: "num-matched-matmuls",
-                description: "Matched operators emitted (matmul / batch_matmul)",
-                value: self.matmuls,
-            },
-            Statistic {
-                name: "num-matched-g2bmms",
-                description: "Banded matmuls matched as G2BMM (sliding-chunk batch_matmuls, counted in num-matched-matmuls too)",
-                value: self.g2bmms,
-            },
-            Statistic {
-                name: "num-matched-convs",
-                description: "Dense convs emitted in derived programs (linalg.conv_2d_nchw_fchw on a gathered image)",
-                value: self.convs,
-            },
-            Statistic {
-                name: "num-eoperators",
-                description: "eOperators emitted (ta.expr)",
-                value: self.eops,
-            },
-            Statistic {
-                name: "num-kept",
-                description: "Ops whose original form the cost model kept",
-                value: self.kept,
-            },
-            Statistic {
-                name: "num-rejected",
-                description: "Derivations dropped by the numeric check",
-                value: self.rejected,
-            },
-            Statistic {
-                name: "max-egraph-nodes",
-                description: "Largest e-graph (nodes)",
-                value: self.max_nodes,
-            },
-            Statistic {
-                name: "derivation-time-us",
-                description: "Time spent deriving (microseconds)",
-                value: self.time_us,
-            },
-        ]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(OllieDerivePass {
-            opts: self.opts.clone(),
-            ..Default::default()
-        })
+}
+
+define_pass! {
+    /// `convert-linalg-to-ta`: contractions as `ta.expr` (plus the init when it is not zero).
+    pub struct ConvertLinalgToTaPass {
+        argument: "convert-linalg-to-ta",
+        name: "ConvertLinalgToTa",
+        summary: "Write contractions (conv_2d, matmul, batch_matmul, mul-add linalg.generic) as ta.expr tensor-algebra expressions",
+        description: "Each two-input mul-add contraction becomes `ta.expr L<parallel loops> Sum<reduction loops> { A[...] * B[...] }`; a non-zero init is added back by an elementwise linalg.generic. Loop extents are static or dims of an input.",
+        options: ConvertLinalgToTaOptions {
+        },
+        statistics: {
+            converted: "num-converted" => "Contractions written as ta.expr",
+        },
     }
 }
 
-/// `convert-linalg-to-ta`: contractions as `ta.expr` (plus the init when it is not zero).
-#[derive(Default)]
-pub struct ConvertLinalgToTaPass {
-    converted: u64,
-}
-
-impl Pass for ConvertLinalgToTaPass {
-    fn argument(&self) -> &'static str {
-        "convert-linalg-to-ta"
-    }
-    fn name(&self) -> &'static str {
-        "ConvertLinalgToTa"
-    }
-    fn summary(&self) -> &'static str {
-        "Write contractions (conv_2d, matmul, batch_matmul, mul-add linalg.generic) as ta.expr tensor-algebra expressions"
-    }
-    fn description(&self) -> &'static str {
-        "Each two-input mul-add contraction becomes `ta.expr L<parallel loops> Sum<reduction loops> { A[...] * B[...] }`; a non-zero init is added back by an elementwise linalg.generic. Loop extents are static or dims of an input."
-    }
-    fn run(&mut self, cx: &mut PassContext<'_>, top: OpId) -> Result<(), PassFailure> {
+impl ConvertLinalgToTaPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _: &ConvertLinalgToTaOptions,
+    ) -> Result<(), PassFailure> {
         let mut cands = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             if cx.ir.name(o).starts_with("linalg.") {
@@ -595,16 +534,6 @@ impl Pass for ConvertLinalgToTaPass {
             self.converted += 1;
         }
         Ok(())
-    }
-    fn statistics(&self) -> Vec<Statistic> {
-        vec![Statistic {
-            name: "num-converted",
-            description: "Contractions written as ta.expr",
-            value: self.converted,
-        }]
-    }
-    fn clone_pass(&self) -> Box<dyn Pass> {
-        Box::new(ConvertLinalgToTaPass::default())
     }
 }
 
