@@ -19,12 +19,10 @@
 //! 1000^3. Both systems use the same layouts: NN for W1/W3 (DeepBench's transpose flags
 //! are not applied), NT for W2.
 
-use blas::Blas;
 use clap::Parser as _;
-use ftuner_interp::{RtVal, Tensor};
+use ftuner_interp::Tensor;
 use ftuner_ir::Type;
 use std::io::Write;
-use std::rc::Rc;
 use std::time::Instant;
 
 extern crate openblas_src;
@@ -97,8 +95,13 @@ fn thread_counts(spec: &str) -> Result<Vec<usize>, String> {
 
 mod blas;
 mod libs;
+mod measure;
 mod ollie;
 mod report;
+mod workloads;
+
+use measure::{POW2, TILE};
+use workloads::Workloads;
 
 /// ftuner's pipeline: elementwise chains fused (the matmul workloads have none; the ollie
 /// workload's BatchNorm/ReLU chains do), contractions patched with uKernels and lowered.
@@ -135,79 +138,6 @@ impl Out {
         self.compile.push((workload.to_string(), kernel, secs));
     }
 }
-
-/// W1's dense layer `?xK * KxN` (M dynamic), or with M static (a bucket's kernel).
-fn matmul_src(m: Option<usize>, k: usize, n: usize) -> String {
-    let (ms, dim, empty) = match m {
-        Some(m) => (m.to_string(), String::new(), String::new()),
-        None => (
-            "?".to_string(),
-            format!("  %m = tensor.dim %a, %c0 : tensor<?x{k}xf32>\n"),
-            "%m".to_string(),
-        ),
-    };
-    format!(
-        r#"func.func @mm(%a: tensor<{ms}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{ms}x{n}xf32> {{
-  %c0 = arith.constant 0 : index
-  %z = arith.constant 0.0 : f32
-{dim}  %e = tensor.empty({empty}) : tensor<{ms}x{n}xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{ms}x{n}xf32>) -> tensor<{ms}x{n}xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<{ms}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%f : tensor<{ms}x{n}xf32>) -> tensor<{ms}x{n}xf32>
-  return %r : tensor<{ms}x{n}xf32>
-}}"#
-    )
-}
-
-/// The host's main uKernel `(mr, nr)` for f32 (the fixed tile of the `pad-tile` baseline).
-fn main_tile() -> Result<(usize, usize), String> {
-    let m = ftuner_hw::HardwareModel::load("host")?;
-    let cpu = m.cpu().ok_or("the host has no CPU model")?;
-    let f = ftuner_ukernel::cpu::build(cpu, ftuner_ukernel::DType::F32)?;
-    Ok((f.main.mr as usize, f.main.nr as usize))
-}
-
-const DYN_MM: &str = include_str!("../../../examples/kernels/matmul_dynamic.mlir");
-
-/// W2's `Q · Kᵀ` over 192 heads, T dynamic (`None`) or static (a bucket's kernel).
-fn bmm_nt_src(t: Option<usize>) -> String {
-    let ts = t.map_or("?".to_string(), |t| t.to_string());
-    let (dims, empty) = match t {
-        Some(_) => (String::new(), String::new()),
-        None => (
-            "  %t = tensor.dim %q, %c1 : tensor<192x?x64xf32>\n  %s = tensor.dim %k, %c1 : tensor<192x?x64xf32>\n".to_string(),
-            "%t, %s".to_string(),
-        ),
-    };
-    format!(
-        r#"func.func @mm(%q: tensor<192x{ts}x64xf32>, %k: tensor<192x{ts}x64xf32>) -> tensor<192x{ts}x{ts}xf32> {{
-  %c1 = arith.constant 1 : index
-  %z = arith.constant 0.0 : f32
-{dims}  %e = tensor.empty({empty}) : tensor<192x{ts}x{ts}xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<192x{ts}x{ts}xf32>) -> tensor<192x{ts}x{ts}xf32>
-  %r = linalg.generic {{indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}} ins(%q, %k : tensor<192x{ts}x64xf32>, tensor<192x{ts}x64xf32>) outs(%f : tensor<192x{ts}x{ts}xf32>) {{
-  ^bb0(%x: f32, %y: f32, %o: f32):
-    %p = arith.mulf %x, %y : f32
-    %a = arith.addf %o, %p : f32
-    linalg.yield %a : f32
-  }} -> tensor<192x{ts}x{ts}xf32>
-  return %r : tensor<192x{ts}x{ts}xf32>
-}}"#
-    )
-}
-
-/// BERT's attention products, 12 heads: scores Q·Kᵀ (the export materializes Kᵀ) and
-/// probabilities·V, all but the heads dynamic.
-const BMM_NN: &str = r#"func.func @mm(%a: tensor<12x?x?xf32>, %b: tensor<12x?x?xf32>) -> tensor<12x?x?xf32> {
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %z = arith.constant 0.0 : f32
-  %m = tensor.dim %a, %c1 : tensor<12x?x?xf32>
-  %n = tensor.dim %b, %c2 : tensor<12x?x?xf32>
-  %e = tensor.empty(%m, %n) : tensor<12x?x?xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<12x?x?xf32>) -> tensor<12x?x?xf32>
-  %r = linalg.batch_matmul ins(%a, %b : tensor<12x?x?xf32>, tensor<12x?x?xf32>) outs(%f : tensor<12x?x?xf32>) -> tensor<12x?x?xf32>
-  return %r : tensor<12x?x?xf32>
-}"#;
 
 struct Rng(u64);
 impl Rng {
@@ -278,232 +208,6 @@ fn use_threads(threads: usize, batch: usize, others: &[libs::BlasLib]) {
     }
 }
 
-/// A padding baseline of issue 10, built by our own compiler: the problem zero-padded to a
-/// larger shape and run by a kernel compiled for that shape.
-struct Padded<'a> {
-    /// [`POW2`] or [`TILE`].
-    system: &'static str,
-    exe: &'a ftuner_runtime::Executable,
-    args: [Tensor; 2],
-}
-
-/// Every dynamic dim padded to the next power of two, one kernel compiled per bucket with
-/// its shapes static (the bucketing FTuner replaces).
-const POW2: &str = "pad-pow2";
-/// The dynamic dims padded to a multiple of the main uKernel (mr rows, nr columns), run by
-/// the dynamic kernel, whose plan then uses the main tile alone (one fixed tile).
-const TILE: &str = "pad-tile";
-
-/// One shape of a workload: the inputs, OpenBLAS on them, and the padding baselines.
-struct Case<'a> {
-    workload: &'static str,
-    shape: String,
-    /// T of W1/W2 (the length the shape comes from).
-    t: Option<usize>,
-    args: [Tensor; 2],
-    blas: Blas,
-    pads: Vec<Padded<'a>>,
-}
-
-/// `t` zero-padded to `dims` (same rank, each at least `t`'s).
-fn pad_to(t: &Tensor, dims: &[usize]) -> Tensor {
-    let total: usize = dims.iter().product();
-    let mut data = vec![0.0; total];
-    let rank = dims.len();
-    let inner = t.shape[rank - 1];
-    let rows: usize = t.shape[..rank - 1].iter().product();
-    for r in 0..rows {
-        // The row's index in `t`'s leading dims, re-linearized in `dims`.
-        let (mut rem, mut dst) = (r, 0);
-        let mut stride = dims[rank - 1];
-        for d in (0..rank - 1).rev() {
-            dst += (rem % t.shape[d]) * stride;
-            rem /= t.shape[d];
-            stride *= dims[d];
-        }
-        data[dst..dst + inner].copy_from_slice(&t.data[r * inner..(r + 1) * inner]);
-    }
-    Tensor::new(dims.to_vec(), Type::f32(), data)
-}
-
-/// The largest difference between the `(m, n)` blocks of a padded batched result (last
-/// two dims at least `m` and `n`) and OpenBLAS's `batch x m x n` result.
-fn block_err(got: &Tensor, (batch, m, n): (usize, usize, usize), want: &[f32]) -> f64 {
-    let r = got.shape.len();
-    let (pm, pn) = (got.shape[r - 2], got.shape[r - 1]);
-    let mut err = 0f64;
-    for b in 0..batch {
-        for i in 0..m {
-            for j in 0..n {
-                let x = got.data[(b * pm + i) * pn + j];
-                err = err.max((x - want[(b * m + i) * n + j] as f64).abs());
-            }
-        }
-    }
-    err
-}
-
-fn measure(
-    out: &mut Out,
-    exe: &ftuner_runtime::Executable,
-    case: Case<'_>,
-    reps: usize,
-) -> Result<(), String> {
-    let Case {
-        workload,
-        shape,
-        t: tparam,
-        args,
-        mut blas,
-        pads,
-    } = case;
-    let flops = blas.flops();
-    let rt = |args: &[Tensor]| -> Vec<RtVal> {
-        args.iter()
-            .map(|t| RtVal::Tensor(Rc::new(t.clone())))
-            .collect()
-    };
-    let rargs = rt(&args);
-    // Warm up both; check the results agree.
-    let got = exe.call("mm", &rargs).map_err(|e| e.0)?;
-    blas.run(1);
-    blas.run(1);
-    let g = got[0].tensor().ok_or("no result")?;
-    let err = g
-        .data
-        .iter()
-        .zip(&blas.c)
-        .map(|(x, y)| (x - *y as f64).abs())
-        .fold(0.0, f64::max);
-    let prepared = exe.prepare("mm", &rargs).map_err(|e| e.0)?;
-    drop(rargs);
-    let scale = blas.c.iter().fold(0f32, |a, x| a.max(x.abs())) as f64;
-    let tol = 1e-5 * (blas.k as f64).sqrt() * (1.0 + scale);
-    if err.is_nan() || err > tol {
-        return Err(format!(
-            "{workload} {shape}: ftuner and OpenBLAS differ by {err:e} (tolerance {tol:e})"
-        ));
-    }
-    // The padding baselines compute the same answer in a corner of their result.
-    let mut pads_prepared = vec![];
-    for p in &pads {
-        let a = rt(&p.args);
-        let got = p.exe.call("mm", &a).map_err(|e| e.0)?;
-        let g = got[0].tensor().ok_or("no result")?;
-        let perr = block_err(g, (blas.batch, blas.m, blas.n), &blas.c);
-        if perr.is_nan() || perr > tol {
-            return Err(format!(
-                "{workload} {shape}: {} and OpenBLAS differ by {perr:e} (tolerance {tol:e})",
-                p.system
-            ));
-        }
-        pads_prepared.push((p.system, p.exe, p.exe.prepare("mm", &a).map_err(|e| e.0)?));
-    }
-    // The libraries opened at run time: the same answer first, then timed beside the rest.
-    let reference = blas.c.clone();
-    let mut others: Vec<(&'static str, libs::SgemmFn)> = vec![];
-    for l in &out.libs {
-        l.set_threads(1);
-        // NaN first: a library that writes nothing (a rejected parameter) fails the check.
-        blas.c.fill(f32::NAN);
-        blas.run_with(1, l.sgemm);
-        let e = blas
-            .c
-            .iter()
-            .zip(&reference)
-            .map(|(x, y)| (x - y).abs() as f64)
-            .fold(0.0, f64::max);
-        if e.is_nan() || e > tol {
-            eprintln!(
-                "{workload} {shape}: {} and OpenBLAS differ by {e:e} (tolerance {tol:e}): not timed",
-                l.name
-            );
-            continue;
-        }
-        others.push((l.name, l.sgemm));
-    }
-    for t in out.threads.clone() {
-        use_threads(t, blas.batch, &out.libs);
-        // One more call of each at this thread count (the pools start, caches settle).
-        exe.time(&prepared).map_err(|e| e.0)?;
-        blas.run(t);
-        for (_, f) in &others {
-            blas.run_with(t, *f);
-        }
-        for (_, pexe, pp) in &pads_prepared {
-            pexe.time(pp).map_err(|e| e.0)?;
-        }
-        let (mut ours, mut theirs) = (vec![], vec![]);
-        let mut padded: Vec<Vec<f64>> = vec![vec![]; pads_prepared.len()];
-        let mut other_times: Vec<Vec<f64>> = vec![vec![]; others.len()];
-        for _ in 0..reps {
-            ours.push(exe.time(&prepared).map_err(|e| e.0)?.as_secs_f64());
-            let t0 = Instant::now();
-            blas.run(t);
-            theirs.push(t0.elapsed().as_secs_f64());
-            for ((_, f), times) in others.iter().zip(&mut other_times) {
-                let t0 = Instant::now();
-                blas.run_with(t, *f);
-                times.push(t0.elapsed().as_secs_f64());
-            }
-            for ((_, pexe, pp), times) in pads_prepared.iter().zip(&mut padded) {
-                times.push(pexe.time(pp).map_err(|e| e.0)?.as_secs_f64());
-            }
-        }
-        let (mo, mb) = (median(&mut ours), median(&mut theirs));
-        let (go, gb) = (flops / mo / 1e9, flops / mb / 1e9);
-        // Padded systems' GFLOP/s count the useful FLOPs only (their waste shows as time).
-        let pad_meds: Vec<(&'static str, f64)> = pads_prepared
-            .iter()
-            .zip(&mut padded)
-            .map(|((sys, _, _), times)| (*sys, median(times)))
-            .collect();
-        let pad_col = |sys: &str| {
-            pad_meds
-                .iter()
-                .find(|p| p.0 == sys)
-                .map_or("-".to_string(), |p| format!("{:.3}", p.1 * 1e3))
-        };
-        println!(
-            "{workload:4} {shape:>22} {t:>3} {:>10.3} {:>10.3} {go:>8.1} {gb:>8.1} {:>7.2} {err:>9.2e} {:>9} {:>9}",
-            mo * 1e3,
-            mb * 1e3,
-            mo / mb,
-            pad_col(POW2),
-            pad_col(TILE),
-        );
-        let mut systems = vec![("ftuner", mo), ("openblas", mb)];
-        for ((name, _), times) in others.iter().zip(&mut other_times) {
-            systems.push((*name, median(times)));
-        }
-        systems.extend(pad_meds.iter().copied());
-        for (sys, med) in systems {
-            let gf = flops / med / 1e9;
-            if let Some(f) = &mut out.json {
-                let tfield = tparam.map_or(String::new(), |v| format!(", \"t\": {v}"));
-                let _ = writeln!(
-                    f,
-                    "{{\"system\": \"{sys}\", \"workload\": \"{workload}\", \"shape\": \"{shape}\"{tfield}, \"threads\": {t}, \"median_s\": {med:e}, \"gflops\": {gf:.3}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}"
-                );
-            }
-            out.points.push(Point {
-                workload,
-                shape: shape.clone(),
-                t_param: tparam,
-                threads: t,
-                system: sys,
-                median_s: med,
-                ours_s: mo,
-                gflops: gf,
-            });
-        }
-        if ["1000x1000x1000", "2048x2048x2048"].contains(&shape.as_str()) {
-            out.cubes.push((workload.to_string(), shape.clone(), t, go));
-        }
-    }
-    Ok(())
-}
-
 fn run(cli: &Cli) -> Result<(), String> {
     let threads = thread_counts(&cli.threads)?;
     let others = libs::load();
@@ -512,7 +216,7 @@ fn run(cli: &Cli) -> Result<(), String> {
     }
     use_threads(threads[0], 1, &others);
     let reps = if cli.smoke { 3 } else { cli.reps.max(1) };
-    let mut out = Out {
+    let out = Out {
         json: match &cli.json {
             Some(p) => Some(std::fs::File::create(p).map_err(|e| format!("{p}: {e}"))?),
             None => None,
@@ -524,11 +228,16 @@ fn run(cli: &Cli) -> Result<(), String> {
         libs: others,
     };
     let want: Vec<&str> = cli.workloads.split(',').map(str::trim).collect();
-    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-    let ts: &[usize] = if cli.smoke {
-        &[1, 5]
-    } else {
-        &[1, 5, 24, 43, 62, 81, 100, 119, 128]
+    let mut w = Workloads {
+        cli,
+        out,
+        rng: Rng(0x2545_F491_4F6C_DD1D),
+        reps,
+        ts: if cli.smoke {
+            &[1, 5]
+        } else {
+            &[1, 5, 24, 43, 62, 81, 100, 119, 128]
+        },
     };
     println!(
         "{:4} {:>22} {:>3} {:>10} {:>10} {:>8} {:>8} {:>7} {:>9} {:>9} {:>9}",
@@ -545,173 +254,36 @@ fn run(cli: &Cli) -> Result<(), String> {
         "tile_ms"
     );
     if want.contains(&"w1") {
-        let kn: &[(usize, usize)] = if cli.smoke {
-            &[(768, 768)]
-        } else {
-            &[(768, 2304), (768, 768), (3072, 768), (768, 3072)]
-        };
-        let (mr, nr) = main_tile()?;
-        for &(k, n) in kn {
-            let (exe, secs) = compile_timed(&matmul_src(None, k, n), &cli.pipeline)?;
-            out.compiled("W1", format!("?x{k} * {k}x{n}"), secs);
-            // N is static: the fixed tile pads it with a kernel of its own when needed.
-            let np = n.next_multiple_of(nr);
-            let tile_exe = match np == n {
-                true => None,
-                false => Some(compile(&matmul_src(None, k, np), &cli.pipeline)?),
-            };
-            let mut buckets: rustc_hash::FxHashMap<usize, ftuner_runtime::Executable> =
-                Default::default();
-            for &t in ts {
-                let m = 16 * t;
-                let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
-                let blas = Blas::new(&a, &b, (m, n, k), 1, false);
-                let mb = m.next_power_of_two();
-                if let std::collections::hash_map::Entry::Vacant(v) = buckets.entry(mb) {
-                    v.insert(compile(&matmul_src(Some(mb), k, n), &cli.pipeline)?);
-                }
-                let pads = vec![
-                    Padded {
-                        system: POW2,
-                        exe: &buckets[&mb],
-                        args: [pad_to(&a, &[mb, k]), b.clone()],
-                    },
-                    Padded {
-                        system: TILE,
-                        exe: tile_exe.as_ref().unwrap_or(&exe),
-                        args: [
-                            pad_to(&a, &[m.next_multiple_of(mr), k]),
-                            pad_to(&b, &[k, np]),
-                        ],
-                    },
-                ];
-                let case = Case {
-                    workload: "W1",
-                    shape: format!("{m}x{n}x{k}"),
-                    t: Some(t),
-                    args: [a, b],
-                    blas,
-                    pads,
-                };
-                measure(&mut out, &exe, case, reps)?;
-            }
-        }
+        w.w1()?;
     }
     if want.contains(&"w2") {
-        let (exe, secs) = compile_timed(&bmm_nt_src(None), &cli.pipeline)?;
-        out.compiled("W2", "192x?x64 * (192x?x64)^T".into(), secs);
-        let (mr, nr) = main_tile()?;
-        let mut buckets: rustc_hash::FxHashMap<usize, ftuner_runtime::Executable> =
-            Default::default();
-        for &t in ts {
-            let (q, kk) = (rng.tensor(vec![192, t, 64]), rng.tensor(vec![192, t, 64]));
-            let blas = Blas::new(&q, &kk, (t, t, 64), 192, true);
-            let tb = t.next_power_of_two();
-            if let std::collections::hash_map::Entry::Vacant(v) = buckets.entry(tb) {
-                v.insert(compile(&bmm_nt_src(Some(tb)), &cli.pipeline)?);
-            }
-            let pads = vec![
-                Padded {
-                    system: POW2,
-                    exe: &buckets[&tb],
-                    args: [pad_to(&q, &[192, tb, 64]), pad_to(&kk, &[192, tb, 64])],
-                },
-                Padded {
-                    system: TILE,
-                    exe: &exe,
-                    args: [
-                        pad_to(&q, &[192, t.next_multiple_of(mr), 64]),
-                        pad_to(&kk, &[192, t.next_multiple_of(nr), 64]),
-                    ],
-                },
-            ];
-            let case = Case {
-                workload: "W2",
-                shape: format!("192x{t}x{t}x64"),
-                t: Some(t),
-                args: [q, kk],
-                blas,
-                pads,
-            };
-            measure(&mut out, &exe, case, reps)?;
-        }
+        w.w2()?;
     }
     if want.contains(&"attn") {
-        // Not one of issue 10's workloads: the BERT layer's attention products (issue 6).
-        let exe = compile(BMM_NN, &cli.pipeline)?;
-        let ts: &[usize] = if cli.smoke {
-            &[5]
-        } else {
-            &[32, 128, 256, 384, 512]
-        };
-        for &t in ts {
-            for (m, n, k) in [(t, t, 64), (t, 64, t)] {
-                let (a, b) = (rng.tensor(vec![12, m, k]), rng.tensor(vec![12, k, n]));
-                let blas = Blas::new(&a, &b, (m, n, k), 12, false);
-                let case = Case {
-                    workload: "ATTN",
-                    shape: format!("12x{m}x{n}x{k}"),
-                    t: Some(t),
-                    args: [a, b],
-                    blas,
-                    pads: vec![],
-                };
-                measure(&mut out, &exe, case, reps)?;
-            }
-        }
+        w.attn()?;
     }
     if want.contains(&"ollie") {
-        use_threads(1, 1, &out.libs);
-        ollie::run(&cli.inputs, &cli.pipeline, reps, cli.smoke, &mut out.json)?;
+        use_threads(1, 1, &w.out.libs);
+        ollie::run(&cli.inputs, &cli.pipeline, reps, cli.smoke, &mut w.out.json)?;
     }
     if want.contains(&"w3") {
-        let csv = std::fs::read_to_string(&cli.deepbench)
-            .map_err(|e| format!("{}: {e} (--deepbench FILE)", cli.deepbench))?;
-        let mut shapes: Vec<(usize, usize, usize)> = csv
-            .lines()
-            .skip(1)
-            .filter(|l| l.starts_with("inference_server,"))
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split(',').collect();
-                Some((
-                    f.get(2)?.parse().ok()?,
-                    f.get(3)?.parse().ok()?,
-                    f.get(4)?.parse().ok()?,
-                ))
-            })
-            .collect();
-        // Shapes whose operands hold more than 2^26 elements (DeepBench's K = 500000
-        // GEMVs) are left out: the harness keeps several copies of each operand.
-        let big = shapes.len();
-        shapes.retain(|(m, n, k)| m * k <= 1 << 26 && k * n <= 1 << 26);
-        if shapes.len() < big {
-            eprintln!(
-                "ftuner-bench: W3: {} of {big} DeepBench shapes have operands over 2^26 elements; left out",
-                big - shapes.len()
-            );
-        }
-        shapes.push((127, 127, 127));
-        shapes.push((1000, 1000, 1000));
-        shapes.push((2048, 2048, 2048));
-        if cli.smoke {
-            shapes = vec![(127, 127, 127), shapes[0]];
-        }
-        let (exe, secs) = compile_timed(DYN_MM, &cli.pipeline)?;
-        out.compiled("W3", "?x? * ?x?".into(), secs);
-        for (m, n, k) in shapes {
-            let (a, b) = (rng.tensor(vec![m, k]), rng.tensor(vec![k, n]));
-            let blas = Blas::new(&a, &b, (m, n, k), 1, false);
-            let case = Case {
-                workload: "W3",
-                shape: format!("{m}x{n}x{k}"),
-                t: None,
-                args: [a, b],
-                blas,
-                pads: vec![],
-            };
-            measure(&mut out, &exe, case, reps)?;
-        }
+        w.w3()?;
     }
+    let out = w.out;
+    print_summaries(&out, &threads);
+    if let Some(path) = &cli.svg {
+        report::svg(&out.points, &threads, path)?;
+    }
+    if let Some(path) = &cli.doc {
+        let section = report::markdown(&out, &threads, &cli_line());
+        report::update_doc(path, &section)?;
+    }
+    Ok(())
+}
+
+/// The lines after the table: compile times per workload, the large cubes against the
+/// hardware model's peak, the geometric means, the libraries' and the padding summaries.
+fn print_summaries(out: &Out, threads: &[usize]) {
     println!();
     for w in ["W1", "W2", "W3"] {
         let ks: Vec<&(String, String, f64)> = out.compile.iter().filter(|c| c.0 == w).collect();
@@ -743,7 +315,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     }
     for w in ["W1", "W2", "W3", "ATTN"] {
-        for &t in &threads {
+        for &t in threads {
             let Some(m) = report::summary(&out.points, w, t) else {
                 continue;
             };
@@ -760,20 +332,12 @@ fn run(cli: &Cli) -> Result<(), String> {
             );
         }
     }
-    for line in report::library_summary(&out.points, &threads) {
+    for line in report::library_summary(&out.points, threads) {
         println!("{line}");
     }
-    for line in report::padding_summary(&out.points, &threads) {
+    for line in report::padding_summary(&out.points, threads) {
         println!("{line}");
     }
-    if let Some(path) = &cli.svg {
-        report::svg(&out.points, &threads, path)?;
-    }
-    if let Some(path) = &cli.doc {
-        let section = report::markdown(&out, &threads, &cli_line());
-        report::update_doc(path, &section)?;
-    }
-    Ok(())
 }
 
 /// The command line of this run, for the generated documentation.

@@ -89,13 +89,9 @@ fn args(
         .collect()
 }
 
-pub fn run(
-    inputs: &str,
-    ukernels: &str,
-    reps: usize,
-    smoke: bool,
-    json: &mut Option<std::fs::File>,
-) -> Result<(), String> {
+/// The layers measured: the conv layers of the exports, then the banded attention
+/// (static and with a dynamic sequence length); with `smoke`, the dilated conv alone.
+fn layers(smoke: bool) -> Vec<Layer> {
     let band = |entry| Layer {
         file: "longformer_band_attention.mlir",
         entry,
@@ -111,7 +107,7 @@ pub fn run(
         seq: 700,
         ..band(entry)
     };
-    let layers: Vec<Layer> = if smoke {
+    if smoke {
         vec![Layer::export("dilated_conv.mlir", "dilated_conv", &[1])]
     } else {
         vec![
@@ -128,7 +124,23 @@ pub fn run(
             dyn_band("band_scores"),
             dyn_band("dilated_band_scores"),
         ]
-    };
+    }
+}
+
+/// A layer compiled the three ways (loops, uKernels, derived), with the compile times.
+struct Compiled {
+    exes: Vec<ftuner_runtime::Executable>,
+    compile_s: Vec<f64>,
+}
+
+pub fn run(
+    inputs: &str,
+    ukernels: &str,
+    reps: usize,
+    smoke: bool,
+    json: &mut Option<std::fs::File>,
+) -> Result<(), String> {
+    let layers = layers(smoke);
     println!(
         "{:24} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>8}",
         "layer",
@@ -155,84 +167,11 @@ pub fn run(
             ftuner_interp::param_shapes(&m.ir, m.top, l.entry)
                 .ok_or_else(|| format!("{path}: no function @{}", l.entry))?
         };
-        let mut exes = vec![];
-        let mut compile_s = vec![];
-        for p in [
-            LOOPS.to_string(),
-            ukernels.to_string(),
-            derived(l.target, ukernels),
-        ] {
-            let t = std::time::Instant::now();
-            exes.push(crate::compile(&src, &p)?);
-            compile_s.push(t.elapsed().as_secs_f64());
-        }
+        let compiled = compile_three(&src, l.target, ukernels)?;
         for &b in l.batches {
-            let a = args(&shapes, (b, l.seq), &mut rng, l.example);
-            let rargs: Vec<RtVal> = a
-                .iter()
-                .map(|t| RtVal::Tensor(Rc::new(t.clone())))
-                .collect();
-            // Warm up; the three agree.
-            let mut results = vec![];
-            for e in &exes {
-                let r = e.call(l.entry, &rargs).map_err(|e| e.0)?;
-                results.push(r[0].tensor().ok_or("no result")?.data.clone());
-            }
-            let scale = results[0].iter().fold(0f64, |m, x| m.max(x.abs()));
-            let err = results[1..]
-                .iter()
-                .flat_map(|r| r.iter().zip(&results[0]).map(|(x, y)| (x - y).abs()))
-                .fold(0f64, f64::max);
-            if err.is_nan() || err > 1e-3 * (1.0 + scale) {
-                return Err(format!(
-                    "{} batch {b}: the three compilations differ by {err:e}",
-                    l.entry
-                ));
-            }
-            let prepared = exes
-                .iter()
-                .map(|e| e.prepare(l.entry, &rargs).map_err(|e| e.0))
-                .collect::<Result<Vec<_>, _>>()?;
-            let mut times = vec![vec![]; 3];
-            for _ in 0..reps {
-                for (k, (e, p)) in exes.iter().zip(&prepared).enumerate() {
-                    times[k].push(e.time(p).map_err(|e| e.0)?.as_secs_f64());
-                }
-            }
-            let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
-            let mut name = if l.target == "auto" {
-                l.entry.to_string()
-            } else {
-                format!("{}[{}]", l.entry, l.target)
-            };
-            if l.seq > 0 {
-                name = format!("{name}(L={})", l.seq);
-            }
-            let (rl, ru) = (med[0] / med[2], med[1] / med[2]);
+            let (rl, ru) = run_batch(l, b, &shapes, &compiled, &mut rng, reps, json)?;
             vs_loops.push(rl);
             vs_uk.push(ru);
-            println!(
-                "{:24} {:>5} {:>10.3} {:>10.3} {:>10.3} {:>8.2}x {:>8.2}x {:>9.2} {:>9.2} {:>8.1e}",
-                name,
-                b,
-                med[0] * 1e3,
-                med[1] * 1e3,
-                med[2] * 1e3,
-                rl,
-                ru,
-                compile_s[1],
-                compile_s[2],
-                err
-            );
-            if let Some(f) = json {
-                for (sys, m) in ["loops", "ukernels", "derived"].iter().zip(&med) {
-                    let _ = writeln!(
-                        f,
-                        "{{\"system\": \"{sys}\", \"workload\": \"OLLIE\", \"shape\": \"{}@{b}\", \"threads\": 1, \"median_s\": {m:e}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}",
-                        name
-                    );
-                }
-            }
         }
     }
     let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp();
@@ -243,4 +182,110 @@ pub fn run(
         vs_loops.len()
     );
     Ok(())
+}
+
+/// `src` compiled with the loops, uKernel and derived (for `target`) pipelines.
+fn compile_three(src: &str, target: &str, ukernels: &str) -> Result<Compiled, String> {
+    let mut exes = vec![];
+    let mut compile_s = vec![];
+    for p in [
+        LOOPS.to_string(),
+        ukernels.to_string(),
+        derived(target, ukernels),
+    ] {
+        let t = std::time::Instant::now();
+        exes.push(crate::compile(src, &p)?);
+        compile_s.push(t.elapsed().as_secs_f64());
+    }
+    Ok(Compiled { exes, compile_s })
+}
+
+/// One batch size of a layer: the three compilations checked to agree, timed
+/// alternately, a table row and JSON lines. Returns derived's speedups over loops and
+/// over uKernels.
+fn run_batch(
+    l: &Layer,
+    b: usize,
+    shapes: &[Vec<i64>],
+    compiled: &Compiled,
+    rng: &mut Rng,
+    reps: usize,
+    json: &mut Option<std::fs::File>,
+) -> Result<(f64, f64), String> {
+    let Compiled { exes, compile_s } = compiled;
+    let a = args(shapes, (b, l.seq), rng, l.example);
+    let rargs: Vec<RtVal> = a
+        .iter()
+        .map(|t| RtVal::Tensor(Rc::new(t.clone())))
+        .collect();
+    let err = check_agree(exes, l.entry, &rargs, b)?;
+    let prepared = exes
+        .iter()
+        .map(|e| e.prepare(l.entry, &rargs).map_err(|e| e.0))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut times = vec![vec![]; 3];
+    for _ in 0..reps {
+        for (k, (e, p)) in exes.iter().zip(&prepared).enumerate() {
+            times[k].push(e.time(p).map_err(|e| e.0)?.as_secs_f64());
+        }
+    }
+    let med: Vec<f64> = times.iter_mut().map(|t| median(t)).collect();
+    let mut name = if l.target == "auto" {
+        l.entry.to_string()
+    } else {
+        format!("{}[{}]", l.entry, l.target)
+    };
+    if l.seq > 0 {
+        name = format!("{name}(L={})", l.seq);
+    }
+    let (rl, ru) = (med[0] / med[2], med[1] / med[2]);
+    println!(
+        "{:24} {:>5} {:>10.3} {:>10.3} {:>10.3} {:>8.2}x {:>8.2}x {:>9.2} {:>9.2} {:>8.1e}",
+        name,
+        b,
+        med[0] * 1e3,
+        med[1] * 1e3,
+        med[2] * 1e3,
+        rl,
+        ru,
+        compile_s[1],
+        compile_s[2],
+        err
+    );
+    if let Some(f) = json {
+        for (sys, m) in ["loops", "ukernels", "derived"].iter().zip(&med) {
+            let _ = writeln!(
+                f,
+                "{{\"system\": \"{sys}\", \"workload\": \"OLLIE\", \"shape\": \"{}@{b}\", \"threads\": 1, \"median_s\": {m:e}, \"reps\": {reps}, \"max_abs_err\": {err:e}}}",
+                name
+            );
+        }
+    }
+    Ok((rl, ru))
+}
+
+/// Warm up the three compilations; they must agree. Returns the largest difference from
+/// the loops' result.
+fn check_agree(
+    exes: &[ftuner_runtime::Executable],
+    entry: &str,
+    rargs: &[RtVal],
+    b: usize,
+) -> Result<f64, String> {
+    let mut results = vec![];
+    for e in exes {
+        let r = e.call(entry, rargs).map_err(|e| e.0)?;
+        results.push(r[0].tensor().ok_or("no result")?.data.clone());
+    }
+    let scale = results[0].iter().fold(0f64, |m, x| m.max(x.abs()));
+    let err = results[1..]
+        .iter()
+        .flat_map(|r| r.iter().zip(&results[0]).map(|(x, y)| (x - y).abs()))
+        .fold(0f64, f64::max);
+    if err.is_nan() || err > 1e-3 * (1.0 + scale) {
+        return Err(format!(
+            "{entry} batch {b}: the three compilations differ by {err:e}"
+        ));
+    }
+    Ok(err)
 }

@@ -21,6 +21,7 @@
 //! the signature is an error before anything runs.
 
 pub mod npy;
+mod report;
 
 use clap::Parser as _;
 use ftuner_interp::{RtVal, Tensor};
@@ -334,42 +335,6 @@ fn call(
     ftuner_interp::run(ctx, &m.ir, m.top, name, args.to_vec()).map_err(|e| RunError(e.message))
 }
 
-struct Summary {
-    shape: String,
-    elem: String,
-    min: f64,
-    max: f64,
-    mean: f64,
-    head: Vec<f64>,
-}
-
-fn summarize(v: &RtVal) -> Summary {
-    match v {
-        RtVal::Tensor(t) => {
-            let n = t.data.len().max(1) as f64;
-            Summary {
-                shape: fmt_shape(&t.shape),
-                elem: t.elem.to_string(),
-                min: t.data.iter().copied().fold(f64::INFINITY, f64::min),
-                max: t.data.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                mean: t.data.iter().sum::<f64>() / n,
-                head: t.data.iter().take(8).copied().collect(),
-            }
-        }
-        other => {
-            let x = other.scalar().unwrap_or(f64::NAN);
-            Summary {
-                shape: String::new(),
-                elem: "scalar".into(),
-                min: x,
-                max: x,
-                mean: x,
-                head: vec![x],
-            }
-        }
-    }
-}
-
 /// Largest difference between `got` and `want`, relative to the tolerance; the tolerance
 /// is `1e-5 * (1 + |want|) * sqrt(R)` with R the largest argument extent (a bound on any
 /// reduction length).
@@ -426,27 +391,79 @@ pub fn compare(got: &RtVal, want: &RtVal, r: usize) -> Result<(), String> {
     }
 }
 
-fn json_num(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "null".into()
+/// What running the function gave: its results, the run times (sorted after the run),
+/// and with the JIT the compile time and the peak bytes allocated.
+struct Outcome {
+    results: Vec<RtVal>,
+    times: Vec<f64>,
+    compile_s: f64,
+    peak_bytes: Option<usize>,
+}
+
+impl Outcome {
+    /// The median run time (of the sorted times).
+    fn median(&self) -> f64 {
+        self.times[self.times.len() / 2]
     }
 }
 
 fn execute(cli: &Cli) -> Result<bool, RunError> {
-    let src = if cli.file == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-            .map_err(|e| RunError(format!("cannot read stdin: {e}")))?;
-        s
-    } else {
-        std::fs::read_to_string(&cli.file)
-            .map_err(|e| RunError(format!("cannot read {}: {e}", cli.file)))?
-    };
+    let src = read_source(&cli.file)?;
     let ctx = ftuner_dialects::context();
     let original = load(&ctx, &src, &cli.file)?;
     let mut module = load(&ctx, &src, &cli.file)?;
+    run_pipeline(&ctx, &mut module, cli)?;
+    let f = find_entry(&module.ir, module.top, cli.entry.as_deref())?;
+    let name = module.ir.symbol_name(f).unwrap_or_default().to_string();
+    let args = make_args(&module.ir, f, cli)?;
+    let jit = cli.backend == "jit";
+    let mut outcome = if jit {
+        run_jit(&ctx, &mut module, &name, &args, cli.bench)?
+    } else {
+        run_interp(&ctx, &module, &name, &args, cli.bench)?
+    };
+    outcome.times.sort_by(f64::total_cmp);
+    let check = if cli.check {
+        Some(check_results(
+            &ctx,
+            &original,
+            &name,
+            &args,
+            &outcome.results,
+        )?)
+    } else {
+        None
+    };
+    if let Some(path) = &cli.output {
+        write_result(path, &outcome.results)?;
+    }
+    let sums: Vec<report::Summary> = outcome.results.iter().map(report::summarize).collect();
+    if cli.json {
+        report::print_json(&name, jit, &outcome, &sums, &check);
+    } else {
+        report::print_text(cli, jit, &outcome, &sums, &args, &check);
+    }
+    Ok(!matches!(check, Some(Err(_))))
+}
+
+/// The module's text: `file`, or standard input for `-`.
+fn read_source(file: &str) -> Result<String, RunError> {
+    if file == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| RunError(format!("cannot read stdin: {e}")))?;
+        Ok(s)
+    } else {
+        std::fs::read_to_string(file).map_err(|e| RunError(format!("cannot read {file}: {e}")))
+    }
+}
+
+/// Run `--pass-pipeline`, or the JIT's default, on `module`.
+fn run_pipeline(
+    ctx: &Context,
+    module: &mut ftuner_ir::ParsedModule,
+    cli: &Cli,
+) -> Result<(), RunError> {
     // The default for the JIT: ftuner's CPU pipeline for this machine on a module on
     // tensors (what the Python package runs); `--pass-pipeline='builtin.module()'` runs
     // none. The interpreter runs the module as read.
@@ -457,187 +474,133 @@ fn execute(cli: &Cli) -> Result<bool, RunError> {
         let reg = ftuner_opt::default_registry();
         let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, p)
             .map_err(|e| RunError(format!("--pass-pipeline: {e}")))?;
-        if let Err(e) = pm.run(&ctx, &mut module.ir, module.top) {
+        if let Err(e) = pm.run(ctx, &mut module.ir, module.top) {
             return Err(RunError(format!("the pass pipeline failed: {e}")));
         }
     }
-    let f = find_entry(&module.ir, module.top, cli.entry.as_deref())?;
-    let name = module.ir.symbol_name(f).unwrap_or_default().to_string();
-    let args = make_args(&module.ir, f, cli)?;
-    let jit = cli.backend == "jit";
-    let mut compile_s = 0.0;
-    let mut peak_bytes: Option<usize> = None;
-    let (results, mut times) = if jit {
-        let exe =
-            ftuner_runtime::Executable::compile(&ctx, &mut module.ir, module.top).map_err(|e| {
-                RunError(format!(
-                    "compilation failed (--backend=interp runs the interpreter): {e}"
-                ))
-            })?;
-        compile_s = exe.compile_seconds;
-        let t0 = Instant::now();
-        let results = exe.call(&name, &args).map_err(|e| RunError(e.0))?;
-        peak_bytes = Some(exe.last_peak_bytes());
-        let mut times = vec![t0.elapsed().as_secs_f64()];
-        if let Some(n) = cli.bench {
-            times = exe
-                .bench(&name, &args, n)
-                .map_err(|e| RunError(e.0))?
-                .iter()
-                .map(|d| d.as_secs_f64())
-                .collect();
-        }
-        (results, times)
-    } else {
-        let t0 = Instant::now();
-        let results = call(&ctx, &module, &name, &args)?;
-        let mut times = vec![t0.elapsed().as_secs_f64()];
-        if let Some(n) = cli.bench {
-            times.clear();
-            for _ in 0..n.max(1) {
-                let t = Instant::now();
-                let _ = call(&ctx, &module, &name, &args)?;
-                times.push(t.elapsed().as_secs_f64());
-            }
-        }
-        (results, times)
-    };
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
-    let mut check: Option<Result<(), String>> = None;
-    if cli.check {
-        let want = call(&ctx, &original, &name, &args)?;
-        let r = args
+    Ok(())
+}
+
+/// Compile `module` for this machine, call `name` once, then `--bench` times.
+fn run_jit(
+    ctx: &Context,
+    module: &mut ftuner_ir::ParsedModule,
+    name: &str,
+    args: &[RtVal],
+    bench: Option<usize>,
+) -> Result<Outcome, RunError> {
+    let exe =
+        ftuner_runtime::Executable::compile(ctx, &mut module.ir, module.top).map_err(|e| {
+            RunError(format!(
+                "compilation failed (--backend=interp runs the interpreter): {e}"
+            ))
+        })?;
+    let compile_s = exe.compile_seconds;
+    let t0 = Instant::now();
+    let results = exe.call(name, args).map_err(|e| RunError(e.0))?;
+    let peak_bytes = Some(exe.last_peak_bytes());
+    let mut times = vec![t0.elapsed().as_secs_f64()];
+    if let Some(n) = bench {
+        times = exe
+            .bench(name, args, n)
+            .map_err(|e| RunError(e.0))?
             .iter()
-            .filter_map(|a| a.tensor())
-            .flat_map(|t| t.shape.iter().copied())
-            .max()
-            .unwrap_or(1);
-        let mut res = Ok(());
-        if want.len() != results.len() {
-            res = Err(format!(
-                "{} results vs reference {}",
-                results.len(),
-                want.len()
-            ));
-        }
-        for (i, (g, w)) in results.iter().zip(&want).enumerate() {
-            let nans = w
-                .tensor()
-                .map_or(0, |t| t.data.iter().filter(|v| v.is_nan()).count());
-            let total = w.tensor().map_or(0, |t| t.data.len());
-            if total > 0 && nans == total {
-                // Nothing to compare: not a pass (issue 25: random inputs through a batch
-                // norm with negative variances).
-                res = Err(format!(
-                    "result #{i} of the reference is NaN everywhere: the check compares nothing (inputs outside what the model takes?)"
-                ));
-                break;
-            }
-            if nans > 0 {
-                eprintln!(
-                    "ftuner-run: warning: result #{i} of the reference has {nans} NaN values; NaN matches NaN, so those elements check nothing"
-                );
-            }
-            if let Err(e) = compare(g, w, r) {
-                res = Err(format!("result #{i}: {e}"));
-                break;
-            }
-        }
-        check = Some(res);
-    }
-    if let Some(path) = &cli.output {
-        let t = results
-            .first()
-            .and_then(|r| r.tensor())
-            .ok_or("--output: result #0 is not a tensor")?;
-        let bytes = npy::write(t)?;
-        std::fs::write(path, bytes).map_err(|e| RunError(format!("cannot write {path}: {e}")))?;
-    }
-    let sums: Vec<Summary> = results.iter().map(summarize).collect();
-    if cli.json {
-        let rs: Vec<String> = sums
-            .iter()
-            .map(|s| {
-                format!(
-                    "{{\"shape\": \"{}\", \"type\": \"{}\", \"min\": {}, \"max\": {}, \"mean\": {}, \"first\": [{}]}}",
-                    s.shape,
-                    s.elem,
-                    json_num(s.min),
-                    json_num(s.max),
-                    json_num(s.mean),
-                    s.head.iter().map(|v| json_num(*v)).collect::<Vec<_>>().join(", ")
-                )
-            })
+            .map(|d| d.as_secs_f64())
             .collect();
-        let chk = match &check {
-            None => "null".to_string(),
-            Some(Ok(())) => "{\"ok\": true}".into(),
-            Some(Err(e)) => format!(
-                "{{\"ok\": false, \"message\": \"{}\"}}",
-                e.replace('\\', "\\\\").replace('"', "\\\"")
-            ),
-        };
-        println!(
-            "{{\"entry\": \"{name}\", \"backend\": \"{}\", \"compile_s\": {}, \"peak_bytes\": {}, \"runs\": {}, \"median_s\": {}, \"results\": [{}], \"check\": {chk}}}",
-            if jit { "jit" } else { "interpreter" },
-            json_num(compile_s),
-            peak_bytes.map_or("null".to_string(), |b| b.to_string()),
-            times.len(),
-            json_num(median),
-            rs.join(", ")
-        );
-    } else {
-        for (i, s) in sums.iter().enumerate() {
-            println!(
-                "result #{i}: {}{} min {:.6} max {:.6} mean {:.6} first [{}]",
-                if s.shape.is_empty() { "" } else { "tensor " },
-                if s.shape.is_empty() {
-                    s.elem.clone()
-                } else {
-                    format!("{}x{}", s.shape, s.elem)
-                },
-                s.min,
-                s.max,
-                s.mean,
-                s.head
-                    .iter()
-                    .map(|v| format!("{v:.6}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        if cli.bench.is_some() {
-            println!(
-                "time: median {:.3} ms over {} runs ({})",
-                median * 1e3,
-                times.len(),
-                if jit {
-                    format!("compiled for this machine in {:.2} s", compile_s)
-                } else {
-                    "interpreter".into()
-                }
-            );
-        }
-        if let Some(b) = peak_bytes.filter(|_| cli.bench.is_some()) {
-            let input: usize = args
-                .iter()
-                .filter_map(|a| a.tensor())
-                .map(|t| t.data.len() * t.elem.bit_width().unwrap_or(32).div_ceil(8) as usize)
-                .sum();
-            println!(
-                "memory: peak {:.2} MiB allocated by the compiled code (temporaries and results), inputs {:.2} MiB",
-                b as f64 / (1 << 20) as f64,
-                input as f64 / (1 << 20) as f64
-            );
-        }
-        match &check {
-            Some(Ok(())) => println!("check: ok (every result matches the module as read)"),
-            Some(Err(e)) => eprintln!("ftuner-run: check failed: {e}"),
-            None => {}
+    }
+    Ok(Outcome {
+        results,
+        times,
+        compile_s,
+        peak_bytes,
+    })
+}
+
+/// Run `name` on the reference interpreter once, then `--bench` times.
+fn run_interp(
+    ctx: &Context,
+    module: &ftuner_ir::ParsedModule,
+    name: &str,
+    args: &[RtVal],
+    bench: Option<usize>,
+) -> Result<Outcome, RunError> {
+    let t0 = Instant::now();
+    let results = call(ctx, module, name, args)?;
+    let mut times = vec![t0.elapsed().as_secs_f64()];
+    if let Some(n) = bench {
+        times.clear();
+        for _ in 0..n.max(1) {
+            let t = Instant::now();
+            let _ = call(ctx, module, name, args)?;
+            times.push(t.elapsed().as_secs_f64());
         }
     }
-    Ok(!matches!(check, Some(Err(_))))
+    Ok(Outcome {
+        results,
+        times,
+        compile_s: 0.0,
+        peak_bytes: None,
+    })
+}
+
+/// `--check`: run the module as read on the interpreter and compare every result.
+fn check_results(
+    ctx: &Context,
+    original: &ftuner_ir::ParsedModule,
+    name: &str,
+    args: &[RtVal],
+    results: &[RtVal],
+) -> Result<Result<(), String>, RunError> {
+    let want = call(ctx, original, name, args)?;
+    let r = args
+        .iter()
+        .filter_map(|a| a.tensor())
+        .flat_map(|t| t.shape.iter().copied())
+        .max()
+        .unwrap_or(1);
+    let mut res = Ok(());
+    if want.len() != results.len() {
+        res = Err(format!(
+            "{} results vs reference {}",
+            results.len(),
+            want.len()
+        ));
+    }
+    for (i, (g, w)) in results.iter().zip(&want).enumerate() {
+        let nans = w
+            .tensor()
+            .map_or(0, |t| t.data.iter().filter(|v| v.is_nan()).count());
+        let total = w.tensor().map_or(0, |t| t.data.len());
+        if total > 0 && nans == total {
+            // Nothing to compare: not a pass (issue 25: random inputs through a batch
+            // norm with negative variances).
+            res = Err(format!(
+                "result #{i} of the reference is NaN everywhere: the check compares nothing (inputs outside what the model takes?)"
+            ));
+            break;
+        }
+        if nans > 0 {
+            eprintln!(
+                "ftuner-run: warning: result #{i} of the reference has {nans} NaN values; NaN matches NaN, so those elements check nothing"
+            );
+        }
+        if let Err(e) = compare(g, w, r) {
+            res = Err(format!("result #{i}: {e}"));
+            break;
+        }
+    }
+    Ok(res)
+}
+
+/// `--output`: result #0 as a .npy file.
+fn write_result(path: &str, results: &[RtVal]) -> Result<(), RunError> {
+    let t = results
+        .first()
+        .and_then(|r| r.tensor())
+        .ok_or("--output: result #0 is not a tensor")?;
+    let bytes = npy::write(t)?;
+    std::fs::write(path, bytes).map_err(|e| RunError(format!("cannot write {path}: {e}")))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -154,14 +154,8 @@ fn ms(s: f64) -> String {
 }
 
 fn run(cli: Cli) -> Result<(), String> {
-    use std::io::Write;
     match cli.cmd {
-        Cmd::Kernels { file, target } => {
-            let (_, ks) = model_kernels(&file, &target)?;
-            for k in ks {
-                println!("{} (x{}): {}", k.loc, k.count, k.key);
-            }
-        }
+        Cmd::Kernels { file, target } => cmd_kernels(&file, &target),
         Cmd::Tune {
             file,
             db,
@@ -170,216 +164,284 @@ fn run(cli: Cli) -> Result<(), String> {
             seed,
             quiet,
             m,
-        } => {
-            let (model, ks) = model_kernels(&file, &m.target)?;
-            let db = Db::open(&db).map_err(|e| e.to_string())?;
-            let mut json = open_json(&m.json)?;
-            let opts = search::SearchOptions {
-                trials,
-                time_limit: Duration::from_secs_f64(time_limit.max(0.0)),
-                seed,
-                progress: !quiet,
-                rounds: m.rounds,
-            };
-            println!(
-                "{:<40} {:>3} {:>10} {:>10} {:>7} {:>7} {:>9}  best schedule",
-                "kernel", "n", "default ms", "best ms", "speedup", "trials", "search s"
-            );
-            let (mut td, mut tb, mut ts) = (0.0, 0.0, 0.0);
-            for k in &ks {
-                let mut bench = Bench::new(k, &m.points, m.reps, &m.target)?;
-                let r = search::tune_kernel(&db, k, &mut bench, &model, &opts)
-                    .map_err(|e| format!("{}: {e}", k.loc))?;
-                println!(
-                    "{:<40} {:>3} {:>10} {:>10} {:>7.3} {:>7} {:>9.1}  {} ({})",
-                    k.loc,
-                    k.count,
-                    ms(r.default_cost),
-                    ms(r.best_cost),
-                    r.default_cost / r.best_cost,
-                    r.trials_total,
-                    r.search_s,
-                    r.best,
-                    r.stop
-                );
-                td += k.count as f64 * r.default_cost;
-                tb += k.count as f64 * r.best_cost;
-                ts += r.search_s;
-                if let Some(f) = &mut json {
-                    let _ = writeln!(
-                        f,
-                        "{}",
-                        serde_json_line(&[
-                            ("kernel", k.loc.clone().into()),
-                            ("workload", k.key.to_string().into()),
-                            ("count", (k.count as f64).into()),
-                            ("default_s", r.default_cost.into()),
-                            ("best_s", r.best_cost.into()),
-                            ("best", r.best.to_string().into()),
-                            ("trials", (r.trials_total as f64).into()),
-                            ("search_s", r.search_s.into()),
-                        ])
-                    );
-                }
-            }
-            println!(
-                "model: default {} ms, tuned {} ms, speedup {:.3}x, search {:.1} s",
-                ms(td),
-                ms(tb),
-                td / tb,
-                ts
-            );
-        }
+        } => cmd_tune(&file, &db, (trials, time_limit, seed, quiet), &m),
         Cmd::Transfer {
             file,
             db,
             max_candidates,
             compare_db,
             m,
-        } => {
-            let (model, ks) = model_kernels(&file, &m.target)?;
-            let db = Db::open(&db).map_err(|e| e.to_string())?;
-            let cmp = match &compare_db {
-                Some(p) => Some(Db::open(p).map_err(|e| e.to_string())?),
-                None => None,
-            };
-            let mut json = open_json(&m.json)?;
-            println!(
-                "{:<40} {:>3} {:>10} {:>7} {:>8} {:>7} {:>9} {:>9}  transferred from",
-                "kernel", "n", "default ms", "S_xfer", "S_full", "frac", "xfer s", "full s"
+        } => cmd_transfer(&file, &db, max_candidates, compare_db.as_deref(), &m),
+        Cmd::ImportAnsor { files, db, target } => cmd_import_ansor(&files, db.as_deref(), &target),
+        Cmd::Db { what } => cmd_db(what),
+    }
+}
+
+/// `kernels`: one line per kernel.
+fn cmd_kernels(file: &str, target: &str) -> Result<(), String> {
+    let (_, ks) = model_kernels(file, target)?;
+    for k in ks {
+        println!("{} (x{}): {}", k.loc, k.count, k.key);
+    }
+    Ok(())
+}
+
+/// `tune`: a full search per kernel, a table row each, the model's totals last. The
+/// tuple is `--trials`, `--time-limit`, `--seed` and `--quiet`.
+fn cmd_tune(
+    file: &str,
+    db: &str,
+    (trials, time_limit, seed, quiet): (usize, f64, u64, bool),
+    m: &MeasureArgs,
+) -> Result<(), String> {
+    use std::io::Write;
+    let (model, ks) = model_kernels(file, &m.target)?;
+    let db = Db::open(db).map_err(|e| e.to_string())?;
+    let mut json = open_json(&m.json)?;
+    let opts = search::SearchOptions {
+        trials,
+        time_limit: Duration::from_secs_f64(time_limit.max(0.0)),
+        seed,
+        progress: !quiet,
+        rounds: m.rounds,
+    };
+    println!(
+        "{:<40} {:>3} {:>10} {:>10} {:>7} {:>7} {:>9}  best schedule",
+        "kernel", "n", "default ms", "best ms", "speedup", "trials", "search s"
+    );
+    let (mut td, mut tb, mut ts) = (0.0, 0.0, 0.0);
+    for k in &ks {
+        let mut bench = Bench::new(k, &m.points, m.reps, &m.target)?;
+        let r = search::tune_kernel(&db, k, &mut bench, &model, &opts)
+            .map_err(|e| format!("{}: {e}", k.loc))?;
+        println!(
+            "{:<40} {:>3} {:>10} {:>10} {:>7.3} {:>7} {:>9.1}  {} ({})",
+            k.loc,
+            k.count,
+            ms(r.default_cost),
+            ms(r.best_cost),
+            r.default_cost / r.best_cost,
+            r.trials_total,
+            r.search_s,
+            r.best,
+            r.stop
+        );
+        td += k.count as f64 * r.default_cost;
+        tb += k.count as f64 * r.best_cost;
+        ts += r.search_s;
+        if let Some(f) = &mut json {
+            let _ = writeln!(
+                f,
+                "{}",
+                serde_json_line(&[
+                    ("kernel", k.loc.clone().into()),
+                    ("workload", k.key.to_string().into()),
+                    ("count", (k.count as f64).into()),
+                    ("default_s", r.default_cost.into()),
+                    ("best_s", r.best_cost.into()),
+                    ("best", r.best.to_string().into()),
+                    ("trials", (r.trials_total as f64).into()),
+                    ("search_s", r.search_s.into()),
+                ])
             );
-            let (mut td, mut tx, mut tf, mut sx, mut sf) = (0.0, 0.0, 0.0, 0.0, 0.0);
-            let mut all_full = true;
-            for k in &ks {
-                let mut bench = Bench::new(k, &m.points, m.reps, &m.target)?;
-                let r = transfer::transfer_kernel(
-                    &db,
-                    cmp.as_ref().unwrap_or(&db),
-                    k,
-                    &mut bench,
-                    &model,
-                    max_candidates,
-                    m.rounds,
-                )
-                .map_err(|e| format!("{}: {e}", k.loc))?;
-                let f =
-                    |o: Option<f64>, p: usize| o.map(|v| format!("{v:.p$}")).unwrap_or("-".into());
-                println!(
-                    "{:<40} {:>3} {:>10} {:>7.3} {:>8} {:>7} {:>9.1} {:>9}  {}",
-                    k.loc,
-                    k.count,
-                    ms(r.default_cost),
-                    r.speedup(),
-                    f(r.full_speedup(), 3),
-                    f(r.fraction(), 2),
-                    r.search_s,
-                    f(r.full.map(|x| x.2), 1),
-                    if r.best_from.is_empty() {
-                        format!("(default kept; {} candidates)", r.candidates)
-                    } else {
-                        format!("{} ({} candidates)", r.best_from, r.candidates)
-                    }
-                );
-                let c = k.count as f64;
-                td += c * r.default_cost;
-                tx += c * r.best_cost;
-                sx += r.search_s;
-                match r.full {
-                    Some((_, cost, s)) => {
-                        tf += c * cost.min(r.default_cost);
-                        sf += s;
-                    }
-                    None => all_full = false,
-                }
-                if let Some(fh) = &mut json {
-                    let _ = writeln!(
-                        fh,
-                        "{}",
-                        serde_json_line(&[
-                            ("kernel", k.loc.clone().into()),
-                            ("workload", k.key.to_string().into()),
-                            ("count", c.into()),
-                            ("default_s", r.default_cost.into()),
-                            ("transfer_s", r.best_cost.into()),
-                            ("full_s", r.full.map(|x| x.1).into()),
-                            ("transfer_search_s", r.search_s.into()),
-                            ("full_search_s", r.full.map(|x| x.2).into()),
-                            ("candidates", (r.candidates as f64).into()),
-                        ])
-                    );
-                }
-            }
-            let s_x = td / tx;
-            print!("model: S_transfer {s_x:.3}x in {sx:.1} s of search");
-            if all_full && tf > 0.0 {
-                let s_f = td / tf;
-                let frac = if s_f > 1.0 + 1e-9 {
-                    format!("{:.2}", (s_x - 1.0) / (s_f - 1.0))
-                } else {
-                    "undefined (the full search found nothing faster than the default)".into()
-                };
-                println!(
-                    "; full search S_full {s_f:.3}x in {sf:.1} s; fraction (S_transfer-1)/(S_full-1) = {frac}; full search took {:.1}x the time",
-                    sf / sx.max(1e-9)
-                );
+        }
+    }
+    println!(
+        "model: default {} ms, tuned {} ms, speedup {:.3}x, search {:.1} s",
+        ms(td),
+        ms(tb),
+        td / tb,
+        ts
+    );
+    Ok(())
+}
+
+/// The model-wide sums of `transfer`: count-weighted costs and search seconds.
+#[derive(Default)]
+struct TransferTotals {
+    /// Default, transferred and full-search costs.
+    td: f64,
+    tx: f64,
+    tf: f64,
+    /// Search seconds of transfer and of the full search.
+    sx: f64,
+    sf: f64,
+    /// Whether every kernel has a full search to compare with.
+    all_full: bool,
+}
+
+/// `transfer`: other workloads' schedules per kernel, a table row each, the model's
+/// speedups last.
+fn cmd_transfer(
+    file: &str,
+    db: &str,
+    max_candidates: usize,
+    compare_db: Option<&str>,
+    m: &MeasureArgs,
+) -> Result<(), String> {
+    use std::io::Write;
+    let (model, ks) = model_kernels(file, &m.target)?;
+    let db = Db::open(db).map_err(|e| e.to_string())?;
+    let cmp = match compare_db {
+        Some(p) => Some(Db::open(p).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let mut json = open_json(&m.json)?;
+    println!(
+        "{:<40} {:>3} {:>10} {:>7} {:>8} {:>7} {:>9} {:>9}  transferred from",
+        "kernel", "n", "default ms", "S_xfer", "S_full", "frac", "xfer s", "full s"
+    );
+    let mut tot = TransferTotals {
+        all_full: true,
+        ..Default::default()
+    };
+    for k in &ks {
+        let mut bench = Bench::new(k, &m.points, m.reps, &m.target)?;
+        let r = transfer::transfer_kernel(
+            &db,
+            cmp.as_ref().unwrap_or(&db),
+            k,
+            &mut bench,
+            &model,
+            max_candidates,
+            m.rounds,
+        )
+        .map_err(|e| format!("{}: {e}", k.loc))?;
+        let f = |o: Option<f64>, p: usize| o.map(|v| format!("{v:.p$}")).unwrap_or("-".into());
+        println!(
+            "{:<40} {:>3} {:>10} {:>7.3} {:>8} {:>7} {:>9.1} {:>9}  {}",
+            k.loc,
+            k.count,
+            ms(r.default_cost),
+            r.speedup(),
+            f(r.full_speedup(), 3),
+            f(r.fraction(), 2),
+            r.search_s,
+            f(r.full.map(|x| x.2), 1),
+            if r.best_from.is_empty() {
+                format!("(default kept; {} candidates)", r.candidates)
             } else {
-                println!(" (no full search of every kernel in the database to compare with)");
+                format!("{} ({} candidates)", r.best_from, r.candidates)
+            }
+        );
+        let c = k.count as f64;
+        tot.td += c * r.default_cost;
+        tot.tx += c * r.best_cost;
+        tot.sx += r.search_s;
+        match r.full {
+            Some((_, cost, s)) => {
+                tot.tf += c * cost.min(r.default_cost);
+                tot.sf += s;
+            }
+            None => tot.all_full = false,
+        }
+        if let Some(fh) = &mut json {
+            let _ = writeln!(
+                fh,
+                "{}",
+                serde_json_line(&[
+                    ("kernel", k.loc.clone().into()),
+                    ("workload", k.key.to_string().into()),
+                    ("count", c.into()),
+                    ("default_s", r.default_cost.into()),
+                    ("transfer_s", r.best_cost.into()),
+                    ("full_s", r.full.map(|x| x.1).into()),
+                    ("transfer_search_s", r.search_s.into()),
+                    ("full_search_s", r.full.map(|x| x.2).into()),
+                    ("candidates", (r.candidates as f64).into()),
+                ])
+            );
+        }
+    }
+    print_transfer_summary(&tot);
+    Ok(())
+}
+
+/// The `model:` line of `transfer`.
+fn print_transfer_summary(tot: &TransferTotals) {
+    let TransferTotals {
+        td,
+        tx,
+        tf,
+        sx,
+        sf,
+        all_full,
+    } = *tot;
+    let s_x = td / tx;
+    print!("model: S_transfer {s_x:.3}x in {sx:.1} s of search");
+    if all_full && tf > 0.0 {
+        let s_f = td / tf;
+        let frac = if s_f > 1.0 + 1e-9 {
+            format!("{:.2}", (s_x - 1.0) / (s_f - 1.0))
+        } else {
+            "undefined (the full search found nothing faster than the default)".into()
+        };
+        println!(
+            "; full search S_full {s_f:.3}x in {sf:.1} s; fraction (S_transfer-1)/(S_full-1) = {frac}; full search took {:.1}x the time",
+            sf / sx.max(1e-9)
+        );
+    } else {
+        println!(" (no full search of every kernel in the database to compare with)");
+    }
+}
+
+/// `import-ansor`: each log's mapping report, then the records into `--db`.
+fn cmd_import_ansor(files: &[String], db: Option<&str>, target: &str) -> Result<(), String> {
+    let model = HardwareModel::load(target)?;
+    let mut all = vec![];
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read {f}: {e}"))?;
+        let recs = ansor::parse_log(&text, f)?;
+        let (mapped, rep) = ansor::map_records(&recs, f, &model);
+        println!("{f}:");
+        print!("{}", rep.text());
+        all.extend(mapped);
+    }
+    if let Some(p) = db {
+        let mut db = Db::open(p).map_err(|e| e.to_string())?;
+        db.insert_all(&all).map_err(|e| e.to_string())?;
+        println!("{} records written to {p}", all.len());
+    }
+    Ok(())
+}
+
+/// `db stats|export|prune`.
+fn cmd_db(what: DbCmd) -> Result<(), String> {
+    match what {
+        DbCmd::Stats { db } => {
+            let db = Db::open_read_only(&db).map_err(|e| e.to_string())?;
+            let s = db.stats().map_err(|e| e.to_string())?;
+            println!(
+                "{}: {} records ({} failed), {} workloads, {} kernel classes",
+                db.path(),
+                s.records,
+                s.failed,
+                s.workloads,
+                s.classes
+            );
+            for (src, n) in s.by_source {
+                println!("  {src}: {n}");
             }
         }
-        Cmd::ImportAnsor { files, db, target } => {
-            let model = HardwareModel::load(&target)?;
-            let mut all = vec![];
-            for f in &files {
-                let text =
-                    std::fs::read_to_string(f).map_err(|e| format!("cannot read {f}: {e}"))?;
-                let recs = ansor::parse_log(&text, f)?;
-                let (mapped, rep) = ansor::map_records(&recs, f, &model);
-                println!("{f}:");
-                print!("{}", rep.text());
-                all.extend(mapped);
+        DbCmd::Export { db, out } => {
+            let db = Db::open_read_only(&db).map_err(|e| e.to_string())?;
+            let mut text = String::new();
+            for r in db.all().map_err(|e| e.to_string())? {
+                text.push_str(&ftuner_tune::db::record_json(&r));
+                text.push('\n');
             }
-            if let Some(p) = db {
-                let mut db = Db::open(&p).map_err(|e| e.to_string())?;
-                db.insert_all(&all).map_err(|e| e.to_string())?;
-                println!("{} records written to {p}", all.len());
+            match out {
+                Some(p) => {
+                    std::fs::write(&p, text).map_err(|e| format!("cannot write {p}: {e}"))?
+                }
+                None => print!("{text}"),
             }
         }
-        Cmd::Db { what } => match what {
-            DbCmd::Stats { db } => {
-                let db = Db::open_read_only(&db).map_err(|e| e.to_string())?;
-                let s = db.stats().map_err(|e| e.to_string())?;
-                println!(
-                    "{}: {} records ({} failed), {} workloads, {} kernel classes",
-                    db.path(),
-                    s.records,
-                    s.failed,
-                    s.workloads,
-                    s.classes
-                );
-                for (src, n) in s.by_source {
-                    println!("  {src}: {n}");
-                }
-            }
-            DbCmd::Export { db, out } => {
-                let db = Db::open_read_only(&db).map_err(|e| e.to_string())?;
-                let mut text = String::new();
-                for r in db.all().map_err(|e| e.to_string())? {
-                    text.push_str(&ftuner_tune::db::record_json(&r));
-                    text.push('\n');
-                }
-                match out {
-                    Some(p) => {
-                        std::fs::write(&p, text).map_err(|e| format!("cannot write {p}: {e}"))?
-                    }
-                    None => print!("{text}"),
-                }
-            }
-            DbCmd::Prune { db, keep } => {
-                let db = Db::open(&db).map_err(|e| e.to_string())?;
-                let n = db.prune(keep.max(1)).map_err(|e| e.to_string())?;
-                println!("{}: removed {n} records", db.path());
-            }
-        },
+        DbCmd::Prune { db, keep } => {
+            let db = Db::open(&db).map_err(|e| e.to_string())?;
+            let n = db.prune(keep.max(1)).map_err(|e| e.to_string())?;
+            println!("{}: removed {n} records", db.path());
+        }
     }
     Ok(())
 }
