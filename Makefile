@@ -49,6 +49,7 @@ run-cli: build
 	$(BIN)/ftuner-opt examples/dense_dynamic.mlir --patch-ukernels='tuning-db=target/make-run-tuning.db' --mlir-pass-statistics -o /dev/null
 
 lint: setup
+	python3 tools/lint/sizes.py
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy $(CARGO_PROFILE_FLAG) --workspace --all-targets -- -D warnings
 
