@@ -394,8 +394,9 @@ pub fn create_pass(pipeline: &str, registry: fn() -> ftuner_pass::PassRegistry) 
     )
 }
 
-/// [`import_with`] in a fresh upstream context, shaped for `ftuner_opt::set_importer`: the
-/// module, the operations kept generic and the frontends lowered (when `lower` is set).
+/// [`import_with`] in a fresh upstream context, shaped for `ftuner_opt::UpstreamImport`
+/// and `ftuner_opt::serve_import_child`: the module, the operations kept generic and the
+/// frontends lowered (when `lower` is set).
 #[allow(clippy::type_complexity)]
 pub fn import_for_opt(
     ctx: &mut ftuner_ir::Context,

@@ -4,7 +4,7 @@
 //! timing, statistics and the output written.
 
 use crate::cli::{pipeline_from_flags, split_pass_flags, Cli};
-use crate::{contained, diagnostics, upstream_may_read, IMPORTER};
+use crate::{contained, diagnostics, upstream_may_read, UpstreamImport};
 use clap::Parser as ClapParser;
 use ftuner_hw::HardwareModel;
 use ftuner_ir::{parse_module, print_module, Context, Diagnostic, PrintOptions, SourceMap};
@@ -259,7 +259,7 @@ impl Run<'_> {
         let cli = self.cli;
         let file = &self.file;
         let mut parsed = parse_module(&self.ctx, padded, file);
-        let upstream = IMPORTER.get().is_some()
+        let upstream = self.reg.extensions().get::<UpstreamImport>().is_some()
             && parsed.is_err()
             && !cli.verify_diagnostics
             && upstream_may_read(padded, file);

@@ -16,7 +16,8 @@ use ftuner_pass::PassRegistry;
 /// upstream MLIR: returns our module, the ops kept as generic operations (with counts) and,
 /// when the last argument asks for it, the frontend dialects (TOSA) upstream's conversions
 /// lowered to linalg first. The `ftuner-opt`, `ftuner-run` and `ftuner-translate` binaries
-/// install `ftuner_mlir`'s, run in a child process ([`contained`]).
+/// hand `ftuner_mlir`'s to their readers ([`UpstreamImport`]), run in a child process
+/// ([`contained`]).
 pub type Importer = fn(
     &mut Context,
     &str,
@@ -30,8 +31,6 @@ pub type Importer = fn(
     ),
     String,
 >;
-
-static IMPORTER: std::sync::OnceLock<Importer> = std::sync::OnceLock::new();
 
 /// Whether a file our parser rejects may go to upstream MLIR: only a file whose one fault
 /// for our parser is operations we do not model. Upstream MLIR runs in-process and crashes
@@ -92,16 +91,31 @@ fn nesting_depth(src: &str) -> usize {
     max
 }
 
-/// Install the upstream-MLIR import path (once; later calls are ignored). Imports run in
-/// a child process, this same binary started with [`contained::CHILD_FLAG`]: when this
-/// process is that child, it serves the one import here and exits (so a binary calls
-/// this first thing in `main`).
-pub fn set_importer(f: Importer) {
+/// The upstream-MLIR import path, as a driver hook: a binary that links `ftuner_mlir`
+/// (which this crate does not) adds `UpstreamImport(ftuner_mlir::import_for_opt)` to its
+/// pass registry ([`PassRegistry::add_extension`]) and hands it to the readers
+/// ([`parse_and_verify_with`], [`parse_for_execution`], [`opt_main`]); without it, only
+/// ftuner's parser reads. Imports run in a child process (this same binary started with
+/// [`contained::CHILD_FLAG`]), so such a binary also calls [`serve_import_child`] first
+/// thing in `main`.
+#[derive(Clone, Copy)]
+pub struct UpstreamImport(pub Importer);
+
+/// When this process is the child of a contained upstream import: serve the one import
+/// with `f` and exit. Otherwise return (call it first thing in `main`).
+pub fn serve_import_child(f: Importer) {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(contained::CHILD_FLAG) {
         std::process::exit(contained::child_main(f, &args[2..]));
     }
-    let _ = IMPORTER.set(f);
+}
+
+/// The registry of a tool that also reads upstream MLIR: [`default_registry`] with the
+/// [`UpstreamImport`] hook.
+pub fn registry_with_upstream(f: Importer) -> PassRegistry {
+    let mut r = default_registry();
+    r.add_extension(UpstreamImport(f));
+    r
 }
 
 /// The registry with every ftuner pass.
@@ -116,27 +130,40 @@ pub fn default_registry() -> PassRegistry {
     r
 }
 
-/// [`parse_and_verify`], then guarded for running: the input's own memory accesses get
-/// run-time bounds checks and its in-bounds promises are dropped
+/// [`parse_and_verify_with`], then guarded for running: the input's own memory accesses
+/// get run-time bounds checks and its in-bounds promises are dropped
 /// (`ftuner_transforms::runtime_checks::guard_input`). What ftuner-run, ftuner-translate
 /// and the Python package read untrusted IR with.
 pub fn parse_for_execution(
     ctx: &Context,
     src: &str,
     file: &str,
+    upstream: Option<&UpstreamImport>,
 ) -> Result<ftuner_ir::ParsedModule, Vec<Diagnostic>> {
-    let mut m = parse_and_verify(ctx, src, file)?;
+    let mut m = parse_and_verify_with(ctx, src, file, upstream)?;
     ftuner_transforms::runtime_checks::guard_input(&mut m.ir, m.top);
     Ok(m)
 }
 
-/// Parse and verify `src` with all dialects; convenience for tests and embedders.
+/// Parse and verify `src` with all dialects (ftuner's parser only); convenience for tests
+/// and embedders.
 pub fn parse_and_verify(
     ctx: &Context,
     src: &str,
     file: &str,
 ) -> Result<ftuner_ir::ParsedModule, Vec<Diagnostic>> {
-    let mut m = match (parse_module(ctx, src, file), IMPORTER.get()) {
+    parse_and_verify_with(ctx, src, file, None)
+}
+
+/// Parse and verify `src`; with `upstream`, ops ftuner does not parse are read through
+/// upstream MLIR (contained), frontends (TOSA) lowered to linalg there.
+pub fn parse_and_verify_with(
+    ctx: &Context,
+    src: &str,
+    file: &str,
+    upstream: Option<&UpstreamImport>,
+) -> Result<ftuner_ir::ParsedModule, Vec<Diagnostic>> {
+    let mut m = match (parse_module(ctx, src, file), upstream) {
         (Ok(m), _) => m,
         (Err(d), None) => return Err(vec![d]),
         // Ops we do not parse: through upstream MLIR, frontends (TOSA) lowered to linalg;

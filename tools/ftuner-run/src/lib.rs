@@ -26,6 +26,7 @@ mod report;
 use clap::Parser as _;
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId, Type, DYNAMIC};
+use ftuner_pass::PassRegistry;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -92,8 +93,9 @@ impl<T: Into<String>> From<T> for RunError {
     }
 }
 
-/// Entry point of the binary (returns the exit code).
-pub fn run_main(args: Vec<String>) -> i32 {
+/// Entry point of the binary (returns the exit code): `reg` holds the passes and the
+/// driver's hooks (the upstream import: `ftuner_opt::registry_with_upstream`).
+pub fn run_main(args: Vec<String>, reg: PassRegistry) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -106,7 +108,7 @@ pub fn run_main(args: Vec<String>) -> i32 {
         ftuner_runtime::set_num_threads(n as usize);
     }
     ftuner_runtime::allow_native_calls(cli.allow_native_calls);
-    match execute(&cli) {
+    match execute(&cli, &reg) {
         Ok(ok) => {
             if ok {
                 0
@@ -124,8 +126,14 @@ pub fn run_main(args: Vec<String>) -> i32 {
     }
 }
 
-fn load(ctx: &Context, src: &str, file: &str) -> Result<ftuner_ir::ParsedModule, RunError> {
-    ftuner_opt::parse_for_execution(ctx, src, file).map_err(|ds| {
+fn load(
+    ctx: &Context,
+    src: &str,
+    file: &str,
+    reg: &PassRegistry,
+) -> Result<ftuner_ir::ParsedModule, RunError> {
+    let upstream = reg.extensions().get::<ftuner_opt::UpstreamImport>();
+    ftuner_opt::parse_for_execution(ctx, src, file, upstream).map_err(|ds| {
         let mut sm = ftuner_ir::SourceMap::default();
         sm.add(file, src.into());
         let text: String = ds.iter().map(|d| ftuner_ir::diag::render(d, &sm)).collect();
@@ -407,12 +415,12 @@ impl Outcome {
     }
 }
 
-fn execute(cli: &Cli) -> Result<bool, RunError> {
+fn execute(cli: &Cli, reg: &PassRegistry) -> Result<bool, RunError> {
     let src = read_source(&cli.file)?;
     let ctx = ftuner_dialects::context();
-    let original = load(&ctx, &src, &cli.file)?;
-    let mut module = load(&ctx, &src, &cli.file)?;
-    run_pipeline(&ctx, &mut module, cli)?;
+    let original = load(&ctx, &src, &cli.file, reg)?;
+    let mut module = load(&ctx, &src, &cli.file, reg)?;
+    run_pipeline(&ctx, &mut module, cli, reg)?;
     let f = find_entry(&module.ir, module.top, cli.entry.as_deref())?;
     let name = module.ir.symbol_name(f).unwrap_or_default().to_string();
     let args = make_args(&module.ir, f, cli)?;
@@ -463,6 +471,7 @@ fn run_pipeline(
     ctx: &Context,
     module: &mut ftuner_ir::ParsedModule,
     cli: &Cli,
+    reg: &PassRegistry,
 ) -> Result<(), RunError> {
     // The default for the JIT: ftuner's CPU pipeline for this machine on a module on
     // tensors (what the Python package runs); `--pass-pipeline='builtin.module()'` runs
@@ -471,8 +480,7 @@ fn run_pipeline(
         && ftuner_transforms::has_tensor_functions(&module.ir, module.top))
     .then(|| "builtin.module(ftuner-cpu-pipeline{target=host})".to_string());
     if let Some(p) = cli.pass_pipeline.as_ref().or(default_pipeline.as_ref()) {
-        let reg = ftuner_opt::default_registry();
-        let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, p)
+        let mut pm = ftuner_pass::PassManager::from_pipeline(reg, p)
             .map_err(|e| RunError(format!("--pass-pipeline: {e}")))?;
         if let Err(e) = pm.run(ctx, &mut module.ir, module.top) {
             return Err(RunError(format!("the pass pipeline failed: {e}")));

@@ -123,7 +123,9 @@ fn run() -> i32 {
         return fail("--emit=shared needs -o FILE.so and a module ftuner lowers (not --no-lower)");
     }
     let ctx = ftuner_dialects::context();
-    let mut m = match ftuner_opt::parse_for_execution(&ctx, &src, &cli.file) {
+    // Modules in frontend dialects (TOSA) are read, and lowered to linalg, by upstream MLIR.
+    let upstream = ftuner_opt::UpstreamImport(ftuner_mlir::import_for_opt);
+    let mut m = match ftuner_opt::parse_for_execution(&ctx, &src, &cli.file, Some(&upstream)) {
         Ok(m) => m,
         Err(ds) => {
             let mut sm = ftuner_ir::SourceMap::default();
@@ -312,7 +314,7 @@ fn shared(
 }
 
 fn main() {
-    // Modules in frontend dialects (TOSA) are read, and lowered to linalg, by upstream MLIR.
-    ftuner_opt::set_importer(ftuner_mlir::import_for_opt);
+    // The contained upstream import (below) runs in a child process of this binary.
+    ftuner_opt::serve_import_child(ftuner_mlir::import_for_opt);
     std::process::exit(run());
 }
