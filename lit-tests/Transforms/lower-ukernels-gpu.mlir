@@ -74,6 +74,11 @@
 // A CPU patch on buffers is left alone, with the reason.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},bufferize,lower-ukernels-to-gpu)" 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: remark: not lowered: 'zen4' is a CPU target: CPU patches are lowered on tensors, by lower-ukernels before bufferize
+// A patch on buffers writes its output: canonicalize and cse keep it (MemoryEffects of a
+// destination-style op; it has no results, and was erased as dead before).
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},bufferize,canonicalize,cse)" | FileCheck %s --check-prefix=KEEP
+// KEEP: ukernel.patch
+// KEEP-SAME: outs(
 // And lower-ukernels leaves a patch on buffers to lower-ukernels-to-gpu, with the reason;
 // lower-ukernels-to-gpu one on tensors.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=a100},bufferize,lower-ukernels)" 2>&1 | FileCheck %s --check-prefix=BUF

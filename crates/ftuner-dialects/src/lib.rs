@@ -84,6 +84,9 @@ pub fn registry() -> &'static ftuner_ir::Registry {
 pub fn register_all(reg: &mut ftuner_ir::Registry) {
     register_all_generated(reg);
     arith::register_extra(reg);
+    linalg::register_extra(reg);
+    ukernel::register_extra(reg);
+    vector::register_extra(reg);
 }
 
 /// Fix-ups upstream MLIR applies when it verifies freshly parsed IR, so that the IR we

@@ -5,6 +5,14 @@ use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter, Scalar, Type};
 
+/// `ukernel.patch` is destination-style, as the linalg ops it replaces: on buffers it
+/// writes its output (and must not be erased as dead for having no results).
+pub fn register_extra(reg: &mut ftuner_ir::Registry) {
+    if let Some(def) = reg.op_mut("ukernel.patch") {
+        def.memory_effects = Some(crate::linalg::destination_style_effects);
+    }
+}
+
 /// A plan attribute: `[array<main, static>, array<residue 0 tiles>, array<residue 1>, ...]`
 /// (`static` is -1 for a dynamic dimension).
 pub fn plan_attr(main: i64, static_size: Option<i64>, residues: &[Vec<i64>]) -> Attribute {

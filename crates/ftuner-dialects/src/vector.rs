@@ -1,7 +1,29 @@
 //! `vector`: op definitions come from its spec (ir-specs/vector.toml); this module adds
 //! the verifiers a spec cannot state.
 
-use ftuner_ir::{AffineExpr, AffineMap, Attribute, Ir, OpId};
+use ftuner_ir::{AffineExpr, AffineMap, Attribute, Ir, MemoryEffects, OpId};
+
+/// Transfers read and write memory only when their base is a memref (MLIR's
+/// `TransferReadOp::getEffects`); on a tensor they are values.
+fn transfer_effects(ir: &Ir, op: OpId) -> MemoryEffects {
+    let base = ir
+        .operands(op)
+        .get(usize::from(ir.name(op) == "vector.transfer_write"));
+    if base.is_some_and(|v| ir.value_type(*v).is_tensor()) {
+        MemoryEffects::None
+    } else {
+        MemoryEffects::ReadWrite
+    }
+}
+
+/// vector's interfaces: the transfers' memory effects.
+pub fn register_extra(reg: &mut ftuner_ir::Registry) {
+    for name in ["vector.transfer_read", "vector.transfer_write"] {
+        if let Some(def) = reg.op_mut(name) {
+            def.memory_effects = Some(transfer_effects);
+        }
+    }
+}
 
 /// Properties of an in-bounds 1-d `vector.transfer_read`/`transfer_write` along dim
 /// `along` of a rank-`rank` tensor or buffer; `segments` as `operandSegmentSizes`.

@@ -179,7 +179,27 @@ pub struct OpDef {
     /// Inherent attributes are properties (`<{...}>` in generic form); false for the few
     /// upstream ops that keep them in the attribute dictionary (`gpu.func`).
     pub uses_properties: bool,
+    /// The op's `MemoryEffectOpInterface` where its effects depend on its operands (a
+    /// destination-style op reads and writes memory on buffers, not on tensors); `None`:
+    /// the traits say (`Pure`, `RecursiveMemoryEffects`), else unknown effects. Set by the
+    /// op's dialect when it registers ([`Registry::op_mut`]).
+    pub memory_effects: Option<MemoryEffectsFn>,
 }
+
+/// What an op does to memory by itself (MLIR's `MemoryEffectOpInterface`, as far as we
+/// model it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryEffects {
+    /// None: a value computation.
+    None,
+    /// None of its own; the ops in its regions decide (`RecursiveMemoryEffects`).
+    Nested,
+    /// It reads or writes memory.
+    ReadWrite,
+}
+
+/// An op's [`MemoryEffects`] as used at `op`.
+pub type MemoryEffectsFn = fn(&crate::Ir, crate::OpId) -> MemoryEffects;
 
 impl OpDef {
     pub fn has(&self, t: u32) -> bool {
@@ -214,6 +234,15 @@ impl Registry {
     }
     pub fn op_mut(&mut self, name: &str) -> Option<&mut OpDef> {
         self.ops.get_mut(name)
+    }
+    /// Every registered op of `dialect`.
+    pub fn ops_of_mut<'a>(
+        &'a mut self,
+        dialect: &'a str,
+    ) -> impl Iterator<Item = &'a mut OpDef> + 'a {
+        self.ops
+            .values_mut()
+            .filter(move |d| d.name.split_once('.').is_some_and(|(x, _)| x == dialect))
     }
     pub fn has_dialect(&self, name: &str) -> bool {
         self.dialects.contains(&name)

@@ -312,6 +312,7 @@ fn register_op(out: &mut String, d: &DialectSpec, op: &OpSpec) {
             .unwrap_or("None".into())
     );
     let _ = writeln!(out, "        uses_properties: {},", op.properties);
+    let _ = writeln!(out, "        memory_effects: None,");
     let _ = writeln!(out, "        parse: {parse},");
     let _ = writeln!(out, "        print: {print},");
     let _ = writeln!(out, "        verify: {},", opt(op.has_verifier, "verify"));

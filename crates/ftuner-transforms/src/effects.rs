@@ -1,37 +1,22 @@
 //! Side-effect queries (MLIR's `MemoryEffectOpInterface` as far as we model it).
 
-use ftuner_ir::{traits, Context, Ir, OpId};
+use ftuner_ir::{traits, Context, Ir, MemoryEffects, OpId};
 
-/// Whether `op` has no memory effects (recursively for ops with recursive effects).
+/// Whether `op` has no memory effects (recursively for ops with recursive effects): its
+/// traits, or the op's own `memory_effects` interface where they depend on its operands.
 pub fn is_pure(ctx: &Context, ir: &Ir, op: OpId) -> bool {
-    let name = ir.name(op);
-    let Some(def) = ctx.op_def(name) else {
+    let Some(def) = ctx.op_def(ir.name(op)) else {
         return false;
     };
     if def.has(traits::PURE) {
         return true;
     }
-    // Structured ops on tensors have no effects; on memrefs they read and write.
-    if name.starts_with("linalg.") && !name.ends_with("yield") && name != "linalg.index" {
-        if ir
-            .operands(op)
-            .iter()
-            .any(|v| ir.value_type(*v).is_memref())
-        {
-            return false;
-        }
-        return nested_pure(ctx, ir, op);
+    match def.memory_effects.map(|f| f(ir, op)) {
+        Some(MemoryEffects::None) => true,
+        Some(MemoryEffects::Nested) => nested_pure(ctx, ir, op),
+        Some(MemoryEffects::ReadWrite) => false,
+        None => def.has(traits::RECURSIVE_MEMORY_EFFECTS) && nested_pure(ctx, ir, op),
     }
-    if def.has(traits::RECURSIVE_MEMORY_EFFECTS) {
-        return nested_pure(ctx, ir, op);
-    }
-    // Vector transfers read and write memory only when their base is a memref (MLIR's
-    // `TransferReadOp::getEffects`); on a tensor they are values.
-    if matches!(name, "vector.transfer_read" | "vector.transfer_write") {
-        let base = ir.operands(op).get(usize::from(name.ends_with("write")));
-        return base.is_some_and(|v| ir.value_type(*v).is_tensor());
-    }
-    false
 }
 
 fn nested_pure(ctx: &Context, ir: &Ir, op: OpId) -> bool {

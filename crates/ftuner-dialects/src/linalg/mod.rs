@@ -8,7 +8,34 @@ pub use batch_matmul::CANONICALIZE_BATCH_MATMUL;
 
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
-use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter, Type, Value, DYNAMIC};
+use ftuner_ir::{
+    traits, AttrKind, Attribute, Ir, MemoryEffects, OpId, OpPrinter, Type, Value, DYNAMIC,
+};
+
+/// A destination-style op's memory effects (MLIR's `DestinationStyleOpInterface` ops):
+/// on buffers it reads its inputs and writes its outputs; on tensors it has none of its
+/// own, and its body decides.
+pub fn destination_style_effects(ir: &Ir, op: OpId) -> MemoryEffects {
+    if ir
+        .operands(op)
+        .iter()
+        .any(|v| ir.value_type(*v).is_memref())
+    {
+        MemoryEffects::ReadWrite
+    } else {
+        MemoryEffects::Nested
+    }
+}
+
+/// linalg's interfaces: every structured op (those with a body, `RecursiveMemoryEffects`
+/// in the spec) has destination-style effects.
+pub fn register_extra(reg: &mut ftuner_ir::Registry) {
+    for def in reg.ops_of_mut("linalg") {
+        if def.has(traits::RECURSIVE_MEMORY_EFFECTS) {
+            def.memory_effects = Some(destination_style_effects);
+        }
+    }
+}
 
 /// Inputs and outputs of a structured op.
 pub fn ins_outs(ir: &Ir, op: OpId) -> (Vec<Value>, Vec<Value>) {
