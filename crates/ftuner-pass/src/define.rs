@@ -101,6 +101,30 @@ impl OptionType for Vec<String> {
 /// assert_eq!(p.typed_options().max_depth, 3);
 /// assert!(p.options().unwrap().set("mode", "some").is_err());
 /// ```
+///
+/// A misspelled option is a compile error (the options are fields, not strings):
+///
+/// ```compile_fail
+/// use ftuner_pass::{define_pass, PassContext, PassFailure};
+/// define_pass! {
+///     pub struct P {
+///         argument: "p",
+///         name: "P",
+///         summary: "s",
+///         options: POptions {
+///             "mc-blocking" => mc_blocking: bool = "true", "Split M";
+///         },
+///         statistics: {},
+///     }
+/// }
+/// impl P {
+///     fn run_on(&mut self, _: &mut PassContext<'_>, _: ftuner_ir::OpId, o: &POptions)
+///         -> Result<(), PassFailure> {
+///         let _ = o.mc_bloking;
+///         Ok(())
+///     }
+/// }
+/// ```
 #[macro_export]
 macro_rules! define_pass {
     (
