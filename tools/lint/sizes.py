@@ -146,10 +146,28 @@ def exceptions():
     return res
 
 
+def self_test():
+    """The counter on cases it must get right: braces in strings, raw strings, chars and
+    comments do not count; a declaration without a body is no function; lifetimes are
+    not char literals."""
+    body = "\n".join(["    x += 1;"] * 160)
+    src = (
+        "fn short<'a>(s: &'a str) -> char { let _ = \"{\"; let _ = r#\"}}}\"#; '{' }\n"
+        "// fn commented() {\n"
+        "trait T { fn decl(&self); }\n"
+        f"fn long() {{\n{body}\n}}\n"
+        "/* { */ fn after() -> Vec<u8> { vec![] }\n"
+    )
+    got = {name: count for name, _, count in functions(strip(src))}
+    want = {"short": 1, "long": 162, "after": 1}
+    assert got == want, f"sizes.py self-test: got {got}, want {want}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", action="store_true", help="list every violation, exceptions included")
     a = ap.parse_args()
+    self_test()
     found = violations()
     if a.report:
         for k, what in found:

@@ -105,6 +105,37 @@ impl Family {
     }
 }
 
+/// The `ukernel.patch` ops under `op`, in walk order (what the lowering passes visit).
+pub(crate) fn patches_in(ir: &ftuner_ir::Ir, op: ftuner_ir::OpId) -> Vec<ftuner_ir::OpId> {
+    let mut patches = vec![];
+    ir.walk_pre(op, &mut |o| {
+        if ir.name(o) == "ukernel.patch" {
+            patches.push(o);
+        }
+    });
+    patches
+}
+
+/// A lowering pass's outcome for patch `p`: counted as lowered, or as skipped with a
+/// remark saying why (a patch left alone is not an error).
+pub(crate) fn count_outcome(
+    cx: &mut ftuner_pass::PassContext<'_>,
+    p: ftuner_ir::OpId,
+    r: Result<(), String>,
+    (lowered, skipped): (&mut u64, &mut u64),
+) {
+    match r {
+        Ok(()) => *lowered += 1,
+        Err(e) => {
+            cx.emit(ftuner_ir::Diagnostic::remark(
+                cx.ir.loc(p),
+                format!("not lowered: {e}"),
+            ));
+            *skipped += 1;
+        }
+    }
+}
+
 /// The hardware model a pass option names (`host`, a built-in name, `cuda:sm_XX`, a .toml
 /// file), or, when empty, the module's (the `hw-model` analysis). Errors are diagnostics.
 pub fn target_model(

@@ -31,7 +31,7 @@ use ftuner_dialects::ukernel::read_plan;
 use ftuner_ir::{AffineExpr, Attribute, Ir, OpId, Type, Value};
 pub(crate) use padding::plan_padding;
 pub use pass::LowerUkernelsPass;
-use plan_loops::lower_checked;
+use plan_loops::{lower_checked, Knobs};
 pub(crate) use register_tile::mul_add_elem;
 pub(crate) use shape_asserts::shape_asserts;
 pub(crate) use tiles::{layout, residue_tiles};
@@ -146,7 +146,13 @@ pub fn lower(
         return Err("expects one tensor output".into());
     }
     shape_asserts(ir, op)?;
-    lower_checked(ir, op, plans, vector_bodies, k_blocking, pack_b, blocking)
+    let knobs = Knobs {
+        vector_bodies,
+        k_blocking,
+        pack_b,
+        blocking,
+    };
+    lower_checked(ir, op, plans, knobs)
 }
 
 /// The patch's M and N plans, checked: one entry per residue, each covering it exactly.

@@ -105,18 +105,23 @@ impl Interp<'_> {
         Ok(RtVal::Scalar(*d as f64))
     }
 
-    /// `tensor.extract`: one element.
-    fn tensor_extract(&self, op: OpId, env: &Env) -> Result<RtVal, InterpError> {
-        let ops = self.ir.operands(op);
-        let t = self.tensor(env, ops[0], op)?;
-        let idx: Vec<i64> = self.indices(env, op, &ops[1..])?;
-        let off = t.offset(&idx).ok_or_else(|| {
+    /// Where element `idx` of `t` is, or an error at `op` when it is out of bounds.
+    fn element_offset(&self, op: OpId, t: &Tensor, idx: &[i64]) -> Result<usize, InterpError> {
+        t.offset(idx).ok_or_else(|| {
             InterpError::at(
                 self.ir,
                 op,
                 format!("index {idx:?} out of bounds for shape {:?}", t.shape),
             )
-        })?;
+        })
+    }
+
+    /// `tensor.extract`: one element.
+    fn tensor_extract(&self, op: OpId, env: &Env) -> Result<RtVal, InterpError> {
+        let ops = self.ir.operands(op);
+        let t = self.tensor(env, ops[0], op)?;
+        let idx: Vec<i64> = self.indices(env, op, &ops[1..])?;
+        let off = self.element_offset(op, &t, &idx)?;
         Ok(RtVal::Scalar(t.data[off]))
     }
 
@@ -126,13 +131,7 @@ impl Interp<'_> {
         let v = self.scalar(env, ops[0], op)?;
         let mut t = (*self.tensor(env, ops[1], op)?).clone();
         let idx: Vec<i64> = self.indices(env, op, &ops[2..])?;
-        let off = t.offset(&idx).ok_or_else(|| {
-            InterpError::at(
-                self.ir,
-                op,
-                format!("index {idx:?} out of bounds for shape {:?}", t.shape),
-            )
-        })?;
+        let off = self.element_offset(op, &t, &idx)?;
         t.data[off] = v;
         Ok(t)
     }

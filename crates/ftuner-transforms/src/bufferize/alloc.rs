@@ -54,6 +54,20 @@ impl Rw<'_> {
         self.new_op(b, "memref.copy", vec![src, dst], vec![], vec![], loc);
     }
 
+    /// The operands of a store of a value into a destination (`tensor.insert`,
+    /// `vector.transfer_write`: value, destination, indices...) on buffers: the value, the
+    /// destination's buffer (which becomes the op's result), the indices.
+    pub(super) fn store_operands(&mut self, b: BlockId, op: OpId) -> R<(Vec<Value>, Value)> {
+        let operands = self.ir.operands(op).to_vec();
+        let val = self.v(op, operands[0])?;
+        let dst = self.dest(b, op, 1, true)?;
+        let mut ops = vec![val, dst];
+        for v in &operands[2..] {
+            ops.push(self.v(op, *v)?);
+        }
+        Ok((ops, dst))
+    }
+
     /// The buffer an op writes for destination operand `idx`: the destination's own when
     /// the analysis allows, else a copy of it.
     pub(super) fn dest(&mut self, b: BlockId, op: OpId, idx: usize, need_old: bool) -> R<Value> {

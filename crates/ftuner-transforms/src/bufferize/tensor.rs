@@ -120,13 +120,7 @@ impl Rw<'_> {
     /// `tensor.insert`: `memref.store` into the destination's buffer.
     pub(super) fn insert(&mut self, op: OpId, b: BlockId) -> R<()> {
         let loc = self.ir.loc(op);
-        let operands = self.ir.operands(op).to_vec();
-        let val = self.v(op, operands[0])?;
-        let dst = self.dest(b, op, 1, true)?;
-        let mut ops = vec![val, dst];
-        for v in &operands[2..] {
-            ops.push(self.v(op, *v)?);
-        }
+        let (ops, dst) = self.store_operands(b, op)?;
         self.new_op(b, "memref.store", ops, vec![], vec![], loc);
         self.map.insert(self.ir.result(op, 0), dst);
         Ok(())

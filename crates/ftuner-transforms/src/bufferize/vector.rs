@@ -20,13 +20,7 @@ impl Rw<'_> {
     /// `vector.transfer_write` into the destination's buffer, which becomes its result.
     pub(super) fn transfer_write(&mut self, op: OpId, b: BlockId) -> R<()> {
         let loc = self.ir.loc(op);
-        let operands = self.ir.operands(op).to_vec();
-        let val = self.v(op, operands[0])?;
-        let dst = self.dest(b, op, 1, true)?;
-        let mut ops = vec![val, dst];
-        for v in &operands[2..] {
-            ops.push(self.v(op, *v)?);
-        }
+        let (ops, dst) = self.store_operands(b, op)?;
         let props = dict_entries(self.ir.op(op).props);
         self.new_op(b, self.ir.name(op), ops, vec![], props, loc);
         self.map.insert(self.ir.result(op, 0), dst);

@@ -5,7 +5,7 @@
 use super::lower_gpu;
 use crate::gpu::GpuFamily;
 use ftuner_dialects::linalg::ins_outs;
-use ftuner_ir::{Diagnostic, Ir, OpId};
+use ftuner_ir::{Ir, OpId};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 define_pass! {
@@ -67,23 +67,9 @@ impl LowerUkernelsToGpuPass {
         op: OpId,
         _: &LowerUkernelsToGpuOptions,
     ) -> Result<(), PassFailure> {
-        let mut patches = vec![];
-        cx.ir.walk_pre(op, &mut |o| {
-            if cx.ir.name(o) == "ukernel.patch" {
-                patches.push(o);
-            }
-        });
-        for p in patches {
-            match lower_one(cx.ir, p) {
-                Ok(()) => self.lowered += 1,
-                Err(e) => {
-                    cx.emit(Diagnostic::remark(
-                        cx.ir.loc(p),
-                        format!("not lowered: {e}"),
-                    ));
-                    self.skipped += 1;
-                }
-            }
+        for p in crate::patches_in(cx.ir, op) {
+            let r = lower_one(cx.ir, p);
+            crate::count_outcome(cx, p, r, (&mut self.lowered, &mut self.skipped));
         }
         Ok(())
     }

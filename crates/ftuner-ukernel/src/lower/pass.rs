@@ -59,13 +59,7 @@ impl LowerUkernelsPass {
                 return Err(PassFailure);
             }
         };
-        let mut patches = vec![];
-        cx.ir.walk_pre(op, &mut |o| {
-            if cx.ir.name(o) == "ukernel.patch" {
-                patches.push(o);
-            }
-        });
-        for p in patches {
+        for p in crate::patches_in(cx.ir, op) {
             // A scheduled patch carries its own lowering knobs.
             let sched: Option<crate::Schedule> = match cx.ir.attr(p, "ftuner.schedule") {
                 None => None,
@@ -91,11 +85,13 @@ impl LowerUkernelsPass {
                 .chain(&outs)
                 .any(|v| cx.ir.value_type(*v).is_memref())
             {
-                cx.emit(Diagnostic::remark(
-                    cx.ir.loc(p),
-                    "not lowered: a patch on buffers (GPU patches are lowered by lower-ukernels-to-gpu after bufferize; CPU patches here, before bufferize)",
-                ));
-                self.skipped += 1;
+                let why = "a patch on buffers (GPU patches are lowered by lower-ukernels-to-gpu after bufferize; CPU patches here, before bufferize)";
+                crate::count_outcome(
+                    cx,
+                    p,
+                    Err(why.into()),
+                    (&mut self.lowered, &mut self.skipped),
+                );
                 continue;
             }
             let (vb, kb, pb) = match sched {
@@ -107,16 +103,8 @@ impl LowerUkernelsPass {
                 ),
                 None => (vector_bodies, k_blocking, pack_b),
             };
-            match lower(cx.ir, p, vb, kb, pb, blocking) {
-                Ok(()) => self.lowered += 1,
-                Err(e) => {
-                    cx.emit(Diagnostic::remark(
-                        cx.ir.loc(p),
-                        format!("not lowered: {e}"),
-                    ));
-                    self.skipped += 1;
-                }
-            }
+            let r = lower(cx.ir, p, vb, kb, pb, blocking);
+            crate::count_outcome(cx, p, r, (&mut self.lowered, &mut self.skipped));
         }
         Ok(())
     }

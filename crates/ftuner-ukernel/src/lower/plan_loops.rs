@@ -52,39 +52,34 @@ fn zero_init_of(ir: &mut Ir, op: OpId, plans: &Plans, vb: &VectorBody) -> bool {
     true
 }
 
+/// The lowering's knobs: the pass options, or a patch's schedule.
+#[derive(Clone, Copy)]
+pub(super) struct Knobs {
+    /// Tiles of at most this many elements get register bodies.
+    pub(super) vector_bodies: Option<i64>,
+    /// Split the reduction into blocks of kc.
+    pub(super) k_blocking: bool,
+    /// Pack B into panels: `None` lets the rule decide.
+    pub(super) pack_b: Option<bool>,
+    pub(super) blocking: Blocking,
+}
+
 /// [`lower`] after the run-time shape checks: batches split off first, a strided B
 /// transposed, a windowed contraction lowered as a convolution; the rest is a plain
 /// contraction ([`lower_plain`]).
-pub(super) fn lower_checked(
-    ir: &mut Ir,
-    op: OpId,
-    plans: Plans,
-    vector_bodies: Option<i64>,
-    k_blocking: bool,
-    pack_b: Option<bool>,
-    blocking: Blocking,
-) -> Result<(), String> {
-    let again = |ir: &mut Ir, p: OpId, pack_b| {
-        lower_checked(
-            ir,
-            p,
-            plans.clone(),
-            vector_bodies,
-            k_blocking,
-            pack_b,
-            blocking,
-        )
-    };
+pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Result<(), String> {
+    let again =
+        |ir: &mut Ir, p: OpId, pack_b| lower_checked(ir, p, plans.clone(), Knobs { pack_b, ..k });
     // Batches outermost: each batch is a GEMM of its own, whose B panels stay in cache
     // while the row strips of A pass (a batch loop inside the tile loops walks every
     // batch's panels per tile).
-    if vector_bodies.is_some() {
-        if let Some(inner) = split_batch(ir, op, blocking)? {
+    if k.vector_bodies.is_some() {
+        if let Some(inner) = split_batch(ir, op, k.blocking)? {
             // The inner patch carries the same plans.
-            return again(ir, inner, pack_b);
+            return again(ir, inner, k.pack_b);
         }
     }
-    if let (Some(max), None) = (vector_bodies, pack_b) {
+    if let (Some(max), None) = (k.vector_bodies, k.pack_b) {
         if let Some(lay) = layout(ir, op) {
             if let Some(vb) = vector_plan(ir, op, &lay, max) {
                 if let Some((tp, ip)) = transpose_strided_b(ir, op, &lay, plans.m.0, vb.elem) {
@@ -99,42 +94,37 @@ pub(super) fn lower_checked(
         let conv = conv_layout(ir, op).ok_or(
             "only patches with one M and one N loop dimension and plain indexing, or windowed contractions with one N dimension, are lowered",
         )?;
-        if vector_bodies.is_none() {
+        if k.vector_bodies.is_none() {
             return Err("windowed contractions are lowered with vector bodies only".into());
         }
         return lower_conv(ir, op, &conv, &plans);
     };
-    lower_plain(
-        ir,
-        op,
-        lay,
-        &plans,
-        vector_bodies,
-        k_blocking,
-        pack_b,
-        blocking,
-    )
+    lower_plain(ir, op, &lay, &plans, k)
+}
+
+/// One plain contraction's tile nest: the patch, its layout and plans, the run-time M and
+/// N, the init (C), and whether to split the reduction.
+#[derive(Clone, Copy)]
+struct Nest<'a> {
+    op: OpId,
+    lay: &'a Layout,
+    plans: &'a Plans,
+    sizes: (Value, Value),
+    out: Value,
+    k_blocking: bool,
 }
 
 /// A contraction with one M and one N loop dim and plain indexing: the tile loops (with
 /// B packed when that pays), built in a scratch block and moved before the patch, whose
 /// result then replaces it.
-#[allow(clippy::too_many_arguments)]
-fn lower_plain(
-    ir: &mut Ir,
-    op: OpId,
-    lay: Layout,
-    plans: &Plans,
-    vector_bodies: Option<i64>,
-    k_blocking: bool,
-    pack_b: Option<bool>,
-    blocking: Blocking,
-) -> Result<(), String> {
+fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> Result<(), String> {
     let loc = ir.loc(op);
     ir.op(op).parent.ok_or("patch not in a block")?;
     // Build in a scratch block, then move the ops before the patch.
     let scratch = ir.new_block(&[]);
-    let vector = vector_bodies.and_then(|max| vector_plan(ir, op, &lay, max));
+    let vector = k
+        .vector_bodies
+        .and_then(|max| vector_plan(ir, op, lay, max));
     let zero_init = match &vector {
         Some(vb) => zero_init_of(ir, op, plans, vb),
         None => false,
@@ -143,18 +133,24 @@ fn lower_plain(
     let (_, outs) = ins_outs(ir, op);
     let mut b = B::new(ir, loc);
     b.vector = vector;
-    b.blocking = blocking;
+    b.blocking = k.blocking;
     b.zero_init = zero_init;
     let out = outs[0];
     let sizes = (
-        out_dim(&mut b, scratch, out, &lay, lay.dm),
-        out_dim(&mut b, scratch, out, &lay, lay.dn),
+        out_dim(&mut b, scratch, out, lay, lay.dm),
+        out_dim(&mut b, scratch, out, lay, lay.dn),
     );
-    let padded = pad_operands(&mut b, scratch, op, &lay, plans, sizes);
+    let padded = pad_operands(&mut b, scratch, op, lay, plans, sizes);
     let out = padded.as_ref().map_or(out, |p| p.out);
-    let result = packed_or_in_place(
-        &mut b, scratch, op, &lay, plans, sizes, out, k_blocking, pack_b,
-    );
+    let nest = Nest {
+        op,
+        lay,
+        plans,
+        sizes,
+        out,
+        k_blocking: k.k_blocking,
+    };
+    let result = packed_or_in_place(&mut b, scratch, &nest, k.pack_b);
     // A padded plan's result, cut back to the extent.
     let result = match padded {
         Some(p) => cut_back(&mut b, scratch, result, p.sizes, p.ty),
@@ -270,18 +266,20 @@ fn cut_back(b: &mut B<'_>, blk: BlockId, result: Value, sizes: Vec<Value>, ty: T
 /// tile's row of B is not contiguous (B's N dim is not its innermost: each row would be
 /// nr scalar loads, for every row strip); a contiguous B is read in place (measured:
 /// packing it does not pay). `pack_b`: `None` lets that rule decide; `Some` forces.
-#[allow(clippy::too_many_arguments)]
 fn packed_or_in_place(
     b: &mut B<'_>,
     scratch: BlockId,
-    op: OpId,
-    lay: &Layout,
-    plans: &Plans,
-    (msz, nsz): (Value, Value),
-    out: Value,
-    k_blocking: bool,
+    n: &Nest<'_>,
     pack_b: Option<bool>,
 ) -> Value {
+    let Nest {
+        op,
+        lay,
+        plans,
+        sizes: (msz, nsz),
+        out,
+        ..
+    } = *n;
     let (ins, _) = ins_outs(b.ir, op);
     let kdim = reduction_dim(lay);
     let padded_n = plan_padding(&plans.n).iter().any(|p| *p != 0);
@@ -309,11 +307,10 @@ fn packed_or_in_place(
             .and_then(|blk| b.ir.block_parent_op(blk))
             .is_some_and(|f| b.ir.name(f) == "func.func");
     let always = packable && pack_b.unwrap_or_else(|| top_level && prepared(b.ir, ins[1]));
-    let sizes = (msz, nsz);
     match pack_b {
         _ if always => {
             pack(b, scratch);
-            loops(b, scratch, op, lay, plans, sizes, out, k_blocking)
+            loops(b, scratch, n)
         }
         // The rule: a strided B is packed when at least two row strips will read each
         // panel (M >= 2 main tiles), decided at run time; a single strip reads B in place.
@@ -326,14 +323,14 @@ fn packed_or_in_place(
                 oty,
                 |b, tb| {
                     pack(b, tb);
-                    let r = loops(b, tb, op, lay, plans, sizes, out, k_blocking);
+                    let r = loops(b, tb, n);
                     b.packed = None;
                     r
                 },
-                |b, eb| loops(b, eb, op, lay, plans, sizes, out, k_blocking),
+                |b, eb| loops(b, eb, n),
             )
         }
-        _ => loops(b, scratch, op, lay, plans, sizes, out, k_blocking),
+        _ => loops(b, scratch, n),
     }
 }
 
@@ -341,17 +338,15 @@ fn packed_or_in_place(
 /// built in `blk`; returns the patch's result. The reduction is split into blocks of kc
 /// (from the cache model) so that a kc x N panel of B stays in L2 while every row strip
 /// of A passes over it; each element still sums its k in order, so results do not change.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn loops(
-    b: &mut B<'_>,
-    blk: BlockId,
-    op: OpId,
-    lay: &Layout,
-    plans: &Plans,
-    (msz, nsz): (Value, Value),
-    out: Value,
-    k_blocking: bool,
-) -> Value {
+fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
+    let Nest {
+        op,
+        lay,
+        plans,
+        sizes: (msz, nsz),
+        out,
+        k_blocking,
+    } = *n;
     let kc = ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
     let (ins, _) = ins_outs(b.ir, op);
     let kdim = reduction_dim(lay);
