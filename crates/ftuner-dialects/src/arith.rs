@@ -1,6 +1,6 @@
 //! `arith`: verifiers, folders, constant syntax and `select`'s custom syntax.
 
-use crate::arith_semantics::int_binary;
+use crate::arith_semantics::{float_binary, float_to_int, int_binary};
 use crate::util::*;
 use ftuner_ir::dialect::{FoldResult, TypeEnv};
 use ftuner_ir::lexer::Tok;
@@ -159,21 +159,25 @@ pub fn fold_select(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec
 }
 
 // ----- float binary ----------------------------------------------------------------
+// What each op computes is `arith_semantics::float_binary`, shared with the interpreter.
+fn float_op(name: &str, a: f64, b: f64) -> f64 {
+    float_binary(name, a, b).expect("a float binary op of arith")
+}
 macro_rules! fold_fbin {
-    ($($name:ident => $f:expr),* $(,)?) => {$(
+    ($($name:ident => $op:literal),* $(,)?) => {$(
         pub fn $name(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-            fold_float_binary(ir, op, c, $f)
+            fold_float_binary(ir, op, c, |a, b| float_op($op, a, b))
         }
     )*};
 }
 fold_fbin! {
-    fold_subf => |a, b| a - b,
-    fold_divf => |a, b| a / b,
-    fold_remf => |a, b| a % b,
-    fold_maximumf => |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) },
-    fold_minimumf => |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) },
-    fold_maxnumf => |a: f64, b: f64| a.max(b),
-    fold_minnumf => |a: f64, b: f64| a.min(b),
+    fold_subf => "subf",
+    fold_divf => "divf",
+    fold_remf => "remf",
+    fold_maximumf => "maximumf",
+    fold_minimumf => "minimumf",
+    fold_maxnumf => "maxnumf",
+    fold_minnumf => "minnumf",
 }
 /// `addf(x, -0.0) -> x` and constant folding.
 pub fn fold_addf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
@@ -182,7 +186,7 @@ pub fn fold_addf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<F
             return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
         }
     }
-    fold_float_binary(ir, op, c, |a, b| a + b)
+    fold_float_binary(ir, op, c, |a, b| float_op("addf", a, b))
 }
 /// `mulf(x, 1.0) -> x` and constant folding.
 pub fn fold_mulf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
@@ -191,7 +195,7 @@ pub fn fold_mulf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<F
             return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
         }
     }
-    fold_float_binary(ir, op, c, |a, b| a * b)
+    fold_float_binary(ir, op, c, |a, b| float_op("mulf", a, b))
 }
 pub fn fold_negf(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     fold_float_unary(ir, op, c, |a| -a)
@@ -519,48 +523,38 @@ pub fn fold_trunci(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec
         }
     })
 }
+/// An integer converted to float type `o`, rounded once (through f64, an i64 converted
+/// to f32 could round twice).
+fn int_to_float(v: i128, o: Type) -> Const {
+    match o.float_kind() {
+        Some(ftuner_ir::FloatKind::F32) => Const::Float(v as f32 as f64),
+        _ => Const::Float(v as f64),
+    }
+}
 pub fn fold_sitofp(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, i, _| {
-        if let Const::Int(x) = v {
-            Some(Const::Float(sext(x, int_width(i)) as f64))
-        } else {
-            None
-        }
+    fold_cast_with(ir, op, c, |v, i, o| match v {
+        Const::Int(x) => Some(int_to_float(sext(x, int_width(i)), o)),
+        Const::Float(_) => None,
     })
 }
 pub fn fold_uitofp(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, i, _| {
-        if let Const::Int(x) = v {
-            Some(Const::Float(zext(x, int_width(i)) as f64))
-        } else {
-            None
-        }
+    fold_cast_with(ir, op, c, |v, i, o| match v {
+        Const::Int(x) => Some(int_to_float(zext(x, int_width(i)), o)),
+        Const::Float(_) => None,
     })
 }
+/// Folds only where the result is defined: NaN, infinities and values out of the result
+/// type's range are poison (`arith_semantics::float_to_int`).
 pub fn fold_fptosi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, _, _| {
-        if let Const::Float(x) = v {
-            if x.is_finite() {
-                Some(Const::Int(x.trunc() as i128))
-            } else {
-                None
-            }
-        } else {
-            None
-        }
+    fold_cast_with(ir, op, c, |v, _, o| match v {
+        Const::Float(x) => float_to_int(x, int_width(o), true).map(Const::Int),
+        Const::Int(_) => None,
     })
 }
 pub fn fold_fptoui(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
-    fold_cast_with(ir, op, c, |v, _, _| {
-        if let Const::Float(x) = v {
-            if x.is_finite() && x >= 0.0 {
-                Some(Const::Int(x.trunc() as i128))
-            } else {
-                None
-            }
-        } else {
-            None
-        }
+    fold_cast_with(ir, op, c, |v, _, o| match v {
+        Const::Float(x) => float_to_int(x, int_width(o), false).map(Const::Int),
+        Const::Int(_) => None,
     })
 }
 pub fn fold_index_cast(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
@@ -585,10 +579,23 @@ pub fn fold_index_castui(
         }
     })
 }
-pub fn fold_bitcast(ir: &mut Ir, op: OpId, _c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
+/// The identity, or a constant's bits read as the result type.
+pub fn fold_bitcast(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     let (i, o) = cast_shapes(ir, op);
     if i == o {
         return Some(vec![FoldResult::Value(ir.operand(op, 0))]);
     }
-    None
+    fold_cast_with(ir, op, c, |v, i, o| {
+        let bits = match v {
+            Const::Int(x) => zext(x, int_width(i)) as u128,
+            Const::Float(x) => {
+                let w = i.float_kind()?.width();
+                ftuner_ir::float::f64_to_bits(x, i) & ((1u128 << w) - 1)
+            }
+        };
+        Some(match o.float_kind() {
+            Some(k) => Const::Float(ftuner_ir::float::bits_to_f64(bits, k)),
+            None => Const::Int(sext(bits as i128, int_width(o))),
+        })
+    })
 }

@@ -1,12 +1,14 @@
-//! One definition of what arith's integer binary ops compute, shared by the folders
-//! (`arith.rs`) and the interpreter (`ftuner-interp`), so the oracle of the numerical
-//! tests and canonicalization cannot disagree (the JIT gets the same from LLVM's
-//! instructions, which these follow).
+//! One definition of what arith's integer binary ops, float binary ops and float-to-int
+//! casts compute, shared by the folders (`arith.rs`) and the interpreter
+//! (`ftuner-interp`), so the oracle of the numerical tests and canonicalization cannot
+//! disagree (the JIT gets the same from LLVM's instructions, which these follow; the
+//! differential test in ftuner-runtime checks all three).
 //!
-//! Operands are read as their low `w` bits (signed or unsigned as the op says); the result
-//! is wrapped to `w` bits and returned sign-extended (an `i1` zero-extended: 0 or 1).
-//! `None` is what MLIR leaves undefined: division or remainder by zero, signed division
-//! overflow (`MIN / -1`), a shift by the width or more.
+//! Integer operands are read as their low `w` bits (signed or unsigned as the op says);
+//! the result is wrapped to `w` bits and returned sign-extended (an `i1` zero-extended: 0
+//! or 1). `None` is what MLIR leaves undefined: division or remainder by zero, signed
+//! division overflow (`MIN / -1`), a shift by the width or more, a float-to-int cast of
+//! NaN, an infinity or a value out of range (poison).
 
 use crate::util::{sext, zext};
 
@@ -76,9 +78,80 @@ pub fn is_int_binary(name: &str) -> bool {
     INT_BINARY_OPS.contains(&name)
 }
 
+/// The value of `arith.<name>(a, b)` on floats (computed in f64: the caller rounds to
+/// the result type, which for f32 is the correctly rounded result, as f64 has more than
+/// twice f32's precision), or `None` if `name` is not a float binary op of arith.
+/// `maximumf`/`minimumf` are IEEE 754-2019 maximum/minimum: NaN if either operand is
+/// NaN, and -0 < +0. `maxnumf`/`minnumf` return the other operand when one is NaN.
+pub fn float_binary(name: &str, a: f64, b: f64) -> Option<f64> {
+    Some(match name {
+        "addf" => a + b,
+        "subf" => a - b,
+        "mulf" => a * b,
+        "divf" => a / b,
+        "remf" => a % b,
+        "maximumf" | "minimumf" if a.is_nan() || b.is_nan() => f64::NAN,
+        // Equal operands differ at most in the sign of zero: +0 is the larger.
+        "maximumf" if a == b => f64::from_bits(a.to_bits() & b.to_bits()),
+        "minimumf" if a == b => f64::from_bits(a.to_bits() | b.to_bits()),
+        "maximumf" | "maxnumf" => a.max(b),
+        "minimumf" | "minnumf" => a.min(b),
+        _ => return None,
+    })
+}
+
+/// The float binary ops [`float_binary`] defines.
+pub const FLOAT_BINARY_OPS: &[&str] = &[
+    "addf", "subf", "mulf", "divf", "remf", "maximumf", "minimumf", "maxnumf", "minnumf",
+];
+
+/// `arith.fptosi` (`signed`) or `arith.fptoui` of `x` to a `w`-bit integer: `x` rounded
+/// toward zero, or `None` (poison) for NaN, an infinity or a value out of range.
+pub fn float_to_int(x: f64, w: u32, signed: bool) -> Option<i128> {
+    let t = x.trunc();
+    let (lo, hi) = if signed {
+        (-(2f64.powi(w as i32 - 1)), 2f64.powi(w as i32 - 1))
+    } else {
+        (0.0, 2f64.powi(w as i32))
+    };
+    // `hi` is a power of two (exact); `t < hi` also rejects NaN.
+    (t >= lo && t < hi).then_some(t as i128)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::int_binary;
+    use super::{float_binary, float_to_int, int_binary};
+
+    #[test]
+    fn maximumf_orders_signed_zeros_and_propagates_nan() {
+        let bits = |v: Option<f64>| v.map(f64::to_bits);
+        for (a, b) in [(-0.0, 0.0), (0.0, -0.0)] {
+            assert_eq!(bits(float_binary("maximumf", a, b)), Some(0f64.to_bits()));
+            assert_eq!(
+                bits(float_binary("minimumf", a, b)),
+                Some((-0f64).to_bits())
+            );
+        }
+        assert!(float_binary("maximumf", f64::NAN, 1.0).unwrap().is_nan());
+        assert!(float_binary("minimumf", 1.0, f64::NAN).unwrap().is_nan());
+        assert_eq!(float_binary("maxnumf", f64::NAN, 1.0), Some(1.0));
+        assert_eq!(float_binary("minnumf", 1.0, f64::NAN), Some(1.0));
+    }
+
+    #[test]
+    fn float_to_int_is_poison_out_of_range() {
+        assert_eq!(float_to_int(-1.5, 32, true), Some(-1));
+        assert_eq!(float_to_int(-0.75, 8, false), Some(0));
+        assert_eq!(float_to_int(255.5, 8, false), Some(255));
+        assert_eq!(float_to_int(256.0, 8, false), None);
+        assert_eq!(float_to_int(128.0, 8, true), None);
+        assert_eq!(float_to_int(-128.9, 8, true), Some(-128));
+        assert_eq!(float_to_int(1.0, 1, true), None);
+        assert_eq!(float_to_int(-1.0, 1, true), Some(-1));
+        assert_eq!(float_to_int(f64::NAN, 32, true), None);
+        assert_eq!(float_to_int(f64::INFINITY, 64, false), None);
+        assert_eq!(float_to_int(2f64.powi(63), 64, true), None);
+    }
 
     #[test]
     fn the_cases_the_interpreter_had_wrong() {

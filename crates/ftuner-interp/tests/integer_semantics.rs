@@ -1,7 +1,9 @@
 //! The interpreter and the folders compute arith's integer ops the same way (one
 //! definition, `ftuner_dialects::arith_semantics`), including where the interpreter used
 //! to compute on f64: `ceildivsi(7, -2)` is -3, `divui(-1, 2)` is 2^31 - 1 in i32, adds
-//! wrap. Every integer binary op at widths 8, 32 and 64 over edge values.
+//! wrap. Every integer binary op at widths 8, 32 and 64 over edge values. Then the folds
+//! of float ops and casts that ftuner-runtime's differential test (interpreter, folder
+//! and JIT on every arith and math op) found wrong.
 
 use ftuner_dialects::arith_semantics::{int_binary, INT_BINARY_OPS as OPS};
 use ftuner_interp::{run, RtVal};
@@ -120,4 +122,74 @@ fn the_reported_cases() {
     );
     assert_eq!(interpret("addi", "i8", 127, 1), Ok(-128));
     assert!(interpret("divsi", "i32", i32::MIN as i128, -1).is_err());
+}
+
+/// What canonicalize folds the function `src` (one result, of type `ty`) to.
+fn fold_fn(src: &str) -> Option<ftuner_dialects::util::Const> {
+    let ctx = ftuner_dialects::context();
+    let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
+    let mut reg = ftuner_pass::PassRegistry::default();
+    ftuner_transforms::register_passes(&mut reg);
+    let mut pm = PassManager::from_pipeline(&reg, "builtin.module(canonicalize)").unwrap();
+    pm.run(&ctx, &mut m.ir, m.top).unwrap();
+    let ir = &m.ir;
+    let mut ret = None;
+    ir.walk_pre(m.top, &mut |o| {
+        if ir.name(o) == "func.return" {
+            ret = Some(o);
+        }
+    });
+    let def = ir.defining_op(ir.operand(ret?, 0))?;
+    if ir.name(def) != "arith.constant" {
+        return None;
+    }
+    ftuner_dialects::util::const_value(ir.attr(def, "value")?).map(|c| c.0)
+}
+
+/// `arith.<op> %c : from to to` of the constant `lit`, folded.
+fn fold_cast(op: &str, lit: &str, from: &str, to: &str) -> Option<ftuner_dialects::util::Const> {
+    fold_fn(&format!(
+        "func.func @f() -> {to} {{\n  %c = arith.constant {lit} : {from}\n  %r = arith.{op} %c : {from} to {to}\n  return %r : {to}\n}}\n"
+    ))
+}
+
+/// The folds the differential test (ftuner-runtime's `differential`) found wrong against
+/// the interpreter and the JIT.
+#[test]
+fn the_folds_the_differential_test_found() {
+    use ftuner_dialects::util::Const;
+    let float = |c: Option<Const>| match c {
+        Some(Const::Float(x)) => Some(x.to_bits()),
+        _ => None,
+    };
+    // maximumf/minimumf order -0 < +0 (folded to the other zero before).
+    let minmax = |op: &str, a: &str, b: &str| {
+        float(fold_fn(&format!(
+            "func.func @f() -> f32 {{\n  %a = arith.constant {a} : f32\n  %b = arith.constant {b} : f32\n  %r = arith.{op} %a, %b : f32\n  return %r : f32\n}}\n"
+        )))
+    };
+    assert_eq!(minmax("maximumf", "-0.0", "0.0"), Some(0f64.to_bits()));
+    assert_eq!(minmax("minimumf", "0.0", "-0.0"), Some((-0f64).to_bits()));
+    // Out of range is poison: not folded (was folded to the wrapped value).
+    assert_eq!(fold_cast("fptosi", "1.0e10", "f32", "i32"), None);
+    assert_eq!(fold_cast("fptoui", "2.5", "f64", "i1"), None);
+    assert_eq!(fold_cast("fptosi", "1.0", "f64", "i1"), None);
+    assert_eq!(
+        fold_cast("fptosi", "-1.5", "f64", "i1"),
+        Some(Const::Int(1))
+    );
+    // 2^62 + 2^38 + 1 rounds up in f32; through f64 it rounded twice, to 2^62.
+    assert_eq!(
+        float(fold_cast("sitofp", "4611686293305294849", "i64", "f32")),
+        Some((2f64.powi(62) + 2f64.powi(39)).to_bits())
+    );
+    // bitcast of a constant folds (it did not).
+    assert_eq!(
+        fold_cast("bitcast", "1.0", "f32", "i32"),
+        Some(Const::Int(0x3F80_0000))
+    );
+    assert_eq!(
+        float(fold_cast("bitcast", "-9223372036854775808", "i64", "f64")),
+        Some((-0f64).to_bits())
+    );
 }
