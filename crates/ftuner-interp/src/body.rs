@@ -11,7 +11,9 @@ pub enum ScalarOp {
     Const(f64),
     Bin(&'static str),
     Un(&'static str),
-    CmpI(i64),
+    /// The predicate and the operands' type (signed predicates sign-extend from its
+    /// width: an i1 `true` is -1).
+    CmpI(i64, Type),
     CmpF(i64),
     Select,
     Cast(&'static str, Type),
@@ -19,18 +21,64 @@ pub enum ScalarOp {
     Fma,
 }
 
-fn int_of(v: f64, t: Type, unsigned: bool) -> i128 {
-    let w = if t.is_index() {
+fn width(t: Type) -> u32 {
+    if t.is_index() {
         64
     } else {
         t.int_width().unwrap_or(64)
-    };
-    let x = v as i128;
-    if unsigned && w < 128 {
-        x.rem_euclid(1i128 << w)
-    } else {
-        x
     }
+}
+
+/// The integer value `v` of type `t`, read signed or unsigned.
+fn int_of(v: f64, t: Type, unsigned: bool) -> i128 {
+    use ftuner_dialects::util::{sext, zext};
+    if unsigned {
+        zext(v as i128, width(t))
+    } else {
+        sext(v as i128, width(t))
+    }
+}
+
+/// `arith.<kind>` of `x` from type `from` to type `to` (the caller rounds the result to
+/// `to`): integers are read signed or unsigned as the cast says and wrapped to the result
+/// width, integer-to-float conversions round once, float-to-integer ones are poison (an
+/// error) for NaN, infinities and values out of range, bitcasts reinterpret the bits.
+fn cast(kind: &str, from: Type, to: Type, x: f64) -> Result<f64, String> {
+    let to_float = |v: i128| match to.float_kind() {
+        // Rounded once from the exact value (through f64 it could round twice).
+        Some(ftuner_ir::FloatKind::F32) => v as f32 as f64,
+        _ => v as f64,
+    };
+    Ok(match kind {
+        "extf" | "truncf" => x,
+        "extsi" | "trunci" | "index_cast" => int_of(x, from, false) as f64,
+        "extui" | "index_castui" => {
+            // Zero-extend when widening; narrowing keeps the low bits either way.
+            let unsigned = width(to) > width(from);
+            int_of(x, from, unsigned) as f64
+        }
+        "sitofp" => to_float(int_of(x, from, false)),
+        "uitofp" => to_float(int_of(x, from, true)),
+        "fptosi" | "fptoui" => {
+            let v = ftuner_dialects::arith_semantics::float_to_int(x, width(to), kind == "fptosi")
+                .ok_or_else(|| {
+                    format!("arith.{kind} of {x} to {to} is poison (NaN, infinite or out of range)")
+                })?;
+            // Signless: an unsigned result past the signed maximum reads negative.
+            int_of(v as f64, to, false) as f64
+        }
+        "bitcast" => {
+            let bits = match from.float_kind() {
+                Some(k) => ftuner_ir::float::f64_to_bits(x, from) & ((1u128 << k.width()) - 1),
+                None => int_of(x, from, true) as u128,
+            };
+            match to.float_kind() {
+                Some(k) => ftuner_ir::float::bits_to_f64(bits, k),
+                None => ftuner_dialects::util::sext(bits as i128, width(to)) as f64,
+            }
+        }
+        _ => return Err(format!("arith.{kind} is not supported by the interpreter")),
+    })
 }
 
 impl ScalarOp {
@@ -53,7 +101,10 @@ impl ScalarOp {
                     _ => return None,
                 }
             }
-            "cmpi" => ScalarOp::CmpI(ir.attr(op, "predicate")?.as_i64()?),
+            "cmpi" => ScalarOp::CmpI(
+                ir.attr(op, "predicate")?.as_i64()?,
+                ir.value_type(ir.operand(op, 0)).element_type(),
+            ),
             "cmpf" => ScalarOp::CmpF(ir.attr(op, "predicate")?.as_i64()?),
             "select" => ScalarOp::Select,
             "fpowi" => ScalarOp::FPowI,
@@ -83,7 +134,13 @@ impl ScalarOp {
                     a[2]
                 }
             }
-            ScalarOp::Fma => a[0] * a[1] + a[2],
+            // One rounding, to the result type (through f64, f32 would round twice).
+            ScalarOp::Fma => match ty.float_kind() {
+                Some(ftuner_ir::FloatKind::F32) => {
+                    (a[0] as f32).mul_add(a[1] as f32, a[2] as f32) as f64
+                }
+                _ => a[0].mul_add(a[1], a[2]),
+            },
             ScalarOp::FPowI => a[0].powi(a[1].clamp(i32::MIN as f64, i32::MAX as f64) as i32),
             ScalarOp::CmpF(p) => {
                 let (x, y) = (a[0], a[1]);
@@ -107,10 +164,9 @@ impl ScalarOp {
                     _ => true,
                 }) as i64 as f64
             }
-            ScalarOp::CmpI(p) => {
-                let (x, y) = (a[0] as i128, a[1] as i128);
-                // Unsigned predicates compare as unsigned 64-bit (wider types are rare here).
-                let (ux, uy) = (a[0] as i64 as u64, a[1] as i64 as u64);
+            ScalarOp::CmpI(p, t) => {
+                let (x, y) = (int_of(a[0], *t, false), int_of(a[1], *t, false));
+                let (ux, uy) = (int_of(a[0], *t, true), int_of(a[1], *t, true));
                 (match p {
                     0 => x == y,
                     1 => x != y,
@@ -124,16 +180,7 @@ impl ScalarOp {
                     _ => ux >= uy,
                 }) as i64 as f64
             }
-            ScalarOp::Cast(kind, from) => match *kind {
-                "extf" | "truncf" | "sitofp" | "index_cast" | "extsi" | "trunci" => a[0],
-                "uitofp" | "extui" | "index_castui" => int_of(a[0], *from, true) as f64,
-                "fptosi" | "fptoui" => a[0].trunc(),
-                _ => {
-                    return Err(err(format!(
-                        "arith.{kind} is not supported by the interpreter"
-                    )))
-                }
-            },
+            ScalarOp::Cast(kind, from) => cast(kind, from.element_type(), ty, a[0]).map_err(err)?,
             ScalarOp::Un(n) => {
                 let x = a[0];
                 match *n {
@@ -184,30 +231,14 @@ impl ScalarOp {
                     }
                 }
             }
+            ScalarOp::Bin(n) if ftuner_dialects::arith_semantics::FLOAT_BINARY_OPS.contains(n) => {
+                // The folders' definition (maximumf orders -0 < +0 and propagates NaN).
+                ftuner_dialects::arith_semantics::float_binary(n, a[0], a[1])
+                    .ok_or_else(|| err(format!("arith.{n} is not defined")))?
+            }
             ScalarOp::Bin(n) => {
                 let (x, y) = (a[0], a[1]);
                 match *n {
-                    "addf" => x + y,
-                    "subf" => x - y,
-                    "mulf" => x * y,
-                    "divf" => x / y,
-                    "remf" => x % y,
-                    "maximumf" => {
-                        if x.is_nan() || y.is_nan() {
-                            f64::NAN
-                        } else {
-                            x.max(y)
-                        }
-                    }
-                    "minimumf" => {
-                        if x.is_nan() || y.is_nan() {
-                            f64::NAN
-                        } else {
-                            x.min(y)
-                        }
-                    }
-                    "maxnumf" => x.max(y),
-                    "minnumf" => x.min(y),
                     "powf" => x.powf(y),
                     "atan2" => x.atan2(y),
                     "copysign" => x.copysign(y),
@@ -475,6 +506,61 @@ impl Program {
 
 #[cfg(test)]
 mod tests {
+    use super::ScalarOp;
+    use ftuner_ir::Type;
+
+    fn cast(kind: &'static str, from: Type, to: Type, x: f64) -> Result<f64, String> {
+        ScalarOp::Cast(kind, from)
+            .apply(&[x], to)
+            .map_err(|e| e.message)
+    }
+
+    /// The cases the differential test (ftuner-runtime) found wrong against the folder
+    /// and the JIT.
+    #[test]
+    fn casts_read_their_operand_at_its_width() {
+        let (i1, i8, i64) = (Type::i1(), Type::integer(8), Type::i64());
+        // An i1 `true` is -1 signed.
+        assert_eq!(cast("extsi", i1, i8, 1.0), Ok(-1.0));
+        assert_eq!(cast("sitofp", i1, Type::f32(), 1.0), Ok(-1.0));
+        assert_eq!(cast("index_cast", i1, Type::index(), 1.0), Ok(-1.0));
+        assert_eq!(cast("extui", i1, i8, 1.0), Ok(1.0));
+        // Narrowing keeps the low bits (was 0 and 1: 2^64 - 1 does not fit an f64).
+        assert_eq!(cast("index_castui", Type::index(), i8, -1.0), Ok(-1.0));
+        assert_eq!(cast("index_castui", Type::index(), i1, -2.0), Ok(0.0));
+        // Poison is an error, not a value; an unsigned result reads signless.
+        assert!(cast("fptosi", Type::f32(), Type::i32(), f64::NAN).is_err());
+        assert!(cast("fptoui", Type::f64(), i1, 2.5).is_err());
+        assert_eq!(
+            cast("fptoui", Type::f64(), i64, 2f64.powi(63)),
+            Ok(-(2f64.powi(63)))
+        );
+        // bitcast was not supported.
+        assert_eq!(
+            cast("bitcast", Type::f32(), Type::i32(), -0.0),
+            Ok(i32::MIN as f64)
+        );
+        assert_eq!(
+            cast("bitcast", i64, Type::f64(), 1.0),
+            Ok(f64::from_bits(1))
+        );
+    }
+
+    #[test]
+    fn signed_compares_of_i1_and_ieee_maximum_and_fma() {
+        let slt = ScalarOp::CmpI(2, Type::i1());
+        assert_eq!(slt.apply(&[1.0, 0.0], Type::i1()).unwrap(), 1.0);
+        let max = ScalarOp::Bin("maximumf").apply(&[-0.0, 0.0], Type::f32());
+        assert_eq!(max.unwrap().to_bits(), 0f64.to_bits());
+        let min = ScalarOp::Bin("minimumf").apply(&[0.0, -0.0], Type::f64());
+        assert_eq!(min.unwrap().to_bits(), (-0f64).to_bits());
+        // Fused: (1 + e)(1 - e) - 1 = -e^2, not 0; in f32 rounded once.
+        let e = 2f64.powi(-52);
+        let r = ScalarOp::Fma.apply(&[1.0 + e, 1.0 - e, -1.0], Type::f64());
+        assert_eq!(r.unwrap(), -e * e);
+        let r = ScalarOp::Fma.apply(&[1.5, -1e10, 1e-38], Type::f32());
+        assert_eq!(r.unwrap(), -14999999488.0);
+    }
     #[test]
     fn erf_saturates_and_propagates_nan() {
         assert_eq!(super::erf(f64::INFINITY), 1.0);
