@@ -273,3 +273,24 @@ fn padded_convolution_compiled_matches_the_interpreter() {
         close(&got, &want, 27, &format!("N={n}"));
     }
 }
+
+/// `arith.ceildivui` lowers to the llvm dialect (convert-to-llvm rejected it): unsigned,
+/// rounded up.
+#[test]
+fn ceildivui_compiles_and_rounds_up_unsigned() {
+    let src = "func.func @f(%a: i32, %b: i32) -> i32 {\n  %r = arith.ceildivui %a, %b : i32\n  return %r : i32\n}\n";
+    let ctx = ftuner_dialects::context();
+    let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
+    let exe = Executable::compile(&ctx, &mut m.ir, m.top).unwrap();
+    for (a, b, want) in [
+        (7.0, 2.0, 4.0),
+        (6.0, 3.0, 2.0),
+        (0.0, 5.0, 0.0),
+        (-1.0, 2.0, -2147483648.0),
+    ] {
+        let got = exe
+            .call("f", &[RtVal::Scalar(a), RtVal::Scalar(b)])
+            .unwrap();
+        assert_eq!(got[0].scalar(), Some(want), "ceildivui({a}, {b})");
+    }
+}

@@ -1,6 +1,6 @@
 //! `arith` to `llvm` (MLIR's `ArithToLLVM`): one-to-one ops by table, constants (index
 //! constants remembered for folding), comparisons, index casts, integer min/max as
-//! compare-and-select, and floor/ceil division. An integer division first gets its
+//! compare-and-select, and floor/ceil division (signed and unsigned). An integer division first gets its
 //! run-time check (checks.rs).
 
 use super::types::{conv, retype_dense};
@@ -74,6 +74,7 @@ impl Cv<'_> {
                 self.int_min_max(op, name)
             }
             "arith.floordivsi" | "arith.ceildivsi" => self.floor_ceil_div(op, name),
+            "arith.ceildivui" => self.ceil_div_unsigned(op),
             _ => Err(unsupported(op)),
         }
     }
@@ -179,6 +180,21 @@ impl Cv<'_> {
             self.val("llvm.add", vec![q, one], ty)
         };
         let res = self.val("llvm.select", vec![adj, stepped, q], ty);
+        self.bind(op, res);
+        Ok(())
+    }
+
+    /// q = a / b (unsigned), plus one when the remainder is non-zero.
+    fn ceil_div_unsigned(&mut self, op: OpId) -> R<()> {
+        let (a, b) = self.two_operands(op)?;
+        let ty = self.results_of(op)?[0];
+        let q = self.val("llvm.udiv", vec![a, b], ty);
+        let r = self.val("llvm.urem", vec![a, b], ty);
+        let zero = self.cst(Attribute::int(0, ty), ty);
+        let one = self.cst(Attribute::int(1, ty), ty);
+        let nz = self.icmp(1, r, zero);
+        let stepped = self.val("llvm.add", vec![q, one], ty);
+        let res = self.val("llvm.select", vec![nz, stepped, q], ty);
         self.bind(op, res);
         Ok(())
     }
