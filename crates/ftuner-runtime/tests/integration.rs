@@ -1,4 +1,5 @@
-//! The runtime's integration tests (JIT, random shapes against the interpreter, CUDA) in
+//! The runtime's integration tests (JIT, random shapes against the interpreter, the JIT
+//! against the interpreter and the folder op by op, CUDA) in
 //! one binary (each test binary links LLVM statically); run one group with
 //! `cargo test --release -p ftuner-runtime --test integration MODULE::`.
 
@@ -6,6 +7,7 @@
 #[path = "../../ftuner-interp/tests/support/random_contractions.rs"]
 mod support;
 
+mod differential;
 mod gpu_cuda;
 mod jit;
 mod jit_random;
