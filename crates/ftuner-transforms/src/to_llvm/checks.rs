@@ -84,7 +84,8 @@ impl Cv<'_> {
         let a = self.v(op, olds[0])?;
         let zero = self.cst(Attribute::int(0, lty), lty);
         let mut ok = self.icmp(1, b, zero);
-        if signed && w > 1 {
+        // i1 included: `true` is both MIN and -1.
+        if signed {
             let min = if w >= 64 {
                 i64::MIN
             } else {
