@@ -9,3 +9,4 @@ mod support;
 mod gpu_cuda;
 mod jit;
 mod jit_random;
+mod math_ops;

@@ -63,6 +63,8 @@ pub const FAILED: &str = "ftuner_rt_failed";
 /// The converter of one function body: where it appends, what it has converted, and what
 /// it shares with the rest of the module.
 struct Cv<'a> {
+    /// The registry: ops' interfaces (their [`ftuner_ir::LlvmLowering`]).
+    ctx: &'a ftuner_ir::Context,
     ir: &'a mut Ir,
     map: FxHashMap<Value, Value>,
     /// Constants we made (to fold index arithmetic at conversion time).
@@ -100,6 +102,7 @@ impl Cv<'_> {
     /// declarations and strings shared.
     fn inner(&mut self, cur: BlockId, region: RegionId) -> Cv<'_> {
         Cv {
+            ctx: self.ctx,
             ir: &mut *self.ir,
             map: FxHashMap::default(),
             consts: FxHashMap::default(),
@@ -265,6 +268,7 @@ impl ConvertToLlvmPass {
             match cx.ir.name(op) {
                 "func.func" | "gpu.func" => {
                     let shared = Shared {
+                        ctx: cx.ctx,
                         decls: &mut decls,
                         strings: &mut strings,
                         parallel: o.parallel && !gpu,

@@ -179,7 +179,7 @@ impl Interp<'_> {
             access,
             nin: ins.len(),
         };
-        let prog = compile(ir, op, env)?;
+        let prog = compile(self.ctx, ir, op, env)?;
         let nin = nest.nin;
         let mut outs_t: Vec<Tensor> = vals[nin..]
             .iter()
@@ -294,7 +294,7 @@ impl Interp<'_> {
                 RtVal::Scalar(_) => Err(err("epilogue operands must be shaped".into())),
             })
             .collect::<Result<_, _>>()?;
-        let prog = crate::body::compile_region(ir, op, 1, env)?;
+        let prog = crate::body::compile_region(self.ctx, ir, op, 1, env)?;
         // The epilogue maps use no reduction dim: walk the parallel dims only.
         let red: Vec<bool> = ir
             .attr(op, "iterator_types")
