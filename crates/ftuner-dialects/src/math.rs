@@ -125,7 +125,9 @@ mod tests {
     fn every_float_op_has_a_value_and_a_lowering() {
         let reg = crate::registry();
         for (name, _) in EVAL {
-            let def = reg.op(name).unwrap_or_else(|| panic!("{name} is not registered"));
+            let def = reg
+                .op(name)
+                .unwrap_or_else(|| panic!("{name} is not registered"));
             assert!(def.scalar_eval.is_some(), "{name}");
         }
         for def in reg.ops().filter(|d| d.name.starts_with("math.")) {

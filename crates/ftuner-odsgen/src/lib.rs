@@ -136,7 +136,9 @@ pub enum LlvmSpec {
 impl LlvmSpec {
     fn rust(&self) -> String {
         match self {
-            LlvmSpec::Intrinsic(n) => format!("Some(ftuner_ir::LlvmLowering::Intrinsic({}))", lit(n)),
+            LlvmSpec::Intrinsic(n) => {
+                format!("Some(ftuner_ir::LlvmLowering::Intrinsic({}))", lit(n))
+            }
             LlvmSpec::Libm(n) => format!("Some(ftuner_ir::LlvmLowering::Libm({}))", lit(n)),
         }
     }

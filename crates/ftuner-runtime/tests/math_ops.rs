@@ -141,8 +141,8 @@ fn folded(op: &str, ty: &str, args: &[f64]) -> Option<f64> {
     let mut m = parse_module(&ctx, &src, "fold.mlir").unwrap();
     let mut reg = ftuner_pass::PassRegistry::default();
     ftuner_transforms::register_passes(&mut reg);
-    let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, "builtin.module(canonicalize)")
-        .unwrap();
+    let mut pm =
+        ftuner_pass::PassManager::from_pipeline(&reg, "builtin.module(canonicalize)").unwrap();
     pm.run(&ctx, &mut m.ir, m.top).unwrap();
     let mut ret = None;
     m.ir.walk_pre(m.top, &mut |o| {
@@ -177,7 +177,11 @@ fn every_math_float_op_folds_interprets_and_runs_as_defined() {
     for (op, eval) in ops {
         let n = arity(*eval);
         for ty in ["f32", "f64"] {
-            let t = if ty == "f32" { Type::f32() } else { Type::f64() };
+            let t = if ty == "f32" {
+                Type::f32()
+            } else {
+                Type::f64()
+            };
             let s = short(op);
             let all = cases(n);
             for args in &all {
@@ -194,7 +198,10 @@ fn every_math_float_op_folds_interprets_and_runs_as_defined() {
                 )
                 .unwrap();
                 let got = interp[0].scalar().unwrap();
-                assert!(near(got, want, ty, 0.0), "{what}: interpreter {got}, want {want}");
+                assert!(
+                    near(got, want, ty, 0.0),
+                    "{what}: interpreter {got}, want {want}"
+                );
                 let f = folded(op, ty, &args);
                 assert!(
                     f.is_some_and(|f| near(f, want, ty, 0.0)),

@@ -91,6 +91,31 @@ struct Cv<'a> {
     abort_on_failure: bool,
 }
 
+/// An `arith`/`math` op's `fastmath` flags as the llvm dialect's (`#arith.fastmath<nnan,
+/// ninf>` -> `#llvm.fastmath<nnan, ninf>`); `None` for none.
+fn fastmath_flags(ir: &Ir, op: OpId) -> Option<Attribute> {
+    let a = ir.attr(op, "fastmath")?;
+    let ftuner_ir::AttrKind::Dialect { dialect, body } = a.kind() else {
+        return None;
+    };
+    let flags = body
+        .trim_start_matches('.')
+        .strip_prefix("fastmath<")
+        .and_then(|b| b.strip_suffix('>'))
+        .filter(|_| dialect == "arith")?;
+    let flags: Vec<&str> = flags
+        .split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty() && *f != "none")
+        .collect();
+    (!flags.is_empty()).then(|| {
+        Attribute::get(ftuner_ir::AttrKind::Dialect {
+            dialect: "llvm".into(),
+            body: format!("fastmath<{}>", flags.join(", ")),
+        })
+    })
+}
+
 /// The error of an op no conversion handles.
 fn unsupported(op: OpId) -> (OpId, String) {
     (op, "cannot be converted to the llvm dialect".into())
@@ -168,7 +193,10 @@ impl Cv<'_> {
         let ops = self.converted_operands(op)?;
         let tys = self.results_of(op)?;
         let ty = *tys.first().ok_or((op, "has no result".to_string()))?;
-        let r = self.val(ln, ops, ty);
+        let props = fastmath_flags(self.ir, op)
+            .map(|f| vec![("fastmathFlags", f)])
+            .unwrap_or_default();
+        let r = self.valp(ln, ops, ty, props);
         self.bind(op, r);
         Ok(())
     }
