@@ -8,6 +8,7 @@
 //! `memref` ops are in the crate's `memref` module.
 
 mod constant;
+mod contraction;
 mod control;
 mod gpu;
 mod scalar;
