@@ -387,18 +387,34 @@ impl Compiler {
 pub type PackedFn = unsafe extern "C" fn(*mut *mut std::ffi::c_void);
 
 extern "C" {
-    fn tanhf(x: f32) -> f32;
-    fn tanh(x: f64) -> f64;
-    fn erff(x: f32) -> f32;
-    fn erf(x: f64) -> f64;
-    fn atanf(x: f32) -> f32;
-    fn atan(x: f64) -> f64;
-    fn tanf(x: f32) -> f32;
-    fn tan(x: f64) -> f64;
-    fn log1pf(x: f32) -> f32;
-    fn log1p(x: f64) -> f64;
-    fn expm1f(x: f32) -> f32;
-    fn expm1(x: f64) -> f64;
+    /// `dlsym(RTLD_DEFAULT, name)` (glibc: `RTLD_DEFAULT` is the null handle).
+    fn dlsym(handle: *mut std::ffi::c_void, name: *const std::ffi::c_char)
+        -> *mut std::ffi::c_void;
+}
+
+/// The libm functions the registered ops lower to (their spec's `llvm = { libm = .. }`),
+/// f64 and f32 forms, with their addresses in this process (libm is loaded: Rust's float
+/// methods call it).
+fn libm_symbols() -> Vec<(String, *mut std::ffi::c_void)> {
+    let mut names: Vec<String> = ftuner_dialects::registry()
+        .ops()
+        .filter_map(|d| match d.llvm {
+            Some(ftuner_ir::LlvmLowering::Libm(f)) => Some(f),
+            _ => None,
+        })
+        .flat_map(|f| [f.to_string(), format!("{f}f")])
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let c = std::ffi::CString::new(n.as_str()).ok()?;
+            // SAFETY: looking up a symbol by a NUL-terminated name.
+            let p = unsafe { dlsym(std::ptr::null_mut(), c.as_ptr()) };
+            (!p.is_null()).then_some((n, p))
+        })
+        .collect()
 }
 
 /// Memory the JIT-compiled code allocates: its `aligned_alloc` and `free` go through
@@ -505,7 +521,7 @@ pub fn allow_native_calls(on: bool) {
 fn register_runtime_symbols() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let syms: [(&str, *mut std::ffi::c_void); 17] = [
+        let syms: [(&str, *mut std::ffi::c_void); 5] = [
             ("aligned_alloc", memstats::counted_aligned_alloc as *mut _),
             ("ftuner_rt_fail", status::ftuner_rt_fail as *mut _),
             ("ftuner_rt_failed", status::ftuner_rt_failed as *mut _),
@@ -514,19 +530,12 @@ fn register_runtime_symbols() {
                 parallel::ftuner_rt_parallel_for as *mut _,
             ),
             ("free", memstats::counted_free as *mut _),
-            ("tanhf", tanhf as *mut _),
-            ("tanh", tanh as *mut _),
-            ("erff", erff as *mut _),
-            ("erf", erf as *mut _),
-            ("atanf", atanf as *mut _),
-            ("atan", atan as *mut _),
-            ("tanf", tanf as *mut _),
-            ("tan", tan as *mut _),
-            ("log1pf", log1pf as *mut _),
-            ("log1p", log1p as *mut _),
-            ("expm1f", expm1f as *mut _),
-            ("expm1", expm1 as *mut _),
         ];
+        let libm = libm_symbols();
+        let syms = syms
+            .iter()
+            .map(|(n, p)| (*n, *p))
+            .chain(libm.iter().map(|(n, p)| (n.as_str(), *p)));
         for (n, p) in syms {
             if let Ok(mut known) = PROVIDED.lock() {
                 known.insert(n.to_string(), p as usize);

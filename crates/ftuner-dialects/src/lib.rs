@@ -85,6 +85,7 @@ pub fn register_all(reg: &mut ftuner_ir::Registry) {
     register_all_generated(reg);
     arith::register_extra(reg);
     linalg::register_extra(reg);
+    math::register_extra(reg);
     ukernel::register_extra(reg);
     vector::register_extra(reg);
 }

@@ -2,7 +2,7 @@
 
 use crate::eval::InterpError;
 use crate::tensor::{round_to, RtVal, Tensor};
-use ftuner_ir::{AttrKind, Ir, OpId, Type, Value};
+use ftuner_ir::{AttrKind, Context, Ir, OpId, ScalarEval, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// One scalar operation with everything it needs decided up front.
@@ -19,6 +19,8 @@ pub enum ScalarOp {
     Cast(&'static str, Type),
     FPowI,
     Fma,
+    /// An op with a [`ScalarEval`] (the `math` float functions): the folder's definition.
+    Eval(ScalarEval),
 }
 
 fn width(t: Type) -> u32 {
@@ -83,8 +85,11 @@ fn cast(kind: &str, from: Type, to: Type, x: f64) -> Result<f64, String> {
 
 impl ScalarOp {
     /// The scalar semantics of `op`, if it is a scalar arith/math op.
-    pub fn of(ir: &Ir, op: OpId) -> Option<ScalarOp> {
+    pub fn of(ctx: &Context, ir: &Ir, op: OpId) -> Option<ScalarOp> {
         let name = ir.name(op);
+        if let Some(eval) = ctx.op_def(name).and_then(|d| d.scalar_eval) {
+            return Some(ScalarOp::Eval(eval));
+        }
         let (dialect, short) = name.split_once('.')?;
         if dialect != "arith" && dialect != "math" {
             return None;
@@ -141,6 +146,9 @@ impl ScalarOp {
                 }
                 _ => a[0].mul_add(a[1], a[2]),
             },
+            ScalarOp::Eval(e) => e
+                .apply(a)
+                .ok_or_else(|| err("wrong number of operands".into()))?,
             ScalarOp::FPowI => a[0].powi(a[1].clamp(i32::MIN as f64, i32::MAX as f64) as i32),
             ScalarOp::CmpF(p) => {
                 let (x, y) = (a[0], a[1]);
@@ -185,27 +193,6 @@ impl ScalarOp {
                 let x = a[0];
                 match *n {
                     "negf" => -x,
-                    "absf" => x.abs(),
-                    "exp" => x.exp(),
-                    "exp2" => x.exp2(),
-                    "expm1" => x.exp_m1(),
-                    "log" => x.ln(),
-                    "log2" => x.log2(),
-                    "log10" => x.log10(),
-                    "log1p" => x.ln_1p(),
-                    "sqrt" => x.sqrt(),
-                    "rsqrt" => 1.0 / x.sqrt(),
-                    "tanh" => x.tanh(),
-                    "sin" => x.sin(),
-                    "cos" => x.cos(),
-                    "tan" => x.tan(),
-                    "atan" => x.atan(),
-                    "erf" => erf(x),
-                    "ceil" => x.ceil(),
-                    "floor" => x.floor(),
-                    "round" => x.round(),
-                    "roundeven" => x.round_ties_even(),
-                    "trunc" => x.trunc(),
                     "absi" => x.abs(),
                     _ => {
                         return Err(err(format!(
@@ -237,63 +224,12 @@ impl ScalarOp {
                     .ok_or_else(|| err(format!("arith.{n} is not defined")))?
             }
             ScalarOp::Bin(n) => {
-                let (x, y) = (a[0], a[1]);
-                match *n {
-                    "powf" => x.powf(y),
-                    "atan2" => x.atan2(y),
-                    "copysign" => x.copysign(y),
-                    _ => {
-                        return Err(err(format!(
-                            "binary op '{n}' is not supported by the interpreter"
-                        )))
-                    }
-                }
+                return Err(err(format!(
+                    "binary op '{n}' is not supported by the interpreter"
+                )))
             }
         };
         Ok(round_to(r, ty))
-    }
-}
-
-fn erf(x: f64) -> f64 {
-    // W. J. Cody's rational approximations are overkill here; this series/continued
-    // fraction pair is accurate to ~1e-15 on the range that matters for f32 results.
-    if x.is_infinite() {
-        // (The continued fraction below would compute inf / inf.)
-        return x.signum();
-    }
-    if x.abs() < 2.5 {
-        let mut sum = x;
-        let mut term = x;
-        let x2 = x * x;
-        let mut n = 0.0;
-        while term.abs() > 1e-17 * sum.abs().max(1e-300) {
-            n += 1.0;
-            term *= -x2 / n;
-            sum += term / (2.0 * n + 1.0);
-            if n > 200.0 {
-                break;
-            }
-        }
-        sum * 2.0 / std::f64::consts::PI.sqrt()
-    } else {
-        // erfc continued fraction (Lentz).
-        let ax = x.abs();
-        let mut f = ax;
-        let mut c = ax;
-        let mut d = 0.0;
-        for k in 1..200 {
-            let a = k as f64 / 2.0;
-            d = ax + a * d;
-            d = if d == 0.0 { 1e-300 } else { 1.0 / d };
-            c = ax + a / c;
-            let delta = c * d;
-            f *= delta;
-            if (delta - 1.0).abs() < 1e-16 {
-                break;
-            }
-        }
-        let erfc = (-ax * ax).exp() / (f * std::f64::consts::PI.sqrt());
-        (1.0 - erfc).copysign(x)
     }
 }
 
@@ -330,12 +266,18 @@ pub enum Step {
 }
 
 /// Compile the single-block body of `op`. `env` holds the values defined outside.
-pub fn compile(ir: &Ir, op: OpId, env: &FxHashMap<Value, RtVal>) -> Result<Program, InterpError> {
-    compile_region(ir, op, 0, env)
+pub fn compile(
+    ctx: &Context,
+    ir: &Ir,
+    op: OpId,
+    env: &FxHashMap<Value, RtVal>,
+) -> Result<Program, InterpError> {
+    compile_region(ctx, ir, op, 0, env)
 }
 
 /// [`compile`] for region `index` of `op` (a `ukernel.patch` epilogue is region 1).
 pub fn compile_region(
+    ctx: &Context,
     ir: &Ir,
     op: OpId,
     index: usize,
@@ -440,7 +382,7 @@ pub fn compile_region(
             n += 1;
             continue;
         }
-        let sop = ScalarOp::of(ir, o).ok_or_else(|| {
+        let sop = ScalarOp::of(ctx, ir, o).ok_or_else(|| {
             InterpError::at(
                 ir,
                 o,
@@ -560,12 +502,5 @@ mod tests {
         assert_eq!(r.unwrap(), -e * e);
         let r = ScalarOp::Fma.apply(&[1.5, -1e10, 1e-38], Type::f32());
         assert_eq!(r.unwrap(), -14999999488.0);
-    }
-    #[test]
-    fn erf_saturates_and_propagates_nan() {
-        assert_eq!(super::erf(f64::INFINITY), 1.0);
-        assert_eq!(super::erf(f64::NEG_INFINITY), -1.0);
-        assert!(super::erf(f64::NAN).is_nan());
-        assert!((super::erf(3.0) - 0.9999779095030014).abs() < 1e-14);
     }
 }

@@ -8,6 +8,7 @@
 //! `memref` ops are in the crate's `memref` module.
 
 mod constant;
+mod contraction;
 mod control;
 mod gpu;
 mod scalar;
@@ -75,7 +76,7 @@ pub trait Launcher {
 }
 
 pub(crate) struct Interp<'a> {
-    _ctx: &'a Context,
+    ctx: &'a Context,
     launcher: Option<&'a mut dyn Launcher>,
     pub(crate) ir: &'a Ir,
     pub(crate) module: OpId,
@@ -118,7 +119,7 @@ fn run_inner<'a>(
     launcher: Option<&'a mut dyn Launcher>,
 ) -> Result<Vec<RtVal>, InterpError> {
     let mut it = Interp {
-        _ctx: ctx,
+        ctx,
         launcher,
         ir,
         module,
@@ -315,7 +316,7 @@ impl<'a> Interp<'a> {
             }
             _ => {}
         }
-        if let Some(sop) = ScalarOp::of(ir, op) {
+        if let Some(sop) = ScalarOp::of(self.ctx, ir, op) {
             return self.elementwise(op, sop, env).map(|v| vec![v]);
         }
         if name == "ta.expr" {

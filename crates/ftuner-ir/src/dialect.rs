@@ -184,6 +184,43 @@ pub struct OpDef {
     /// the traits say (`Pure`, `RecursiveMemoryEffects`), else unknown effects. Set by the
     /// op's dialect when it registers ([`Registry::op_mut`]).
     pub memory_effects: Option<MemoryEffectsFn>,
+    /// The op's value on scalar operands ([`ScalarEval`]), the one definition its folder
+    /// and the interpreter use; set by the op's dialect when it registers.
+    pub scalar_eval: Option<ScalarEval>,
+    /// How an elementwise op becomes LLVM when it is one call ([`LlvmLowering`]); declared
+    /// in the op's spec (`llvm = { intrinsic = ".." }` or `llvm = { libm = ".." }`).
+    pub llvm: Option<LlvmLowering>,
+}
+
+/// The scalar semantics of an elementwise float op (a `ScalarEvalOpInterface`; MLIR spreads
+/// this over the folder, `MathToLLVM` and the execution engine — here the folder and the
+/// interpreter call the same function, and the JIT's libm or LLVM intrinsic is tested
+/// against it). Computed in f64 and rounded to the result type by the caller.
+#[derive(Clone, Copy, Debug)]
+pub enum ScalarEval {
+    FloatUnary(fn(f64) -> f64),
+    FloatBinary(fn(f64, f64) -> f64),
+}
+
+impl ScalarEval {
+    /// The value at `args`; `None` when their number does not fit.
+    pub fn apply(&self, args: &[f64]) -> Option<f64> {
+        match (self, args) {
+            (ScalarEval::FloatUnary(f), [x]) => Some(f(*x)),
+            (ScalarEval::FloatBinary(f), [x, y]) => Some(f(*x, *y)),
+            _ => None,
+        }
+    }
+}
+
+/// The LLVM form of an elementwise op that is one call (`ConvertToLLVMOpInterface` for the
+/// ops `MathToLLVM` and `MathToLibm` handle by table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LlvmLowering {
+    /// An LLVM intrinsic of the same operands and result (`llvm.intr.exp`).
+    Intrinsic(&'static str),
+    /// A C math library function: `NAME` on f64, `NAMEf` on f32.
+    Libm(&'static str),
 }
 
 /// What an op does to memory by itself (MLIR's `MemoryEffectOpInterface`, as far as we

@@ -34,7 +34,10 @@ pub use affine::{AffineExpr, AffineMap, IntegerSet};
 pub use attrs::{AttrKind, Attribute, LocKind, Scalar};
 pub use builder::{InsertPoint, OpBuilder};
 pub use diag::{Diagnostic, Severity, SourceMap};
-pub use dialect::{traits, Context, MemoryEffects, MemoryEffectsFn, OpDef, Registry, TypeEnv};
+pub use dialect::{
+    traits, Context, LlvmLowering, MemoryEffects, MemoryEffectsFn, OpDef, Registry, ScalarEval,
+    TypeEnv,
+};
 pub use equivalence::structure_key;
 pub use ir::{intern_name, BlockId, Ir, OpId, OpSpec, RegionId, Use, Value, ValueDef};
 pub use parser::{parse_into, parse_module, OperationState, PResult, ParsedModule, Parser};

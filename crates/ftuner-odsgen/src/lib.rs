@@ -3,7 +3,7 @@
 //! The op definition generator: reads `ir-specs/<dialect>.toml` (MLIR ODS field names:
 //! `summary`, `description`, `operands`, `results`, `attributes`, `regions`,
 //! `successors`, `traits`, `assembly_format`, `has_verifier`, `has_folder`,
-//! `has_canonicalizer`) and generates
+//! `has_canonicalizer`; ours: `llvm`, an elementwise op's one-call LLVM form) and generates
 //!
 //! * the registration code: one `OpDef` per op, hooks bound by naming convention
 //!   (`verify_<op>`, `fold_<op>`, `parse_<op>`/`print_<op>` for hand-written syntax,
@@ -102,6 +102,10 @@ pub struct OpSpec {
     pub has_folder: bool,
     #[serde(default)]
     pub has_canonicalizer: bool,
+    /// The op's LLVM form when it is one call: `{ intrinsic = "llvm.intr.exp" }` (same
+    /// operands and result) or `{ libm = "cbrt" }` (`cbrt` on f64, `cbrtf` on f32).
+    #[serde(default)]
+    pub llvm: Option<LlvmSpec>,
     /// Hand-written `infer_<op>` computes result types.
     #[serde(default)]
     pub infer_result_types: bool,
@@ -119,6 +123,31 @@ pub struct OpSpec {
     /// without properties keep them (`gpu.func`).
     #[serde(default = "yes")]
     pub properties: bool,
+}
+
+/// `llvm = { intrinsic = ".." }` or `llvm = { libm = ".." }`.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+pub enum LlvmSpec {
+    Intrinsic(String),
+    Libm(String),
+}
+
+impl LlvmSpec {
+    fn rust(&self) -> String {
+        match self {
+            LlvmSpec::Intrinsic(n) => {
+                format!("Some(ftuner_ir::LlvmLowering::Intrinsic({}))", lit(n))
+            }
+            LlvmSpec::Libm(n) => format!("Some(ftuner_ir::LlvmLowering::Libm({}))", lit(n)),
+        }
+    }
+    fn doc(&self) -> String {
+        match self {
+            LlvmSpec::Intrinsic(n) => format!("LLVM: `{n}`"),
+            LlvmSpec::Libm(n) => format!("LLVM: a call of libm's `{n}` (f64) or `{n}f` (f32)"),
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -313,6 +342,12 @@ fn register_op(out: &mut String, d: &DialectSpec, op: &OpSpec) {
     );
     let _ = writeln!(out, "        uses_properties: {},", op.properties);
     let _ = writeln!(out, "        memory_effects: None,");
+    let _ = writeln!(out, "        scalar_eval: None,");
+    let _ = writeln!(
+        out,
+        "        llvm: {},",
+        op.llvm.as_ref().map_or("None".into(), LlvmSpec::rust)
+    );
     let _ = writeln!(out, "        parse: {parse},");
     let _ = writeln!(out, "        print: {print},");
     let _ = writeln!(out, "        verify: {},", opt(op.has_verifier, "verify"));
@@ -664,6 +699,9 @@ pub fn generate_markdown(spec: &Spec) -> String {
         }
         if !hooks.is_empty() {
             let _ = writeln!(out, "Has: {}\n", hooks.join(", "));
+        }
+        if let Some(l) = &op.llvm {
+            let _ = writeln!(out, "{}\n", l.doc());
         }
     }
     out

@@ -11,3 +11,4 @@ mod differential;
 mod gpu_cuda;
 mod jit;
 mod jit_random;
+mod math_ops;

@@ -68,8 +68,7 @@ pub fn try_fold(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(def) = ctx.op_def(name) else {
         return false;
     };
-    let Some(fold) = def.fold else { return false };
-    if def.has(traits::CONSTANT_LIKE) {
+    if def.has(traits::CONSTANT_LIKE) || (def.fold.is_none() && def.scalar_eval.is_none()) {
         return false;
     }
     let consts: Vec<Option<Attribute>> = ir
@@ -77,7 +76,13 @@ pub fn try_fold(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
         .iter()
         .map(|v| constant_value(ctx, ir, *v))
         .collect();
-    let Some(results) = fold(ir, op, &consts) else {
+    let folded = match (def.fold, def.scalar_eval) {
+        (Some(fold), _) => fold(ir, op, &consts),
+        // The op's ScalarEval interface: its value on constant operands.
+        (None, Some(eval)) => ftuner_dialects::util::fold_scalar_eval(ir, op, &consts, eval),
+        (None, None) => None,
+    };
+    let Some(results) = folded else {
         return false;
     };
     if results.is_empty() {

@@ -63,6 +63,8 @@ pub const FAILED: &str = "ftuner_rt_failed";
 /// The converter of one function body: where it appends, what it has converted, and what
 /// it shares with the rest of the module.
 struct Cv<'a> {
+    /// The registry: ops' interfaces (their [`ftuner_ir::LlvmLowering`]).
+    ctx: &'a ftuner_ir::Context,
     ir: &'a mut Ir,
     map: FxHashMap<Value, Value>,
     /// Constants we made (to fold index arithmetic at conversion time).
@@ -89,6 +91,31 @@ struct Cv<'a> {
     abort_on_failure: bool,
 }
 
+/// An `arith`/`math` op's `fastmath` flags as the llvm dialect's (`#arith.fastmath<nnan,
+/// ninf>` -> `#llvm.fastmath<nnan, ninf>`); `None` for none.
+fn fastmath_flags(ir: &Ir, op: OpId) -> Option<Attribute> {
+    let a = ir.attr(op, "fastmath")?;
+    let ftuner_ir::AttrKind::Dialect { dialect, body } = a.kind() else {
+        return None;
+    };
+    let flags = body
+        .trim_start_matches('.')
+        .strip_prefix("fastmath<")
+        .and_then(|b| b.strip_suffix('>'))
+        .filter(|_| dialect == "arith")?;
+    let flags: Vec<&str> = flags
+        .split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty() && *f != "none")
+        .collect();
+    (!flags.is_empty()).then(|| {
+        Attribute::get(ftuner_ir::AttrKind::Dialect {
+            dialect: "llvm".into(),
+            body: format!("fastmath<{}>", flags.join(", ")),
+        })
+    })
+}
+
 /// The error of an op no conversion handles.
 fn unsupported(op: OpId) -> (OpId, String) {
     (op, "cannot be converted to the llvm dialect".into())
@@ -100,6 +127,7 @@ impl Cv<'_> {
     /// declarations and strings shared.
     fn inner(&mut self, cur: BlockId, region: RegionId) -> Cv<'_> {
         Cv {
+            ctx: self.ctx,
             ir: &mut *self.ir,
             map: FxHashMap::default(),
             consts: FxHashMap::default(),
@@ -165,7 +193,10 @@ impl Cv<'_> {
         let ops = self.converted_operands(op)?;
         let tys = self.results_of(op)?;
         let ty = *tys.first().ok_or((op, "has no result".to_string()))?;
-        let r = self.val(ln, ops, ty);
+        let props = fastmath_flags(self.ir, op)
+            .map(|f| vec![("fastmathFlags", f)])
+            .unwrap_or_default();
+        let r = self.valp(ln, ops, ty, props);
         self.bind(op, r);
         Ok(())
     }
@@ -265,6 +296,7 @@ impl ConvertToLlvmPass {
             match cx.ir.name(op) {
                 "func.func" | "gpu.func" => {
                     let shared = Shared {
+                        ctx: cx.ctx,
                         decls: &mut decls,
                         strings: &mut strings,
                         parallel: o.parallel && !gpu,

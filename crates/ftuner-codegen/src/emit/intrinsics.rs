@@ -67,7 +67,8 @@ impl Fn<'_> {
             .map(|v| self.typed(op, *v))
             .collect::<R<Vec<_>>>()?
             .join(", ");
-        self.def(op, format!("call {t} @{f}({args})"))
+        let fm = super::ops::fast_math_flags(self.ir, op);
+        self.def(op, format!("call{fm} {t} @{f}({args})"))
     }
 
     /// `llvm.intr.masked.gather %ptrs, %mask, %pass` / `llvm.intr.masked.scatter %v,

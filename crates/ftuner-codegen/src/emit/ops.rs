@@ -44,6 +44,35 @@ fn binary_inst(s: &str) -> Option<&'static str> {
     })
 }
 
+/// An op's `fastmathFlags` (`#llvm.fastmath<nnan, ninf>`) as LLVM IR's instruction flags
+/// (` nnan ninf`); empty for none.
+pub(super) fn fast_math_flags(ir: &Ir, op: OpId) -> String {
+    let Some(a) = prop(ir, op, "fastmathFlags") else {
+        return String::new();
+    };
+    let ftuner_ir::AttrKind::Dialect { body, .. } = a.kind() else {
+        return String::new();
+    };
+    let Some(flags) = body
+        .trim_start_matches('.')
+        .strip_prefix("fastmath<")
+        .and_then(|b| b.strip_suffix('>'))
+    else {
+        return String::new();
+    };
+    flags
+        .split(',')
+        .map(str::trim)
+        .filter(|f| {
+            matches!(
+                *f,
+                "nnan" | "ninf" | "nsz" | "arcp" | "contract" | "afn" | "reassoc" | "fast"
+            )
+        })
+        .map(|f| format!(" {f}"))
+        .collect()
+}
+
 /// The LLVM instruction of a cast `llvm.*` op (its short name).
 fn cast_inst(s: &str) -> Option<&'static str> {
     Some(match s {
@@ -109,7 +138,8 @@ impl Fn<'_> {
             let ops = self.ir.operands(op);
             let a = self.typed(op, ops[0])?;
             let b = self.get(op, ops[1])?;
-            return self.def(op, format!("{i} {a}, {b}"));
+            let fm = fast_math_flags(self.ir, op);
+            return self.def(op, format!("{i}{fm} {a}, {b}"));
         }
         if let Some(c) = cast_inst(short) {
             let a = self.typed(op, self.ir.operands(op)[0])?;

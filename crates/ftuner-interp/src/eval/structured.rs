@@ -2,7 +2,7 @@
 //! `ukernel.patch` (with its epilogue), run by iterating their loop space with each
 //! operand read through its indexing map; and `ta.expr`, evaluated over its inputs.
 
-use super::{check_type, unravel, Env, Interp, InterpError};
+use super::{check_type, contraction, unravel, Env, Interp, InterpError};
 use crate::body::{compile, Program};
 use crate::tensor::{round_to, RtVal, Tensor};
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
@@ -108,6 +108,53 @@ fn linear_access(m: &AffineMap, t: &Rc<Tensor>, nd: usize) -> Result<Access, Str
     Ok((base, coeff, rc, t.clone()))
 }
 
+/// Every operand's every index within its dim at every point of the loop space: a linear
+/// index takes its extremes at corners of the box, so checking those suffices (nothing is
+/// read when the space is empty).
+fn check_bounds(nest: &LoopNest) -> Result<(), String> {
+    let nd = nest.sizes.len();
+    if nest.sizes.iter().any(|s| *s <= 0) {
+        return Ok(());
+    }
+    for (i, a) in nest.access.iter().enumerate() {
+        let Some((_, _, rc, t)) = a else { continue };
+        for (j, size) in t.shape.iter().enumerate() {
+            let row = &rc[j * (nd + 1)..(j + 1) * (nd + 1)];
+            let span = |f: fn(i64, i64) -> i64| -> i64 {
+                row[0]
+                    + row[1..]
+                        .iter()
+                        .zip(&nest.sizes)
+                        .map(|(c, s)| f(0, c * (s - 1)))
+                        .sum::<i64>()
+            };
+            for idx in [span(i64::min), span(i64::max)] {
+                if idx < 0 || idx as usize >= *size {
+                    return Err(format!(
+                        "operand #{i} accessed at {idx} in dimension {j} of size {size}"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The loop dims an output map indexes, if it is a projected permutation (each result one
+/// dim, no dim twice).
+fn output_dims(a: &Access, nd: usize) -> Option<Vec<bool>> {
+    let rc = &a.2;
+    let mut dims = vec![false; nd];
+    for row in rc.chunks(nd + 1) {
+        let nz: Vec<usize> = (0..nd).filter(|d| row[d + 1] != 0).collect();
+        match nz.as_slice() {
+            [d] if row[0] == 0 && row[d + 1] == 1 && !dims[*d] => dims[*d] = true,
+            _ => return None,
+        }
+    }
+    Some(dims)
+}
+
 impl Interp<'_> {
     /// `ta.expr`: the expression evaluated over its inputs (out-of-bounds reads are 0).
     pub(super) fn ta_expr(&mut self, op: OpId, env: &mut Env) -> Result<RtVal, InterpError> {
@@ -179,7 +226,8 @@ impl Interp<'_> {
             access,
             nin: ins.len(),
         };
-        let prog = compile(ir, op, env)?;
+        check_bounds(&nest).map_err(&err)?;
+        let prog = compile(self.ctx, ir, op, env)?;
         let nin = nest.nin;
         let mut outs_t: Vec<Tensor> = vals[nin..]
             .iter()
@@ -193,7 +241,25 @@ impl Interp<'_> {
             .iter()
             .map(|v| ir.value_type(*v).element_type())
             .collect();
-        self.run_nest(op, &nest, &prog, &vals, &mut outs_t, &out_ty)?;
+        match (contraction::mac_body(&prog, nin, &out_ty), &nest.access[..]) {
+            (Some(f32), [Some(a), Some(b), Some(c)]) if output_dims(c, nd).is_some() => {
+                let dims = output_dims(c, nd).unwrap_or_default();
+                fn lin(x: &Access) -> contraction::Linear<'_> {
+                    contraction::Linear {
+                        base: x.0,
+                        coeff: &x.1,
+                    }
+                }
+                contraction::run(
+                    &nest.sizes,
+                    [lin(a), lin(b), lin(c)],
+                    &dims,
+                    (&a.3.data, &b.3.data, &mut outs_t[0].data),
+                    f32,
+                );
+            }
+            _ => self.run_nest(op, &nest, &prog, &vals, &mut outs_t, &out_ty)?,
+        }
         if name_is_patch_with_epilogue(ir, op) {
             self.epilogue(op, env, &maps[nin], &nest.sizes, &mut outs_t[0])?;
         }
@@ -212,7 +278,7 @@ impl Interp<'_> {
     }
 
     /// Run the body `prog` at every point of the loop nest: load each operand's element
-    /// (bounds-checked) into its slot, run, and store the yields into the outputs
+    /// (in bounds: [`check_bounds`]) into its slot, run, and store the yields into the outputs
     /// `outs_t` (rounded to their element types `out_ty`).
     fn run_nest(
         &self,
@@ -238,20 +304,8 @@ impl Interp<'_> {
             for (i, a) in access.iter().enumerate() {
                 match a {
                     None => slots[i] = vals[i].scalar().unwrap_or(0.0),
-                    Some((base, coeff, rc, t)) => {
-                        // Bounds: every result index within its dim.
-                        let r = t.shape.len();
-                        for j in 0..r {
-                            let row = &rc[j * (nd + 1)..(j + 1) * (nd + 1)];
-                            let idx = row[0]
-                                + row[1..].iter().zip(&point).map(|(c, p)| c * p).sum::<i64>();
-                            if idx < 0 || idx as usize >= t.shape[j] {
-                                return Err(err(format!(
-                                    "operand #{i} accessed at {idx} in dimension {j} of size {}",
-                                    t.shape[j]
-                                )));
-                            }
-                        }
+                    Some((base, coeff, _, t)) => {
+                        // In bounds: checked for the whole loop space (check_bounds).
                         let off = base + coeff.iter().zip(&point).map(|(c, p)| c * p).sum::<i64>();
                         slots[i] = if i < nin {
                             t.data[off as usize]
@@ -261,7 +315,7 @@ impl Interp<'_> {
                     }
                 }
             }
-            prog.run(&mut slots, &point)?;
+            prog.run(&mut slots, &point).map_err(|e| err(e.message))?;
             for (o, y) in prog.yields.iter().enumerate() {
                 if let Some(Some((base, coeff, _, _))) = access.get(nin + o) {
                     let off = base + coeff.iter().zip(&point).map(|(c, p)| c * p).sum::<i64>();
@@ -294,7 +348,7 @@ impl Interp<'_> {
                 RtVal::Scalar(_) => Err(err("epilogue operands must be shaped".into())),
             })
             .collect::<Result<_, _>>()?;
-        let prog = crate::body::compile_region(ir, op, 1, env)?;
+        let prog = crate::body::compile_region(self.ctx, ir, op, 1, env)?;
         // The epilogue maps use no reduction dim: walk the parallel dims only.
         let red: Vec<bool> = ir
             .attr(op, "iterator_types")

@@ -377,7 +377,7 @@ impl Interp<'_> {
         if shape.iter().any(|d| *d < 0) {
             return Err(err(format!("negative result size {shape:?}")));
         }
-        let prog = compile(ir, op, env)?;
+        let prog = compile(self.ctx, ir, op, env)?;
         let mut out = Tensor::zeros(
             shape.iter().map(|d| *d as usize).collect(),
             rt.element_type(),

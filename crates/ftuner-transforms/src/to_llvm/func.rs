@@ -132,6 +132,7 @@ fn declare(ir: &mut Ir, f: OpId, sig: &Signature, private_body: bool) -> OpId {
 
 /// What the conversion of every function of a symbol table shares.
 pub(super) struct Shared<'a> {
+    pub(super) ctx: &'a ftuner_ir::Context,
     /// External functions the module needs: name -> `!llvm.func<...>` body.
     pub(super) decls: &'a mut BTreeMap<String, String>,
     /// Assertion messages: (global name, bytes with the trailing NUL).
@@ -171,6 +172,7 @@ pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<(Vec<OpId>,
     let entry = ir.append_block(region, &sig.params);
     let mut outlined = vec![];
     let mut cv = Cv {
+        ctx: m.ctx,
         ir,
         map: Default::default(),
         consts: Default::default(),

@@ -1,41 +1,21 @@
-//! `math` to `llvm` (MLIR's `MathToLLVM` and `MathToLibm`): intrinsics by table, `rsqrt`
-//! as a division, `fpowi` by squaring for a constant exponent, and calls of libm for the
-//! functions LLVM has no intrinsic for.
+//! `math` to `llvm` (MLIR's `MathToLLVM` and `MathToLibm`): an op whose spec names its
+//! LLVM form ([`LlvmLowering`]: an intrinsic, or a libm function) converts by that; `rsqrt`
+//! becomes a division, `fpowi` multiplications by squaring for a constant exponent.
 
 use super::{unsupported, Cv, R};
-use ftuner_ir::{FloatKind, OpId, Value};
-
-/// The `llvm` intrinsic of a `math` op that converts one to one.
-fn intrinsic(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "math.exp" => "llvm.intr.exp",
-        "math.exp2" => "llvm.intr.exp2",
-        "math.log" => "llvm.intr.log",
-        "math.log2" => "llvm.intr.log2",
-        "math.sqrt" => "llvm.intr.sqrt",
-        "math.absf" => "llvm.intr.fabs",
-        "math.floor" => "llvm.intr.floor",
-        "math.ceil" => "llvm.intr.ceil",
-        "math.sin" => "llvm.intr.sin",
-        "math.cos" => "llvm.intr.cos",
-        "math.powf" => "llvm.intr.pow",
-        "math.fma" => "llvm.intr.fma",
-        _ => return None,
-    })
-}
+use ftuner_ir::{FloatKind, LlvmLowering, OpId, Value};
 
 impl Cv<'_> {
     /// Convert a `math` op.
     pub(super) fn math(&mut self, op: OpId, name: &'static str) -> R<()> {
-        if let Some(ln) = intrinsic(name) {
-            return self.same_operands(op, ln);
+        match self.ctx.op_def(name).and_then(|d| d.llvm) {
+            Some(LlvmLowering::Intrinsic(ln)) => return self.same_operands(op, ln),
+            Some(LlvmLowering::Libm(f)) => return self.libm(op, f),
+            None => {}
         }
         match name {
             "math.rsqrt" => self.rsqrt(op),
             "math.fpowi" => self.fpowi(op),
-            "math.tanh" | "math.erf" | "math.atan" | "math.tan" | "math.log1p" | "math.expm1" => {
-                self.libm(op, name)
-            }
             _ => Err(unsupported(op)),
         }
     }
@@ -94,18 +74,21 @@ impl Cv<'_> {
         Ok(())
     }
 
-    /// A call of libm's `NAME` (f64) or `NAMEf` (f32).
-    fn libm(&mut self, op: OpId, name: &str) -> R<()> {
-        let a = self.v(op, self.ir.operand(op, 0))?;
+    /// A call of libm's `base` (f64) or `basef` (f32) on the op's operands.
+    fn libm(&mut self, op: OpId, base: &str) -> R<()> {
+        let args = self.converted_operands(op)?;
         let ty = self.results_of(op)?[0];
-        let base = name.trim_start_matches("math.");
         let (f, t) = match ty.float_kind() {
             Some(FloatKind::F32) => (format!("{base}f"), "f32"),
             Some(FloatKind::F64) => (base.to_string(), "f64"),
-            _ => return Err((op, format!("{name} on {ty} has no libm function"))),
+            _ => {
+                let name = self.ir.name(op);
+                return Err((op, format!("{name} on {ty} has no libm function")));
+            }
         };
+        let params = vec![t; args.len()].join(", ");
         let r = self
-            .call(&f, &format!("{t} ({t})"), vec![a], Some(ty))
+            .call(&f, &format!("{t} ({params})"), args, Some(ty))
             .ok_or_else(|| (op, "call has no result".to_string()))?;
         self.bind(op, r);
         Ok(())
