@@ -9,7 +9,7 @@
 
 use crate::util::*;
 use ftuner_ir::dialect::FoldResult;
-use ftuner_ir::ScalarEval::{self, FloatBinary, FloatUnary};
+use ftuner_ir::ScalarEval::{self, FloatBinary, FloatUnary, IntBinary, IntUnary};
 use ftuner_ir::{Attribute, Ir, OpId};
 
 /// The C library's functions Rust's `f64` has no method for; the JIT calls the same ones
@@ -61,7 +61,49 @@ pub const EVAL: &[(&str, ScalarEval)] = &[
     ("math.atan2", FloatBinary(f64::atan2)),
     ("math.copysign", FloatBinary(f64::copysign)),
     ("math.powf", FloatBinary(f64::powf)),
+    ("math.absi", IntUnary(|x, _| x.abs())),
+    (
+        "math.ctlz",
+        IntUnary(|x, w| (bits(x, w).leading_zeros() - (128 - w)) as i128),
+    ),
+    (
+        "math.cttz",
+        IntUnary(|x, w| bits(x, w).trailing_zeros().min(w) as i128),
+    ),
+    (
+        "math.ctpop",
+        IntUnary(|x, w| bits(x, w).count_ones() as i128),
+    ),
+    ("math.ipowi", IntBinary(ipowi)),
 ];
+
+/// The `w` bits of a signed value, as unsigned.
+fn bits(x: i128, w: u32) -> u128 {
+    (x as u128) & (u128::MAX >> (128 - w.clamp(1, 128)))
+}
+
+/// `x^n` wrapping at `w` bits (MLIR's `math.ipowi`): a negative `n` gives 1 for x = 1, ±1
+/// for x = -1, 0 otherwise, and is undefined for x = 0 (a division by zero).
+fn ipowi(x: i128, n: i128, w: u32) -> Option<i128> {
+    let wrap = |v: i128| ftuner_ir::attrs::wrap_signed(v, w);
+    if n < 0 {
+        return match x {
+            0 => None,
+            1 => Some(1),
+            -1 => Some(if n % 2 == 0 { 1 } else { -1 }),
+            _ => Some(0),
+        };
+    }
+    let (mut acc, mut base, mut e) = (1i128, wrap(x), n);
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = wrap(acc.wrapping_mul(base));
+        }
+        base = wrap(base.wrapping_mul(base));
+        e >>= 1;
+    }
+    Some(acc)
+}
 
 fn rsqrt(x: f64) -> f64 {
     1.0 / x.sqrt()

@@ -95,26 +95,35 @@ pub fn fold_float_unary(
     Some(vec![FoldResult::Attr(make_const(Const::Float(f(x)), rt)?)])
 }
 
-/// Fold an op by its [`ftuner_ir::ScalarEval`] when every operand is a float constant
-/// (scalar or splat).
+/// Fold an op by its [`ftuner_ir::ScalarEval`] when every operand is a constant of its
+/// kind (scalar or splat).
 pub fn fold_scalar_eval(
     ir: &Ir,
     op: OpId,
     consts: &[Option<Attribute>],
     eval: ftuner_ir::ScalarEval,
 ) -> Option<Vec<FoldResult>> {
-    let args = consts
-        .iter()
-        .map(|c| match const_value((*c)?)? {
-            (Const::Float(x), _) => Some(x),
-            _ => None,
-        })
-        .collect::<Option<Vec<f64>>>()?;
     let rt = ir.value_type(ir.result(op, 0));
-    Some(vec![FoldResult::Attr(make_const(
-        Const::Float(eval.apply(&args)?),
-        rt,
-    )?)])
+    let value = if eval.is_int() {
+        let args = consts
+            .iter()
+            .map(|c| match const_value((*c)?)? {
+                (Const::Int(x), _) => Some(x),
+                _ => None,
+            })
+            .collect::<Option<Vec<i128>>>()?;
+        Const::Int(eval.apply_int(&args, int_width(rt))?)
+    } else {
+        let args = consts
+            .iter()
+            .map(|c| match const_value((*c)?)? {
+                (Const::Float(x), _) => Some(x),
+                _ => None,
+            })
+            .collect::<Option<Vec<f64>>>()?;
+        Const::Float(eval.apply(&args)?)
+    };
+    Some(vec![FoldResult::Attr(make_const(value, rt)?)])
 }
 
 /// Integer width of an integer-like type (index: 64).

@@ -146,6 +146,21 @@ impl ScalarOp {
                 }
                 _ => a[0].mul_add(a[1], a[2]),
             },
+            ScalarOp::Eval(e) if e.is_int() => {
+                let w = if ty.is_index() {
+                    64
+                } else {
+                    ty.int_width().unwrap_or(64)
+                };
+                // Operands read signed at the width (an i1 `true` is carried as 1).
+                let args: Vec<i128> = a
+                    .iter()
+                    .map(|x| ftuner_ir::attrs::wrap_signed(*x as i128, w))
+                    .collect();
+                e.apply_int(&args, w)
+                    .ok_or_else(|| err("undefined at these operands (poison)".into()))?
+                    as f64
+            }
             ScalarOp::Eval(e) => e
                 .apply(a)
                 .ok_or_else(|| err("wrong number of operands".into()))?,

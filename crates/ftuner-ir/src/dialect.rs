@@ -200,16 +200,38 @@ pub struct OpDef {
 pub enum ScalarEval {
     FloatUnary(fn(f64) -> f64),
     FloatBinary(fn(f64, f64) -> f64),
+    /// On a `w`-bit integer (signed value in, any representative out: the caller wraps it
+    /// to `w` bits).
+    IntUnary(fn(i128, u32) -> i128),
+    /// `None`: undefined (poison) at these operands.
+    IntBinary(fn(i128, i128, u32) -> Option<i128>),
 }
 
 impl ScalarEval {
-    /// The value at `args`; `None` when their number does not fit.
+    /// The value of a float op at `args`; `None` when their number does not fit or the op
+    /// is an integer op.
     pub fn apply(&self, args: &[f64]) -> Option<f64> {
         match (self, args) {
             (ScalarEval::FloatUnary(f), [x]) => Some(f(*x)),
             (ScalarEval::FloatBinary(f), [x, y]) => Some(f(*x, *y)),
             _ => None,
         }
+    }
+
+    /// Whether the op computes on integers ([`ScalarEval::apply_int`]).
+    pub fn is_int(&self) -> bool {
+        matches!(self, ScalarEval::IntUnary(_) | ScalarEval::IntBinary(..))
+    }
+
+    /// The value of an integer op at `args` of width `w`, wrapped to `w` bits and read
+    /// signed; `None` when undefined or when their number does not fit.
+    pub fn apply_int(&self, args: &[i128], w: u32) -> Option<i128> {
+        let r = match (self, args) {
+            (ScalarEval::IntUnary(f), [x]) => f(*x, w),
+            (ScalarEval::IntBinary(f), [x, y]) => f(*x, *y, w)?,
+            _ => return None,
+        };
+        Some(crate::attrs::wrap_signed(r, w))
     }
 }
 
@@ -221,6 +243,9 @@ pub enum LlvmLowering {
     Intrinsic(&'static str),
     /// A C math library function: `NAME` on f64, `NAMEf` on f32.
     Libm(&'static str),
+    /// An LLVM intrinsic whose immediate flag (the property named here, e.g.
+    /// `is_zero_poison`) is false: the op is defined where LLVM's would be poison.
+    IntrinsicDefined(&'static str, &'static str),
 }
 
 /// What an op does to memory by itself (MLIR's `MemoryEffectOpInterface`, as far as we

@@ -103,7 +103,8 @@ pub struct OpSpec {
     #[serde(default)]
     pub has_canonicalizer: bool,
     /// The op's LLVM form when it is one call: `{ intrinsic = "llvm.intr.exp" }` (same
-    /// operands and result) or `{ libm = "cbrt" }` (`cbrt` on f64, `cbrtf` on f32).
+    /// operands and result), `{ libm = "cbrt" }` (`cbrt` on f64, `cbrtf` on f32), or
+    /// `{ intrinsic_defined = ["llvm.intr.ctlz", "is_zero_poison"] }` (the flag false).
     #[serde(default)]
     pub llvm: Option<LlvmSpec>,
     /// Hand-written `infer_<op>` computes result types.
@@ -127,10 +128,12 @@ pub struct OpSpec {
 
 /// `llvm = { intrinsic = ".." }` or `llvm = { libm = ".." }`.
 #[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields, rename_all = "lowercase")]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum LlvmSpec {
     Intrinsic(String),
     Libm(String),
+    /// `[intrinsic, flag]`: the intrinsic with its poison flag `flag` false.
+    IntrinsicDefined(Vec<String>),
 }
 
 impl LlvmSpec {
@@ -140,12 +143,18 @@ impl LlvmSpec {
                 format!("Some(ftuner_ir::LlvmLowering::Intrinsic({}))", lit(n))
             }
             LlvmSpec::Libm(n) => format!("Some(ftuner_ir::LlvmLowering::Libm({}))", lit(n)),
+            LlvmSpec::IntrinsicDefined(v) => format!(
+                "Some(ftuner_ir::LlvmLowering::IntrinsicDefined({}, {}))",
+                lit(&v[0]),
+                lit(&v[1])
+            ),
         }
     }
     fn doc(&self) -> String {
         match self {
             LlvmSpec::Intrinsic(n) => format!("LLVM: `{n}`"),
             LlvmSpec::Libm(n) => format!("LLVM: a call of libm's `{n}` (f64) or `{n}f` (f32)"),
+            LlvmSpec::IntrinsicDefined(v) => format!("LLVM: `{}` with `{} = false`", v[0], v[1]),
         }
     }
 }
@@ -158,6 +167,15 @@ pub fn load(path: &Path) -> Result<Spec, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let spec: Spec = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     for op in &spec.ops {
+        if let Some(LlvmSpec::IntrinsicDefined(v)) = &op.llvm {
+            if v.len() != 2 {
+                return Err(format!(
+                    "{}: op '{}': llvm.intrinsic_defined is [intrinsic, flag]",
+                    path.display(),
+                    op.name
+                ));
+            }
+        }
         for t in &op.traits {
             if !KNOWN_TRAITS.contains(&t.as_str()) {
                 return Err(format!(

@@ -59,14 +59,24 @@ impl Fn<'_> {
         let ops = self.ir.operands(op);
         let t = self.res_ty(op)?;
         let f = format!("llvm.{intr}.{}", intrinsic_suffix(&t));
-        let params = vec![t.clone(); ops.len()].join(", ");
-        self.decls
-            .insert(f.clone(), format!("declare {t} @{f}({params})"));
-        let args = ops
+        let mut params = vec![t.clone(); ops.len()];
+        let mut args = ops
             .iter()
             .map(|v| self.typed(op, *v))
-            .collect::<R<Vec<_>>>()?
-            .join(", ");
+            .collect::<R<Vec<_>>>()?;
+        // The immediate flag of abs/ctlz/cttz, a trailing i1 argument.
+        let flag = ["is_int_min_poison", "is_zero_poison"]
+            .iter()
+            .find_map(|k| prop(self.ir, op, k));
+        if let Some(a) = flag {
+            params.push("i1".into());
+            let on = matches!(a.kind(), ftuner_ir::AttrKind::Bool(true));
+            args.push(format!("i1 {on}"));
+        }
+        let params = params.join(", ");
+        self.decls
+            .insert(f.clone(), format!("declare {t} @{f}({params})"));
+        let args = args.join(", ");
         let fm = super::ops::fast_math_flags(self.ir, op);
         self.def(op, format!("call{fm} {t} @{f}({args})"))
     }

@@ -296,10 +296,22 @@ pub fn math_funcs(ctx: &ftuner_ir::Context) -> Vec<Func> {
             let mut f = func(d.name, &suffix, args.clone(), res, text);
             f.cases = math_cases(&args);
             f.cmp = math_cmp(d.name, res);
+            if d.scalar_eval.is_some_and(|e| e.is_int()) {
+                f.undefined = math_int_undefined;
+            }
             out.push(f);
         }
     }
     out
+}
+
+/// Undefined per the op's one definition (`math.ipowi` of 0 to a negative power).
+fn math_int_undefined(f: &Func, c: &[f64]) -> bool {
+    let eval = ftuner_dialects::registry()
+        .op(&f.op)
+        .and_then(|d| d.scalar_eval);
+    let args: Vec<i128> = c.iter().map(|x| *x as i128).collect();
+    eval.is_some_and(|e| e.apply_int(&args, f.res.width()).is_none())
 }
 
 fn math_cases(args: &[Ty]) -> Vec<Vec<f64>> {

@@ -11,6 +11,14 @@ impl Cv<'_> {
         match self.ctx.op_def(name).and_then(|d| d.llvm) {
             Some(LlvmLowering::Intrinsic(ln)) => return self.same_operands(op, ln),
             Some(LlvmLowering::Libm(f)) => return self.libm(op, f),
+            Some(LlvmLowering::IntrinsicDefined(ln, flag)) => {
+                let ops = self.converted_operands(op)?;
+                let ty = self.results_of(op)?[0];
+                let no = ftuner_ir::Attribute::get(ftuner_ir::AttrKind::Bool(false));
+                let r = self.valp(ln, ops, ty, vec![(flag, no)]);
+                self.bind(op, r);
+                return Ok(());
+            }
             None => {}
         }
         match name {
