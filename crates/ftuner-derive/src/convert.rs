@@ -6,6 +6,7 @@
 //! The traversal follows the output map (which must be a permutation of the parallel dims:
 //! then the result's dim k is traversal iterator k).
 
+use ftuner_dialects::ops;
 use ftuner_dialects::ta::{Bound, Idx, Iter, Scope, Src, Term};
 use ftuner_ir::{AffineExpr, Ir, OpId, Value, DYNAMIC};
 
@@ -52,10 +53,10 @@ fn affine_to_idx(e: &AffineExpr, names: &[String]) -> Option<Idx> {
 /// Iterator names by role: output dims `n f h w ...` read like the op's dims where known.
 fn dim_names(ir: &Ir, op: OpId, nd: usize) -> Vec<String> {
     let named: &[&str] = match ir.name(op) {
-        "linalg.matmul" => &["m", "n", "k"],
-        "linalg.batch_matmul" => &["b", "m", "n", "k"],
-        "linalg.conv_2d_nchw_fchw" => &["n", "f", "h", "w", "c", "r", "s"],
-        "linalg.conv_2d_nhwc_hwcf" => &["n", "h", "w", "f", "r", "s", "c"],
+        ops::linalg::MatmulOp::NAME => &["m", "n", "k"],
+        ops::linalg::BatchMatmulOp::NAME => &["b", "m", "n", "k"],
+        ops::linalg::Conv2dNchwFchwOp::NAME => &["n", "f", "h", "w", "c", "r", "s"],
+        ops::linalg::Conv2dNhwcHwcfOp::NAME => &["n", "h", "w", "f", "r", "s", "c"],
         _ => &[],
     };
     (0..nd)
@@ -70,7 +71,7 @@ pub fn from_linalg(ir: &Ir, op: OpId) -> Result<FromLinalg, String> {
     // matmul-like contraction).
     let named = ftuner_ukernel::contraction::classify(ir, op).is_some();
     let (ins, outs) = ftuner_dialects::linalg::ins_outs(ir, op);
-    let generic = ir.name(op) == "linalg.generic"
+    let generic = ir.name(op) == ops::linalg::GenericOp::NAME
         && ins.len() == 2
         && outs.len() == 1
         && ftuner_ukernel::contraction::body_is_mul_add(ir, op);
@@ -160,7 +161,7 @@ fn zero_padding(ir: &Ir, v: Value) -> Option<(Value, Vec<(i64, i64)>)> {
     let d = ir.defining_op(v)?;
     let arr = |k: &str| ir.attr(d, k).and_then(|a| a.as_dense_i64s());
     match ir.name(d) {
-        "tensor.pad" => {
+        ops::tensor::PadOp::NAME => {
             let low = arr("static_low")?;
             if low.contains(&DYNAMIC) {
                 return None;
@@ -172,7 +173,7 @@ fn zero_padding(ir: &Ir, v: Value) -> Option<(Value, Vec<(i64, i64)>)> {
             }
             Some((ir.operand(d, 0), low.iter().map(|l| (*l, 1)).collect()))
         }
-        "tensor.insert_slice" => {
+        ops::tensor::InsertSliceOp::NAME => {
             let (offs, strides) = (arr("static_offsets")?, arr("static_strides")?);
             if offs.contains(&DYNAMIC) || strides.iter().any(|s| *s <= 0) {
                 return None;
@@ -233,7 +234,7 @@ fn map_access(t: &Term, input: usize, f: &dyn Fn(&[Idx]) -> Vec<Idx>) -> Term {
 
 fn is_zero(ir: &Ir, v: Value) -> bool {
     ir.defining_op(v).is_some_and(|c| {
-        ir.name(c) == "arith.constant"
+        ir.name(c) == ops::arith::ConstantOp::NAME
             && ir.attr(c, "value").is_some_and(
                 |a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits, .. } if *bits == 0),
             )
@@ -245,13 +246,13 @@ pub fn is_zero_fill(ir: &Ir, v: Value) -> bool {
     let Some(d) = ir.defining_op(v) else {
         return false;
     };
-    if ir.name(d) != "linalg.fill" {
+    if ir.name(d) != ops::linalg::FillOp::NAME {
         return false;
     }
     let Some(c) = ir.operands(d).first().and_then(|x| ir.defining_op(*x)) else {
         return false;
     };
-    ir.name(c) == "arith.constant"
+    ir.name(c) == ops::arith::ConstantOp::NAME
         && ir.attr(c, "value").is_some_and(
             |a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits, .. } if *bits == 0),
         )

@@ -9,6 +9,7 @@
 //!
 //! Here the generic's loops, operands and maps; its body's code in [`body`].
 
+use ftuner_dialects::ops;
 mod body;
 
 use crate::emit::ty;
@@ -273,7 +274,7 @@ impl ConvertTaToLinalgPass {
         for _round in 0..16 {
             let mut ops = vec![];
             cx.ir.walk_pre(top, &mut |o| {
-                if cx.ir.name(o) == "ta.expr" {
+                if cx.ir.name(o) == ops::ta::ExprOp::NAME {
                     ops.push(o);
                 }
             });
@@ -346,8 +347,11 @@ impl ConvertTaToLinalgPass {
                     Err(e) => return Err(fail(cx, e)),
                 };
                 let e = cx.ir.create_op(
-                    ftuner_ir::OpSpec::new(ftuner_ir::intern_name("tensor.empty"), cx.ir.loc(op))
-                        .results([rty]),
+                    ftuner_ir::OpSpec::new(
+                        ftuner_ir::intern_name(ops::tensor::EmptyOp::NAME),
+                        cx.ir.loc(op),
+                    )
+                    .results([rty]),
                 );
                 cx.ir.insert_before(op, e);
                 let mut args = ins.clone();

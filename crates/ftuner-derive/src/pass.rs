@@ -3,6 +3,7 @@
 use crate::convert::{from_linalg, is_zero_fill};
 use crate::derive::{derive, price, Costs, Options, Target};
 use crate::emit::{emit, Emitted};
+use ftuner_dialects::ops;
 use ftuner_dialects::ta;
 use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::options::OptionKind;
@@ -27,7 +28,7 @@ pub fn inline_text(
     let ir: &mut Ir = cx.ir;
     let mut func = None;
     ir.walk_pre(m, &mut |o| {
-        if ir.name(o) == "func.func" && func.is_none() {
+        if ir.name(o) == ops::func::FuncOp::NAME && func.is_none() {
             func = Some(o);
         }
     });
@@ -46,7 +47,7 @@ pub fn inline_text(
     let ops = ir.block_ops_vec(body);
     let mut result = None;
     for o in ops {
-        if ir.name(o) == "func.return" {
+        if ir.name(o) == ops::func::ReturnOp::NAME {
             result = ir.operands(o).first().copied();
             continue;
         }
@@ -291,7 +292,8 @@ impl OllieDerivePass {
             }
             None => {
                 let e = cx.ir.create_op(
-                    OpSpec::new(intern_name("tensor.empty"), cx.ir.loc(op)).results([rty]),
+                    OpSpec::new(intern_name(ops::tensor::EmptyOp::NAME), cx.ir.loc(op))
+                        .results([rty]),
                 );
                 cx.ir.insert_before(op, e);
                 cx.ir.result(e, 0)
@@ -336,12 +338,12 @@ fn candidates(ir: &Ir, top: OpId) -> Vec<OpId> {
     ir.walk_pre(top, &mut |o| {
         if matches!(
             ir.name(o),
-            "linalg.conv_2d_nchw_fchw"
-                | "linalg.conv_2d_nhwc_hwcf"
-                | "linalg.matmul"
-                | "linalg.batch_matmul"
-                | "linalg.generic"
-                | "ta.expr"
+            ops::linalg::Conv2dNchwFchwOp::NAME
+                | ops::linalg::Conv2dNhwcHwcfOp::NAME
+                | ops::linalg::MatmulOp::NAME
+                | ops::linalg::BatchMatmulOp::NAME
+                | ops::linalg::GenericOp::NAME
+                | ops::ta::ExprOp::NAME
         ) {
             cands.push(o);
         }
@@ -351,7 +353,7 @@ fn candidates(ir: &Ir, top: OpId) -> Vec<OpId> {
 
 /// The expression of candidate `op`, if it has one.
 fn candidate(ir: &Ir, op: OpId) -> Option<Candidate> {
-    if ir.name(op) == "ta.expr" {
+    if ir.name(op) == ops::ta::ExprOp::NAME {
         let s = ta::scope_of(ir, op)?;
         let ins = ir.operands(op).to_vec();
         Some(Candidate {
@@ -487,7 +489,7 @@ impl ConvertLinalgToTaPass {
             };
             let rty = cx.ir.value_type(cx.ir.result(op, 0));
             let e = cx.ir.create_op(
-                OpSpec::new(intern_name("ta.expr"), cx.ir.loc(op))
+                OpSpec::new(intern_name(ops::ta::ExprOp::NAME), cx.ir.loc(op))
                     .operands(f.inputs.clone())
                     .results([rty])
                     .attr("expr", ta::expr_attr(&f.scope)),
@@ -503,7 +505,7 @@ impl ConvertLinalgToTaPass {
                 ));
                 let par = Attribute::dialect("linalg", "iterator_type<parallel>");
                 let g = cx.ir.create_op(
-                    OpSpec::new(intern_name("linalg.generic"), cx.ir.loc(op))
+                    OpSpec::new(intern_name(ops::linalg::GenericOp::NAME), cx.ir.loc(op))
                         .operands([v, f.init, f.init])
                         .results([rty])
                         .prop("indexing_maps", Attribute::array(vec![id, id, id]))
@@ -516,14 +518,15 @@ impl ConvertLinalgToTaPass {
                 let b = cx.ir.append_block(r, &[elem, elem, elem]);
                 let args = cx.ir.block_args(b).to_vec();
                 let add = cx.ir.create_op(
-                    OpSpec::new(intern_name("arith.addf"), cx.ir.loc(op))
+                    OpSpec::new(intern_name(ops::arith::AddfOp::NAME), cx.ir.loc(op))
                         .operands([args[0], args[1]])
                         .results([elem]),
                 );
                 cx.ir.append_op(b, add);
                 let s = cx.ir.result(add, 0);
                 let y = cx.ir.create_op(
-                    OpSpec::new(intern_name("linalg.yield"), cx.ir.loc(op)).operands([s]),
+                    OpSpec::new(intern_name(ops::linalg::YieldOp::NAME), cx.ir.loc(op))
+                        .operands([s]),
                 );
                 cx.ir.append_op(b, y);
                 v = cx.ir.result(g, 0);

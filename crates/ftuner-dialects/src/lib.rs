@@ -37,6 +37,27 @@ mod generated {
 }
 pub use generated::*;
 
+/// The generated typed op wrappers by dialect (`ops::arith::AddfOp`): their `NAME` is how
+/// passes name an op (a misspelled op is a compile error), `from` checks an op's kind,
+/// `build` creates one with its operands and attributes typed.
+pub mod ops {
+    pub use crate::generated::gen_affine as affine;
+    pub use crate::generated::gen_arith as arith;
+    pub use crate::generated::gen_builtin as builtin;
+    pub use crate::generated::gen_cf as cf;
+    pub use crate::generated::gen_func as func;
+    pub use crate::generated::gen_gpu as gpu;
+    pub use crate::generated::gen_linalg as linalg;
+    pub use crate::generated::gen_llvm as llvm;
+    pub use crate::generated::gen_math as math;
+    pub use crate::generated::gen_memref as memref;
+    pub use crate::generated::gen_scf as scf;
+    pub use crate::generated::gen_ta as ta;
+    pub use crate::generated::gen_tensor as tensor;
+    pub use crate::generated::gen_ukernel as ukernel;
+    pub use crate::generated::gen_vector as vector;
+}
+
 use ftuner_ir::{Ir, OpId, Value};
 
 /// The values of operand (or result) group `index` of `op`, using the segment-size

@@ -2,6 +2,7 @@
 
 use crate::eval::InterpError;
 use crate::tensor::{round_to, RtVal, Tensor};
+use ftuner_dialects::ops;
 use ftuner_ir::{AttrKind, Context, Ir, OpId, ScalarEval, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -345,14 +346,14 @@ pub fn compile_region(
             }
             continue;
         }
-        if name == "linalg.index" {
+        if name == ops::linalg::IndexOp::NAME {
             let dim = ir.attr(o, "dim").and_then(|a| a.as_i64()).unwrap_or(0) as usize;
             steps.push(Step::Index { dim, dst: n });
             slot.insert(ir.result(o, 0), n);
             n += 1;
             continue;
         }
-        if name == "tensor.dim" || name == "memref.dim" {
+        if name == ops::tensor::DimOp::NAME || name == ops::memref::DimOp::NAME {
             let shape = match env.get(&ir.operand(o, 0)) {
                 Some(RtVal::Tensor(t)) => t.shape.clone(),
                 Some(RtVal::MemRef(m)) => m.sizes.clone(),
@@ -370,7 +371,7 @@ pub fn compile_region(
             n += 1;
             continue;
         }
-        if name == "tensor.extract" || name == "memref.load" {
+        if name == ops::tensor::ExtractOp::NAME || name == ops::memref::LoadOp::NAME {
             let t = match env.get(&ir.operand(o, 0)) {
                 Some(RtVal::Tensor(t)) => t.clone(),
                 Some(RtVal::MemRef(m)) => {

@@ -7,6 +7,7 @@
 //! [`structured`] (`linalg`, `ukernel.patch`, `ta.expr`) and [`gpu`] (kernel launches).
 //! `memref` ops are in the crate's `memref` module.
 
+use ftuner_dialects::ops;
 mod constant;
 mod contraction;
 mod control;
@@ -52,7 +53,10 @@ impl std::fmt::Display for InterpError {
 pub(crate) fn is_yield(name: &str) -> bool {
     matches!(
         name,
-        "linalg.yield" | "ukernel.yield" | "tensor.yield" | "scf.yield"
+        ops::linalg::YieldOp::NAME
+            | ops::ukernel::YieldOp::NAME
+            | ops::tensor::YieldOp::NAME
+            | ops::scf::YieldOp::NAME
     )
 }
 
@@ -162,7 +166,10 @@ impl<'a> Interp<'a> {
         let ir = self.ir;
         let mut func = None;
         ir.walk_pre(self.module, &mut |o| {
-            if func.is_none() && ir.name(o) == "func.func" && ir.symbol_name(o) == Some(name) {
+            if func.is_none()
+                && ir.name(o) == ops::func::FuncOp::NAME
+                && ir.symbol_name(o) == Some(name)
+            {
                 func = Some(o);
             }
         });
@@ -228,7 +235,10 @@ impl<'a> Interp<'a> {
         let ir = self.ir;
         for op in ir.block_ops(b) {
             let name = ir.name(op);
-            if name == "func.return" || name == "gpu.return" || is_yield(name) {
+            if name == ops::func::ReturnOp::NAME
+                || name == ops::gpu::ReturnOp::NAME
+                || is_yield(name)
+            {
                 return ir
                     .operands(op)
                     .iter()
@@ -303,12 +313,12 @@ impl<'a> Interp<'a> {
         let ir = self.ir;
         let name = ir.name(op);
         match name {
-            "func.call" => return self.func_call(op, env),
-            "cf.assert" => return self.cf_assert(op, env),
+            ops::func::CallOp::NAME => return self.func_call(op, env),
+            ops::cf::AssertOp::NAME => return self.cf_assert(op, env),
             // Hints without effect on values.
-            "memref.prefetch" => return Ok(vec![]),
-            "affine.apply" => return self.affine_apply(op, env).map(|v| vec![v]),
-            "arith.constant" => {
+            ops::memref::PrefetchOp::NAME => return Ok(vec![]),
+            ops::affine::ApplyOp::NAME => return self.affine_apply(op, env).map(|v| vec![v]),
+            ops::arith::ConstantOp::NAME => {
                 let a = ir
                     .attr(op, "value")
                     .ok_or_else(|| InterpError::at(ir, op, "missing value"))?;
@@ -319,10 +329,10 @@ impl<'a> Interp<'a> {
         if let Some(sop) = ScalarOp::of(self.ctx, ir, op) {
             return self.elementwise(op, sop, env).map(|v| vec![v]);
         }
-        if name == "ta.expr" {
+        if name == ops::ta::ExprOp::NAME {
             return self.ta_expr(op, env).map(|t| vec![t]);
         }
-        if name.starts_with("linalg.") || name == "ukernel.patch" {
+        if name.starts_with("linalg.") || name == ops::ukernel::PatchOp::NAME {
             return self.structured(op, env);
         }
         if let Some(short) = name.strip_prefix("tensor.") {
@@ -335,14 +345,15 @@ impl<'a> Interp<'a> {
             return self.memref_op(op, short, env);
         }
         match name {
-            "scf.for" => self.scf_for(op, env),
-            "scf.if" => self.scf_if(op, env),
-            "scf.index_switch" => self.scf_index_switch(op, env),
-            "gpu.launch_func" => self.launch(op, env),
-            "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" => {
-                self.gpu_id(op).map(|v| vec![v])
-            }
-            "builtin.unrealized_conversion_cast" => ir
+            ops::scf::ForOp::NAME => self.scf_for(op, env),
+            ops::scf::IfOp::NAME => self.scf_if(op, env),
+            ops::scf::IndexSwitchOp::NAME => self.scf_index_switch(op, env),
+            ops::gpu::LaunchFuncOp::NAME => self.launch(op, env),
+            ops::gpu::ThreadIdOp::NAME
+            | ops::gpu::BlockIdOp::NAME
+            | ops::gpu::BlockDimOp::NAME
+            | ops::gpu::GridDimOp::NAME => self.gpu_id(op).map(|v| vec![v]),
+            ops::builtin::UnrealizedConversionCastOp::NAME => ir
                 .operands(op)
                 .iter()
                 .map(|v| self.get(env, *v, op))

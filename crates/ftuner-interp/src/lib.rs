@@ -21,6 +21,7 @@
 //! assert_eq!(out[0].tensor().unwrap().data, vec![3.0, -4.0]);
 //! ```
 
+use ftuner_dialects::ops;
 mod body;
 mod eval;
 mod memref;
@@ -34,7 +35,7 @@ pub use tensor::{round_to, row_major, MemRef, RtVal, Store, Tensor};
 pub fn param_shapes(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId, func: &str) -> Option<Vec<Vec<i64>>> {
     let mut f = None;
     ir.walk_pre(top, &mut |o| {
-        if f.is_none() && ir.name(o) == "func.func" && ir.symbol_name(o) == Some(func) {
+        if f.is_none() && ir.name(o) == ops::func::FuncOp::NAME && ir.symbol_name(o) == Some(func) {
             f = Some(o);
         }
     });

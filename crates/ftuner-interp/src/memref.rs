@@ -4,6 +4,7 @@
 
 use crate::eval::{Env, Interp, InterpError};
 use crate::tensor::{row_major, MemRef, RtVal};
+use ftuner_dialects::ops;
 use ftuner_ir::{Ir, OpId, Type, DYNAMIC};
 
 impl Interp<'_> {
@@ -285,7 +286,7 @@ impl Interp<'_> {
         let mut global = None;
         ir.walk_pre(self.module, &mut |o| {
             if global.is_none()
-                && ir.name(o) == "memref.global"
+                && ir.name(o) == ops::memref::GlobalOp::NAME
                 && ir.symbol_name(o) == Some(name.as_str())
             {
                 global = Some(o);

@@ -134,7 +134,7 @@ macro_rules! define_pass {
             name: $name:literal,
             summary: $summary:literal,
             $(description: $desc:literal,)?
-            $(anchor: $anchor:literal,)?
+            $(anchor: $anchor:expr,)?
             options: $opts:ident {
                 $(
                     $oname:literal => $ofield:ident : $oty:ty = $odefault:literal

@@ -9,6 +9,7 @@
 //!   strides), the kernel launched, buffers copied back. The interpreter is the host
 //!   program; the kernels are the compiled PTX.
 
+use ftuner_dialects::ops;
 use ftuner_interp::{Launcher, RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId};
 use libloading::{Library, Symbol};
@@ -404,7 +405,7 @@ pub fn ptx_for(ctx: &Context, ir: &Ir, top: OpId, sm: &str) -> Result<String, St
     let gms: Vec<OpId> = ops
         .iter()
         .copied()
-        .filter(|o| m.ir.name(*o) == "gpu.module")
+        .filter(|o| m.ir.name(*o) == ops::gpu::ModuleOp::NAME)
         .collect();
     let [gm] = gms.as_slice() else {
         return Err(format!("expected one gpu.module, found {}", gms.len()));

@@ -14,6 +14,7 @@
 //! Loops the pipeline marked `ftuner.parallel` run on a persistent thread pool
 //! ([`set_num_threads`]; `FTUNER_NUM_THREADS`, else every core).
 
+use ftuner_dialects::ops;
 pub mod aot;
 pub mod cuda;
 pub mod raw;
@@ -116,7 +117,7 @@ fn run_pipeline(ctx: &Context, ir: &mut Ir, top: OpId, p: &str) -> Result<(), Ru
 fn public_funcs(ir: &Ir, top: OpId) -> Vec<OpId> {
     let mut out = vec![];
     ir.walk_pre(top, &mut |o| {
-        if ir.name(o) == "func.func"
+        if ir.name(o) == ops::func::FuncOp::NAME
             && ir.attr(o, "sym_visibility").and_then(|a| a.as_str()) != Some("private")
             && ir
                 .regions_of(o)

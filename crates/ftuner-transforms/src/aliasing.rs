@@ -3,6 +3,7 @@
 //! `llvm.noalias` arguments of functions, and `outline-loop-nests` for the arguments of
 //! the nests it outlines.
 
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, Ir, OpId, Type, Value};
 
 /// Where the memory of a memref value comes from.
@@ -27,10 +28,12 @@ pub fn root_of(ir: &Ir, mut v: Value) -> Root {
             let Some(b) = ir.value_block(v) else {
                 return Root::Unknown;
             };
-            let Some(f) = ir
-                .block_parent_op(b)
-                .filter(|o| matches!(ir.name(*o), "func.func" | "gpu.func"))
-            else {
+            let Some(f) = ir.block_parent_op(b).filter(|o| {
+                matches!(
+                    ir.name(*o),
+                    ops::func::FuncOp::NAME | ops::gpu::FuncOp::NAME
+                )
+            }) else {
                 return Root::Unknown;
             };
             let pos = ir.block_args(b).iter().position(|a| *a == v);
@@ -41,14 +44,14 @@ pub fn root_of(ir: &Ir, mut v: Value) -> Root {
             };
         };
         match ir.name(d) {
-            "memref.alloc" | "memref.alloca" => return Root::Alloc(d),
-            "memref.get_global" => return Root::External,
-            "memref.subview"
-            | "memref.collapse_shape"
-            | "memref.expand_shape"
-            | "memref.cast"
-            | "memref.reinterpret_cast"
-            | "memref.reshape"
+            ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME => return Root::Alloc(d),
+            ops::memref::GetGlobalOp::NAME => return Root::External,
+            ops::memref::SubviewOp::NAME
+            | ops::memref::CollapseShapeOp::NAME
+            | ops::memref::ExpandShapeOp::NAME
+            | ops::memref::CastOp::NAME
+            | ops::memref::ReinterpretCastOp::NAME
+            | ops::memref::ReshapeOp::NAME
             | "memref.transpose" => match ir.operands(d).first() {
                 Some(x) => v = *x,
                 None => return Root::Unknown,

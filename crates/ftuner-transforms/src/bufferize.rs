@@ -28,6 +28,7 @@
 //! This file is the driver: the pass, and the per-function rewrite that dispatches each op
 //! to its conversion (`tensor`, `vector`, `scf`, `func`, structured ops, constants).
 
+use ftuner_dialects::ops;
 mod alloc;
 mod analysis;
 mod constants;
@@ -119,7 +120,7 @@ impl Rw<'_> {
         let mut term = None;
         for op in ops {
             let name = self.ir.name(op);
-            if name == "func.return" || name == "scf.yield" {
+            if name == ops::func::ReturnOp::NAME || name == ops::scf::YieldOp::NAME {
                 term = Some(op);
                 continue;
             }
@@ -195,28 +196,33 @@ impl Rw<'_> {
             .iter()
             .chain(self.ir.results(op))
             .any(|v| self.ir.value_type(*v).is_tensor());
-        if !touches_tensors && !matches!(name, "scf.for" | "scf.if" | "scf.index_switch") {
+        if !touches_tensors
+            && !matches!(
+                name,
+                ops::scf::ForOp::NAME | ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME
+            )
+        {
             return self.clone_plain(op, b);
         }
         match name {
-            "arith.constant" => self.constant(op),
-            "tensor.empty" => self.empty(op, b),
-            "tensor.dim" | "tensor.extract" => self.dim_or_extract(op, b),
-            "tensor.extract_slice" => self.extract_slice(op, b),
-            "tensor.insert_slice" => self.insert_slice(op, b),
-            "tensor.insert" => self.insert(op, b),
-            "tensor.cast" => self.cast(op, b),
-            "tensor.collapse_shape" | "tensor.expand_shape" | "tensor.reshape" => {
+            ops::arith::ConstantOp::NAME => self.constant(op),
+            ops::tensor::EmptyOp::NAME => self.empty(op, b),
+            ops::tensor::DimOp::NAME | ops::tensor::ExtractOp::NAME => self.dim_or_extract(op, b),
+            ops::tensor::ExtractSliceOp::NAME => self.extract_slice(op, b),
+            ops::tensor::InsertSliceOp::NAME => self.insert_slice(op, b),
+            ops::tensor::InsertOp::NAME => self.insert(op, b),
+            ops::tensor::CastOp::NAME => self.cast(op, b),
+            ops::tensor::CollapseShapeOp::NAME | ops::tensor::ExpandShapeOp::NAME | ops::tensor::ReshapeOp::NAME => {
                 self.reshape(op, b)
             }
-            "tensor.pad" => self.pad(op, b),
-            "tensor.from_elements" => self.tensor_from_elements(op, b),
-            "tensor.splat" => self.splat(op, b),
-            "vector.transfer_read" => self.transfer_read(op, b),
-            "vector.transfer_write" => self.transfer_write(op, b),
-            "scf.for" => self.scf_for(op, b),
-            "scf.if" | "scf.index_switch" => self.branches(op, b),
-            "func.call" => self.call(op, b),
+            ops::tensor::PadOp::NAME => self.pad(op, b),
+            ops::tensor::FromElementsOp::NAME => self.tensor_from_elements(op, b),
+            ops::tensor::SplatOp::NAME => self.splat(op, b),
+            ops::vector::TransferReadOp::NAME => self.transfer_read(op, b),
+            ops::vector::TransferWriteOp::NAME => self.transfer_write(op, b),
+            ops::scf::ForOp::NAME => self.scf_for(op, b),
+            ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME => self.branches(op, b),
+            ops::func::CallOp::NAME => self.call(op, b),
             _ if structured(name) => self.structured_op(op, b),
             _ => Err((
                 op,
@@ -320,7 +326,7 @@ impl BufferizePass {
         // Ops defined by their decomposition into ops bufferized below.
         let mut concats = vec![];
         cx.ir.walk_pre(op, &mut |o| {
-            if cx.ir.name(o) == "tensor.concat" {
+            if cx.ir.name(o) == ops::tensor::ConcatOp::NAME {
                 concats.push(o);
             }
         });
@@ -329,7 +335,7 @@ impl BufferizePass {
         }
         let mut funcs = vec![];
         cx.ir.walk_pre(op, &mut |o| {
-            if cx.ir.name(o) == "func.func" {
+            if cx.ir.name(o) == ops::func::FuncOp::NAME {
                 funcs.push(o);
             }
         });

@@ -1,5 +1,6 @@
 //! Side-effect queries (MLIR's `MemoryEffectOpInterface` as far as we model it).
 
+use ftuner_dialects::ops;
 use ftuner_ir::{traits, Context, Ir, MemoryEffects, OpId};
 
 /// Whether `op` has no memory effects (recursively for ops with recursive effects): its
@@ -43,7 +44,10 @@ pub fn is_trivially_dead(ctx: &Context, ir: &Ir, op: OpId) -> bool {
     if ctx.has_trait(o.name, traits::TERMINATOR) || ctx.has_trait(o.name, traits::SYMBOL) {
         return false;
     }
-    if matches!(o.name, "memref.alloc" | "memref.alloca") {
+    if matches!(
+        o.name,
+        ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME
+    ) {
         return true;
     }
     is_pure(ctx, ir, op)

@@ -26,6 +26,7 @@
 
 use ftuner_dialects::linalg::body::all_parallel;
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashMap;
@@ -57,7 +58,10 @@ fn plan(ir: &Ir, c: OpId, i: usize) -> Option<(OpId, Vec<u32>)> {
     let (c_ins, _) = ins_outs(ir, c);
     let v = *c_ins.get(i)?;
     let p = ir.defining_op(v)?;
-    if ir.name(p) != "linalg.generic" || ir.results(p).len() != 1 || !all_parallel(ir, p) {
+    if ir.name(p) != ops::linalg::GenericOp::NAME
+        || ir.results(p).len() != 1
+        || !all_parallel(ir, p)
+    {
         return None;
     }
     if ir.uses(v).len() != 1 || ir.op(p).parent != ir.op(c).parent {
@@ -94,7 +98,7 @@ fn plan(ir: &Ir, c: OpId, i: usize) -> Option<(OpId, Vec<u32>)> {
     let reads_memory = ir.operands(p).iter().any(|v| ir.value_type(*v).is_memref())
         || ir.block_ops(pb).any(|o| {
             let n = ir.name(o);
-            n.starts_with("memref.") || n == "func.call" || !ir.regions_of(o).is_empty()
+            n.starts_with("memref.") || n == ops::func::CallOp::NAME || !ir.regions_of(o).is_empty()
         });
     if reads_memory {
         return None;
@@ -139,7 +143,7 @@ fn fuse(ir: &mut Ir, c: OpId, i: usize, p: OpId, loop_of: &[u32]) -> Option<OpId
     operands.extend(&c_outs);
     let result_types: Vec<_> = ir.results(c).iter().map(|r| ir.value_type(*r)).collect();
     let new = ir.create_op(
-        OpSpec::new(intern_name("linalg.generic"), loc)
+        OpSpec::new(intern_name(ops::linalg::GenericOp::NAME), loc)
             .operands(operands.clone())
             .results(result_types)
             .regions(1),
@@ -178,13 +182,13 @@ fn fuse(ir: &mut Ir, c: OpId, i: usize, p: OpId, loop_of: &[u32]) -> Option<OpId
     }
     let mut produced = None;
     for o in ir.block_ops_vec(pb) {
-        if ir.name(o) == "linalg.yield" {
+        if ir.name(o) == ops::linalg::YieldOp::NAME {
             let y = *ir.operands(o).first()?;
             produced = Some(*map.get(&y).unwrap_or(&y));
             continue;
         }
         let n = ir.clone_op(o, &mut map);
-        if ir.name(o) == "linalg.index" {
+        if ir.name(o) == ops::linalg::IndexOp::NAME {
             let d = ir.attr(o, "dim").and_then(|a| a.as_i64())?;
             let to = *loop_of.get(usize::try_from(d).ok()?)?;
             ir.set_prop(n, "dim", Some(Attribute::i64(to as i64)));
@@ -213,7 +217,7 @@ fn fuse(ir: &mut Ir, c: OpId, i: usize, p: OpId, loop_of: &[u32]) -> Option<OpId
 fn fuse_one(ir: &mut Ir, top: OpId) -> bool {
     let mut generics = vec![];
     ir.walk_pre(top, &mut |o| {
-        if ir.name(o) == "linalg.generic" {
+        if ir.name(o) == ops::linalg::GenericOp::NAME {
             generics.push(o);
         }
     });

@@ -3,6 +3,7 @@
 //! limit, as MLIR's `applyPatternsGreedily`.
 
 use crate::effects::is_trivially_dead;
+use ftuner_dialects::ops;
 use ftuner_ir::dialect::FoldResult;
 use ftuner_ir::{traits, Attribute, Context, Ir, OpId, OpSpec};
 
@@ -188,7 +189,7 @@ pub fn apply_greedily(ctx: &Context, ir: &mut Ir, root: OpId, cfg: GreedyConfig)
 /// Create a constant op (helper for patterns).
 pub fn make_constant(ir: &mut Ir, loc: Attribute, value: Attribute, ty: ftuner_ir::Type) -> OpId {
     ir.create_op(
-        OpSpec::new(ftuner_ir::intern_name("arith.constant"), loc)
+        OpSpec::new(ftuner_ir::intern_name(ops::arith::ConstantOp::NAME), loc)
             .prop("value", value)
             .results([ty]),
     )

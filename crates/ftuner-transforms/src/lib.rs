@@ -6,6 +6,7 @@
 //! the llvm dialect ([`bufferize`], [`linalg_to_loops`], [`prefetch`], [`to_llvm`]). [`register_passes`] adds them to a
 //! [`ftuner_pass::PassRegistry`].
 
+use ftuner_dialects::ops;
 pub mod aliasing;
 pub mod bufferize;
 pub mod canonicalize;
@@ -69,7 +70,7 @@ pub const BUFFERS_TO_LLVM: &str = concat!("builtin.module(", buffer_passes!(), "
 pub fn has_tensor_functions(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
     let mut any = false;
     ir.walk_pre(top, &mut |o| {
-        if ir.name(o) == "func.func" {
+        if ir.name(o) == ops::func::FuncOp::NAME {
             if let Some(t) = ir.attr(o, "function_type").and_then(|a| a.as_type()) {
                 any |= t
                     .function_inputs()
@@ -97,7 +98,7 @@ pub fn to_llvm_pipeline(
 ) -> Option<String> {
     let mut funcs = false;
     ir.walk_pre(top, &mut |o| {
-        funcs |= matches!(ir.name(o), "func.func" | "gpu.func")
+        funcs |= matches!(ir.name(o), ops::func::FuncOp::NAME | ops::gpu::FuncOp::NAME)
     });
     if !funcs {
         return None;

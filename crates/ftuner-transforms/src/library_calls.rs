@@ -16,6 +16,7 @@
 //! `ftuner_codegen::add_symbol`); `ftuner-e2e --blas` maps them to OpenBLAS. Contractions
 //! on tensors are left alone: run `bufferize` first.
 
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, AttrKind, Attribute, Ir, OpId, OpSpec, Type, DYNAMIC};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
@@ -35,8 +36,8 @@ fn any_strided(rank: usize) -> Type {
 /// The callee name for `op`, if it is a contraction this pass converts.
 fn callee(ir: &Ir, op: OpId, prefix: &str) -> Option<(String, usize)> {
     let (kind, rank) = match ir.name(op) {
-        "linalg.matmul" => ("matmul", 2),
-        "linalg.batch_matmul" => ("batch_matmul", 3),
+        ops::linalg::MatmulOp::NAME => ("matmul", 2),
+        ops::linalg::BatchMatmulOp::NAME => ("batch_matmul", 3),
         _ => return None,
     };
     // Only the default maps (given `indexing_maps` may transpose or broadcast).
@@ -83,7 +84,7 @@ define_pass! {
         argument: "convert-linalg-to-library-calls",
         name: "ConvertLinalgToLibraryCalls",
         summary: "Replace f32 matmul / batch_matmul on buffers by calls to external library functions",
-        anchor: "builtin.module",
+        anchor: ops::builtin::ModuleOp::NAME,
         options: LibraryCallsOptions {
             "prefix" => prefix: String = "ftuner_lib_",
                 "Prefix of the callees (`<prefix>matmul_f32`, `<prefix>batch_matmul_f32`)";
@@ -127,7 +128,7 @@ impl LibraryCallsPass {
                     continue;
                 }
                 let cast = cx.ir.create_op(
-                    OpSpec::new(intern_name("memref.cast"), loc)
+                    OpSpec::new(intern_name(ops::memref::CastOp::NAME), loc)
                         .operands([v])
                         .results([ty]),
                 );
@@ -135,7 +136,7 @@ impl LibraryCallsPass {
                 args.push(cx.ir.result(cast, 0));
             }
             let call = cx.ir.create_op(
-                OpSpec::new(intern_name("func.call"), loc)
+                OpSpec::new(intern_name(ops::func::CallOp::NAME), loc)
                     .operands(args)
                     .prop("callee", Attribute::symbol_ref(name.clone())),
             );
@@ -148,7 +149,7 @@ impl LibraryCallsPass {
                 .any(|o| cx.ir.symbol_name(o) == Some(name.as_str()));
             if !exists && !declared.contains(&name) {
                 let decl = cx.ir.create_op(
-                    OpSpec::new(intern_name("func.func"), loc)
+                    OpSpec::new(intern_name(ops::func::FuncOp::NAME), loc)
                         .prop("sym_name", Attribute::string(name.clone()))
                         .prop(
                             "function_type",

@@ -12,6 +12,7 @@
 //! reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
 //! (`parallel=false` turns it off; other consumers run marked loops serially).
 
+use ftuner_dialects::ops;
 mod transpose;
 
 use ftuner_dialects::linalg::monotone;
@@ -55,7 +56,7 @@ impl B<'_> {
     fn index(&mut self, anchor: OpId, v: i64) -> Value {
         let o = self.op(
             anchor,
-            "arith.constant",
+            ops::arith::ConstantOp::NAME,
             vec![],
             vec![Type::index()],
             vec![("value", Attribute::index(v))],
@@ -76,12 +77,12 @@ impl B<'_> {
                 Some(d) if *d != DYNAMIC => self.index(anchor, *d),
                 _ => {
                     let c = self.index(anchor, i as i64);
-                    self.val(anchor, "memref.dim", vec![*m, c], Type::index())
+                    self.val(anchor, ops::memref::DimOp::NAME, vec![*m, c], Type::index())
                 }
             };
             let o = self.op(
                 anchor,
-                "arith.cmpi",
+                ops::arith::CmpiOp::NAME,
                 vec![*x, ub],
                 vec![Type::i1()],
                 vec![("predicate", Attribute::i64(6))],
@@ -89,7 +90,7 @@ impl B<'_> {
             let lt = self.ir.result(o, 0);
             ok = Some(match ok {
                 None => lt,
-                Some(p) => self.val(anchor, "arith.andi", vec![p, lt], Type::i1()),
+                Some(p) => self.val(anchor, ops::arith::AndiOp::NAME, vec![p, lt], Type::i1()),
             });
         }
         if let Some(ok) = ok {
@@ -98,7 +99,7 @@ impl B<'_> {
             // stay identical, so outline-loop-nests compiles them once.
             self.op(
                 anchor,
-                "cf.assert",
+                ops::cf::AssertOp::NAME,
                 vec![ok],
                 vec![],
                 vec![(
@@ -120,9 +121,9 @@ impl B<'_> {
                 let x = self.expr(anchor, a, ivs)?;
                 let y = self.expr(anchor, b, ivs)?;
                 let name = if matches!(e, AffineExpr::Add(..)) {
-                    "arith.addi"
+                    ops::arith::AddiOp::NAME
                 } else {
-                    "arith.muli"
+                    ops::arith::MuliOp::NAME
                 };
                 self.val(anchor, name, vec![x, y], Type::index())
             }
@@ -130,9 +131,9 @@ impl B<'_> {
                 let x = self.expr(anchor, a, ivs)?;
                 let y = self.expr(anchor, b, ivs)?;
                 let name = if matches!(e, AffineExpr::FloorDiv(..)) {
-                    "arith.floordivsi"
+                    ops::arith::FloordivsiOp::NAME
                 } else {
-                    "arith.remsi"
+                    ops::arith::RemsiOp::NAME
                 };
                 self.val(anchor, name, vec![x, y], Type::index())
             }
@@ -160,7 +161,7 @@ fn shape_check(
     for ub in ubs {
         let o = b.op(
             op,
-            "arith.cmpi",
+            ops::arith::CmpiOp::NAME,
             vec![*ub, zero],
             vec![Type::i1()],
             vec![("predicate", Attribute::i64(0))],
@@ -168,12 +169,12 @@ fn shape_check(
         let z = b.ir.result(o, 0);
         empty = Some(match empty {
             None => z,
-            Some(p) => b.val(op, "arith.ori", vec![p, z], Type::i1()),
+            Some(p) => b.val(op, ops::arith::OriOp::NAME, vec![p, z], Type::i1()),
         });
     }
     let lasts: Vec<Value> = ubs
         .iter()
-        .map(|u| b.val(op, "arith.subi", vec![*u, one], Type::index()))
+        .map(|u| b.val(op, ops::arith::SubiOp::NAME, vec![*u, one], Type::index()))
         .collect();
     for (m, v) in maps.iter().zip(operands) {
         let ty = b.ir.value_type(*v);
@@ -183,7 +184,7 @@ fn shape_check(
         for (j, e) in m.results.iter().enumerate() {
             let size = if shape[j] == DYNAMIC {
                 let c = b.index(op, j as i64);
-                b.val(op, "memref.dim", vec![*v, c], Type::index())
+                b.val(op, ops::memref::DimOp::NAME, vec![*v, c], Type::index())
             } else {
                 b.index(op, shape[j])
             };
@@ -197,7 +198,7 @@ fn shape_check(
             };
             let o = b.op(
                 op,
-                "arith.cmpi",
+                ops::arith::CmpiOp::NAME,
                 vec![lhs, rhs],
                 vec![Type::i1()],
                 vec![("predicate", Attribute::i64(pred))],
@@ -210,12 +211,12 @@ fn shape_check(
     for (direct, c) in conds {
         // A window only matters when the box is not empty.
         let c = match (direct, empty) {
-            (false, Some(z)) => b.val(op, "arith.ori", vec![c, z], Type::i1()),
+            (false, Some(z)) => b.val(op, ops::arith::OriOp::NAME, vec![c, z], Type::i1()),
             _ => c,
         };
         ok = Some(match ok {
             None => c,
-            Some(p) => b.val(op, "arith.andi", vec![p, c], Type::i1()),
+            Some(p) => b.val(op, ops::arith::AndiOp::NAME, vec![p, c], Type::i1()),
         });
     }
     if let Some(ok) = ok {
@@ -226,7 +227,7 @@ fn shape_check(
         let name = b.ir.name(op);
         b.op(
             op,
-            "cf.assert",
+            ops::cf::AssertOp::NAME,
             vec![ok],
             vec![],
             vec![(
@@ -249,7 +250,7 @@ fn ir_ref<'a>(b: &'a B<'_>) -> &'a Ir {
 fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (Value, OpId) {
     let loc = b.loc;
     let f = b.ir.create_op(
-        OpSpec::new(intern_name("scf.for"), loc)
+        OpSpec::new(intern_name(ops::scf::ForOp::NAME), loc)
             .operands(vec![lb, ub, step])
             .regions(1),
     );
@@ -257,7 +258,8 @@ fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (
     let r = b.ir.regions_of(f)[0];
     let blk: BlockId = b.ir.append_block(r, &[Type::index()]);
     let iv = b.ir.block_args(blk)[0];
-    let y = b.ir.create_op(OpSpec::new(intern_name("scf.yield"), loc));
+    let y =
+        b.ir.create_op(OpSpec::new(intern_name(ops::scf::YieldOp::NAME), loc));
     b.ir.append_op(blk, y);
     (iv, y)
 }
@@ -270,14 +272,14 @@ fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (
 /// inline and leaves the pool to the next); none when the static volume is under
 /// [`PARALLEL_MIN_VOLUME`] iterations (a parallel call costs microseconds).
 fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]) -> Vec<usize> {
-    if ir.name(op) != "linalg.generic" {
+    if ir.name(op) != ops::linalg::GenericOp::NAME {
         return vec![];
     }
     let mut p = ir.parent_op(op);
     while let Some(o) = p {
         match ir.name(o) {
-            "func.func" => break,
-            "gpu.func" | "gpu.module" | "gpu.launch" => return vec![],
+            ops::func::FuncOp::NAME => break,
+            ops::gpu::FuncOp::NAME | ops::gpu::ModuleOp::NAME | "gpu.launch" => return vec![],
             _ => p = ir.parent_op(o),
         }
     }
@@ -298,7 +300,11 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
         let n = ir.name(o);
         ok &= matches!(
             n,
-            "linalg.yield" | "linalg.index" | "memref.load" | "memref.dim" | "cf.assert"
+            ops::linalg::YieldOp::NAME
+                | ops::linalg::IndexOp::NAME
+                | ops::memref::LoadOp::NAME
+                | ops::memref::DimOp::NAME
+                | ops::cf::AssertOp::NAME
         ) || (ir.regions_of(o).is_empty() && crate::effects::is_pure(ctx, ir, o));
     }
     if !ok {
@@ -385,7 +391,7 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
         let (v, j, s) = found.ok_or_else(|| format!("cannot find the extent of loop d{d}"))?;
         let ub = if s == DYNAMIC {
             let c = b.index(op, j as i64);
-            b.val(op, "memref.dim", vec![v, c], Type::index())
+            b.val(op, ops::memref::DimOp::NAME, vec![v, c], Type::index())
         } else {
             b.index(op, s)
         };
@@ -441,7 +447,7 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
         if i < nin || b.ir.has_uses(args[i]) {
             let mut ops = vec![*v];
             ops.extend(idx.iter().copied());
-            let l = b.val(anchor, "memref.load", ops, ty.element_type());
+            let l = b.val(anchor, ops::memref::LoadOp::NAME, ops, ty.element_type());
             map.insert(args[i], l);
         }
         out_idx.push(idx);
@@ -449,17 +455,17 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
     // The body, then stores of what it yields.
     for o in b.ir.block_ops_vec(body) {
         let name = b.ir.name(o);
-        if name == "linalg.yield" {
+        if name == ops::linalg::YieldOp::NAME {
             for (k, y) in b.ir.operands(o).to_vec().into_iter().enumerate() {
                 let val = *map.get(&y).unwrap_or(&y);
                 let dst = *outs.get(k).ok_or("yields more values than outputs")?;
                 let mut ops = vec![val, dst];
                 ops.extend(out_idx[nin + k].iter().copied());
-                b.op(anchor, "memref.store", ops, vec![], vec![]);
+                b.op(anchor, ops::memref::StoreOp::NAME, ops, vec![], vec![]);
             }
             continue;
         }
-        if name == "linalg.index" {
+        if name == ops::linalg::IndexOp::NAME {
             let d = b.ir.attr(o, "dim").and_then(|a| a.as_i64()).unwrap_or(-1);
             let iv = *ivs
                 .get(usize::try_from(d).unwrap_or(usize::MAX))
@@ -468,7 +474,7 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
             continue;
         }
         let c = b.ir.clone_op(o, &mut map);
-        if name == "memref.load" {
+        if name == ops::memref::LoadOp::NAME {
             // A load the body computes its own indices for (a gather, e.g. torch-mlir's
             // broadcast emulation) is checked at run time: an index outside the buffer is
             // an assertion failure, never an out-of-bounds read.
@@ -508,7 +514,10 @@ impl ConvertLinalgToLoopsPass {
         let mut ops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             let n = cx.ir.name(o);
-            if n.starts_with("linalg.") && n != "linalg.yield" && n != "linalg.index" {
+            if n.starts_with("linalg.")
+                && n != ops::linalg::YieldOp::NAME
+                && n != ops::linalg::IndexOp::NAME
+            {
                 ops.push(o);
             }
         });

@@ -2,6 +2,7 @@
 //! for the one affine op ftuner reads; the expansion lives with the op,
 //! `ftuner_dialects::affine::expand_apply`).
 
+use ftuner_dialects::ops;
 use ftuner_ir::OpId;
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
@@ -27,7 +28,7 @@ impl LowerAffinePass {
     ) -> Result<(), PassFailure> {
         let mut applies = vec![];
         cx.ir.walk_pre(top, &mut |o| {
-            if cx.ir.name(o) == "affine.apply" {
+            if cx.ir.name(o) == ops::affine::ApplyOp::NAME {
                 applies.push(o);
             }
         });

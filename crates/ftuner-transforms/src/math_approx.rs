@@ -16,6 +16,7 @@
 //! maximum error in f32, over all inputs, is 3.6e-7 for tanh and 3.3e-7 for erf (a few
 //! ulp near ±1; the unit test below checks it against f64). f64 ops stay libm calls.
 
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, Ir, OpBuilder, OpId, Scalar, Type, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
@@ -95,7 +96,7 @@ fn constant(b: &mut OpBuilder<'_>, ty: Type, v: f64) -> Value {
     } else {
         Attribute::float(v, ty)
     };
-    b.value("arith.constant", vec![], ty, &[("value", attr)])
+    b.value(ops::arith::ConstantOp::NAME, vec![], ty, &[("value", attr)])
 }
 
 fn expand(ir: &mut Ir, op: OpId, r: &Rational) {
@@ -108,39 +109,39 @@ fn expand(ir: &mut Ir, op: OpId, r: &Rational) {
         constant(&mut b, ty, -r.clamp),
         constant(&mut b, ty, r.clamp),
     );
-    let x = bin(&mut b, "arith.maximumf", x, lo);
-    let x = bin(&mut b, "arith.minimumf", x, hi);
-    let t = bin(&mut b, "arith.mulf", x, x);
+    let x = bin(&mut b, ops::arith::MaximumfOp::NAME, x, lo);
+    let x = bin(&mut b, ops::arith::MinimumfOp::NAME, x, hi);
+    let t = bin(&mut b, ops::arith::MulfOp::NAME, x, x);
     let horner = |b: &mut OpBuilder<'_>, k: &[f64]| {
         let mut acc = constant(b, ty, k[k.len() - 1]);
         for v in k[..k.len() - 1].iter().rev() {
             let c = constant(b, ty, *v);
-            acc = b.value("math.fma", vec![acc, t, c], ty, &[]);
+            acc = b.value(ops::math::FmaOp::NAME, vec![acc, t, c], ty, &[]);
         }
         acc
     };
     let p = horner(&mut b, r.p);
     let q = horner(&mut b, r.q);
-    let num = bin(&mut b, "arith.mulf", x, p);
-    let y = bin(&mut b, "arith.divf", num, q);
+    let num = bin(&mut b, ops::arith::MulfOp::NAME, x, p);
+    let y = bin(&mut b, ops::arith::DivfOp::NAME, num, q);
     let (m1, p1) = (constant(&mut b, ty, -1.0), constant(&mut b, ty, 1.0));
-    let y = bin(&mut b, "arith.maximumf", y, m1);
-    let y = bin(&mut b, "arith.minimumf", y, p1);
+    let y = bin(&mut b, ops::arith::MaximumfOp::NAME, y, m1);
+    let y = bin(&mut b, ops::arith::MinimumfOp::NAME, y, p1);
     // Saturated (|x| >= c, x clamped to ±c): exactly ±1, as x / c.
-    let ax = b.value("math.absf", vec![x], ty, &[]);
+    let ax = b.value(ops::math::AbsfOp::NAME, vec![x], ty, &[]);
     let bool_ty = if ty.is_vector() {
         Type::vector(ty.shape().unwrap_or(&[]).to_vec(), Type::i1())
     } else {
         Type::i1()
     };
     let sat = b.value(
-        "arith.cmpf",
+        ops::arith::CmpfOp::NAME,
         vec![ax, hi],
         bool_ty,
         &[("predicate", Attribute::i64(3))],
     );
-    let unit = bin(&mut b, "arith.divf", x, hi);
-    let y = b.value("arith.select", vec![sat, unit, y], ty, &[]);
+    let unit = bin(&mut b, ops::arith::DivfOp::NAME, x, hi);
+    let y = b.value(ops::arith::SelectOp::NAME, vec![sat, unit, y], ty, &[]);
     ir.replace_op(op, &[y]);
 }
 
@@ -174,8 +175,8 @@ impl ApproximateMathPass {
         let mut ops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             let r = match cx.ir.name(o) {
-                "math.tanh" => Some(&TANH),
-                "math.erf" => Some(&ERF),
+                ops::math::TanhOp::NAME => Some(&TANH),
+                ops::math::ErfOp::NAME => Some(&ERF),
                 _ => None,
             };
             if let Some(r) = r {

@@ -25,6 +25,7 @@
 //! compiles each once and does not paste the copies back.
 
 use crate::aliasing::{root_of, Root};
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, Context, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -104,7 +105,7 @@ impl OutlineLoopNestsPass {
             }
             // The candidate function (named for printing; renamed if kept).
             let nf = ir.create_op(
-                OpSpec::new(intern_name("func.func"), loc)
+                OpSpec::new(intern_name(ops::func::FuncOp::NAME), loc)
                     .prop("sym_name", Attribute::string("nest"))
                     .prop("sym_visibility", Attribute::string("private"))
                     .prop(
@@ -127,7 +128,7 @@ impl OutlineLoopNestsPass {
             }
             let copy = ir.clone_op(op, &mut map);
             ir.append_op(blk, copy);
-            let ret = ir.create_op(OpSpec::new(intern_name("func.return"), loc));
+            let ret = ir.create_op(OpSpec::new(intern_name(ops::func::ReturnOp::NAME), loc));
             ir.append_op(blk, ret);
             let key = ftuner_ir::structure_key(ir, nf);
             let k = match by_key.get(&key) {
@@ -154,7 +155,7 @@ impl OutlineLoopNestsPass {
                 *na &= fresh(ir, &args, i);
             }
             let call = ir.create_op(
-                OpSpec::new(intern_name("func.call"), ir.loc(op))
+                OpSpec::new(intern_name(ops::func::CallOp::NAME), ir.loc(op))
                     .operands(args)
                     .prop("callee", Attribute::symbol_ref(funcs[k].name.clone())),
             );

@@ -31,6 +31,7 @@
 //! serves any set of weights of the same shapes.
 
 use crate::effects::is_pure;
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, Context, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -89,11 +90,11 @@ fn set_inherent(ir: &mut Ir, op: OpId, name: &str, a: Attribute) {
 }
 
 const VIEWS: &[&str] = &[
-    "tensor.expand_shape",
-    "tensor.collapse_shape",
-    "tensor.reshape",
-    "tensor.cast",
-    "tensor.extract_slice",
+    ops::tensor::ExpandShapeOp::NAME,
+    ops::tensor::CollapseShapeOp::NAME,
+    ops::tensor::ReshapeOp::NAME,
+    ops::tensor::CastOp::NAME,
+    ops::tensor::ExtractSliceOp::NAME,
 ];
 
 /// Every value used inside `op` (operands of nested ops too) defined outside it.
@@ -281,7 +282,7 @@ fn prepared_of(ir: &Ir, f: OpId) -> Option<(usize, OpId)> {
     let block = ir.op(f).parent?;
     let pf = ir
         .block_ops(block)
-        .find(|o| ir.name(*o) == "func.func" && ir.symbol_name(*o) == Some(pname))?;
+        .find(|o| ir.name(*o) == ops::func::FuncOp::NAME && ir.symbol_name(*o) == Some(pname))?;
     Some((kept, pf))
 }
 
@@ -298,7 +299,7 @@ fn extend(ctx: &Context, ir: &mut Ir, f: OpId, kept: usize, pf: OpId) -> usize {
     };
     let Some(ret) = ir
         .terminator(pblock)
-        .filter(|r| ir.name(*r) == "func.return")
+        .filter(|r| ir.name(*r) == ops::func::ReturnOp::NAME)
     else {
         return 0;
     };
@@ -386,7 +387,7 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
     // @f_prepare: the hoisted ops (and the constants they read) on the weights.
     let pname = format!("{name}_prepare");
     let pf = ir.create_op(
-        OpSpec::new(intern_name("func.func"), loc)
+        OpSpec::new(intern_name(ops::func::FuncOp::NAME), loc)
             .prop("sym_name", Attribute::string(pname.clone()))
             .prop(
                 "function_type",
@@ -400,7 +401,7 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
     for (k, i) in weights.iter().enumerate() {
         map.insert(args[*i], ir.block_args(pblock)[k]);
     }
-    let ret = ir.create_op(OpSpec::new(intern_name("func.return"), loc));
+    let ret = ir.create_op(OpSpec::new(intern_name(ops::func::ReturnOp::NAME), loc));
     ir.append_op(pblock, ret);
     let constants = clone_hoisted(ir, body, &hoisted, &mut map, ret);
     let rets: Vec<Value> = prepared.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
@@ -469,7 +470,7 @@ pub(crate) fn module_funcs(ir: &Ir, top: OpId) -> Vec<OpId> {
         return vec![];
     };
     ir.block_ops(body)
-        .filter(|o| ir.name(*o) == "func.func")
+        .filter(|o| ir.name(*o) == ops::func::FuncOp::NAME)
         .collect()
 }
 

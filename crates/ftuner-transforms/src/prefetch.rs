@@ -26,6 +26,7 @@
 //! (`vector<nr>` of a rank-3 memref whose last dim is `nr`, at indices `[p, k, 0]`)
 //! with `p` defined before the loop.
 
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
@@ -76,7 +77,7 @@ fn read_along(ir: &Ir, r: OpId) -> Option<(usize, i64)> {
 
 fn index_const(ir: &mut Ir, loc: Attribute, anchor: OpId, v: i64) -> Value {
     let c = ir.create_op(
-        OpSpec::new(intern_name("arith.constant"), loc)
+        OpSpec::new(intern_name(ops::arith::ConstantOp::NAME), loc)
             .results(vec![Type::index()])
             .prop("value", Attribute::index(v)),
     );
@@ -95,7 +96,7 @@ fn index_binary(
     let mut spec = OpSpec::new(intern_name(name), loc)
         .operands(vec![a, b])
         .results(vec![Type::index()]);
-    if name == "arith.addi" {
+    if name == ops::arith::AddiOp::NAME {
         spec = spec.prop(
             "overflowFlags",
             Attribute::dialect("arith", "overflow<none>"),
@@ -108,7 +109,7 @@ fn index_binary(
 
 fn prefetch(ir: &mut Ir, loc: Attribute, anchor: OpId, operands: Vec<Value>, locality: i64) {
     let p = ir.create_op(
-        OpSpec::new(intern_name("memref.prefetch"), loc)
+        OpSpec::new(intern_name(ops::memref::PrefetchOp::NAME), loc)
             .operands(operands)
             .prop("isWrite", Attribute::bool(false))
             .prop(
@@ -128,7 +129,7 @@ impl PrefetchTileUpdatesPass {
         };
         let reads: Vec<OpId> = ir
             .block_ops(body)
-            .filter(|o| ir.name(*o) == "vector.transfer_read")
+            .filter(|o| ir.name(*o) == ops::vector::TransferReadOp::NAME)
             .collect();
         let loc = ir.loc(lp);
         for r in reads {
@@ -158,17 +159,17 @@ impl PrefetchTileUpdatesPass {
             } else {
                 let c0 = index_const(ir, loc, lp, 0);
                 let d = ir.create_op(
-                    OpSpec::new(intern_name("memref.dim"), loc)
+                    OpSpec::new(intern_name(ops::memref::DimOp::NAME), loc)
                         .operands(vec![ops[0], c0])
                         .results(vec![Type::index()]),
                 );
                 ir.insert_before(lp, d);
                 let one = index_const(ir, loc, lp, 1);
-                index_binary(ir, loc, lp, "arith.subi", ir.result(d, 0), one)
+                index_binary(ir, loc, lp, ops::arith::SubiOp::NAME, ir.result(d, 0), one)
             };
             let one = index_const(ir, loc, lp, 1);
-            let next = index_binary(ir, loc, lp, "arith.addi", ops[1], one);
-            let next = index_binary(ir, loc, lp, "arith.minui", next, last);
+            let next = index_binary(ir, loc, lp, ops::arith::AddiOp::NAME, ops[1], one);
+            let next = index_binary(ir, loc, lp, ops::arith::MinuiOp::NAME, next, last);
             let per_line = (LINE / (elem.div_ceil(8) as i64).max(1)).max(1);
             for l in (0..nr).step_by(per_line as usize) {
                 let col = index_const(ir, loc, r, l);
@@ -186,13 +187,13 @@ impl PrefetchTileUpdatesPass {
         // the branches of an `scf.if` there (a tile of a zero-filled C is written in the
         // first k block and read, added and written in the others: the same lines).
         let mut after: Vec<OpId> = vec![];
-        let is_read = |o: &OpId| ir.name(*o) == "vector.transfer_read";
+        let is_read = |o: &OpId| ir.name(*o) == ops::vector::TransferReadOp::NAME;
         for o in ir.block_ops(blk).skip_while(|o| *o != lp).skip(1) {
             if ir.regions_of(o).is_empty() {
                 after.extend(Some(o).filter(is_read));
                 continue;
             }
-            if ir.name(o) == "scf.if" {
+            if ir.name(o) == ops::scf::IfOp::NAME {
                 for r in ir.regions_of(o).to_vec() {
                     for b in ir.region(r).blocks.clone() {
                         after.extend(ir.block_ops(b).filter(is_read));
@@ -218,7 +219,7 @@ impl PrefetchTileUpdatesPass {
                 let mut idx = ops[1..1 + rank].to_vec();
                 if l > 0 {
                     let c = index_const(ir, loc, lp, l);
-                    idx[along] = index_binary(ir, loc, lp, "arith.addi", idx[along], c);
+                    idx[along] = index_binary(ir, loc, lp, ops::arith::AddiOp::NAME, idx[along], c);
                 }
                 let mut operands = vec![ops[0]];
                 operands.extend(idx);
@@ -252,7 +253,7 @@ impl PrefetchTileUpdatesPass {
     ) -> Result<(), PassFailure> {
         let mut loops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
-            if cx.ir.name(o) == "scf.for"
+            if cx.ir.name(o) == ops::scf::ForOp::NAME
                 && !cx.ir.results(o).is_empty()
                 && cx
                     .ir

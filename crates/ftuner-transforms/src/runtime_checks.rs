@@ -7,6 +7,7 @@
 //! Slices our own lowerings make (tiles of an iteration space they sized themselves) carry
 //! [`IN_BOUNDS`] and are not checked again.
 
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
 
 pub use ftuner_dialects::tensor::IN_BOUNDS;
@@ -48,25 +49,25 @@ impl<'a> Checks<'a> {
     }
     fn cmp(&mut self, pred: i64, a: Value, b: Value) -> Value {
         self.b.value(
-            "arith.cmpi",
+            ops::arith::CmpiOp::NAME,
             vec![a, b],
             Type::i1(),
             &[("predicate", Attribute::i64(pred))],
         )
     }
     fn and(&mut self, a: Value, b: Value) -> Value {
-        self.op("arith.andi", vec![a, b], Type::i1())
+        self.op(ops::arith::AndiOp::NAME, vec![a, b], Type::i1())
     }
     fn or(&mut self, a: Value, b: Value) -> Value {
-        self.op("arith.ori", vec![a, b], Type::i1())
+        self.op(ops::arith::OriOp::NAME, vec![a, b], Type::i1())
     }
     /// Dim `i` of buffer (or tensor) `m`: a constant when static.
     fn dim(&mut self, m: Value, i: usize) -> Value {
         let ty = self.b.ir.value_type(m);
         let dim_op = if ty.is_tensor() {
-            "tensor.dim"
+            ops::tensor::DimOp::NAME
         } else {
-            "memref.dim"
+            ops::memref::DimOp::NAME
         };
         match ty.shape().and_then(|s| s.get(i)).copied() {
             Some(d) if d != DYNAMIC => self.index(d),
@@ -151,9 +152,9 @@ impl<'a> Checks<'a> {
             let empty_ok = self.and(empty, o_le);
             // Not empty: first and last inside.
             let o_lt = self.cmp(SLT, o, d);
-            let s1 = self.op("arith.subi", vec![s, one], Type::index());
-            let span = self.op("arith.muli", vec![s1, t], Type::index());
-            let last = self.op("arith.addi", vec![o, span], Type::index());
+            let s1 = self.op(ops::arith::SubiOp::NAME, vec![s, one], Type::index());
+            let span = self.op(ops::arith::MuliOp::NAME, vec![s1, t], Type::index());
+            let last = self.op(ops::arith::AddiOp::NAME, vec![o, span], Type::index());
             let l_lo = self.cmp(SGE, last, zero);
             let l_hi = self.cmp(SLT, last, d);
             let l_ok = self.and(l_lo, l_hi);
@@ -178,7 +179,7 @@ impl<'a> Checks<'a> {
                 let zero = self.index(0);
                 let lo = self.cmp(SGE, x, zero);
                 let k = self.index(n);
-                let end = self.op("arith.addi", vec![x, k], Type::index());
+                let end = self.op(ops::arith::AddiOp::NAME, vec![x, k], Type::index());
                 let hi = self.cmp(SLE, end, d);
                 let ok = self.and(lo, hi);
                 self.conds.push(ok);
@@ -197,7 +198,7 @@ impl<'a> Checks<'a> {
             all = self.and(all, *c);
         }
         self.b.create(
-            "cf.assert",
+            ops::cf::AssertOp::NAME,
             vec![all],
             vec![],
             &[("msg", Attribute::string(msg))],
@@ -217,7 +218,7 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
     // their accesses are not instrumented.
     let mut gpu = vec![];
     ir.walk_pre(top, &mut |o| {
-        if ir.name(o) == "gpu.module" {
+        if ir.name(o) == ops::gpu::ModuleOp::NAME {
             gpu.push(o);
         }
     });
@@ -228,11 +229,11 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
         }
         if matches!(
             ir.name(o),
-            "memref.load"
-                | "memref.store"
-                | "vector.transfer_read"
-                | "vector.transfer_write"
-                | "memref.subview"
+            ops::memref::LoadOp::NAME
+                | ops::memref::StoreOp::NAME
+                | ops::vector::TransferReadOp::NAME
+                | ops::vector::TransferWriteOp::NAME
+                | ops::memref::SubviewOp::NAME
         ) {
             accesses.push(o);
         }
@@ -243,20 +244,20 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
         let ops = ir.operands(o).to_vec();
         let mut ck = Checks::before(ir, o);
         match name {
-            "memref.load" | "memref.store" => {
-                let first = usize::from(name == "memref.store");
+            ops::memref::LoadOp::NAME | ops::memref::StoreOp::NAME => {
+                let first = usize::from(name == ops::memref::StoreOp::NAME);
                 let Some(&m) = ops.get(first) else { continue };
                 for (i, x) in ops[first + 1..].iter().enumerate() {
                     ck.index_in(m, i, *x, None);
                 }
             }
-            "memref.subview" => {
+            ops::memref::SubviewOp::NAME => {
                 if let Some((&m, dyns)) = ops.split_first() {
                     ck.slice_of(m, o, dyns);
                 }
             }
             _ => {
-                let read = name == "vector.transfer_read";
+                let read = name == ops::vector::TransferReadOp::NAME;
                 let (src, vec_ty) = if read {
                     (0, ck.b.ir.value_type(ck.b.ir.result(o, 0)))
                 } else {

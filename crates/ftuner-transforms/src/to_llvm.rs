@@ -29,6 +29,7 @@
 //! convention, functions and calls), `ciface` (C interfaces) and `checks` (run-time checks
 //! and failure propagation).
 
+use ftuner_dialects::ops;
 mod arith;
 mod builder;
 mod checks;
@@ -207,7 +208,10 @@ impl Cv<'_> {
         let mut term = None;
         for op in ops {
             let n = self.ir.name(op);
-            if n == "scf.yield" || n == "func.return" || n == "gpu.return" {
+            if n == ops::scf::YieldOp::NAME
+                || n == ops::func::ReturnOp::NAME
+                || n == ops::gpu::ReturnOp::NAME
+            {
                 term = Some(op);
                 continue;
             }
@@ -222,12 +226,14 @@ impl Cv<'_> {
         self.loc = self.ir.loc(op);
         let dialect = name.split_once('.').map_or("", |(d, _)| d);
         match (dialect, name) {
-            (_, "scf.for") if self.outline && self.parallel_loop(op) => self.outline_parallel(op),
-            (_, "scf.for") => self.scf_for(op),
-            (_, "scf.if") => self.scf_if(op),
-            (_, "scf.index_switch") => self.scf_switch(op),
-            (_, "cf.assert") => self.cf_assert(op),
-            (_, "func.call") => self.func_call(op),
+            (_, ops::scf::ForOp::NAME) if self.outline && self.parallel_loop(op) => {
+                self.outline_parallel(op)
+            }
+            (_, ops::scf::ForOp::NAME) => self.scf_for(op),
+            (_, ops::scf::IfOp::NAME) => self.scf_if(op),
+            (_, ops::scf::IndexSwitchOp::NAME) => self.scf_switch(op),
+            (_, ops::cf::AssertOp::NAME) => self.cf_assert(op),
+            (_, ops::func::CallOp::NAME) => self.func_call(op),
             ("arith", _) => self.arith(op, name),
             ("math", _) => self.math(op, name),
             ("vector", _) => self.vector(op, name),
@@ -286,7 +292,7 @@ impl ConvertToLlvmPass {
         else {
             return true;
         };
-        let gpu = cx.ir.name(top) == "gpu.module";
+        let gpu = cx.ir.name(top) == ops::gpu::ModuleOp::NAME;
         let mut decls = BTreeMap::new();
         let mut strings = vec![];
         let mut failed = false;
@@ -294,7 +300,7 @@ impl ConvertToLlvmPass {
         let may_fail = failing_functions(cx.ir, body);
         for op in cx.ir.block_ops_vec(body) {
             match cx.ir.name(op) {
-                "func.func" | "gpu.func" => {
+                ops::func::FuncOp::NAME | ops::gpu::FuncOp::NAME => {
                     let shared = Shared {
                         ctx: cx.ctx,
                         decls: &mut decls,
@@ -325,7 +331,7 @@ impl ConvertToLlvmPass {
                         }
                     }
                 }
-                "memref.global" => {
+                ops::memref::GlobalOp::NAME => {
                     if let Err(d) = memref::convert_global(cx.ir, op) {
                         cx.emit(d);
                         failed = true;
@@ -370,7 +376,7 @@ impl ConvertToLlvmPass {
         let mut failed = false;
         let mut tables = vec![top];
         cx.ir.walk_pre(top, &mut |o| {
-            if cx.ir.name(o) == "gpu.module" {
+            if cx.ir.name(o) == ops::gpu::ModuleOp::NAME {
                 tables.push(o);
             }
         });

@@ -1,6 +1,7 @@
 //! The kernels of a model: each contraction taken out into a module of its own, with its
 //! workload key, so it can be compiled and measured alone.
 
+use ftuner_dialects::ops;
 use ftuner_hw::HardwareModel;
 use ftuner_ir::{intern_name, AffineExpr, Attribute, Context, Ir, OpId, OpSpec, Type, DYNAMIC};
 use ftuner_ukernel::contraction::{find_all, Contraction};
@@ -94,7 +95,7 @@ fn standalone(ctx: &Context, ir: &mut Ir, c: &Contraction) -> String {
     let result_types: Vec<Type> = ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
     let loc = ir.loc(op);
     let f = ir.create_op(
-        OpSpec::new(intern_name("func.func"), loc)
+        OpSpec::new(intern_name(ops::func::FuncOp::NAME), loc)
             .attr("sym_name", Attribute::string("kernel"))
             .attr(
                 "function_type",
@@ -111,7 +112,7 @@ fn standalone(ctx: &Context, ir: &mut Ir, c: &Contraction) -> String {
     let new = ir.clone_op(op, &mut map);
     ir.append_op(blk, new);
     let res = ir.results(new).to_vec();
-    let ret = ir.create_op(OpSpec::new(intern_name("func.return"), loc).operands(res));
+    let ret = ir.create_op(OpSpec::new(intern_name(ops::func::ReturnOp::NAME), loc).operands(res));
     ir.append_op(blk, ret);
     let text = ftuner_ir::print_op_standalone(ir, ctx, f, false);
     ir.erase_op(f);

@@ -2,6 +2,7 @@
 
 use crate::DType;
 use ftuner_dialects::linalg::{body, ins_outs};
+use ftuner_dialects::ops;
 use ftuner_ir::{AffineExpr, Ir, OpId, DYNAMIC};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +61,9 @@ pub fn body_is_mul_add(ir: &Ir, op: OpId) -> bool {
         return false;
     };
     let names: Vec<&str> = ir.block_ops(b).map(|o| ir.name(o)).collect();
-    names.contains(&"arith.mulf") && names.contains(&"arith.addf") && names.len() <= 6
+    names.contains(&ops::arith::MulfOp::NAME)
+        && names.contains(&ops::arith::AddfOp::NAME)
+        && names.len() <= 6
 }
 
 /// Role of a loop dim of a contraction `C(.., M, N) += A(.., M, K) * B(.., K, N)`.
@@ -129,10 +132,10 @@ fn windowed(e: &AffineExpr) -> bool {
 pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
     let name = ir.name(op);
     let kind = match name {
-        "linalg.matmul" => Kind::Matmul,
-        "linalg.batch_matmul" => Kind::BatchMatmul,
-        "linalg.generic" => Kind::Generic,
-        "linalg.conv_2d_nchw_fchw" | "linalg.conv_2d_nhwc_hwcf" => Kind::Conv2d,
+        ops::linalg::MatmulOp::NAME => Kind::Matmul,
+        ops::linalg::BatchMatmulOp::NAME => Kind::BatchMatmul,
+        ops::linalg::GenericOp::NAME => Kind::Generic,
+        ops::linalg::Conv2dNchwFchwOp::NAME | ops::linalg::Conv2dNhwcHwcfOp::NAME => Kind::Conv2d,
         _ => return None,
     };
     let (ins, outs) = ins_outs(ir, op);

@@ -20,6 +20,7 @@
 
 use ftuner_dialects::linalg::body::all_parallel;
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps};
 use ftuner_ir::{intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpSpec, Value};
 
@@ -52,7 +53,7 @@ fn patch_c_dims(ir: &Ir, p: OpId) -> Option<Vec<u32>> {
 /// `op` is a broadcast: a generic copying its one input into its output (identity output
 /// map), whose result has one use.
 fn broadcast_source(ir: &Ir, op: OpId) -> Option<(Value, AffineMap)> {
-    if ir.name(op) != "linalg.generic" || !all_parallel(ir, op) {
+    if ir.name(op) != ops::linalg::GenericOp::NAME || !all_parallel(ir, op) {
         return None;
     }
     let (ins, outs) = ins_outs(ir, op);
@@ -156,7 +157,7 @@ fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
     let u = single_user(ir, r)?;
     // The consumer reads the result, or a `tensor.expand_shape` of it that only adds unit
     // dims (torch-mlir's `1 x T x F` views of a `T x F` matmul).
-    let (g, read, expand, by) = if ir.name(u) == "tensor.expand_shape" {
+    let (g, read, expand, by) = if ir.name(u) == ops::tensor::ExpandShapeOp::NAME {
         let by = unit_expansion(ir, u, &cdims)?;
         let e = ir.result(u, 0);
         let g = single_user(ir, e)?;
@@ -164,7 +165,7 @@ fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
     } else {
         (u, r, None, cdims.iter().map(|d| Some(*d)).collect())
     };
-    if ir.name(g) != "linalg.generic" || !all_parallel(ir, g) {
+    if ir.name(g) != ops::linalg::GenericOp::NAME || !all_parallel(ir, g) {
         return None;
     }
     if ir.op(g).parent != ir.op(p).parent {
@@ -220,12 +221,12 @@ fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
     // `ukernel.yield` (both verified; checked here so nothing changes otherwise).
     let gops = ir.block_ops_vec(gbody);
     let (&gy, gbody_ops) = gops.split_last()?;
-    if ir.name(gy) != "linalg.yield" || ir.operands(gy).len() != 1 {
+    if ir.name(gy) != ops::linalg::YieldOp::NAME || ir.operands(gy).len() != 1 {
         return None;
     }
     if let Some(eb) = epilogue_block(ir, p) {
         match ir.terminator(eb) {
-            Some(t) if ir.name(t) == "ukernel.yield" && ir.operands(t).len() == 1 => {}
+            Some(t) if ir.name(t) == ops::ukernel::YieldOp::NAME && ir.operands(t).len() == 1 => {}
             _ => return None,
         }
     }
@@ -269,8 +270,9 @@ fn absorb(ir: &mut Ir, p: OpId, c: Consumer) -> bool {
             ir.op_mut(p).regions.push(region);
             let b = ir.append_block(region, &[out_elem]);
             let acc = ir.block_args(b)[0];
-            let y =
-                ir.create_op(OpSpec::new(intern_name("ukernel.yield"), loc).operands(vec![acc]));
+            let y = ir.create_op(
+                OpSpec::new(intern_name(ops::ukernel::YieldOp::NAME), loc).operands(vec![acc]),
+            );
             ir.append_op(b, y);
             b
         }
@@ -299,7 +301,7 @@ fn absorb(ir: &mut Ir, p: OpId, c: Consumer) -> bool {
             }
             if let Some(d) = ir
                 .defining_op(v)
-                .filter(|d| ir.name(*d) == "arith.constant")
+                .filter(|d| ir.name(*d) == ops::arith::ConstantOp::NAME)
             {
                 if !ir.is_ancestor(g, d) {
                     let c = ir.clone_op(d, &mut vmap);
@@ -376,7 +378,8 @@ pub(crate) fn body_is_closed(ir: &Ir, op: OpId, constants: bool) -> bool {
                     .and_then(|b| ir.block_parent_op(b))
                     .is_some_and(|p| ir.is_ancestor(op, p)),
             };
-            let constant = constants && def.is_some_and(|d| ir.name(d) == "arith.constant");
+            let constant =
+                constants && def.is_some_and(|d| ir.name(d) == ops::arith::ConstantOp::NAME);
             ok &= inside || constant;
         }
     });

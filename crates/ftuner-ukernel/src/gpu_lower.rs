@@ -23,6 +23,7 @@
 //!   The plan and the tile shapes are the model's; the kernel body is the simplest correct
 //!   one for them.
 
+use ftuner_dialects::ops;
 mod kernel;
 mod launch;
 mod pass;
@@ -87,12 +88,12 @@ fn body_block(ir: &Ir, op: OpId) -> Option<BlockId> {
 fn kernel_module(ir: &mut Ir, top: OpId, loc: Attribute) -> Result<BlockId, String> {
     let body = body_block(ir, top).ok_or("the top-level op has no body")?;
     for o in ir.block_ops_vec(body) {
-        if ir.name(o) == "gpu.module" && ir.symbol_name(o) == Some(KERNEL_MODULE) {
+        if ir.name(o) == ops::gpu::ModuleOp::NAME && ir.symbol_name(o) == Some(KERNEL_MODULE) {
             return body_block(ir, o).ok_or_else(|| "gpu.module without a body".into());
         }
     }
     let gm = ir.create_op(
-        OpSpec::new(intern_name("gpu.module"), loc)
+        OpSpec::new(intern_name(ops::gpu::ModuleOp::NAME), loc)
             .prop("sym_name", Attribute::string(KERNEL_MODULE))
             .regions(1),
     );
@@ -206,7 +207,7 @@ pub(crate) fn lower_gpu(ir: &mut Ir, op: OpId, fam: &GpuFamily) -> Result<(), St
     let top = top_op(ir, op);
     let gm = kernel_module(ir, top, loc)?;
     let mut f = op;
-    while ir.name(f) != "func.func" {
+    while ir.name(f) != ops::func::FuncOp::NAME {
         match ir.parent_op(f) {
             Some(p) => f = p,
             None => break,
@@ -253,20 +254,26 @@ pub(crate) fn lower_gpu(ir: &mut Ir, op: OpId, fam: &GpuFamily) -> Result<(), St
             Some(s) if s != ftuner_ir::DYNAMIC => b.index(scratch, s),
             _ => {
                 let pv = b.index(scratch, p as i64);
-                b.val(scratch, "memref.dim", vec![out, pv], Type::index(), vec![])
+                b.val(
+                    scratch,
+                    ops::memref::DimOp::NAME,
+                    vec![out, pv],
+                    Type::index(),
+                    vec![],
+                )
             }
         }
     };
     let mut msz = b.index(scratch, 1);
     for d in shape.ms.clone() {
         let e = dim(&mut b, d);
-        msz = b.ibin(scratch, "arith.muli", msz, e);
+        msz = b.ibin(scratch, ops::arith::MuliOp::NAME, msz, e);
     }
     let nsz = dim(&mut b, shape.dn);
     let mut nb = b.index(scratch, 1);
     for d in shape.batch.clone() {
         let e = dim(&mut b, d);
-        nb = b.ibin(scratch, "arith.muli", nb, e);
+        nb = b.ibin(scratch, ops::arith::MuliOp::NAME, nb, e);
     }
     let names = Kernels {
         prefix,
@@ -319,13 +326,13 @@ pub(crate) fn lower_gpu(ir: &mut Ir, op: OpId, fam: &GpuFamily) -> Result<(), St
 fn if_positive(b: &mut B<'_>, blk: BlockId, x: Value, then: &mut dyn FnMut(&mut B<'_>, BlockId)) {
     let c0 = b.index(blk, 0);
     let pos = b.cmpi(blk, 4, x, c0);
-    let iff = b.op(blk, "scf.if", vec![pos], vec![], vec![], 2);
+    let iff = b.op(blk, ops::scf::IfOp::NAME, vec![pos], vec![], vec![], 2);
     let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
     let tb = b.ir.append_block(tr, &[]);
     then(b, tb);
-    b.yield_(tb, "scf.yield", vec![]);
+    b.yield_(tb, ops::scf::YieldOp::NAME, vec![]);
     let eb = b.ir.append_block(er, &[]);
-    b.yield_(eb, "scf.yield", vec![]);
+    b.yield_(eb, ops::scf::YieldOp::NAME, vec![]);
 }
 
 /// Move the host code built in `scratch` before the patch, which it replaces.

@@ -20,6 +20,7 @@
 //! assert_eq!((f.main.mr, f.main.nr), (6, 64));
 //! ```
 
+use ftuner_dialects::ops;
 pub mod contraction;
 pub mod cpu;
 pub mod epilogue;
@@ -109,7 +110,7 @@ impl Family {
 pub(crate) fn patches_in(ir: &ftuner_ir::Ir, op: ftuner_ir::OpId) -> Vec<ftuner_ir::OpId> {
     let mut patches = vec![];
     ir.walk_pre(op, &mut |o| {
-        if ir.name(o) == "ukernel.patch" {
+        if ir.name(o) == ops::ukernel::PatchOp::NAME {
             patches.push(o);
         }
     });

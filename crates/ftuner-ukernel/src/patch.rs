@@ -6,6 +6,7 @@ use crate::plan::{plan_dim, DimPlan};
 use crate::schedule::Schedule;
 use crate::{DType, Family};
 use ftuner_dialects::linalg::{body, ins_outs};
+use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::{plan_attr, read_plan};
 use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, DYNAMIC};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
@@ -160,7 +161,7 @@ pub fn patch(
     let result_types: Vec<ftuner_ir::Type> =
         ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
     let loc = ir.loc(op);
-    let spec = OpSpec::new(intern_name("ukernel.patch"), loc)
+    let spec = OpSpec::new(intern_name(ops::ukernel::PatchOp::NAME), loc)
         .operands(ins.iter().chain(&outs).copied())
         .results(result_types)
         .prop("kind", Attribute::string(kind))
@@ -191,10 +192,11 @@ pub fn patch(
     // The body ends in ukernel.yield (linalg.yield belongs to linalg ops).
     for b in ir.region(dst_region).blocks.clone() {
         if let Some(t) = ir.terminator(b) {
-            if ir.name(t) == "linalg.yield" {
+            if ir.name(t) == ops::linalg::YieldOp::NAME {
                 let vals = ir.operands(t).to_vec();
-                let y = ir
-                    .create_op(OpSpec::new(intern_name("ukernel.yield"), ir.loc(t)).operands(vals));
+                let y = ir.create_op(
+                    OpSpec::new(intern_name(ops::ukernel::YieldOp::NAME), ir.loc(t)).operands(vals),
+                );
                 ir.insert_before(t, y);
                 ir.erase_op(t);
             }

@@ -4,6 +4,7 @@
 
 use super::{extent, factor_pair, reassociation, ty, Em, Stage, Tensor, CHILD_BASE};
 use crate::derive::{g2bmm_by_residue, g2bmm_cols, g2bmm_plan, G2bmm};
+use ftuner_dialects::ops::linalg;
 use ftuner_dialects::ta::{Idx, Iter, Scope, Src, Term};
 use ftuner_ir::DYNAMIC;
 
@@ -399,7 +400,8 @@ impl Em {
         let (yb, ys) = self.collapse_groups(&gb.name, &gb.shape, &[nb, nk, 1]);
         let rs = vec![xs[0], m, jn];
         let dyns = self.dyn_dims(&xa, &xs, &[0]);
-        let mm = self.onto_zeros("linalg.batch_matmul", (&xa, &xs), (&yb, &ys), &rs, &dyns);
+        let bmm = linalg::BatchMatmulOp::NAME;
+        let mm = self.onto_zeros(bmm, (&xa, &xs), (&yb, &ys), &rs, &dyns);
         self.matmuls += 1;
         self.g2bmms += 1;
         // Expanded to (batch, q, m, j).

@@ -2,6 +2,7 @@
 //! at constant indices, transposed to its groups' order, checked and collapsed.
 use super::{extent, factor_pair, list, reassociation, ty, Em, Stage, Tensor};
 use crate::derive::Contraction;
+use ftuner_dialects::ops;
 use ftuner_dialects::ta::{Idx, Scope, Src};
 use ftuner_ir::DYNAMIC;
 
@@ -109,9 +110,9 @@ impl Em {
             (rs, dyns)
         };
         let op = if batched {
-            "linalg.batch_matmul"
+            ops::linalg::BatchMatmulOp::NAME
         } else {
-            "linalg.matmul"
+            ops::linalg::MatmulOp::NAME
         };
         let mm = self.onto_zeros(op, (&x, &xs), (&y, &ys), &rs, &rdyn);
         let rt = ty(&rs, &self.elem);

@@ -5,6 +5,7 @@
 
 use super::Nest;
 use crate::emit::ty;
+use ftuner_dialects::ops;
 use ftuner_dialects::ta::{Atom, BinOp, Idx, Scope, Src, Term};
 use std::fmt::Write;
 
@@ -46,20 +47,20 @@ impl Body {
                 Atom::FloorDiv(inner, d) => {
                     let x = self.idx(inner, var);
                     let c = self.cst(*d);
-                    self.bin("arith.floordivsi", &x, &c, "index")
+                    self.bin(ops::arith::FloordivsiOp::NAME, &x, &c, "index")
                 }
                 Atom::Mod(inner, d) => {
                     let x = self.idx(inner, var);
                     let c = self.cst(*d);
-                    let q = self.bin("arith.floordivsi", &x, &c, "index");
-                    let qk = self.bin("arith.muli", &q, &c, "index");
-                    self.bin("arith.subi", &x, &qk, "index")
+                    let q = self.bin(ops::arith::FloordivsiOp::NAME, &x, &c, "index");
+                    let qk = self.bin(ops::arith::MuliOp::NAME, &q, &c, "index");
+                    self.bin(ops::arith::SubiOp::NAME, &x, &qk, "index")
                 }
                 Atom::Div(inner, d) => {
                     let x = self.idx(inner, var);
                     let c = self.cst(*d);
-                    let q = self.bin("arith.floordivsi", &x, &c, "index");
-                    let qk = self.bin("arith.muli", &q, &c, "index");
+                    let q = self.bin(ops::arith::FloordivsiOp::NAME, &x, &c, "index");
+                    let qk = self.bin(ops::arith::MuliOp::NAME, &q, &c, "index");
                     let ok = self.fresh();
                     self.line(format!("{ok} = arith.cmpi eq, {qk}, {x} : index"));
                     self.exact.push(ok);
@@ -70,11 +71,11 @@ impl Body {
                 v
             } else {
                 let c = self.cst(*k);
-                self.bin("arith.muli", &v, &c, "index")
+                self.bin(ops::arith::MuliOp::NAME, &v, &c, "index")
             };
             acc = Some(match acc {
                 None => t,
-                Some(a) => self.bin("arith.addi", &a, &t, "index"),
+                Some(a) => self.bin(ops::arith::AddiOp::NAME, &a, &t, "index"),
             });
         }
         match acc {
@@ -82,7 +83,7 @@ impl Body {
             Some(a) if e.c == 0 => a,
             Some(a) => {
                 let c = self.cst(e.c);
-                self.bin("arith.addi", &a, &c, "index")
+                self.bin(ops::arith::AddiOp::NAME, &a, &c, "index")
             }
         }
     }
@@ -146,7 +147,7 @@ pub(super) fn body_text(
     let res = if s.sum.is_empty() {
         v
     } else {
-        b.bin("arith.addf", "%acc", &v, elem)
+        b.bin(ops::arith::AddfOp::NAME, "%acc", &v, elem)
     };
     b.line(format!("linalg.yield {res} : {elem}"));
     Ok(b.out)
@@ -175,7 +176,7 @@ fn iterator_values(
             ix
         } else {
             let c = b.cst(nest.ranges[p].0);
-            b.bin("arith.addi", &ix, &c, "index")
+            b.bin(ops::arith::AddiOp::NAME, &ix, &c, "index")
         };
         var_val[p] = Some(val);
     }
@@ -199,7 +200,7 @@ impl Body {
     fn conj(&mut self, guard: Option<String>, ok: String) -> Option<String> {
         Some(match guard {
             None => ok,
-            Some(g) => self.bin("arith.andi", &g, &ok, "i1"),
+            Some(g) => self.bin(ops::arith::AndiOp::NAME, &g, &ok, "i1"),
         })
     }
 
@@ -217,9 +218,9 @@ impl Body {
                 let xa = self.term(x, cx);
                 let ya = self.term(y, cx);
                 let name = match op {
-                    BinOp::Add => "arith.addf",
-                    BinOp::Sub => "arith.subf",
-                    BinOp::Mul => "arith.mulf",
+                    BinOp::Add => ops::arith::AddfOp::NAME,
+                    BinOp::Sub => ops::arith::SubfOp::NAME,
+                    BinOp::Mul => ops::arith::MulfOp::NAME,
                 };
                 let e = self.elem.clone();
                 self.bin(name, &xa, &ya, &e)
@@ -271,7 +272,7 @@ impl Body {
             self.line(format!("{ge} = arith.cmpi sge, {v}, {z} : index"));
             let lt = self.fresh();
             self.line(format!("{lt} = arith.cmpi slt, {v}, {dd} : index"));
-            let ok = self.bin("arith.andi", &ge, &lt, "i1");
+            let ok = self.bin(ops::arith::AndiOp::NAME, &ge, &lt, "i1");
             let cl = self.fresh();
             self.line(format!("{cl} = arith.select {ok}, {v}, {z} : index"));
             ixs.push(cl);

@@ -3,6 +3,7 @@
 
 use super::{Env, Interp, InterpError};
 use crate::tensor::RtVal;
+use ftuner_dialects::ops;
 use ftuner_ir::{OpId, Type};
 use rustc_hash::FxHashMap;
 
@@ -30,9 +31,9 @@ impl Interp<'_> {
         };
         let kernel = children(self.module)
             .into_iter()
-            .filter(|o| ir.name(*o) == "gpu.module" && ir.symbol_name(*o) == Some(root))
+            .filter(|o| ir.name(*o) == ops::gpu::ModuleOp::NAME && ir.symbol_name(*o) == Some(root))
             .flat_map(children)
-            .find(|f| ir.name(*f) == "gpu.func" && ir.symbol_name(*f) == Some(nested));
+            .find(|f| ir.name(*f) == ops::gpu::FuncOp::NAME && ir.symbol_name(*f) == Some(nested));
         let f = kernel.ok_or_else(|| err(format!("kernel @{root}::@{nested} not found")))?;
         let entry = ir
             .regions_of(f)
@@ -81,7 +82,9 @@ impl Interp<'_> {
                 .map_err(err);
         }
         let mut barrier = false;
-        ir.walk_pre(f, &mut |o| barrier |= ir.name(o) == "gpu.barrier");
+        ir.walk_pre(f, &mut |o| {
+            barrier |= ir.name(o) == ops::gpu::BarrierOp::NAME
+        });
         if barrier && block.iter().product::<i64>() > 1 {
             return Err(err(
                 "kernels with gpu.barrier are not run by the interpreter".into(),
@@ -122,9 +125,9 @@ impl Interp<'_> {
             .gpu
             .ok_or_else(|| InterpError::at(ir, op, "is only defined inside a kernel launch"))?;
         let which = match ir.name(op) {
-            "gpu.thread_id" => 0,
-            "gpu.block_id" => 1,
-            "gpu.block_dim" => 2,
+            ops::gpu::ThreadIdOp::NAME => 0,
+            ops::gpu::BlockIdOp::NAME => 1,
+            ops::gpu::BlockDimOp::NAME => 2,
             _ => 3,
         };
         let body = ir

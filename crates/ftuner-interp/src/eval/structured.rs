@@ -6,6 +6,7 @@ use super::{check_type, contraction, unravel, Env, Interp, InterpError};
 use crate::body::{compile, Program};
 use crate::tensor::{round_to, RtVal, Tensor};
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
+use ftuner_dialects::ops;
 use ftuner_ir::{AffineExpr, AffineMap, Ir, OpId, Type, Value};
 use std::rc::Rc;
 
@@ -24,7 +25,7 @@ struct LoopNest {
 }
 
 fn name_is_patch_with_epilogue(ir: &Ir, op: OpId) -> bool {
-    ir.name(op) == "ukernel.patch" && ir.regions_of(op).len() > 1
+    ir.name(op) == ops::ukernel::PatchOp::NAME && ir.regions_of(op).len() > 1
 }
 
 fn has_div(e: &AffineExpr) -> bool {

@@ -24,6 +24,7 @@
 
 use crate::{e, RuntimeError, Signature};
 use ftuner_codegen::{Compiler, Emit, Target};
+use ftuner_dialects::ops;
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -80,7 +81,7 @@ pub fn dtype_code(t: Type) -> Option<(i32, &'static str)> {
 fn sig_of(ir: &Ir, top: OpId, name: &str) -> Option<Signature> {
     let mut out = None;
     ir.walk_pre(top, &mut |o| {
-        if ir.name(o) == "func.func" && ir.symbol_name(o) == Some(name) {
+        if ir.name(o) == ops::func::FuncOp::NAME && ir.symbol_name(o) == Some(name) {
             if let Some(t) = ir.attr(o, "function_type").and_then(|a| a.as_type()) {
                 out = Some(Signature {
                     inputs: t.function_inputs().to_vec(),
@@ -95,7 +96,7 @@ fn sig_of(ir: &Ir, top: OpId, name: &str) -> Option<Signature> {
 fn prepared_of(ir: &Ir, top: OpId, entry: &str) -> Option<(String, Vec<usize>)> {
     let mut out = None;
     ir.walk_pre(top, &mut |o| {
-        if ir.name(o) == "func.func" && ir.symbol_name(o) == Some(entry) {
+        if ir.name(o) == ops::func::FuncOp::NAME && ir.symbol_name(o) == Some(entry) {
             if let Some(d) = ir.attr(o, "ftuner.prepared").and_then(|a| a.as_dict()) {
                 let kept = d
                     .iter()

@@ -4,6 +4,7 @@
 
 use super::types::is_identity;
 use super::{Rw, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
 impl Rw<'_> {
@@ -31,7 +32,7 @@ impl Rw<'_> {
         let n = dyns.len() as i32;
         let o = self.new_op(
             b,
-            "memref.alloc",
+            ops::memref::AllocOp::NAME,
             dyns,
             vec![ty],
             vec![
@@ -51,7 +52,14 @@ impl Rw<'_> {
 
     /// `memref.copy` of `src` into `dst`, appended to `b`.
     pub(super) fn copy(&mut self, b: BlockId, src: Value, dst: Value, loc: Attribute) {
-        self.new_op(b, "memref.copy", vec![src, dst], vec![], vec![], loc);
+        self.new_op(
+            b,
+            ops::memref::CopyOp::NAME,
+            vec![src, dst],
+            vec![],
+            vec![],
+            loc,
+        );
     }
 
     /// The operands of a store of a value into a destination (`tensor.insert`,
@@ -80,10 +88,9 @@ impl Rw<'_> {
         if need_old {
             // A filled tensor is filled again rather than copied.
             let old = self.ir.operand(op, idx);
-            let fill = self
-                .ir
-                .defining_op(old)
-                .filter(|f| self.ir.name(*f) == "linalg.fill" && self.ir.operands(*f).len() == 2);
+            let fill = self.ir.defining_op(old).filter(|f| {
+                self.ir.name(*f) == ops::linalg::FillOp::NAME && self.ir.operands(*f).len() == 2
+            });
             match fill.map(|f| self.v(f, self.ir.operand(f, 0))) {
                 Some(Ok(val)) => {
                     let elem = self.ir.value_type(n).element_type();
@@ -112,7 +119,7 @@ impl Rw<'_> {
     /// `linalg.fill` of buffer `buf` (elements of type `elem`) with `val`, appended to `b`.
     pub(super) fn fill(&mut self, b: BlockId, val: Value, buf: Value, elem: Type, loc: Attribute) {
         let f = self.ir.create_op(
-            OpSpec::new(intern_name("linalg.fill"), loc)
+            OpSpec::new(intern_name(ops::linalg::FillOp::NAME), loc)
                 .operands(vec![val, buf])
                 .prop("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1]))
                 .regions(1),
@@ -127,6 +134,7 @@ fn fill_body(ir: &mut Ir, fill: OpId, elem: Type, loc: Attribute) {
     let r = ir.regions_of(fill)[0];
     let blk = ir.append_block(r, &[elem, elem]);
     let a = ir.block_args(blk)[0];
-    let y = ir.create_op(OpSpec::new(intern_name("linalg.yield"), loc).operands(vec![a]));
+    let y =
+        ir.create_op(OpSpec::new(intern_name(ops::linalg::YieldOp::NAME), loc).operands(vec![a]));
     ir.append_op(blk, y);
 }

@@ -3,6 +3,7 @@
 
 use super::structured::{linalg_reads_outs, structured};
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops;
 use ftuner_ir::{BlockId, Ir, OpId, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -11,13 +12,13 @@ fn dests(ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
     let name = ir.name(op);
     let is_t = |v: Value| ir.value_type(v).is_tensor();
     match name {
-        "vector.transfer_write" | "tensor.insert_slice" | "tensor.insert" => {
-            match ir.operands(op).get(1) {
-                Some(v) if is_t(*v) => vec![(1, ir.results(op).first().copied())],
-                _ => vec![],
-            }
-        }
-        "scf.for" => {
+        ops::vector::TransferWriteOp::NAME
+        | ops::tensor::InsertSliceOp::NAME
+        | ops::tensor::InsertOp::NAME => match ir.operands(op).get(1) {
+            Some(v) if is_t(*v) => vec![(1, ir.results(op).first().copied())],
+            _ => vec![],
+        },
+        ops::scf::ForOp::NAME => {
             let mut out = vec![];
             for (k, v) in ir.operands(op).iter().enumerate().skip(3) {
                 if is_t(*v) {
@@ -46,18 +47,21 @@ fn dests(ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
 fn is_view(name: &str) -> bool {
     matches!(
         name,
-        "tensor.extract_slice"
-            | "tensor.cast"
-            | "tensor.collapse_shape"
-            | "tensor.expand_shape"
-            | "tensor.reshape"
+        ops::tensor::ExtractSliceOp::NAME
+            | ops::tensor::CastOp::NAME
+            | ops::tensor::CollapseShapeOp::NAME
+            | ops::tensor::ExpandShapeOp::NAME
+            | ops::tensor::ReshapeOp::NAME
     )
 }
 
 fn is_loop(name: &str) -> bool {
     matches!(
         name,
-        "scf.for" | "scf.while" | "scf.parallel" | "scf.forall"
+        ops::scf::ForOp::NAME
+            | ops::scf::WhileOp::NAME
+            | ops::scf::ParallelOp::NAME
+            | ops::scf::ForallOp::NAME
     )
 }
 
@@ -194,7 +198,12 @@ fn may_follow(ir: &Ir, func: OpId, u: OpId, w: OpId, v: Value) -> bool {
     if ba != bb {
         // Different regions of the op at pu[k-1]: exclusive branches, or sequential.
         let owner = if k > 0 { Some(pu[k - 1]) } else { None };
-        return !owner.is_some_and(|o| matches!(ir.name(o), "scf.if" | "scf.index_switch"));
+        return !owner.is_some_and(|o| {
+            matches!(
+                ir.name(o),
+                ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME
+            )
+        });
     }
     // `u` follows `w` when it comes later in their common block.
     let mut o = ir.op(b).next;
@@ -222,7 +231,10 @@ fn dps_origin(ir: &Ir, mut v: Value) -> Value {
         let Some(d) = ir.defining_op(v) else {
             return v;
         };
-        if matches!(ir.name(d), "scf.if" | "scf.index_switch") {
+        if matches!(
+            ir.name(d),
+            ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME
+        ) {
             // A branch result: the origin every branch's yield shares (an epilogue applied
             // in one branch and skipped in the other writes the same slice).
             let Some(j) = ir.results(d).iter().position(|r| *r == v) else {
@@ -257,14 +269,14 @@ fn dps_origin(ir: &Ir, mut v: Value) -> Value {
 /// `u` is `insert_slice` into `dest` of a value that was written in place into an
 /// `extract_slice` of `dest` with the same offsets, sizes and strides (one on `chain`).
 fn matching_insert(ir: &Ir, u: OpId, dest: Value, chain: &[Value]) -> bool {
-    if ir.name(u) != "tensor.insert_slice" || ir.operands(u).get(1) != Some(&dest) {
+    if ir.name(u) != ops::tensor::InsertSliceOp::NAME || ir.operands(u).get(1) != Some(&dest) {
         return false;
     }
     let origin = dps_origin(ir, ir.operand(u, 0));
     chain.iter().any(|c| {
         *c == origin
             && ir.defining_op(*c).is_some_and(|e| {
-                ir.name(e) == "tensor.extract_slice"
+                ir.name(e) == ops::tensor::ExtractSliceOp::NAME
                     && ir.operand(e, 0) == dest
                     && slice_key(ir, e, 1) == slice_key(ir, u, 2)
             })
@@ -307,7 +319,7 @@ fn conflicts(ir: &Ir, func: OpId, an: &Analysis, w: OpId, idx: usize, d: Value) 
     if an.read_only.contains(&root)
         || ir
             .defining_op(root)
-            .is_some_and(|o| ir.name(o) == "arith.constant")
+            .is_some_and(|o| ir.name(o) == ops::arith::ConstantOp::NAME)
     {
         return true;
     }
@@ -324,7 +336,7 @@ fn conflicts(ir: &Ir, func: OpId, an: &Analysis, w: OpId, idx: usize, d: Value) 
     }
     let wpos = an.pos(w);
     // An insert_slice whose source was written in place into the same slice of `d`.
-    let self_match = ir.name(w) == "tensor.insert_slice"
+    let self_match = ir.name(w) == ops::tensor::InsertSliceOp::NAME
         && matching_insert(ir, w, d, &[dps_origin(ir, ir.operand(w, 0))]);
     for v in an.tree(root) {
         if an.def_pos(ir, v) >= wpos && v != d {
@@ -341,7 +353,10 @@ fn conflicts(ir: &Ir, func: OpId, an: &Analysis, w: OpId, idx: usize, d: Value) 
                 return true;
             }
             let un = ir.name(u.op);
-            if un == "tensor.dim" || un == "memref.dim" || only_overwrites(ir, u.op, u.operand) {
+            if un == ops::tensor::DimOp::NAME
+                || un == ops::memref::DimOp::NAME
+                || only_overwrites(ir, u.op, u.operand)
+            {
                 continue;
             }
             if !may_follow(ir, func, u.op, w, v) {
@@ -386,7 +401,7 @@ fn analyze_block(ir: &Ir, func: OpId, an: &mut Analysis, b: BlockId) {
                 analyze_block(ir, func, an, blk);
             }
         }
-        if matches!(name, "scf.if" | "scf.index_switch") {
+        if matches!(name, ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME) {
             link_branch_results(ir, an, op);
         }
     }

@@ -3,6 +3,7 @@
 
 use super::types::result_memref;
 use super::{Rw, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, Ir, OpId, OpSpec, Type};
 
 impl Rw<'_> {
@@ -24,7 +25,7 @@ impl Rw<'_> {
             }
         };
         let g = self.ir.create_op(
-            OpSpec::new(intern_name("memref.get_global"), loc)
+            OpSpec::new(intern_name(ops::memref::GetGlobalOp::NAME), loc)
                 .results(vec![ty])
                 .prop("name", Attribute::symbol_ref(name)),
         );
@@ -43,7 +44,7 @@ pub(super) fn emit_globals(ir: &mut Ir, top: OpId, globals: Vec<(String, Attribu
         let loc = ir.loc(top);
         for (name, value, ty) in globals.into_iter().rev() {
             let g = ir.create_op(
-                OpSpec::new(intern_name("memref.global"), loc)
+                OpSpec::new(intern_name(ops::memref::GlobalOp::NAME), loc)
                     .prop("sym_name", Attribute::string(name))
                     .prop("sym_visibility", Attribute::string("private"))
                     .prop("type", Attribute::type_attr(ty))

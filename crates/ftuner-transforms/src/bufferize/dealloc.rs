@@ -3,6 +3,7 @@
 //! a loop body allocates and frees is hoisted out of the loop.
 
 use super::Rw;
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Value};
 use rustc_hash::FxHashSet;
 
@@ -16,9 +17,9 @@ impl Rw<'_> {
             if escapes(self.ir, v) {
                 continue;
             }
-            let d = self
-                .ir
-                .create_op(OpSpec::new(intern_name("memref.dealloc"), loc).operands(vec![v]));
+            let d = self.ir.create_op(
+                OpSpec::new(intern_name(ops::memref::DeallocOp::NAME), loc).operands(vec![v]),
+            );
             freed.push((v, d));
             match last_use(self.ir, v, blk) {
                 Some(u) if !is_terminator(self.ir.name(u)) => self.ir.insert_after(u, d),
@@ -42,7 +43,10 @@ impl Rw<'_> {
 /// buffer then exists whichever branch runs; it is never read before it is written).
 /// Never out of a loop marked `ftuner.parallel`: its iterations run at once.
 fn hoist_out_of_loops(ir: &mut Ir, v: Value, dealloc: OpId) {
-    let Some(a) = ir.defining_op(v).filter(|a| ir.name(*a) == "memref.alloc") else {
+    let Some(a) = ir
+        .defining_op(v)
+        .filter(|a| ir.name(*a) == ops::memref::AllocOp::NAME)
+    else {
         return;
     };
     if ir.op(a).parent != ir.op(dealloc).parent {
@@ -52,13 +56,13 @@ fn hoist_out_of_loops(ir: &mut Ir, v: Value, dealloc: OpId) {
     let mut blk = ir.op(a).parent;
     while let Some(p) = blk.and_then(|b| ir.block_parent_op(b)) {
         // Iterations of a parallel loop run at once: each keeps its own buffer.
-        if !matches!(ir.name(p), "scf.for" | "scf.if")
+        if !matches!(ir.name(p), ops::scf::ForOp::NAME | ops::scf::IfOp::NAME)
             || ir.operands(a).iter().any(|x| ir.defined_inside(*x, p))
             || ir.attr(p, ftuner_dialects::scf::PARALLEL_ATTR).is_some()
         {
             break;
         }
-        if ir.name(p) == "scf.for" {
+        if ir.name(p) == ops::scf::ForOp::NAME {
             target = Some(p);
         }
         blk = ir.op(p).parent;
@@ -108,16 +112,16 @@ fn last_use(ir: &Ir, v: Value, blk: BlockId) -> Option<OpId> {
 fn is_view_op(name: &str) -> bool {
     matches!(
         name,
-        "memref.subview"
-            | "memref.cast"
-            | "memref.collapse_shape"
-            | "memref.expand_shape"
-            | "memref.reshape"
+        ops::memref::SubviewOp::NAME
+            | ops::memref::CastOp::NAME
+            | ops::memref::CollapseShapeOp::NAME
+            | ops::memref::ExpandShapeOp::NAME
+            | ops::memref::ReshapeOp::NAME
     )
 }
 
 fn is_terminator(name: &str) -> bool {
-    matches!(name, "func.return" | "scf.yield")
+    matches!(name, ops::func::ReturnOp::NAME | ops::scf::YieldOp::NAME)
 }
 
 /// Whether a buffer (or a view of it) is returned from the function.
@@ -130,7 +134,7 @@ fn escapes(ir: &Ir, v: Value) -> bool {
         }
         for u in ir.uses(x) {
             match ir.name(u.op) {
-                "func.return" | "scf.yield" => return true,
+                ops::func::ReturnOp::NAME | ops::scf::YieldOp::NAME => return true,
                 n if is_view_op(n) && u.operand == 0 => {
                     work.extend(ir.results(u.op).iter().copied())
                 }

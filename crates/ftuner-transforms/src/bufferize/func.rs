@@ -4,6 +4,7 @@
 
 use super::types::{is_identity, memref_of};
 use super::{Rw, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashSet;
 
@@ -78,7 +79,7 @@ impl Rw<'_> {
         let res_types: Vec<Type> = rets.iter().map(|v| self.ir.value_type(*v)).collect();
         let r = self
             .ir
-            .create_op(OpSpec::new(intern_name("func.return"), loc).operands(rets));
+            .create_op(OpSpec::new(intern_name(ops::func::ReturnOp::NAME), loc).operands(rets));
         self.ir.append_op(entry, r);
         Ok(res_types)
     }
@@ -115,7 +116,10 @@ fn reshaped_root(ir: &Ir, v: Value) -> Value {
     while let Some(d) = ir.defining_op(root).filter(|d| {
         matches!(
             ir.name(*d),
-            "memref.reshape" | "memref.collapse_shape" | "memref.expand_shape" | "memref.cast"
+            ops::memref::ReshapeOp::NAME
+                | ops::memref::CollapseShapeOp::NAME
+                | ops::memref::ExpandShapeOp::NAME
+                | ops::memref::CastOp::NAME
         )
     }) {
         root = ir.operand(d, 0);

@@ -2,13 +2,14 @@
 //! one `index` result.
 
 use super::Rw;
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Type, Value};
 
 impl Rw<'_> {
     pub(super) fn index_const(&mut self, b: BlockId, k: i64, loc: Attribute) -> Value {
         let o = self.new_op(
             b,
-            "arith.constant",
+            ops::arith::ConstantOp::NAME,
             vec![],
             vec![Type::index()],
             vec![("value".into(), Attribute::index(k))],
@@ -32,6 +33,6 @@ impl Rw<'_> {
     /// `memref.dim %m, i`.
     pub(super) fn dim(&mut self, b: BlockId, m: Value, i: usize, loc: Attribute) -> Value {
         let c = self.index_const(b, i as i64, loc);
-        self.index_op(b, "memref.dim", vec![m, c], loc)
+        self.index_op(b, ops::memref::DimOp::NAME, vec![m, c], loc)
     }
 }

@@ -5,6 +5,7 @@
 use super::types::{memref_of, subview_type};
 use super::{Rw, R};
 use crate::runtime_checks::{what, Checks};
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
 /// The padding of a `tensor.pad`, per dim: the static low padding (`DYNAMIC` where it is
@@ -56,7 +57,8 @@ impl Rw<'_> {
                     .ir
                     .defining_op(y)
                     .filter(|c| {
-                        self.ir.name(*c) == "arith.constant" && self.ir.operands(*c).is_empty()
+                        self.ir.name(*c) == ops::arith::ConstantOp::NAME
+                            && self.ir.operands(*c).is_empty()
                     })
                     .ok_or((
                         op,
@@ -124,8 +126,8 @@ impl Rw<'_> {
                     Some(v) => v,
                     None => self.index_const(b, shigh[i], loc),
                 };
-                let a1 = self.index_op(b, "arith.addi", vec![s0, l0], loc);
-                dyn_sizes.push(self.index_op(b, "arith.addi", vec![a1, h0], loc));
+                let a1 = self.index_op(b, ops::arith::AddiOp::NAME, vec![s0, l0], loc);
+                dyn_sizes.push(self.index_op(b, ops::arith::AddiOp::NAME, vec![a1, h0], loc));
             }
             lows.push(lo);
             src_sizes.push(ssz);
@@ -187,7 +189,7 @@ impl Rw<'_> {
         let nsz = src_sizes.iter().flatten().count() as i32;
         let sv = self.new_op(
             b,
-            "memref.subview",
+            ops::memref::SubviewOp::NAME,
             ops,
             vec![sv_ty],
             vec![

@@ -5,6 +5,7 @@
 
 use super::types::memref_of;
 use super::{dict_entries, Rw, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{BlockId, OpId, OpSpec, Value};
 
 impl Rw<'_> {
@@ -85,7 +86,7 @@ impl Rw<'_> {
                 None => yields.push(nv),
             }
         }
-        self.new_op(nb, "scf.yield", yields, vec![], vec![], loc);
+        self.new_op(nb, ops::scf::YieldOp::NAME, yields, vec![], vec![], loc);
         let new_res = self.ir.results(n).to_vec();
         let mut k = 0;
         for (i, r) in results.iter().enumerate() {
@@ -177,7 +178,7 @@ impl Rw<'_> {
                     }
                 }
             }
-            self.new_op(*nb, "scf.yield", out, vec![], vec![], loc);
+            self.new_op(*nb, ops::scf::YieldOp::NAME, out, vec![], vec![], loc);
         }
         let od = self.ir.op(op);
         let mut s = OpSpec::new(od.name, loc)

@@ -6,6 +6,7 @@
 use super::types::{result_memref, subview_type, with_layout};
 use super::{dict_entries, Rw, R};
 use crate::runtime_checks::{what, Checks, IN_BOUNDS};
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Ir, OpId, TypeKind, Value};
 
 impl Rw<'_> {
@@ -35,10 +36,10 @@ impl Rw<'_> {
     pub(super) fn dim_or_extract(&mut self, op: OpId, b: BlockId) -> R<()> {
         let loc = self.ir.loc(op);
         let ops = self.vs(op, self.ir.operands(op))?;
-        let nm = if self.ir.name(op) == "tensor.dim" {
-            "memref.dim"
+        let nm = if self.ir.name(op) == ops::tensor::DimOp::NAME {
+            ops::memref::DimOp::NAME
         } else {
-            "memref.load"
+            ops::memref::LoadOp::NAME
         };
         let res = self.ir.result(op, 0);
         let t = self.ir.value_type(res);
@@ -69,7 +70,7 @@ impl Rw<'_> {
         }
         self.check_slice(b, op, src, &ops[1..]);
         let props = dict_entries(self.ir.op(op).props);
-        let n = self.new_op(b, "memref.subview", ops, vec![ty], props, loc);
+        let n = self.new_op(b, ops::memref::SubviewOp::NAME, ops, vec![ty], props, loc);
         self.map.insert(res, self.ir.result(n, 0));
         Ok(())
     }
@@ -89,7 +90,7 @@ impl Rw<'_> {
         let props = subview_props(self.ir, op);
         // Already there: the source is this very subview of the destination.
         let same = self.ir.defining_op(src).is_some_and(|d| {
-            self.ir.name(d) == "memref.subview"
+            self.ir.name(d) == ops::memref::SubviewOp::NAME
                 && self.ir.operand(d, 0) == dst
                 && self.ir.operands(d)[1..] == rest[..]
                 && ["static_offsets", "static_sizes", "static_strides"]
@@ -109,7 +110,7 @@ impl Rw<'_> {
             .ok_or((op, "cannot type the subview of this slice".into()))?;
             let mut ops = vec![dst];
             ops.extend(rest);
-            let sv = self.new_op(b, "memref.subview", ops, vec![ty], props, loc);
+            let sv = self.new_op(b, ops::memref::SubviewOp::NAME, ops, vec![ty], props, loc);
             let sv = self.ir.result(sv, 0);
             self.copy(b, src, sv, loc);
         }
@@ -121,7 +122,7 @@ impl Rw<'_> {
     pub(super) fn insert(&mut self, op: OpId, b: BlockId) -> R<()> {
         let loc = self.ir.loc(op);
         let (ops, dst) = self.store_operands(b, op)?;
-        self.new_op(b, "memref.store", ops, vec![], vec![], loc);
+        self.new_op(b, ops::memref::StoreOp::NAME, ops, vec![], vec![], loc);
         self.map.insert(self.ir.result(op, 0), dst);
         Ok(())
     }
@@ -142,7 +143,14 @@ impl Rw<'_> {
             rt.element_type(),
             layout,
         );
-        let n = self.new_op(b, "memref.cast", vec![src], vec![ty], vec![], loc);
+        let n = self.new_op(
+            b,
+            ops::memref::CastOp::NAME,
+            vec![src],
+            vec![ty],
+            vec![],
+            loc,
+        );
         self.map.insert(res, self.ir.result(n, 0));
         Ok(())
     }
@@ -194,7 +202,7 @@ impl Rw<'_> {
             for p in point.clone() {
                 ops.push(self.index_const(b, p, loc));
             }
-            self.new_op(b, "memref.store", ops, vec![], vec![], loc);
+            self.new_op(b, ops::memref::StoreOp::NAME, ops, vec![], vec![], loc);
             for d in (0..point.len()).rev() {
                 point[d] += 1;
                 if point[d] < shape[d] {

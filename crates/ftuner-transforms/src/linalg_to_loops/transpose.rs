@@ -4,6 +4,7 @@
 
 use super::{for_loop, B};
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
+use ftuner_dialects::ops::{arith, linalg, memref, vector};
 use ftuner_ir::{AffineExpr, AffineMap, Attribute, BlockId, Ir, OpId, Type, Value};
 
 /// Block size of permuted copies.
@@ -66,7 +67,7 @@ pub(super) fn permuted_copy(
     let [y] = ops.as_slice() else {
         return None;
     };
-    if ir.name(*y) != "linalg.yield" || ir.operands(*y) != [ir.block_args(body)[0]] {
+    if ir.name(*y) != linalg::YieldOp::NAME || ir.operands(*y) != [ir.block_args(body)[0]] {
         return None;
     }
     Some(PermutedCopy {
@@ -106,8 +107,8 @@ pub(super) fn lower_permuted_copy(
         }
     }
     let whole = |b: &mut B<'_>, x: Value| {
-        let q = b.val(anchor, "arith.divui", vec![x, cw], Type::index());
-        b.val(anchor, "arith.muli", vec![q, cw], Type::index())
+        let q = b.val(anchor, arith::DivuiOp::NAME, vec![x, cw], Type::index());
+        b.val(anchor, arith::MuliOp::NAME, vec![q, cw], Type::index())
     };
     // Rows of the source run along `si`, rows of the destination along `di`.
     let (us, ud) = (ubs[si], ubs[di]);
@@ -136,7 +137,7 @@ pub(super) fn lower_permuted_copy(
     };
     let c = b.op(
         anchor,
-        "arith.constant",
+        arith::ConstantOp::NAME,
         vec![],
         vec![pc.elem],
         vec![("value", zero_attr)],
@@ -148,7 +149,7 @@ pub(super) fn lower_permuted_copy(
         ops.extend(idx);
         ops.push(pad);
         let props = ftuner_dialects::vector::transfer_props(rank, along, [1, rank as i32, 1, 0]);
-        let o = b.op(anchor, "vector.transfer_read", ops, vec![vty], props);
+        let o = b.op(anchor, vector::TransferReadOp::NAME, ops, vec![vty], props);
         b.ir.result(o, 0)
     };
     let write = |b: &mut B<'_>, anchor: OpId, v: Value, idx: Vec<Value>, along: usize| {
@@ -156,14 +157,14 @@ pub(super) fn lower_permuted_copy(
         let mut ops = vec![v, pc.dst];
         ops.extend(idx);
         let props = ftuner_dialects::vector::transfer_props(rank, along, [1, 1, rank as i32, 0]);
-        b.op(anchor, "vector.transfer_write", ops, vec![], props);
+        b.op(anchor, vector::TransferWriteOp::NAME, ops, vec![], props);
     };
     let plus = |b: &mut B<'_>, anchor: OpId, x: Value, i: i64| {
         if i == 0 {
             return x;
         }
         let c = b.index(anchor, i);
-        b.val(anchor, "arith.addi", vec![x, c], Type::index())
+        b.val(anchor, arith::AddiOp::NAME, vec![x, c], Type::index())
     };
     let (src_last, dst_last) = (nd - 1, nd - 1);
     let (src_along_d, dst_along_s) = (pos(&pc.maps[0], di), pos(&pc.maps[1], si));
@@ -181,7 +182,7 @@ pub(super) fn lower_permuted_copy(
         let cols = ftuner_dialects::vector::transpose_network(&rows, &mut |x, z, mask| {
             let o = b.op(
                 y,
-                "vector.shuffle",
+                vector::ShuffleOp::NAME,
                 vec![x, z],
                 vec![vty],
                 vec![("mask", Attribute::dense_i64_array(mask))],
@@ -214,10 +215,10 @@ pub(super) fn lower_permuted_copy(
         let (s, y) = for_loop(b, y, ws, us, one);
         let mut ops = vec![pc.src];
         ops.extend(at(&pc.maps[0], &ivs, s, d));
-        let x = b.val(y, "memref.load", ops, pc.elem);
+        let x = b.val(y, memref::LoadOp::NAME, ops, pc.elem);
         let mut ops = vec![x, pc.dst];
         ops.extend(at(&pc.maps[1], &ivs, s, d));
-        b.op(y, "memref.store", ops, vec![], vec![]);
+        b.op(y, memref::StoreOp::NAME, ops, vec![], vec![]);
     }
 }
 
@@ -241,11 +242,11 @@ pub(super) fn blocked_nest(
         anchor = y;
     }
     for (ub, o) in ubs.iter().zip(&outer) {
-        let rem = b.val(anchor, "arith.subi", vec![*ub, *o], Type::index());
-        let ext = b.val(anchor, "arith.minsi", vec![t, rem], Type::index());
+        let rem = b.val(anchor, arith::SubiOp::NAME, vec![*ub, *o], Type::index());
+        let ext = b.val(anchor, arith::MinsiOp::NAME, vec![t, rem], Type::index());
         let (inner, y) = for_loop(b, anchor, zero, ext, one);
         anchor = y;
-        ivs.push(b.val(anchor, "arith.addi", vec![*o, inner], Type::index()));
+        ivs.push(b.val(anchor, arith::AddiOp::NAME, vec![*o, inner], Type::index()));
     }
     (ivs, anchor)
 }

@@ -5,45 +5,46 @@
 
 use super::types::{conv, retype_dense};
 use super::{unsupported, Cv, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, OpId, Type};
 
 /// The `llvm` op of an `arith` op that converts one to one.
 fn one_to_one(name: &str) -> Option<&'static str> {
     Some(match name {
-        "arith.addi" => "llvm.add",
-        "arith.subi" => "llvm.sub",
-        "arith.muli" => "llvm.mul",
-        "arith.divsi" => "llvm.sdiv",
-        "arith.divui" => "llvm.udiv",
-        "arith.remsi" => "llvm.srem",
-        "arith.remui" => "llvm.urem",
-        "arith.andi" => "llvm.and",
-        "arith.ori" => "llvm.or",
-        "arith.xori" => "llvm.xor",
-        "arith.shli" => "llvm.shl",
-        "arith.shrsi" => "llvm.ashr",
-        "arith.shrui" => "llvm.lshr",
-        "arith.addf" => "llvm.fadd",
-        "arith.subf" => "llvm.fsub",
-        "arith.mulf" => "llvm.fmul",
-        "arith.divf" => "llvm.fdiv",
-        "arith.remf" => "llvm.frem",
-        "arith.negf" => "llvm.fneg",
-        "arith.select" => "llvm.select",
-        "arith.extf" => "llvm.fpext",
-        "arith.truncf" => "llvm.fptrunc",
-        "arith.extsi" => "llvm.sext",
-        "arith.extui" => "llvm.zext",
-        "arith.trunci" => "llvm.trunc",
-        "arith.sitofp" => "llvm.sitofp",
-        "arith.uitofp" => "llvm.uitofp",
-        "arith.fptosi" => "llvm.fptosi",
-        "arith.fptoui" => "llvm.fptoui",
-        "arith.bitcast" => "llvm.bitcast",
-        "arith.maximumf" => "llvm.intr.maximum",
-        "arith.minimumf" => "llvm.intr.minimum",
-        "arith.maxnumf" => "llvm.intr.maxnum",
-        "arith.minnumf" => "llvm.intr.minnum",
+        ops::arith::AddiOp::NAME => ops::llvm::AddOp::NAME,
+        ops::arith::SubiOp::NAME => ops::llvm::SubOp::NAME,
+        ops::arith::MuliOp::NAME => ops::llvm::MulOp::NAME,
+        ops::arith::DivsiOp::NAME => ops::llvm::SdivOp::NAME,
+        ops::arith::DivuiOp::NAME => ops::llvm::UdivOp::NAME,
+        ops::arith::RemsiOp::NAME => ops::llvm::SremOp::NAME,
+        ops::arith::RemuiOp::NAME => ops::llvm::UremOp::NAME,
+        ops::arith::AndiOp::NAME => ops::llvm::AndOp::NAME,
+        ops::arith::OriOp::NAME => ops::llvm::OrOp::NAME,
+        ops::arith::XoriOp::NAME => ops::llvm::XorOp::NAME,
+        ops::arith::ShliOp::NAME => ops::llvm::ShlOp::NAME,
+        ops::arith::ShrsiOp::NAME => ops::llvm::AshrOp::NAME,
+        ops::arith::ShruiOp::NAME => ops::llvm::LshrOp::NAME,
+        ops::arith::AddfOp::NAME => ops::llvm::FaddOp::NAME,
+        ops::arith::SubfOp::NAME => ops::llvm::FsubOp::NAME,
+        ops::arith::MulfOp::NAME => ops::llvm::FmulOp::NAME,
+        ops::arith::DivfOp::NAME => ops::llvm::FdivOp::NAME,
+        ops::arith::RemfOp::NAME => ops::llvm::FremOp::NAME,
+        ops::arith::NegfOp::NAME => ops::llvm::FnegOp::NAME,
+        ops::arith::SelectOp::NAME => ops::llvm::SelectOp::NAME,
+        ops::arith::ExtfOp::NAME => ops::llvm::FpextOp::NAME,
+        ops::arith::TruncfOp::NAME => ops::llvm::FptruncOp::NAME,
+        ops::arith::ExtsiOp::NAME => ops::llvm::SextOp::NAME,
+        ops::arith::ExtuiOp::NAME => ops::llvm::ZextOp::NAME,
+        ops::arith::TrunciOp::NAME => ops::llvm::TruncOp::NAME,
+        ops::arith::SitofpOp::NAME => ops::llvm::SitofpOp::NAME,
+        ops::arith::UitofpOp::NAME => ops::llvm::UitofpOp::NAME,
+        ops::arith::FptosiOp::NAME => ops::llvm::FptosiOp::NAME,
+        ops::arith::FptouiOp::NAME => ops::llvm::FptouiOp::NAME,
+        ops::arith::BitcastOp::NAME => ops::llvm::BitcastOp::NAME,
+        ops::arith::MaximumfOp::NAME => ops::llvm::IntrMaximumOp::NAME,
+        ops::arith::MinimumfOp::NAME => ops::llvm::IntrMinimumOp::NAME,
+        ops::arith::MaxnumfOp::NAME => ops::llvm::IntrMaxnumOp::NAME,
+        ops::arith::MinnumfOp::NAME => ops::llvm::IntrMinnumOp::NAME,
         _ => return None,
     })
 }
@@ -53,13 +54,13 @@ impl Cv<'_> {
     pub(super) fn arith(&mut self, op: OpId, name: &'static str) -> R<()> {
         if matches!(
             name,
-            "arith.divsi"
-                | "arith.divui"
-                | "arith.remsi"
-                | "arith.remui"
-                | "arith.floordivsi"
-                | "arith.ceildivsi"
-                | "arith.ceildivui"
+            ops::arith::DivsiOp::NAME
+                | ops::arith::DivuiOp::NAME
+                | ops::arith::RemsiOp::NAME
+                | ops::arith::RemuiOp::NAME
+                | ops::arith::FloordivsiOp::NAME
+                | ops::arith::CeildivsiOp::NAME
+                | ops::arith::CeildivuiOp::NAME
         ) {
             self.division_check(op, name)?;
         }
@@ -67,14 +68,19 @@ impl Cv<'_> {
             return self.same_operands(op, ln);
         }
         match name {
-            "arith.constant" => self.constant(op),
-            "arith.cmpi" | "arith.cmpf" => self.compare(op, name),
-            "arith.index_cast" | "arith.index_castui" => self.index_cast(op, name),
-            "arith.minsi" | "arith.maxsi" | "arith.minui" | "arith.maxui" => {
-                self.int_min_max(op, name)
+            ops::arith::ConstantOp::NAME => self.constant(op),
+            ops::arith::CmpiOp::NAME | ops::arith::CmpfOp::NAME => self.compare(op, name),
+            ops::arith::IndexCastOp::NAME | ops::arith::IndexCastuiOp::NAME => {
+                self.index_cast(op, name)
             }
-            "arith.floordivsi" | "arith.ceildivsi" => self.floor_ceil_div(op, name),
-            "arith.ceildivui" => self.ceil_div_unsigned(op),
+            ops::arith::MinsiOp::NAME
+            | ops::arith::MaxsiOp::NAME
+            | ops::arith::MinuiOp::NAME
+            | ops::arith::MaxuiOp::NAME => self.int_min_max(op, name),
+            ops::arith::FloordivsiOp::NAME | ops::arith::CeildivsiOp::NAME => {
+                self.floor_ceil_div(op, name)
+            }
+            ops::arith::CeildivuiOp::NAME => self.ceil_div_unsigned(op),
             _ => Err(unsupported(op)),
         }
     }
@@ -101,10 +107,10 @@ impl Cv<'_> {
             .ok_or_else(|| (op, "has no predicate".to_string()))?;
         let (a, b) = self.two_operands(op)?;
         let ty = self.results_of(op)?[0];
-        let ln = if name == "arith.cmpi" {
-            "llvm.icmp"
+        let ln = if name == ops::arith::CmpiOp::NAME {
+            ops::llvm::IcmpOp::NAME
         } else {
-            "llvm.fcmp"
+            ops::llvm::FcmpOp::NAME
         };
         let r = self.valp(ln, vec![a, b], ty, vec![("predicate", Attribute::i64(p))]);
         self.bind(op, r);
@@ -120,11 +126,11 @@ impl Cv<'_> {
         let r = if fw == tw {
             a
         } else if fw > tw {
-            self.val("llvm.trunc", vec![a], to)
-        } else if name == "arith.index_cast" {
-            self.val("llvm.sext", vec![a], to)
+            self.val(ops::llvm::TruncOp::NAME, vec![a], to)
+        } else if name == ops::arith::IndexCastOp::NAME {
+            self.val(ops::llvm::SextOp::NAME, vec![a], to)
         } else {
-            self.val("llvm.zext", vec![a], to)
+            self.val(ops::llvm::ZextOp::NAME, vec![a], to)
         };
         self.bind(op, r);
         Ok(())
@@ -133,14 +139,14 @@ impl Cv<'_> {
     fn int_min_max(&mut self, op: OpId, name: &str) -> R<()> {
         let (a, b) = self.two_operands(op)?;
         let pred = match name {
-            "arith.minsi" => 2,
-            "arith.maxsi" => 4,
-            "arith.minui" => 6,
+            ops::arith::MinsiOp::NAME => 2,
+            ops::arith::MaxsiOp::NAME => 4,
+            ops::arith::MinuiOp::NAME => 6,
             _ => 8,
         };
         let ty = self.results_of(op)?[0];
         let c = self.valp(
-            "llvm.icmp",
+            ops::llvm::IcmpOp::NAME,
             vec![a, b],
             if ty.is_vector() {
                 Type::vector(ty.shape().unwrap_or(&[]).to_vec(), Type::i1())
@@ -149,7 +155,7 @@ impl Cv<'_> {
             },
             vec![("predicate", Attribute::i64(pred))],
         );
-        let r = self.val("llvm.select", vec![c, a, b], ty);
+        let r = self.val(ops::llvm::SelectOp::NAME, vec![c, a, b], ty);
         self.bind(op, r);
         Ok(())
     }
@@ -159,27 +165,27 @@ impl Cv<'_> {
     fn floor_ceil_div(&mut self, op: OpId, name: &str) -> R<()> {
         let (a, b) = self.two_operands(op)?;
         let ty = self.results_of(op)?[0];
-        let q = self.val("llvm.sdiv", vec![a, b], ty);
-        let r = self.val("llvm.srem", vec![a, b], ty);
+        let q = self.val(ops::llvm::SdivOp::NAME, vec![a, b], ty);
+        let r = self.val(ops::llvm::SremOp::NAME, vec![a, b], ty);
         let zero = self.cst(Attribute::int(0, ty), ty);
         let one = self.cst(Attribute::int(1, ty), ty);
         let nz = self.icmp(1, r, zero);
         let rneg = self.icmp(2, r, zero);
         let bneg = self.icmp(2, b, zero);
-        let differ = self.val("llvm.xor", vec![rneg, bneg], Type::i1());
-        let cond = if name == "arith.floordivsi" {
+        let differ = self.val(ops::llvm::XorOp::NAME, vec![rneg, bneg], Type::i1());
+        let cond = if name == ops::arith::FloordivsiOp::NAME {
             differ
         } else {
             let t = self.cst(Attribute::bool(true), Type::i1());
-            self.val("llvm.xor", vec![differ, t], Type::i1())
+            self.val(ops::llvm::XorOp::NAME, vec![differ, t], Type::i1())
         };
-        let adj = self.val("llvm.and", vec![nz, cond], Type::i1());
-        let stepped = if name == "arith.floordivsi" {
-            self.val("llvm.sub", vec![q, one], ty)
+        let adj = self.val(ops::llvm::AndOp::NAME, vec![nz, cond], Type::i1());
+        let stepped = if name == ops::arith::FloordivsiOp::NAME {
+            self.val(ops::llvm::SubOp::NAME, vec![q, one], ty)
         } else {
-            self.val("llvm.add", vec![q, one], ty)
+            self.val(ops::llvm::AddOp::NAME, vec![q, one], ty)
         };
-        let res = self.val("llvm.select", vec![adj, stepped, q], ty);
+        let res = self.val(ops::llvm::SelectOp::NAME, vec![adj, stepped, q], ty);
         self.bind(op, res);
         Ok(())
     }
@@ -188,13 +194,13 @@ impl Cv<'_> {
     fn ceil_div_unsigned(&mut self, op: OpId) -> R<()> {
         let (a, b) = self.two_operands(op)?;
         let ty = self.results_of(op)?[0];
-        let q = self.val("llvm.udiv", vec![a, b], ty);
-        let r = self.val("llvm.urem", vec![a, b], ty);
+        let q = self.val(ops::llvm::UdivOp::NAME, vec![a, b], ty);
+        let r = self.val(ops::llvm::UremOp::NAME, vec![a, b], ty);
         let zero = self.cst(Attribute::int(0, ty), ty);
         let one = self.cst(Attribute::int(1, ty), ty);
         let nz = self.icmp(1, r, zero);
-        let stepped = self.val("llvm.add", vec![q, one], ty);
-        let res = self.val("llvm.select", vec![nz, stepped, q], ty);
+        let stepped = self.val(ops::llvm::AddOp::NAME, vec![q, one], ty);
+        let res = self.val(ops::llvm::SelectOp::NAME, vec![nz, stepped, q], ty);
         self.bind(op, res);
         Ok(())
     }

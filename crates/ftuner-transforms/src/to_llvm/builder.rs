@@ -5,6 +5,7 @@
 
 use super::types::ptr;
 use super::{Cv, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, OpId, OpSpec, Type, Value};
 
 impl Cv<'_> {
@@ -42,7 +43,12 @@ impl Cv<'_> {
         self.ir.result(o, 0)
     }
     pub(super) fn cst(&mut self, value: Attribute, ty: Type) -> Value {
-        self.valp("llvm.mlir.constant", vec![], ty, vec![("value", value)])
+        self.valp(
+            ops::llvm::MlirConstantOp::NAME,
+            vec![],
+            ty,
+            vec![("value", value)],
+        )
     }
     pub(super) fn c64(&mut self, k: i64) -> Value {
         let v = self.cst(Attribute::i64(k), Type::i64());
@@ -56,7 +62,7 @@ impl Cv<'_> {
     pub(super) fn constant_attr(&self, c: Value) -> Option<Attribute> {
         self.ir
             .defining_op(c)
-            .filter(|d| self.ir.name(*d) == "llvm.mlir.constant")
+            .filter(|d| self.ir.name(*d) == ops::llvm::MlirConstantOp::NAME)
             .and_then(|d| self.ir.attr(d, "value"))
     }
     pub(super) fn add(&mut self, a: Value, b: Value) -> Value {
@@ -64,7 +70,7 @@ impl Cv<'_> {
             (Some(0), _) => b,
             (_, Some(0)) => a,
             (Some(x), Some(y)) => self.c64(x.wrapping_add(y)),
-            _ => self.val("llvm.add", vec![a, b], Type::i64()),
+            _ => self.val(ops::llvm::AddOp::NAME, vec![a, b], Type::i64()),
         }
     }
     pub(super) fn mul(&mut self, a: Value, b: Value) -> Value {
@@ -72,7 +78,7 @@ impl Cv<'_> {
             (Some(1), _) => b,
             (_, Some(1)) => a,
             (Some(x), Some(y)) => self.c64(x.wrapping_mul(y)),
-            _ => self.val("llvm.mul", vec![a, b], Type::i64()),
+            _ => self.val(ops::llvm::MulOp::NAME, vec![a, b], Type::i64()),
         }
     }
     pub(super) fn block(&mut self, args: &[Type]) -> BlockId {
@@ -87,7 +93,7 @@ impl Cv<'_> {
             .ok_or((op, "has no body".into()))
     }
     pub(super) fn br(&mut self, dest: BlockId, args: Vec<Value>) {
-        self.emit("llvm.br", args, vec![], vec![], vec![dest]);
+        self.emit(ops::llvm::BrOp::NAME, args, vec![], vec![], vec![dest]);
     }
     pub(super) fn cond_br(
         &mut self,
@@ -102,7 +108,7 @@ impl Cv<'_> {
         ops.extend(targs);
         ops.extend(fargs);
         self.emit(
-            "llvm.cond_br",
+            ops::llvm::CondBrOp::NAME,
             ops,
             vec![],
             vec![("operandSegmentSizes", Attribute::dense_i32_array(&seg))],
@@ -111,11 +117,11 @@ impl Cv<'_> {
     }
     /// `llvm.return` of `values` (none: a void return).
     pub(super) fn llvm_return(&mut self, values: Vec<Value>) {
-        self.emit("llvm.return", values, vec![], vec![], vec![]);
+        self.emit(ops::llvm::ReturnOp::NAME, values, vec![], vec![], vec![]);
     }
     pub(super) fn icmp(&mut self, pred: i64, a: Value, b: Value) -> Value {
         self.valp(
-            "llvm.icmp",
+            ops::llvm::IcmpOp::NAME,
             vec![a, b],
             Type::i1(),
             vec![("predicate", Attribute::i64(pred))],
@@ -123,7 +129,7 @@ impl Cv<'_> {
     }
     pub(super) fn extract(&mut self, agg: Value, pos: &[i64], ty: Type) -> Value {
         self.valp(
-            "llvm.extractvalue",
+            ops::llvm::ExtractvalueOp::NAME,
             vec![agg],
             ty,
             vec![("position", Attribute::dense_i64_array(pos))],
@@ -132,7 +138,7 @@ impl Cv<'_> {
     pub(super) fn insert(&mut self, agg: Value, v: Value, pos: &[i64]) -> Value {
         let ty = self.ir.value_type(agg);
         self.valp(
-            "llvm.insertvalue",
+            ops::llvm::InsertvalueOp::NAME,
             vec![agg, v],
             ty,
             vec![("position", Attribute::dense_i64_array(pos))],
@@ -159,7 +165,7 @@ impl Cv<'_> {
     ) -> Option<Value> {
         let n = args.len() as i32;
         let o = self.emit(
-            "llvm.call",
+            ops::llvm::CallOp::NAME,
             args,
             ret.into_iter().collect(),
             vec![
@@ -174,7 +180,7 @@ impl Cv<'_> {
     /// The address of global `name`.
     pub(super) fn address_of(&mut self, name: &str) -> Value {
         self.valp(
-            "llvm.mlir.addressof",
+            ops::llvm::MlirAddressofOp::NAME,
             vec![],
             ptr(),
             vec![("global_name", Attribute::symbol_ref(name))],
@@ -184,7 +190,7 @@ impl Cv<'_> {
     /// `offset` is a vector).
     pub(super) fn gep(&mut self, base: Value, offset: Value, ty: Type, elem: Type) -> Value {
         self.valp(
-            "llvm.getelementptr",
+            ops::llvm::GetelementptrOp::NAME,
             vec![base, offset],
             ty,
             vec![
@@ -198,7 +204,7 @@ impl Cv<'_> {
     }
     pub(super) fn load(&mut self, p: Value, ty: Type, align: i64) -> Value {
         self.valp(
-            "llvm.load",
+            ops::llvm::LoadOp::NAME,
             vec![p],
             ty,
             vec![("alignment", Attribute::i64(align))],
@@ -206,7 +212,7 @@ impl Cv<'_> {
     }
     pub(super) fn store(&mut self, v: Value, p: Value, align: i64) {
         self.emit(
-            "llvm.store",
+            ops::llvm::StoreOp::NAME,
             vec![v, p],
             vec![],
             vec![("alignment", Attribute::i64(align))],
@@ -225,11 +231,11 @@ impl Cv<'_> {
     /// Scalar `x` in every lane of the 1-d vector type `ty`.
     pub(super) fn splat(&mut self, x: Value, ty: Type) -> Value {
         let n = ty.shape().and_then(|s| s.first()).copied().unwrap_or(1) as usize;
-        let p = self.val("llvm.mlir.poison", vec![], ty);
+        let p = self.val(ops::llvm::MlirPoisonOp::NAME, vec![], ty);
         let z = self.cst(Attribute::int(0, Type::i32()), Type::i32());
-        let v = self.val("llvm.insertelement", vec![p, x, z], ty);
+        let v = self.val(ops::llvm::InsertelementOp::NAME, vec![p, x, z], ty);
         self.valp(
-            "llvm.shufflevector",
+            ops::llvm::ShufflevectorOp::NAME,
             vec![v, p],
             ty,
             vec![("mask", Attribute::dense_i32_array(&vec![0; n]))],

@@ -7,6 +7,7 @@
 
 use super::types::{conv, llvm_ty};
 use super::{Cv, FAIL, FAILED, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, AttrKind, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashSet;
 
@@ -56,7 +57,13 @@ impl Cv<'_> {
                 Some(Type::i64()),
             );
             self.call("abort", "void ()", vec![], None);
-            self.emit("llvm.unreachable", vec![], vec![], vec![], vec![]);
+            self.emit(
+                ops::llvm::UnreachableOp::NAME,
+                vec![],
+                vec![],
+                vec![],
+                vec![],
+            );
         } else {
             self.call(FAIL, "void (ptr)", vec![p], None);
             self.return_undef();
@@ -95,8 +102,8 @@ impl Cv<'_> {
             let minv = self.cst(Attribute::int(min as i128, lty), lty);
             let not_m1 = self.icmp(1, b, m1);
             let not_min = self.icmp(1, a, minv);
-            let fine = self.val("llvm.or", vec![not_m1, not_min], Type::i1());
-            ok = self.val("llvm.and", vec![ok, fine], Type::i1());
+            let fine = self.val(ops::llvm::OrOp::NAME, vec![not_m1, not_min], Type::i1());
+            ok = self.val(ops::llvm::AndOp::NAME, vec![ok, fine], Type::i1());
         }
         let what = if signed {
             "division by zero or overflow"
@@ -125,7 +132,7 @@ impl Cv<'_> {
         let pair = llvm_ty("struct<(i64, i1)>");
         for s in sizes {
             let nonneg = self.icmp(5, *s, zero);
-            ok = self.val("llvm.and", vec![ok, nonneg], Type::i1());
+            ok = self.val(ops::llvm::AndOp::NAME, vec![ok, nonneg], Type::i1());
             let r = self
                 .call(
                     "llvm.umul.with.overflow.i64",
@@ -137,12 +144,12 @@ impl Cv<'_> {
             p = self.extract(r, &[0], Type::i64());
             let ovf = self.extract(r, &[1], Type::i1());
             let t = self.cst(Attribute::int(1, Type::i1()), Type::i1());
-            let fine = self.val("llvm.xor", vec![ovf, t], Type::i1());
-            ok = self.val("llvm.and", vec![ok, fine], Type::i1());
+            let fine = self.val(ops::llvm::XorOp::NAME, vec![ovf, t], Type::i1());
+            ok = self.val(ops::llvm::AndOp::NAME, vec![ok, fine], Type::i1());
         }
         let limit = self.c64(1 << 62);
         let small = self.icmp(6, p, limit);
-        self.val("llvm.and", vec![ok, small], Type::i1())
+        self.val(ops::llvm::AndOp::NAME, vec![ok, small], Type::i1())
     }
     /// After a call that may have failed a check: return at once if it did.
     pub(super) fn propagate_failure(&mut self) {
@@ -163,7 +170,7 @@ impl Cv<'_> {
     }
     fn return_undef(&mut self) {
         let rv = match self.ret {
-            Some(t) => vec![self.val("llvm.mlir.undef", vec![], t)],
+            Some(t) => vec![self.val(ops::llvm::MlirUndefOp::NAME, vec![], t)],
             None => vec![],
         };
         self.llvm_return(rv);
@@ -177,7 +184,7 @@ impl Cv<'_> {
 pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> bool {
     let constant = |v: Value| {
         ir.defining_op(v)
-            .filter(|d| ir.name(*d) == "arith.constant")
+            .filter(|d| ir.name(*d) == ops::arith::ConstantOp::NAME)
             .and_then(|d| ir.attr(d, "value"))
             .and_then(|a| a.as_i64())
     };
@@ -185,12 +192,17 @@ pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> b
     ir.walk_pre(op, &mut |o| {
         let ops = ir.operands(o);
         found |= match ir.name(o) {
-            "cf.assert" => true,
-            "memref.alloc" | "memref.alloca" => !ops.is_empty(),
-            "arith.divsi" | "arith.divui" | "arith.remsi" | "arith.remui" | "arith.floordivsi"
-            | "arith.ceildivsi" | "arith.ceildivui" => constant(ops[1]).is_none_or(|k| k <= 0),
-            "scf.for" => ops.get(2).and_then(|s| constant(*s)).is_none_or(|k| k <= 0),
-            "func.call" => ir
+            ops::cf::AssertOp::NAME => true,
+            ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME => !ops.is_empty(),
+            ops::arith::DivsiOp::NAME
+            | ops::arith::DivuiOp::NAME
+            | ops::arith::RemsiOp::NAME
+            | ops::arith::RemuiOp::NAME
+            | ops::arith::FloordivsiOp::NAME
+            | ops::arith::CeildivsiOp::NAME
+            | ops::arith::CeildivuiOp::NAME => constant(ops[1]).is_none_or(|k| k <= 0),
+            ops::scf::ForOp::NAME => ops.get(2).and_then(|s| constant(*s)).is_none_or(|k| k <= 0),
+            ops::func::CallOp::NAME => ir
                 .attr(o, "callee")
                 .and_then(|a| a.as_symbol())
                 .is_some_and(|c| may_fail.contains(c)),
@@ -206,7 +218,7 @@ pub(super) fn failing_functions(ir: &Ir, body: BlockId) -> FxHashSet<String> {
     let funcs: Vec<(String, OpId)> = ir
         .block_ops_vec(body)
         .into_iter()
-        .filter(|o| ir.name(*o) == "func.func")
+        .filter(|o| ir.name(*o) == ops::func::FuncOp::NAME)
         .filter_map(|o| Some((ir.symbol_name(o)?.to_string(), o)))
         .collect();
     let mut set = FxHashSet::default();
@@ -227,7 +239,7 @@ pub(super) fn failing_functions(ir: &Ir, body: BlockId) -> FxHashSet<String> {
 pub(super) fn message_global(ir: &mut Ir, loc: Attribute, name: String, bytes: String) -> OpId {
     let n = bytes.len();
     ir.create_op(
-        OpSpec::new(intern_name("llvm.mlir.global"), loc)
+        OpSpec::new(intern_name(ops::llvm::MlirGlobalOp::NAME), loc)
             .prop("sym_name", Attribute::string(name))
             .prop(
                 "global_type",

@@ -6,6 +6,7 @@
 
 use super::types::{conv, llvm_ty, ptr};
 use super::{Cv, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{OpId, Type, TypeKind, Value, DYNAMIC};
 
 fn desc_body(rank: usize) -> String {
@@ -74,7 +75,7 @@ impl Cv<'_> {
         strides: &[Value],
     ) -> Value {
         let ty = desc_ty(sizes.len());
-        let mut d = self.val("llvm.mlir.undef", vec![], ty);
+        let mut d = self.val(ops::llvm::MlirUndefOp::NAME, vec![], ty);
         d = self.insert(d, alloc, &[0]);
         d = self.insert(d, aligned, &[1]);
         d = self.insert(d, offset, &[2]);

@@ -9,6 +9,7 @@ use super::parallel::pool_bodies;
 use super::types::{conv, llvm_ty, ptr, struct_of, text};
 use super::{Cv, R};
 use crate::aliasing;
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
@@ -53,7 +54,7 @@ pub(super) fn func_type_body(ret: Option<Type>, params: &[Type]) -> String {
 }
 
 pub(super) fn new_func(ir: &mut Ir, name: &str, fty: &str, loc: Attribute, private: bool) -> OpId {
-    let mut s = OpSpec::new(intern_name("llvm.func"), loc)
+    let mut s = OpSpec::new(intern_name(ops::llvm::FuncOp::NAME), loc)
         .prop("sym_name", Attribute::string(name))
         .prop(
             "function_type",
@@ -194,7 +195,7 @@ pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<(Vec<OpId>,
         .ok_or((f, "has no func.return".to_string()))?;
     cv.return_values(term)?;
     let mut out = vec![nf];
-    if cv.ir.name(f) == "gpu.func" {
+    if cv.ir.name(f) == ops::gpu::FuncOp::NAME {
         // A kernel: NVPTX's kernel calling convention, no host C interface.
         if cv.ir.attr(f, "gpu.kernel").is_some() {
             cv.ir.set_attr(nf, "nvvm.kernel", Some(Attribute::unit()));
@@ -243,7 +244,7 @@ impl Cv<'_> {
             (None, _) => vec![],
             (Some(_), 1) => vals,
             (Some(rt), _) => {
-                let mut s = self.val("llvm.mlir.undef", vec![], rt);
+                let mut s = self.val(ops::llvm::MlirUndefOp::NAME, vec![], rt);
                 for (i, v) in vals.into_iter().enumerate() {
                     s = self.insert(s, v, &[i as i64]);
                 }

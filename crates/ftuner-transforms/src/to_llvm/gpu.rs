@@ -4,16 +4,18 @@
 //! functions (to_llvm.rs, func.rs).
 
 use super::{unsupported, Cv, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{AttrKind, OpId, Type};
 
 impl Cv<'_> {
     /// Convert a `gpu` op.
     pub(super) fn gpu(&mut self, op: OpId, name: &'static str) -> R<()> {
         match name {
-            "gpu.thread_id" | "gpu.block_id" | "gpu.block_dim" | "gpu.grid_dim" => {
-                self.special_register(op, name)
-            }
-            "gpu.barrier" => {
+            ops::gpu::ThreadIdOp::NAME
+            | ops::gpu::BlockIdOp::NAME
+            | ops::gpu::BlockDimOp::NAME
+            | ops::gpu::GridDimOp::NAME => self.special_register(op, name),
+            ops::gpu::BarrierOp::NAME => {
                 self.call("llvm.nvvm.barrier0", "void ()", vec![], None);
                 Ok(())
             }
@@ -36,16 +38,16 @@ impl Cv<'_> {
             _ => return Err((op, "needs a dimension".into())),
         };
         let reg = match name {
-            "gpu.thread_id" => "tid",
-            "gpu.block_id" => "ctaid",
-            "gpu.block_dim" => "ntid",
+            ops::gpu::ThreadIdOp::NAME => "tid",
+            ops::gpu::BlockIdOp::NAME => "ctaid",
+            ops::gpu::BlockDimOp::NAME => "ntid",
             _ => "nctaid",
         };
         let f = format!("llvm.nvvm.read.ptx.sreg.{reg}.{dim}");
         let r = self
             .call(&f, "i32 ()", vec![], Some(Type::i32()))
             .ok_or_else(|| (op, "no result".to_string()))?;
-        let w = self.val("llvm.zext", vec![r], Type::i64());
+        let w = self.val(ops::llvm::ZextOp::NAME, vec![r], Type::i64());
         self.bind(op, w);
         Ok(())
     }

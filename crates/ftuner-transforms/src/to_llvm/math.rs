@@ -3,6 +3,7 @@
 //! becomes a division, `fpowi` multiplications by squaring for a constant exponent.
 
 use super::{unsupported, Cv, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{FloatKind, LlvmLowering, OpId, Value};
 
 impl Cv<'_> {
@@ -22,8 +23,8 @@ impl Cv<'_> {
             None => {}
         }
         match name {
-            "math.rsqrt" => self.rsqrt(op),
-            "math.fpowi" => self.fpowi(op),
+            ops::math::RsqrtOp::NAME => self.rsqrt(op),
+            ops::math::FpowiOp::NAME => self.fpowi(op),
             _ => Err(unsupported(op)),
         }
     }
@@ -31,9 +32,9 @@ impl Cv<'_> {
     fn rsqrt(&mut self, op: OpId) -> R<()> {
         let a = self.v(op, self.ir.operand(op, 0))?;
         let ty = self.results_of(op)?[0];
-        let s = self.val("llvm.intr.sqrt", vec![a], ty);
+        let s = self.val(ops::llvm::IntrSqrtOp::NAME, vec![a], ty);
         let one = self.float_of(1.0, ty);
-        let r = self.val("llvm.fdiv", vec![one, s], ty);
+        let r = self.val(ops::llvm::FdivOp::NAME, vec![one, s], ty);
         self.bind(op, r);
         Ok(())
     }
@@ -55,27 +56,27 @@ impl Cv<'_> {
                 while e > 0 {
                     if e & 1 == 1 {
                         acc = Some(match acc {
-                            Some(p) => self.val("llvm.fmul", vec![p, base], ty),
+                            Some(p) => self.val(ops::llvm::FmulOp::NAME, vec![p, base], ty),
                             None => base,
                         });
                     }
                     e >>= 1;
                     if e > 0 {
-                        base = self.val("llvm.fmul", vec![base, base], ty);
+                        base = self.val(ops::llvm::FmulOp::NAME, vec![base, base], ty);
                     }
                 }
                 match (acc, k < 0) {
                     (Some(pos), false) => pos,
                     (Some(pos), true) => {
                         let one = self.float_of(1.0, ty);
-                        self.val("llvm.fdiv", vec![one, pos], ty)
+                        self.val(ops::llvm::FdivOp::NAME, vec![one, pos], ty)
                     }
                     (None, _) => self.float_of(1.0, ty),
                 }
             }
             None => {
-                let fe = self.val("llvm.sitofp", vec![n], ty);
-                self.val("llvm.intr.pow", vec![a, fe], ty)
+                let fe = self.val(ops::llvm::SitofpOp::NAME, vec![n], ty);
+                self.val(ops::llvm::IntrPowOp::NAME, vec![a, fe], ty)
             }
         };
         self.bind(op, r);

@@ -7,6 +7,7 @@
 use super::descriptor::{is_identity_layout, layout_of, Desc};
 use super::types::{array_type, conv, elem_bytes, llvm_ty, ptr, retype_dense};
 use super::{unsupported, Cv, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{
     intern_name, AttrKind, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
 };
@@ -16,27 +17,27 @@ impl Cv<'_> {
     pub(super) fn memref(&mut self, op: OpId) -> R<()> {
         let name = self.ir.name(op);
         match name {
-            "memref.alloc" | "memref.alloca" => self.alloc(op, name),
-            "memref.dealloc" => {
+            ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME => self.alloc(op, name),
+            ops::memref::DeallocOp::NAME => {
                 let d = self.desc(op, self.ir.operand(op, 0))?;
                 let p = self.extract(d.v, &[0], ptr());
                 self.call("free", "void (ptr)", vec![p], None);
                 Ok(())
             }
-            "memref.dim" => self.dim(op),
-            "memref.prefetch" => self.prefetch(op),
-            "memref.load" | "memref.store" => self.load_store(op, name),
-            "memref.cast" => {
+            ops::memref::DimOp::NAME => self.dim(op),
+            ops::memref::PrefetchOp::NAME => self.prefetch(op),
+            ops::memref::LoadOp::NAME | ops::memref::StoreOp::NAME => self.load_store(op, name),
+            ops::memref::CastOp::NAME => {
                 let d = self.desc(op, self.ir.operand(op, 0))?;
                 self.bind(op, d.v);
                 Ok(())
             }
-            "memref.get_global" => self.get_global(op),
-            "memref.subview" => self.subview(op),
-            "memref.collapse_shape" | "memref.expand_shape" | "memref.reshape" => {
-                self.reshape(op, name)
-            }
-            "memref.copy" => self.copy(op),
+            ops::memref::GetGlobalOp::NAME => self.get_global(op),
+            ops::memref::SubviewOp::NAME => self.subview(op),
+            ops::memref::CollapseShapeOp::NAME
+            | ops::memref::ExpandShapeOp::NAME
+            | ops::memref::ReshapeOp::NAME => self.reshape(op, name),
+            ops::memref::CopyOp::NAME => self.copy(op),
             _ => Err(unsupported(op)),
         }
     }
@@ -98,7 +99,7 @@ impl Cv<'_> {
         let c63 = self.c64(63);
         let up = self.add(bytes, c63);
         let mask = self.c64(!63);
-        let rounded = self.val("llvm.and", vec![up, mask], Type::i64());
+        let rounded = self.val(ops::llvm::AndOp::NAME, vec![up, mask], Type::i64());
         let align = self.c64(64);
         let p = self
             .call(
@@ -109,11 +110,11 @@ impl Cv<'_> {
             )
             .ok_or_else(|| err("no pointer".into()))?;
         if checked {
-            let null = self.val("llvm.mlir.zero", vec![], ptr());
+            let null = self.val(ops::llvm::MlirZeroOp::NAME, vec![], ptr());
             let got = self.icmp(1, p, null);
             let zero = self.c64(0);
             let empty = self.icmp(0, rounded, zero);
-            let ok = self.val("llvm.or", vec![got, empty], Type::i1());
+            let ok = self.val(ops::llvm::OrOp::NAME, vec![got, empty], Type::i1());
             self.check(ok, &format!("'{name}' op out of memory allocating {ty}"));
         }
         let zero = self.c64(0);
@@ -128,7 +129,7 @@ impl Cv<'_> {
         let i = self
             .ir
             .defining_op(olds[1])
-            .filter(|c| self.ir.name(*c) == "arith.constant")
+            .filter(|c| self.ir.name(*c) == ops::arith::ConstantOp::NAME)
             .and_then(|c| self.ir.attr(c, "value"))
             .and_then(|a| a.as_i64())
             .ok_or_else(|| (op, "needs a constant dimension index".to_string()))?;
@@ -169,12 +170,18 @@ impl Cv<'_> {
             ("hint", i32a(hint.unwrap_or(3))),
             ("cache", i32a(flag("isDataCache") as i64)),
         ];
-        self.emit("llvm.intr.prefetch", vec![p], vec![], props, vec![]);
+        self.emit(
+            ops::llvm::IntrPrefetchOp::NAME,
+            vec![p],
+            vec![],
+            props,
+            vec![],
+        );
         Ok(())
     }
 
     fn load_store(&mut self, op: OpId, name: &str) -> R<()> {
-        let load = name == "memref.load";
+        let load = name == ops::memref::LoadOp::NAME;
         let (d, p) = if load {
             self.element(op, 0, 1)?
         } else {
@@ -205,7 +212,7 @@ impl Cv<'_> {
         // As MLIR does: a recognisable bad pointer as the allocated pointer, so a free of a
         // global fails loudly.
         let bad = self.c64(0xdead_beef);
-        let ap = self.val("llvm.inttoptr", vec![bad], ptr());
+        let ap = self.val(ops::llvm::InttoptrOp::NAME, vec![bad], ptr());
         let shape = ty.shape().unwrap_or(&[]).to_vec();
         let (st, _) = layout_of(ty).ok_or_else(|| (op, "layout".to_string()))?;
         let sizes: Vec<Value> = shape.iter().map(|s| self.c64(*s)).collect();
@@ -289,8 +296,8 @@ impl Cv<'_> {
         let d = self.desc(op, self.ir.operand(op, 0))?;
         let groups = ftuner_dialects::memref::reassociation(self.ir, op);
         let (sizes, strides) = match name {
-            "memref.collapse_shape" => self.collapsed(op, &d, &groups)?,
-            "memref.expand_shape" => self.expanded(op, &d, &groups)?,
+            ops::memref::CollapseShapeOp::NAME => self.collapsed(op, &d, &groups)?,
+            ops::memref::ExpandShapeOp::NAME => self.expanded(op, &d, &groups)?,
             _ => self.reshaped(op)?,
         };
         let a = self.extract(d.v, &[0], ptr());
@@ -372,7 +379,7 @@ impl Cv<'_> {
                 elem_bytes(et).unwrap_or(8),
             );
             let x = match et.int_width() {
-                Some(w) if w < 64 => self.val("llvm.sext", vec![x], Type::i64()),
+                Some(w) if w < 64 => self.val(ops::llvm::SextOp::NAME, vec![x], Type::i64()),
                 _ => x,
             };
             sz.push(x);
@@ -400,7 +407,7 @@ impl Cv<'_> {
             let dp = self.extract(t.v, &[1], ptr());
             let sp = self.extract(s.v, &[1], ptr());
             self.emit(
-                "llvm.intr.memcpy",
+                ops::llvm::IntrMemcpyOp::NAME,
                 vec![dp, sp, bytes],
                 vec![],
                 vec![("isVolatile", Attribute::bool(false))],
@@ -442,7 +449,7 @@ pub(super) fn convert_global(ir: &mut Ir, op: OpId) -> Result<(), Diagnostic> {
             "'memref.global' op needs a name and a type",
         ));
     };
-    let mut s = OpSpec::new(intern_name("llvm.mlir.global"), loc)
+    let mut s = OpSpec::new(intern_name(ops::llvm::MlirGlobalOp::NAME), loc)
         .prop("sym_name", Attribute::string(name))
         .prop(
             "global_type",

@@ -11,6 +11,7 @@ use super::func::new_func;
 use super::types::{ptr, struct_of};
 use super::{Cv, PARALLEL_FOR, R};
 use crate::aliasing;
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -187,7 +188,7 @@ impl Cv<'_> {
         cv.ops(ob)?;
         cv.loc = cv.ir.loc(op);
         let one = cv.c64(1);
-        let next = cv.val("llvm.add", vec![i, one], Type::i64());
+        let next = cv.val(ops::llvm::AddOp::NAME, vec![i, one], Type::i64());
         cv.br(header, vec![next]);
         cv.cur = exit;
         cv.llvm_return(vec![]);
@@ -260,15 +261,15 @@ impl Cv<'_> {
     /// The context struct on the stack (a null pointer when nothing is captured).
     fn context(&mut self, caps: &Captures) -> Value {
         if caps.captured.is_empty() {
-            return self.val("llvm.mlir.zero", vec![], ptr());
+            return self.val(ops::llvm::MlirZeroOp::NAME, vec![], ptr());
         }
-        let mut agg = self.val("llvm.mlir.undef", vec![], caps.sty);
+        let mut agg = self.val(ops::llvm::MlirUndefOp::NAME, vec![], caps.sty);
         for (i, c) in caps.captured.iter().enumerate() {
             agg = self.insert(agg, *c, &[i as i64]);
         }
         let one = self.c64(1);
         let p = self.valp(
-            "llvm.alloca",
+            ops::llvm::AllocaOp::NAME,
             vec![one],
             ptr(),
             vec![
@@ -282,13 +283,13 @@ impl Cv<'_> {
 
     /// n = ub > lb ? (ub - lb + step - 1) / step : 0 (a positive step, as scf.for's).
     fn trip_count(&mut self, lb: Value, ub: Value, step: Value) -> Value {
-        let span = self.val("llvm.sub", vec![ub, lb], Type::i64());
+        let span = self.val(ops::llvm::SubOp::NAME, vec![ub, lb], Type::i64());
         let one = self.c64(1);
-        let sm1 = self.val("llvm.sub", vec![step, one], Type::i64());
-        let num = self.val("llvm.add", vec![span, sm1], Type::i64());
-        let q = self.val("llvm.sdiv", vec![num, step], Type::i64());
+        let sm1 = self.val(ops::llvm::SubOp::NAME, vec![step, one], Type::i64());
+        let num = self.val(ops::llvm::AddOp::NAME, vec![span, sm1], Type::i64());
+        let q = self.val(ops::llvm::SdivOp::NAME, vec![num, step], Type::i64());
         let pos = self.icmp(4, ub, lb);
         let zero = self.c64(0);
-        self.val("llvm.select", vec![pos, q, zero], Type::i64())
+        self.val(ops::llvm::SelectOp::NAME, vec![pos, q, zero], Type::i64())
     }
 }

@@ -4,6 +4,7 @@
 //! arguments are the results. Also the loop nests the conversion itself makes.
 
 use super::{Cv, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{BlockId, OpId, RegionId, Type, Value};
 
 impl Cv<'_> {
@@ -41,7 +42,7 @@ impl Cv<'_> {
         let term = self.ops(ob)?.ok_or((op, "body has no scf.yield".into()))?;
         let ys = self.converted_operands(term)?;
         self.loc = self.ir.loc(op);
-        let next = self.val("llvm.add", vec![hargs[0], step], Type::i64());
+        let next = self.val(ops::llvm::AddOp::NAME, vec![hargs[0], step], Type::i64());
         let mut back = vec![next];
         back.extend(ys);
         self.br(header, back);
@@ -153,7 +154,7 @@ impl Cv<'_> {
         ivs.push(iv);
         self.loop_nest(rest, f, ivs)?;
         ivs.pop();
-        let next = self.val("llvm.add", vec![iv, one], Type::i64());
+        let next = self.val(ops::llvm::AddOp::NAME, vec![iv, one], Type::i64());
         self.br(header, vec![next]);
         self.cur = exit;
         Ok(())

@@ -7,6 +7,7 @@
 use super::descriptor::{layout_of, Desc};
 use super::types::{conv, elem_bytes, ptr};
 use super::{unsupported, Cv, R};
+use ftuner_dialects::ops;
 use ftuner_ir::{AffineExpr, AttrKind, Attribute, OpId, Scalar, Type, Value, DYNAMIC};
 
 /// A `vector.transfer_read`/`transfer_write`, its operands converted.
@@ -29,10 +30,12 @@ impl Cv<'_> {
     /// Convert a `vector` op.
     pub(super) fn vector(&mut self, op: OpId, name: &'static str) -> R<()> {
         match name {
-            "vector.fma" => self.same_operands(op, "llvm.intr.fma"),
-            "vector.broadcast" | "vector.splat" => self.broadcast(op),
-            "vector.shuffle" => self.shuffle(op),
-            "vector.transfer_read" | "vector.transfer_write" => self.transfer(op),
+            ops::vector::FmaOp::NAME => self.same_operands(op, ops::llvm::IntrFmaOp::NAME),
+            ops::vector::BroadcastOp::NAME | "vector.splat" => self.broadcast(op),
+            ops::vector::ShuffleOp::NAME => self.shuffle(op),
+            ops::vector::TransferReadOp::NAME | ops::vector::TransferWriteOp::NAME => {
+                self.transfer(op)
+            }
             _ => Err(unsupported(op)),
         }
     }
@@ -69,7 +72,7 @@ impl Cv<'_> {
         let rt = conv(self.ir.value_type(self.ir.result(op, 0)))
             .ok_or_else(|| (op, "vector type".to_string()))?;
         let r = self.valp(
-            "llvm.shufflevector",
+            ops::llvm::ShufflevectorOp::NAME,
             vec![a, b],
             rt,
             vec![("mask", Attribute::dense_i32_array(&mask))],
@@ -95,7 +98,7 @@ impl Cv<'_> {
     /// along one dimension) and convert its operands.
     fn transfer_operands(&mut self, op: OpId) -> R<Transfer> {
         let name = self.ir.name(op);
-        let read = name == "vector.transfer_read";
+        let read = name == ops::vector::TransferReadOp::NAME;
         let err = |m: &str| (op, m.to_string());
         let olds = self.ir.operands(op).to_vec();
         let segs = self
@@ -189,9 +192,9 @@ impl Cv<'_> {
         let mask = self.cst(Attribute::dense(mty, vec![Scalar::Int(1)]), mty);
         let align = ("alignment", Attribute::int(t.eb as i128, Type::i32()));
         if t.read {
-            let pass = self.val("llvm.mlir.poison", vec![], t.vt);
+            let pass = self.val(ops::llvm::MlirPoisonOp::NAME, vec![], t.vt);
             let r = self.valp(
-                "llvm.intr.masked.gather",
+                ops::llvm::IntrMaskedGatherOp::NAME,
                 vec![ptrs, mask, pass],
                 t.vt,
                 vec![align],
@@ -200,7 +203,7 @@ impl Cv<'_> {
         } else {
             let v = self.written(t)?;
             self.emit(
-                "llvm.intr.masked.scatter",
+                ops::llvm::IntrMaskedScatterOp::NAME,
                 vec![v, ptrs, mask],
                 vec![],
                 vec![align],
@@ -224,7 +227,7 @@ impl Cv<'_> {
                 let sv = self.splat(st, lanes);
                 let vals = (0..n).map(|l| Scalar::Int(l as i128)).collect();
                 let iota = self.cst(Attribute::dense(lanes, vals), lanes);
-                self.val("llvm.mul", vec![sv, iota], lanes)
+                self.val(ops::llvm::MulOp::NAME, vec![sv, iota], lanes)
             }
         }
     }
@@ -232,7 +235,7 @@ impl Cv<'_> {
     /// One scalar access per lane.
     fn transfer_lanes(&mut self, t: &Transfer) -> R<()> {
         let mut acc = if t.read {
-            Some(self.val("llvm.mlir.poison", vec![], t.vt))
+            Some(self.val(ops::llvm::MlirPoisonOp::NAME, vec![], t.vt))
         } else {
             None
         };
@@ -245,9 +248,9 @@ impl Cv<'_> {
             let li = self.cst(Attribute::int(lane as i128, Type::i32()), Type::i32());
             if let Some(a) = acc {
                 let x = self.load(p, t.elem, t.eb);
-                acc = Some(self.val("llvm.insertelement", vec![a, x, li], t.vt));
+                acc = Some(self.val(ops::llvm::InsertelementOp::NAME, vec![a, x, li], t.vt));
             } else if let Some(v) = vin {
-                let x = self.val("llvm.extractelement", vec![v, li], t.elem);
+                let x = self.val(ops::llvm::ExtractelementOp::NAME, vec![v, li], t.elem);
                 self.store(x, p, t.eb);
             }
         }

@@ -4,6 +4,7 @@
 
 use super::{body_block, Shape};
 use crate::lower::{eval_expr, mul_add_elem, res_pos, B};
+use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::epilogue_block;
 use ftuner_ir::{intern_name, AffineMap, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashMap;
@@ -28,7 +29,7 @@ pub(super) fn build_kernel(
     let mut colv = vec![col];
     for j in 1..tn {
         let o = b.index(e, j * (n / tn));
-        colv.push(b.ibin(e, "arith.addi", col, o));
+        colv.push(b.ibin(e, ops::arith::AddiOp::NAME, col, o));
     }
     let fixed = batch_indices(&mut b, e, s, &args);
     let kext: Vec<Value> =
@@ -48,7 +49,7 @@ pub(super) fn build_kernel(
         for &nj in &colv {
             let mut ops = vec![c];
             ops.extend(ix.of(&mut b, e, &s.maps[2], r, nj, &[]));
-            accs.push(b.val(e, "memref.load", ops, s.elem, vec![]));
+            accs.push(b.val(e, ops::memref::LoadOp::NAME, ops, s.elem, vec![]));
         }
     }
     // The reduction loops (one per K dim), carrying the accumulators.
@@ -68,7 +69,13 @@ pub(super) fn build_kernel(
         .map(|r| {
             let mut ops = vec![a];
             ops.extend(ix.of(&mut b, blk, &s.maps[0], r, col, &kv));
-            b.val(blk, "memref.load", ops, s.types[0].element_type(), vec![])
+            b.val(
+                blk,
+                ops::memref::LoadOp::NAME,
+                ops,
+                s.types[0].element_type(),
+                vec![],
+            )
         })
         .collect();
     let bvals: Vec<Value> = colv
@@ -76,12 +83,18 @@ pub(super) fn build_kernel(
         .map(|nj| {
             let mut ops = vec![bm];
             ops.extend(ix.of(&mut b, blk, &s.maps[1], &rows[0], *nj, &kv));
-            b.val(blk, "memref.load", ops, s.types[1].element_type(), vec![])
+            b.val(
+                blk,
+                ops::memref::LoadOp::NAME,
+                ops,
+                s.types[1].element_type(),
+                vec![],
+            )
         })
         .collect();
     let mut vals = element_bodies(&mut b, blk, patch, s.elem, &avals, &bvals, &cur)?;
     for (l, lb) in loops.iter().rev() {
-        b.yield_(*lb, "scf.yield", vals);
+        b.yield_(*lb, ops::scf::YieldOp::NAME, vals);
         vals = b.ir.results(*l).to_vec();
     }
     let mut r = vals.iter();
@@ -92,10 +105,10 @@ pub(super) fn build_kernel(
             let v = epilogue(&mut b, e, patch, s, &ix, &extras, (row, nj), v)?;
             let mut ops = vec![v, c];
             ops.extend(ix.of(&mut b, e, &s.maps[2], row, nj, &[]));
-            b.op(e, "memref.store", ops, vec![], vec![], 0);
+            b.op(e, ops::memref::StoreOp::NAME, ops, vec![], vec![], 0);
         }
     }
-    b.op(e, "gpu.return", vec![], vec![], vec![], 0);
+    b.op(e, ops::gpu::ReturnOp::NAME, vec![], vec![], vec![], 0);
     Ok(f)
 }
 
@@ -108,7 +121,7 @@ fn kernel_func(ir: &mut Ir, s: &Shape, name: &str, loc: Attribute) -> (OpId, Blo
     let fty = Type::function(params.clone(), vec![]);
     let f = ir.create_op(
         // Attributes, not properties: upstream's gpu.func keeps them in its dictionary.
-        OpSpec::new(intern_name("gpu.func"), loc)
+        OpSpec::new(intern_name(ops::gpu::FuncOp::NAME), loc)
             .attr("sym_name", Attribute::string(name))
             .attr("function_type", Attribute::type_attr(fty))
             .regions(1),
@@ -143,20 +156,20 @@ fn thread_origin(
     tn: i64,
     (m0, n0): (Value, Value),
 ) -> (Value, Value) {
-    let tid = special(b, e, "gpu.thread_id", "x");
-    let bx = special(b, e, "gpu.block_id", "x");
-    let by = special(b, e, "gpu.block_id", "y");
+    let tid = special(b, e, ops::gpu::ThreadIdOp::NAME, "x");
+    let bx = special(b, e, ops::gpu::BlockIdOp::NAME, "x");
+    let by = special(b, e, ops::gpu::BlockIdOp::NAME, "y");
     let cols = b.index(e, n / tn);
-    let tx = b.ibin(e, "arith.remui", tid, cols);
-    let ty = b.ibin(e, "arith.divui", tid, cols);
+    let tx = b.ibin(e, ops::arith::RemuiOp::NAME, tid, cols);
+    let ty = b.ibin(e, ops::arith::DivuiOp::NAME, tid, cols);
     let cm = b.index(e, m);
     let cn = b.index(e, n);
-    let rb = b.ibin(e, "arith.muli", by, cm);
-    let rb = b.ibin(e, "arith.addi", m0, rb);
-    let row = b.ibin(e, "arith.addi", rb, ty);
-    let cb = b.ibin(e, "arith.muli", bx, cn);
-    let cb = b.ibin(e, "arith.addi", n0, cb);
-    let col = b.ibin(e, "arith.addi", cb, tx);
+    let rb = b.ibin(e, ops::arith::MuliOp::NAME, by, cm);
+    let rb = b.ibin(e, ops::arith::AddiOp::NAME, m0, rb);
+    let row = b.ibin(e, ops::arith::AddiOp::NAME, rb, ty);
+    let cb = b.ibin(e, ops::arith::MuliOp::NAME, bx, cn);
+    let cb = b.ibin(e, ops::arith::AddiOp::NAME, n0, cb);
+    let col = b.ibin(e, ops::arith::AddiOp::NAME, cb, tx);
     (row, col)
 }
 
@@ -170,7 +183,13 @@ fn extent(b: &mut B<'_>, e: BlockId, s: &Shape, args: &[Value], d: u32) -> Value
         Some(x) if x != ftuner_ir::DYNAMIC => b.index(e, x),
         _ => {
             let pv = b.index(e, p as i64);
-            b.val(e, "memref.dim", vec![args[k], pv], Type::index(), vec![])
+            b.val(
+                e,
+                ops::memref::DimOp::NAME,
+                vec![args[k], pv],
+                Type::index(),
+                vec![],
+            )
         }
     }
 }
@@ -195,7 +214,7 @@ fn thread_rows(
         let mut flat = row;
         if i > 0 {
             let o = b.index(e, i * (m / tm));
-            flat = b.ibin(e, "arith.addi", row, o);
+            flat = b.ibin(e, ops::arith::AddiOp::NAME, row, o);
         }
         if s.ms.len() == 1 {
             rows.push(vec![(s.ms[0], flat)]);
@@ -203,8 +222,8 @@ fn thread_rows(
         }
         let mut pos = vec![];
         for (d, x) in s.ms.iter().zip(&mext).rev() {
-            pos.push((*d, b.ibin(e, "arith.remui", flat, *x)));
-            flat = b.ibin(e, "arith.divui", flat, *x);
+            pos.push((*d, b.ibin(e, ops::arith::RemuiOp::NAME, flat, *x)));
+            flat = b.ibin(e, ops::arith::DivuiOp::NAME, flat, *x);
         }
         rows.push(pos);
     }
@@ -217,15 +236,15 @@ fn batch_indices(b: &mut B<'_>, e: BlockId, s: &Shape, args: &[Value]) -> Vec<(u
     if s.batch.is_empty() {
         return fixed;
     }
-    let mut z = special(b, e, "gpu.block_id", "z");
+    let mut z = special(b, e, ops::gpu::BlockIdOp::NAME, "z");
     for (i, d) in s.batch.iter().enumerate().rev() {
         if i == 0 {
             fixed.push((*d, z));
             break;
         }
         let ext = extent(b, e, s, args, *d);
-        fixed.push((*d, b.ibin(e, "arith.remui", z, ext)));
-        z = b.ibin(e, "arith.divui", z, ext);
+        fixed.push((*d, b.ibin(e, ops::arith::RemuiOp::NAME, z, ext)));
+        z = b.ibin(e, ops::arith::DivuiOp::NAME, z, ext);
     }
     fixed
 }
@@ -290,7 +309,7 @@ fn element_bodies(
                 let fm = Attribute::dialect("arith", "fastmath<none>");
                 news.push(b.val(
                     lb,
-                    "math.fma",
+                    ops::math::FmaOp::NAME,
                     vec![*av, *bv, acc],
                     elem,
                     vec![("fastmath", fm)],
@@ -335,7 +354,10 @@ fn epilogue(
         let mut ops = vec![*x];
         ops.extend(ix.of(b, e, m, row, nj, &[]));
         let ty = s.types[3 + j].element_type();
-        map.insert(eargs[1 + j], b.val(e, "memref.load", ops, ty, vec![]));
+        map.insert(
+            eargs[1 + j],
+            b.val(e, ops::memref::LoadOp::NAME, ops, ty, vec![]),
+        );
     }
     let eops = b.ir.block_ops_vec(eb);
     let (y, rest) = eops.split_last().ok_or("empty epilogue")?;

@@ -4,6 +4,7 @@
 
 use super::{body_block, if_positive, symbols, Sz, KERNEL_MODULE};
 use crate::lower::{residue_tiles, Plan, B};
+use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, AttrKind, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -43,7 +44,7 @@ impl Tables {
         }
         let tty = Type::tensor(vec![*main, len as i64], Type::index());
         let g = ir.create_op(
-            OpSpec::new(intern_name("memref.global"), loc)
+            OpSpec::new(intern_name(ops::memref::GlobalOp::NAME), loc)
                 .prop("sym_name", Attribute::string(name.clone()))
                 .prop("sym_visibility", Attribute::string("private"))
                 .prop(
@@ -90,9 +91,9 @@ pub(super) fn cover(
         return;
     }
     let cm = b.index(blk, main);
-    let q = b.ibin(blk, "arith.divui", total, cm);
-    let full = b.ibin(blk, "arith.muli", q, cm);
-    let rem = b.ibin(blk, "arith.subi", total, full);
+    let q = b.ibin(blk, ops::arith::DivuiOp::NAME, total, cm);
+    let full = b.ibin(blk, ops::arith::MuliOp::NAME, q, cm);
+    let rem = b.ibin(blk, ops::arith::SubiOp::NAME, total, full);
     // Full tiles: one group, when there is any.
     if_positive(b, blk, q, &mut |b, tb| {
         let c0t = b.index(tb, 0);
@@ -108,7 +109,7 @@ pub(super) fn cover(
     let gty = Type::memref(vec![main, len as i64], Type::index());
     let table = b.val(
         blk,
-        "memref.get_global",
+        ops::memref::GetGlobalOp::NAME,
         vec![],
         gty,
         vec![("name", Attribute::symbol_ref(name))],
@@ -122,7 +123,7 @@ pub(super) fn cover(
         &mut |b, lb, k| {
             b.val(
                 lb,
-                "memref.load",
+                ops::memref::LoadOp::NAME,
                 vec![table, rem, k],
                 Type::index(),
                 vec![],
@@ -175,7 +176,7 @@ pub(super) fn launch(
         });
         b.op(
             blk,
-            "gpu.launch_func",
+            ops::gpu::LaunchFuncOp::NAME,
             ops,
             vec![],
             vec![
@@ -207,8 +208,8 @@ pub(super) fn launch(
         None => b.index(blk, ns[0]),
     };
     let thousand = b.index(blk, 1000);
-    let hi = b.ibin(blk, "arith.muli", mv, thousand);
-    let sel = b.ibin(blk, "arith.addi", hi, nv);
+    let hi = b.ibin(blk, ops::arith::MuliOp::NAME, mv, thousand);
+    let sel = b.ibin(blk, ops::arith::AddiOp::NAME, hi, nv);
     let mut cases = vec![];
     for &m in &ms {
         for &n in &ns {
@@ -218,7 +219,7 @@ pub(super) fn launch(
     let keys: Vec<i64> = cases.iter().map(|(m, n)| 1000 * m + n).collect();
     let sw = b.op(
         blk,
-        "scf.index_switch",
+        ops::scf::IndexSwitchOp::NAME,
         vec![sel],
         vec![],
         vec![("cases", Attribute::dense_i64_array(&keys))],
@@ -226,10 +227,10 @@ pub(super) fn launch(
     );
     let regions = b.ir.regions_of(sw).to_vec();
     let d = b.ir.append_block(regions[0], &[]);
-    b.yield_(d, "scf.yield", vec![]);
+    b.yield_(d, ops::scf::YieldOp::NAME, vec![]);
     for (i, (m, n)) in cases.into_iter().enumerate() {
         let cb = b.ir.append_block(regions[i + 1], &[]);
         one(b, cb, m, n);
-        b.yield_(cb, "scf.yield", vec![]);
+        b.yield_(cb, ops::scf::YieldOp::NAME, vec![]);
     }
 }

@@ -4,10 +4,9 @@
 use super::tiles::{cover, insert_back, layout, switch, SliceSpec, TileFn};
 use super::{res_pos, Blocking, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops::{arith, scf, tensor, ukernel};
 use ftuner_dialects::ukernel::epilogue_block;
-use ftuner_ir::{
-    intern_name, AffineExpr, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
-};
+use ftuner_ir::{intern_name, AffineExpr, Attribute, BlockId, Ir, OpId, OpSpec, Value, DYNAMIC};
 
 /// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
 /// kc x nr panel of B stays in L1 while the row strips of A pass over it), each tile
@@ -61,7 +60,7 @@ pub(super) fn nest_from(
                 acc,
                 &mut |b, cb, moff, mval, acc2| {
                     let moff = match m0 {
-                        Some(m0) => b.ibin(cb, "arith.addi", m0, moff),
+                        Some(m0) => b.ibin(cb, arith::AddiOp::NAME, m0, moff),
                         None => moff,
                     };
                     switch(b, cb, mval, &msizes, acc2, &mut |b, mb, mi| {
@@ -104,7 +103,7 @@ pub(super) fn split_batch(
     let out = outs[0];
     let cpos = res_pos(&lay.maps[2], bd).unwrap_or(0);
     let pv = b.index(scratch, cpos as i64);
-    let ext = b.val(scratch, "tensor.dim", vec![out, pv], Type::index(), vec![]);
+    let ext = b.dim(scratch, out, pv);
     let c0 = b.index(scratch, 0);
     let c1 = b.index(scratch, 1);
     let (f, fb, iv, acc) = b.for_loop(scratch, (c0, ext, c1), vec![out]);
@@ -130,7 +129,7 @@ pub(super) fn split_batch(
             st_off.push(0);
             if *d == DYNAMIC {
                 let jv = b.index(fb, j as i64);
-                dyn_size.push(b.val(fb, "tensor.dim", vec![v, jv], Type::index(), vec![]));
+                dyn_size.push(b.dim(fb, v, jv));
             }
             st_size.push(*d);
             new_shape.push(*d);
@@ -144,7 +143,7 @@ pub(super) fn split_batch(
         let mut ops = vec![v];
         ops.extend(spec.operands.iter().copied());
         let rt = ty.with_shape(new_shape);
-        slices.push(b.val(fb, "tensor.extract_slice", ops, rt, spec.props(&[1])));
+        slices.push(b.val(fb, tensor::ExtractSliceOp::NAME, ops, rt, spec.props(&[1])));
         if i == 2 {
             c_spec = Some(spec);
         }
@@ -191,7 +190,7 @@ pub(super) fn split_batch(
     let attrs: Vec<(String, Attribute)> = data.attrs.as_dict().unwrap_or(&[]).to_vec();
     let c2 = b.ir.value_type(slices[2]);
     let inner = b.ir.create_op(OpSpec {
-        name: intern_name("ukernel.patch"),
+        name: intern_name(ukernel::PatchOp::NAME),
         operands: slices.clone(),
         result_types: vec![c2],
         props,
@@ -207,7 +206,7 @@ pub(super) fn split_batch(
     let r = b.ir.result(inner, 0);
     let spec = c_spec.ok_or("no output slice")?;
     let back = insert_back(&mut b, fb, r, &spec, acc);
-    b.yield_(fb, "scf.yield", vec![back]);
+    b.yield_(fb, scf::YieldOp::NAME, vec![back]);
     let result = b.ir.result(f, 0);
     for o in ir.block_ops_vec(scratch) {
         ir.unlink(o);

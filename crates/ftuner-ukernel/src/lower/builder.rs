@@ -2,6 +2,7 @@
 //! index tables, yields), each in one call.
 
 use super::{Blocking, B};
+use ftuner_dialects::ops;
 use ftuner_dialects::scf::PARALLEL_ATTR;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 
@@ -39,7 +40,10 @@ impl<'a> B<'a> {
         }
         let o = self.ir.create_op(s);
         self.ir.append_op(block, o);
-        if matches!(name, "tensor.extract_slice" | "tensor.insert_slice") {
+        if matches!(
+            name,
+            ops::tensor::ExtractSliceOp::NAME | ops::tensor::InsertSliceOp::NAME
+        ) {
             // Tiles of the iteration space this lowering sized (after its run-time
             // shape check): in bounds by construction, bufferization checks nothing.
             self.ir.set_attr(
@@ -61,10 +65,24 @@ impl<'a> B<'a> {
         let o = self.op(block, name, operands, vec![ty], props, 0);
         self.ir.result(o, 0)
     }
+    /// `tensor.dim %v, %d` (an index).
+    pub(crate) fn dim(&mut self, block: BlockId, v: Value, d: Value) -> Value {
+        self.val(
+            block,
+            ops::tensor::DimOp::NAME,
+            vec![v, d],
+            Type::index(),
+            vec![],
+        )
+    }
+    /// An index op of two operands (`arith.minsi`, `arith.maxsi`, ...).
+    pub(crate) fn index_op(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
+        self.val(block, name, vec![a, b], Type::index(), vec![])
+    }
     pub(crate) fn index(&mut self, block: BlockId, v: i64) -> Value {
         self.val(
             block,
-            "arith.constant",
+            ops::arith::ConstantOp::NAME,
             vec![],
             Type::index(),
             vec![("value", Attribute::index(v))],
@@ -88,7 +106,7 @@ impl<'a> B<'a> {
         let tys: Vec<Type> = inits.iter().map(|v| self.ir.value_type(*v)).collect();
         let mut ops = vec![lb, ub, step];
         ops.extend(inits);
-        let f = self.op(block, "scf.for", ops, tys.clone(), vec![], 1);
+        let f = self.op(block, ops::scf::ForOp::NAME, ops, tys.clone(), vec![], 1);
         let r = self.ir.regions_of(f)[0];
         let mut btys = vec![Type::index()];
         btys.extend(tys);
@@ -107,21 +125,21 @@ impl<'a> B<'a> {
         then: impl FnOnce(&mut B<'a>, BlockId) -> Value,
         els: impl FnOnce(&mut B<'a>, BlockId) -> Value,
     ) -> Value {
-        let iff = self.op(block, "scf.if", vec![cond], vec![ty], vec![], 2);
+        let iff = self.op(block, ops::scf::IfOp::NAME, vec![cond], vec![ty], vec![], 2);
         let (tr, er) = (self.ir.regions_of(iff)[0], self.ir.regions_of(iff)[1]);
         let tb = self.ir.append_block(tr, &[]);
         let r1 = then(self, tb);
-        self.yield_(tb, "scf.yield", vec![r1]);
+        self.yield_(tb, ops::scf::YieldOp::NAME, vec![r1]);
         let eb = self.ir.append_block(er, &[]);
         let r2 = els(self, eb);
-        self.yield_(eb, "scf.yield", vec![r2]);
+        self.yield_(eb, ops::scf::YieldOp::NAME, vec![r2]);
         self.ir.result(iff, 0)
     }
     /// `arith.cmpi` with MLIR's predicate number (4 sgt, 5 sge, ...).
     pub(crate) fn cmpi(&mut self, block: BlockId, pred: i64, a: Value, b: Value) -> Value {
         self.val(
             block,
-            "arith.cmpi",
+            ops::arith::CmpiOp::NAME,
             vec![a, b],
             Type::i1(),
             vec![("predicate", Attribute::i64(pred))],
@@ -137,7 +155,7 @@ impl<'a> B<'a> {
         let tty = Type::tensor(shape, Type::index());
         self.val(
             block,
-            "arith.constant",
+            ops::arith::ConstantOp::NAME,
             vec![],
             tty,
             vec![("value", Attribute::dense(tty, values))],
@@ -147,7 +165,7 @@ impl<'a> B<'a> {
     pub(crate) fn fzero(&mut self, block: BlockId, elem: Type) -> Value {
         self.val(
             block,
-            "arith.constant",
+            ops::arith::ConstantOp::NAME,
             vec![],
             elem,
             vec![("value", Attribute::float(0.0, elem))],
@@ -155,7 +173,10 @@ impl<'a> B<'a> {
     }
     pub(crate) fn ibin(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
         let ov = Attribute::dialect("arith", "overflow<none>");
-        let props = if matches!(name, "arith.addi" | "arith.subi" | "arith.muli") {
+        let props = if matches!(
+            name,
+            ops::arith::AddiOp::NAME | ops::arith::SubiOp::NAME | ops::arith::MuliOp::NAME
+        ) {
             vec![("overflowFlags", ov)]
         } else {
             vec![]

@@ -8,6 +8,7 @@ use super::register_tile::{fma_rows, indices, mul_add_elem, read_rows, write_row
 use super::tiles::{dim_roles, patch_maps};
 use super::{res_pos, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::epilogue_block;
 use ftuner_ir::{AffineExpr, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
@@ -76,11 +77,11 @@ pub(crate) fn eval_expr(
         AffineExpr::Const(c) => b.index(blk, *c),
         AffineExpr::Add(x, y) => {
             let (x, y) = (eval_expr(b, blk, x, at), eval_expr(b, blk, y, at));
-            b.ibin(blk, "arith.addi", x, y)
+            b.ibin(blk, ops::arith::AddiOp::NAME, x, y)
         }
         AffineExpr::Mul(x, y) => {
             let (x, y) = (eval_expr(b, blk, x, at), eval_expr(b, blk, y, at));
-            b.ibin(blk, "arith.muli", x, y)
+            b.ibin(blk, ops::arith::MuliOp::NAME, x, y)
         }
         _ => unreachable!("checked by conv_layout"),
     }
@@ -117,20 +118,20 @@ pub(super) fn lower_conv(
     let mut mext = vec![];
     for d in &cl.ms {
         let pv = b.index(scratch, cpos(*d));
-        mext.push(b.val(scratch, "tensor.dim", vec![out, pv], Type::index(), vec![]));
+        mext.push(b.dim(scratch, out, pv));
     }
     let mut msz = b.index(scratch, 1);
     for e in &mext {
-        msz = b.ibin(scratch, "arith.muli", msz, *e);
+        msz = b.ibin(scratch, ops::arith::MuliOp::NAME, msz, *e);
     }
     let pnv = b.index(scratch, cpos(cl.dn));
-    let nsz = b.val(scratch, "tensor.dim", vec![out, pnv], Type::index(), vec![]);
+    let nsz = b.dim(scratch, out, pnv);
     let mut kext = vec![];
     for d in &cl.ks {
         let pv = b.index(scratch, res_pos(&cl.maps[1], *d).unwrap_or(0) as i64);
         kext.push(b.val(
             scratch,
-            "tensor.dim",
+            ops::tensor::DimOp::NAME,
             vec![ins[1], pv],
             Type::index(),
             vec![],
@@ -193,12 +194,12 @@ fn channels_last(
         .filter(|p| shape[**p] == DYNAMIC)
         .map(|p| {
             let pv = b.index(blk, *p as i64);
-            b.val(blk, "tensor.dim", vec![w, pv], Type::index(), vec![])
+            b.dim(blk, w, pv)
         })
         .collect();
     let empty = b.val(
         blk,
-        "tensor.empty",
+        ops::tensor::EmptyOp::NAME,
         dyn_sizes,
         wty.with_shape(dshape),
         vec![],
@@ -241,11 +242,23 @@ fn conv_tile(
     let mut rows: Vec<Vec<(u32, Value)>> = vec![];
     for i in 0..mt {
         let iv = b.index(blk, i);
-        let mut m = b.ibin(blk, "arith.addi", moff, iv);
+        let mut m = b.ibin(blk, ops::arith::AddiOp::NAME, moff, iv);
         let mut pos = vec![];
         for (d, e) in cl.ms.iter().zip(mext).rev() {
-            let r = b.val(blk, "arith.remui", vec![m, *e], Type::index(), vec![]);
-            m = b.val(blk, "arith.divui", vec![m, *e], Type::index(), vec![]);
+            let r = b.val(
+                blk,
+                ops::arith::RemuiOp::NAME,
+                vec![m, *e],
+                Type::index(),
+                vec![],
+            );
+            m = b.val(
+                blk,
+                ops::arith::DivuiOp::NAME,
+                vec![m, *e],
+                Type::index(),
+                vec![],
+            );
             pos.push((*d, r));
         }
         rows.push(pos);
@@ -337,6 +350,6 @@ fn conv_k_loops(
         fma_rows(b, fb, brow, a, &a_rows, &inner, vty)
     };
     kvals.pop();
-    b.yield_(fb, "scf.yield", next);
+    b.yield_(fb, ops::scf::YieldOp::NAME, next);
     (0..n).map(|i| b.ir.result(f, i)).collect()
 }

@@ -4,6 +4,7 @@
 use super::register_tile::{indices, pick, read_rows, vector_body};
 use super::tiles::{insert_back, slice};
 use super::{res_pos, Layout, VectorBody, B};
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Type, Value};
 
 /// Accumulators of a dot-product tile (one vector register per output).
@@ -74,10 +75,10 @@ pub(super) fn dot_tile(
     let (ak, bk) = (ma.results.len() - 1, mb.results.len() - 1);
     let c0 = b.index(blk, 0);
     let cw = b.index(blk, w);
-    let q = b.ibin(blk, "arith.divui", kext, cw);
-    let kw = b.ibin(blk, "arith.muli", q, cw);
+    let q = b.ibin(blk, ops::arith::DivuiOp::NAME, kext, cw);
+    let kw = b.ibin(blk, ops::arith::MuliOp::NAME, q, cw);
     let pad = b.fzero(blk, vb.elem);
-    let zero = b.val(blk, "vector.broadcast", vec![pad], wty, vec![]);
+    let zero = b.val(blk, ops::vector::BroadcastOp::NAME, vec![pad], wty, vec![]);
     let n = (mt * nt) as usize;
     let (f, fb, k, accs) = b.for_loop(blk, (c0, kw, cw), vec![zero; n]);
     let z = b.index(fb, 0);
@@ -104,10 +105,10 @@ pub(super) fn dot_tile(
     for (i, r) in rows.iter().enumerate() {
         for (j, c) in cols.iter().enumerate() {
             let acc = accs[i * nt as usize + j];
-            next.push(b.val(fb, "vector.fma", vec![*r, *c, acc], wty, vec![]));
+            next.push(b.val(fb, ops::vector::FmaOp::NAME, vec![*r, *c, acc], wty, vec![]));
         }
     }
-    b.yield_(fb, "scf.yield", next);
+    b.yield_(fb, ops::scf::YieldOp::NAME, next);
     let sums: Vec<Value> = (0..n).map(|i| b.ir.result(f, i)).collect();
     let out = sums
         .chunks(nt as usize)
@@ -116,11 +117,17 @@ pub(super) fn dot_tile(
                 Some(mask) => {
                     let ty = Type::vector(vec![mask.len() as i64], vb.elem);
                     let m = Attribute::dense_i64_array(mask);
-                    b.val(blk, "vector.shuffle", vec![x, y], ty, vec![("mask", m)])
+                    b.val(
+                        blk,
+                        ops::vector::ShuffleOp::NAME,
+                        vec![x, y],
+                        ty,
+                        vec![("mask", m)],
+                    )
                 }
                 None => {
                     let ty = b.ir.value_type(x);
-                    b.val(blk, "arith.addf", vec![x, y], ty, vec![])
+                    b.val(blk, ops::arith::AddfOp::NAME, vec![x, y], ty, vec![])
                 }
             })
         })

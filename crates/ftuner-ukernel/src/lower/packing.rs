@@ -4,6 +4,7 @@
 use super::register_tile::{read_rows, write_rows};
 use super::{reduction_dim, res_pos, Layout, B};
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops;
 use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
 /// Whether `v` is known when the weights are: an argument marked `{ftuner.weight}`, an
@@ -20,7 +21,7 @@ pub(super) fn prepared(ir: &Ir, v: Value) -> bool {
     fn go(ir: &Ir, v: Value, depth: u32) -> (bool, bool) {
         if let Some(op) = ir.defining_op(v) {
             let name = ir.name(op);
-            if name == "arith.constant" {
+            if name == ops::arith::ConstantOp::NAME {
                 return (true, false);
             }
             if depth >= 8
@@ -46,7 +47,7 @@ pub(super) fn prepared(ir: &Ir, v: Value) -> bool {
         };
         let Some(f) = ir
             .block_parent_op(block)
-            .filter(|f| ir.name(*f) == "func.func")
+            .filter(|f| ir.name(*f) == ops::func::FuncOp::NAME)
         else {
             return (false, false);
         };
@@ -89,9 +90,15 @@ pub(super) fn pack_panels(
     use std::sync::Arc;
     let kp = res_pos(&lay.maps[1], dk).unwrap_or(0);
     let kpv = b.index(blk, kp as i64);
-    let kext = b.val(blk, "tensor.dim", vec![bm, kpv], Type::index(), vec![]);
+    let kext = b.dim(blk, bm, kpv);
     let cnr = b.index(blk, nr);
-    let panels = b.val(blk, "arith.divui", vec![nsz, cnr], Type::index(), vec![]);
+    let panels = b.val(
+        blk,
+        ops::arith::DivuiOp::NAME,
+        vec![nsz, cnr],
+        Type::index(),
+        vec![],
+    );
     // Static panels where B's shape is (a weight's always is): a prepared value must
     // have a static shape (outline-weight-preparation keeps only those).
     let bty = b.ir.value_type(bm);
@@ -105,12 +112,18 @@ pub(super) fn pack_panels(
     let (empty, panels, kext) = match (sdim(np), sdim(Some(kp))) {
         (Some(n), Some(k)) if n % nr == 0 => {
             let pty = Type::tensor(vec![n / nr, k, nr], elem);
-            let e = b.val(blk, "tensor.empty", vec![], pty, vec![]);
+            let e = b.val(blk, ops::tensor::EmptyOp::NAME, vec![], pty, vec![]);
             (e, b.index(blk, n / nr), b.index(blk, k))
         }
         _ => {
             let pty = Type::tensor(vec![DYNAMIC, DYNAMIC, nr], elem);
-            let e = b.val(blk, "tensor.empty", vec![panels, kext], pty, vec![]);
+            let e = b.val(
+                blk,
+                ops::tensor::EmptyOp::NAME,
+                vec![panels, kext],
+                pty,
+                vec![],
+            );
             (e, panels, kext)
         }
     };
@@ -122,12 +135,12 @@ pub(super) fn pack_panels(
         let (fp, bp, p, ap) = b.for_loop(blk, (c0, panels, c1), vec![empty]);
         b.mark_parallel(fp);
         let (fk, bk, k, ak) = b.for_loop(bp, (c0, kext, c1), vec![ap[0]]);
-        let n0 = b.ibin(bk, "arith.muli", p, cnr);
+        let n0 = b.ibin(bk, ops::arith::MuliOp::NAME, p, cnr);
         let row = read_rows(b, bk, bm, &[vec![k, n0]], pad, vty, 1);
         let out = write_rows(b, bk, ak[0], &[vec![p, k, c0]], &row, 2);
-        b.yield_(bk, "scf.yield", vec![out]);
+        b.yield_(bk, ops::scf::YieldOp::NAME, vec![out]);
         let r = b.ir.result(fk, 0);
-        b.yield_(bp, "scf.yield", vec![r]);
+        b.yield_(bp, ops::scf::YieldOp::NAME, vec![r]);
         return b.ir.result(fp, 0);
     }
     // in: B[k, n] with k = d1, n = d0 * nr + d2 (in B's own order); out: identity.
@@ -171,7 +184,7 @@ pub(super) fn copy_generic(
     let par = Attribute::dialect("linalg", "iterator_type<parallel>");
     let g = b.op(
         blk,
-        "linalg.generic",
+        ops::linalg::GenericOp::NAME,
         vec![src, dst],
         vec![dty],
         vec![
@@ -188,7 +201,7 @@ pub(super) fn copy_generic(
     let r = b.ir.regions_of(g)[0];
     let body = b.ir.append_block(r, &[elem, elem]);
     let x = b.ir.block_args(body)[0];
-    b.yield_(body, "linalg.yield", vec![x]);
+    b.yield_(body, ops::linalg::YieldOp::NAME, vec![x]);
     b.ir.result(g, 0)
 }
 
@@ -210,12 +223,12 @@ pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value) -> Value 
         .filter(|(j, _)| dshape[*j] == DYNAMIC)
         .map(|(_, s)| {
             let jv = b.index(blk, *s as i64);
-            b.val(blk, "tensor.dim", vec![src, jv], Type::index(), vec![])
+            b.dim(blk, src, jv)
         })
         .collect();
     let empty = b.val(
         blk,
-        "tensor.empty",
+        ops::tensor::EmptyOp::NAME,
         dyn_sizes,
         sty.with_shape(dshape),
         vec![],
@@ -262,14 +275,14 @@ pub(super) fn transpose_strided_b(
     let pv = b.index(scratch, cpos as i64);
     let msz = b.val(
         scratch,
-        "tensor.dim",
+        ops::tensor::DimOp::NAME,
         vec![outs[0], pv],
         Type::index(),
         vec![],
     );
     let npos = res_pos(bmap, lay.dn).unwrap_or(0);
     let pv = b.index(scratch, npos as i64);
-    let nsz = b.val(scratch, "tensor.dim", vec![bv, pv], Type::index(), vec![]);
+    let nsz = b.dim(scratch, bv, pv);
     let mut tmap = bmap.clone();
     tmap.results.swap(nres - 2, nres - 1);
     let mut maps: Vec<Attribute> = lay
@@ -299,18 +312,24 @@ pub(super) fn transpose_strided_b(
         let kpos = b.index(scratch, (amap.results.len() - 1) as i64);
         let kext = b.val(
             scratch,
-            "tensor.dim",
+            ops::tensor::DimOp::NAME,
             vec![ins[0], kpos],
             Type::index(),
             vec![],
         );
         let long = b.cmpi(scratch, 5, msz, kext);
-        strip = b.val(scratch, "arith.andi", vec![strip, long], Type::i1(), vec![]);
+        strip = b.val(
+            scratch,
+            ops::arith::AndiOp::NAME,
+            vec![strip, long],
+            Type::i1(),
+            vec![],
+        );
     }
     let block = b.cmpi(scratch, 5, nsz, cw);
     let many = b.val(
         scratch,
-        "arith.andi",
+        ops::arith::AndiOp::NAME,
         vec![strip, block],
         Type::i1(),
         vec![],
@@ -357,27 +376,39 @@ pub(super) fn pack_a_block(
 ) -> Value {
     let w = 16;
     let ty = Type::tensor(vec![DYNAMIC, DYNAMIC], elem);
-    let empty = b.val(blk, "tensor.empty", vec![ms, ks], ty, vec![]);
+    let empty = b.val(blk, ops::tensor::EmptyOp::NAME, vec![ms, ks], ty, vec![]);
     let (c0, c1, cw) = (b.index(blk, 0), b.index(blk, 1), b.index(blk, w));
     let pad = b.fzero(blk, elem);
-    let q = b.ibin(blk, "arith.divui", ks, cw);
-    let kw = b.ibin(blk, "arith.muli", q, cw);
+    let q = b.ibin(blk, ops::arith::DivuiOp::NAME, ks, cw);
+    let kw = b.ibin(blk, ops::arith::MuliOp::NAME, q, cw);
     let vty = Type::vector(vec![w], elem);
     let (fr, br, r, ar) = b.for_loop(blk, (c0, ms, c1), vec![empty]);
     b.mark_parallel(fr);
-    let row = b.ibin(br, "arith.addi", m0, r);
+    let row = b.ibin(br, ops::arith::AddiOp::NAME, m0, r);
     let (fv, bv, kk, av) = b.for_loop(br, (c0, kw, cw), vec![ar[0]]);
-    let ka = b.ibin(bv, "arith.addi", k0, kk);
+    let ka = b.ibin(bv, ops::arith::AddiOp::NAME, k0, kk);
     let v = read_rows(b, bv, a, &[vec![row, ka]], pad, vty, 1);
     let out = write_rows(b, bv, av[0], &[vec![r, kk]], &v, 1);
-    b.yield_(bv, "scf.yield", vec![out]);
+    b.yield_(bv, ops::scf::YieldOp::NAME, vec![out]);
     let t = b.ir.result(fv, 0);
     let (fs, bs, kk, as_) = b.for_loop(br, (kw, ks, c1), vec![t]);
-    let ka = b.ibin(bs, "arith.addi", k0, kk);
-    let x = b.val(bs, "tensor.extract", vec![a, row, ka], elem, vec![]);
-    let out = b.val(bs, "tensor.insert", vec![x, as_[0], r, kk], ty, vec![]);
-    b.yield_(bs, "scf.yield", vec![out]);
+    let ka = b.ibin(bs, ops::arith::AddiOp::NAME, k0, kk);
+    let x = b.val(
+        bs,
+        ops::tensor::ExtractOp::NAME,
+        vec![a, row, ka],
+        elem,
+        vec![],
+    );
+    let out = b.val(
+        bs,
+        ops::tensor::InsertOp::NAME,
+        vec![x, as_[0], r, kk],
+        ty,
+        vec![],
+    );
+    b.yield_(bs, ops::scf::YieldOp::NAME, vec![out]);
     let t = b.ir.result(fs, 0);
-    b.yield_(br, "scf.yield", vec![t]);
+    b.yield_(br, ops::scf::YieldOp::NAME, vec![t]);
     b.ir.result(fr, 0)
 }

@@ -2,6 +2,7 @@
 //! in bounds, and the amount each plan pads.
 
 use super::{Plan, B};
+use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Type, Value, DYNAMIC};
 
 /// Rows or columns the plan's tiles cover past a residue, per residue (all 0 for an exact
@@ -43,10 +44,10 @@ pub(super) fn padding_amount(
         .collect();
     let table = b.index_table(blk, vec![*main], flat);
     let cm = b.index(blk, *main);
-    let rem = b.ibin(blk, "arith.remui", total, cm);
+    let rem = b.ibin(blk, ops::arith::RemuiOp::NAME, total, cm);
     Some(b.val(
         blk,
-        "tensor.extract",
+        ops::tensor::ExtractOp::NAME,
         vec![table, rem],
         Type::index(),
         vec![],
@@ -84,7 +85,7 @@ pub(super) fn pad_high(b: &mut B<'_>, blk: BlockId, v: Value, high: &[Option<Val
     ops.extend(dyn_high);
     let p = b.op(
         blk,
-        "tensor.pad",
+        ops::tensor::PadOp::NAME,
         ops,
         vec![ty.with_shape(new_shape)],
         vec![
@@ -99,6 +100,6 @@ pub(super) fn pad_high(b: &mut B<'_>, blk: BlockId, v: Value, high: &[Option<Val
     );
     let r = b.ir.regions_of(p)[0];
     let pb = b.ir.append_block(r, &vec![Type::index(); rank]);
-    b.yield_(pb, "tensor.yield", vec![zero]);
+    b.yield_(pb, ops::tensor::YieldOp::NAME, vec![zero]);
     b.ir.result(p, 0)
 }

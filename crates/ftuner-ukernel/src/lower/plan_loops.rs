@@ -10,6 +10,7 @@ use super::register_tile::vector_plan;
 use super::tiles::{layout, tile};
 use super::{ir_attr_i64, reduction_dim, res_pos, Blocking, Layout, Plans, VectorBody, B};
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops::{arith, func, linalg, scf, tensor};
 use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps};
 use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
@@ -24,14 +25,17 @@ fn zero_init_of(ir: &mut Ir, op: OpId, plans: &Plans, vb: &VectorBody) -> bool {
     let Some(&out) = outs.first() else {
         return false;
     };
-    let Some(fill) = ir.defining_op(out).filter(|f| ir.name(*f) == "linalg.fill") else {
+    let Some(fill) = ir
+        .defining_op(out)
+        .filter(|f| ir.name(*f) == linalg::FillOp::NAME)
+    else {
         return false;
     };
     let (fins, fouts) = ins_outs(ir, fill);
     let zero = fins
         .first()
         .and_then(|v| ir.defining_op(*v))
-        .filter(|c| ir.name(*c) == "arith.constant")
+        .filter(|c| ir.name(*c) == arith::ConstantOp::NAME)
         .and_then(|c| ir.attr(c, "value"))
         .is_some_and(|a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits: 0, .. }));
     let biggest = plans
@@ -169,7 +173,7 @@ fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> 
 fn out_dim(b: &mut B<'_>, blk: BlockId, out: Value, lay: &Layout, d: u32) -> Value {
     let p = res_pos(&lay.maps[2], d).unwrap_or(0) as i64;
     let pv = b.index(blk, p);
-    b.val(blk, "tensor.dim", vec![out, pv], Type::index(), vec![])
+    b.dim(blk, out, pv)
 }
 
 /// A padded patch's new init, and the unpadded result's sizes and type.
@@ -225,7 +229,7 @@ fn pad_operands(
     let sizes: Vec<Value> = (0..lay.maps[2].results.len())
         .map(|j| {
             let jv = b.index(blk, j as i64);
-            b.val(blk, "tensor.dim", vec![out, jv], Type::index(), vec![])
+            b.dim(blk, out, jv)
         })
         .collect();
     let ty = b.ir.value_type(out);
@@ -244,7 +248,7 @@ fn cut_back(b: &mut B<'_>, blk: BlockId, result: Value, sizes: Vec<Value>, ty: T
     ops.extend(sizes);
     b.val(
         blk,
-        "tensor.extract_slice",
+        tensor::ExtractSliceOp::NAME,
         ops,
         ty,
         vec![
@@ -305,7 +309,7 @@ fn packed_or_in_place(
         b.ir.op(op)
             .parent
             .and_then(|blk| b.ir.block_parent_op(blk))
-            .is_some_and(|f| b.ir.name(f) == "func.func");
+            .is_some_and(|f| b.ir.name(f) == func::FuncOp::NAME);
     let always = packable && pack_b.unwrap_or_else(|| top_level && prepared(b.ir, ins[1]));
     match pack_b {
         _ if always => {
@@ -359,29 +363,35 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
         let kstatic = a_shape.get(kp).copied().unwrap_or(DYNAMIC);
         if kstatic == DYNAMIC || kstatic > kc {
             let kpv = b.index(blk, kp as i64);
-            let kext = b.val(blk, "tensor.dim", vec![ins[0], kpv], Type::index(), vec![]);
+            let kext = b.val(
+                blk,
+                tensor::DimOp::NAME,
+                vec![ins[0], kpv],
+                Type::index(),
+                vec![],
+            );
             let c0 = b.index(blk, 0);
             let ckc = b.index(blk, kc);
             // With an epilogue, an empty reduction still runs one (empty) block, whose
             // tiles apply the epilogue; with a zero init, whose tiles write the zeros.
             let ub = if epilogue_block(b.ir, op).is_some() || b.zero_init {
                 let one = b.index(blk, 1);
-                b.val(blk, "arith.maxsi", vec![kext, one], Type::index(), vec![])
+                b.index_op(blk, arith::MaxsiOp::NAME, kext, one)
             } else {
                 kext
             };
             let (f, fb, k0, acc) = b.for_loop(blk, (c0, ub, ckc), vec![out]);
             let acc = acc[0];
-            let left = b.ibin(fb, "arith.subi", kext, k0);
+            let left = b.ibin(fb, arith::SubiOp::NAME, kext, k0);
             let ckc2 = b.index(fb, kc);
-            let ks = b.val(fb, "arith.minsi", vec![ckc2, left], Type::index(), vec![]);
+            let ks = b.index_op(fb, arith::MinsiOp::NAME, ckc2, left);
             b.kblock = Some((dk, k0, ks));
             if b.zero_init {
                 let c0 = b.index(fb, 0);
                 b.kfirst = Some(b.cmpi(fb, 0, k0, c0));
             }
             if epilogue_block(b.ir, op).is_some() {
-                let end = b.ibin(fb, "arith.addi", k0, ks);
+                let end = b.ibin(fb, arith::AddiOp::NAME, k0, ks);
                 b.klast = Some(b.cmpi(fb, 5, end, kext));
             }
             kloop = Some((f, fb));
@@ -402,9 +412,9 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
         let cmc = b.index(body_blk, mc);
         let (f, fb, m0, acc) = b.for_loop(body_blk, (c0, msz, cmc), vec![acc0]);
         let acc = acc[0];
-        let left = b.ibin(fb, "arith.subi", msz, m0);
+        let left = b.ibin(fb, arith::SubiOp::NAME, msz, m0);
         let cmc2 = b.index(fb, mc);
-        let chunk = b.val(fb, "arith.minsi", vec![cmc2, left], Type::index(), vec![]);
+        let chunk = b.index_op(fb, arith::MinsiOp::NAME, cmc2, left);
         let nest_here = |b: &mut B<'_>, blk: BlockId, acc: Value| {
             nest_from(
                 b,
@@ -431,7 +441,7 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
                 let big = b.cmpi(fb, 5, chunk, half);
                 let tiles = b.index(fb, 8 * plans.n.0);
                 let wide = b.cmpi(fb, 5, nsz, tiles);
-                let both = b.val(fb, "arith.andi", vec![big, wide], Type::i1(), vec![]);
+                let both = b.val(fb, arith::AndiOp::NAME, vec![big, wide], Type::i1(), vec![]);
                 let aty = b.ir.value_type(acc);
                 b.if_else(
                     fb,
@@ -449,7 +459,7 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
             }
             _ => nest_here(b, fb, acc),
         };
-        b.yield_(fb, "scf.yield", vec![r]);
+        b.yield_(fb, scf::YieldOp::NAME, vec![r]);
         b.ir.result(f, 0)
     } else {
         nest(
@@ -463,7 +473,7 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
     };
     let result = match kloop {
         Some((f, fb)) => {
-            b.yield_(fb, "scf.yield", vec![result]);
+            b.yield_(fb, scf::YieldOp::NAME, vec![result]);
             b.ir.result(f, 0)
         }
         None => result,

@@ -4,6 +4,7 @@
 
 use super::dot::{dot_tile, nt_dot, DOT_OUTPUTS};
 use super::{reduction_dim, res_pos, Layout, VectorBody, B};
+use ftuner_dialects::ops;
 use ftuner_ir::{AffineExpr, BlockId, Ir, OpId, Type, Value};
 
 /// A patch gets vector bodies when it is a (batched) contraction (b..., m, n, k) with one
@@ -61,7 +62,10 @@ pub(crate) fn mul_add_elem(ir: &Ir, op: OpId) -> Option<Type> {
     let elem = ir.value_type(args[2]);
     elem.float_kind()?;
     let is = |o: OpId, n: &str| ir.name(o) == n;
-    if !is(ops[0], "arith.mulf") || !is(ops[1], "arith.addf") || !is(ops[2], "ukernel.yield") {
+    if !is(ops[0], ops::arith::MulfOp::NAME)
+        || !is(ops[1], ops::arith::AddfOp::NAME)
+        || !is(ops[2], ops::ukernel::YieldOp::NAME)
+    {
         return None;
     }
     let m = ir.operands(ops[0]);
@@ -119,7 +123,7 @@ fn batch_loops(
     };
     let pos = res_pos(&lay.maps[2], d).unwrap_or(0);
     let pv = b.index(blk, pos as i64);
-    let ext = b.val(blk, "tensor.dim", vec![c, pv], Type::index(), vec![]);
+    let ext = b.dim(blk, c, pv);
     let c0 = b.index(blk, 0);
     let c1 = b.index(blk, 1);
     let (f, fb, iv, acc) = b.for_loop(blk, (c0, ext, c1), vec![c]);
@@ -127,7 +131,7 @@ fn batch_loops(
     fixed.push((d, iv));
     let r = batch_loops(b, fb, lay, vb, ab, acc, tile, fixed);
     fixed.pop();
-    b.yield_(fb, "scf.yield", vec![r]);
+    b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);
     b.ir.result(f, 0)
 }
 
@@ -152,7 +156,7 @@ fn register_tile(
     let c1 = b.index(blk, 1);
     let pad = b.fzero(blk, vb.elem);
     let akv = b.index(blk, ak as i64);
-    let kext = b.val(blk, "tensor.dim", vec![a, akv], Type::index(), vec![]);
+    let kext = b.dim(blk, a, akv);
     let rows: Vec<Value> = (0..mt).map(|i| b.index(blk, i)).collect();
     let (dm, dn) = (lay.dm, lay.dn);
     let c_rows: Vec<Vec<Value>> = rows
@@ -166,13 +170,19 @@ fn register_tile(
     // The accumulators start at zero and C is added once after the k loop (as BLIS's
     // micro-kernels do): the FMAs never wait for C, which misses the caches when it is
     // large (`prefetch-tile-updates` fetches its lines during the loop).
-    let zero = b.val(blk, "vector.broadcast", vec![pad], vty, vec![]);
+    let zero = b.val(blk, ops::vector::BroadcastOp::NAME, vec![pad], vty, vec![]);
     let accs = vec![zero; rows.len()];
     // Packed B: panel noff / nt, rows from the k block's offset.
     let panel_idx = match vb.panel {
         Some((_, noff)) => {
             let cnt = b.index(blk, nt);
-            let j = b.val(blk, "arith.divui", vec![noff, cnt], Type::index(), vec![]);
+            let j = b.val(
+                blk,
+                ops::arith::DivuiOp::NAME,
+                vec![noff, cnt],
+                Type::index(),
+                vec![],
+            );
             Some((j, b.kblock.map_or(c0, |kb| kb.1)))
         }
         None => None,
@@ -186,7 +196,7 @@ fn register_tile(
         let at_b = |d: u32| pick(d, &[(dk, k), (dn, z)], batch_of(d).unwrap_or(z));
         let brow = match (vb.panel, panel_idx) {
             (Some((p, _)), Some((j, k0))) => {
-                let kabs = b.ibin(fb, "arith.addi", k0, k);
+                let kabs = b.ibin(fb, ops::arith::AddiOp::NAME, k0, k);
                 read_rows(b, fb, p, &[vec![j, kabs, z]], zp, vty, 2)[0]
             }
             _ => read_rows(b, fb, bm, &[indices(mb, &at_b)], zp, vty, bn)[0],
@@ -216,7 +226,7 @@ fn register_tile(
         let n = init.len();
         let (f, fb, k, inner) = b.for_loop(blk, (start, kext, c1), init);
         let next = step(b, fb, k, &inner);
-        b.yield_(fb, "scf.yield", next);
+        b.yield_(fb, ops::scf::YieldOp::NAME, next);
         (0..n).map(|i| b.ir.result(f, i)).collect()
     };
     let sums: Vec<Value> = if dot {
@@ -227,8 +237,8 @@ fn register_tile(
     } else {
         let n = rows.len();
         let cu = b.index(blk, u);
-        let q = b.ibin(blk, "arith.divui", kext, cu);
-        let kmain = b.ibin(blk, "arith.muli", q, cu);
+        let q = b.ibin(blk, ops::arith::DivuiOp::NAME, kext, cu);
+        let kmain = b.ibin(blk, ops::arith::MuliOp::NAME, q, cu);
         let inits: Vec<Value> = std::iter::repeat_n(zero, n * u as usize).collect();
         let (f, fb, k, inner) = b.for_loop(blk, (c0, kmain, cu), inits);
         let mut next = vec![];
@@ -237,11 +247,11 @@ fn register_tile(
                 k
             } else {
                 let cj = b.index(fb, j as i64);
-                b.ibin(fb, "arith.addi", k, cj)
+                b.ibin(fb, ops::arith::AddiOp::NAME, k, cj)
             };
             next.extend(step(b, fb, kj, &inner[j * n..(j + 1) * n]));
         }
-        b.yield_(fb, "scf.yield", next);
+        b.yield_(fb, ops::scf::YieldOp::NAME, next);
         let sets: Vec<Value> = (0..n * u as usize).map(|i| b.ir.result(f, i)).collect();
         let mut parts: Vec<Vec<Value>> = vec![k_loop(b, kmain, sets[..n].to_vec())];
         parts.extend((1..u as usize).map(|j| sets[j * n..(j + 1) * n].to_vec()));
@@ -260,7 +270,9 @@ fn sum_pairwise(b: &mut B<'_>, blk: BlockId, mut parts: Vec<Vec<Value>>, vty: Ty
                 [x, y] => merged.push(
                     x.iter()
                         .zip(y)
-                        .map(|(p, q)| b.val(blk, "arith.addf", vec![*p, *q], vty, vec![]))
+                        .map(|(p, q)| {
+                            b.val(blk, ops::arith::AddfOp::NAME, vec![*p, *q], vty, vec![])
+                        })
                         .collect(),
                 ),
                 [x] => merged.push(x.clone()),
@@ -287,7 +299,7 @@ fn store_sums(
         let vals: Vec<Value> = olds
             .iter()
             .zip(sums)
-            .map(|(o, r)| b.val(blk, "arith.addf", vec![*o, *r], vty, vec![]))
+            .map(|(o, r)| b.val(blk, ops::arith::AddfOp::NAME, vec![*o, *r], vty, vec![]))
             .collect();
         write_rows(b, blk, c, c_rows, &vals, cn)
     };
@@ -334,9 +346,15 @@ pub(super) fn fma_rows(
         .map(|(idx, acc)| {
             let mut ops = vec![a];
             ops.extend(idx.iter().copied());
-            let x = b.val(blk, "tensor.extract", ops, elem, vec![]);
-            let xv = b.val(blk, "vector.broadcast", vec![x], vty, vec![]);
-            b.val(blk, "vector.fma", vec![xv, brow, *acc], vty, vec![])
+            let x = b.val(blk, ops::tensor::ExtractOp::NAME, ops, elem, vec![]);
+            let xv = b.val(blk, ops::vector::BroadcastOp::NAME, vec![x], vty, vec![]);
+            b.val(
+                blk,
+                ops::vector::FmaOp::NAME,
+                vec![xv, brow, *acc],
+                vty,
+                vec![],
+            )
         })
         .collect()
 }
@@ -359,7 +377,7 @@ pub(super) fn read_rows(
             ops.push(pad);
             let props =
                 ftuner_dialects::vector::transfer_props(rank, along, [1, rank as i32, 1, 0]);
-            b.val(blk, "vector.transfer_read", ops, vty, props)
+            b.val(blk, ops::vector::TransferReadOp::NAME, ops, vty, props)
         })
         .collect()
 }
@@ -381,7 +399,7 @@ pub(super) fn write_rows(
         let mut ops = vec![*v, out];
         ops.extend(idx.iter().copied());
         let props = ftuner_dialects::vector::transfer_props(rank, along, [1, 1, rank as i32, 0]);
-        out = b.val(blk, "vector.transfer_write", ops, cty, props);
+        out = b.val(blk, ops::vector::TransferWriteOp::NAME, ops, cty, props);
     }
     out
 }

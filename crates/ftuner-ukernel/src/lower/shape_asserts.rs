@@ -3,6 +3,7 @@
 use super::tiles::patch_maps;
 use super::{eval_expr, B};
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::{epilogue_inputs, epilogue_maps};
 use ftuner_ir::{AffineExpr, Attribute, Ir, OpBuilder, OpId, Type, Value};
 
@@ -30,9 +31,9 @@ pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
             _ => {
                 let c = OpBuilder::before(ir, op).index(j as i64);
                 let dim = if t.is_memref() {
-                    "memref.dim"
+                    ops::memref::DimOp::NAME
                 } else {
-                    "tensor.dim"
+                    ops::tensor::DimOp::NAME
                 };
                 OpBuilder::before(ir, op).value(dim, vec![v, c], Type::index(), &[])
             }
@@ -40,7 +41,7 @@ pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
     };
     let cmp = |ir: &mut Ir, p: i64, a: Value, b: Value| {
         OpBuilder::before(ir, op).value(
-            "arith.cmpi",
+            ops::arith::CmpiOp::NAME,
             vec![a, b],
             Type::i1(),
             &[("predicate", Attribute::i64(p))],
@@ -72,7 +73,7 @@ pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
             let z = cmp(ir, 0, *x, zero);
             empty = Some(match empty {
                 None => z,
-                Some(p) => i1(ir, "arith.ori", p, z),
+                Some(p) => i1(ir, ops::arith::OriOp::NAME, p, z),
             });
         }
         let lasts: Vec<Value> = exts
@@ -80,7 +81,7 @@ pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
             .map(|x| {
                 let ov = Attribute::dialect("arith", "overflow<none>");
                 OpBuilder::before(ir, op).value(
-                    "arith.subi",
+                    ops::arith::SubiOp::NAME,
                     vec![*x, one],
                     Type::index(),
                     &[("overflowFlags", ov)],
@@ -103,7 +104,7 @@ pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
                 let s = size(ir, *v, j);
                 let inside = cmp(ir, 6, hi, s);
                 if let Some(z) = empty {
-                    conds.push(i1(ir, "arith.ori", inside, z));
+                    conds.push(i1(ir, ops::arith::OriOp::NAME, inside, z));
                 }
             }
         }
@@ -112,7 +113,7 @@ pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
     for c in conds {
         ok = Some(match ok {
             None => c,
-            Some(p) => i1(ir, "arith.andi", p, c),
+            Some(p) => i1(ir, ops::arith::AndiOp::NAME, p, c),
         });
     }
     if let Some(ok) = ok {
@@ -121,7 +122,7 @@ pub(crate) fn shape_asserts(ir: &mut Ir, op: OpId) -> Result<(), String> {
             .unwrap_or_default();
         let msg = format!("operand shapes of the contraction{at_loc} do not agree");
         OpBuilder::before(ir, op).create(
-            "cf.assert",
+            ops::cf::AssertOp::NAME,
             vec![ok],
             vec![],
             &[("msg", Attribute::string(msg))],

@@ -6,6 +6,7 @@ use super::dot::{dot_blocks, nt_dot, DOT_OUTPUTS};
 use super::register_tile::vector_body;
 use super::{res_pos, Layout, B};
 use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps};
 use ftuner_ir::{
     intern_name, AffineExpr, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
@@ -140,7 +141,7 @@ pub(super) fn slice(
             st_off.push(0);
             if shape[j] == DYNAMIC {
                 let jv = b.index(blk, j as i64);
-                let dv = b.val(blk, "tensor.dim", vec![v, jv], Type::index(), vec![]);
+                let dv = b.dim(blk, v, jv);
                 dyn_size.push(dv);
                 st_size.push(DYNAMIC);
             } else {
@@ -159,7 +160,13 @@ pub(super) fn slice(
     };
     let mut ops = vec![v];
     ops.extend(spec.operands.iter().copied());
-    let sl = b.val(blk, "tensor.extract_slice", ops, rt, spec.props(&[1]));
+    let sl = b.val(
+        blk,
+        ops::tensor::ExtractSliceOp::NAME,
+        ops,
+        rt,
+        spec.props(&[1]),
+    );
     (sl, spec)
 }
 
@@ -176,7 +183,7 @@ pub(super) fn tile(
     let (a, _) = match (b.apacked, b.kblock) {
         // The tile's rows of the packed A block: all of its k columns.
         (Some((ap, m0)), Some((_, _, ks))) => {
-            let r = b.ibin(blk, "arith.subi", t.0, m0);
+            let r = b.ibin(blk, ops::arith::SubiOp::NAME, t.0, m0);
             let elem = b.ir.value_type(ap).element_type();
             let rt = Type::tensor(vec![t.1, DYNAMIC], elem);
             let spec = SliceSpec {
@@ -187,7 +194,7 @@ pub(super) fn tile(
             };
             let sl = b.val(
                 blk,
-                "tensor.extract_slice",
+                ops::tensor::ExtractSliceOp::NAME,
                 vec![ap, r, ks],
                 rt,
                 spec.props(&[1]),
@@ -218,7 +225,7 @@ pub(super) fn tile(
     let (maps, its) = (lay.maps_attr, lay.iterators_attr);
     let g = b.op(
         blk,
-        "linalg.generic",
+        ops::linalg::GenericOp::NAME,
         vec![a, bb, c],
         vec![cty],
         vec![
@@ -235,10 +242,11 @@ pub(super) fn tile(
     b.ir.clone_region_into(src, dst, &mut map, &mut bmap);
     for blk2 in b.ir.region(dst).blocks.clone() {
         if let Some(term) = b.ir.terminator(blk2) {
-            if b.ir.name(term) == "ukernel.yield" {
+            if b.ir.name(term) == ops::ukernel::YieldOp::NAME {
                 let vals = b.ir.operands(term).to_vec();
-                let y =
-                    b.ir.create_op(OpSpec::new(intern_name("linalg.yield"), b.loc).operands(vals));
+                let y = b.ir.create_op(
+                    OpSpec::new(intern_name(ops::linalg::YieldOp::NAME), b.loc).operands(vals),
+                );
                 b.ir.insert_before(term, y);
                 b.ir.erase_op(term);
             }
@@ -266,11 +274,11 @@ fn epilogue_tile(
     let cty = b.ir.value_type(r);
     let (inner, outer) = match b.klast {
         Some(last) => {
-            let iff = b.op(blk, "scf.if", vec![last], vec![cty], vec![], 2);
+            let iff = b.op(blk, ops::scf::IfOp::NAME, vec![last], vec![cty], vec![], 2);
             let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
             let tb = b.ir.append_block(tr, &[]);
             let e = b.ir.append_block(er, &[]);
-            b.yield_(e, "scf.yield", vec![r]);
+            b.yield_(e, ops::scf::YieldOp::NAME, vec![r]);
             (tb, Some(iff))
         }
         None => (blk, None),
@@ -305,7 +313,7 @@ fn epilogue_tile(
     let par = Attribute::dialect("linalg", "iterator_type<parallel>");
     let g = b.op(
         inner,
-        "linalg.generic",
+        ops::linalg::GenericOp::NAME,
         ops,
         vec![cty],
         vec![
@@ -339,12 +347,12 @@ fn epilogue_tile(
         }
         let yv = b.ir.operands(*y)[0];
         let yv = *vmap.get(&yv).unwrap_or(&yv);
-        b.yield_(gb, "linalg.yield", vec![yv]);
+        b.yield_(gb, ops::linalg::YieldOp::NAME, vec![yv]);
     }
     let res = b.ir.result(g, 0);
     match outer {
         Some(iff) => {
-            b.yield_(inner, "scf.yield", vec![res]);
+            b.yield_(inner, ops::scf::YieldOp::NAME, vec![res]);
             b.ir.result(iff, 0)
         }
         None => res,
@@ -362,7 +370,13 @@ pub(super) fn insert_back(
     let mut ops = vec![r, acc];
     ops.extend(spec.operands.iter().copied());
     let accty = b.ir.value_type(acc);
-    b.val(blk, "tensor.insert_slice", ops, accty, spec.props(&[1, 1]))
+    b.val(
+        blk,
+        ops::tensor::InsertSliceOp::NAME,
+        ops,
+        accty,
+        spec.props(&[1, 1]),
+    )
 }
 
 /// `scf.index_switch %sel` over `cases`, each case built by `f`, default yielding `acc`.
@@ -377,7 +391,7 @@ pub(super) fn switch(
     let ty = b.ir.value_type(acc);
     let sw = b.op(
         blk,
-        "scf.index_switch",
+        ops::scf::IndexSwitchOp::NAME,
         vec![sel],
         vec![ty],
         vec![("cases", Attribute::dense_i64_array(cases))],
@@ -385,11 +399,11 @@ pub(super) fn switch(
     );
     let regions = b.ir.regions_of(sw).to_vec();
     let d = b.ir.append_block(regions[0], &[]);
-    b.yield_(d, "scf.yield", vec![acc]);
+    b.yield_(d, ops::scf::YieldOp::NAME, vec![acc]);
     for (i, c) in cases.iter().enumerate() {
         let cb = b.ir.append_block(regions[i + 1], &[]);
         let r = f(b, cb, *c);
-        b.yield_(cb, "scf.yield", vec![r]);
+        b.yield_(cb, ops::scf::YieldOp::NAME, vec![r]);
     }
     b.ir.result(sw, 0)
 }
@@ -409,15 +423,15 @@ pub(super) fn cover(
 ) -> Value {
     let c0 = b.index(blk, 0);
     let cm = b.index(blk, main);
-    let q = b.ibin(blk, "arith.divui", total, cm);
-    let full = b.ibin(blk, "arith.muli", q, cm);
-    let rem = b.ibin(blk, "arith.subi", total, full);
+    let q = b.ibin(blk, ops::arith::DivuiOp::NAME, total, cm);
+    let full = b.ibin(blk, ops::arith::MuliOp::NAME, q, cm);
+    let rem = b.ibin(blk, ops::arith::SubiOp::NAME, total, full);
     // Full tiles.
     let (f, fb, iv, a) = b.for_loop(blk, (c0, full, cm), vec![acc]);
     b.mark_parallel(f);
     let cmain = b.index(fb, main);
     let r = body(b, fb, iv, cmain, a[0]);
-    b.yield_(fb, "scf.yield", vec![r]);
+    b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);
     let acc1 = b.ir.result(f, 0);
     if let Some(st) = static_extent {
         // A static extent has one residue, known now: its tiles are emitted in line.
@@ -450,7 +464,7 @@ pub(super) fn cover(
         &mut |b, lb, k| {
             b.val(
                 lb,
-                "tensor.extract",
+                ops::tensor::ExtractOp::NAME,
                 vec![table, rem, k],
                 Type::index(),
                 vec![],
@@ -488,19 +502,19 @@ pub(crate) fn residue_tiles(
     let t = size(b, lb, k);
     let zero = b.index(lb, 0);
     let pos = b.cmpi(lb, 4, t, zero);
-    let iff = b.op(lb, "scf.if", vec![pos], rtys, vec![], 2);
+    let iff = b.op(lb, ops::scf::IfOp::NAME, vec![pos], rtys, vec![], 2);
     let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
     let tb = b.ir.append_block(tr, &[]);
     let mut r = body(b, tb, off, t, a.clone());
-    let noff = b.ibin(tb, "arith.addi", off, t);
+    let noff = b.ibin(tb, ops::arith::AddiOp::NAME, off, t);
     r.push(noff);
-    b.yield_(tb, "scf.yield", r);
+    b.yield_(tb, ops::scf::YieldOp::NAME, r);
     let eb = b.ir.append_block(er, &[]);
     let mut keep = a;
     keep.push(off);
-    b.yield_(eb, "scf.yield", keep);
+    b.yield_(eb, ops::scf::YieldOp::NAME, keep);
     let rs = b.ir.results(iff).to_vec();
-    b.yield_(lb, "scf.yield", rs);
+    b.yield_(lb, ops::scf::YieldOp::NAME, rs);
     b.ir.results(l)[..n].to_vec()
 }
 
