@@ -10,6 +10,7 @@ use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter, Scalar, Type};
 pub fn register_extra(reg: &mut ftuner_ir::Registry) {
     if let Some(def) = reg.op_mut("ukernel.patch") {
         def.memory_effects = Some(crate::linalg::destination_style_effects);
+        def.destination_style = Some(crate::linalg::ins_outs);
     }
 }
 

@@ -90,3 +90,31 @@ fn generated_builders_make_valid_ops() {
     assert!(text.contains("arith.addf %arg0, %arg0 : f32"), "{text}");
     assert!(text.contains("linalg.matmul ins(%arg1, %arg2"), "{text}");
 }
+
+/// `DestinationStyleOpInterface`: linalg's structured ops and `ukernel.patch` have it (their
+/// inputs and inits split as written), their terminators and index ops do not.
+#[test]
+fn destination_style_ops_are_found_through_the_context() {
+    let ctx = ftuner_dialects::context();
+    for name in [
+        "linalg.matmul",
+        "linalg.generic",
+        "linalg.fill",
+        "ukernel.patch",
+    ] {
+        assert!(ctx.is_destination_style(name), "{name}");
+    }
+    for name in ["linalg.yield", "linalg.index", "tensor.empty", "arith.addf"] {
+        assert!(!ctx.is_destination_style(name), "{name}");
+    }
+    let src = "func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %c: tensor<4x2xf32>) -> tensor<4x2xf32> {\n  %r = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x2xf32>) outs(%c : tensor<4x2xf32>) -> tensor<4x2xf32>\n  return %r : tensor<4x2xf32>\n}";
+    let m = ftuner_ir::parse_module(&ctx, src, "d.mlir").unwrap();
+    let mut mm = None;
+    m.ir.walk_pre(m.top, &mut |o| {
+        if m.ir.name(o) == "linalg.matmul" {
+            mm = Some(o);
+        }
+    });
+    let (ins, inits) = ctx.dps_operands(&m.ir, mm.unwrap()).unwrap();
+    assert_eq!((ins.len(), inits.len()), (2, 1));
+}

@@ -332,7 +332,7 @@ impl<'a> Interp<'a> {
         if name == ops::ta::ExprOp::NAME {
             return self.ta_expr(op, env).map(|t| vec![t]);
         }
-        if name.starts_with("linalg.") || name == ops::ukernel::PatchOp::NAME {
+        if self.ctx.is_destination_style(name) {
             return self.structured(op, env);
         }
         if let Some(short) = name.strip_prefix("tensor.") {

@@ -190,7 +190,14 @@ pub struct OpDef {
     /// How an elementwise op becomes LLVM when it is one call ([`LlvmLowering`]); declared
     /// in the op's spec (`llvm = { intrinsic = ".." }` or `llvm = { libm = ".." }`).
     pub llvm: Option<LlvmLowering>,
+    /// `DestinationStyleOpInterface`: the op's inputs and its inits (the outputs it writes,
+    /// on buffers in place); set by the op's dialect (linalg's structured ops,
+    /// `ukernel.patch`).
+    pub destination_style: Option<DpsFn>,
 }
+
+/// A destination-style op's (inputs, inits).
+pub type DpsFn = fn(&crate::Ir, crate::OpId) -> (Vec<crate::Value>, Vec<crate::Value>);
 
 /// The scalar semantics of an elementwise float op (a `ScalarEvalOpInterface`; MLIR spreads
 /// this over the folder, `MathToLLVM` and the execution engine — here the folder and the
@@ -330,6 +337,22 @@ impl Context {
     }
     pub fn op_def(&self, name: &str) -> Option<&OpDef> {
         self.registry.op(name)
+    }
+    /// The (inputs, inits) of a destination-style op (`DestinationStyleOpInterface`);
+    /// `None` for other ops.
+    pub fn dps_operands(
+        &self,
+        ir: &crate::Ir,
+        op: crate::OpId,
+    ) -> Option<(Vec<crate::Value>, Vec<crate::Value>)> {
+        let f = self.registry.op(ir.name(op))?.destination_style?;
+        Some(f(ir, op))
+    }
+    /// Whether `name` is a destination-style op.
+    pub fn is_destination_style(&self, name: &str) -> bool {
+        self.registry
+            .op(name)
+            .is_some_and(|d| d.destination_style.is_some())
     }
     /// Whether an op has a trait; unregistered ops have none.
     pub fn has_trait(&self, name: &str, t: u32) -> bool {

@@ -48,7 +48,6 @@ use ftuner_ir::{
 };
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashMap;
-use structured::structured;
 
 /// The entries of a dictionary attribute (an op's properties or attributes).
 fn dict_entries(a: Attribute) -> Vec<(String, Attribute)> {
@@ -63,6 +62,7 @@ fn dict_entries(a: Attribute) -> Vec<(String, Attribute)> {
 /// The rewrite of one function on buffers (its conversions of op families are in the
 /// submodules).
 struct Rw<'a> {
+    ctx: &'a ftuner_ir::Context,
     ir: &'a mut Ir,
     an: &'a Analysis,
     /// Old value -> new value (tensors -> their buffers).
@@ -223,7 +223,9 @@ impl Rw<'_> {
             ops::scf::ForOp::NAME => self.scf_for(op, b),
             ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME => self.branches(op, b),
             ops::func::CallOp::NAME => self.call(op, b),
-            _ if structured(name) => self.structured_op(op, b),
+            // Destination-style ops (linalg's structured ops, ukernel.patch): on buffers
+            // they write their inits and have no results.
+            _ if self.ctx.is_destination_style(name) => self.structured_op(op, b),
             _ => Err((
                 op,
                 "on tensors is not supported by bufferize (lower it to linalg, tensor, scf or vector ops first)".into(),
@@ -247,6 +249,7 @@ impl Rw<'_> {
 
 /// Bufferize one function; returns the counters (allocations, copies, in-place writes).
 fn bufferize_func(
+    ctx: &ftuner_ir::Context,
     ir: &mut Ir,
     func: OpId,
     globals: &mut Vec<(String, Attribute, Type)>,
@@ -263,10 +266,11 @@ fn bufferize_func(
             "functions with several blocks are not bufferized".into(),
         ));
     }
-    let an = analyze(ir, func, old_entry);
+    let an = analyze(ctx, ir, func, old_entry);
     let arg_types = func::arg_types(ir, func, old_entry)?;
     let entry = ir.new_block(&arg_types);
     let mut rw = Rw {
+        ctx,
         map: FxHashMap::default(),
         an: &an,
         owned: vec![],
@@ -351,7 +355,7 @@ impl BufferizePass {
                 func::convert_signature(cx.ir, f);
                 continue;
             }
-            match bufferize_func(cx.ir, f, &mut globals) {
+            match bufferize_func(cx.ctx, cx.ir, f, &mut globals) {
                 Ok((a, c, i)) => {
                     self.allocs += a;
                     self.copies += c;

@@ -28,11 +28,12 @@ pub fn destination_style_effects(ir: &Ir, op: OpId) -> MemoryEffects {
 }
 
 /// linalg's interfaces: every structured op (those with a body, `RecursiveMemoryEffects`
-/// in the spec) has destination-style effects.
+/// in the spec) is destination-style ([`ins_outs`]) and has destination-style effects.
 pub fn register_extra(reg: &mut ftuner_ir::Registry) {
     for def in reg.ops_of_mut("linalg") {
         if def.has(traits::RECURSIVE_MEMORY_EFFECTS) {
             def.memory_effects = Some(destination_style_effects);
+            def.destination_style = Some(ins_outs);
         }
     }
 }

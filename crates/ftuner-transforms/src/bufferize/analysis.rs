@@ -1,14 +1,14 @@
 //! The in-place analysis: which destination operands can be written in place, on the
 //! tensor IR in program order, with the alias trees of values that share a buffer.
 
-use super::structured::{linalg_reads_outs, structured};
+use super::structured::linalg_reads_outs;
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ops;
-use ftuner_ir::{BlockId, Ir, OpId, Value};
+use ftuner_ir::{BlockId, Context, Ir, OpId, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Destination operands of a destination-passing op: `(operand index, tied result)`.
-fn dests(ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
+fn dests(ctx: &Context, ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
     let name = ir.name(op);
     let is_t = |v: Value| ir.value_type(v).is_tensor();
     match name {
@@ -27,7 +27,7 @@ fn dests(ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
             }
             out
         }
-        _ if structured(name) => {
+        _ if ctx.is_destination_style(name) => {
             let (ins, outs) = ins_outs(ir, op);
             let mut out = vec![];
             let mut r = 0;
@@ -226,7 +226,7 @@ fn slice_key(ir: &Ir, op: OpId, skip: usize) -> (Vec<Value>, Vec<Option<Vec<i64>
 }
 
 /// Follow destination-passing ops back from `v` to the value they started writing into.
-fn dps_origin(ir: &Ir, mut v: Value) -> Value {
+fn dps_origin(ctx: &Context, ir: &Ir, mut v: Value) -> Value {
     for _ in 0..100_000 {
         let Some(d) = ir.defining_op(v) else {
             return v;
@@ -249,7 +249,7 @@ fn dps_origin(ir: &Ir, mut v: Value) -> Value {
                 else {
                     return v;
                 };
-                let o = dps_origin(ir, y);
+                let o = dps_origin(ctx, ir, y);
                 match origin {
                     None => origin = Some(o),
                     Some(p) if p != o => return v,
@@ -258,7 +258,7 @@ fn dps_origin(ir: &Ir, mut v: Value) -> Value {
             }
             return origin.unwrap_or(v);
         }
-        let Some((i, _)) = dests(ir, d).into_iter().find(|(_, r)| *r == Some(v)) else {
+        let Some((i, _)) = dests(ctx, ir, d).into_iter().find(|(_, r)| *r == Some(v)) else {
             return v;
         };
         v = ir.operand(d, i);
@@ -268,11 +268,11 @@ fn dps_origin(ir: &Ir, mut v: Value) -> Value {
 
 /// `u` is `insert_slice` into `dest` of a value that was written in place into an
 /// `extract_slice` of `dest` with the same offsets, sizes and strides (one on `chain`).
-fn matching_insert(ir: &Ir, u: OpId, dest: Value, chain: &[Value]) -> bool {
+fn matching_insert(ctx: &Context, ir: &Ir, u: OpId, dest: Value, chain: &[Value]) -> bool {
     if ir.name(u) != ops::tensor::InsertSliceOp::NAME || ir.operands(u).get(1) != Some(&dest) {
         return false;
     }
-    let origin = dps_origin(ir, ir.operand(u, 0));
+    let origin = dps_origin(ctx, ir, ir.operand(u, 0));
     chain.iter().any(|c| {
         *c == origin
             && ir.defining_op(*c).is_some_and(|e| {
@@ -284,9 +284,9 @@ fn matching_insert(ir: &Ir, u: OpId, dest: Value, chain: &[Value]) -> bool {
 }
 
 /// Operand `k` of `op` is a destination the op overwrites without reading.
-fn only_overwrites(ir: &Ir, op: OpId, k: u32) -> bool {
+fn only_overwrites(ctx: &Context, ir: &Ir, op: OpId, k: u32) -> bool {
     let name = ir.name(op);
-    if !structured(name) || linalg_reads_outs(ir, op) {
+    if !ctx.is_destination_style(name) || linalg_reads_outs(ir, op) {
         return false;
     }
     let (ins, outs) = ins_outs(ir, op);
@@ -314,7 +314,15 @@ fn same_point(ir: &Ir, an: &Analysis, w: OpId, k: usize, idx: usize, v: Value, d
 }
 
 /// Whether writing into `d` (operand `idx` of `w`) in place could change the program.
-fn conflicts(ir: &Ir, func: OpId, an: &Analysis, w: OpId, idx: usize, d: Value) -> bool {
+fn conflicts(
+    ctx: &Context,
+    ir: &Ir,
+    func: OpId,
+    an: &Analysis,
+    w: OpId,
+    idx: usize,
+    d: Value,
+) -> bool {
     let root = an.root(d);
     if an.read_only.contains(&root)
         || ir
@@ -337,7 +345,7 @@ fn conflicts(ir: &Ir, func: OpId, an: &Analysis, w: OpId, idx: usize, d: Value) 
     let wpos = an.pos(w);
     // An insert_slice whose source was written in place into the same slice of `d`.
     let self_match = ir.name(w) == ops::tensor::InsertSliceOp::NAME
-        && matching_insert(ir, w, d, &[dps_origin(ir, ir.operand(w, 0))]);
+        && matching_insert(ctx, ir, w, d, &[dps_origin(ctx, ir, ir.operand(w, 0))]);
     for v in an.tree(root) {
         if an.def_pos(ir, v) >= wpos && v != d {
             continue;
@@ -355,14 +363,14 @@ fn conflicts(ir: &Ir, func: OpId, an: &Analysis, w: OpId, idx: usize, d: Value) 
             let un = ir.name(u.op);
             if un == ops::tensor::DimOp::NAME
                 || un == ops::memref::DimOp::NAME
-                || only_overwrites(ir, u.op, u.operand)
+                || only_overwrites(ctx, ir, u.op, u.operand)
             {
                 continue;
             }
             if !may_follow(ir, func, u.op, w, v) {
                 continue;
             }
-            if matching_insert(ir, u.op, v, &chain) {
+            if matching_insert(ctx, ir, u.op, v, &chain) {
                 continue;
             }
             return true;
@@ -372,17 +380,17 @@ fn conflicts(ir: &Ir, func: OpId, an: &Analysis, w: OpId, idx: usize, d: Value) 
 }
 
 /// The analysis of function `func`, whose body is block `entry`.
-pub(super) fn analyze(ir: &Ir, func: OpId, entry: BlockId) -> Analysis {
+pub(super) fn analyze(ctx: &Context, ir: &Ir, func: OpId, entry: BlockId) -> Analysis {
     let mut an = Analysis::new(ir, func);
-    analyze_block(ir, func, &mut an, entry);
+    analyze_block(ctx, ir, func, &mut an, entry);
     an
 }
 
-fn analyze_block(ir: &Ir, func: OpId, an: &mut Analysis, b: BlockId) {
+fn analyze_block(ctx: &Context, ir: &Ir, func: OpId, an: &mut Analysis, b: BlockId) {
     for op in ir.block_ops_vec(b) {
-        for (idx, res) in dests(ir, op) {
+        for (idx, res) in dests(ctx, ir, op) {
             let d = ir.operand(op, idx);
-            if !conflicts(ir, func, an, op, idx, d) {
+            if !conflicts(ctx, ir, func, an, op, idx, d) {
                 an.in_place.insert((op, idx));
                 if let Some(r) = res {
                     an.link(r, d);
@@ -398,7 +406,7 @@ fn analyze_block(ir: &Ir, func: OpId, an: &mut Analysis, b: BlockId) {
         }
         for r in ir.regions_of(op).to_vec() {
             for blk in ir.region(r).blocks.clone() {
-                analyze_block(ir, func, an, blk);
+                analyze_block(ctx, ir, func, an, blk);
             }
         }
         if matches!(name, ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME) {

@@ -4,14 +4,7 @@
 
 use super::{Rw, R};
 use ftuner_dialects::linalg::ins_outs;
-use ftuner_dialects::ops;
 use ftuner_ir::{BlockId, Ir, OpId};
-
-/// Destination-passing structured ops: linalg ops and `ukernel.patch` (ins, outs, a body
-/// over their elements); on buffers they write their outputs and have no results.
-pub(super) fn structured(name: &str) -> bool {
-    name.starts_with("linalg.") || name == ops::ukernel::PatchOp::NAME
-}
 
 /// Whether a linalg op reads its outputs' old contents (its body uses an output block
 /// argument); `linalg.fill`/`transpose`/`copy`-like ops that only write do not.
