@@ -159,14 +159,24 @@ func.func @cast_chains(%x: i8, %y: i64) -> (i64, i16, i16, index, i64) {
 
 // -----
 
-// The two casts of an index_cast chain differ: no fold (negative case).
+// The two casts of an index_cast chain differ, or the middle type is narrower: no fold
+// (negative cases).
 // CHECK-LABEL: func.func @index_cast_mixed
 // CHECK: arith.index_castui
 // CHECK: arith.index_cast
+// CHECK-LABEL: func.func @index_cast_narrow
+// CHECK: %[[T:.*]] = arith.index_cast %arg0 : index to i32
+// CHECK: %[[R:.*]] = arith.index_cast %[[T]] : i32 to index
+// CHECK: return %[[R]]
 func.func @index_cast_mixed(%x: i32) -> i32 {
   %0 = arith.index_castui %x : i32 to index
   %1 = arith.index_cast %0 : index to i32
   return %1 : i32
+}
+func.func @index_cast_narrow(%x: index) -> index {
+  %0 = arith.index_cast %x : index to i32
+  %1 = arith.index_cast %0 : i32 to index
+  return %1 : index
 }
 
 // -----

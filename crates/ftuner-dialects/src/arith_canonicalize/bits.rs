@@ -232,8 +232,8 @@ fn trunci_of_cast(ir: &mut Ir, op: OpId) -> bool {
     replace(ir, op, v)
 }
 
-/// `index_cast(index_cast(x)) -> x` for equal types (IndexCastOfIndexCast,
-/// IndexCastUIOfIndexCastUI); `index_cast(extsi(x)) -> index_cast(x)`
+/// `index_cast(index_cast(x)) -> x` for equal types when the middle type is not
+/// narrower (IndexCastOfIndexCast, IndexCastUIOfIndexCastUI); `index_cast(extsi(x)) -> index_cast(x)`
 /// (IndexCastOfExtSI), `index_castui(extui(x)) -> index_castui(x)` (IndexCastUIOfExtUI).
 fn index_cast_chain(ir: &mut Ir, op: OpId) -> bool {
     let me = ir.name(op);
@@ -246,7 +246,9 @@ fn index_cast_chain(ir: &mut Ir, op: OpId) -> bool {
     let ty = result_type(ir, op);
     if let Some(d) = def(ir, src, me) {
         let x = ir.operand(d, 0);
-        if ir.value_type(x) == ty {
+        // Only a round trip through a type at least as wide is the identity (upstream
+        // also folds `index -> i32 -> index`, which loses the high bits).
+        if ir.value_type(x) == ty && width(ir.value_type(src)) >= width(ty) {
             return replace(ir, op, x);
         }
     }
@@ -278,7 +280,7 @@ fn bitcast_canonical(ir: &mut Ir, op: OpId) -> bool {
     let conv = |s: &Scalar| -> Option<Scalar> {
         let bits = match s {
             Scalar::Int(v) => *v as u128,
-            Scalar::Float(b) => *b as u128,
+            Scalar::Float(b) => *b,
             _ => return None,
         };
         let w = et.bit_width()?;
