@@ -92,3 +92,25 @@ func.func @identity_slices(%a: tensor<4x6xi8>, %b: tensor<4x6xi8>) -> (tensor<4x
   %2 = tensor.extract_slice %a[0, 0] [4, 5] [1, 1] : tensor<4x6xi8> to tensor<4x5xi8>
   return %0, %1, %2 : tensor<4x6xi8>, tensor<4x6xi8>, tensor<4x5xi8>
 }
+
+// -----
+
+// A cast chain drops its middle cast when that loses no run-time check
+// (ChainedTensorCast); ?x? -> 4x? -> ?x8 keeps both (negative case: the middle cast
+// checks the 4).
+// CHECK-LABEL: func.func @cast_chain
+// CHECK-NEXT: %[[C:.*]] = tensor.cast %arg0 : tensor<*xi32> to tensor<4x8xi32>
+// CHECK-NEXT: return %[[C]]
+// CHECK-LABEL: func.func @cast_chain_keep
+// CHECK-NEXT: tensor.cast %arg0 : tensor<?x?xi32> to tensor<4x?xi32>
+// CHECK-NEXT: tensor.cast %{{.*}} : tensor<4x?xi32> to tensor<?x8xi32>
+func.func @cast_chain(%a: tensor<*xi32>) -> tensor<4x8xi32> {
+  %0 = tensor.cast %a : tensor<*xi32> to tensor<4x?xi32>
+  %1 = tensor.cast %0 : tensor<4x?xi32> to tensor<4x8xi32>
+  return %1 : tensor<4x8xi32>
+}
+func.func @cast_chain_keep(%a: tensor<?x?xi32>) -> tensor<?x8xi32> {
+  %0 = tensor.cast %a : tensor<?x?xi32> to tensor<4x?xi32>
+  %1 = tensor.cast %0 : tensor<4x?xi32> to tensor<?x8xi32>
+  return %1 : tensor<?x8xi32>
+}

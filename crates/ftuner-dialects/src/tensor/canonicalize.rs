@@ -168,6 +168,53 @@ fn identity_slice_op(ir: &mut Ir, op: OpId) -> bool {
     replace(ir, op, src)
 }
 
+/// The most static shape two tensor shapes agree on (`None` inside: unranked); `None`
+/// when they conflict (upstream's `joinShapes`).
+fn join(a: Option<Vec<i64>>, b: Option<Vec<i64>>) -> Option<Option<Vec<i64>>> {
+    let (Some(a), Some(b)) = (a.clone(), b.clone()) else {
+        return Some(a.or(b));
+    };
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut out = vec![];
+    for (x, y) in a.iter().zip(&b) {
+        out.push(match (*x, *y) {
+            (DYNAMIC, d) | (d, DYNAMIC) => d,
+            (p, q) if p == q => p,
+            _ => return None,
+        });
+    }
+    Some(Some(out))
+}
+
+/// `cast(cast(x : A to B) : B to C) -> cast(x : A to C)` when dropping `B` loses no
+/// run-time check: join(join(A, B), C) == join(A, C) (upstream's ChainedTensorCast).
+fn chained_cast(ir: &mut Ir, op: OpId) -> bool {
+    let src = ir.operand(op, 0);
+    let Some(d) = ir.defining_op(src).filter(|d| ir.name(*d) == "tensor.cast") else {
+        return false;
+    };
+    let x = ir.operand(d, 0);
+    let (a, b, c) = (ir.value_type(x), ir.value_type(src), result_type(ir, op));
+    if !(a.is_tensor() && b.is_tensor() && c.is_tensor()) {
+        return false;
+    }
+    let sh = |t: Type| t.shape().map(|s| s.to_vec());
+    let Some(first) = join(sh(a), sh(b)).and_then(|j| join(j, sh(c))) else {
+        return false;
+    };
+    if join(sh(a), sh(c)) != Some(first) {
+        return false;
+    }
+    if a == c {
+        return replace(ir, op, x);
+    }
+    ir.set_operands(op, vec![x]);
+    true
+}
+
+pub const CANONICALIZE_CAST: &[CanonFn] = &[chained_cast];
 pub const CANONICALIZE_RANK: &[CanonFn] = &[rank_of_ranked];
 pub const CANONICALIZE_SPLAT: &[CanonFn] = &[splat_of_constant];
 pub const CANONICALIZE_FROM_ELEMENTS: &[CanonFn] = &[from_elements_of_constants];
