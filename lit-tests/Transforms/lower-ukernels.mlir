@@ -6,10 +6,10 @@
 // rows), then 64-wide column tiles of the static 2304 columns, then full 6-row strips.
 // CHECK: %[[M:.*]] = tensor.dim %arg0, %c0 : tensor<?x768xf32>
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c96
-// CHECK: %[[KS:.*]] = arith.minsi %c96, %{{.*}} : index
+// CHECK: %[[KS:.*]] = arith.minsi %{{.*}}, %c96 : index
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0 : index
 // CHECK: scf.for %[[I0:.*]] = %c0 to %[[M]] step %c2046
-// CHECK: %[[MB:.*]] = arith.minsi %c2046, %{{.*}} : index
+// CHECK: %[[MB:.*]] = arith.minsi %{{.*}}, %c2046 : index
 // CHECK: scf.for %[[J:.*]] = %c0 to %c2304 step %c64
 // CHECK: %[[Q:.*]] = arith.divui %[[MB]], %c6 : index
 // CHECK: %[[FULL:.*]] = arith.muli %[[Q]], %c6 : index
@@ -46,7 +46,7 @@
 // tiles (512 columns) read it, decided at run time; the tiles then slice the copy.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=PACKA
 // PACKA: scf.for %[[I0:.*]] = %c0 to %{{.*}} step %c2046
-// PACKA: %[[MB:.*]] = arith.minsi %c2046, %{{.*}} : index
+// PACKA: %[[MB:.*]] = arith.minsi %{{.*}}, %c2046 : index
 // PACKA: %[[BIG:.*]] = arith.cmpi sge, %[[MB]], %c1023 : index
 // (N = 2304 is static: the width test folds away.)
 // PACKA: scf.if %[[BIG]]

@@ -1,5 +1,6 @@
 //! `arith`: verifiers, folders, constant syntax and `select`'s custom syntax.
 
+pub use crate::arith_canonicalize::*;
 use crate::arith_semantics::{float_binary, float_to_int, int_binary};
 use crate::util::*;
 use ftuner_ir::dialect::{FoldResult, TypeEnv};

@@ -14,6 +14,7 @@
 
 pub mod affine;
 pub mod arith;
+pub mod arith_canonicalize;
 pub mod arith_semantics;
 pub mod builtin;
 pub mod cf;

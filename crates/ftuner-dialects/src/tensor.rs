@@ -1,7 +1,9 @@
 //! `tensor`: type inference, verifiers, folders and result names.
 
+mod canonicalize;
 mod concat;
 
+pub use canonicalize::*;
 pub use concat::{decompose_concat, verify_concat};
 
 use crate::cf::constant_of;

@@ -121,7 +121,13 @@ pub fn fold_scalar_eval(
                 _ => None,
             })
             .collect::<Option<Vec<f64>>>()?;
-        Const::Float(eval.apply(&args)?)
+        let r = eval.apply(&args)?;
+        // Outside the function's domain (log2(-1), sqrt(-1)) upstream leaves the op: a NaN
+        // from operands that are not NaN is not folded.
+        if r.is_nan() && !args.iter().any(|x| x.is_nan()) {
+            return None;
+        }
+        Const::Float(r)
     };
     Some(vec![FoldResult::Attr(make_const(value, rt)?)])
 }

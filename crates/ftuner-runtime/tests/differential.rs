@@ -148,10 +148,20 @@ fn all_funcs(ctx: &ftuner_ir::Context) -> Vec<Func> {
     funcs.extend(cases::select_funcs());
     funcs.extend(cases::cast_funcs());
     funcs.extend(cases::math_funcs(ctx));
-    // Every arith op the context registers is here (a new one fails until it is).
+    // Every arith op the context registers is here (a new one fails until it is), except
+    // the two-result *_extended ops (this harness compares one result; their folders have
+    // lit cases in Dialect/arith/canonicalize.mlir, and nothing lowers them to LLVM yet).
     let covered: BTreeSet<&str> = funcs.iter().map(|f| f.op.as_str()).collect();
+    let two_results = [
+        "arith.addui_extended",
+        "arith.mulsi_extended",
+        "arith.mului_extended",
+    ];
     for d in ctx.registry.ops() {
-        if d.name.starts_with("arith.") && d.name != "arith.constant" {
+        if d.name.starts_with("arith.")
+            && d.name != "arith.constant"
+            && !two_results.contains(&d.name)
+        {
             assert!(covered.contains(d.name), "{} is not tested", d.name);
         }
     }

@@ -207,8 +207,14 @@ fn every_math_float_op_folds_interprets_and_runs_as_defined() {
                     "{what}: interpreter {got}, want {want}"
                 );
                 let f = folded(op, ty, &args);
+                // Outside the domain (a NaN from operands that are not) the op stays.
+                let domain = want.is_nan() && !args.iter().any(|x| x.is_nan());
                 assert!(
-                    f.is_some_and(|f| near(f, want, ty, 0.0)),
+                    if domain {
+                        f.is_none()
+                    } else {
+                        f.is_some_and(|f| near(f, want, ty, 0.0))
+                    },
                     "{what}: folded to {f:?}, want {want}"
                 );
                 let jit = exe.call(&format!("s_{s}_{ty}"), &scalars).unwrap();

@@ -35,3 +35,15 @@ func.func @arith(%a: f32, %b: f32, %i: i64, %j: i64, %x: index) -> f32 {
   %8 = arith.truncf %7 : f64 to f32
   return %8 : f32
 }
+
+// The extended ops print one name per result, as upstream.
+// CHECK-LABEL: func.func @extended
+func.func @extended(%a: i32, %b: i32, %v: vector<4xi8>) -> (i32, i1, i32, i32, vector<4xi8>, vector<4xi8>) {
+  // CHECK: %sum, %overflow = arith.addui_extended %arg0, %arg1 : i32, i1
+  %s, %o = arith.addui_extended %a, %b : i32, i1
+  // CHECK: %low, %high = arith.mulsi_extended %arg0, %arg1 : i32
+  %l, %h = arith.mulsi_extended %a, %b : i32
+  // CHECK: %low_0, %high_1 = arith.mului_extended %arg2, %arg2 : vector<4xi8>
+  %vl, %vh = arith.mului_extended %v, %v : vector<4xi8>
+  return %s, %o, %l, %h, %vl, %vh : i32, i1, i32, i32, vector<4xi8>, vector<4xi8>
+}

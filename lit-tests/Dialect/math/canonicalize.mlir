@@ -9,3 +9,18 @@ func.func @fold() -> (f32, f32) {
   // CHECK-DAG: arith.constant 5.000000e-01 : f32
   return %0, %1 : f32, f32
 }
+
+// Outside a function's domain upstream keeps the op (a NaN from non-NaN operands is not
+// folded); a NaN operand folds through.
+// CHECK-LABEL: func.func @domain
+func.func @domain() -> (f32, f32, f32) {
+  %m = arith.constant -1.0 : f32
+  %n = arith.constant 0x7FC00000 : f32
+  // CHECK: math.log2
+  // CHECK: math.sqrt
+  // CHECK-NOT: math.exp
+  %0 = math.log2 %m : f32
+  %1 = math.sqrt %m : f32
+  %2 = math.exp %n : f32
+  return %0, %1, %2 : f32, f32, f32
+}

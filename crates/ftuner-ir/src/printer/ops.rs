@@ -210,6 +210,20 @@ impl<'a> OpPrinter<'a> {
             }
             return;
         }
+        // One name per result (`%sum, %overflow = arith.addui_extended ...`).
+        if !self.opts.generic && !results.iter().any(|r| self.names.values.contains_key(r)) {
+            if let Some(f) = self.ctx.op_def(self.ir.name(op)).and_then(|d| d.asm_names) {
+                let mut hints = vec![];
+                f(self.ir, op, &mut |v, n| hints.push((v, n)));
+                if hints.len() == results.len() {
+                    for (v, n) in hints {
+                        let u = self.names.unique(&n);
+                        self.names.values.text(v, u);
+                    }
+                    return;
+                }
+            }
+        }
         let id = self.names.next_value;
         self.names.next_value += 1;
         for (i, r) in results.iter().enumerate() {
@@ -576,8 +590,13 @@ impl<'a> OpPrinter<'a> {
         if !results.is_empty() {
             let first = results[0];
             self.out.push('%');
-            self.names.values.write_base(&mut self.out, first);
-            if results.len() > 1 {
+            let group = self.names.values.write_base(&mut self.out, first);
+            if results.len() > 1 && group == Some(None) {
+                for r in &results[1..] {
+                    self.out.push_str(", %");
+                    self.names.values.write_base(&mut self.out, *r);
+                }
+            } else if results.len() > 1 {
                 let _ = write!(self.out, ":{}", results.len());
             }
             self.out.push_str(" = ");
