@@ -64,28 +64,23 @@ pub const EVAL: &[(&str, ScalarEval)] = &[
     ("math.absi", IntUnary(|x, _| x.abs())),
     (
         "math.ctlz",
-        IntUnary(|x, w| (bits(x, w).leading_zeros() - (128 - w)) as i128),
+        IntUnary(|x, w| ((zext(x, w) as u128).leading_zeros() - (128 - w)) as i128),
     ),
     (
         "math.cttz",
-        IntUnary(|x, w| bits(x, w).trailing_zeros().min(w) as i128),
+        IntUnary(|x, w| (zext(x, w) as u128).trailing_zeros().min(w) as i128),
     ),
     (
         "math.ctpop",
-        IntUnary(|x, w| bits(x, w).count_ones() as i128),
+        IntUnary(|x, w| (zext(x, w) as u128).count_ones() as i128),
     ),
     ("math.ipowi", IntBinary(ipowi)),
 ];
 
-/// The `w` bits of a signed value, as unsigned.
-fn bits(x: i128, w: u32) -> u128 {
-    (x as u128) & (u128::MAX >> (128 - w.clamp(1, 128)))
-}
-
 /// `x^n` wrapping at `w` bits (MLIR's `math.ipowi`): a negative `n` gives 1 for x = 1, ±1
 /// for x = -1, 0 otherwise, and is undefined for x = 0 (a division by zero).
 fn ipowi(x: i128, n: i128, w: u32) -> Option<i128> {
-    let wrap = |v: i128| ftuner_ir::attrs::wrap_signed(v, w);
+    let wrap = |v: i128| sext(v, w);
     if n < 0 {
         return match x {
             0 => None,

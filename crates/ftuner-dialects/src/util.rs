@@ -132,6 +132,25 @@ pub fn fold_scalar_eval(
     Some(vec![FoldResult::Attr(make_const(value, rt)?)])
 }
 
+/// The flags of a `fastmath` attribute of `dialect` (`#arith.fastmath<nnan, ninf>`,
+/// `#llvm.fastmath<fast>`), `none` left out; empty for any other attribute.
+pub fn fastmath_flags(a: Attribute, dialect: &str) -> Vec<&'static str> {
+    let AttrKind::Dialect { dialect: d, body } = a.kind() else {
+        return vec![];
+    };
+    let flags = body
+        .trim_start_matches('.')
+        .strip_prefix("fastmath<")
+        .and_then(|b| b.strip_suffix('>'))
+        .filter(|_| d == dialect)
+        .unwrap_or("");
+    flags
+        .split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty() && *f != "none")
+        .collect()
+}
+
 /// Integer width of an integer-like type (index: 64).
 pub fn int_width(t: Type) -> u32 {
     let e = t.element_type();

@@ -156,11 +156,12 @@ impl ScalarOp {
                 // Operands read signed at the width (an i1 `true` is carried as 1).
                 let args: Vec<i128> = a
                     .iter()
-                    .map(|x| ftuner_ir::attrs::wrap_signed(*x as i128, w))
+                    .map(|x| ftuner_dialects::util::sext(*x as i128, w))
                     .collect();
-                e.apply_int(&args, w)
-                    .ok_or_else(|| err("undefined at these operands (poison)".into()))?
-                    as f64
+                let r = e
+                    .apply_int(&args, w)
+                    .ok_or_else(|| err("undefined at these operands (poison)".into()))?;
+                ftuner_dialects::util::sext(r, w) as f64
             }
             ScalarOp::Eval(e) => e
                 .apply(a)

@@ -299,20 +299,6 @@ impl Attribute {
 
 /// Sign-extend `value` from the bit width of integer type `ty` (index: 64 bits), so that
 /// equal values have one representation. Unsigned types are zero-extended.
-/// `value` wrapped to `w` bits and read signed (an i1 `true` is -1).
-pub fn wrap_signed(value: i128, w: u32) -> i128 {
-    if w == 0 || w >= 128 {
-        return value;
-    }
-    let m = 1i128 << w;
-    let v = value.rem_euclid(m);
-    if v >= m / 2 {
-        v - m
-    } else {
-        v
-    }
-}
-
 pub fn truncate_to_width(value: i128, ty: Type) -> i128 {
     let (w, unsigned) = match ty.kind() {
         crate::types::TypeKind::Integer { width, signedness } => {

@@ -230,15 +230,15 @@ impl ScalarEval {
         matches!(self, ScalarEval::IntUnary(_) | ScalarEval::IntBinary(..))
     }
 
-    /// The value of an integer op at `args` of width `w`, wrapped to `w` bits and read
-    /// signed; `None` when undefined or when their number does not fit.
+    /// The value of an integer op at `args` (signed, of width `w`): any representative
+    /// modulo 2^w (callers wrap to the type, as for every integer op); `None` when
+    /// undefined or when their number does not fit.
     pub fn apply_int(&self, args: &[i128], w: u32) -> Option<i128> {
-        let r = match (self, args) {
-            (ScalarEval::IntUnary(f), [x]) => f(*x, w),
-            (ScalarEval::IntBinary(f), [x, y]) => f(*x, *y, w)?,
-            _ => return None,
-        };
-        Some(crate::attrs::wrap_signed(r, w))
+        match (self, args) {
+            (ScalarEval::IntUnary(f), [x]) => Some(f(*x, w)),
+            (ScalarEval::IntBinary(f), [x, y]) => f(*x, *y, w),
+            _ => None,
+        }
     }
 }
 

@@ -95,20 +95,7 @@ struct Cv<'a> {
 /// An `arith`/`math` op's `fastmath` flags as the llvm dialect's (`#arith.fastmath<nnan,
 /// ninf>` -> `#llvm.fastmath<nnan, ninf>`); `None` for none.
 fn fastmath_flags(ir: &Ir, op: OpId) -> Option<Attribute> {
-    let a = ir.attr(op, "fastmath")?;
-    let ftuner_ir::AttrKind::Dialect { dialect, body } = a.kind() else {
-        return None;
-    };
-    let flags = body
-        .trim_start_matches('.')
-        .strip_prefix("fastmath<")
-        .and_then(|b| b.strip_suffix('>'))
-        .filter(|_| dialect == "arith")?;
-    let flags: Vec<&str> = flags
-        .split(',')
-        .map(str::trim)
-        .filter(|f| !f.is_empty() && *f != "none")
-        .collect();
+    let flags = ftuner_dialects::util::fastmath_flags(ir.attr(op, "fastmath")?, "arith");
     (!flags.is_empty()).then(|| {
         Attribute::get(ftuner_ir::AttrKind::Dialect {
             dialect: "llvm".into(),

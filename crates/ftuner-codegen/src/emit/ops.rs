@@ -50,19 +50,8 @@ pub(super) fn fast_math_flags(ir: &Ir, op: OpId) -> String {
     let Some(a) = prop(ir, op, "fastmathFlags") else {
         return String::new();
     };
-    let ftuner_ir::AttrKind::Dialect { body, .. } = a.kind() else {
-        return String::new();
-    };
-    let Some(flags) = body
-        .trim_start_matches('.')
-        .strip_prefix("fastmath<")
-        .and_then(|b| b.strip_suffix('>'))
-    else {
-        return String::new();
-    };
-    flags
-        .split(',')
-        .map(str::trim)
+    ftuner_dialects::util::fastmath_flags(a, "llvm")
+        .into_iter()
         .filter(|f| {
             matches!(
                 *f,

@@ -242,9 +242,16 @@ impl Interp<'_> {
             .iter()
             .map(|v| ir.value_type(*v).element_type())
             .collect();
-        match (contraction::mac_body(&prog, nin, &out_ty), &nest.access[..]) {
-            (Some(f32), [Some(a), Some(b), Some(c)]) if output_dims(c, nd).is_some() => {
-                let dims = output_dims(c, nd).unwrap_or_default();
+        let dims = match &nest.access[..] {
+            [_, _, Some(c)] => output_dims(c, nd),
+            _ => None,
+        };
+        match (
+            contraction::mac_body(&prog, nin, &out_ty),
+            &nest.access[..],
+            dims,
+        ) {
+            (Some(f32), [Some(a), Some(b), Some(c)], Some(dims)) => {
                 fn lin(x: &Access) -> contraction::Linear<'_> {
                     contraction::Linear {
                         base: x.0,

@@ -52,16 +52,7 @@ fn one_to_one(name: &str) -> Option<&'static str> {
 impl Cv<'_> {
     /// Convert an `arith` op.
     pub(super) fn arith(&mut self, op: OpId, name: &'static str) -> R<()> {
-        if matches!(
-            name,
-            ops::arith::DivsiOp::NAME
-                | ops::arith::DivuiOp::NAME
-                | ops::arith::RemsiOp::NAME
-                | ops::arith::RemuiOp::NAME
-                | ops::arith::FloordivsiOp::NAME
-                | ops::arith::CeildivsiOp::NAME
-                | ops::arith::CeildivuiOp::NAME
-        ) {
+        if super::checks::DIVISIONS.contains(&name) {
             self.division_check(op, name)?;
         }
         if let Some(ln) = one_to_one(name) {

@@ -11,6 +11,18 @@ use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, AttrKind, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashSet;
 
+/// The integer divisions: undefined for a zero divisor (and signed overflow), so the
+/// conversion checks them at run time unless the divisor is a positive constant.
+pub(super) const DIVISIONS: [&str; 7] = [
+    ops::arith::DivsiOp::NAME,
+    ops::arith::DivuiOp::NAME,
+    ops::arith::RemsiOp::NAME,
+    ops::arith::RemuiOp::NAME,
+    ops::arith::FloordivsiOp::NAME,
+    ops::arith::CeildivsiOp::NAME,
+    ops::arith::CeildivuiOp::NAME,
+];
+
 impl Cv<'_> {
     /// `cf.assert`: a run-time check of its condition.
     pub(super) fn cf_assert(&mut self, op: OpId) -> R<()> {
@@ -194,13 +206,7 @@ pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> b
         found |= match ir.name(o) {
             ops::cf::AssertOp::NAME => true,
             ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME => !ops.is_empty(),
-            ops::arith::DivsiOp::NAME
-            | ops::arith::DivuiOp::NAME
-            | ops::arith::RemsiOp::NAME
-            | ops::arith::RemuiOp::NAME
-            | ops::arith::FloordivsiOp::NAME
-            | ops::arith::CeildivsiOp::NAME
-            | ops::arith::CeildivuiOp::NAME => constant(ops[1]).is_none_or(|k| k <= 0),
+            n if DIVISIONS.contains(&n) => constant(ops[1]).is_none_or(|k| k <= 0),
             ops::scf::ForOp::NAME => ops.get(2).and_then(|s| constant(*s)).is_none_or(|k| k <= 0),
             ops::func::CallOp::NAME => ir
                 .attr(o, "callee")
