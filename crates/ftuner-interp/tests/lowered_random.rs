@@ -172,3 +172,74 @@ fn lowered_matmul_mc_blocks_match() {
         assert_eq!(got, want, "m={m} n={n} k={k}");
     }
 }
+
+/// Convolutions whose image dims (past the batch) and filter are static take the flat-k
+/// form (one k loop over a table of A offsets, B as panels when F is a multiple of the
+/// main tile): NCHW with dilation 2 on H and stride 2 on W, F = 64 (panels) and F = 40
+/// (B as `[K][F]`), and NHWC, at random batches and data, agree exactly with the op as
+/// read.
+#[test]
+fn lowered_static_convs_take_the_flat_k_form() {
+    let nchw = |f: usize| {
+        format!(
+            r#"func.func @conv(%x: tensor<?x3x11x13xf32>, %w: tensor<{f}x3x3x3xf32>, %o: tensor<?x{f}x7x6xf32>) -> tensor<?x{f}x7x6xf32> {{
+  %r = linalg.conv_2d_nchw_fchw {{dilations = dense<[2, 1]> : vector<2xi64>, strides = dense<[1, 2]> : vector<2xi64>}} ins(%x, %w : tensor<?x3x11x13xf32>, tensor<{f}x3x3x3xf32>) outs(%o : tensor<?x{f}x7x6xf32>) -> tensor<?x{f}x7x6xf32>
+  return %r : tensor<?x{f}x7x6xf32>
+}}"#
+        )
+    };
+    let nhwc = r#"func.func @conv(%x: tensor<?x9x10x5xf32>, %w: tensor<3x2x5x128xf32>, %o: tensor<?x7x5x128xf32>) -> tensor<?x7x5x128xf32> {
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<[1, 2]> : vector<2xi64>} ins(%x, %w : tensor<?x9x10x5xf32>, tensor<3x2x5x128xf32>) outs(%o : tensor<?x7x5x128xf32>) -> tensor<?x7x5x128xf32>
+  return %r : tensor<?x7x5x128xf32>
+}"#;
+    // (source, image dims past the batch, filter, output dims past the batch, panels)
+    type Case = (String, [usize; 3], [usize; 4], [usize; 3], bool);
+    let cases: [Case; 3] = [
+        (nchw(64), [3, 11, 13], [64, 3, 3, 3], [64, 7, 6], true),
+        (nchw(40), [3, 11, 13], [40, 3, 3, 3], [40, 7, 6], false),
+        (
+            nhwc.to_string(),
+            [9, 10, 5],
+            [3, 2, 5, 128],
+            [7, 5, 128],
+            true,
+        ),
+    ];
+    for target in ["zen4", "skylake-avx512"] {
+        for (src, xs, ws, os, panels) in &cases {
+            let c = compile(src, target);
+            let text = ftuner_ir::print_module(
+                &c.lowered.ir,
+                &c.ctx,
+                c.lowered.top,
+                ftuner_ir::PrintOptions::default(),
+            );
+            assert!(
+                text.contains("tensor.collapse_shape") && text.contains("xindex>"),
+                "{target}: no flat-k form:\n{text}"
+            );
+            // Panels: the filter copied to [F / 64][K][64].
+            let (f, k) = if src.contains("nchw") {
+                (ws[0], ws[1] * ws[2] * ws[3])
+            } else {
+                (ws[3], ws[0] * ws[1] * ws[2])
+            };
+            let panel_ty = format!("tensor<{}x{k}x64xf32>", f / 64);
+            assert_eq!(
+                text.contains(&panel_ty),
+                *panels,
+                "{target}: {panel_ty} expected: {panels}\n{text}"
+            );
+            for n in [0usize, 1, 2, 3] {
+                let seed = (n as u64 + 1) * 7919;
+                let x = tensor([vec![n], xs.to_vec()].concat(), seed);
+                let w = tensor(ws.to_vec(), seed.rotate_left(9));
+                let o = tensor([vec![n], os.to_vec()].concat(), seed.rotate_left(21));
+                let args = [x, w, o];
+                let want = call(&c, &c.original, "conv", &args);
+                let got = call(&c, &c.lowered, "conv", &args);
+                assert_eq!(got, want, "{target} n={n}\n{src}");
+            }
+        }
+    }
+}

@@ -1,5 +1,8 @@
 //! Windowed contractions (convolutions as implicit GEMM): M is the flattened output
-//! positions, N one output-channel dim, K the reduction dims.
+//! positions, N one output-channel dim, K the reduction dims. Where the image's dims past
+//! the batch and the filter are static (every conv of a torch.export'ed CNN with a
+//! dynamic batch), the k dims are one loop over a table of A offsets and B is read as
+//! panels ([`FlatK`]); otherwise nested k loops read A through its window expressions.
 
 use super::batch::nest;
 use super::packing::copy_generic;
@@ -10,7 +13,7 @@ use super::{res_pos, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::epilogue_block;
-use ftuner_ir::{AffineExpr, BlockId, Ir, OpId, Type, Value, DYNAMIC};
+use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
 /// A windowed contraction (convolution as implicit GEMM): M is the flattened output
 /// positions, N one output-channel dim, K the reduction dims.
@@ -153,13 +156,20 @@ pub(super) fn lower_conv(
             cl
         }
     };
+    let flat = flat_k(&mut b, scratch, cl, a, w, plans.n.0);
     let result = nest(
         &mut b,
         scratch,
         (msz, nsz),
         plans,
         out,
-        &mut |b, blk, acc, t| conv_tile(b, blk, cl, (a, w), acc, t, &mext, &kext),
+        &mut |b, blk, acc, t| {
+            let form = match &flat {
+                Some(fk) => KForm::Flat(fk),
+                None => KForm::Nested { a, w, kext: &kext },
+            };
+            conv_tile(b, blk, cl, &form, acc, t, &mext)
+        },
     );
     let ops = b.ir.block_ops_vec(scratch);
     for o in ops {
@@ -222,77 +232,50 @@ fn channels_last(
     ))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// How a tile's k steps read A and B.
+enum KForm<'a> {
+    /// Nested loops over the k dims, A through its window expressions.
+    Nested {
+        a: Value,
+        w: Value,
+        kext: &'a [Value],
+    },
+    /// One loop over a table of A offsets ([`FlatK`]).
+    Flat(&'a FlatK),
+}
+
 fn conv_tile(
     b: &mut B<'_>,
     blk: BlockId,
     cl: &ConvLayout,
-    (a, w): (Value, Value),
+    form: &KForm<'_>,
     c: Value,
     (moff, mt, noff, nt): (Value, i64, Value, i64),
     mext: &[Value],
-    kext: &[Value],
 ) -> Value {
     let vty = Type::vector(vec![nt], cl.elem);
     let mc = &cl.maps[2];
     let cn = res_pos(mc, cl.dn).unwrap_or(0);
     let c0 = b.index(blk, 0);
     let pad = b.fzero(blk, cl.elem);
-    // Each row's output position: delinearize moff + i over the M extents.
-    let mut rows: Vec<Vec<(u32, Value)>> = vec![];
-    for i in 0..mt {
-        let iv = b.index(blk, i);
-        let mut m = b.ibin(blk, ops::arith::AddiOp::NAME, moff, iv);
-        let mut pos = vec![];
-        for (d, e) in cl.ms.iter().zip(mext).rev() {
-            let r = b.val(
-                blk,
-                ops::arith::RemuiOp::NAME,
-                vec![m, *e],
-                Type::index(),
-                vec![],
-            );
-            m = b.val(
-                blk,
-                ops::arith::DivuiOp::NAME,
-                vec![m, *e],
-                Type::index(),
-                vec![],
-            );
-            pos.push((*d, r));
-        }
-        rows.push(pos);
-    }
-    let dn = cl.dn;
-    let find =
-        |fixed: &[(u32, Value)], d: u32| fixed.iter().find(|(x, _)| *x == d).map(|(_, v)| *v);
-    let c_rows: Vec<Vec<Value>> = rows
-        .iter()
-        .map(|row| {
-            let at = |d: u32| {
-                if d == dn {
-                    noff
-                } else {
-                    find(row, d).unwrap_or(c0)
-                }
-            };
-            indices(mc, &at)
-        })
-        .collect();
+    let rows = row_positions(b, blk, cl, moff, mt, mext);
+    let c_rows = c_indices(cl, &rows, noff, c0);
     let accs = read_rows(b, blk, c, &c_rows, pad, vty, cn);
-    // Nested k loops carrying the accumulators.
-    let accs = conv_k_loops(
-        b,
-        blk,
-        cl,
-        (a, w),
-        &rows,
-        noff,
-        vty,
-        kext,
-        accs,
-        &mut vec![],
-    );
+    let accs = match form {
+        KForm::Nested { a, w, kext } => conv_k_loops(
+            b,
+            blk,
+            cl,
+            (*a, *w),
+            &rows,
+            noff,
+            vty,
+            kext,
+            accs,
+            &mut vec![],
+        ),
+        KForm::Flat(fk) => flat_k_loop(b, blk, cl, fk, &rows, noff, vty, accs),
+    };
     write_rows(b, blk, c, &c_rows, &accs, cn)
 }
 
@@ -352,4 +335,314 @@ fn conv_k_loops(
     kvals.pop();
     b.yield_(fb, ops::scf::YieldOp::NAME, next);
     (0..n).map(|i| b.ir.result(f, i)).collect()
+}
+
+/// A windowed contraction's k dims as one loop (an indirect GEMM): A viewed as one
+/// dimension, where the element a row reads at k step `j` sits at the row's own offset
+/// plus `table[j]` (A's index expressions are linear in the dims, so the offset splits
+/// into an M part and a k part); B viewed as `[K][N]`. Each k step is then what a
+/// matmul's is — one B row, one broadcast per row, the FMAs — in one loop carrying the
+/// accumulators: the nested (c, kh, kw) loops left LLVM copying and spilling the
+/// accumulators at every level (a 3x3 conv ran at half the speed of the same GEMM).
+pub(crate) struct FlatK {
+    /// A collapsed to one dimension.
+    a1: Value,
+    /// B as `[K][N]`, or as panels `[N / nr][K][nr]` (`panel` = nr) when N is a
+    /// multiple of the main tile width: each tile's B rows are then one contiguous
+    /// stream (in place, rows N·4 bytes apart spread a 512-channel 3x3 filter's panel
+    /// over 9 MiB and 2,300 pages).
+    w2: Value,
+    panel: Option<i64>,
+    /// `tensor<K x index>`: the k part of A's offset at each k step.
+    table: Value,
+    k: i64,
+    /// A's offset per unit of each M dim, and the constant part of the offset.
+    m_coef: Vec<(u32, i64)>,
+    konst: i64,
+}
+
+/// The largest k table built (entries).
+const MAX_FLAT_K: i64 = 1 << 20;
+
+/// `e` as `sum(coef * dim) + const`; None for anything else.
+fn linear(e: &AffineExpr, coef: &mut std::collections::BTreeMap<u32, i64>) -> Option<i64> {
+    Some(match e {
+        AffineExpr::Dim(d) => {
+            *coef.entry(*d).or_insert(0) += 1;
+            0
+        }
+        AffineExpr::Const(c) => *c,
+        AffineExpr::Add(x, y) => linear(x, coef)?.checked_add(linear(y, coef)?)?,
+        AffineExpr::Mul(x, y) => {
+            let (c, e) = match (x.as_const(), y.as_const()) {
+                (Some(c), _) => (c, y),
+                (_, Some(c)) => (c, x),
+                _ => return None,
+            };
+            let mut inner = std::collections::BTreeMap::new();
+            let k = linear(e, &mut inner)?;
+            for (d, v) in inner {
+                *coef.entry(d).or_insert(0) += v.checked_mul(c)?;
+            }
+            k.checked_mul(c)?
+        }
+        _ => return None,
+    })
+}
+
+/// The flat-k form of `cl` over A `a` and B `w` (B's N dim last), when A's dims past
+/// the first and all of B's are static; None otherwise (the nested k loops are used).
+fn flat_k(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    a: Value,
+    w: Value,
+    nr: i64,
+) -> Option<FlatK> {
+    let (aty, wty) = (b.ir.value_type(a), b.ir.value_type(w));
+    let (ash, wsh) = (aty.shape()?.to_vec(), wty.shape()?.to_vec());
+    let (ma, mb) = (&cl.maps[0], &cl.maps[1]);
+    if ash.len() != ma.results.len()
+        || ash.iter().skip(1).any(|d| *d == DYNAMIC)
+        || wsh.contains(&DYNAMIC)
+        || wsh.len() < 2
+        || mb.results.last() != Some(&AffineExpr::Dim(cl.dn))
+    {
+        return None;
+    }
+    // A's row-major strides and the linear coefficient of every loop dim in its offset.
+    let mut stride = vec![1i64; ash.len()];
+    for j in (0..ash.len().saturating_sub(1)).rev() {
+        stride[j] = stride[j + 1].checked_mul(ash[j + 1])?;
+    }
+    let mut coef = std::collections::BTreeMap::<u32, i64>::new();
+    let mut konst = 0i64;
+    for (e, st) in ma.results.iter().zip(&stride) {
+        let mut c = std::collections::BTreeMap::new();
+        konst = konst.checked_add(linear(e, &mut c)?.checked_mul(*st)?)?;
+        for (d, v) in c {
+            *coef.entry(d).or_insert(0) += v.checked_mul(*st)?;
+        }
+    }
+    // A's first dim (possibly dynamic) must not move with k: its stride is the
+    // dynamic one's neighbour, and a k step stays inside one of its slices.
+    let mut c0 = std::collections::BTreeMap::new();
+    linear(&ma.results[0], &mut c0)?;
+    if c0.keys().any(|d| cl.ks.contains(d)) {
+        return None;
+    }
+    // B's leading dims are the k dims (row-major); N last.
+    let lead = &mb.results[..mb.results.len() - 1];
+    let kdims: Vec<u32> = lead
+        .iter()
+        .map(|e| match e {
+            AffineExpr::Dim(d) if cl.ks.contains(d) => Some(*d),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    if kdims.len() != cl.ks.len() {
+        return None;
+    }
+    let k = wsh[..wsh.len() - 1]
+        .iter()
+        .try_fold(1i64, |p, d| p.checked_mul(*d))?;
+    if k == 0 || k > MAX_FLAT_K {
+        return None;
+    }
+    let mut table = Vec::with_capacity(k as usize);
+    for j in 0..k {
+        let (mut rest, mut off) = (j, 0i64);
+        for (d, ext) in kdims.iter().zip(&wsh).rev() {
+            off += coef.get(d).copied().unwrap_or(0) * (rest % ext);
+            rest /= ext;
+        }
+        table.push(ftuner_ir::Scalar::Int(off as i128));
+    }
+    let table = b.index_table(blk, vec![k], table);
+    let alen = if ash[0] == DYNAMIC {
+        DYNAMIC
+    } else {
+        ash.iter().try_fold(1i64, |p, d| p.checked_mul(*d))?
+    };
+    let all = |n: usize| Attribute::array((0..n as i64).map(Attribute::i64).collect());
+    let a1 = b.val(
+        blk,
+        ops::tensor::CollapseShapeOp::NAME,
+        vec![a],
+        Type::tensor(vec![alen], aty.element_type()),
+        vec![("reassociation", Attribute::array(vec![all(ash.len())]))],
+    );
+    let wr = wsh.len();
+    let w2 = b.val(
+        blk,
+        ops::tensor::CollapseShapeOp::NAME,
+        vec![w],
+        Type::tensor(vec![k, wsh[wr - 1]], wty.element_type()),
+        vec![(
+            "reassociation",
+            Attribute::array(vec![
+                all(wr - 1),
+                Attribute::array(vec![Attribute::i64(wr as i64 - 1)]),
+            ]),
+        )],
+    );
+    let f = wsh[wr - 1];
+    let panel = (nr > 0 && f > 0 && f % nr == 0).then_some(nr);
+    let w2 = match panel {
+        Some(nr) => {
+            let empty = b.val(
+                blk,
+                ops::tensor::EmptyOp::NAME,
+                vec![],
+                Type::tensor(vec![f / nr, k, nr], wty.element_type()),
+                vec![],
+            );
+            let src = vec![
+                AffineExpr::Dim(1),
+                AffineExpr::Dim(0) * AffineExpr::Const(nr) + AffineExpr::Dim(2),
+            ];
+            copy_generic(b, blk, w2, src, empty)
+        }
+        None => w2,
+    };
+    let m_coef = cl
+        .ms
+        .iter()
+        .map(|d| (*d, coef.get(d).copied().unwrap_or(0)))
+        .collect();
+    Some(FlatK {
+        a1,
+        w2,
+        panel,
+        table,
+        k,
+        m_coef,
+        konst,
+    })
+}
+
+/// The k loop of a flat-k tile: each row's offset into A once, then one loop carrying
+/// the accumulators.
+#[allow(clippy::too_many_arguments)]
+fn flat_k_loop(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    fk: &FlatK,
+    rows: &[Vec<(u32, Value)>],
+    noff: Value,
+    vty: Type,
+    accs: Vec<Value>,
+) -> Vec<Value> {
+    let c0 = b.index(blk, 0);
+    // Each row's own part of A's offset.
+    let bases: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let mut acc = b.index(blk, fk.konst);
+            for (d, k) in &fk.m_coef {
+                if *k == 0 {
+                    continue;
+                }
+                let v = row.iter().find(|(x, _)| x == d).map_or(c0, |(_, v)| *v);
+                let kv = b.index(blk, *k);
+                let t = b.ibin(blk, ops::arith::MuliOp::NAME, v, kv);
+                acc = b.ibin(blk, ops::arith::AddiOp::NAME, acc, t);
+            }
+            acc
+        })
+        .collect();
+    // The tile's panel and its column in it.
+    let panel_of = fk.panel.map(|nr| {
+        let nrv = b.index(blk, nr);
+        (
+            b.index_op(blk, ops::arith::DivuiOp::NAME, noff, nrv),
+            b.index_op(blk, ops::arith::RemuiOp::NAME, noff, nrv),
+        )
+    });
+    let (one, kend) = (b.index(blk, 1), b.index(blk, fk.k));
+    let n = accs.len();
+    let (f, fb, j, inner) = b.for_loop(blk, (c0, kend, one), accs);
+    let koff = b.val(
+        fb,
+        ops::tensor::ExtractOp::NAME,
+        vec![fk.table, j],
+        Type::index(),
+        vec![],
+    );
+    let zp = b.fzero(fb, cl.elem);
+    let bidx = match panel_of {
+        Some((p, j0)) => vec![p, j, j0],
+        None => vec![j, noff],
+    };
+    let along = bidx.len() - 1;
+    let brow = read_rows(b, fb, fk.w2, &[bidx], zp, vty, along)[0];
+    let a_rows: Vec<Vec<Value>> = bases
+        .iter()
+        .map(|base| vec![b.ibin(fb, ops::arith::AddiOp::NAME, *base, koff)])
+        .collect();
+    let next = fma_rows(b, fb, brow, fk.a1, &a_rows, &inner, vty);
+    b.yield_(fb, ops::scf::YieldOp::NAME, next);
+    (0..n).map(|i| b.ir.result(f, i)).collect()
+}
+
+/// Each row's output position: `moff + i` delinearized over the M extents.
+fn row_positions(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    moff: Value,
+    mt: i64,
+    mext: &[Value],
+) -> Vec<Vec<(u32, Value)>> {
+    let mut rows: Vec<Vec<(u32, Value)>> = vec![];
+    for i in 0..mt {
+        let iv = b.index(blk, i);
+        let mut m = b.ibin(blk, ops::arith::AddiOp::NAME, moff, iv);
+        let mut pos = vec![];
+        for (d, e) in cl.ms.iter().zip(mext).rev() {
+            let r = b.val(
+                blk,
+                ops::arith::RemuiOp::NAME,
+                vec![m, *e],
+                Type::index(),
+                vec![],
+            );
+            m = b.val(
+                blk,
+                ops::arith::DivuiOp::NAME,
+                vec![m, *e],
+                Type::index(),
+                vec![],
+            );
+            pos.push((*d, r));
+        }
+        rows.push(pos);
+    }
+    rows
+}
+
+/// C's indices of each row at column `noff`.
+fn c_indices(
+    cl: &ConvLayout,
+    rows: &[Vec<(u32, Value)>],
+    noff: Value,
+    c0: Value,
+) -> Vec<Vec<Value>> {
+    let (mc, dn) = (&cl.maps[2], cl.dn);
+    let find =
+        |fixed: &[(u32, Value)], d: u32| fixed.iter().find(|(x, _)| *x == d).map(|(_, v)| *v);
+    rows.iter()
+        .map(|row| {
+            let at = |d: u32| {
+                if d == dn {
+                    noff
+                } else {
+                    find(row, d).unwrap_or(c0)
+                }
+            };
+            indices(mc, &at)
+        })
+        .collect()
 }
