@@ -15,6 +15,16 @@ use support::{
     BMM_NT, CONV, MATMUL, MATMUL_BIAS_RELU,
 };
 
+/// The lowered module, printed.
+fn lowered_text(c: &Lowered) -> String {
+    ftuner_ir::print_module(
+        &c.lowered.ir,
+        &c.ctx,
+        c.lowered.top,
+        ftuner_ir::PrintOptions::default(),
+    )
+}
+
 fn compile(src: &str, target: &str) -> Lowered {
     // zen4 also packs B into panels (pack-b), the other targets read B in place.
     let opts = if target == "zen4" {
@@ -145,12 +155,7 @@ fn lowered_padded_plans_match() {
 #[test]
 fn lowered_matmul_mc_blocks_match() {
     let c = compile(MATMUL, "zen4");
-    let text = ftuner_ir::print_module(
-        &c.lowered.ir,
-        &c.ctx,
-        c.lowered.top,
-        ftuner_ir::PrintOptions::default(),
-    );
+    let text = lowered_text(&c);
     assert!(text.contains("step %c2046"), "no mc loop");
     for (m, n, k) in [
         (2045, 33, 3),
@@ -208,12 +213,7 @@ fn lowered_static_convs_take_the_flat_k_form() {
     for target in ["zen4", "skylake-avx512"] {
         for (src, xs, ws, os, panels) in &cases {
             let c = compile(src, target);
-            let text = ftuner_ir::print_module(
-                &c.lowered.ir,
-                &c.ctx,
-                c.lowered.top,
-                ftuner_ir::PrintOptions::default(),
-            );
+            let text = lowered_text(&c);
             assert!(
                 text.contains("tensor.collapse_shape") && text.contains("xindex>"),
                 "{target}: no flat-k form:\n{text}"
@@ -240,6 +240,45 @@ fn lowered_static_convs_take_the_flat_k_form() {
                 let got = call(&c, &c.lowered, "conv", &args);
                 assert_eq!(got, want, "{target} n={n}\n{src}");
             }
+        }
+    }
+}
+
+/// A flat-form conv whose image, read once per N panel, weighs more than its filter read
+/// once per block of rows runs blocks of rows outside the panels, each block's A rows
+/// packed `[mc][K]` (a 1x1 stride-2 conv, 16 -> 256 channels: four panels of 64): at
+/// batches that fill several blocks and end in a partial one, it agrees exactly with the
+/// op as read.
+#[test]
+fn lowered_conv_row_blocks_pack_a() {
+    let src = r#"func.func @conv(%x: tensor<?x16x9x9xf32>, %w: tensor<256x16x1x1xf32>) -> tensor<?x256x5x5xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x16x9x9xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x256x5x5xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<?x256x5x5xf32>) -> tensor<?x256x5x5xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<?x16x9x9xf32>, tensor<256x16x1x1xf32>) outs(%i : tensor<?x256x5x5xf32>) -> tensor<?x256x5x5xf32>
+  return %r : tensor<?x256x5x5xf32>
+}"#;
+    for target in ["zen4", "skylake-avx512"] {
+        let c = compile(src, target);
+        let text = lowered_text(&c);
+        assert!(
+            text.contains("tensor.empty() : tensor<96x16xf32>"),
+            "{target}: no packed block of rows:\n{text}"
+        );
+        assert!(
+            !text.contains("linalg.fill"),
+            "{target}: the zero fill is read"
+        );
+        for n in [0usize, 1, 3, 4, 5, 8] {
+            let seed = (n as u64 + 3) * 104_729;
+            let x = tensor(vec![n, 16, 9, 9], seed);
+            let w = tensor(vec![256, 16, 1, 1], seed.rotate_left(9));
+            let args = [x, w];
+            let want = call(&c, &c.original, "conv", &args);
+            let got = call(&c, &c.lowered, "conv", &args);
+            assert_eq!(got, want, "{target} n={n}");
         }
     }
 }

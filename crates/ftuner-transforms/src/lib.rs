@@ -10,6 +10,7 @@ use ftuner_dialects::ops;
 pub mod aliasing;
 pub mod bufferize;
 pub mod canonicalize;
+pub mod conv_1x1;
 pub mod cse;
 pub mod effects;
 pub mod fuse_elementwise;
@@ -27,6 +28,7 @@ pub mod to_llvm;
 
 pub use bufferize::BufferizePass;
 pub use canonicalize::CanonicalizerPass;
+pub use conv_1x1::Conv1x1ToMatmulPass;
 pub use cse::CsePass;
 pub use fuse_elementwise::FuseElementwisePass;
 pub use linalg_to_loops::ConvertLinalgToLoopsPass;
@@ -42,6 +44,7 @@ pub use to_llvm::ConvertToLlvmPass;
 pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(BufferizePass::default()));
     reg.register(|| Box::new(CanonicalizerPass::new()));
+    reg.register(|| Box::new(Conv1x1ToMatmulPass::default()));
     reg.register(|| Box::new(CsePass::default()));
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
     reg.register(|| Box::new(FuseElementwisePass::default()));

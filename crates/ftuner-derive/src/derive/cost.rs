@@ -24,6 +24,10 @@ pub struct Costs {
 /// 18.1 ms with it derived.
 const GEMM_EFFICIENCY: f64 = 0.8;
 const CONV_EFFICIENCY: f64 = 0.5;
+/// A conv whose image dims past the batch and filter are static runs its k dims as one
+/// loop over B's panels (lower-ukernels' flat-k form) at a matmul's speed: ResNet-50's
+/// 3x3 convs at 150-197 GFLOP/s on a core whose model peak is 166-180 (docs/ollie.md).
+const FLAT_CONV_EFFICIENCY: f64 = GEMM_EFFICIENCY;
 /// Cycles per element of an eOperator per access (index arithmetic, bounds check, load)
 /// and per arithmetic op: scalar loops.
 pub(super) const EOP_ACCESS_CYCLES: f64 = 3.0;
@@ -155,6 +159,21 @@ pub(super) fn count_ops(t: &Term) -> (f64, f64) {
     }
 }
 
+/// The efficiency of an implicit-GEMM conv: the flat-k form's when every input's dims
+/// past the first (the batch) are static, else the nested loops'.
+fn conv_efficiency(s: &Scope, shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>) -> f64 {
+    let flat = s
+        .body
+        .accesses()
+        .iter()
+        .all(|(src, _)| shape(src).is_some_and(|sh| sh.iter().skip(1).all(Option::is_some)));
+    if flat {
+        FLAT_CONV_EFFICIENCY
+    } else {
+        CONV_EFFICIENCY
+    }
+}
+
 /// Seconds the model gives one scope (not counting its children). `as_op`: the scope is
 /// an op as it stands (a direct conv is then an implicit-GEMM conv); inside a derived
 /// program a conv-shaped scope is an eOperator, since that is how it would be emitted.
@@ -193,7 +212,9 @@ pub fn node_cost(
         Kind::G2bmm(g) if !as_op => g2bmm_plan(s, &g, costs).1,
         Kind::DenseConv(_) if as_op => match target {
             Target::Matmul => f64::INFINITY,
-            Target::Auto | Target::DenseConv => 2.0 * vol / (CONV_EFFICIENCY * costs.peak),
+            Target::Auto | Target::DenseConv => {
+                2.0 * vol / (conv_efficiency(s, shape) * costs.peak)
+            }
         },
         Kind::DenseConv(d) => match target {
             Target::Matmul => f64::INFINITY,
@@ -213,7 +234,7 @@ pub fn node_cost(
         },
         Kind::Conv2d if as_op => match target {
             Target::Matmul | Target::DenseConv => f64::INFINITY,
-            Target::Auto => 2.0 * vol / (CONV_EFFICIENCY * costs.peak),
+            Target::Auto => 2.0 * vol / (conv_efficiency(s, shape) * costs.peak),
         },
         Kind::G2bmm(_) | Kind::Conv2d | Kind::EOp => {
             let (acc, ops) = count_ops(&s.body);

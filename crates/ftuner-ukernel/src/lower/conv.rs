@@ -4,12 +4,13 @@
 //! dynamic batch), the k dims are one loop over a table of A offsets and B is read as
 //! panels ([`FlatK`]); otherwise nested k loops read A through its window expressions.
 
-use super::batch::nest;
+use super::batch::{nest, nest_from};
 use super::packing::copy_generic;
 use super::padding::plan_padding;
+use super::plan_loops::take_zero_fill;
 use super::register_tile::{fma_rows, indices, mul_add_elem, read_rows, write_rows};
 use super::tiles::{dim_roles, patch_maps};
-use super::{res_pos, Plans, B};
+use super::{ir_attr_i64, res_pos, Blocking, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::epilogue_block;
@@ -98,6 +99,7 @@ pub(super) fn lower_conv(
     op: OpId,
     cl: &ConvLayout,
     plans: &Plans,
+    blocking: Blocking,
 ) -> Result<(), String> {
     let (ins, outs) = ins_outs(ir, op);
     if outs.len() != 1 || ins.len() != 2 || ir.results(op).len() != 1 {
@@ -112,9 +114,13 @@ pub(super) fn lower_conv(
     {
         return Err("padded plans of windowed contractions are not lowered".into());
     }
+    // A zero-filled init is not read: every tile writes its sums (all of K) once.
+    let zero = take_zero_fill(ir, op);
+    let (ins, outs) = ins_outs(ir, op);
     let loc = ir.loc(op);
     let scratch = ir.new_block(&[]);
     let mut b = B::new(ir, loc);
+    b.blocking = blocking;
     let out = outs[0];
     let cpos = |d: u32| res_pos(&cl.maps[2], d).unwrap_or(0) as i64;
     // Extents of the M dims (from C), of N (from C) and of the k dims (from B).
@@ -157,20 +163,33 @@ pub(super) fn lower_conv(
         }
     };
     let flat = flat_k(&mut b, scratch, cl, a, w, plans.n.0);
-    let result = nest(
-        &mut b,
-        scratch,
-        (msz, nsz),
-        plans,
-        out,
-        &mut |b, blk, acc, t| {
-            let form = match &flat {
-                Some(fk) => KForm::Flat(fk),
-                None => KForm::Nested { a, w, kext: &kext },
+    let mut tile = |b: &mut B<'_>, blk: BlockId, acc: Value, t| {
+        let form = match &flat {
+            Some(fk) => KForm::Flat(fk, None),
+            None => KForm::Nested { a, w, kext: &kext },
+        };
+        conv_tile(b, blk, cl, &form, zero, acc, t, &mext)
+    };
+    let result = match block_rows(b.ir, op, cl, plans, flat.as_ref(), out) {
+        Some(mc) if b.blocking.mc => {
+            let fk = flat.as_ref().expect("blocks are for the flat form");
+            let c0 = b.index(scratch, 0);
+            let cmc = b.index(scratch, mc);
+            let (f, fb, m0, acc) = b.for_loop(scratch, (c0, msz, cmc), vec![out]);
+            let left = b.ibin(fb, ops::arith::SubiOp::NAME, msz, m0);
+            let cmc2 = b.index(fb, mc);
+            let chunk = b.index_op(fb, ops::arith::MinsiOp::NAME, cmc2, left);
+            let packed = pack_rows(&mut b, fb, cl, fk, (m0, chunk, mc), &mext);
+            let mut tile = |b: &mut B<'_>, blk: BlockId, acc: Value, t| {
+                let form = KForm::Flat(fk, Some((packed, m0)));
+                conv_tile(b, blk, cl, &form, zero, acc, t, &mext)
             };
-            conv_tile(b, blk, cl, &form, acc, t, &mext)
-        },
-    );
+            let r = nest_from(&mut b, fb, (chunk, nsz), plans, acc[0], Some(m0), &mut tile);
+            b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);
+            b.ir.result(f, 0)
+        }
+        _ => nest(&mut b, scratch, (msz, nsz), plans, out, &mut tile),
+    };
     let ops = b.ir.block_ops_vec(scratch);
     for o in ops {
         b.ir.unlink(o);
@@ -240,15 +259,18 @@ enum KForm<'a> {
         w: Value,
         kext: &'a [Value],
     },
-    /// One loop over a table of A offsets ([`FlatK`]).
-    Flat(&'a FlatK),
+    /// One loop over a table of A offsets ([`FlatK`]); with `(packed, m0)`, A's rows
+    /// from `m0` packed `[mc][K]` ([`pack_rows`]).
+    Flat(&'a FlatK, Option<(Value, Value)>),
 }
 
+#[allow(clippy::too_many_arguments)]
 fn conv_tile(
     b: &mut B<'_>,
     blk: BlockId,
     cl: &ConvLayout,
     form: &KForm<'_>,
+    zero: bool,
     c: Value,
     (moff, mt, noff, nt): (Value, i64, Value, i64),
     mext: &[Value],
@@ -260,7 +282,12 @@ fn conv_tile(
     let pad = b.fzero(blk, cl.elem);
     let rows = row_positions(b, blk, cl, moff, mt, mext);
     let c_rows = c_indices(cl, &rows, noff, c0);
-    let accs = read_rows(b, blk, c, &c_rows, pad, vty, cn);
+    let accs = if zero {
+        let z = b.val(blk, ops::vector::BroadcastOp::NAME, vec![pad], vty, vec![]);
+        vec![z; c_rows.len()]
+    } else {
+        read_rows(b, blk, c, &c_rows, pad, vty, cn)
+    };
     let accs = match form {
         KForm::Nested { a, w, kext } => conv_k_loops(
             b,
@@ -274,7 +301,15 @@ fn conv_tile(
             accs,
             &mut vec![],
         ),
-        KForm::Flat(fk) => flat_k_loop(b, blk, cl, fk, &rows, noff, vty, accs),
+        KForm::Flat(fk, packed) => {
+            let a_at = match packed {
+                Some((p, m0)) => {
+                    RowsOf::Packed(*p, b.ibin(blk, ops::arith::SubiOp::NAME, moff, *m0))
+                }
+                None => RowsOf::Flat(&rows),
+            };
+            flat_k_loop(b, blk, cl, fk, a_at, noff, vty, accs)
+        }
     };
     write_rows(b, blk, c, &c_rows, &accs, cn)
 }
@@ -356,6 +391,10 @@ pub(crate) struct FlatK {
     /// `tensor<K x index>`: the k part of A's offset at each k step.
     table: Value,
     k: i64,
+    /// N (static).
+    n: i64,
+    /// A's elements per image (its dims past the first).
+    img: i64,
     /// A's offset per unit of each M dim, and the constant part of the offset.
     m_coef: Vec<(u32, i64)>,
     konst: i64,
@@ -517,42 +556,54 @@ fn flat_k(
         panel,
         table,
         k,
+        n: f,
+        img: ash[1..].iter().product(),
         m_coef,
         konst,
     })
 }
 
-/// The k loop of a flat-k tile: each row's offset into A once, then one loop carrying
-/// the accumulators.
+/// Where a flat-form tile's rows read A.
+enum RowsOf<'a> {
+    /// A viewed flat, at each row's own offset plus the k step's.
+    Flat(&'a [Vec<(u32, Value)>]),
+    /// A packed block `[mc][K]` and the tile's first row in it.
+    Packed(Value, Value),
+}
+
+/// The k loop of a flat-k tile: each row's offset into A once (or its row in the packed
+/// block), then one loop carrying the accumulators.
 #[allow(clippy::too_many_arguments)]
 fn flat_k_loop(
     b: &mut B<'_>,
     blk: BlockId,
     cl: &ConvLayout,
     fk: &FlatK,
-    rows: &[Vec<(u32, Value)>],
+    rows: RowsOf<'_>,
     noff: Value,
     vty: Type,
     accs: Vec<Value>,
 ) -> Vec<Value> {
     let c0 = b.index(blk, 0);
-    // Each row's own part of A's offset.
-    let bases: Vec<Value> = rows
-        .iter()
-        .map(|row| {
-            let mut acc = b.index(blk, fk.konst);
-            for (d, k) in &fk.m_coef {
-                if *k == 0 {
-                    continue;
-                }
-                let v = row.iter().find(|(x, _)| x == d).map_or(c0, |(_, v)| *v);
-                let kv = b.index(blk, *k);
-                let t = b.ibin(blk, ops::arith::MuliOp::NAME, v, kv);
-                acc = b.ibin(blk, ops::arith::AddiOp::NAME, acc, t);
-            }
-            acc
-        })
-        .collect();
+    let n = accs.len();
+    let (a_src, bases): (Value, Vec<Value>) = match rows {
+        RowsOf::Flat(rows) => (
+            fk.a1,
+            rows.iter()
+                .map(|row| row_base(b, blk, fk, row, c0))
+                .collect(),
+        ),
+        RowsOf::Packed(p, r0) => (
+            p,
+            (0..n as i64)
+                .map(|i| {
+                    let iv = b.index(blk, i);
+                    b.ibin(blk, ops::arith::AddiOp::NAME, r0, iv)
+                })
+                .collect(),
+        ),
+    };
+    let packed = a_src != fk.a1;
     // The tile's panel and its column in it.
     let panel_of = fk.panel.map(|nr| {
         let nrv = b.index(blk, nr);
@@ -562,7 +613,6 @@ fn flat_k_loop(
         )
     });
     let (one, kend) = (b.index(blk, 1), b.index(blk, fk.k));
-    let n = accs.len();
     let (f, fb, j, inner) = b.for_loop(blk, (c0, kend, one), accs);
     let koff = b.val(
         fb,
@@ -580,9 +630,15 @@ fn flat_k_loop(
     let brow = read_rows(b, fb, fk.w2, &[bidx], zp, vty, along)[0];
     let a_rows: Vec<Vec<Value>> = bases
         .iter()
-        .map(|base| vec![b.ibin(fb, ops::arith::AddiOp::NAME, *base, koff)])
+        .map(|base| {
+            if packed {
+                vec![*base, j]
+            } else {
+                vec![b.ibin(fb, ops::arith::AddiOp::NAME, *base, koff)]
+            }
+        })
         .collect();
-    let next = fma_rows(b, fb, brow, fk.a1, &a_rows, &inner, vty);
+    let next = fma_rows(b, fb, brow, a_src, &a_rows, &inner, vty);
     b.yield_(fb, ops::scf::YieldOp::NAME, next);
     (0..n).map(|i| b.ir.result(f, i)).collect()
 }
@@ -645,4 +701,114 @@ fn c_indices(
             indices(mc, &at)
         })
         .collect()
+}
+
+/// Rows per block when the flat form should run blocks of M rows outside the N panels
+/// (each block's A rows packed once, `[mc][K]`, then read by every panel), None when
+/// the panels should stay outside (each panel, L2-resident, meeting every row in turn).
+/// Per image, the panels-outside order reads the image once per panel (`F / nr` times)
+/// and B once; the blocks-outside order reads the image once and B once per block of
+/// `mc` rows — the order with less traffic wins. A 1x1 stride-2 conv, 1024 -> 2048
+/// channels on a 14x14 image, reads its 0.8 MB image 32 times the first way and its
+/// 8 MiB filter about once the second; a 256-channel 3x3 conv on 16x16 reads its 0.26 MB
+/// image 4 times the first way and its 2.4 MB filter 4 times per image the second.
+/// `mc` keeps the packed block in a quarter of L2 (the patch's mc x kc block of A is
+/// sized for L2), between one and 16 main tiles.
+fn block_rows(
+    ir: &Ir,
+    op: OpId,
+    cl: &ConvLayout,
+    plans: &Plans,
+    fk: Option<&FlatK>,
+    out: Value,
+) -> Option<i64> {
+    let fk = fk?;
+    let (mmain, mstatic, _) = &plans.m;
+    let (nmain, _, _) = &plans.n;
+    if *mmain <= 0 || *nmain <= 0 || mstatic.is_some() {
+        return None;
+    }
+    let l2 = ir_attr_i64(ir, op, "mc")?.checked_mul(ir_attr_i64(ir, op, "kc")?)?;
+    let mc = (l2 / 4 / fk.k.max(1) / mmain * mmain).clamp(*mmain, 16 * mmain);
+    // Output positions per image: the static M extents.
+    let oshape = ir.value_type(out).shape()?.to_vec();
+    let per_image: i64 = cl
+        .ms
+        .iter()
+        .filter_map(|d| res_pos(&cl.maps[2], *d).map(|p| oshape[p]))
+        .filter(|e| *e != DYNAMIC)
+        .product();
+    let panels = (fk.n + nmain - 1) / nmain;
+    let by_panel = (panels as f64) * fk.img as f64;
+    let by_block = (per_image as f64 / mc as f64).ceil() * (fk.k * fk.n) as f64;
+    (by_block < by_panel).then_some(mc)
+}
+
+/// A's rows `m0 .. m0 + rows` (at most `mc`) of a flat-form conv packed as `[mc][K]`:
+/// row `r`, column `j` holds the element row `m0 + r` reads at k step `j`.
+fn pack_rows(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    fk: &FlatK,
+    (m0, rows, mc): (Value, Value, i64),
+    mext: &[Value],
+) -> Value {
+    let elem = cl.elem;
+    let empty = b.val(
+        blk,
+        ops::tensor::EmptyOp::NAME,
+        vec![],
+        Type::tensor(vec![mc, fk.k], elem),
+        vec![],
+    );
+    let (c0, c1) = (b.index(blk, 0), b.index(blk, 1));
+    let (fr, br, r, acc) = b.for_loop(blk, (c0, rows, c1), vec![empty]);
+    let m = b.ibin(br, ops::arith::AddiOp::NAME, m0, r);
+    let zero = b.index(br, 0);
+    let pos = row_positions(b, br, cl, m, 1, mext).remove(0);
+    let base = row_base(b, br, fk, &pos, zero);
+    let kend = b.index(br, fk.k);
+    let (fj, bj, j, acc2) = b.for_loop(br, (zero, kend, c1), vec![acc[0]]);
+    let koff = b.val(
+        bj,
+        ops::tensor::ExtractOp::NAME,
+        vec![fk.table, j],
+        Type::index(),
+        vec![],
+    );
+    let at = b.ibin(bj, ops::arith::AddiOp::NAME, base, koff);
+    let x = b.val(
+        bj,
+        ops::tensor::ExtractOp::NAME,
+        vec![fk.a1, at],
+        elem,
+        vec![],
+    );
+    let ins = b.val(
+        bj,
+        ops::tensor::InsertOp::NAME,
+        vec![x, acc2[0], r, j],
+        Type::tensor(vec![mc, fk.k], elem),
+        vec![],
+    );
+    b.yield_(bj, ops::scf::YieldOp::NAME, vec![ins]);
+    let inner = b.ir.result(fj, 0);
+    b.yield_(br, ops::scf::YieldOp::NAME, vec![inner]);
+    b.ir.result(fr, 0)
+}
+
+/// A row's own part of A's offset in the flat form.
+fn row_base(b: &mut B<'_>, blk: BlockId, fk: &FlatK, row: &[(u32, Value)], c0: Value) -> Value {
+    let mut acc = b.index(blk, fk.konst);
+    for (d, k) in &fk.m_coef {
+        if *k == 0 {
+            continue;
+        }
+        let v = row.iter().find(|(x, _)| x == d).map_or(c0, |(_, v)| *v);
+        let kv = b.index(blk, *k);
+        let t = b.ibin(blk, ops::arith::MuliOp::NAME, v, kv);
+        acc = b.ibin(blk, ops::arith::AddiOp::NAME, acc, t);
+    }
+    acc
 }

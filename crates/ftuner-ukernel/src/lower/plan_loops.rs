@@ -21,6 +21,24 @@ use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 /// destination as its init, so the fill dies when nothing else reads it. Returns whether
 /// the patch was so changed.
 fn zero_init_of(ir: &mut Ir, op: OpId, plans: &Plans, vb: &VectorBody) -> bool {
+    let biggest = plans
+        .m
+        .0
+        .max(plans.m.2.iter().flatten().copied().max().unwrap_or(0))
+        * plans
+            .n
+            .0
+            .max(plans.n.2.iter().flatten().copied().max().unwrap_or(0));
+    if !vb.batch.is_empty() || biggest > vb.max_elems {
+        return false;
+    }
+    take_zero_fill(ir, op)
+}
+
+/// When `op`'s init is a `linalg.fill` of zero, make the fill's destination its init (the
+/// fill dies when nothing else reads it) and return true: the caller's tiles must then
+/// write every element of C, starting from zero.
+pub(super) fn take_zero_fill(ir: &mut Ir, op: OpId) -> bool {
     let (_, outs) = ins_outs(ir, op);
     let Some(&out) = outs.first() else {
         return false;
@@ -38,15 +56,7 @@ fn zero_init_of(ir: &mut Ir, op: OpId, plans: &Plans, vb: &VectorBody) -> bool {
         .filter(|c| ir.name(*c) == arith::ConstantOp::NAME)
         .and_then(|c| ir.attr(c, "value"))
         .is_some_and(|a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits: 0, .. }));
-    let biggest = plans
-        .m
-        .0
-        .max(plans.m.2.iter().flatten().copied().max().unwrap_or(0))
-        * plans
-            .n
-            .0
-            .max(plans.n.2.iter().flatten().copied().max().unwrap_or(0));
-    if !zero || !vb.batch.is_empty() || biggest > vb.max_elems || fouts.len() != 1 {
+    if !zero || fouts.len() != 1 {
         return false;
     }
     let Some(pos) = ir.operands(op).iter().position(|v| *v == out) else {
@@ -101,7 +111,7 @@ pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Re
         if k.vector_bodies.is_none() {
             return Err("windowed contractions are lowered with vector bodies only".into());
         }
-        return lower_conv(ir, op, &conv, &plans);
+        return lower_conv(ir, op, &conv, &plans, k.blocking);
     };
     lower_plain(ir, op, &lay, &plans, k)
 }
