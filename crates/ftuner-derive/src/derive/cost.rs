@@ -24,9 +24,10 @@ pub struct Costs {
 /// 18.1 ms with it derived.
 const GEMM_EFFICIENCY: f64 = 0.8;
 const CONV_EFFICIENCY: f64 = 0.5;
-/// A conv whose image dims past the batch and filter are static runs its k dims as one
-/// loop over B's panels (lower-ukernels' flat-k form) at a matmul's speed: ResNet-50's
-/// 3x3 convs at 150-197 GFLOP/s on a core whose model peak is 166-180 (docs/ollie.md).
+/// A direct (strided or dilated) conv whose image dims past the batch and filter are
+/// static runs its k dims as one loop over B's panels (lower-ukernels' flat-k form) at a
+/// matmul's speed: ResNet-50's convs at 150-197 GFLOP/s on a core whose model peak is
+/// 166-180 (docs/ollie.md).
 const FLAT_CONV_EFFICIENCY: f64 = GEMM_EFFICIENCY;
 /// Cycles per element of an eOperator per access (index arithmetic, bounds check, load)
 /// and per arithmetic op: scalar loops.
@@ -212,9 +213,11 @@ pub fn node_cost(
         Kind::G2bmm(g) if !as_op => g2bmm_plan(s, &g, costs).1,
         Kind::DenseConv(_) if as_op => match target {
             Target::Matmul => f64::INFINITY,
-            Target::Auto | Target::DenseConv => {
-                2.0 * vol / (conv_efficiency(s, shape) * costs.peak)
-            }
+            // Kept at the nested form's efficiency: the DCGAN generator's transposed
+            // convs are dense convs over zero-inserted images, whose derivation skips
+            // the zeros (13 ms at batch 8; priced as flat-form convs they stay convs and
+            // take 34 ms).
+            Target::Auto | Target::DenseConv => 2.0 * vol / (CONV_EFFICIENCY * costs.peak),
         },
         Kind::DenseConv(d) => match target {
             Target::Matmul => f64::INFINITY,
