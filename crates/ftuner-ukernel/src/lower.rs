@@ -15,6 +15,7 @@
 mod batch;
 mod builder;
 mod conv;
+mod conv_flat;
 mod dot;
 mod packing;
 mod padding;

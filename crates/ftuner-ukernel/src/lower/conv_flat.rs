@@ -1,0 +1,392 @@
+//! The flat-k form of a windowed contraction whose image (past the batch) and filter are
+//! static: the k dims as one loop over a table of A offsets, B as panels, and, when it
+//! reads less, blocks of rows outside the N panels with their A rows packed
+//! (docs/patch-ukernels.md).
+
+use super::conv::{row_positions, ConvLayout};
+use super::packing::copy_generic;
+use super::register_tile::{fma_rows, read_rows};
+use super::{ir_attr_i64, res_pos, Plans, B};
+use ftuner_dialects::ops;
+use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
+
+/// A windowed contraction's k dims as one loop (an indirect GEMM): A viewed as one
+/// dimension, where the element a row reads at k step `j` sits at the row's own offset
+/// plus `table[j]` (A's index expressions are linear in the dims, so the offset splits
+/// into an M part and a k part); B viewed as `[K][N]`. Each k step is then what a
+/// matmul's is — one B row, one broadcast per row, the FMAs — in one loop carrying the
+/// accumulators: the nested (c, kh, kw) loops left LLVM copying and spilling the
+/// accumulators at every level (a 3x3 conv ran at half the speed of the same GEMM).
+pub(crate) struct FlatK {
+    /// A collapsed to one dimension.
+    a1: Value,
+    /// B as `[K][N]`, or as panels `[N / nr][K][nr]` (`panel` = nr) when N is a
+    /// multiple of the main tile width: each tile's B rows are then one contiguous
+    /// stream (in place, rows N·4 bytes apart spread a 512-channel 3x3 filter's panel
+    /// over 9 MiB and 2,300 pages).
+    w2: Value,
+    panel: Option<i64>,
+    /// `tensor<K x index>`: the k part of A's offset at each k step.
+    table: Value,
+    k: i64,
+    /// N (static).
+    n: i64,
+    /// A's elements per image (its dims past the first).
+    img: i64,
+    /// A's offset per unit of each M dim, and the constant part of the offset.
+    m_coef: Vec<(u32, i64)>,
+    konst: i64,
+}
+
+/// The largest k table built (entries).
+const MAX_FLAT_K: i64 = 1 << 20;
+
+/// `e` as `sum(coef * dim) + const`; None for anything else.
+fn linear(e: &AffineExpr, coef: &mut std::collections::BTreeMap<u32, i64>) -> Option<i64> {
+    Some(match e {
+        AffineExpr::Dim(d) => {
+            *coef.entry(*d).or_insert(0) += 1;
+            0
+        }
+        AffineExpr::Const(c) => *c,
+        AffineExpr::Add(x, y) => linear(x, coef)?.checked_add(linear(y, coef)?)?,
+        AffineExpr::Mul(x, y) => {
+            let (c, e) = match (x.as_const(), y.as_const()) {
+                (Some(c), _) => (c, y),
+                (_, Some(c)) => (c, x),
+                _ => return None,
+            };
+            let mut inner = std::collections::BTreeMap::new();
+            let k = linear(e, &mut inner)?;
+            for (d, v) in inner {
+                *coef.entry(d).or_insert(0) += v.checked_mul(c)?;
+            }
+            k.checked_mul(c)?
+        }
+        _ => return None,
+    })
+}
+
+/// The flat-k form of `cl` over A `a` and B `w` (B's N dim last), when A's dims past
+/// the first and all of B's are static; None otherwise (the nested k loops are used).
+pub(super) fn flat_k(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    a: Value,
+    w: Value,
+    nr: i64,
+) -> Option<FlatK> {
+    let (aty, wty) = (b.ir.value_type(a), b.ir.value_type(w));
+    let (ash, wsh) = (aty.shape()?.to_vec(), wty.shape()?.to_vec());
+    let (ma, mb) = (&cl.maps[0], &cl.maps[1]);
+    if ash.len() != ma.results.len()
+        || ash.iter().skip(1).any(|d| *d == DYNAMIC)
+        || wsh.contains(&DYNAMIC)
+        || wsh.len() < 2
+        || mb.results.last() != Some(&AffineExpr::Dim(cl.dn))
+    {
+        return None;
+    }
+    // A's row-major strides and the linear coefficient of every loop dim in its offset.
+    let mut stride = vec![1i64; ash.len()];
+    for j in (0..ash.len().saturating_sub(1)).rev() {
+        stride[j] = stride[j + 1].checked_mul(ash[j + 1])?;
+    }
+    let mut coef = std::collections::BTreeMap::<u32, i64>::new();
+    let mut konst = 0i64;
+    for (e, st) in ma.results.iter().zip(&stride) {
+        let mut c = std::collections::BTreeMap::new();
+        konst = konst.checked_add(linear(e, &mut c)?.checked_mul(*st)?)?;
+        for (d, v) in c {
+            *coef.entry(d).or_insert(0) += v.checked_mul(*st)?;
+        }
+    }
+    // A's first dim (possibly dynamic) must not move with k: its stride is the
+    // dynamic one's neighbour, and a k step stays inside one of its slices.
+    let mut c0 = std::collections::BTreeMap::new();
+    linear(&ma.results[0], &mut c0)?;
+    if c0.keys().any(|d| cl.ks.contains(d)) {
+        return None;
+    }
+    // B's leading dims are the k dims (row-major); N last.
+    let lead = &mb.results[..mb.results.len() - 1];
+    let kdims: Vec<u32> = lead
+        .iter()
+        .map(|e| match e {
+            AffineExpr::Dim(d) if cl.ks.contains(d) => Some(*d),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    if kdims.len() != cl.ks.len() {
+        return None;
+    }
+    let k = wsh[..wsh.len() - 1]
+        .iter()
+        .try_fold(1i64, |p, d| p.checked_mul(*d))?;
+    if k == 0 || k > MAX_FLAT_K {
+        return None;
+    }
+    let mut table = Vec::with_capacity(k as usize);
+    for j in 0..k {
+        let (mut rest, mut off) = (j, 0i64);
+        for (d, ext) in kdims.iter().zip(&wsh).rev() {
+            off += coef.get(d).copied().unwrap_or(0) * (rest % ext);
+            rest /= ext;
+        }
+        table.push(ftuner_ir::Scalar::Int(off as i128));
+    }
+    let table = b.index_table(blk, vec![k], table);
+    let alen = if ash[0] == DYNAMIC {
+        DYNAMIC
+    } else {
+        ash.iter().try_fold(1i64, |p, d| p.checked_mul(*d))?
+    };
+    let all = |n: usize| Attribute::array((0..n as i64).map(Attribute::i64).collect());
+    let a1 = b.val(
+        blk,
+        ops::tensor::CollapseShapeOp::NAME,
+        vec![a],
+        Type::tensor(vec![alen], aty.element_type()),
+        vec![("reassociation", Attribute::array(vec![all(ash.len())]))],
+    );
+    let wr = wsh.len();
+    let w2 = b.val(
+        blk,
+        ops::tensor::CollapseShapeOp::NAME,
+        vec![w],
+        Type::tensor(vec![k, wsh[wr - 1]], wty.element_type()),
+        vec![(
+            "reassociation",
+            Attribute::array(vec![
+                all(wr - 1),
+                Attribute::array(vec![Attribute::i64(wr as i64 - 1)]),
+            ]),
+        )],
+    );
+    let f = wsh[wr - 1];
+    let panel = (nr > 0 && f > 0 && f % nr == 0).then_some(nr);
+    let w2 = match panel {
+        Some(nr) => {
+            let empty = b.val(
+                blk,
+                ops::tensor::EmptyOp::NAME,
+                vec![],
+                Type::tensor(vec![f / nr, k, nr], wty.element_type()),
+                vec![],
+            );
+            let src = vec![
+                AffineExpr::Dim(1),
+                AffineExpr::Dim(0) * AffineExpr::Const(nr) + AffineExpr::Dim(2),
+            ];
+            copy_generic(b, blk, w2, src, empty)
+        }
+        None => w2,
+    };
+    let m_coef = cl
+        .ms
+        .iter()
+        .map(|d| (*d, coef.get(d).copied().unwrap_or(0)))
+        .collect();
+    Some(FlatK {
+        a1,
+        w2,
+        panel,
+        table,
+        k,
+        n: f,
+        img: ash[1..].iter().product(),
+        m_coef,
+        konst,
+    })
+}
+
+/// Where a flat-form tile's rows read A.
+pub(super) enum RowsOf<'a> {
+    /// A viewed flat, at each row's own offset plus the k step's.
+    Flat(&'a [Vec<(u32, Value)>]),
+    /// A packed block `[mc][K]` and the tile's first row in it.
+    Packed(Value, Value),
+}
+
+/// The k loop of a flat-k tile: each row's offset into A once (or its row in the packed
+/// block), then one loop carrying the accumulators.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn flat_k_loop(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    fk: &FlatK,
+    rows: RowsOf<'_>,
+    noff: Value,
+    vty: Type,
+    accs: Vec<Value>,
+) -> Vec<Value> {
+    let c0 = b.index(blk, 0);
+    let n = accs.len();
+    let (a_src, bases): (Value, Vec<Value>) = match rows {
+        RowsOf::Flat(rows) => (
+            fk.a1,
+            rows.iter()
+                .map(|row| row_base(b, blk, fk, row, c0))
+                .collect(),
+        ),
+        RowsOf::Packed(p, r0) => (
+            p,
+            (0..n as i64)
+                .map(|i| {
+                    let iv = b.index(blk, i);
+                    b.ibin(blk, ops::arith::AddiOp::NAME, r0, iv)
+                })
+                .collect(),
+        ),
+    };
+    let packed = a_src != fk.a1;
+    // The tile's panel and its column in it.
+    let panel_of = fk.panel.map(|nr| {
+        let nrv = b.index(blk, nr);
+        (
+            b.index_op(blk, ops::arith::DivuiOp::NAME, noff, nrv),
+            b.index_op(blk, ops::arith::RemuiOp::NAME, noff, nrv),
+        )
+    });
+    let (one, kend) = (b.index(blk, 1), b.index(blk, fk.k));
+    let (f, fb, j, inner) = b.for_loop(blk, (c0, kend, one), accs);
+    let koff = b.val(
+        fb,
+        ops::tensor::ExtractOp::NAME,
+        vec![fk.table, j],
+        Type::index(),
+        vec![],
+    );
+    let zp = b.fzero(fb, cl.elem);
+    let bidx = match panel_of {
+        Some((p, j0)) => vec![p, j, j0],
+        None => vec![j, noff],
+    };
+    let along = bidx.len() - 1;
+    let brow = read_rows(b, fb, fk.w2, &[bidx], zp, vty, along)[0];
+    let a_rows: Vec<Vec<Value>> = bases
+        .iter()
+        .map(|base| {
+            if packed {
+                vec![*base, j]
+            } else {
+                vec![b.ibin(fb, ops::arith::AddiOp::NAME, *base, koff)]
+            }
+        })
+        .collect();
+    let next = fma_rows(b, fb, brow, a_src, &a_rows, &inner, vty);
+    b.yield_(fb, ops::scf::YieldOp::NAME, next);
+    (0..n).map(|i| b.ir.result(f, i)).collect()
+}
+
+/// Rows per block when the flat form should run blocks of M rows outside the N panels
+/// (each block's A rows packed once, `[mc][K]`, then read by every panel), None when
+/// the panels should stay outside (each panel, L2-resident, meeting every row in turn).
+/// Per image, the panels-outside order reads the image once per panel (`F / nr` times)
+/// and B once; the blocks-outside order reads the image once and B once per block of
+/// `mc` rows — the order with less traffic wins. A 1x1 stride-2 conv, 1024 -> 2048
+/// channels on a 14x14 image, reads its 0.8 MB image 32 times the first way and its
+/// 8 MiB filter about once the second; a 256-channel 3x3 conv on 16x16 reads its 0.26 MB
+/// image 4 times the first way and its 2.4 MB filter 4 times per image the second.
+/// `mc` keeps the packed block in a quarter of L2 (the patch's mc x kc block of A is
+/// sized for L2), between one and 16 main tiles.
+pub(super) fn block_rows(
+    ir: &Ir,
+    op: OpId,
+    cl: &ConvLayout,
+    plans: &Plans,
+    fk: Option<&FlatK>,
+    out: Value,
+) -> Option<i64> {
+    let fk = fk?;
+    let (mmain, mstatic, _) = &plans.m;
+    let (nmain, _, _) = &plans.n;
+    if *mmain <= 0 || *nmain <= 0 || mstatic.is_some() {
+        return None;
+    }
+    let l2 = ir_attr_i64(ir, op, "mc")?.checked_mul(ir_attr_i64(ir, op, "kc")?)?;
+    let mc = (l2 / 4 / fk.k.max(1) / mmain * mmain).clamp(*mmain, 16 * mmain);
+    // Output positions per image: the static M extents.
+    let oshape = ir.value_type(out).shape()?.to_vec();
+    let per_image: i64 = cl
+        .ms
+        .iter()
+        .filter_map(|d| res_pos(&cl.maps[2], *d).map(|p| oshape[p]))
+        .filter(|e| *e != DYNAMIC)
+        .product();
+    let panels = (fk.n + nmain - 1) / nmain;
+    let by_panel = (panels as f64) * fk.img as f64;
+    let by_block = (per_image as f64 / mc as f64).ceil() * (fk.k * fk.n) as f64;
+    (by_block < by_panel).then_some(mc)
+}
+
+/// A's rows `m0 .. m0 + rows` (at most `mc`) of a flat-form conv packed as `[mc][K]`:
+/// row `r`, column `j` holds the element row `m0 + r` reads at k step `j`.
+pub(super) fn pack_rows(
+    b: &mut B<'_>,
+    blk: BlockId,
+    cl: &ConvLayout,
+    fk: &FlatK,
+    (m0, rows, mc): (Value, Value, i64),
+    mext: &[Value],
+) -> Value {
+    let elem = cl.elem;
+    let empty = b.val(
+        blk,
+        ops::tensor::EmptyOp::NAME,
+        vec![],
+        Type::tensor(vec![mc, fk.k], elem),
+        vec![],
+    );
+    let (c0, c1) = (b.index(blk, 0), b.index(blk, 1));
+    let (fr, br, r, acc) = b.for_loop(blk, (c0, rows, c1), vec![empty]);
+    let m = b.ibin(br, ops::arith::AddiOp::NAME, m0, r);
+    let zero = b.index(br, 0);
+    let pos = row_positions(b, br, cl, m, 1, mext).remove(0);
+    let base = row_base(b, br, fk, &pos, zero);
+    let kend = b.index(br, fk.k);
+    let (fj, bj, j, acc2) = b.for_loop(br, (zero, kend, c1), vec![acc[0]]);
+    let koff = b.val(
+        bj,
+        ops::tensor::ExtractOp::NAME,
+        vec![fk.table, j],
+        Type::index(),
+        vec![],
+    );
+    let at = b.ibin(bj, ops::arith::AddiOp::NAME, base, koff);
+    let x = b.val(
+        bj,
+        ops::tensor::ExtractOp::NAME,
+        vec![fk.a1, at],
+        elem,
+        vec![],
+    );
+    let ins = b.val(
+        bj,
+        ops::tensor::InsertOp::NAME,
+        vec![x, acc2[0], r, j],
+        Type::tensor(vec![mc, fk.k], elem),
+        vec![],
+    );
+    b.yield_(bj, ops::scf::YieldOp::NAME, vec![ins]);
+    let inner = b.ir.result(fj, 0);
+    b.yield_(br, ops::scf::YieldOp::NAME, vec![inner]);
+    b.ir.result(fr, 0)
+}
+
+/// A row's own part of A's offset in the flat form.
+fn row_base(b: &mut B<'_>, blk: BlockId, fk: &FlatK, row: &[(u32, Value)], c0: Value) -> Value {
+    let mut acc = b.index(blk, fk.konst);
+    for (d, k) in &fk.m_coef {
+        if *k == 0 {
+            continue;
+        }
+        let v = row.iter().find(|(x, _)| x == d).map_or(c0, |(_, v)| *v);
+        let kv = b.index(blk, *k);
+        let t = b.ibin(blk, ops::arith::MuliOp::NAME, v, kv);
+        acc = b.ibin(blk, ops::arith::AddiOp::NAME, acc, t);
+    }
+    acc
+}
