@@ -177,6 +177,10 @@ pub(super) fn lower_conv(
             let c0 = b.index(scratch, 0);
             let cmc = b.index(scratch, mc);
             let (f, fb, m0, acc) = b.for_loop(scratch, (c0, msz, cmc), vec![out]);
+            // Blocks write disjoint rows and pack into their own buffers: the block loop
+            // is the parallel one (parallel tile loops inside each block were one fork
+            // and join per block: MobileNetV2 ran slower on two threads than on one).
+            b.mark_parallel(f);
             let left = b.ibin(fb, ops::arith::SubiOp::NAME, msz, m0);
             let cmc2 = b.index(fb, mc);
             let chunk = b.index_op(fb, ops::arith::MinsiOp::NAME, cmc2, left);
