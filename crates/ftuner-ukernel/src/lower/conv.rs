@@ -11,11 +11,15 @@ use super::padding::plan_padding;
 use super::plan_loops::take_zero_fill;
 use super::register_tile::{fma_rows, indices, mul_add_elem, read_rows, write_rows};
 use super::tiles::{dim_roles, patch_maps};
-use super::{res_pos, Blocking, Plans, B};
+use super::{res_pos, Blocking, Plans, B, PARALLEL_ATTR};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::epilogue_block;
 use ftuner_ir::{AffineExpr, BlockId, Ir, OpId, Type, Value, DYNAMIC};
+
+/// Below this many N panels, a flat-form conv's row loops run in parallel instead of its
+/// panel loops.
+const MIN_PARALLEL_PANELS: i64 = 4;
 
 /// A windowed contraction (convolution as implicit GEMM): M is the flattened output
 /// positions, N one output-channel dim, K the reduction dims.
@@ -193,7 +197,22 @@ pub(super) fn lower_conv(
             b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);
             b.ir.result(f, 0)
         }
-        _ => nest(&mut b, scratch, (msz, nsz), plans, out, &mut tile),
+        _ => {
+            let r = nest(&mut b, scratch, (msz, nsz), plans, out, &mut tile);
+            // Few N panels (64 output channels: ResNet-50's stem and first stage) leave
+            // threads idle when the panel loops are the parallel ones: the row loops
+            // inside them are then (one fork and join per panel).
+            let nr = plans.n.0.max(1);
+            let panels = flat.as_ref().map(|fk| (fk.n + nr - 1) / nr);
+            if panels.is_some_and(|p| p < MIN_PARALLEL_PANELS) {
+                for o in b.ir.block_ops_vec(scratch) {
+                    if b.ir.name(o) == ops::scf::ForOp::NAME {
+                        b.ir.set_attr(o, PARALLEL_ATTR, None);
+                    }
+                }
+            }
+            r
+        }
     };
     let ops = b.ir.block_ops_vec(scratch);
     for o in ops {

@@ -30,7 +30,7 @@ pub(crate) struct FlatK {
     table: Value,
     k: i64,
     /// N (static).
-    n: i64,
+    pub(super) n: i64,
     /// A's elements per image (its dims past the first).
     img: i64,
     /// A's offset per unit of each M dim, and the constant part of the offset.
