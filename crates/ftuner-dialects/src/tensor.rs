@@ -226,6 +226,17 @@ pub fn verify_reshape(ir: &Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
+/// The `reassociation` attribute of a `collapse_shape` / `expand_shape` grouping dims
+/// as `groups` (`[[0], [1, 2, 3]]`).
+pub fn reassociation_attr(groups: &[&[i64]]) -> Attribute {
+    Attribute::array(
+        groups
+            .iter()
+            .map(|g| Attribute::array(g.iter().map(|d| Attribute::i64(*d)).collect()))
+            .collect(),
+    )
+}
+
 fn reassociation(ir: &Ir, op: OpId) -> Result<Vec<Vec<i64>>, String> {
     let a = ir
         .attr(op, "reassociation")

@@ -25,6 +25,24 @@ fn lowered_text(c: &Lowered) -> String {
     )
 }
 
+/// The constant steps of the lowered module's `scf.for` loops marked `ftuner.parallel`,
+/// outermost first (a dynamic step is 0).
+fn parallel_steps(c: &Lowered) -> Vec<i64> {
+    let ir = &c.lowered.ir;
+    let mut steps = vec![];
+    ir.walk_pre(c.lowered.top, &mut |o| {
+        if ir.name(o) == "scf.for" && ir.attr(o, "ftuner.parallel").is_some() {
+            let step = ir
+                .defining_op(ir.operands(o)[2])
+                .and_then(|d| ir.attr(d, "value"))
+                .and_then(|a| a.as_i64())
+                .unwrap_or(0);
+            steps.push(step);
+        }
+    });
+    steps
+}
+
 fn compile(src: &str, target: &str) -> Lowered {
     // zen4 also packs B into panels (pack-b), the other targets read B in place.
     let opts = if target == "zen4" {
@@ -229,6 +247,13 @@ fn lowered_static_convs_take_the_flat_k_form() {
                 text.contains(&panel_ty),
                 *panels,
                 "{target}: {panel_ty} expected: {panels}\n{text}"
+            );
+            // At most two N panels: the row loops run in parallel (steps of the main
+            // M tile), not the panel loops (steps of 64).
+            let steps = parallel_steps(&c);
+            assert!(
+                !steps.is_empty() && !steps.contains(&64),
+                "{target}: parallel loops' steps {steps:?}"
             );
             for n in [0usize, 1, 2, 3] {
                 let seed = (n as u64 + 1) * 7919;

@@ -29,6 +29,7 @@
 
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ops;
+use ftuner_dialects::tensor::reassociation_attr;
 use ftuner_ir::{
     intern_name, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type, Value, DYNAMIC,
 };
@@ -104,15 +105,6 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
     })
 }
 
-fn reassoc(groups: &[&[i64]]) -> Attribute {
-    Attribute::array(
-        groups
-            .iter()
-            .map(|g| Attribute::array(g.iter().map(|d| Attribute::i64(*d)).collect()))
-            .collect(),
-    )
-}
-
 /// Props of a unit-stride slice at `[%i, 0, 0]` of sizes `[1, rows, cols]`.
 fn slice_props(rows: i64, cols: i64, leading: &[i32]) -> Vec<(&'static str, Attribute)> {
     let mut segs = leading.to_vec();
@@ -141,7 +133,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match) -> Result<(), String> {
     let n = b.value(tensor::DimOp::NAME, vec![m.x, c0], Type::index(), &[]);
     let t2 = |rows: i64| Type::tensor(vec![rows, p], m.elem);
     let t3 = |rows: i64| Type::tensor(vec![DYNAMIC, rows, p], m.elem);
-    let by_image = reassoc(&[&[0], &[1], &[2, 3]]);
+    let by_image = reassociation_attr(&[&[0], &[1], &[2, 3]]);
     let collapse = |b: &mut OpBuilder<'_>, v: Value, ty: Type, r: Attribute| {
         b.value(
             tensor::CollapseShapeOp::NAME,
@@ -154,7 +146,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match) -> Result<(), String> {
         &mut b,
         m.w,
         Type::tensor(vec![f, c], m.elem),
-        reassoc(&[&[0], &[1, 2, 3]]),
+        reassociation_attr(&[&[0], &[1, 2, 3]]),
     );
     let x3 = collapse(&mut b, m.x, t3(c), by_image);
     // With a filled init, the loop carries the fill's destination and fills per image.

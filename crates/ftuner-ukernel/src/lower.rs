@@ -57,6 +57,9 @@ pub(crate) struct B<'a> {
     pub(crate) zero_init: bool,
     /// Inside the kc loop with `zero_init`: whether this is the first k block.
     pub(crate) kfirst: Option<Value>,
+    /// Whether a tile nest's N loops are marked parallel (else its M loops, inside them,
+    /// are the outermost parallel ones): false when there are too few N tiles to share.
+    pub(crate) parallel_n: bool,
 }
 
 /// The CPU lowering's knobs beyond the tile bodies.

@@ -386,3 +386,31 @@ mod dense_conv_tests {
         );
     }
 }
+
+/// A direct (strided) conv kept as an op is priced at the flat form's efficiency when its
+/// image past the batch and its filter are static (lower-ukernels runs it as one k loop
+/// over packed panels), at the nested form's when a spatial dim is dynamic.
+#[test]
+fn a_static_strided_conv_is_priced_as_a_matmul() {
+    let s = parse_scope(
+        "L<n:0:2, f:0:16, h:0:4, w:0:4> Sum<c:0:8, r:0:3, t:0:3> { $0[n, c, 2 * h + r, 2 * w + t] * $1[f, c, r, t] }",
+        &positional,
+    )
+    .unwrap();
+    let price_with = |image: Vec<Option<i64>>| {
+        let sh = [image, vec![Some(16), Some(8), Some(3), Some(3)]];
+        let shape = |src: &Src| match src {
+            Src::Input(i) => sh.get(*i).cloned(),
+            _ => None,
+        };
+        assert!(matches!(classify(&s, &shape), Kind::Conv2d));
+        cost::node_cost(&s, &shape, &costs(), Target::Auto, true)
+    };
+    let stat = price_with(vec![None, Some(8), Some(9), Some(9)]);
+    let dynamic = price_with(vec![None, Some(8), None, Some(9)]);
+    let ratio = stat / dynamic;
+    assert!(
+        (ratio - 0.5 / 0.8).abs() < 1e-9,
+        "static / dynamic = {ratio}"
+    );
+}

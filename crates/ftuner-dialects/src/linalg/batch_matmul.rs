@@ -60,10 +60,7 @@ fn broadcast_source(ir: &Ir, v: Value) -> Option<Value> {
 }
 
 fn reassoc_01_2() -> Attribute {
-    Attribute::array(vec![
-        Attribute::array(vec![Attribute::i64(0), Attribute::i64(1)]),
-        Attribute::array(vec![Attribute::i64(2)]),
-    ])
+    crate::tensor::reassociation_attr(&[&[0, 1], &[2]])
 }
 
 fn collapse(ir: &mut Ir, before: OpId, v: Value) -> Option<Value> {

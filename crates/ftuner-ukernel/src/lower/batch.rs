@@ -48,6 +48,7 @@ pub(super) fn nest_from(
         *nmain,
         nres,
         *nst,
+        b.parallel_n,
         acc,
         &mut |b, rb, noff, nval, acc| {
             cover(
@@ -57,6 +58,7 @@ pub(super) fn nest_from(
                 *mmain,
                 mres,
                 *mst,
+                true,
                 acc,
                 &mut |b, cb, moff, mval, acc2| {
                     let moff = match m0 {

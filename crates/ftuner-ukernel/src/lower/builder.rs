@@ -20,6 +20,7 @@ impl<'a> B<'a> {
             apacked: None,
             zero_init: false,
             kfirst: None,
+            parallel_n: true,
         }
     }
     pub(crate) fn op(

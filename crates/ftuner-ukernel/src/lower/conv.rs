@@ -11,7 +11,7 @@ use super::padding::plan_padding;
 use super::plan_loops::take_zero_fill;
 use super::register_tile::{fma_rows, indices, mul_add_elem, read_rows, write_rows};
 use super::tiles::{dim_roles, patch_maps};
-use super::{res_pos, Blocking, Plans, B, PARALLEL_ATTR};
+use super::{res_pos, Blocking, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ops;
 use ftuner_dialects::ukernel::epilogue_block;
@@ -198,20 +198,13 @@ pub(super) fn lower_conv(
             b.ir.result(f, 0)
         }
         _ => {
-            let r = nest(&mut b, scratch, (msz, nsz), plans, out, &mut tile);
             // Few N panels (64 output channels: ResNet-50's stem and first stage) leave
             // threads idle when the panel loops are the parallel ones: the row loops
             // inside them are then (one fork and join per panel).
-            let nr = plans.n.0.max(1);
-            let panels = flat.as_ref().map(|fk| (fk.n + nr - 1) / nr);
-            if panels.is_some_and(|p| p < MIN_PARALLEL_PANELS) {
-                for o in b.ir.block_ops_vec(scratch) {
-                    if b.ir.name(o) == ops::scf::ForOp::NAME {
-                        b.ir.set_attr(o, PARALLEL_ATTR, None);
-                    }
-                }
-            }
-            r
+            b.parallel_n = flat
+                .as_ref()
+                .is_none_or(|fk| fk.panels(plans.n.0) >= MIN_PARALLEL_PANELS);
+            nest(&mut b, scratch, (msz, nsz), plans, out, &mut tile)
         }
     };
     let ops = b.ir.block_ops_vec(scratch);

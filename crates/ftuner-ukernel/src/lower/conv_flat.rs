@@ -8,7 +8,8 @@ use super::packing::copy_generic;
 use super::register_tile::{fma_rows, read_rows};
 use super::{ir_attr_i64, res_pos, Plans, B};
 use ftuner_dialects::ops;
-use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
+use ftuner_dialects::tensor::reassociation_attr;
+use ftuner_ir::{AffineExpr, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
 /// A windowed contraction's k dims as one loop (an indirect GEMM): A viewed as one
 /// dimension, where the element a row reads at k step `j` sits at the row's own offset
@@ -30,7 +31,7 @@ pub(crate) struct FlatK {
     table: Value,
     k: i64,
     /// N (static).
-    pub(super) n: i64,
+    n: i64,
     /// A's elements per image (its dims past the first).
     img: i64,
     /// A's offset per unit of each M dim, and the constant part of the offset.
@@ -40,32 +41,6 @@ pub(crate) struct FlatK {
 
 /// The largest k table built (entries).
 const MAX_FLAT_K: i64 = 1 << 20;
-
-/// `e` as `sum(coef * dim) + const`; None for anything else.
-fn linear(e: &AffineExpr, coef: &mut std::collections::BTreeMap<u32, i64>) -> Option<i64> {
-    Some(match e {
-        AffineExpr::Dim(d) => {
-            *coef.entry(*d).or_insert(0) += 1;
-            0
-        }
-        AffineExpr::Const(c) => *c,
-        AffineExpr::Add(x, y) => linear(x, coef)?.checked_add(linear(y, coef)?)?,
-        AffineExpr::Mul(x, y) => {
-            let (c, e) = match (x.as_const(), y.as_const()) {
-                (Some(c), _) => (c, y),
-                (_, Some(c)) => (c, x),
-                _ => return None,
-            };
-            let mut inner = std::collections::BTreeMap::new();
-            let k = linear(e, &mut inner)?;
-            for (d, v) in inner {
-                *coef.entry(d).or_insert(0) += v.checked_mul(c)?;
-            }
-            k.checked_mul(c)?
-        }
-        _ => return None,
-    })
-}
 
 /// The flat-k form of `cl` over A `a` and B `w` (B's N dim last), when A's dims past
 /// the first and all of B's are static; None otherwise (the nested k loops are used).
@@ -88,25 +63,32 @@ pub(super) fn flat_k(
     {
         return None;
     }
-    // A's row-major strides and the linear coefficient of every loop dim in its offset.
+    // A's row-major strides; its offset at loop dims `x` is `sum(stride * expr(x))`,
+    // linear in `x` (conv_layout admits sums of dims, constants and constant multiples
+    // of dims), so the offset at 0 and at each unit vector give every coefficient.
     let mut stride = vec![1i64; ash.len()];
     for j in (0..ash.len().saturating_sub(1)).rev() {
         stride[j] = stride[j + 1].checked_mul(ash[j + 1])?;
     }
-    let mut coef = std::collections::BTreeMap::<u32, i64>::new();
-    let mut konst = 0i64;
-    for (e, st) in ma.results.iter().zip(&stride) {
-        let mut c = std::collections::BTreeMap::new();
-        konst = konst.checked_add(linear(e, &mut c)?.checked_mul(*st)?)?;
-        for (d, v) in c {
-            *coef.entry(d).or_insert(0) += v.checked_mul(*st)?;
-        }
+    let nd = ma.num_dims as usize;
+    let offset = |x: &[i64]| -> Option<i64> {
+        ma.results
+            .iter()
+            .zip(&stride)
+            .try_fold(0i64, |acc, (e, st)| {
+                acc.checked_add(e.eval(x, &[])?.checked_mul(*st)?)
+            })
+    };
+    let konst = offset(&vec![0; nd])?;
+    let mut coef = vec![0i64; nd];
+    for (d, c) in coef.iter_mut().enumerate() {
+        let mut x = vec![0; nd];
+        x[d] = 1;
+        *c = offset(&x)?.checked_sub(konst)?;
     }
     // A's first dim (possibly dynamic) must not move with k: its stride is the
     // dynamic one's neighbour, and a k step stays inside one of its slices.
-    let mut c0 = std::collections::BTreeMap::new();
-    linear(&ma.results[0], &mut c0)?;
-    if c0.keys().any(|d| cl.ks.contains(d)) {
+    if cl.ks.iter().any(|d| ma.results[0].uses_dim(*d)) {
         return None;
     }
     // B's leading dims are the k dims (row-major); N last.
@@ -131,7 +113,7 @@ pub(super) fn flat_k(
     for j in 0..k {
         let (mut rest, mut off) = (j, 0i64);
         for (d, ext) in kdims.iter().zip(&wsh).rev() {
-            off += coef.get(d).copied().unwrap_or(0) * (rest % ext);
+            off += coef[*d as usize] * (rest % ext);
             rest /= ext;
         }
         table.push(ftuner_ir::Scalar::Int(off as i128));
@@ -142,15 +124,16 @@ pub(super) fn flat_k(
     } else {
         ash.iter().try_fold(1i64, |p, d| p.checked_mul(*d))?
     };
-    let all = |n: usize| Attribute::array((0..n as i64).map(Attribute::i64).collect());
+    let all: Vec<i64> = (0..ash.len() as i64).collect();
     let a1 = b.val(
         blk,
         ops::tensor::CollapseShapeOp::NAME,
         vec![a],
         Type::tensor(vec![alen], aty.element_type()),
-        vec![("reassociation", Attribute::array(vec![all(ash.len())]))],
+        vec![("reassociation", reassociation_attr(&[&all]))],
     );
     let wr = wsh.len();
+    let lead: Vec<i64> = (0..wr as i64 - 1).collect();
     let w2 = b.val(
         blk,
         ops::tensor::CollapseShapeOp::NAME,
@@ -158,10 +141,7 @@ pub(super) fn flat_k(
         Type::tensor(vec![k, wsh[wr - 1]], wty.element_type()),
         vec![(
             "reassociation",
-            Attribute::array(vec![
-                all(wr - 1),
-                Attribute::array(vec![Attribute::i64(wr as i64 - 1)]),
-            ]),
+            reassociation_attr(&[&lead, &[wr as i64 - 1]]),
         )],
     );
     let f = wsh[wr - 1];
@@ -183,11 +163,7 @@ pub(super) fn flat_k(
         }
         None => w2,
     };
-    let m_coef = cl
-        .ms
-        .iter()
-        .map(|d| (*d, coef.get(d).copied().unwrap_or(0)))
-        .collect();
+    let m_coef = cl.ms.iter().map(|d| (*d, coef[*d as usize])).collect();
     Some(FlatK {
         a1,
         w2,
@@ -199,6 +175,14 @@ pub(super) fn flat_k(
         m_coef,
         konst,
     })
+}
+
+impl FlatK {
+    /// The N panels of width `nr` (the main N tile).
+    pub(super) fn panels(&self, nr: i64) -> i64 {
+        let nr = nr.max(1);
+        (self.n + nr - 1) / nr
+    }
 }
 
 /// Where a flat-form tile's rows read A.
@@ -224,15 +208,18 @@ pub(super) fn flat_k_loop(
 ) -> Vec<Value> {
     let c0 = b.index(blk, 0);
     let n = accs.len();
-    let (a_src, bases): (Value, Vec<Value>) = match rows {
+    // Each row's base: its offset into A viewed flat, or its row of the packed block.
+    let (a_src, packed, bases): (Value, bool, Vec<Value>) = match rows {
         RowsOf::Flat(rows) => (
             fk.a1,
+            false,
             rows.iter()
                 .map(|row| row_base(b, blk, fk, row, c0))
                 .collect(),
         ),
         RowsOf::Packed(p, r0) => (
             p,
+            true,
             (0..n as i64)
                 .map(|i| {
                     let iv = b.index(blk, i);
@@ -241,7 +228,6 @@ pub(super) fn flat_k_loop(
                 .collect(),
         ),
     };
-    let packed = a_src != fk.a1;
     // The tile's panel and its column in it.
     let panel_of = fk.panel.map(|nr| {
         let nrv = b.index(blk, nr);
@@ -252,13 +238,6 @@ pub(super) fn flat_k_loop(
     });
     let (one, kend) = (b.index(blk, 1), b.index(blk, fk.k));
     let (f, fb, j, inner) = b.for_loop(blk, (c0, kend, one), accs);
-    let koff = b.val(
-        fb,
-        ops::tensor::ExtractOp::NAME,
-        vec![fk.table, j],
-        Type::index(),
-        vec![],
-    );
     let zp = b.fzero(fb, cl.elem);
     let bidx = match panel_of {
         Some((p, j0)) => vec![p, j, j0],
@@ -266,16 +245,21 @@ pub(super) fn flat_k_loop(
     };
     let along = bidx.len() - 1;
     let brow = read_rows(b, fb, fk.w2, &[bidx], zp, vty, along)[0];
-    let a_rows: Vec<Vec<Value>> = bases
-        .iter()
-        .map(|base| {
-            if packed {
-                vec![*base, j]
-            } else {
-                vec![b.ibin(fb, ops::arith::AddiOp::NAME, *base, koff)]
-            }
-        })
-        .collect();
+    let a_rows: Vec<Vec<Value>> = if packed {
+        bases.iter().map(|base| vec![*base, j]).collect()
+    } else {
+        let koff = b.val(
+            fb,
+            ops::tensor::ExtractOp::NAME,
+            vec![fk.table, j],
+            Type::index(),
+            vec![],
+        );
+        bases
+            .iter()
+            .map(|base| vec![b.ibin(fb, ops::arith::AddiOp::NAME, *base, koff)])
+            .collect()
+    };
     let next = fma_rows(b, fb, brow, a_src, &a_rows, &inner, vty);
     b.yield_(fb, ops::scf::YieldOp::NAME, next);
     (0..n).map(|i| b.ir.result(f, i)).collect()
@@ -316,7 +300,7 @@ pub(super) fn block_rows(
         .filter_map(|d| res_pos(&cl.maps[2], *d).map(|p| oshape[p]))
         .filter(|e| *e != DYNAMIC)
         .product();
-    let panels = (fk.n + nmain - 1) / nmain;
+    let panels = fk.panels(*nmain);
     let by_panel = (panels as f64) * fk.img as f64;
     let by_block = (per_image as f64 / mc as f64).ceil() * (fk.k * fk.n) as f64;
     (by_block < by_panel).then_some(mc)

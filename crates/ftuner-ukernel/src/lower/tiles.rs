@@ -409,7 +409,8 @@ pub(super) fn switch(
 }
 
 /// Loop over the tiles of one dimension: full tiles, then the residue's tiles from the
-/// plan table. `body(b, block, offset, size_value, acc) -> acc`.
+/// plan table. `body(b, block, offset, size_value, acc) -> acc`. `parallel`: the full
+/// tiles' loop is marked parallel (when the lowering marks loops).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cover(
     b: &mut B<'_>,
@@ -418,6 +419,7 @@ pub(super) fn cover(
     main: i64,
     residues: &[Vec<i64>],
     static_extent: Option<i64>,
+    parallel: bool,
     acc: Value,
     body: &mut dyn FnMut(&mut B<'_>, BlockId, Value, Value, Value) -> Value,
 ) -> Value {
@@ -428,7 +430,9 @@ pub(super) fn cover(
     let rem = b.ibin(blk, ops::arith::SubiOp::NAME, total, full);
     // Full tiles.
     let (f, fb, iv, a) = b.for_loop(blk, (c0, full, cm), vec![acc]);
-    b.mark_parallel(f);
+    if parallel {
+        b.mark_parallel(f);
+    }
     let cmain = b.index(fb, main);
     let r = body(b, fb, iv, cmain, a[0]);
     b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);
