@@ -2,10 +2,15 @@
 // past the batch, is an scf.for over the images of a matmul (filter F x C) x (image
 // C x HW), on collapse_shape views; a filled init is filled per image. Strided, 3x3,
 // dynamic-image and small-image convs are left alone (the last unless min-positions
-// allows it). mlir-opt-22 accepts the result; ftuner-run computes what the conv does.
+// allows it). The conv's one elementwise consumer moves into the loop when its operands
+// are read per channel or per element, and patch-ukernels makes it the matmul's epilogue.
+// mlir-opt-22 accepts the result; ftuner-run computes what the conv does.
 // RUN: ftuner-opt %s --split-input-file --convert-1x1-conv-to-matmul | FileCheck %s
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul{min-positions=1})' | FileCheck %s --check-prefix=SMALL
 // RUN: ftuner-opt %s --split-input-file --convert-1x1-conv-to-matmul --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,patch-ukernels{target=host})' | FileCheck %s --check-prefix=PATCH
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul{fuse-consumers=false})' | FileCheck %s --check-prefix=NOFUSE
+// RUN: ftuner-run %s --entry=bn_relu_residual --shape 0=3x8x16x12 --shape 4=3x16x16x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC-BN
 // RUN: ftuner-run %s --entry=filled --shape 0=3x8x16x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 
 // CHECK-LABEL: func.func @filled(
@@ -20,7 +25,7 @@
 // CHECK: tensor.insert_slice %[[M]] into %[[ACC]][%[[I]], 0, 0] [1, 16, 192] [1, 1, 1]
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [%{{.*}}, 16, 16, 12] : tensor<?x16x192xf32> into tensor<?x16x16x12xf32>
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
-// EXEC: check: ok
+// EXEC: check: ok (every result matches
 func.func @filled(%x: tensor<?x8x16x12xf32>, %w: tensor<16x8x1x1xf32>) -> tensor<?x16x16x12xf32> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x8x16x12xf32>
@@ -63,4 +68,88 @@ func.func @left(%x: tensor<?x8x16x16xf32>, %w: tensor<4x8x1x1xf32>, %o: tensor<?
   %c = linalg.conv_2d_nchw_fchw ins(%xd, %w : tensor<?x8x?x?xf32>, tensor<4x8x1x1xf32>) outs(%od : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
   %d = linalg.conv_2d_nchw_fchw ins(%xs, %w : tensor<?x8x7x7xf32>, tensor<4x8x1x1xf32>) outs(%os : tensor<?x4x7x7xf32>) -> tensor<?x4x7x7xf32>
   return %a, %b, %c, %d : tensor<?x4x8x8xf32>, tensor<?x4x14x14xf32>, tensor<?x4x?x?xf32>, tensor<?x4x7x7xf32>
+}
+
+// -----
+
+// BatchNorm (per-channel operands, one of them viewed after the conv), a residual add and
+// ReLU: the consumer moves into the loop, over the image's 16 x 192, and becomes the
+// matmul's epilogue.
+// CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1) -> (d0, 0, 0)>
+// CHECK-LABEL: func.func @bn_relu_residual(
+// CHECK: %[[R:.*]] = tensor.collapse_shape %arg4 {{\[}}[0], [1], [2, 3]] : tensor<?x16x16x12xf32> into tensor<?x16x192xf32>
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] =
+// CHECK: %[[M:.*]] = linalg.matmul
+// CHECK: %[[RI:.*]] = tensor.extract_slice %[[R]][%[[I]], 0, 0] [1, 16, 192] [1, 1, 1]
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[CH]], #[[CH]], #[[ID2]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%[[M]], %{{.*}}, %{{.*}}, %[[RI]] : tensor<16x192xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>, tensor<16x192xf32>) outs(%{{.*}} : tensor<16x192xf32>)
+// CHECK: arith.maximumf
+// CHECK: tensor.insert_slice %[[G]] into %[[ACC]][%[[I]], 0, 0]
+// CHECK: %[[E:.*]] = tensor.expand_shape
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[E]]
+// PATCH-LABEL: func.func @bn_relu_residual(
+// PATCH: ukernel.patch "matmul"
+// PATCH: epilogue(ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<16x1x1xf32>, tensor<16x1x1xf32>, tensor<16x192xf32>)
+// PATCH-NOT: linalg.generic
+// PATCH: return
+// NOFUSE-LABEL: func.func @bn_relu_residual(
+// NOFUSE: scf.for
+// NOFUSE: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// EXEC-BN: check: ok (every result matches
+func.func @bn_relu_residual(%x: tensor<?x8x16x12xf32>, %w: tensor<16x8x1x1xf32>, %mean: tensor<16x1x1xf32>,
+                            %scale: tensor<16xf32>, %res: tensor<?x16x16x12xf32>) -> tensor<?x16x16x12xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8x16x12xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x16x16x12xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<?x16x16x12xf32>) -> tensor<?x16x16x12xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x8x16x12xf32>, tensor<16x8x1x1xf32>) outs(%i : tensor<?x16x16x12xf32>) -> tensor<?x16x16x12xf32>
+  %s3 = tensor.expand_shape %scale [[0, 1, 2]] output_shape [16, 1, 1] : tensor<16xf32> into tensor<16x1x1xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r, %mean, %s3, %res : tensor<?x16x16x12xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>, tensor<?x16x16x12xf32>) outs(%e : tensor<?x16x16x12xf32>) {
+  ^bb0(%a: f32, %m: f32, %s: f32, %q: f32, %o: f32):
+    %0 = arith.subf %a, %m : f32
+    %1 = arith.mulf %0, %s : f32
+    %2 = arith.addf %1, %q : f32
+    %3 = arith.maximumf %2, %z : f32
+    linalg.yield %3 : f32
+  } -> tensor<?x16x16x12xf32>
+  return %g : tensor<?x16x16x12xf32>
+}
+
+// -----
+
+// Consumers that stay after the loop: one reading an operand per row (not per channel or
+// element), one using linalg.index.
+// CHECK-LABEL: func.func @consumers_left(
+// CHECK: scf.for
+// CHECK: linalg.matmul
+// CHECK: scf.yield
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK: scf.for
+// CHECK: linalg.matmul
+// CHECK: scf.yield
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK: linalg.index
+func.func @consumers_left(%x: tensor<?x8x16x12xf32>, %w: tensor<16x8x1x1xf32>, %o: tensor<?x16x16x12xf32>,
+                          %rows: tensor<16xf32>) -> (tensor<?x16x16x12xf32>, tensor<?x16x16x12xf32>) {
+  %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<?x8x16x12xf32>, tensor<16x8x1x1xf32>) outs(%o : tensor<?x16x16x12xf32>) -> tensor<?x16x16x12xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r, %rows : tensor<?x16x16x12xf32>, tensor<16xf32>) outs(%o : tensor<?x16x16x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.addf %a, %b : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x16x16x12xf32>
+  %r2 = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<?x8x16x12xf32>, tensor<16x8x1x1xf32>) outs(%o : tensor<?x16x16x12xf32>) -> tensor<?x16x16x12xf32>
+  %g2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r2 : tensor<?x16x16x12xf32>) outs(%o : tensor<?x16x16x12xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %i = linalg.index 1 : index
+    %ii = arith.index_cast %i : index to i64
+    %f = arith.sitofp %ii : i64 to f32
+    %0 = arith.addf %a, %f : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x16x16x12xf32>
+  return %g, %g2 : tensor<?x16x16x12xf32>, tensor<?x16x16x12xf32>
 }

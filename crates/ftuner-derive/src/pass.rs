@@ -238,10 +238,15 @@ impl OllieDerivePass {
         let out = derive(&c.scope, shapes, costs, opts);
         self.time_us += out.elapsed.as_micros() as u64;
         self.max_nodes = self.max_nodes.max(out.nodes as u64);
-        // The op as it stands (before fusing its padding) is what a derivation beats.
+        // The op as it stands (before fusing its padding) is what a derivation beats; one
+        // reading a zero-inserted image does the zeros' work, which a derivation skips.
+        let op_costs = Costs {
+            flat_dense_convs: !reads_zero_insertion(&c.scope),
+            ..costs.clone()
+        };
         let as_is = out
             .original_cost
-            .min(price(&c.unfused, &op_shapes, costs, opts.target));
+            .min(price(&c.unfused, &op_shapes, &op_costs, opts.target));
         tracing::info!(
             op = cx.ir.name(op),
             stop = %out.stop_reason,
@@ -330,6 +335,22 @@ struct Candidate {
     init: Option<Value>,
     unfused: ta::Scope,
     operands: Vec<Value>,
+}
+
+/// Whether `s` reads an input at an exact division (`(h - 2) / 2`: zero padding fused
+/// from a strided `tensor.insert_slice`, as transposed convolutions are exported).
+fn reads_zero_insertion(s: &ta::Scope) -> bool {
+    fn has_div(i: &ta::expr::Idx) -> bool {
+        i.terms.iter().any(|(a, _)| match a {
+            ta::expr::Atom::Div(..) => true,
+            ta::expr::Atom::FloorDiv(e, _) | ta::expr::Atom::Mod(e, _) => has_div(e),
+            ta::expr::Atom::Var(_) => false,
+        })
+    }
+    s.body
+        .accesses()
+        .iter()
+        .any(|(_, idx)| idx.iter().any(has_div))
 }
 
 /// The ops `ollie-derive` tries (contractions and `ta.expr`s), in walk order.
@@ -541,3 +562,23 @@ impl ConvertLinalgToTaPass {
 }
 
 pub use crate::lower::ConvertTaToLinalgPass;
+
+#[cfg(test)]
+mod tests {
+    use super::reads_zero_insertion;
+    use ftuner_dialects::ta::expr::{parse_scope, positional};
+
+    #[test]
+    fn zero_insertion_is_an_exact_division_in_an_access() {
+        let read = |text: &str| reads_zero_insertion(&parse_scope(text, &positional).unwrap());
+        assert!(read(
+            "L<f:0:4, y:0:6> Sum<c:0:3, r:0:4> { $0[c, (y + r - 2) / 2] * $1[f, c, r] }"
+        ));
+        assert!(!read(
+            "L<f:0:4, y:0:6> Sum<c:0:3, r:0:4> { $0[c, y + r - 1] * $1[f, c, r] }"
+        ));
+        assert!(!read(
+            "L<f:0:4, y:0:6> Sum<c:0:3, r:0:4> { $0[c, (y + r) floordiv 2] * $1[f, c, r] }"
+        ));
+    }
+}

@@ -21,17 +21,27 @@
 //! %r = tensor.expand_shape %r3 [[0], [1], [2, 3]] output_shape [%n, F, H, W] : ...
 //! ```
 //! (an init that is a `linalg.fill` of a constant is filled per image instead, so the
-//! matmul's uKernels see a filled init and skip reading it). As an implicit GEMM the
+//! matmul's uKernels see a filled init and skip reading it).
+//!
+//! The conv's one elementwise consumer (BatchNorm, ReLU, a residual add: what
+//! `linalg-fuse-elementwise-ops` leaves after each conv of a CNN) moves into the loop, as a
+//! `linalg.generic` over the image's `F x HW` output right after its matmul, when each of
+//! its other operands is read per channel (`(d0, d1, d2, d3) -> (d1, 0, 0)`) or per
+//! element (identity, a slice per image): `patch-ukernels` then takes it as the matmul's
+//! epilogue, applied to each tile while it is in cache instead of another pass over the
+//! activations. As an implicit GEMM the
 //! conv's tiles run over output positions and write the NCHW output along its strided
 //! channel dim (gathers and scatters per tile); derived to a matmul in NHWC it pays two
 //! transposes of the activations. Here positions are the matmul's columns, contiguous in
 //! both the image and the output, and nothing is transposed.
 
+use ftuner_dialects::linalg::body::{all_parallel, indexing_maps};
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ops;
 use ftuner_dialects::tensor::reassociation_attr;
 use ftuner_ir::{
-    intern_name, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type, Value, DYNAMIC,
+    intern_name, AffineExpr, AffineMap, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type,
+    Value, DYNAMIC,
 };
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
@@ -105,6 +115,89 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
     })
 }
 
+/// How an input of the sunk consumer is read per image.
+enum PerImage {
+    /// The conv's result: the image's matmul.
+    Conv,
+    /// A tensor like the output (identity map): its image, as `F x HW`.
+    Image(Value),
+    /// Read by channel and constants only: the tensor itself, through this `(f, p)` map.
+    Channel(Value, AffineMap),
+}
+
+/// The conv's elementwise consumer that moves into the per-image loop.
+struct Consumer {
+    g: OpId,
+    ins: Vec<PerImage>,
+    init: Value,
+}
+
+/// The one use of the conv's result, when it is a `linalg.generic` the loop can take: all
+/// loops parallel, one output of the conv's type written through the identity map and not
+/// read, no `linalg.index`, every input read per channel or per element.
+fn consumer(ir: &Ir, conv: OpId) -> Option<Consumer> {
+    let r = ir.result(conv, 0);
+    let [u] = ir.uses(r) else {
+        return None;
+    };
+    let g = u.op;
+    if ir.name(g) != ops::linalg::GenericOp::NAME
+        || !all_parallel(ir, g)
+        || ir.results(g).len() != 1
+        || ir.op(g).parent != ir.op(conv).parent
+        || ir.value_type(ir.result(g, 0)) != ir.value_type(r)
+    {
+        return None;
+    }
+    let (gins, gouts) = ins_outs(ir, g);
+    let maps = indexing_maps(ir, g)?;
+    let &[init] = gouts.as_slice() else {
+        return None;
+    };
+    if maps.len() != gins.len() + 1 || maps.iter().any(|m| m.num_dims != 4) {
+        return None;
+    }
+    if !maps[gins.len()].is_identity() {
+        return None;
+    }
+    let body = ir.region_entry(*ir.regions_of(g).first()?)?;
+    if ir.block_args(body).len() != gins.len() + 1 || ir.has_uses(ir.block_args(body)[gins.len()]) {
+        return None;
+    }
+    let mut uses_index = false;
+    ir.walk_pre(g, &mut |o| {
+        uses_index |= ir.name(o) == ops::linalg::IndexOp::NAME
+    });
+    if uses_index {
+        return None;
+    }
+    let rshape = ir.value_type(r).shape()?.to_vec();
+    let ins = gins
+        .iter()
+        .zip(&maps)
+        .map(|(v, m)| {
+            if *v == r {
+                return m.is_identity().then_some(PerImage::Conv);
+            }
+            let t = ir.value_type(*v);
+            if m.is_identity() {
+                return (t.is_tensor() && t.shape()? == rshape.as_slice())
+                    .then_some(PerImage::Image(*v));
+            }
+            let per_channel = m.results.iter().map(|e| match e {
+                AffineExpr::Dim(1) => Some(AffineExpr::Dim(0)),
+                AffineExpr::Const(c) => Some(AffineExpr::Const(*c)),
+                _ => None,
+            });
+            Some(PerImage::Channel(
+                *v,
+                AffineMap::new(2, 0, per_channel.collect::<Option<_>>()?),
+            ))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Consumer { g, ins, init })
+}
+
 /// Props of a unit-stride slice at `[%i, 0, 0]` of sizes `[1, rows, cols]`.
 fn slice_props(rows: i64, cols: i64, leading: &[i32]) -> Vec<(&'static str, Attribute)> {
     let mut segs = leading.to_vec();
@@ -120,13 +213,73 @@ fn slice_props(rows: i64, cols: i64, leading: &[i32]) -> Vec<(&'static str, Attr
     ]
 }
 
-fn rewrite(ir: &mut Ir, op: OpId, m: &Match) -> Result<(), String> {
+/// Image `iv` of `v` (`? x rows x cols`), as `rows x cols`.
+fn image(b: &mut OpBuilder<'_>, v: Value, iv: Value, [rows, cols]: [i64; 2]) -> Value {
+    let ty = Type::tensor(vec![rows, cols], b.ir.value_type(v).element_type());
+    b.value(
+        ops::tensor::ExtractSliceOp::NAME,
+        vec![v, iv],
+        ty,
+        &slice_props(rows, cols, &[1]),
+    )
+}
+
+/// The consumer over image `iv`'s `F x HW` (`fp`), reading the image's matmul `mr`: a
+/// clone of it with per-image operands (`images`: the `? x F x HW` views of its
+/// per-element operands) and 2-d maps, appended at the builder's block.
+fn consumer_in_loop(
+    b: &mut OpBuilder<'_>,
+    s: &Consumer,
+    images: &[Option<Value>],
+    mr: Value,
+    iv: Value,
+    fp: [i64; 2],
+) -> Result<Value, String> {
+    let mut ins = vec![];
+    let mut maps = vec![];
+    for (i, (how, img)) in s.ins.iter().zip(images).enumerate() {
+        let (v, map) = match (how, img) {
+            (PerImage::Conv, _) => (mr, AffineMap::identity(2)),
+            (PerImage::Image(_), Some(v3)) => (image(b, *v3, iv, fp), AffineMap::identity(2)),
+            (PerImage::Channel(v, map), _) => (*v, map.clone()),
+            (PerImage::Image(_), None) => {
+                return Err(format!("consumer operand {i} has no image view"))
+            }
+        };
+        ins.push(v);
+        maps.push(Attribute::affine_map(map));
+    }
+    maps.push(Attribute::affine_map(AffineMap::identity(2)));
+    let ty = Type::tensor(fp.to_vec(), b.ir.value_type(mr).element_type());
+    let empty = b.value(ops::tensor::EmptyOp::NAME, vec![], ty, &[]);
+    let g = b.ir.clone_op(s.g, &mut Default::default());
+    ins.push(empty);
+    b.ir.set_operands(g, ins);
+    b.ir.set_prop(g, "indexing_maps", Some(Attribute::array(maps)));
+    let par = Attribute::dialect("linalg", "iterator_type<parallel>");
+    b.ir.set_prop(g, "iterator_types", Some(Attribute::array(vec![par; 2])));
+    let r = b.ir.result(g, 0);
+    b.ir.set_value_type(r, ty);
+    match b.at {
+        InsertPoint::End(blk) => b.ir.append_op(blk, g),
+        InsertPoint::Before(o) => b.ir.insert_before(o, g),
+    }
+    Ok(r)
+}
+
+fn rewrite(ir: &mut Ir, op: OpId, m: &Match, sink: Option<Consumer>) -> Result<(), String> {
     use ops::{linalg, scf, tensor};
     let [f, c, h, w] = m.fchw;
     let p = h * w;
     let res = ir.result(op, 0);
+    // With a consumer, the loop takes the consumer's place (its other operands may be
+    // defined after the conv) and yields its result.
+    let (at, res) = match &sink {
+        Some(s) => (s.g, ir.result(s.g, 0)),
+        None => (op, res),
+    };
     let rt = ir.value_type(res);
-    let mut b = OpBuilder::before(ir, op);
+    let mut b = OpBuilder::before(ir, at);
     let loc = b.loc;
     let c0 = b.index(0);
     let c1 = b.index(1);
@@ -149,9 +302,31 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match) -> Result<(), String> {
         reassociation_attr(&[&[0], &[1, 2, 3]]),
     );
     let x3 = collapse(&mut b, m.x, t3(c), by_image);
-    // With a filled init, the loop carries the fill's destination and fills per image.
-    let init = m.fill.map_or(m.o, |(_, e)| e);
-    let o3 = collapse(&mut b, init, t3(f), by_image);
+    // The loop carries the result: the consumer's output, or the conv's init (with a
+    // filled init, the fill's destination, filled per image).
+    let carried = match (&sink, m.fill) {
+        (Some(s), _) => s.init,
+        (None, Some((_, e))) => e,
+        (None, None) => m.o,
+    };
+    let o3 = collapse(&mut b, carried, t3(f), by_image);
+    // The conv's own init when the loop does not carry it.
+    let init3 = match (&sink, m.fill) {
+        (Some(_), None) => Some(collapse(&mut b, m.o, t3(f), by_image)),
+        _ => None,
+    };
+    // The consumer's per-element operands, as images.
+    let images: Vec<Option<Value>> = sink
+        .iter()
+        .flat_map(|s| &s.ins)
+        .map(|i| match i {
+            PerImage::Image(v) => {
+                let vt = Type::tensor(vec![DYNAMIC, f, p], b.ir.value_type(*v).element_type());
+                Some(collapse(&mut b, *v, vt, by_image))
+            }
+            _ => None,
+        })
+        .collect();
     let lp = b.insert(
         OpSpec::new(intern_name(scf::ForOp::NAME), loc)
             .operands([c0, n, c1, o3])
@@ -163,18 +338,8 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match) -> Result<(), String> {
     let (iv, acc) = (b.ir.block_args(blk)[0], b.ir.block_args(blk)[1]);
     // The loop's body.
     b.at = InsertPoint::End(blk);
-    let xi = b.value(
-        tensor::ExtractSliceOp::NAME,
-        vec![x3, iv],
-        t2(c),
-        &slice_props(c, p, &[1]),
-    );
-    let mut oi = b.value(
-        tensor::ExtractSliceOp::NAME,
-        vec![acc, iv],
-        t2(f),
-        &slice_props(f, p, &[1]),
-    );
+    let xi = image(&mut b, x3, iv, [c, p]);
+    let mut oi = image(&mut b, init3.unwrap_or(acc), iv, [f, p]);
     // A named linalg op on `ins` into `init`, with its body.
     let named = |b: &mut OpBuilder<'_>, name: &str, ins: &[Value], init: Value| {
         let o = b.insert(
@@ -194,7 +359,10 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match) -> Result<(), String> {
     if let Some((v, _)) = m.fill {
         oi = named(&mut b, linalg::FillOp::NAME, &[v], oi)?;
     }
-    let mr = named(&mut b, linalg::MatmulOp::NAME, &[w2, xi], oi)?;
+    let mut mr = named(&mut b, linalg::MatmulOp::NAME, &[w2, xi], oi)?;
+    if let Some(s) = &sink {
+        mr = consumer_in_loop(&mut b, s, &images, mr, iv, [f, p])?;
+    }
     let u = b.value(
         tensor::InsertSliceOp::NAME,
         vec![mr, acc, iv],
@@ -202,7 +370,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match) -> Result<(), String> {
         &slice_props(f, p, &[1, 1]),
     );
     b.create(scf::YieldOp::NAME, vec![u], vec![], &[]);
-    b.at = InsertPoint::Before(op);
+    b.at = InsertPoint::Before(at);
     let r3 = b.ir.result(lp, 0);
     let e = b.value(
         tensor::ExpandShapeOp::NAME,
@@ -217,6 +385,9 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match) -> Result<(), String> {
         ],
     );
     b.ir.replace_all_uses(res, e);
+    if let Some(s) = sink {
+        b.ir.erase_op(s.g);
+    }
     b.ir.erase_op(op);
     Ok(())
 }
@@ -227,13 +398,16 @@ define_pass! {
         argument: "convert-1x1-conv-to-matmul",
         name: "Convert1x1ConvToMatmul",
         summary: "Rewrite NCHW convolutions with a 1x1 filter and unit strides as a matmul per image",
-        description: "A linalg.conv_2d_nchw_fchw on tensors whose filter is 1x1, strides 1, and whose image, filter and output dims past the batch are static becomes an scf.for over the batch of linalg.matmul(filter as F x C, image as C x HW) into the output as F x HW (collapse_shape views, no copies); an init that is a linalg.fill is filled per image. Positions are the matmul's columns, contiguous in the image and the output alike: no gathers or scatters along the strided channel dim, no transposes.",
+        description: "A linalg.conv_2d_nchw_fchw on tensors whose filter is 1x1, strides 1, and whose image, filter and output dims past the batch are static becomes an scf.for over the batch of linalg.matmul(filter as F x C, image as C x HW) into the output as F x HW (collapse_shape views, no copies); an init that is a linalg.fill is filled per image; the conv's one elementwise consumer (read per channel or per element) moves into the loop after each image's matmul, where patch-ukernels makes it the matmul's epilogue. Positions are the matmul's columns, contiguous in the image and the output alike: no gathers or scatters along the strided channel dim, no transposes.",
         options: Conv1x1ToMatmulOptions {
             "min-positions" => min_positions: i64 = "128",
                 "Rewrite only images of at least this many positions (H x W): a matmul per image has that many columns, and below a few main tiles' widths its tiles are mostly edges (ResNet-50's 7x7 stage, 49 columns: 63 GFLOP/s as matmuls, against 160 as an implicit GEMM over batch x positions)";
+            "fuse-consumers" => fuse_consumers: bool = "true",
+                "Move the conv's one elementwise consumer (read per channel or per element) into the loop, after each image's matmul, where patch-ukernels makes it the matmul's epilogue";
         },
         statistics: {
             converted: "num-converted" => "Convolutions rewritten as matmuls",
+            consumers: "num-consumers" => "Elementwise consumers moved into the loop",
         },
     }
 }
@@ -249,13 +423,25 @@ impl Conv1x1ToMatmulPass {
         cx.ir.walk_pre(top, &mut |o| {
             if let Some(m) = matches(cx.ir, o) {
                 if m.fchw[2].saturating_mul(m.fchw[3]) >= opts.min_positions {
-                    found.push((o, m));
+                    found.push(o);
                 }
             }
         });
-        for (o, m) in found {
+        for o in found {
+            // Matched again: an earlier rewrite may have replaced its operands.
+            let Some(m) = matches(cx.ir, o) else {
+                continue;
+            };
             let loc = cx.ir.loc(o);
-            if let Err(e) = rewrite(cx.ir, o, &m) {
+            let sink = if opts.fuse_consumers {
+                consumer(cx.ir, o)
+            } else {
+                None
+            };
+            if sink.is_some() {
+                self.consumers += 1;
+            }
+            if let Err(e) = rewrite(cx.ir, o, &m, sink) {
                 cx.emit(ftuner_ir::Diagnostic::error(loc, e));
                 return Err(PassFailure);
             }

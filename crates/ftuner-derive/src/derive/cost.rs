@@ -14,6 +14,11 @@ pub struct Costs {
     pub bandwidth: f64,
     /// Cycles/s.
     pub freq: f64,
+    /// Whether a dense conv over a static image stands as the flat-k form (a matmul's
+    /// efficiency). Off for an op whose image is zero-inserted (a transposed conv as
+    /// exported), whose derivation skips the zeros: the DCGAN generator, 13.6 ms at batch
+    /// 8 derived, 34 ms kept as flat-form convs.
+    pub flat_dense_convs: bool,
 }
 
 /// Efficiency of a patched-uKernel matmul and of an implicit-GEMM conv relative to the
@@ -43,11 +48,13 @@ impl Costs {
                 peak: c.peak_gflops_core(4) * 1e9,
                 bandwidth: c.dram_bw_gbs.max(1.0) * 1e9,
                 freq: c.freq_ghz * 1e9,
+                flat_dense_convs: true,
             },
             None => Costs {
                 peak: 1e12,
                 bandwidth: 1e12,
                 freq: 1.5e9,
+                flat_dense_convs: true,
             },
         }
     }
@@ -213,10 +220,17 @@ pub fn node_cost(
         Kind::G2bmm(g) if !as_op => g2bmm_plan(s, &g, costs).1,
         Kind::DenseConv(_) if as_op => match target {
             Target::Matmul => f64::INFINITY,
-            // Kept at the nested form's efficiency: the DCGAN generator's transposed
-            // convs are dense convs over zero-inserted images, whose derivation skips
-            // the zeros (13 ms at batch 8; priced as flat-form convs they stay convs and
-            // take 34 ms).
+            // Over a static image: the flat-k form, or a matmul per image for a 1x1
+            // filter (convert-1x1-conv-to-matmul), in the layout the tensors have (derived,
+            // ResNet-50 paid 113 transposes and an im2col per 3x3 conv: 572 ms at batch 8
+            // against 490 kept). Not when the image is zero-inserted (`flat_dense_convs`
+            // off), which a derivation skips.
+            Target::Auto
+                if costs.flat_dense_convs && conv_efficiency(s, shape) == FLAT_CONV_EFFICIENCY =>
+            {
+                2.0 * vol / (FLAT_CONV_EFFICIENCY * costs.peak)
+            }
+            // Dynamic images, zero-inserted ones: the nested form's efficiency.
             Target::Auto | Target::DenseConv => 2.0 * vol / (CONV_EFFICIENCY * costs.peak),
         },
         Kind::DenseConv(d) => match target {

@@ -9,6 +9,7 @@ pub(super) fn costs() -> Costs {
         peak: 200e9,
         bandwidth: 20e9,
         freq: 4e9,
+        flat_dense_convs: true,
     }
 }
 
@@ -413,4 +414,35 @@ fn a_static_strided_conv_is_priced_as_a_matmul() {
         (ratio - 0.5 / 0.8).abs() < 1e-9,
         "static / dynamic = {ratio}"
     );
+}
+
+#[test]
+fn a_dense_conv_over_a_static_image_is_priced_as_a_matmul_unless_zero_inserted() {
+    // Unpadded, so the image is the dense-conv input as it stands.
+    let s = parse_scope(
+        "L<n:0:2, f:0:16, h:0:4, w:0:4> Sum<c:0:8, r:0:3, t:0:3> { $0[n, c, h + r, w + t] * $1[f, c, r, t] }",
+        &positional,
+    )
+    .unwrap();
+    let price_with = |image: Vec<Option<i64>>, flat_dense_convs: bool| {
+        let sh = [image, vec![Some(16), Some(8), Some(3), Some(3)]];
+        let shape = |src: &Src| match src {
+            Src::Input(i) => sh.get(*i).cloned(),
+            _ => None,
+        };
+        assert!(matches!(classify(&s, &shape), Kind::DenseConv(_)));
+        let c = Costs {
+            flat_dense_convs,
+            ..costs()
+        };
+        cost::node_cost(&s, &shape, &c, Target::Auto, true)
+    };
+    let image = vec![None, Some(8), Some(6), Some(6)];
+    let flat = price_with(image.clone(), true);
+    let zero_inserted = price_with(image, false);
+    let dynamic = price_with(vec![None, Some(8), None, Some(6)], true);
+    for (name, other) in [("zero-inserted", zero_inserted), ("dynamic", dynamic)] {
+        let ratio = flat / other;
+        assert!((ratio - 0.5 / 0.8).abs() < 1e-9, "flat / {name} = {ratio}");
+    }
 }

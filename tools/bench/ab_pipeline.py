@@ -1,0 +1,65 @@
+"""A/B of pass pipelines on a whole model, in one process: the model is exported once and
+compiled with each pipeline given (`ftuner.compile_mlir(pipeline=...)`), then each batch
+(image models) or length is timed in alternated rounds beside PyTorch eager (medians),
+with the largest difference from eager.
+
+    python tools/bench/ab_pipeline.py resnet50 1,8 \
+        --pipeline 'A=builtin.module(ftuner-cpu-pipeline)' \
+        --pipeline 'B=builtin.module(ftuner-cpu-pipeline{derive=true})' [--rounds 5] [--threads 1]
+
+A pipeline runs up to bufferization (the runtime bufferizes and lowers the rest).
+"""
+
+import argparse
+import time
+
+import torch
+
+import ftuner
+from ftuner import _export, zoo
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", choices=sorted(zoo.MODELS))
+    ap.add_argument("batches", help="comma-separated batch sizes (image models) or lengths")
+    ap.add_argument("--pipeline", action="append", required=True, help="NAME=PIPELINE")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    case = zoo.get(args.model)
+    ex = _export.export(case.model, case.example, case.dynamic_shapes)
+    n_in = len(ex.inputs)
+    inputs = [(i.name, str(i.dtype).removeprefix("torch."), [d.size if d.size is not None else (d.symbol, d.lo, d.hi) for d in i.dims])
+              for i in ex.inputs]
+    cms = {}
+    for spec in args.pipeline:
+        name, _, pipe = spec.partition("=")
+        t = time.perf_counter()
+        cms[name] = ftuner.compile_mlir(ex.text, weights=ex.weights, weight_args=range(n_in, n_in + len(ex.weights)),
+                                        inputs=inputs, entry=ex.func, pipeline=pipe, threads=args.threads)
+        print(f"{name}: compiled in {time.perf_counter() - t:.1f} s", flush=True)
+    for b in [int(x) for x in args.batches.split(",")]:
+        x = case.make(b)
+        with torch.no_grad():
+            ref = case.model(*x)
+        times = {k: [] for k in [*cms, "eager"]}
+        for _ in range(args.rounds):
+            for k, cm in cms.items():
+                t = time.perf_counter()
+                cm(*x)
+                times[k].append(time.perf_counter() - t)
+            with torch.no_grad():
+                t = time.perf_counter()
+                case.model(*x)
+                times["eager"].append(time.perf_counter() - t)
+        med = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in times.items()}
+        err = {k: (cm(*x)[0] if isinstance(cm(*x), tuple) else cm(*x)) for k, cm in cms.items()}
+        err = {k: (v - (ref[0] if isinstance(ref, tuple) else ref)).abs().max().item() for k, v in err.items()}
+        print(f"{args.model} {b}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in med.items())
+              + "; max |diff| " + ", ".join(f"{k} {v:.2e}" for k, v in err.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
