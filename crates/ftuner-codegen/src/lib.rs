@@ -12,6 +12,7 @@
 
 pub mod emit;
 mod literals;
+pub mod memstats;
 mod orc;
 pub mod parallel;
 pub mod split;
@@ -415,67 +416,6 @@ fn libm_symbols() -> Vec<(String, *mut std::ffi::c_void)> {
             (!p.is_null()).then_some((n, p))
         })
         .collect()
-}
-
-/// Memory the JIT-compiled code allocates: its `aligned_alloc` and `free` go through
-/// these counters, so a runner can report the peak of a call.
-pub mod memstats {
-    use std::collections::HashMap;
-    use std::ffi::c_void;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{LazyLock, Mutex};
-
-    static CURRENT: AtomicUsize = AtomicUsize::new(0);
-    static PEAK: AtomicUsize = AtomicUsize::new(0);
-    static SIZES: LazyLock<Mutex<HashMap<usize, usize>>> =
-        LazyLock::new(|| Mutex::new(HashMap::new()));
-
-    extern "C" {
-        fn aligned_alloc(align: usize, size: usize) -> *mut c_void;
-        fn free(p: *mut c_void);
-    }
-
-    /// What compiled code calls for `aligned_alloc`.
-    pub extern "C" fn counted_aligned_alloc(align: usize, size: usize) -> *mut c_void {
-        // SAFETY: forwards to libc with the caller's arguments.
-        let p = unsafe { aligned_alloc(align, size) };
-        if !p.is_null() {
-            if let Ok(mut m) = SIZES.lock() {
-                m.insert(p as usize, size);
-            }
-            let now = CURRENT.fetch_add(size, Ordering::Relaxed) + size;
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-
-    /// What compiled code (and the runtime, for results) calls for `free`.
-    ///
-    /// # Safety
-    /// `p` must be null or a pointer from [`counted_aligned_alloc`] not yet freed.
-    pub unsafe extern "C" fn counted_free(p: *mut c_void) {
-        if p.is_null() {
-            return;
-        }
-        if let Some(size) = SIZES.lock().ok().and_then(|mut m| m.remove(&(p as usize))) {
-            CURRENT.fetch_sub(size, Ordering::Relaxed);
-        }
-        // SAFETY: the caller passes a pointer from aligned_alloc.
-        unsafe { free(p) }
-    }
-
-    /// Start a new peak at what is live now.
-    pub fn reset_peak() {
-        PEAK.store(CURRENT.load(Ordering::Relaxed), Ordering::Relaxed);
-    }
-    /// The most bytes live since the last `reset_peak`.
-    pub fn peak() -> usize {
-        PEAK.load(Ordering::Relaxed)
-    }
-    /// Bytes live now.
-    pub fn current() -> usize {
-        CURRENT.load(Ordering::Relaxed)
-    }
 }
 
 /// Make `name` resolve to `addr` in JIT-compiled code (a function an external declaration

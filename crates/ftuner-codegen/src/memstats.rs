@@ -1,0 +1,192 @@
+//! Memory the JIT-compiled code allocates: its `aligned_alloc` and `free` go through
+//! these functions, which count what is live (so a runner can report the peak of a call)
+//! and keep freed large blocks for the next allocation of about their size.
+//!
+//! Why the cache: a model's temporaries are allocated and freed on every call, and the
+//! large ones (MobileNetV2's activations at batch 8 are 13–39 MB each) are beyond glibc's
+//! mmap threshold, so each call mapped them afresh and faulted every page in again: a
+//! third of MobileNetV2's time at batch 8 was the kernel's page faults (`perf record`).
+//! Blocks of at least [`CACHED_MIN`] bytes are kept on free, up to [`CACHE_LIMIT`] bytes in
+//! all (the oldest are returned to libc first), and an allocation takes the most recently
+//! freed block that holds it with at most a quarter to spare (likely still in cache). `FTUNER_ALLOC_CACHE=0` turns
+//! the cache off (read once).
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{LazyLock, Mutex};
+
+/// Blocks at least this large are kept when freed.
+pub const CACHED_MIN: usize = 8 << 20;
+/// The most bytes kept in freed blocks.
+pub const CACHE_LIMIT: usize = 1 << 30;
+/// Alignment of the blocks the cache holds (any request up to it can take one).
+const BLOCK_ALIGN: usize = 64;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+#[derive(Default)]
+struct State {
+    /// Live blocks: address -> (requested size, whether it is a cache block of that
+    /// capacity).
+    live: HashMap<usize, (usize, Option<usize>)>,
+    /// Freed large blocks, oldest first: (address, capacity).
+    kept: Vec<(usize, usize)>,
+    kept_bytes: usize,
+}
+
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(Default::default);
+static ENABLED: LazyLock<bool> =
+    LazyLock::new(|| std::env::var("FTUNER_ALLOC_CACHE").map_or(true, |v| v != "0"));
+
+extern "C" {
+    fn aligned_alloc(align: usize, size: usize) -> *mut c_void;
+    fn free(p: *mut c_void);
+}
+
+/// What compiled code calls for `aligned_alloc`.
+pub extern "C" fn counted_aligned_alloc(align: usize, size: usize) -> *mut c_void {
+    let cacheable = *ENABLED && size >= CACHED_MIN && align <= BLOCK_ALIGN;
+    let Ok(mut st) = STATE.lock() else {
+        return std::ptr::null_mut();
+    };
+    let (p, capacity) = if cacheable {
+        // The most recently freed kept block that holds `size` with at most a quarter
+        // to spare (likely still in cache).
+        let fit = st
+            .kept
+            .iter()
+            .rposition(|(_, cap)| *cap >= size && *cap - size <= size / 4);
+        match fit {
+            Some(i) => {
+                let (a, cap) = st.kept.remove(i);
+                st.kept_bytes -= cap;
+                (a as *mut c_void, Some(cap))
+            }
+            None => {
+                // A multiple of the alignment, as aligned_alloc wants.
+                let cap = size.div_ceil(BLOCK_ALIGN).saturating_mul(BLOCK_ALIGN);
+                // SAFETY: libc's allocator; a power-of-two alignment, a size it divides.
+                (unsafe { aligned_alloc(BLOCK_ALIGN, cap) }, Some(cap))
+            }
+        }
+    } else {
+        // SAFETY: forwards to libc with the caller's arguments.
+        (unsafe { aligned_alloc(align, size) }, None)
+    };
+    if !p.is_null() {
+        st.live.insert(p as usize, (size, capacity));
+        let now = CURRENT.fetch_add(size, Ordering::Relaxed) + size;
+        PEAK.fetch_max(now, Ordering::Relaxed);
+    }
+    p
+}
+
+/// What compiled code (and the runtime, for results) calls for `free`.
+///
+/// # Safety
+/// `p` must be null or a pointer from [`counted_aligned_alloc`] not yet freed.
+pub unsafe extern "C" fn counted_free(p: *mut c_void) {
+    if p.is_null() {
+        return;
+    }
+    let mut to_free = vec![];
+    if let Ok(mut st) = STATE.lock() {
+        match st.live.remove(&(p as usize)) {
+            Some((size, capacity)) => {
+                CURRENT.fetch_sub(size, Ordering::Relaxed);
+                match capacity {
+                    Some(cap) => {
+                        st.kept.push((p as usize, cap));
+                        st.kept_bytes += cap;
+                        while st.kept_bytes > CACHE_LIMIT {
+                            let (a, c) = st.kept.remove(0);
+                            st.kept_bytes -= c;
+                            to_free.push(a);
+                        }
+                    }
+                    None => to_free.push(p as usize),
+                }
+            }
+            // Not ours to count (allocated before the counters, or by libc directly).
+            None => to_free.push(p as usize),
+        }
+    } else {
+        to_free.push(p as usize);
+    }
+    for a in to_free {
+        // SAFETY: every address here came from aligned_alloc and is no longer used.
+        unsafe { free(a as *mut c_void) }
+    }
+}
+
+/// Return every kept block to libc.
+pub fn release_cache() {
+    let kept = STATE
+        .lock()
+        .map(|mut st| {
+            st.kept_bytes = 0;
+            std::mem::take(&mut st.kept)
+        })
+        .unwrap_or_default();
+    for (a, _) in kept {
+        // SAFETY: kept blocks came from aligned_alloc and are not in use.
+        unsafe { free(a as *mut c_void) }
+    }
+}
+
+/// Bytes kept in freed blocks for reuse.
+pub fn cached() -> usize {
+    STATE.lock().map_or(0, |st| st.kept_bytes)
+}
+
+/// Start a new peak at what is live now.
+pub fn reset_peak() {
+    PEAK.store(CURRENT.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+/// The most bytes live since the last `reset_peak`.
+pub fn peak() -> usize {
+    PEAK.load(Ordering::Relaxed)
+}
+/// Bytes live now.
+pub fn current() -> usize {
+    CURRENT.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freed_large_blocks_are_reused_and_small_ones_are_not_kept() {
+        if !*ENABLED {
+            return;
+        }
+        let big = counted_aligned_alloc(64, 12 << 20);
+        assert!(!big.is_null());
+        assert_eq!(big as usize % 64, 0);
+        // SAFETY: a block of 12 MiB from the allocator above, then freed once.
+        unsafe {
+            std::ptr::write_bytes(big as *mut u8, 1, 12 << 20);
+            counted_free(big);
+        }
+        assert!(cached() >= 12 << 20);
+        // Slightly smaller: the same block; much smaller: not it.
+        let again = counted_aligned_alloc(64, (12 << 20) - 4096);
+        assert_eq!(again, big);
+        let other = counted_aligned_alloc(64, 8 << 20);
+        assert_ne!(other, big);
+        let small = counted_aligned_alloc(64, 4096);
+        let kept = cached();
+        // SAFETY: each pointer from the allocator above, freed once.
+        unsafe {
+            counted_free(again);
+            counted_free(other);
+            counted_free(small);
+        }
+        assert_eq!(cached(), kept + (12 << 20) + (8 << 20));
+        release_cache();
+        assert_eq!(cached(), 0);
+    }
+}
