@@ -9,32 +9,77 @@
 // RUN: ftuner-run %S/Inputs/transposes.mlir --shape 0=1x32x12x64 --shape 1=16x32 --shape 2=16x5x48 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/transposes.mlir --shape 0=1x0x12x64 --shape 1=0x3 --shape 2=0x5x0 --check | FileCheck %s --check-prefix=RUNOK
 // RUNOK: check: ok
+// Unrolled window reductions against the interpreter: depthwise convs (strides 1 and 2)
+// and a max pool, bit for bit.
+// RUN: ftuner-run %S/Inputs/windows.mlir --entry=dw1 --shape 0=3x5x9x11 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/windows.mlir --entry=dw2 --shape 0=2x5x13x17 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/windows.mlir --entry=maxpool --shape 0=2x3x11x9 --check | FileCheck %s --check-prefix=RUNOK
 
+// The output's contiguous dim (j) is the innermost loop, the static reduction (k, 8
+// points) unrolled inside it in order, the sum carried in registers: one load and one
+// store of C per element, B read along j (what LLVM vectorizes).
 // CHECK-LABEL: func.func @matmul
 // CHECK: %[[M:.*]] = memref.dim %arg0, %c0{{.*}} : memref<?x8xf32>
 // CHECK: scf.for %[[I:.*]] = %[[Z:.*]] to %[[M]] step %[[ONE:.*]] {
 // CHECK: scf.for %[[J:.*]] = %[[Z]] to %c16{{.*}} step %[[ONE]] {
-// CHECK: scf.for %[[K:.*]] = %[[Z]] to %c8{{.*}} step %[[ONE]] {
-// CHECK: %[[A:.*]] = memref.load %arg0[%[[I]], %[[K]]] : memref<?x8xf32>
-// CHECK: %[[B:.*]] = memref.load %arg1[%[[K]], %[[J]]] : memref<8x16xf32>
+// CHECK-NOT: scf.for
+// CHECK: %[[K0:.*]] = arith.constant 0 : index
+// CHECK: %[[A:.*]] = memref.load %arg0[%[[I]], %[[K0]]] : memref<?x8xf32>
+// CHECK: %[[B:.*]] = memref.load %arg1[%[[K0]], %[[J]]] : memref<8x16xf32>
 // CHECK: %[[C:.*]] = memref.load %arg2[%[[I]], %[[J]]] : memref<?x16xf32>
 // CHECK: %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
 // CHECK: %[[S:.*]] = arith.addf %[[C]], %[[P]] : f32
-// CHECK: memref.store %[[S]], %arg2[%[[I]], %[[J]]] : memref<?x16xf32>
+// CHECK: %[[K1:.*]] = arith.constant 1 : index
+// CHECK: %[[A1:.*]] = memref.load %arg0[%[[I]], %[[K1]]] : memref<?x8xf32>
+// CHECK: %[[B1:.*]] = memref.load %arg1[%[[K1]], %[[J]]] : memref<8x16xf32>
+// CHECK-NOT: memref.load %arg2
+// CHECK: %[[P1:.*]] = arith.mulf %[[A1]], %[[B1]] : f32
+// CHECK: %[[S1:.*]] = arith.addf %[[S]], %[[P1]] : f32
+// CHECK-COUNT-6: arith.addf
+// CHECK-NOT: arith.addf
+// CHECK: memref.store %{{.*}}, %arg2[%[[I]], %[[J]]] : memref<?x16xf32>
+// CHECK-NOT: memref.store
+// CHECK: return
 func.func @matmul(%a: memref<?x8xf32>, %b: memref<8x16xf32>, %c: memref<?x16xf32>) {
   linalg.matmul ins(%a, %b : memref<?x8xf32>, memref<8x16xf32>) outs(%c : memref<?x16xf32>)
   return
 }
 
+// A dynamic reduction stays a loop, outside j.
+// CHECK-LABEL: func.func @matmul_dynamic_k
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: scf.for %[[K:.*]] =
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: memref.load %arg0[%[[I]], %[[K]]]
+// CHECK: memref.load %arg1[%[[K]], %[[J]]]
+func.func @matmul_dynamic_k(%a: memref<?x?xf32>, %b: memref<?x16xf32>, %c: memref<?x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x16xf32>) outs(%c : memref<?x16xf32>)
+  return
+}
+
+// A depthwise conv: w innermost, the 3x3 taps unrolled in it.
+// CHECK-LABEL: func.func @depthwise
+// CHECK-COUNT-4: scf.for
+// CHECK-NOT: scf.for
+// CHECK-COUNT-9: arith.mulf
+// CHECK-NOT: arith.mulf
+// CHECK: memref.store
+// CHECK: return
+func.func @depthwise(%x: memref<?x8x10x12xf32>, %k: memref<8x3x3xf32>, %o: memref<?x8x8x10xf32>) {
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : memref<?x8x10x12xf32>, memref<8x3x3xf32>) outs(%o : memref<?x8x8x10xf32>)
+  return
+}
+
 // -----
 
-// A window (d0 + d1) becomes index arithmetic; an output the body does not read is not
-// loaded; a scalar input is used as it is.
+// A window (d0 + d1) becomes index arithmetic (its 3 taps unrolled in the d0 loop); an
+// output the body does not read is not loaded; a scalar input is used as it is.
 // CHECK-LABEL: func.func @window
 // CHECK: scf.for %[[I:.*]] =
-// CHECK: scf.for %[[R:.*]] =
-// CHECK: %[[X:.*]] = arith.addi %[[I]], %[[R]] : index
+// CHECK-NOT: scf.for
+// CHECK: %[[X:.*]] = arith.addi %[[I]], %{{.*}} : index
 // CHECK: memref.load %arg0[%[[X]]] : memref<10xf32>
+// CHECK-COUNT-2: arith.addi %[[I]]
 // CHECK-LABEL: func.func @fill
 // CHECK: scf.for %[[I:.*]] =
 // CHECK-NOT: memref.load

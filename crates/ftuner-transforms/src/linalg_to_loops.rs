@@ -346,6 +346,80 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
     dims
 }
 
+/// The order of the loops, outermost first, and the reductions emitted unrolled inside
+/// the innermost one (dim, static extent). The op's dims in order, except that the dim
+/// the output's contiguous (last) index is moves inside the reductions that follow it
+/// when every input either reads along it contiguously too or does not depend on it —
+/// and those reductions, when static and of at most [`MAX_UNROLLED`] points in all, are
+/// unrolled in its body. A window op (depthwise conv, pooling: `out[n, c, h, w] += in[n,
+/// c, h + r, w + s] * k[c, r, s]`) then has a unit-stride innermost loop over `w` that
+/// LLVM vectorizes, its 3x3 taps accumulated in registers, instead of a 3-iteration loop
+/// over `s`. Each output element still accumulates its reduction in row-major order, so
+/// results do not change. A loop the thread pool runs stays in place.
+fn loop_order(
+    ir: &Ir,
+    op: OpId,
+    maps: &[AffineMap],
+    operands: &[Value],
+    par: &[usize],
+) -> (Vec<usize>, Vec<(usize, i64)>) {
+    let nd = maps.first().map_or(0, |m| m.num_dims as usize);
+    let identity = ((0..nd).collect(), vec![]);
+    let (ins, outs) = ins_outs(ir, op);
+    let Some(reduction) = lbody::reduction_dims(ir, op) else {
+        return identity;
+    };
+    let [out_map] = &maps[ins.len()..] else {
+        return identity;
+    };
+    if outs.len() != 1 || reduction.len() != nd {
+        return identity;
+    }
+    let Some(AffineExpr::Dim(p)) = out_map.results.last() else {
+        return identity;
+    };
+    let p = *p as usize;
+    // Reductions after `p`, nothing parallel after it.
+    if par.contains(&p) || p + 1 >= nd || !reduction[p + 1..].iter().all(|r| *r) || reduction[p] {
+        return identity;
+    }
+    let contiguous = maps[..ins.len()].iter().zip(operands).all(|(m, v)| {
+        !ir.value_type(*v).is_memref()
+            || !m.results.iter().any(|e| e.uses_dim(p as u32))
+            || m.results.last().is_some_and(|e| e.uses_dim(p as u32))
+    });
+    if !contiguous {
+        return identity;
+    }
+    // Static extents of the reductions after `p`: an operand dim each indexes plainly.
+    let extent = |d: usize| {
+        maps.iter().zip(operands).find_map(|(m, v)| {
+            let j = m
+                .results
+                .iter()
+                .position(|e| *e == AffineExpr::Dim(d as u32))?;
+            let s = *ir.value_type(*v).shape()?.get(j)?;
+            (s != DYNAMIC).then_some(s)
+        })
+    };
+    let inner: Option<Vec<(usize, i64)>> = (p + 1..nd).map(|d| Some((d, extent(d)?))).collect();
+    let unrolled = inner
+        .filter(|r| {
+            r.iter()
+                .try_fold(1i64, |a, (_, e)| a.checked_mul(*e))
+                .is_some_and(|n| (1..=MAX_UNROLLED).contains(&n))
+        })
+        .unwrap_or_default();
+    let mut order: Vec<usize> = (0..nd)
+        .filter(|d| *d != p && !unrolled.iter().any(|(u, _)| u == d))
+        .collect();
+    order.push(p);
+    (order, unrolled)
+}
+
+/// The most points of the reductions [`loop_order`] unrolls.
+const MAX_UNROLLED: i64 = 32;
+
 /// Iterations below which a generic's loops stay serial.
 const PARALLEL_MIN_VOLUME: i64 = 1 << 14;
 
@@ -408,13 +482,21 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
     // The nest; `anchor` is where the next op goes (the innermost yield).
     let mut ivs = vec![];
     let mut anchor = op;
+    // Small static reductions emitted unrolled inside the innermost loop: (dim, extent).
+    let mut unrolled: Vec<(usize, i64)> = vec![];
     if transposes(ir_ref(&b), op, &maps) {
         // A permuted copy reads or writes across rows whatever the loop order: walk it in
         // blocks.
         (ivs, anchor) = blocked_nest(&mut b, op, &ubs, (zero, one));
     } else {
-        for (d, ub) in ubs.iter().enumerate() {
-            let (iv, y) = for_loop(&mut b, anchor, zero, *ub, one);
+        let order;
+        (order, unrolled) = loop_order(ir_ref(&b), op, &maps, &operands, par);
+        let mut by_dim = vec![None; nd];
+        for (d, _) in &unrolled {
+            by_dim[*d] = Some(zero);
+        }
+        for d in order {
+            let (iv, y) = for_loop(&mut b, anchor, zero, ubs[d], one);
             if par.contains(&d) {
                 if let Some(f) = b.ir.parent_op(y) {
                     b.ir.set_attr(
@@ -424,15 +506,75 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
                     );
                 }
             }
-            ivs.push(iv);
+            by_dim[d] = Some(iv);
             anchor = y;
         }
+        ivs = by_dim
+            .into_iter()
+            .map(|v| v.ok_or("a loop dim without a loop"))
+            .collect::<Result<_, _>>()?;
     }
-    // Operands at this point.
-    let nin = ins.len();
+    // The body once per point of the unrolled reductions (row-major), the output's value
+    // carried from one to the next in registers: loaded before the first, stored after
+    // the last.
+    let points: i64 = unrolled.iter().map(|(_, e)| *e).product();
+    let mut carried: Vec<Option<Value>> = vec![None; outs.len()];
+    for point in 0..points {
+        let mut rest = point;
+        for (d, e) in unrolled.iter().rev() {
+            ivs[*d] = b.index(anchor, rest % e);
+            rest /= e;
+        }
+        let last = point + 1 == points;
+        carried = emit_body(
+            &mut b,
+            anchor,
+            body,
+            BodyAt {
+                operands: &operands,
+                maps: &maps,
+                args: &args,
+                nin: ins.len(),
+                ivs: &ivs,
+            },
+            &carried,
+            last,
+        )?;
+    }
+    b.ir.erase_op(op);
+    Ok(())
+}
+
+/// Where one copy of a structured op's body goes, and what it reads.
+struct BodyAt<'a> {
+    operands: &'a [Value],
+    maps: &'a [AffineMap],
+    args: &'a [Value],
+    nin: usize,
+    ivs: &'a [Value],
+}
+
+/// One copy of the body of a structured op before `anchor` at the point `at.ivs`: its
+/// inputs loaded, each output read from `carried` (else loaded when the body reads it),
+/// and its yields stored when `store` (else returned, to carry into the next copy).
+fn emit_body(
+    b: &mut B<'_>,
+    anchor: OpId,
+    body: BlockId,
+    at: BodyAt<'_>,
+    carried: &[Option<Value>],
+    store: bool,
+) -> Result<Vec<Option<Value>>, String> {
+    let BodyAt {
+        operands,
+        maps,
+        args,
+        nin,
+        ivs,
+    } = at;
     let mut map: FxHashMap<Value, Value> = FxHashMap::default();
     let mut out_idx = vec![];
-    for (i, (v, m)) in operands.iter().zip(&maps).enumerate() {
+    for (i, (v, m)) in operands.iter().zip(maps).enumerate() {
         let ty = b.ir.value_type(*v);
         if !ty.is_memref() {
             map.insert(args[i], *v);
@@ -442,9 +584,14 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
         let idx = m
             .results
             .iter()
-            .map(|e| b.expr(anchor, e, &ivs))
+            .map(|e| b.expr(anchor, e, ivs))
             .collect::<Result<Vec<_>, _>>()?;
-        if i < nin || b.ir.has_uses(args[i]) {
+        if let Some(c) = (i >= nin)
+            .then(|| carried.get(i - nin).copied().flatten())
+            .flatten()
+        {
+            map.insert(args[i], c);
+        } else if i < nin || b.ir.has_uses(args[i]) {
             let mut ops = vec![*v];
             ops.extend(idx.iter().copied());
             let l = b.val(anchor, ops::memref::LoadOp::NAME, ops, ty.element_type());
@@ -452,16 +599,22 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
         }
         out_idx.push(idx);
     }
-    // The body, then stores of what it yields.
+    let mut yielded = vec![None; operands.len() - nin];
     for o in b.ir.block_ops_vec(body) {
         let name = b.ir.name(o);
         if name == ops::linalg::YieldOp::NAME {
             for (k, y) in b.ir.operands(o).to_vec().into_iter().enumerate() {
                 let val = *map.get(&y).unwrap_or(&y);
-                let dst = *outs.get(k).ok_or("yields more values than outputs")?;
-                let mut ops = vec![val, dst];
-                ops.extend(out_idx[nin + k].iter().copied());
-                b.op(anchor, ops::memref::StoreOp::NAME, ops, vec![], vec![]);
+                let dst = *operands
+                    .get(nin + k)
+                    .ok_or("yields more values than outputs")?;
+                if store {
+                    let mut ops = vec![val, dst];
+                    ops.extend(out_idx[nin + k].iter().copied());
+                    b.op(anchor, ops::memref::StoreOp::NAME, ops, vec![], vec![]);
+                } else {
+                    yielded[k] = Some(val);
+                }
             }
             continue;
         }
@@ -482,8 +635,7 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
         }
         b.ir.insert_before(anchor, c);
     }
-    b.ir.erase_op(op);
-    Ok(())
+    Ok(yielded)
 }
 
 define_pass! {
