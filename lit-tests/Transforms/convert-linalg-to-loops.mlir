@@ -57,14 +57,19 @@ func.func @matmul_dynamic_k(%a: memref<?x?xf32>, %b: memref<?x16xf32>, %c: memre
   return
 }
 
-// A depthwise conv: w innermost, the 3x3 taps unrolled in it.
+// A depthwise conv: w innermost, the 3x3 taps unrolled in it; the image and channel
+// loops go to the thread pool (the batch is often 1).
 // CHECK-LABEL: func.func @depthwise
 // CHECK-COUNT-4: scf.for
 // CHECK-NOT: scf.for
 // CHECK-COUNT-9: arith.mulf
 // CHECK-NOT: arith.mulf
 // CHECK: memref.store
-// CHECK: return
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: } {ftuner.parallel}
+// CHECK-NEXT: } {ftuner.parallel}
+// CHECK-NEXT: return
 func.func @depthwise(%x: memref<?x8x10x12xf32>, %k: memref<8x3x3xf32>, %o: memref<?x8x8x10xf32>) {
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : memref<?x8x10x12xf32>, memref<8x3x3xf32>) outs(%o : memref<?x8x8x10xf32>)
   return

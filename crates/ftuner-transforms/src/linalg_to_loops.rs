@@ -7,8 +7,8 @@
 //! dimension indexes directly. Index expressions of the indexing maps (`d0 + d2`,
 //! `d1 * 2`, ...) become `arith` ops; an output is loaded only when the body reads it.
 //!
-//! Unlike upstream, the outer loops of a `linalg.generic` whose iterations write disjoint
-//! output elements (a parallel dim every output indexes plainly; a body that computes and
+//! Unlike upstream, the outer loops of a `linalg.generic` (or a depthwise conv or pooling)
+//! whose iterations write disjoint output elements (a parallel dim every output indexes plainly; a body that computes and
 //! reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
 //! (`parallel=false` turns it off; other consumers run marked loops serially).
 
@@ -272,7 +272,7 @@ fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (
 /// inline and leaves the pool to the next); none when the static volume is under
 /// [`PARALLEL_MIN_VOLUME`] iterations (a parallel call costs microseconds).
 fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]) -> Vec<usize> {
-    if ir.name(op) != ops::linalg::GenericOp::NAME {
+    if ir.name(op) != ops::linalg::GenericOp::NAME && !WINDOW_OPS.contains(&ir.name(op)) {
         return vec![];
     }
     let mut p = ir.parent_op(op);
@@ -283,9 +283,10 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
             _ => p = ir.parent_op(o),
         }
     }
-    let Some(parallel) = lbody::parallel_iterators(ir, op) else {
+    let Some(reduction) = lbody::reduction_dims(ir, op) else {
         return vec![];
     };
+    let parallel: Vec<bool> = reduction.iter().map(|r| !r).collect();
     let (ins, outs) = ins_outs(ir, op);
     let out_maps = &maps[ins.len()..];
     if outs.is_empty() || out_maps.len() != outs.len() {
@@ -339,7 +340,11 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
             continue;
         }
         dims.push(d);
-        if extent(d).is_none_or(|e| e >= 8) {
+        // Enough iterations to split. A window op's dynamic batch is often 1: its channel
+        // loop is marked too (the pool runs a one-iteration loop inline, so the loop inside
+        // takes the pool; with more images, the inner loop runs serially in each chunk).
+        let window = ir.name(op) != ops::linalg::GenericOp::NAME;
+        if extent(d).is_some_and(|e| e >= 8) || (extent(d).is_none() && !window) {
             break;
         }
     }
@@ -419,6 +424,14 @@ fn loop_order(
 
 /// The most points of the reductions [`loop_order`] unrolls.
 const MAX_UNROLLED: i64 = 32;
+
+/// Named window ops whose outer parallel loops go to the thread pool like a generic's
+/// (MobileNetV2's depthwise convs ran on one thread).
+const WINDOW_OPS: &[&str] = &[
+    ops::linalg::DepthwiseConv2dNchwChwOp::NAME,
+    ops::linalg::PoolingNchwMaxOp::NAME,
+    ops::linalg::PoolingNchwSumOp::NAME,
+];
 
 /// Iterations below which a generic's loops stay serial.
 const PARALLEL_MIN_VOLUME: i64 = 1 << 14;
@@ -647,11 +660,11 @@ define_pass! {
         description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
         options: ConvertLinalgToLoopsOptions {
             "parallel" => parallel: bool = "true",
-                "Mark the outer loops of a linalg.generic whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations";
+                "Mark the outer loops of a linalg.generic, depthwise conv or pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations";
         },
         statistics: {
             lowered: "num-lowered" => "Structured ops lowered to loops",
-            marked: "num-parallel-loops" => "Loops of generics marked ftuner.parallel",
+            marked: "num-parallel-loops" => "Loops marked ftuner.parallel",
         },
     }
 }
