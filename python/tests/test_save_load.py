@@ -147,3 +147,23 @@ def test_load_imports_the_output_class(tmp_path):
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["Out", "40.0"]
+
+
+class Big(torch.nn.Module):
+    def forward(self, x):
+        return torch.tanh(x) * 2.0 + 1.0, x.sum(1)
+
+
+def test_large_blocks_are_reused_without_overwriting_live_outputs(tmp_path):
+    # Outputs of 12 MiB come from the library's caching allocator: a freed output's block
+    # is reused by the next call, one still alive is not.
+    cm = ftuner.compile(Big(), (torch.randn(4, 1024),), dynamic_shapes=({0: Dim("rows", min=1, max=8192)},))
+    lib = ftuner.load(ftuner.save(cm, tmp_path / "libbig.so"))
+    xs = [torch.randn(3072, 1024) for _ in range(4)]
+    kept = [lib(xs[0]), lib(xs[1])]
+    for _ in range(3):
+        lib(xs[2])  # freed at once: its block goes back to the cache and comes out again
+    last = lib(xs[3])
+    for x, (y, s) in zip(xs[:2] + xs[3:], kept + [last]):
+        torch.testing.assert_close(y, torch.tanh(x) * 2.0 + 1.0, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(s, x.sum(1), rtol=1e-4, atol=1e-3)

@@ -201,6 +201,16 @@ pub fn build_shared(
     let m = compiler
         .module(ir, top, target, 3, &[])
         .map_err(|x| e(x.0))?;
+    // The compiled code allocates through the wrapper's caching allocator (hidden in the
+    // library: the process's own aligned_alloc and free are untouched).
+    for (libc, ours) in [
+        ("aligned_alloc", "ftuner_aot_alloc"),
+        ("free", "ftuner_aot_free"),
+    ] {
+        if let Some(f) = m.get_function(libc) {
+            f.as_global_value().set_name(ours);
+        }
+    }
     let obj = compiler.emit(&m, target, Emit::Obj).map_err(|x| e(x.0))?;
     let dir = std::env::temp_dir().join(format!(
         "ftuner-shared-{}-{}",

@@ -252,7 +252,7 @@ fn run_c(
     }
     c.push_str("  if (rc) { for (int32_t i = 0; i < NUM_OUT; i++) ");
     let _ = writeln!(c, "{n}_free(&outputs[i]); say(err, err_len, \"out of memory copying an output\"); }}\n  return rc;\n}}");
-    let _ = writeln!(c, "void {n}_free(ftuner_tensor *t) {{ if (t && t->owner) {{ free(t->owner); t->owner = 0; t->data = 0; }} }}");
+    let _ = writeln!(c, "void {n}_free(ftuner_tensor *t) {{ if (t && t->owner) {{ ftuner_aot_free(t->owner); t->owner = 0; t->data = 0; }} }}");
     Ok(())
 }
 
@@ -337,6 +337,75 @@ static const char *PREPARE_FAILED;
 __attribute__((visibility("hidden"))) void ftuner_rt_fail(const char *msg) { if (!FAILED_MSG) FAILED_MSG = msg; }
 __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FAILED_MSG != 0; }
 
+/* The allocator of the compiled code (its aligned_alloc and free, renamed when the library
+   is built) and of the outputs handed over: every block has a 64-byte header holding its
+   capacity; freed blocks of FTUNER_CACHE_MIN bytes and more are kept for the next
+   allocation of about their size (at most a quarter larger, the most recently freed
+   first), up to FTUNER_CACHE_LIMIT bytes in all, the oldest returned first — the JIT's
+   ftuner_codegen::memstats: glibc maps such temporaries afresh on every call otherwise,
+   and the call then faults every page in again. */
+#include <pthread.h>
+#define FTUNER_CACHE_MIN ((size_t)8 << 20)
+#define FTUNER_CACHE_LIMIT ((size_t)1 << 30)
+#define FTUNER_CACHE_SLOTS 64
+static pthread_mutex_t CACHE_LOCK = PTHREAD_MUTEX_INITIALIZER;
+static char *CACHE_P[FTUNER_CACHE_SLOTS];
+static size_t CACHE_CAP[FTUNER_CACHE_SLOTS];
+static int CACHE_N;
+static size_t CACHE_BYTES;
+__attribute__((visibility("hidden"))) void *ftuner_aot_alloc(size_t align, size_t size) {
+  if (align > 64 || size > SIZE_MAX - 128) return 0;
+  size_t cap = (size + 63) / 64 * 64;
+  if (cap >= FTUNER_CACHE_MIN) {
+    pthread_mutex_lock(&CACHE_LOCK);
+    for (int i = CACHE_N - 1; i >= 0; i--) {
+      if (CACHE_CAP[i] >= size && CACHE_CAP[i] - size <= size / 4) {
+        char *p = CACHE_P[i];
+        CACHE_BYTES -= CACHE_CAP[i];
+        for (int k = i; k + 1 < CACHE_N; k++) { CACHE_P[k] = CACHE_P[k + 1]; CACHE_CAP[k] = CACHE_CAP[k + 1]; }
+        CACHE_N--;
+        pthread_mutex_unlock(&CACHE_LOCK);
+        return p;
+      }
+    }
+    pthread_mutex_unlock(&CACHE_LOCK);
+  }
+  char *base = aligned_alloc(64, cap + 64);
+  if (!base) return 0;
+  *(size_t *)base = cap;
+  return base + 64;
+}
+__attribute__((visibility("hidden"))) void ftuner_aot_free(void *q) {
+  if (!q) return;
+  char *p = q;
+  size_t cap = *(size_t *)(p - 64);
+  if (cap >= FTUNER_CACHE_MIN) {
+    char *evict[FTUNER_CACHE_SLOTS + 1];
+    int ne = 0;
+    pthread_mutex_lock(&CACHE_LOCK);
+    if (CACHE_N == FTUNER_CACHE_SLOTS) {
+      evict[ne++] = CACHE_P[0];
+      CACHE_BYTES -= CACHE_CAP[0];
+      for (int k = 0; k + 1 < CACHE_N; k++) { CACHE_P[k] = CACHE_P[k + 1]; CACHE_CAP[k] = CACHE_CAP[k + 1]; }
+      CACHE_N--;
+    }
+    CACHE_P[CACHE_N] = p;
+    CACHE_CAP[CACHE_N] = cap;
+    CACHE_N++;
+    CACHE_BYTES += cap;
+    while (CACHE_BYTES > FTUNER_CACHE_LIMIT && CACHE_N > 0) {
+      evict[ne++] = CACHE_P[0];
+      CACHE_BYTES -= CACHE_CAP[0];
+      for (int k = 0; k + 1 < CACHE_N; k++) { CACHE_P[k] = CACHE_P[k + 1]; CACHE_CAP[k] = CACHE_CAP[k + 1]; }
+      CACHE_N--;
+    }
+    pthread_mutex_unlock(&CACHE_LOCK);
+    for (int k = 0; k < ne; k++) free(evict[k] - 64);
+    return;
+  }
+  free(p - 64);
+}
+
 /* A descriptor of a row-major buffer: allocated, aligned, offset, sizes, strides. */
 static void put_desc(int64_t *d, void *data, int rank, const int64_t *shape) {
   d[0] = (int64_t)(intptr_t)data;
@@ -402,7 +471,7 @@ static int take_output(ftuner_tensor *o, const int64_t *d, int rank, int eb, int
   for (size_t k = 0; k < sizeof(WEIGHTS) / sizeof(WEIGHTS[0]) && own; k++) if (WEIGHTS[k] == (int64_t)(intptr_t)alloc) own = 0;
   for (size_t k = 0; k < sizeof(PREPARED) / sizeof(PREPARED[0]) && own; k++) if (PREPARED[k] == (int64_t)(intptr_t)alloc) own = 0;
   if (own && row_major) { o->owner = alloc; o->data = data; return 0; }
-  char *copy = malloc(count * eb > 0 ? count * eb : 1);
+  char *copy = ftuner_aot_alloc(64, count * eb > 0 ? count * eb : 1);
   if (!copy) { o->owner = 0; o->data = 0; return 1; }
   int64_t idx[8] = {0};
   for (int64_t k = 0; k < count; k++) {
