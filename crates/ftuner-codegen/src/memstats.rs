@@ -48,32 +48,39 @@ extern "C" {
 /// What compiled code calls for `aligned_alloc`.
 pub extern "C" fn counted_aligned_alloc(align: usize, size: usize) -> *mut c_void {
     let cacheable = *ENABLED && size >= CACHED_MIN && align <= BLOCK_ALIGN;
-    let Ok(mut st) = STATE.lock() else {
-        return std::ptr::null_mut();
-    };
-    let (p, capacity) = if cacheable {
+    // libc is called without the lock held (threads of a parallel loop allocate their
+    // packing buffers at once); the lock guards the bookkeeping only.
+    let kept = if cacheable {
+        let Ok(mut st) = STATE.lock() else {
+            return std::ptr::null_mut();
+        };
         // The most recently freed kept block that holds `size` with at most a quarter
         // to spare (likely still in cache).
         let fit = st
             .kept
             .iter()
             .rposition(|(_, cap)| *cap >= size && *cap - size <= size / 4);
-        match fit {
-            Some(i) => {
-                let (a, cap) = st.kept.remove(i);
-                st.kept_bytes -= cap;
-                (a as *mut c_void, Some(cap))
-            }
-            None => {
-                // A multiple of the alignment, as aligned_alloc wants.
-                let cap = size.div_ceil(BLOCK_ALIGN).saturating_mul(BLOCK_ALIGN);
-                // SAFETY: libc's allocator; a power-of-two alignment, a size it divides.
-                (unsafe { aligned_alloc(BLOCK_ALIGN, cap) }, Some(cap))
-            }
-        }
+        fit.map(|i| {
+            let (a, cap) = st.kept.remove(i);
+            st.kept_bytes -= cap;
+            (a as *mut c_void, Some(cap))
+        })
     } else {
+        None
+    };
+    let (p, capacity) = match kept {
+        Some(k) => k,
+        None if cacheable => {
+            // A multiple of the alignment, as aligned_alloc wants.
+            let cap = size.div_ceil(BLOCK_ALIGN).saturating_mul(BLOCK_ALIGN);
+            // SAFETY: libc's allocator; a power-of-two alignment, a size it divides.
+            (unsafe { aligned_alloc(BLOCK_ALIGN, cap) }, Some(cap))
+        }
         // SAFETY: forwards to libc with the caller's arguments.
-        (unsafe { aligned_alloc(align, size) }, None)
+        None => (unsafe { aligned_alloc(align, size) }, None),
+    };
+    let Ok(mut st) = STATE.lock() else {
+        return p;
     };
     if !p.is_null() {
         st.live.insert(p as usize, (size, capacity));
