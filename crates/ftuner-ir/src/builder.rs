@@ -41,11 +41,15 @@ impl<'a> OpBuilder<'a> {
     /// Create the operation `spec` describes at the insertion point.
     pub fn insert(&mut self, spec: OpSpec) -> OpId {
         let o = self.ir.create_op(spec);
+        self.place(o);
+        o
+    }
+    /// Put the detached operation `o` (e.g. a clone) at the insertion point.
+    pub fn place(&mut self, o: OpId) {
         match self.at {
             InsertPoint::End(b) => self.ir.append_op(b, o),
             InsertPoint::Before(x) => self.ir.insert_before(x, o),
         }
-        o
     }
     /// `name(operands) {props} : results`, no regions.
     pub fn create(

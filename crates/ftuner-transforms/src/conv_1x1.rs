@@ -119,7 +119,8 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
 enum PerImage {
     /// The conv's result: the image's matmul.
     Conv,
-    /// A tensor like the output (identity map): its image, as `F x HW`.
+    /// A tensor like the output (identity map), then its `? x F x HW` view: a slice per
+    /// image.
     Image(Value),
     /// Read by channel and constants only: the tensor itself, through this `(f, p)` map.
     Channel(Value, AffineMap),
@@ -225,26 +226,21 @@ fn image(b: &mut OpBuilder<'_>, v: Value, iv: Value, [rows, cols]: [i64; 2]) -> 
 }
 
 /// The consumer over image `iv`'s `F x HW` (`fp`), reading the image's matmul `mr`: a
-/// clone of it with per-image operands (`images`: the `? x F x HW` views of its
-/// per-element operands) and 2-d maps, appended at the builder's block.
+/// clone of it with per-image operands and 2-d maps, appended at the builder's block.
 fn consumer_in_loop(
     b: &mut OpBuilder<'_>,
     s: &Consumer,
-    images: &[Option<Value>],
     mr: Value,
     iv: Value,
     fp: [i64; 2],
-) -> Result<Value, String> {
+) -> Value {
     let mut ins = vec![];
     let mut maps = vec![];
-    for (i, (how, img)) in s.ins.iter().zip(images).enumerate() {
-        let (v, map) = match (how, img) {
-            (PerImage::Conv, _) => (mr, AffineMap::identity(2)),
-            (PerImage::Image(_), Some(v3)) => (image(b, *v3, iv, fp), AffineMap::identity(2)),
-            (PerImage::Channel(v, map), _) => (*v, map.clone()),
-            (PerImage::Image(_), None) => {
-                return Err(format!("consumer operand {i} has no image view"))
-            }
+    for how in &s.ins {
+        let (v, map) = match how {
+            PerImage::Conv => (mr, AffineMap::identity(2)),
+            PerImage::Image(v3) => (image(b, *v3, iv, fp), AffineMap::identity(2)),
+            PerImage::Channel(v, map) => (*v, map.clone()),
         };
         ins.push(v);
         maps.push(Attribute::affine_map(map));
@@ -260,14 +256,11 @@ fn consumer_in_loop(
     b.ir.set_prop(g, "iterator_types", Some(Attribute::array(vec![par; 2])));
     let r = b.ir.result(g, 0);
     b.ir.set_value_type(r, ty);
-    match b.at {
-        InsertPoint::End(blk) => b.ir.append_op(blk, g),
-        InsertPoint::Before(o) => b.ir.insert_before(o, g),
-    }
-    Ok(r)
+    b.place(g);
+    r
 }
 
-fn rewrite(ir: &mut Ir, op: OpId, m: &Match, sink: Option<Consumer>) -> Result<(), String> {
+fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Result<(), String> {
     use ops::{linalg, scf, tensor};
     let [f, c, h, w] = m.fchw;
     let p = h * w;
@@ -315,18 +308,13 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, sink: Option<Consumer>) -> Result<(
         (Some(_), None) => Some(collapse(&mut b, m.o, t3(f), by_image)),
         _ => None,
     };
-    // The consumer's per-element operands, as images.
-    let images: Vec<Option<Value>> = sink
-        .iter()
-        .flat_map(|s| &s.ins)
-        .map(|i| match i {
-            PerImage::Image(v) => {
-                let vt = Type::tensor(vec![DYNAMIC, f, p], b.ir.value_type(*v).element_type());
-                Some(collapse(&mut b, *v, vt, by_image))
-            }
-            _ => None,
-        })
-        .collect();
+    // The consumer's per-element operands, viewed by image.
+    for how in sink.iter_mut().flat_map(|s| &mut s.ins) {
+        if let PerImage::Image(v) = how {
+            let vt = Type::tensor(vec![DYNAMIC, f, p], b.ir.value_type(*v).element_type());
+            *v = collapse(&mut b, *v, vt, by_image);
+        }
+    }
     let lp = b.insert(
         OpSpec::new(intern_name(scf::ForOp::NAME), loc)
             .operands([c0, n, c1, o3])
@@ -361,7 +349,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, sink: Option<Consumer>) -> Result<(
     }
     let mut mr = named(&mut b, linalg::MatmulOp::NAME, &[w2, xi], oi)?;
     if let Some(s) = &sink {
-        mr = consumer_in_loop(&mut b, s, &images, mr, iv, [f, p])?;
+        mr = consumer_in_loop(&mut b, s, mr, iv, [f, p]);
     }
     let u = b.value(
         tensor::InsertSliceOp::NAME,

@@ -8,8 +8,8 @@
 //! `d1 * 2`, ...) become `arith` ops; an output is loaded only when the body reads it.
 //!
 //! Unlike upstream, the outer loops of a `linalg.generic` (or a depthwise conv or pooling)
-//! whose iterations write disjoint output elements (a parallel dim every output indexes plainly; a body that computes and
-//! reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
+//! whose iterations write disjoint output elements (a parallel dim every output indexes
+//! plainly; a body that computes and reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
 //! (`parallel=false` turns it off; other consumers run marked loops serially).
 
 use ftuner_dialects::ops;
@@ -331,6 +331,7 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
     if volume.is_some_and(|v| v < PARALLEL_MIN_VOLUME) {
         return vec![];
     }
+    let window = ir.name(op) != ops::linalg::GenericOp::NAME;
     let mut dims = vec![];
     for (d, par) in parallel.iter().enumerate() {
         let plain = out_maps
@@ -343,7 +344,6 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
         // Enough iterations to split. A window op's dynamic batch is often 1: its channel
         // loop is marked too (the pool runs a one-iteration loop inline, so the loop inside
         // takes the pool; with more images, the inner loop runs serially in each chunk).
-        let window = ir.name(op) != ops::linalg::GenericOp::NAME;
         if extent(d).is_some_and(|e| e >= 8) || (extent(d).is_none() && !window) {
             break;
         }
@@ -599,9 +599,9 @@ fn emit_body(
             .iter()
             .map(|e| b.expr(anchor, e, ivs))
             .collect::<Result<Vec<_>, _>>()?;
-        if let Some(c) = (i >= nin)
-            .then(|| carried.get(i - nin).copied().flatten())
-            .flatten()
+        if let Some(c) = i
+            .checked_sub(nin)
+            .and_then(|k| carried.get(k).copied().flatten())
         {
             map.insert(args[i], c);
         } else if i < nin || b.ir.has_uses(args[i]) {
@@ -657,7 +657,7 @@ define_pass! {
         argument: "convert-linalg-to-loops",
         name: "ConvertLinalgToLoops",
         summary: "Convert the operations from the linalg dialect into loops",
-        description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
+        description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first; the output's contiguous dim moves inside the small static reductions after it, which are unrolled) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic, depthwise conv or pooling whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
         options: ConvertLinalgToLoopsOptions {
             "parallel" => parallel: bool = "true",
                 "Mark the outer loops of a linalg.generic, depthwise conv or pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations";

@@ -29,10 +29,10 @@ pub struct Costs {
 /// 18.1 ms with it derived.
 const GEMM_EFFICIENCY: f64 = 0.8;
 const CONV_EFFICIENCY: f64 = 0.5;
-/// A direct (strided or dilated) conv whose image dims past the batch and filter are
-/// static runs its k dims as one loop over B's panels (lower-ukernels' flat-k form) at a
-/// matmul's speed: ResNet-50's convs at 150-197 GFLOP/s on a core whose model peak is
-/// 166-180 (docs/ollie.md).
+/// A conv (direct or dense) whose image dims past the batch and filter are static runs
+/// its k dims as one loop over B's panels (lower-ukernels' flat-k form) at a matmul's
+/// speed: ResNet-50's convs at 150-197 GFLOP/s on a core whose model peak is 166-180
+/// (docs/ollie.md).
 const FLAT_CONV_EFFICIENCY: f64 = GEMM_EFFICIENCY;
 /// Cycles per element of an eOperator per access (index arithmetic, bounds check, load)
 /// and per arithmetic op: scalar loops.
@@ -167,15 +167,19 @@ pub(super) fn count_ops(t: &Term) -> (f64, f64) {
     }
 }
 
-/// The efficiency of an implicit-GEMM conv: the flat-k form's when every input's dims
-/// past the first (the batch) are static, else the nested loops'.
-fn conv_efficiency(s: &Scope, shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>) -> f64 {
-    let flat = s
-        .body
+/// Whether every input's dims past the first (the batch) are static: what lower-ukernels'
+/// flat-k form (and, for 1x1 filters, convert-1x1-conv-to-matmul) needs.
+fn static_image(s: &Scope, shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>) -> bool {
+    s.body
         .accesses()
         .iter()
-        .all(|(src, _)| shape(src).is_some_and(|sh| sh.iter().skip(1).all(Option::is_some)));
-    if flat {
+        .all(|(src, _)| shape(src).is_some_and(|sh| sh.iter().skip(1).all(Option::is_some)))
+}
+
+/// The efficiency of an implicit-GEMM conv: the flat-k form's over a static image, else
+/// the nested loops'.
+fn conv_efficiency(s: &Scope, shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>) -> f64 {
+    if static_image(s, shape) {
         FLAT_CONV_EFFICIENCY
     } else {
         CONV_EFFICIENCY
@@ -225,9 +229,7 @@ pub fn node_cost(
             // ResNet-50 paid 113 transposes and an im2col per 3x3 conv: 572 ms at batch 8
             // against 490 kept). Not when the image is zero-inserted (`flat_dense_convs`
             // off), which a derivation skips.
-            Target::Auto
-                if costs.flat_dense_convs && conv_efficiency(s, shape) == FLAT_CONV_EFFICIENCY =>
-            {
+            Target::Auto if costs.flat_dense_convs && static_image(s, shape) => {
                 2.0 * vol / (FLAT_CONV_EFFICIENCY * costs.peak)
             }
             // Dynamic images, zero-inserted ones: the nested form's efficiency.
