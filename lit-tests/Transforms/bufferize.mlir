@@ -3,6 +3,12 @@
 // RUN: ftuner-opt %s --bufferize --split-input-file | FileCheck %s
 // RUN: ftuner-opt %s --bufferize --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
 // REQUIRES: mlir-opt
+// Pads (border-only and whole fills, batch 0 included) against the interpreter:
+// RUN: ftuner-run %S/Inputs/pads.mlir --entry=border --shape 0=2x3x4x5 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/pads.mlir --entry=border --shape 0=0x3x4x5 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/pads.mlir --entry=corners --shape 0=3x4 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/pads.mlir --entry=dynamic --shape 0=3x4 --check | FileCheck %s --check-prefix=RUNOK
+// RUNOK: check: ok
 
 // A tile loop: the matching extract_slice / insert_slice pair writes the accumulator in
 // place; no iter_args, no copy, the result is returned without one.
@@ -122,6 +128,64 @@ func.func @pad(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
     tensor.yield %z : f32
   } : tensor<?x4xf32> to tensor<?x7xf32>
   return %p : tensor<?x7xf32>
+}
+
+// -----
+
+// A pad whose padded dims are static (a CNN's, batch dynamic): the padding value is written
+// on the border only — for each padded dim its low and high slabs, over the interior of the
+// dims before it — not over the whole buffer the copy overwrites.
+// CHECK-LABEL: func.func @pad_border
+// CHECK: %[[D:.*]] = memref.dim %arg0, %c0{{.*}} : memref<?x3x4x5xf32>
+// CHECK: %[[P:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x3x7x6xf32>
+// CHECK-NOT: outs(%[[P]]
+// CHECK: %[[T:.*]] = memref.subview %[[P]][0, 0, 0, 0] [%[[D]], 3, 1, 6] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[T]]
+// CHECK: %[[B:.*]] = memref.subview %[[P]][0, 0, 5, 0] [%[[D]], 3, 2, 6] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[B]]
+// CHECK: %[[R:.*]] = memref.subview %[[P]][0, 0, 1, 5] [%[[D]], 3, 4, 1] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[R]]
+// CHECK-NOT: linalg.fill
+// CHECK: %[[I:.*]] = memref.subview %[[P]][0, 0, 1, 0] [%[[D]], 3, 4, 5] [1, 1, 1, 1]
+// CHECK: memref.copy %arg0, %[[I]]
+func.func @pad_border(%a: tensor<?x3x4x5xf32>) -> tensor<?x3x7x6xf32> {
+  %z = arith.constant 0.5 : f32
+  %p = tensor.pad %a low[0, 0, 1, 0] high[0, 0, 2, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x3x4x5xf32> to tensor<?x3x7x6xf32>
+  return %p : tensor<?x3x7x6xf32>
+}
+
+// -----
+
+// Two loops writing into one (CSE-merged) reshape of a tensor.empty: the first takes its
+// buffer, the second a new one — not a copy of the first's, whose contents are undefined.
+// CHECK-LABEL: func.func @shared_empty
+// CHECK: %[[A:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x4x2xf32>
+// CHECK: %[[V:.*]] = memref.collapse_shape %[[A]]
+// CHECK: %[[B:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x8xf32>
+// CHECK-NOT: memref.copy %[[V]]
+// CHECK: scf.for
+// CHECK: return %[[B]], %[[V]]
+func.func @shared_empty(%a: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %a, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%n) : tensor<?x4x2xf32>
+  %v = tensor.collapse_shape %e [[0], [1, 2]] : tensor<?x4x2xf32> into tensor<?x8xf32>
+  %x = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %v) -> (tensor<?x8xf32>) {
+    %s = tensor.extract_slice %a[%i, 0] [1, 8] [1, 1] : tensor<?x8xf32> to tensor<1x8xf32>
+    %r = tensor.insert_slice %s into %acc[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<?x8xf32>
+    scf.yield %r : tensor<?x8xf32>
+  }
+  %y = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %v) -> (tensor<?x8xf32>) {
+    %s = tensor.extract_slice %a[%i, 0] [1, 8] [1, 1] : tensor<?x8xf32> to tensor<1x8xf32>
+    %t = linalg.add ins(%s, %s : tensor<1x8xf32>, tensor<1x8xf32>) outs(%s : tensor<1x8xf32>) -> tensor<1x8xf32>
+    %r = tensor.insert_slice %t into %acc[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<?x8xf32>
+    scf.yield %r : tensor<?x8xf32>
+  }
+  return %x, %y : tensor<?x8xf32>, tensor<?x8xf32>
 }
 
 // -----

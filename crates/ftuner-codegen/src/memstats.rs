@@ -6,6 +6,8 @@
 //! large ones (MobileNetV2's activations at batch 8 are 13–39 MB each) are beyond glibc's
 //! mmap threshold, so each call mapped them afresh and faulted every page in again: a
 //! third of MobileNetV2's time at batch 8 was the kernel's page faults (`perf record`).
+//! Smaller blocks live on glibc's heap, whose top goes back to the system when a free
+//! leaves enough of it unused, so they are cached too (from 256 KiB).
 //! Blocks of at least [`CACHED_MIN`] bytes are kept on free, up to [`CACHE_LIMIT`] bytes in
 //! all (the oldest are returned to libc first), and an allocation takes the most recently
 //! freed block that holds it with at most a quarter to spare (likely still in cache). `FTUNER_ALLOC_CACHE=0` turns
@@ -17,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 /// Blocks at least this large are kept when freed.
-pub const CACHED_MIN: usize = 8 << 20;
+pub const CACHED_MIN: usize = 256 << 10;
 /// The most bytes kept in freed blocks.
 pub const CACHE_LIMIT: usize = 1 << 30;
 /// Alignment of the blocks the cache holds (any request up to it can take one).

@@ -345,7 +345,7 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
    ftuner_codegen::memstats: glibc maps such temporaries afresh on every call otherwise,
    and the call then faults every page in again. */
 #include <pthread.h>
-#define FTUNER_CACHE_MIN ((size_t)8 << 20)
+#define FTUNER_CACHE_MIN ((size_t)256 << 10)
 #define FTUNER_CACHE_LIMIT ((size_t)1 << 30)
 #define FTUNER_CACHE_SLOTS 64
 static pthread_mutex_t CACHE_LOCK = PTHREAD_MUTEX_INITIALIZER;

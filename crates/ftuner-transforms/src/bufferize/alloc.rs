@@ -85,9 +85,9 @@ impl Rw<'_> {
         }
         let loc = self.ir.loc(op);
         let n = self.alloc_like(b, d, loc);
-        if need_old {
+        let old = self.ir.operand(op, idx);
+        if need_old && !undefined_contents(self.ir, old) {
             // A filled tensor is filled again rather than copied.
-            let old = self.ir.operand(op, idx);
             let fill = self.ir.defining_op(old).filter(|f| {
                 self.ir.name(*f) == ops::linalg::FillOp::NAME && self.ir.operands(*f).len() == 2
             });
@@ -127,6 +127,23 @@ impl Rw<'_> {
         self.ir.append_op(b, f);
         fill_body(self.ir, f, elem, loc);
     }
+}
+
+/// `v` is a `tensor.empty` or a reshape of one: its contents are undefined, so a writer
+/// that cannot take its buffer needs no copy of it. (CSE merges equal `tensor.empty`s and
+/// their reshapes: three 1x1 convs of MobileNetV2 writing one shape share one
+/// `collapse_shape(tensor.empty)`, and all but the first copied it whole.)
+fn undefined_contents(ir: &Ir, mut v: Value) -> bool {
+    while let Some(d) = ir.defining_op(v) {
+        match ir.name(d) {
+            ops::tensor::EmptyOp::NAME => return true,
+            ops::tensor::CollapseShapeOp::NAME
+            | ops::tensor::ExpandShapeOp::NAME
+            | ops::tensor::CastOp::NAME => v = ir.operand(d, 0),
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The body of a `linalg.fill` on elements of type `elem`: yield the fill value.

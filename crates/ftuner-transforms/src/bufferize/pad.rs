@@ -1,6 +1,7 @@
-//! Bufferization of `tensor.pad`: a new buffer filled with the padding value, the source
-//! copied into its interior (a subview at the low padding), checked at run time where the
-//! padding is dynamic.
+//! Bufferization of `tensor.pad`: a new buffer, the source copied into its interior (a
+//! subview at the low padding, checked at run time where the padding is dynamic) and the
+//! padding value written around it — only on the border where every padded dim is static
+//! (a CNN's pads: 2-4% of the buffer), else over the whole buffer first.
 
 use super::types::{memref_of, subview_type};
 use super::{Rw, R};
@@ -30,7 +31,19 @@ impl Rw<'_> {
         let pad = self.padding_value(op, b)?;
         let padding = self.padding(op, b, src, ty)?;
         let out = self.alloc(b, ty, padding.dyn_sizes.clone(), loc);
-        self.fill(b, pad, out, ty.element_type(), loc);
+        let shigh = self
+            .ir
+            .attr(op, "static_high")
+            .and_then(|x| x.as_dense_i64s())
+            .unwrap_or_default();
+        match border(&padding, &shigh, ty, self.ir.value_type(src)) {
+            Some(slabs) => {
+                for s in slabs {
+                    self.fill_slab(op, b, pad, (out, ty), &padding, &s)?;
+                }
+            }
+            None => self.fill(b, pad, out, ty.element_type(), loc),
+        }
         self.copy_interior(op, b, src, out, ty, &padding)?;
         self.map.insert(res, out);
         Ok(())
@@ -140,6 +153,55 @@ impl Rw<'_> {
         })
     }
 
+    /// Fill one slab of the border of `out` (of type `ty`) with `pad`.
+    fn fill_slab(
+        &mut self,
+        op: OpId,
+        b: BlockId,
+        pad: Value,
+        (out, ty): (Value, Type),
+        padding: &Padding,
+        slab: &Slab,
+    ) -> R<()> {
+        let loc = self.ir.loc(op);
+        let rank = slab.sizes.len();
+        let ones = vec![1i64; rank];
+        let dyn_sizes: Vec<Value> = (0..rank)
+            .filter(|i| slab.sizes[*i] == DYNAMIC)
+            .filter_map(|i| padding.src_sizes[i])
+            .collect();
+        let sv_ty = subview_type(ty, &slab.offsets, &slab.sizes, &ones, &slab.sizes)
+            .ok_or((op, "cannot type a slab of the pad".into()))?;
+        let nsz = dyn_sizes.len() as i32;
+        let mut operands = vec![out];
+        operands.extend(dyn_sizes);
+        let sv = self.new_op(
+            b,
+            ops::memref::SubviewOp::NAME,
+            operands,
+            vec![sv_ty],
+            vec![
+                (
+                    "static_offsets".into(),
+                    Attribute::dense_i64_array(&slab.offsets),
+                ),
+                (
+                    "static_sizes".into(),
+                    Attribute::dense_i64_array(&slab.sizes),
+                ),
+                ("static_strides".into(), Attribute::dense_i64_array(&ones)),
+                (
+                    "operandSegmentSizes".into(),
+                    Attribute::dense_i32_array(&[1, 0, nsz, 0]),
+                ),
+            ],
+            loc,
+        );
+        let sv = self.ir.result(sv, 0);
+        self.fill(b, pad, sv, ty.element_type(), loc);
+        Ok(())
+    }
+
     /// Copy `src` into the interior of `out` (of type `ty`): a subview at the low offsets
     /// with the source's sizes, checked at run time to fit.
     fn copy_interior(
@@ -208,4 +270,52 @@ impl Rw<'_> {
         self.copies += 1;
         Ok(())
     }
+}
+
+/// A box of the padded buffer: static offsets, sizes (`DYNAMIC` where the size is the
+/// source's dynamic size of an unpadded dim).
+#[derive(Debug, PartialEq)]
+struct Slab {
+    offsets: Vec<i64>,
+    sizes: Vec<i64>,
+}
+
+/// The border of a pad as disjoint boxes — for each padded dim `i`, the low and the high
+/// side, over the interior of the dims before `i` and the whole of the dims after it — when
+/// every padded dim has a static source size and static low/high padding (dims without
+/// padding may be dynamic). `None` otherwise: the caller fills the whole buffer.
+fn border(p: &Padding, static_high: &[i64], ty: Type, src: Type) -> Option<Vec<Slab>> {
+    let rank = p.static_low.len();
+    let (rshape, sshape) = (ty.shape()?, src.shape()?);
+    if static_high.len() != rank || rshape.len() != rank || sshape.len() != rank {
+        return None;
+    }
+    let padded = |i: usize| p.static_low[i] != 0 || static_high[i] != 0;
+    for i in (0..rank).filter(|i| padded(*i)) {
+        let (lo, hi) = (p.static_low[i], static_high[i]);
+        if lo == DYNAMIC || hi == DYNAMIC || lo < 0 || hi < 0 || sshape[i] == DYNAMIC {
+            return None;
+        }
+    }
+    // An unpadded dim spans the source's size (dynamic or not); a padded one is static.
+    let full = |j: usize| if padded(j) { rshape[j] } else { sshape[j] };
+    let mut slabs = vec![];
+    for i in (0..rank).filter(|i| padded(*i)) {
+        let sides = [
+            (0, p.static_low[i]),
+            (p.static_low[i] + sshape[i], static_high[i]),
+        ];
+        for (at, len) in sides.into_iter().filter(|(_, len)| *len > 0) {
+            let mut offsets = vec![0; rank];
+            let mut sizes: Vec<i64> = (0..rank).map(full).collect();
+            for j in 0..i {
+                offsets[j] = p.static_low[j];
+                sizes[j] = sshape[j];
+            }
+            offsets[i] = at;
+            sizes[i] = len;
+            slabs.push(Slab { offsets, sizes });
+        }
+    }
+    Some(slabs)
 }

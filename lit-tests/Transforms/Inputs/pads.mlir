@@ -1,0 +1,28 @@
+// Pads for bufferize.mlir's --check runs: border-only fills (a padded dim at every
+// position, low only, high only), and a whole fill (a padded dynamic dim).
+func.func @border(%a: tensor<?x3x4x5xf32>) -> tensor<?x3x7x6xf32> {
+  %z = arith.constant 0.5 : f32
+  %p = tensor.pad %a low[0, 0, 1, 0] high[0, 0, 2, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x3x4x5xf32> to tensor<?x3x7x6xf32>
+  return %p : tensor<?x3x7x6xf32>
+}
+
+func.func @corners(%a: tensor<3x4xf32>) -> tensor<6x7xf32> {
+  %z = arith.constant -2.0 : f32
+  %p = tensor.pad %a low[2, 1] high[1, 2] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<3x4xf32> to tensor<6x7xf32>
+  return %p : tensor<6x7xf32>
+}
+
+func.func @dynamic(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
+  %z = arith.constant 0.5 : f32
+  %p = tensor.pad %a low[1, 2] high[2, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<?x4xf32> to tensor<?x7xf32>
+  return %p : tensor<?x7xf32>
+}
