@@ -308,10 +308,8 @@ fn border(p: &Padding, static_high: &[i64], ty: Type, src: Type) -> Option<Vec<S
         for (at, len) in sides.into_iter().filter(|(_, len)| *len > 0) {
             let mut offsets = vec![0; rank];
             let mut sizes: Vec<i64> = (0..rank).map(full).collect();
-            for j in 0..i {
-                offsets[j] = p.static_low[j];
-                sizes[j] = sshape[j];
-            }
+            offsets[..i].copy_from_slice(&p.static_low[..i]);
+            sizes[..i].copy_from_slice(&sshape[..i]);
             offsets[i] = at;
             sizes[i] = len;
             slabs.push(Slab { offsets, sizes });
