@@ -58,9 +58,7 @@ struct Match {
 }
 
 fn unit(ir: &Ir, op: OpId, name: &str) -> bool {
-    ir.attr(op, name)
-        .and_then(|a| a.as_dense_i64s())
-        .is_none_or(|v| v.iter().all(|s| *s == 1))
+    body::ints(ir, op, name, 2).iter().all(|s| *s == 1)
 }
 
 fn matches(ir: &Ir, op: OpId) -> Option<Match> {

@@ -48,7 +48,7 @@ fn cpu_patch(v: &[String]) -> String {
         String::new()
     };
     format!(
-        "{derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul,patch-ukernels{{target={target}{db}}}"
+        "{derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul,peel-padded-windows,patch-ukernels{{target={target}{db}}}"
     )
 }
 

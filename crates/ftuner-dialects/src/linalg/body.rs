@@ -19,7 +19,9 @@ pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {
     })
 }
 
-fn ints(ir: &Ir, op: OpId, name: &str, n: usize) -> Vec<i64> {
+/// An op's `n` integers `name` (`strides`, `dilations`: a dense array or a dense vector,
+/// splat or not); `n` ones when absent or malformed.
+pub fn ints(ir: &Ir, op: OpId, name: &str, n: usize) -> Vec<i64> {
     let a = ir.attr(op, name);
     let v: Option<Vec<i64>> = a.and_then(|a| match a.kind() {
         ftuner_ir::AttrKind::DenseElements {

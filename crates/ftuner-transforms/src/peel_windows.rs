@@ -1,0 +1,311 @@
+//! `peel-padded-windows`: a depthwise convolution or a pooling (NCHW) over a `tensor.pad`
+//! of its image is split by output region: the interior, whose windows lie inside the
+//! image, reads a slice of the image itself; only the border strips (the output rows
+//! above and below it, the columns left and right of it) read small pads of the few image
+//! rows or columns they need.
+//!
+//! ```mlir
+//! %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] { ... } : tensor<?x96x56x56xf32> to tensor<?x96x58x58xf32>
+//! %r = linalg.depthwise_conv_2d_nchw_chw ins(%p, %w ...) outs(%o : tensor<?x96x56x56xf32>)
+//! ```
+//! becomes, for the interior rows/columns `[1, 55)`,
+//! ```mlir
+//! %xi = tensor.extract_slice %x[0, 0, 0, 0] [%n, 96, 56, 56] [1, 1, 1, 1]
+//! %oi = tensor.extract_slice %o[0, 0, 1, 1] [%n, 96, 54, 54] [1, 1, 1, 1]
+//! %ri = linalg.depthwise_conv_2d_nchw_chw ins(%xi, %w ...) outs(%oi ...)
+//! %o1 = tensor.insert_slice %ri into %o[0, 0, 1, 1] [%n, 96, 54, 54] [1, 1, 1, 1]
+//! ```
+//! and four such strips (top, bottom: every column; left, right: the interior rows), each
+//! over a pad of its image slice (`[%n, 96, 2, 56]` padded to `[%n, 96, 3, 58]` for the top
+//! row). Bufferized, the pieces write their slices of the output in place and the image is
+//! read where it is: the padded copy of the whole activation (a fill, a copy, and the
+//! conv reading it back: MobileNetV2 pads the input of each of its 17 depthwise convs) is
+//! gone; what is padded is 2-4 rows or columns per channel.
+
+use ftuner_dialects::linalg::{body, ins_outs};
+use ftuner_dialects::ops;
+use ftuner_ir::{Attribute, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
+use ftuner_pass::{define_pass, PassContext, PassFailure};
+
+/// A window op over a padded image, with everything static past the batch.
+struct Window {
+    /// The pad's source (`N x C x H x W`), the pad op.
+    x: Value,
+    pad: OpId,
+    /// Filter or window shape operand, the output init.
+    f: Value,
+    o: Value,
+    /// Per spatial dim: image size, output size, kernel size, stride, dilation, low and
+    /// high padding.
+    dims: [Dim; 2],
+    elem: Type,
+}
+
+#[derive(Clone, Copy)]
+struct Dim {
+    size: i64,
+    out: i64,
+    k: i64,
+    s: i64,
+    d: i64,
+    low: i64,
+    high: i64,
+}
+
+impl Dim {
+    /// Output positions `[lo, hi)` whose windows lie inside the image.
+    fn interior(&self) -> (i64, i64) {
+        let span = (self.k - 1) * self.d;
+        let lo = (self.low + self.s - 1) / self.s;
+        let last = self.size - 1 + self.low - span;
+        let hi = if last < 0 { 0 } else { last / self.s + 1 };
+        (lo.min(self.out), hi.min(self.out))
+    }
+
+    /// For output positions `[a, b)`: the image positions read `[start, end)` clipped to
+    /// the image, and the padding below and above them.
+    fn reads(&self, a: i64, b: i64) -> (i64, i64, i64, i64) {
+        let start = a * self.s - self.low;
+        let end = (b - 1) * self.s - self.low + (self.k - 1) * self.d + 1;
+        let (lo, hi) = ((-start).max(0), (end - self.size).max(0));
+        (start.max(0), end.min(self.size), lo, hi)
+    }
+}
+
+/// The window ops this pass splits: image operand 0, kernel shape from operand 1's last two
+/// dims (the depthwise filter `C x KH x KW`, the pooling window `KH x KW`).
+const WINDOW_OPS: [&str; 3] = [
+    ops::linalg::DepthwiseConv2dNchwChwOp::NAME,
+    ops::linalg::PoolingNchwMaxOp::NAME,
+    ops::linalg::PoolingNchwSumOp::NAME,
+];
+
+fn pair(ir: &Ir, op: OpId, name: &str) -> Option<[i64; 2]> {
+    let v = body::ints(ir, op, name, 2);
+    v.iter().all(|x| *x >= 1).then_some([v[0], v[1]])
+}
+
+fn matches(ir: &Ir, op: OpId) -> Option<Window> {
+    if !WINDOW_OPS.contains(&ir.name(op)) || ir.results(op).len() != 1 {
+        return None;
+    }
+    let (ins, outs) = ins_outs(ir, op);
+    let (&[p, f], &[o]) = (ins.as_slice(), outs.as_slice()) else {
+        return None;
+    };
+    let pad = ir
+        .defining_op(p)
+        .filter(|d| ir.name(*d) == ops::tensor::PadOp::NAME)?;
+    // Static padding of the spatial dims only.
+    if ir.operands(pad).len() != 1 {
+        return None;
+    }
+    let arr = |a: &str| ir.attr(pad, a).and_then(|x| x.as_dense_i64s());
+    let (low, high) = (arr("static_low")?, arr("static_high")?);
+    if low.len() != 4 || high.len() != 4 || low[..2] != [0, 0] || high[..2] != [0, 0] {
+        return None;
+    }
+    let x = ir.operand(pad, 0);
+    let (xt, ft, ot) = (ir.value_type(x), ir.value_type(f), ir.value_type(o));
+    let (xs, fs, os) = (xt.shape()?, ft.shape()?, ot.shape()?);
+    let elem = ot.element_type();
+    if xs.len() != 4
+        || os.len() != 4
+        || fs.len() < 2
+        || xs[1..].contains(&DYNAMIC)
+        || os[1..].contains(&DYNAMIC)
+        || fs.contains(&DYNAMIC)
+        || xs[1] != os[1]
+        || xt.element_type() != elem
+        || ir.value_type(ir.result(op, 0)) != ot
+        || !xt.is_tensor()
+    {
+        return None;
+    }
+    let (s, d) = (pair(ir, op, "strides")?, pair(ir, op, "dilations")?);
+    let k = [fs[fs.len() - 2], fs[fs.len() - 1]];
+    let dim = |i: usize| Dim {
+        size: xs[2 + i],
+        out: os[2 + i],
+        k: k[i],
+        s: s[i],
+        d: d[i],
+        low: low[2 + i],
+        high: high[2 + i],
+    };
+    let dims = [dim(0), dim(1)];
+    // The op's own shapes must agree (the verifier says so; the arithmetic relies on it).
+    let agrees = dims.iter().all(|m| {
+        m.low >= 0
+            && m.high >= 0
+            && m.k >= 1
+            && (m.size + m.low + m.high - (m.k - 1) * m.d - 1).div_euclid(m.s) + 1 == m.out
+    });
+    agrees.then_some(Window {
+        x,
+        pad,
+        f,
+        o,
+        dims,
+        elem,
+    })
+}
+
+/// Props of a 4-d slice at `[0, 0, offs]` of sizes `[?, C, sizes]` (the batch size an
+/// operand), unit strides; `leading` operands (source, and dest for an insert) first.
+fn slice_props(
+    offs: [i64; 2],
+    c: i64,
+    sizes: [i64; 2],
+    leading: i32,
+) -> Vec<(&'static str, Attribute)> {
+    let mut segs = vec![1; leading as usize];
+    segs.extend([0, 1, 0]);
+    vec![
+        (
+            "static_offsets",
+            Attribute::dense_i64_array(&[0, 0, offs[0], offs[1]]),
+        ),
+        (
+            "static_sizes",
+            Attribute::dense_i64_array(&[DYNAMIC, c, sizes[0], sizes[1]]),
+        ),
+        ("static_strides", Attribute::dense_i64_array(&[1, 1, 1, 1])),
+        ("operandSegmentSizes", Attribute::dense_i32_array(&segs)),
+    ]
+}
+
+/// Output regions `(rows, cols)`: the interior first, then the strips around it.
+type Region = ([i64; 2], [i64; 2]);
+
+fn regions(w: &Window) -> Option<Vec<Region>> {
+    let [(h0, h1), (w0, w1)] = [w.dims[0].interior(), w.dims[1].interior()];
+    if h0 >= h1 || w0 >= w1 {
+        return None;
+    }
+    let (oh, ow) = (w.dims[0].out, w.dims[1].out);
+    let all = [
+        ([h0, h1], [w0, w1]),
+        ([0, h0], [0, ow]),
+        ([h1, oh], [0, ow]),
+        ([h0, h1], [0, w0]),
+        ([h0, h1], [w1, ow]),
+    ];
+    let out: Vec<Region> = all
+        .into_iter()
+        .filter(|(r, c)| r[0] < r[1] && c[0] < c[1])
+        .collect();
+    // Each piece reads at least one image row and column (not padding alone).
+    let reads_image = |m: &Dim, [a, b]: [i64; 2]| {
+        let (s, e, _, _) = m.reads(a, b);
+        s < e
+    };
+    out.iter()
+        .all(|(r, c)| reads_image(&w.dims[0], *r) && reads_image(&w.dims[1], *c))
+        .then_some(out)
+}
+
+fn rewrite(ir: &mut Ir, op: OpId, w: &Window, regions: &[Region]) {
+    use ops::tensor;
+    let res = ir.result(op, 0);
+    let c = ir.value_type(w.o).shape().map_or(0, |s| s[1]);
+    let t4 = |h: i64, wd: i64| Type::tensor(vec![DYNAMIC, c, h, wd], w.elem);
+    let mut b = OpBuilder::before(ir, op);
+    let c0 = b.index(0);
+    let n = b.value(tensor::DimOp::NAME, vec![w.x, c0], Type::index(), &[]);
+    let mut acc = w.o;
+    for (rows, cols) in regions {
+        let (rs, re, rlo, rhi) = w.dims[0].reads(rows[0], rows[1]);
+        let (cs, ce, clo, chi) = w.dims[1].reads(cols[0], cols[1]);
+        let mut img = b.value(
+            tensor::ExtractSliceOp::NAME,
+            vec![w.x, n],
+            t4(re - rs, ce - cs),
+            &slice_props([rs, cs], c, [re - rs, ce - cs], 1),
+        );
+        if rlo + rhi + clo + chi > 0 {
+            let p = b.ir.clone_op(w.pad, &mut Default::default());
+            b.ir.set_operands(p, vec![img]);
+            b.ir.set_prop(
+                p,
+                "static_low",
+                Some(Attribute::dense_i64_array(&[0, 0, rlo, clo])),
+            );
+            b.ir.set_prop(
+                p,
+                "static_high",
+                Some(Attribute::dense_i64_array(&[0, 0, rhi, chi])),
+            );
+            img = b.ir.result(p, 0);
+            let ty = t4(re - rs + rlo + rhi, ce - cs + clo + chi);
+            b.ir.set_value_type(img, ty);
+            b.place(p);
+        }
+        let size = [rows[1] - rows[0], cols[1] - cols[0]];
+        let at = [rows[0], cols[0]];
+        let out = b.value(
+            tensor::ExtractSliceOp::NAME,
+            vec![acc, n],
+            t4(size[0], size[1]),
+            &slice_props(at, c, size, 1),
+        );
+        let piece = b.ir.clone_op(op, &mut Default::default());
+        b.ir.set_operands(piece, vec![img, w.f, out]);
+        let r = b.ir.result(piece, 0);
+        b.ir.set_value_type(r, t4(size[0], size[1]));
+        b.place(piece);
+        let acc_ty = b.ir.value_type(acc);
+        acc = b.value(
+            tensor::InsertSliceOp::NAME,
+            vec![r, acc, n],
+            acc_ty,
+            &slice_props(at, c, size, 2),
+        );
+    }
+    b.ir.replace_all_uses(res, acc);
+    b.ir.erase_op(op);
+    if !b.ir.has_uses(b.ir.result(w.pad, 0)) {
+        b.ir.erase_op(w.pad);
+    }
+}
+
+define_pass! {
+    /// `peel-padded-windows`: depthwise convs and poolings over a pad, split by region.
+    pub struct PeelPaddedWindowsPass {
+        argument: "peel-padded-windows",
+        name: "PeelPaddedWindows",
+        summary: "Split depthwise convolutions and poolings over a tensor.pad into an interior that reads the image in place and border strips over small pads",
+        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made.",
+        options: PeelPaddedWindowsOptions {},
+        statistics: {
+            peeled: "num-peeled" => "Window ops split into interior and border",
+        },
+    }
+}
+
+impl PeelPaddedWindowsPass {
+    fn run_on(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        top: OpId,
+        _opts: &PeelPaddedWindowsOptions,
+    ) -> Result<(), PassFailure> {
+        let mut found = vec![];
+        cx.ir.walk_pre(top, &mut |o| {
+            if matches(cx.ir, o).is_some() {
+                found.push(o);
+            }
+        });
+        for o in found {
+            let Some(w) = matches(cx.ir, o) else {
+                continue;
+            };
+            let Some(rs) = regions(&w) else {
+                continue;
+            };
+            rewrite(cx.ir, o, &w, &rs);
+            self.peeled += 1;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,101 @@
+// Window ops over pads for peel-padded-windows.mlir's --check runs.
+func.func @dw_s1(%x: tensor<?x4x9x11xf32>, %k: tensor<4x3x3xf32>) -> tensor<?x4x9x11xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x9x11xf32>
+  %pv = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x4x9x11xf32> to tensor<?x4x11x13xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x4x9x11xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x4x9x11xf32>) -> tensor<?x4x9x11xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x4x11x13xf32>, tensor<4x3x3xf32>) outs(%f : tensor<?x4x9x11xf32>) -> tensor<?x4x9x11xf32>
+  return %r : tensor<?x4x9x11xf32>
+}
+func.func @dw_s2(%x: tensor<?x4x13x16xf32>, %k: tensor<4x3x3xf32>) -> tensor<?x4x7x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x13x16xf32>
+  %pv = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x4x13x16xf32> to tensor<?x4x15x18xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x4x7x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x4x7x8xf32>) -> tensor<?x4x7x8xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %k : tensor<?x4x15x18xf32>, tensor<4x3x3xf32>) outs(%f : tensor<?x4x7x8xf32>) -> tensor<?x4x7x8xf32>
+  return %r : tensor<?x4x7x8xf32>
+}
+func.func @dw_dil(%x: tensor<?x3x10x7xf32>, %k: tensor<3x3x3xf32>) -> tensor<?x3x10x7xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x10x7xf32>
+  %pv = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 2, 2] high[0, 0, 2, 2] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x3x10x7xf32> to tensor<?x3x14x11xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x3x10x7xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x3x10x7xf32>) -> tensor<?x3x10x7xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x3x14x11xf32>, tensor<3x3x3xf32>) outs(%f : tensor<?x3x10x7xf32>) -> tensor<?x3x10x7xf32>
+  return %r : tensor<?x3x10x7xf32>
+}
+func.func @dw_asym(%x: tensor<?x2x6x7xf32>, %k: tensor<2x3x2xf32>) -> tensor<?x2x6x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x6x7xf32>
+  %pv = arith.constant 0.25 : f32
+  %p = tensor.pad %x low[0, 0, 0, 2] high[0, 0, 2, 0] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x2x6x7xf32> to tensor<?x2x8x9xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x2x6x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x6x8xf32>) -> tensor<?x2x6x8xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x2x8x9xf32>, tensor<2x3x2xf32>) outs(%f : tensor<?x2x6x8xf32>) -> tensor<?x2x6x8xf32>
+  return %r : tensor<?x2x6x8xf32>
+}
+func.func @dw_tiny(%x: tensor<?x2x2x2xf32>, %k: tensor<2x3x3xf32>) -> tensor<?x2x2x2xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x2x2xf32>
+  %pv = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x2x2x2xf32> to tensor<?x2x4x4xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x2x2x2xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x2x2xf32>) -> tensor<?x2x2x2xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x2x4x4xf32>, tensor<2x3x3xf32>) outs(%f : tensor<?x2x2x2xf32>) -> tensor<?x2x2x2xf32>
+  return %r : tensor<?x2x2x2xf32>
+}
+func.func @maxpool(%x: tensor<?x3x11x9xf32>) -> tensor<?x3x6x5xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x11x9xf32>
+  %pv = arith.constant -3.4e38 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x3x11x9xf32> to tensor<?x3x13x11xf32>
+  %z = arith.constant -3.4e38 : f32
+  %e = tensor.empty(%n) : tensor<?x3x6x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x3x6x5xf32>) -> tensor<?x3x6x5xf32>
+  %w = tensor.empty() : tensor<3x3xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %w : tensor<?x3x13x11xf32>, tensor<3x3xf32>) outs(%f : tensor<?x3x6x5xf32>) -> tensor<?x3x6x5xf32>
+  return %r : tensor<?x3x6x5xf32>
+}
+func.func @sumpool(%x: tensor<?x3x8x8xf32>) -> tensor<?x3x4x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x8x8xf32>
+  %pv = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 0, 0] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x3x8x8xf32> to tensor<?x3x9x9xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x3x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x3x4x4xf32>) -> tensor<?x3x4x4xf32>
+  %w = tensor.empty() : tensor<2x2xf32>
+  %r = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %w : tensor<?x3x9x9xf32>, tensor<2x2xf32>) outs(%f : tensor<?x3x4x4xf32>) -> tensor<?x3x4x4xf32>
+  return %r : tensor<?x3x4x4xf32>
+}

@@ -1,0 +1,88 @@
+// peel-padded-windows: a depthwise conv or pooling over a pad of its image becomes the
+// same op on output slices — the interior over a slice of the image itself, the border
+// strips over pads of the rows or columns they read.
+// RUN: ftuner-opt %s --peel-padded-windows --split-input-file | FileCheck %s
+// RUN: ftuner-opt %s --peel-padded-windows --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
+// REQUIRES: mlir-opt
+// Against the interpreter on the ops as read: strides 1 and 2, a dilation, asymmetric
+// padding with a non-zero value, an image too small for an interior (left alone), max and
+// sum poolings, an empty batch.
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s1 --shape 0=3x4x9x11 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s1 --shape 0=0x4x9x11 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s2 --shape 0=2x4x13x16 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_dil --shape 0=2x3x10x7 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_asym --shape 0=2x2x6x7 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_tiny --shape 0=2x2x2x2 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=maxpool --shape 0=2x3x11x9 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=sumpool --shape 0=1x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUNOK: check: ok
+// Seven window ops over pads, six split (dw_tiny's 2x2 image has no interior):
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// STATS: 6 num-peeled
+
+// A 3x3 depthwise conv, stride 1, padding 1 (MobileNetV2's): the interior (rows and
+// columns 1..7 of 9 and 1..10 of 11) reads the image at [0, 0], unpadded; the top and
+// bottom rows read two image rows padded to three, the left and right columns two image
+// columns of the interior rows.
+// CHECK-LABEL: func.func @dw
+// CHECK: tensor.dim %arg0
+// CHECK: %[[N:.*]] = tensor.dim %arg0
+// CHECK: %[[XI:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [%[[N]], 4, 9, 11] [1, 1, 1, 1]
+// CHECK-NOT: tensor.pad
+// CHECK: %[[OI:.*]] = tensor.extract_slice %[[F:.*]][0, 0, 1, 1] [%[[N]], 4, 7, 9] [1, 1, 1, 1]
+// CHECK: %[[RI:.*]] = linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%[[XI]], %arg1 : tensor<?x4x9x11xf32>, tensor<4x3x3xf32>) outs(%[[OI]] : tensor<?x4x7x9xf32>)
+// CHECK: %[[O1:.*]] = tensor.insert_slice %[[RI]] into %[[F]][0, 0, 1, 1] [%[[N]], 4, 7, 9]
+// CHECK: %[[XT:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [%[[N]], 4, 2, 11]
+// CHECK: %[[PT:.*]] = tensor.pad %[[XT]] low[0, 0, 1, 1] high[0, 0, 0, 1]
+// CHECK: } : tensor<?x4x2x11xf32> to tensor<?x4x3x13xf32>
+// CHECK: linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%[[PT]], %arg1 {{.*}} -> tensor<?x4x1x11xf32>
+// CHECK: tensor.insert_slice {{.*}}[0, 0, 0, 0] [%[[N]], 4, 1, 11]
+// CHECK: tensor.extract_slice %arg0[0, 0, 7, 0] [%[[N]], 4, 2, 11]
+// CHECK: tensor.insert_slice {{.*}}[0, 0, 8, 0] [%[[N]], 4, 1, 11]
+// CHECK: tensor.extract_slice %arg0[0, 0, 0, 0] [%[[N]], 4, 9, 2]
+// CHECK: tensor.insert_slice {{.*}}[0, 0, 1, 0] [%[[N]], 4, 7, 1]
+// CHECK: tensor.extract_slice %arg0[0, 0, 0, 9] [%[[N]], 4, 9, 2]
+// CHECK: %[[R:.*]] = tensor.insert_slice {{.*}}[0, 0, 1, 10] [%[[N]], 4, 7, 1]
+// CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// CHECK: return %[[R]]
+func.func @dw(%x: tensor<?x4x9x11xf32>, %k: tensor<4x3x3xf32>) -> tensor<?x4x9x11xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x9x11xf32>
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x4x9x11xf32> to tensor<?x4x11x13xf32>
+  %e = tensor.empty(%n) : tensor<?x4x9x11xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x4x9x11xf32>) -> tensor<?x4x9x11xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x4x11x13xf32>, tensor<4x3x3xf32>) outs(%f : tensor<?x4x9x11xf32>) -> tensor<?x4x9x11xf32>
+  return %r : tensor<?x4x9x11xf32>
+}
+
+// -----
+
+// Padding of the channels, or an image with a dynamic size: left alone.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: tensor.pad
+// CHECK: linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%padded
+// CHECK: tensor.pad
+// CHECK: linalg.pooling_nchw_max {{.*}} ins(%padded
+func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tensor<1x4x?x11xf32>) -> (tensor<1x5x9x11xf32>, tensor<1x4x?x11xf32>) {
+  %c2 = arith.constant 2 : index
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<1x4x9x11xf32> to tensor<1x5x11x13xf32>
+  %e = tensor.empty() : tensor<1x5x9x11xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<1x5x11x13xf32>, tensor<5x3x3xf32>) outs(%e : tensor<1x5x9x11xf32>) -> tensor<1x5x9x11xf32>
+  %h = tensor.dim %y, %c2 : tensor<1x4x?x11xf32>
+  %q = tensor.pad %y low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<1x4x?x11xf32> to tensor<1x4x?x13xf32>
+  %w = tensor.empty() : tensor<3x3xf32>
+  %e2 = tensor.empty(%h) : tensor<1x4x?x11xf32>
+  %s = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%q, %w : tensor<1x4x?x13xf32>, tensor<3x3xf32>) outs(%e2 : tensor<1x4x?x11xf32>) -> tensor<1x4x?x11xf32>
+  return %r, %s : tensor<1x5x9x11xf32>, tensor<1x4x?x11xf32>
+}
