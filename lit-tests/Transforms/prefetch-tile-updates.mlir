@@ -1,6 +1,6 @@
 // prefetch-tile-updates: before an scf.for with vector results, one memref.prefetch per
 // 64-byte line of each vector.transfer_read that follows the loop with buffer and indices
-// defined before it (a register tile's C update).
+// defined before it (a register tile's C update), and of the slices its epilogue reads.
 // RUN: ftuner-opt %s --prefetch-tile-updates --split-input-file | FileCheck %s
 // RUN: ftuner-opt %s --prefetch-tile-updates --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
 // REQUIRES: mlir-opt
@@ -76,6 +76,48 @@ func.func @first_block(%c: memref<?x?xf32>, %b: memref<?x16xf32>, %k: index, %i:
     %old = "vector.transfer_read"(%c, %i, %j, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x?xf32>, index, index, f32) -> vector<16xf32>
     %new = arith.addf %old, %acc : vector<16xf32>
     "vector.transfer_write"(%new, %c, %i, %j) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<16xf32>, memref<?x?xf32>, index, index) -> ()
+  }
+  return
+}
+
+// -----
+
+// The tile's epilogue reads a 2x32 slice of a residual element by element after the
+// loop (the slice taken after it, from a buffer and offsets defined before it): each of
+// its rows' two lines is prefetched before the loop. A 2x1 per-row slice (less than a
+// line per row) and a slice also stored to are not.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: "memref.prefetch"(%arg1, %arg3, %arg4) <{isDataCache = true, isWrite = false, localityHint = 3 : i32}>
+// CHECK: %[[J16:.*]] = arith.addi %arg4, %{{.*}} : index
+// CHECK: "memref.prefetch"(%arg1, %arg3, %[[J16]])
+// CHECK: %[[I1:.*]] = arith.addi %arg3, %{{.*}} : index
+// CHECK: "memref.prefetch"(%arg1, %[[I1]], %arg4)
+// CHECK: "memref.prefetch"(%arg1, %{{.*}}, %{{.*}})
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for
+func.func @epilogue(%c: memref<?x?xf32>, %res: memref<?x?xf32>, %k: index, %i: index, %j: index, %ch: memref<?x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<32xf32>
+  %acc = scf.for %kk = %c0 to %k step %c1 iter_args(%a = %zero) -> (vector<32xf32>) {
+    scf.yield %a : vector<32xf32>
+  }
+  "vector.transfer_write"(%acc, %c, %i, %j) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<32xf32>, memref<?x?xf32>, index, index) -> ()
+  %r = memref.subview %res[%i, %j] [2, 32] [1, 1] : memref<?x?xf32> to memref<2x32xf32, strided<[?, 1], offset: ?>>
+  %s = memref.subview %ch[%i, 0] [2, 1] [1, 1] : memref<?x1xf32> to memref<2x1xf32, strided<[1, 1], offset: ?>>
+  %t = memref.subview %c[%i, %j] [2, 32] [1, 1] : memref<?x?xf32> to memref<2x32xf32, strided<[?, 1], offset: ?>>
+  scf.for %a = %c0 to %c2 step %c1 {
+    scf.for %b = %c0 to %c32 step %c1 {
+      %x = memref.load %r[%a, %b] : memref<2x32xf32, strided<[?, 1], offset: ?>>
+      %y = memref.load %s[%a, %c0] : memref<2x1xf32, strided<[1, 1], offset: ?>>
+      %w = memref.load %t[%a, %b] : memref<2x32xf32, strided<[?, 1], offset: ?>>
+      %u = arith.addf %x, %y : f32
+      %v = arith.addf %u, %w : f32
+      memref.store %v, %t[%a, %b] : memref<2x32xf32, strided<[?, 1], offset: ?>>
+    }
   }
   return
 }

@@ -25,9 +25,16 @@
 //! computes, and the loads of the first tile hit. Which reads: a full row
 //! (`vector<nr>` of a rank-3 memref whose last dim is `nr`, at indices `[p, k, 0]`)
 //! with `p` defined before the loop.
+//!
+//! A tile's epilogue (BatchNorm, a residual add, ReLU after a conv's matmul) runs after
+//! the loop on the tile just stored, reading its other operands element by element from
+//! slices (`memref.subview`s taken after the loop). A residual was written layers ago and
+//! is cold, and each tile reads a few rows of it: the lines of such a slice (2-d, static
+//! sizes, unit strides, rows of a line or more, at most 64 lines, read and never written,
+//! from a buffer and offsets defined before the loop) are prefetched before the loop too.
 
 use ftuner_dialects::ops;
-use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value};
+use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// Line size the prefetches assume.
@@ -121,7 +128,85 @@ fn prefetch(ir: &mut Ir, loc: Attribute, anchor: OpId, operands: Vec<Value>, loc
     ir.insert_before(anchor, p);
 }
 
+/// Most prefetches put before one loop for the slices its epilogue reads.
+const MAX_EPILOGUE_LINES: i64 = 64;
+
 impl PrefetchTileUpdatesPass {
+    /// The lines of the slices a tile's epilogue reads element by element after `lp`: a
+    /// `memref.subview` after the loop in its block (2-d, static sizes, unit strides, rows
+    /// of at least a line), whose source and offsets are defined before the loop and whose
+    /// every use is a `memref.load` — a residual added after a conv's matmul, cold in
+    /// memory where the tile of C it is added to is in L1.
+    fn epilogue_slices(&mut self, ir: &mut Ir, lp: OpId) {
+        let Some(blk) = ir.op(lp).parent else {
+            return;
+        };
+        let views: Vec<OpId> = ir
+            .block_ops(blk)
+            .skip_while(|o| *o != lp)
+            .skip(1)
+            .filter(|o| ir.name(*o) == ops::memref::SubviewOp::NAME)
+            .collect();
+        let loc = ir.loc(lp);
+        for sv in views {
+            let arr = |a: &str| ir.attr(sv, a).and_then(|x| x.as_dense_i64s());
+            let (Some(offs), Some(sizes), Some(strides)) = (
+                arr("static_offsets"),
+                arr("static_sizes"),
+                arr("static_strides"),
+            ) else {
+                continue;
+            };
+            let operands = ir.operands(sv).to_vec();
+            let res = ir.result(sv, 0);
+            let bytes = ir
+                .value_type(res)
+                .element_type()
+                .bit_width()
+                .unwrap_or(32)
+                .div_ceil(8) as i64;
+            let per_line = (LINE / bytes).max(1);
+            let only_loads = ir
+                .uses(res)
+                .iter()
+                .all(|u| ir.name(u.op) == ops::memref::LoadOp::NAME);
+            let dyn_offs = offs.iter().filter(|o| **o == DYNAMIC).count();
+            if sizes.len() != 2
+                || offs.len() != 2
+                || strides != [1, 1]
+                || sizes.iter().any(|s| *s <= 0 || *s == DYNAMIC)
+                || sizes[1] < per_line
+                || sizes[0] * ((sizes[1] + per_line - 1) / per_line) > MAX_EPILOGUE_LINES
+                || !only_loads
+                || !ir.has_uses(res)
+                || operands.len() != 1 + dyn_offs
+                || !operands.iter().all(|v| before(ir, *v, lp))
+            {
+                continue;
+            }
+            let mut dynamic = operands[1..].iter();
+            let base: Vec<Option<Value>> = offs
+                .iter()
+                .map(|o| (*o == DYNAMIC).then(|| *dynamic.next().expect("counted")))
+                .collect();
+            let at = |ir: &mut Ir, d: usize, k: i64| match base[d] {
+                Some(v) if k == 0 => v,
+                Some(v) => {
+                    let c = index_const(ir, loc, lp, k);
+                    index_binary(ir, loc, lp, ops::arith::AddiOp::NAME, v, c)
+                }
+                None => index_const(ir, loc, lp, offs[d] + k),
+            };
+            for i in 0..sizes[0] {
+                for l in (0..sizes[1]).step_by(per_line as usize) {
+                    let (r, c) = (at(ir, 0, i), at(ir, 1, l));
+                    prefetch(ir, loc, lp, vec![operands[0], r, c], 3);
+                    self.prefetches += 1;
+                }
+            }
+        }
+    }
+
     /// The next panel's row, for each read of a packed B's row in `lp`'s body.
     fn next_panel(&mut self, ir: &mut Ir, lp: OpId) {
         let Some(body) = ir.regions_of(lp).first().and_then(|r| ir.region_entry(*r)) else {
@@ -236,7 +321,7 @@ define_pass! {
         argument: "prefetch-tile-updates",
         name: "PrefetchTileUpdates",
         summary: "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it",
-        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes.",
+        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
         options: PrefetchTileUpdatesOptions {},
         statistics: {
             prefetches: "num-prefetches" => "Prefetches inserted",
@@ -267,6 +352,7 @@ impl PrefetchTileUpdatesPass {
         for l in loops {
             self.tile_loop(cx.ir, l);
             self.next_panel(cx.ir, l);
+            self.epilogue_slices(cx.ir, l);
         }
         Ok(())
     }
