@@ -15,10 +15,11 @@
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_tiny --shape 0=2x2x2x2 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=maxpool --shape 0=2x3x11x9 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=sumpool --shape 0=1x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_static --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUNOK: check: ok
-// Seven window ops over pads, six split (dw_tiny's 2x2 image has no interior):
+// Eight window ops over pads, seven split (dw_tiny's 2x2 image has no interior):
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// STATS: 6 num-peeled
+// STATS: 7 num-peeled
 
 // A 3x3 depthwise conv, stride 1, padding 1 (MobileNetV2's): the interior (rows and
 // columns 1..7 of 9 and 1..10 of 11) reads the image at [0, 0], unpadded; the top and
@@ -61,12 +62,15 @@ func.func @dw(%x: tensor<?x4x9x11xf32>, %k: tensor<4x3x3xf32>) -> tensor<?x4x9x1
 
 // -----
 
-// Padding of the channels, or an image with a dynamic size: left alone.
+// Padding of the channels, an image with a dynamic size, a padding value that depends on
+// the position: left alone.
 // CHECK-LABEL: func.func @left_alone
 // CHECK: tensor.pad
 // CHECK: linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%padded
 // CHECK: tensor.pad
 // CHECK: linalg.pooling_nchw_max {{.*}} ins(%padded
+// CHECK: tensor.pad
+// CHECK: linalg.pooling_nchw_sum {{.*}} ins(%padded
 func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tensor<1x4x?x11xf32>) -> (tensor<1x5x9x11xf32>, tensor<1x4x?x11xf32>) {
   %c2 = arith.constant 2 : index
   %z = arith.constant 0.0 : f32
@@ -84,5 +88,13 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
   %w = tensor.empty() : tensor<3x3xf32>
   %e2 = tensor.empty(%h) : tensor<1x4x?x11xf32>
   %s = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%q, %w : tensor<1x4x?x13xf32>, tensor<3x3xf32>) outs(%e2 : tensor<1x4x?x11xf32>) -> tensor<1x4x?x11xf32>
+  %t = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    %ii = arith.index_cast %k2 : index to i32
+    %f = arith.sitofp %ii : i32 to f32
+    tensor.yield %f : f32
+  } : tensor<1x4x9x11xf32> to tensor<1x4x11x13xf32>
+  %e3 = tensor.empty() : tensor<1x4x9x11xf32>
+  %u = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%t, %w : tensor<1x4x11x13xf32>, tensor<3x3xf32>) outs(%e3 : tensor<1x4x9x11xf32>) -> tensor<1x4x9x11xf32>
   return %r, %s : tensor<1x5x9x11xf32>, tensor<1x4x?x11xf32>
 }

@@ -55,8 +55,13 @@ struct Dim {
 impl Dim {
     /// Output positions `[lo, hi)` whose windows lie inside the image.
     fn interior(&self) -> (i64, i64) {
+        // `matches` checked that these products fit (the op's shapes agree).
         let span = (self.k - 1) * self.d;
-        let lo = (self.low + self.s - 1) / self.s;
+        let lo = if self.low == 0 {
+            0
+        } else {
+            (self.low - 1) / self.s + 1
+        };
         let last = self.size - 1 + self.low - span;
         let hi = if last < 0 { 0 } else { last / self.s + 1 };
         (lo.min(self.out), hi.min(self.out))
@@ -85,6 +90,23 @@ fn pair(ir: &Ir, op: OpId, name: &str) -> Option<[i64; 2]> {
     v.iter().all(|x| *x >= 1).then_some([v[0], v[1]])
 }
 
+/// The pad yields a value defined outside its body or a constant.
+fn position_free(ir: &Ir, pad: OpId) -> bool {
+    let Some(body) = ir.regions_of(pad).first().and_then(|r| ir.region_entry(*r)) else {
+        return false;
+    };
+    let Some(&y) = ir.terminator(body).and_then(|t| ir.operands(t).first()) else {
+        return false;
+    };
+    match ir.defining_op(y) {
+        Some(d) if ir.op(d).parent == Some(body) => {
+            ir.name(d) == ops::arith::ConstantOp::NAME && ir.operands(d).is_empty()
+        }
+        Some(_) => true,
+        None => ir.value_block(y) != Some(body),
+    }
+}
+
 fn matches(ir: &Ir, op: OpId) -> Option<Window> {
     if !WINDOW_OPS.contains(&ir.name(op)) || ir.results(op).len() != 1 {
         return None;
@@ -96,8 +118,15 @@ fn matches(ir: &Ir, op: OpId) -> Option<Window> {
     let pad = ir
         .defining_op(p)
         .filter(|d| ir.name(*d) == ops::tensor::PadOp::NAME)?;
-    // Static padding of the spatial dims only.
-    if ir.operands(pad).len() != 1 {
+    // Static padding of the spatial dims only, a padding value that does not depend on the
+    // position, and no other reader of the padded image (it would stay, and the strips'
+    // pads come on top). The window's maps are its strides and dilations (no explicit
+    // or memoized `indexing_maps` saying otherwise).
+    if ir.operands(pad).len() != 1
+        || ir.uses(p).len() != 1
+        || !position_free(ir, pad)
+        || body::indexing_maps(ir, op) != Some(body::window_maps(ir, op, ir.name(op)))
+    {
         return None;
     }
     let arr = |a: &str| ir.attr(pad, a).and_then(|x| x.as_dense_i64s());
@@ -135,11 +164,19 @@ fn matches(ir: &Ir, op: OpId) -> Option<Window> {
     };
     let dims = [dim(0), dim(1)];
     // The op's own shapes must agree (the verifier says so; the arithmetic relies on it).
+    // In i128: strides and dilations are not bounded by the verifier when the batch is
+    // dynamic, and the arithmetic below relies on the agreement.
     let agrees = dims.iter().all(|m| {
+        let w = |x: i64| x as i128;
+        let padded = w(m.size) + w(m.low) + w(m.high);
+        let span = (w(m.k) - 1) * w(m.d);
         m.low >= 0
             && m.high >= 0
             && m.k >= 1
-            && (m.size + m.low + m.high - (m.k - 1) * m.d - 1).div_euclid(m.s) + 1 == m.out
+            && padded < w(i64::MAX / 4)
+            && span < w(i64::MAX / 4)
+            && padded > span
+            && (padded - span - 1).div_euclid(w(m.s)) + 1 == w(m.out)
     });
     agrees.then_some(Window {
         x,
@@ -151,16 +188,17 @@ fn matches(ir: &Ir, op: OpId) -> Option<Window> {
     })
 }
 
-/// Props of a 4-d slice at `[0, 0, offs]` of sizes `[?, C, sizes]` (the batch size an
-/// operand), unit strides; `leading` operands (source, and dest for an insert) first.
+/// Props of a 4-d slice at `[0, 0, offs]` of sizes `[N, C, sizes]` (`N` an operand when
+/// it is `DYNAMIC`), unit strides; `leading` operands (source, and dest for an insert)
+/// first.
 fn slice_props(
     offs: [i64; 2],
-    c: i64,
+    [n, c]: [i64; 2],
     sizes: [i64; 2],
     leading: i32,
 ) -> Vec<(&'static str, Attribute)> {
     let mut segs = vec![1; leading as usize];
-    segs.extend([0, 1, 0]);
+    segs.extend([0, i32::from(n == DYNAMIC), 0]);
     vec![
         (
             "static_offsets",
@@ -168,7 +206,7 @@ fn slice_props(
         ),
         (
             "static_sizes",
-            Attribute::dense_i64_array(&[DYNAMIC, c, sizes[0], sizes[1]]),
+            Attribute::dense_i64_array(&[n, c, sizes[0], sizes[1]]),
         ),
         ("static_strides", Attribute::dense_i64_array(&[1, 1, 1, 1])),
         ("operandSegmentSizes", Attribute::dense_i32_array(&segs)),
@@ -208,20 +246,34 @@ fn regions(w: &Window) -> Option<Vec<Region>> {
 fn rewrite(ir: &mut Ir, op: OpId, w: &Window, regions: &[Region]) {
     use ops::tensor;
     let res = ir.result(op, 0);
-    let c = ir.value_type(w.o).shape().map_or(0, |s| s[1]);
-    let t4 = |h: i64, wd: i64| Type::tensor(vec![DYNAMIC, c, h, wd], w.elem);
+    let (xs, os) = (ir.value_type(w.x), ir.value_type(w.o));
+    let (xs, os) = (xs.shape().unwrap_or(&[]), os.shape().unwrap_or(&[]));
+    let c = os.get(1).copied().unwrap_or(0);
+    // A static batch stays static (the pieces' types keep it); a dynamic one is a
+    // `tensor.dim` operand of every slice.
+    let batch = match (xs.first(), os.first()) {
+        (Some(&x), Some(&o)) if x == o => x,
+        _ => DYNAMIC,
+    };
+    let nc = [batch, c];
+    let t4 = |h: i64, wd: i64| Type::tensor(vec![batch, c, h, wd], w.elem);
     let mut b = OpBuilder::before(ir, op);
-    let c0 = b.index(0);
-    let n = b.value(tensor::DimOp::NAME, vec![w.x, c0], Type::index(), &[]);
+    let n: Vec<Value> = if batch == DYNAMIC {
+        let c0 = b.index(0);
+        vec![b.value(tensor::DimOp::NAME, vec![w.x, c0], Type::index(), &[])]
+    } else {
+        vec![]
+    };
+    let with_n = |lead: &[Value]| lead.iter().chain(&n).copied().collect::<Vec<Value>>();
     let mut acc = w.o;
     for (rows, cols) in regions {
         let (rs, re, rlo, rhi) = w.dims[0].reads(rows[0], rows[1]);
         let (cs, ce, clo, chi) = w.dims[1].reads(cols[0], cols[1]);
         let mut img = b.value(
             tensor::ExtractSliceOp::NAME,
-            vec![w.x, n],
+            with_n(&[w.x]),
             t4(re - rs, ce - cs),
-            &slice_props([rs, cs], c, [re - rs, ce - cs], 1),
+            &slice_props([rs, cs], nc, [re - rs, ce - cs], 1),
         );
         if rlo + rhi + clo + chi > 0 {
             let p = b.ir.clone_op(w.pad, &mut Default::default());
@@ -245,9 +297,9 @@ fn rewrite(ir: &mut Ir, op: OpId, w: &Window, regions: &[Region]) {
         let at = [rows[0], cols[0]];
         let out = b.value(
             tensor::ExtractSliceOp::NAME,
-            vec![acc, n],
+            with_n(&[acc]),
             t4(size[0], size[1]),
-            &slice_props(at, c, size, 1),
+            &slice_props(at, nc, size, 1),
         );
         let piece = b.ir.clone_op(op, &mut Default::default());
         b.ir.set_operands(piece, vec![img, w.f, out]);
@@ -257,9 +309,9 @@ fn rewrite(ir: &mut Ir, op: OpId, w: &Window, regions: &[Region]) {
         let acc_ty = b.ir.value_type(acc);
         acc = b.value(
             tensor::InsertSliceOp::NAME,
-            vec![r, acc, n],
+            with_n(&[r, acc]),
             acc_ty,
-            &slice_props(at, c, size, 2),
+            &slice_props(at, nc, size, 2),
         );
     }
     b.ir.replace_all_uses(res, acc);

@@ -128,7 +128,14 @@ fn prefetch(ir: &mut Ir, loc: Attribute, anchor: OpId, operands: Vec<Value>, loc
     ir.insert_before(anchor, p);
 }
 
-/// Most prefetches put before one loop for the slices its epilogue reads.
+/// An `scf.for` with vector results only: a register tile's k loop.
+fn is_k_loop(ir: &Ir, o: OpId) -> bool {
+    ir.name(o) == ops::scf::ForOp::NAME
+        && !ir.results(o).is_empty()
+        && ir.results(o).iter().all(|r| ir.value_type(*r).is_vector())
+}
+
+/// Most prefetches put before one loop for one slice its epilogue reads.
 const MAX_EPILOGUE_LINES: i64 = 64;
 
 impl PrefetchTileUpdatesPass {
@@ -141,10 +148,12 @@ impl PrefetchTileUpdatesPass {
         let Some(blk) = ir.op(lp).parent else {
             return;
         };
+        // Up to the next k loop (its epilogue is its own).
         let views: Vec<OpId> = ir
             .block_ops(blk)
             .skip_while(|o| *o != lp)
             .skip(1)
+            .take_while(|o| !is_k_loop(ir, *o))
             .filter(|o| ir.name(*o) == ops::memref::SubviewOp::NAME)
             .collect();
         let loc = ir.loc(lp);
@@ -176,6 +185,8 @@ impl PrefetchTileUpdatesPass {
                 || strides != [1, 1]
                 || sizes.iter().any(|s| *s <= 0 || *s == DYNAMIC)
                 || sizes[1] < per_line
+                || sizes[0] > MAX_EPILOGUE_LINES
+                || sizes[1] > MAX_EPILOGUE_LINES * per_line
                 || sizes[0] * ((sizes[1] + per_line - 1) / per_line) > MAX_EPILOGUE_LINES
                 || !only_loads
                 || !ir.has_uses(res)
@@ -338,14 +349,7 @@ impl PrefetchTileUpdatesPass {
     ) -> Result<(), PassFailure> {
         let mut loops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
-            if cx.ir.name(o) == ops::scf::ForOp::NAME
-                && !cx.ir.results(o).is_empty()
-                && cx
-                    .ir
-                    .results(o)
-                    .iter()
-                    .all(|r| cx.ir.value_type(*r).is_vector())
-            {
+            if is_k_loop(cx.ir, o) {
                 loops.push(o);
             }
         });

@@ -99,3 +99,14 @@ func.func @sumpool(%x: tensor<?x3x8x8xf32>) -> tensor<?x3x4x4xf32> {
   %r = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %w : tensor<?x3x9x9xf32>, tensor<2x2xf32>) outs(%f : tensor<?x3x4x4xf32>) -> tensor<?x3x4x4xf32>
   return %r : tensor<?x3x4x4xf32>
 }
+func.func @dw_static(%x: tensor<2x3x6x6xf32>, %k: tensor<3x3x3xf32>) -> tensor<2x3x6x6xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<2x3x6x6xf32> to tensor<2x3x8x8xf32>
+  %e = tensor.empty() : tensor<2x3x6x6xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<2x3x8x8xf32>, tensor<3x3x3xf32>) outs(%f : tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
+  return %r : tensor<2x3x6x6xf32>
+}

@@ -26,3 +26,24 @@ func.func @dynamic(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
   } : tensor<?x4xf32> to tensor<?x7xf32>
   return %p : tensor<?x7xf32>
 }
+
+// An unpadded dim whose source is dynamic and result static: a source of another size is a
+// run-time error before anything is written.
+func.func @unpadded_mismatch(%a: tensor<?x4xf32>) -> tensor<2x6xf32> {
+  %z = arith.constant 0.5 : f32
+  %p = tensor.pad %a low[0, 1] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<?x4xf32> to tensor<2x6xf32>
+  return %p : tensor<2x6xf32>
+}
+
+// A padded dim whose result size is written `?`: the border takes the padded size.
+func.func @dynamic_result(%a: tensor<4x4xf32>) -> tensor<?x?xf32> {
+  %z = arith.constant 0.5 : f32
+  %p = tensor.pad %a low[1, 0] high[2, 3] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<4x4xf32> to tensor<?x?xf32>
+  return %p : tensor<?x?xf32>
+}

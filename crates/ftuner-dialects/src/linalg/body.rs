@@ -146,7 +146,7 @@ fn window_dims(ir: &Ir, op: OpId, oh: u32, kh: u32) -> (AffineExpr, AffineExpr) 
 }
 
 /// Indexing maps of the 2-D convolutions and poolings (input, window or filter, output).
-fn window_maps(ir: &Ir, op: OpId, name: &str) -> Vec<AffineMap> {
+pub fn window_maps(ir: &Ir, op: OpId, name: &str) -> Vec<AffineMap> {
     let d = AffineExpr::Dim;
     match name {
         "linalg.conv_2d_nchw_fchw" => {

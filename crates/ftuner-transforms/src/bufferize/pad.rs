@@ -36,15 +36,20 @@ impl Rw<'_> {
             .attr(op, "static_high")
             .and_then(|x| x.as_dense_i64s())
             .unwrap_or_default();
+        // The copy first: its run-time check that the source fits the result comes before
+        // any write (the slabs of an unpadded dim span the source's size).
         match border(&padding, &shigh, ty, self.ir.value_type(src)) {
             Some(slabs) => {
+                self.copy_interior(op, b, src, out, ty, &padding)?;
                 for s in slabs {
                     self.fill_slab(op, b, pad, (out, ty), &padding, &s)?;
                 }
             }
-            None => self.fill(b, pad, out, ty.element_type(), loc),
+            None => {
+                self.fill(b, pad, out, ty.element_type(), loc);
+                self.copy_interior(op, b, src, out, ty, &padding)?;
+            }
         }
-        self.copy_interior(op, b, src, out, ty, &padding)?;
         self.map.insert(res, out);
         Ok(())
     }
@@ -297,8 +302,23 @@ fn border(p: &Padding, static_high: &[i64], ty: Type, src: Type) -> Option<Vec<S
             return None;
         }
     }
-    // An unpadded dim spans the source's size (dynamic or not); a padded one is static.
-    let full = |j: usize| if padded(j) { rshape[j] } else { sshape[j] };
+    // A padded dim: its static source size (interior) or padded size (whole). An unpadded
+    // dim: the result's size where static, else the source's (dynamic: its `memref.dim`);
+    // the copy's run-time check, before the fills, makes them equal.
+    let mut whole = vec![0; rank];
+    let mut inner = vec![0; rank];
+    for j in 0..rank {
+        (whole[j], inner[j]) = if padded(j) {
+            let w = sshape[j]
+                .checked_add(p.static_low[j])?
+                .checked_add(static_high[j])?;
+            (w, sshape[j])
+        } else if rshape[j] != DYNAMIC {
+            (rshape[j], rshape[j])
+        } else {
+            (sshape[j], sshape[j])
+        };
+    }
     let mut slabs = vec![];
     for i in (0..rank).filter(|i| padded(*i)) {
         let sides = [
@@ -307,9 +327,9 @@ fn border(p: &Padding, static_high: &[i64], ty: Type, src: Type) -> Option<Vec<S
         ];
         for (at, len) in sides.into_iter().filter(|(_, len)| *len > 0) {
             let mut offsets = vec![0; rank];
-            let mut sizes: Vec<i64> = (0..rank).map(full).collect();
+            let mut sizes = whole.clone();
             offsets[..i].copy_from_slice(&p.static_low[..i]);
-            sizes[..i].copy_from_slice(&sshape[..i]);
+            sizes[..i].copy_from_slice(&inner[..i]);
             offsets[i] = at;
             sizes[i] = len;
             slabs.push(Slab { offsets, sizes });
