@@ -341,13 +341,15 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
    is built) and of the outputs handed over: every block has a 64-byte header holding its
    capacity; freed blocks of FTUNER_CACHE_MIN bytes and more are kept for the next
    allocation of about their size (at most a quarter larger, the most recently freed
-   first), up to FTUNER_CACHE_LIMIT bytes in all, the oldest returned first — the JIT's
+   first), up to FTUNER_CACHE_LIMIT bytes and FTUNER_CACHE_SLOTS blocks in all (256: with
+   blocks from 256 KiB cached, 64 slots let small ones push out the large activations),
+   the oldest returned first — the JIT's
    ftuner_codegen::memstats: glibc maps such temporaries afresh on every call otherwise,
    and the call then faults every page in again. */
 #include <pthread.h>
 #define FTUNER_CACHE_MIN ((size_t)256 << 10)
 #define FTUNER_CACHE_LIMIT ((size_t)1 << 30)
-#define FTUNER_CACHE_SLOTS 64
+#define FTUNER_CACHE_SLOTS 256
 static pthread_mutex_t CACHE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static char *CACHE_P[FTUNER_CACHE_SLOTS];
 static size_t CACHE_CAP[FTUNER_CACHE_SLOTS];
