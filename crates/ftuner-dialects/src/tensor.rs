@@ -536,6 +536,34 @@ pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     Ok(())
 }
+/// The value a `tensor.pad` writes, when it does not depend on the position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PadValue {
+    /// Yielded from outside the body.
+    Outside(Value),
+    /// A constant defined in the body (its `arith.constant`).
+    Constant(OpId),
+}
+
+/// The padding value of `tensor.pad` `op`: yielded from outside its body, or an
+/// `arith.constant` inside it; `None` when it depends on the position (or the body is
+/// malformed).
+pub fn pad_value(ir: &Ir, op: OpId) -> Option<PadValue> {
+    let body = ir
+        .regions_of(op)
+        .first()
+        .and_then(|r| ir.region_entry(*r))?;
+    let &y = ir.terminator(body).and_then(|t| ir.operands(t).first())?;
+    match ir.defining_op(y) {
+        Some(d) if ir.op(d).parent == Some(body) => {
+            (ir.name(d) == crate::ops::arith::ConstantOp::NAME && ir.operands(d).is_empty())
+                .then_some(PadValue::Constant(d))
+        }
+        Some(_) => Some(PadValue::Outside(y)),
+        None => (ir.value_block(y) != Some(body)).then_some(PadValue::Outside(y)),
+    }
+}
+
 pub fn infer_splat(env: &mut TypeEnv) -> Result<(), String> {
     if let Some(t) = env.get1("aggregate") {
         env.set("input", vec![t.element_type()]);

@@ -90,23 +90,6 @@ fn pair(ir: &Ir, op: OpId, name: &str) -> Option<[i64; 2]> {
     v.iter().all(|x| *x >= 1).then_some([v[0], v[1]])
 }
 
-/// The pad yields a value defined outside its body or a constant.
-fn position_free(ir: &Ir, pad: OpId) -> bool {
-    let Some(body) = ir.regions_of(pad).first().and_then(|r| ir.region_entry(*r)) else {
-        return false;
-    };
-    let Some(&y) = ir.terminator(body).and_then(|t| ir.operands(t).first()) else {
-        return false;
-    };
-    match ir.defining_op(y) {
-        Some(d) if ir.op(d).parent == Some(body) => {
-            ir.name(d) == ops::arith::ConstantOp::NAME && ir.operands(d).is_empty()
-        }
-        Some(_) => true,
-        None => ir.value_block(y) != Some(body),
-    }
-}
-
 fn matches(ir: &Ir, op: OpId) -> Option<Window> {
     if !WINDOW_OPS.contains(&ir.name(op)) || ir.results(op).len() != 1 {
         return None;
@@ -124,7 +107,7 @@ fn matches(ir: &Ir, op: OpId) -> Option<Window> {
     // or memoized `indexing_maps` saying otherwise).
     if ir.operands(pad).len() != 1
         || ir.uses(p).len() != 1
-        || !position_free(ir, pad)
+        || ftuner_dialects::tensor::pad_value(ir, pad).is_none()
         || body::indexing_maps(ir, op) != Some(body::window_maps(ir, op, ir.name(op)))
     {
         return None;

@@ -114,6 +114,15 @@ fn index_binary(
     ir.result(o, 0)
 }
 
+/// `v + k` (an index), inserted before `anchor`; `v` itself when `k` is 0.
+fn plus(ir: &mut Ir, loc: Attribute, anchor: OpId, v: Value, k: i64) -> Value {
+    if k == 0 {
+        return v;
+    }
+    let c = index_const(ir, loc, anchor, k);
+    index_binary(ir, loc, anchor, ops::arith::AddiOp::NAME, v, c)
+}
+
 fn prefetch(ir: &mut Ir, loc: Attribute, anchor: OpId, operands: Vec<Value>, locality: i64) {
     let p = ir.create_op(
         OpSpec::new(intern_name(ops::memref::PrefetchOp::NAME), loc)
@@ -201,16 +210,13 @@ impl PrefetchTileUpdatesPass {
                 .map(|o| (*o == DYNAMIC).then(|| *dynamic.next().expect("counted")))
                 .collect();
             let at = |ir: &mut Ir, d: usize, k: i64| match base[d] {
-                Some(v) if k == 0 => v,
-                Some(v) => {
-                    let c = index_const(ir, loc, lp, k);
-                    index_binary(ir, loc, lp, ops::arith::AddiOp::NAME, v, c)
-                }
+                Some(v) => plus(ir, loc, lp, v, k),
                 None => index_const(ir, loc, lp, offs[d] + k),
             };
             for i in 0..sizes[0] {
+                let r = at(ir, 0, i);
                 for l in (0..sizes[1]).step_by(per_line as usize) {
-                    let (r, c) = (at(ir, 0, i), at(ir, 1, l));
+                    let c = at(ir, 1, l);
                     prefetch(ir, loc, lp, vec![operands[0], r, c], 3);
                     self.prefetches += 1;
                 }
@@ -263,8 +269,7 @@ impl PrefetchTileUpdatesPass {
                 let one = index_const(ir, loc, lp, 1);
                 index_binary(ir, loc, lp, ops::arith::SubiOp::NAME, ir.result(d, 0), one)
             };
-            let one = index_const(ir, loc, lp, 1);
-            let next = index_binary(ir, loc, lp, ops::arith::AddiOp::NAME, ops[1], one);
+            let next = plus(ir, loc, lp, ops[1], 1);
             let next = index_binary(ir, loc, lp, ops::arith::MinuiOp::NAME, next, last);
             let per_line = (LINE / (elem.div_ceil(8) as i64).max(1)).max(1);
             for l in (0..nr).step_by(per_line as usize) {
@@ -313,10 +318,7 @@ impl PrefetchTileUpdatesPass {
             let per_line = (LINE / bytes).max(1);
             for l in (0..lanes).step_by(per_line as usize) {
                 let mut idx = ops[1..1 + rank].to_vec();
-                if l > 0 {
-                    let c = index_const(ir, loc, lp, l);
-                    idx[along] = index_binary(ir, loc, lp, ops::arith::AddiOp::NAME, idx[along], c);
-                }
+                idx[along] = plus(ir, loc, lp, idx[along], l);
                 let mut operands = vec![ops[0]];
                 operands.extend(idx);
                 prefetch(ir, loc, lp, operands, 3);

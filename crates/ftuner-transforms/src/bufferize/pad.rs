@@ -7,12 +7,15 @@ use super::types::{memref_of, subview_type};
 use super::{Rw, R};
 use crate::runtime_checks::{what, Checks};
 use ftuner_dialects::ops;
+use ftuner_dialects::tensor::PadValue;
 use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
 /// The padding of a `tensor.pad`, per dim: the static low padding (`DYNAMIC` where it is
 /// dynamic) with its dynamic value, and the source's dynamic size where it has one.
 struct Padding {
     static_low: Vec<i64>,
+    /// The static high padding (`DYNAMIC` where it is dynamic).
+    static_high: Vec<i64>,
     lows: Vec<Option<Value>>,
     src_sizes: Vec<Option<Value>>,
     /// The dynamic sizes of the result (source + low + high), in order.
@@ -31,14 +34,9 @@ impl Rw<'_> {
         let pad = self.padding_value(op, b)?;
         let padding = self.padding(op, b, src, ty)?;
         let out = self.alloc(b, ty, padding.dyn_sizes.clone(), loc);
-        let shigh = self
-            .ir
-            .attr(op, "static_high")
-            .and_then(|x| x.as_dense_i64s())
-            .unwrap_or_default();
         // The copy first: its run-time check that the source fits the result comes before
         // any write (the slabs of an unpadded dim span the source's size).
-        match border(&padding, &shigh, ty, self.ir.value_type(src)) {
+        match border(&padding, ty, self.ir.value_type(src)) {
             Some(slabs) => {
                 self.copy_interior(op, b, src, out, ty, &padding)?;
                 for s in slabs {
@@ -57,37 +55,18 @@ impl Rw<'_> {
     /// The padding value: yielded from outside the body, or a constant inside it (cloned
     /// into `b`).
     fn padding_value(&mut self, op: OpId, b: BlockId) -> R<Value> {
-        let body = self
-            .ir
-            .regions_of(op)
-            .first()
-            .and_then(|r| self.ir.region_entry(*r))
-            .ok_or((op, "has no body".into()))?;
-        let y = self
-            .ir
-            .terminator(body)
-            .and_then(|t| self.ir.operands(t).first().copied())
-            .ok_or((op, "body yields nothing".into()))?;
-        Ok(match self.map.get(&y) {
-            Some(v) => *v,
-            None => {
-                let c = self
-                    .ir
-                    .defining_op(y)
-                    .filter(|c| {
-                        self.ir.name(*c) == ops::arith::ConstantOp::NAME
-                            && self.ir.operands(*c).is_empty()
-                    })
-                    .ok_or((
-                        op,
-                        "a padding value that depends on the position is not supported".into(),
-                    ))?;
-                let mut m = rustc_hash::FxHashMap::default();
-                let k = self.ir.clone_op(c, &mut m);
+        match ftuner_dialects::tensor::pad_value(self.ir, op) {
+            Some(PadValue::Outside(y)) => self.v(op, y),
+            Some(PadValue::Constant(c)) => {
+                let k = self.ir.clone_op(c, &mut rustc_hash::FxHashMap::default());
                 self.ir.append_op(b, k);
-                self.ir.result(k, 0)
+                Ok(self.ir.result(k, 0))
             }
-        })
+            None => Err((
+                op,
+                "a padding value that depends on the position is not supported".into(),
+            )),
+        }
     }
 
     /// The low padding of `op` (source buffer `src`, result type `ty`) and the sizes it
@@ -152,6 +131,7 @@ impl Rw<'_> {
         }
         Ok(Padding {
             static_low: slow,
+            static_high: shigh,
             lows,
             src_sizes,
             dyn_sizes,
@@ -289,8 +269,8 @@ struct Slab {
 /// side, over the interior of the dims before `i` and the whole of the dims after it — when
 /// every padded dim has a static source size and static low/high padding (dims without
 /// padding may be dynamic). `None` otherwise: the caller fills the whole buffer.
-fn border(p: &Padding, static_high: &[i64], ty: Type, src: Type) -> Option<Vec<Slab>> {
-    let rank = p.static_low.len();
+fn border(p: &Padding, ty: Type, src: Type) -> Option<Vec<Slab>> {
+    let (rank, static_high) = (p.static_low.len(), &p.static_high);
     let (rshape, sshape) = (ty.shape()?, src.shape()?);
     if static_high.len() != rank || rshape.len() != rank || sshape.len() != rank {
         return None;
