@@ -12,6 +12,14 @@
 //! all (the oldest are returned to libc first), and an allocation takes the most recently
 //! freed block that holds it with at most a quarter to spare (likely still in cache). `FTUNER_ALLOC_CACHE=0` turns
 //! the cache off (read once).
+//!
+//! The deallocations an untrusted program asks for itself (`memref.dealloc` in the IR a
+//! tool reads: `ftuner_transforms::runtime_checks::guard_input` marks them) go through
+//! [`ftuner_rt_release`] instead of `free`: a block that is not live — freed twice, an
+//! argument, any other pointer — is a failed run-time check, not a corrupted heap; a live
+//! one is held back (quarantined) until no call is running ([`enter_call`]), so a load
+//! after the dealloc still reads memory the process owns, and the runtime refuses to hand
+//! out a result that was deallocated ([`is_released`]).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -36,8 +44,12 @@ struct State {
     /// Freed large blocks, oldest first: (address, capacity).
     kept: Vec<(usize, usize)>,
     kept_bytes: usize,
+    /// Blocks the program deallocated itself ([`ftuner_rt_release`]): address -> cache
+    /// capacity, freed when no call is running.
+    released: HashMap<usize, Option<usize>>,
 }
 
+static ACTIVE_CALLS: AtomicUsize = AtomicUsize::new(0);
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(Default::default);
 static ENABLED: LazyLock<bool> =
     LazyLock::new(|| std::env::var("FTUNER_ALLOC_CACHE").map_or(true, |v| v != "0"));
@@ -105,28 +117,96 @@ pub unsafe extern "C" fn counted_free(p: *mut c_void) {
         match st.live.remove(&(p as usize)) {
             Some((size, capacity)) => {
                 CURRENT.fetch_sub(size, Ordering::Relaxed);
-                match capacity {
-                    Some(cap) => {
-                        st.kept.push((p as usize, cap));
-                        st.kept_bytes += cap;
-                        while st.kept_bytes > CACHE_LIMIT {
-                            let (a, c) = st.kept.remove(0);
-                            st.kept_bytes -= c;
-                            to_free.push(a);
-                        }
-                    }
-                    None => to_free.push(p as usize),
-                }
+                retire(&mut st, p as usize, capacity, &mut to_free);
             }
+            // Deallocated by the program itself: freed when no call runs.
+            None if st.released.contains_key(&(p as usize)) => {}
             // Not ours to count (allocated before the counters, or by libc directly).
             None => to_free.push(p as usize),
         }
     } else {
         to_free.push(p as usize);
     }
+    free_all(to_free);
+}
+
+/// A block no longer in use: kept for reuse if it is a cache block, else to be freed
+/// (pushed on `to_free`, freed after the lock is released).
+fn retire(st: &mut State, p: usize, capacity: Option<usize>, to_free: &mut Vec<usize>) {
+    match capacity {
+        Some(cap) => {
+            st.kept.push((p, cap));
+            st.kept_bytes += cap;
+            while st.kept_bytes > CACHE_LIMIT {
+                let (a, c) = st.kept.remove(0);
+                st.kept_bytes -= c;
+                to_free.push(a);
+            }
+        }
+        None => to_free.push(p),
+    }
+}
+
+fn free_all(to_free: Vec<usize>) {
     for a in to_free {
         // SAFETY: every address here came from aligned_alloc and is no longer used.
         unsafe { free(a as *mut c_void) }
+    }
+}
+
+/// What compiled code calls for a `memref.dealloc` of the program it was given (not one
+/// ftuner's lowerings made): 1 when `p` is a live block of the counted allocator, which is
+/// then quarantined until no call runs; 0 (the caller fails a run-time check) for any
+/// other pointer — a block freed before, an argument's buffer, a view's base.
+pub extern "C" fn ftuner_rt_release(p: *mut c_void) -> i32 {
+    let Ok(mut st) = STATE.lock() else {
+        return 0;
+    };
+    match st.live.remove(&(p as usize)) {
+        Some((size, capacity)) => {
+            CURRENT.fetch_sub(size, Ordering::Relaxed);
+            st.released.insert(p as usize, capacity);
+            1
+        }
+        None => 0,
+    }
+}
+
+/// Whether `p` was deallocated by the program ([`ftuner_rt_release`]) and not yet freed:
+/// such a block must not be returned to a caller.
+pub fn is_released(p: *const c_void) -> bool {
+    STATE
+        .lock()
+        .is_ok_and(|st| st.released.contains_key(&(p as usize)))
+}
+
+/// A call of compiled code in progress (see [`enter_call`]).
+pub struct CallScope(());
+
+/// Mark a call of compiled code as running until the scope is dropped; when the last
+/// running call ends, the blocks its program deallocated are freed.
+pub fn enter_call() -> CallScope {
+    ACTIVE_CALLS.fetch_add(1, Ordering::AcqRel);
+    CallScope(())
+}
+
+impl Drop for CallScope {
+    fn drop(&mut self) {
+        if ACTIVE_CALLS.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        let mut to_free = vec![];
+        if let Ok(mut st) = STATE.lock() {
+            // Checked under the lock: a call that started since may have released blocks
+            // its program can still reach; they wait for the last call to end.
+            if ACTIVE_CALLS.load(Ordering::Acquire) == 0 {
+                let released: Vec<(usize, Option<usize>)> = st.released.drain().collect();
+                for (p, cap) in released {
+                    retire(&mut st, p, cap, &mut to_free);
+                }
+            }
+        }
+        free_all(to_free);
     }
 }
 
@@ -139,10 +219,7 @@ pub fn release_cache() {
             std::mem::take(&mut st.kept)
         })
         .unwrap_or_default();
-    for (a, _) in kept {
-        // SAFETY: kept blocks came from aligned_alloc and are not in use.
-        unsafe { free(a as *mut c_void) }
-    }
+    free_all(kept.into_iter().map(|(a, _)| a).collect());
 }
 
 /// Bytes kept in freed blocks for reuse.
@@ -201,5 +278,25 @@ mod tests {
         assert_eq!(cached(), kept + (12 << 20) + (8 << 20) + (512 << 10));
         release_cache();
         assert_eq!(cached(), 0);
+    }
+
+    #[test]
+    fn a_program_dealloc_is_checked_and_held_until_the_call_ends() {
+        // Small blocks only: the other test counts the cache exactly.
+        let call = enter_call();
+        let a = counted_aligned_alloc(64, 4096);
+        assert!(!a.is_null());
+        assert_eq!(ftuner_rt_release(a), 1);
+        assert!(is_released(a));
+        // A second dealloc, and a pointer that was never ours: refused.
+        assert_eq!(ftuner_rt_release(a), 0);
+        let mut local = 0u64;
+        assert_eq!(ftuner_rt_release(&mut local as *mut u64 as *mut c_void), 0);
+        // The runtime's free of a released block leaves it for the end of the call.
+        // SAFETY: `a` is released, so counted_free must not hand it to libc.
+        unsafe { counted_free(a) };
+        assert!(is_released(a));
+        drop(call);
+        assert!(!is_released(a));
     }
 }

@@ -286,6 +286,8 @@ impl Executable {
         }
         ftuner_codegen::memstats::reset_peak();
         let base = ftuner_codegen::memstats::current();
+        // Until the results are read: blocks the program deallocates stay allocated.
+        let _call = ftuner_codegen::memstats::enter_call();
         ftuner_codegen::status::clear();
         let t0 = Instant::now();
         // SAFETY: the packed entry reads one pointer per parameter (and writes the result
@@ -508,6 +510,7 @@ unsafe fn read_result(p: *const u8, t: Type, inputs: &[usize]) -> Result<RtVal, 
         let r = t.rank().unwrap_or(0);
         let d = std::slice::from_raw_parts(p as *const i64, 3 + 2 * r);
         let (alloc, aligned, offset) = (d[0] as usize, d[1] as usize, d[2]);
+        released_result(alloc)?;
         let sizes: Vec<usize> = d[3..3 + r].iter().map(|x| (*x).max(0) as usize).collect();
         let strides = &d[3 + r..3 + 2 * r];
         let elem = t.element_type();
@@ -539,6 +542,18 @@ unsafe fn read_result(p: *const u8, t: Type, inputs: &[usize]) -> Result<RtVal, 
         }
         Ok(RtVal::Tensor(Rc::new(Tensor::new(sizes, elem, data))))
     }
+}
+
+/// A result whose buffer the program deallocated itself (`memref.dealloc`, then returned)
+/// is an error, not a dangling buffer handed out.
+pub(crate) fn released_result(alloc: usize) -> Result<(), RuntimeError> {
+    if alloc != 0 && ftuner_codegen::memstats::is_released(alloc as *const c_void) {
+        return Err(e(
+            "the compiled function returned a buffer its program deallocated (memref.dealloc)"
+                .to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// Bytes compiled code holds allocated now (every executable of the process).

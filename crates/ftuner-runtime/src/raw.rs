@@ -164,6 +164,8 @@ impl Executable {
         if !by_ptr && !sig.results.is_empty() {
             ptrs.push(rptr);
         }
+        // Until the outputs are taken: blocks the program deallocates stay allocated.
+        let _call = ftuner_codegen::memstats::enter_call();
         ftuner_codegen::status::clear();
         // SAFETY: the packed entry reads one pointer per parameter (descriptors and scalar
         // slots above, shapes checked against the signature; the buffers are the caller's
@@ -256,6 +258,7 @@ unsafe fn output_at(
         let r = t.rank().unwrap_or(0);
         let d = std::slice::from_raw_parts(p as *const i64, 3 + 2 * r);
         let (alloc, aligned, offset) = (d[0] as usize, d[1] as usize, d[2]);
+        crate::released_result(alloc)?;
         let elem = t.element_type();
         let eb = elem_bytes(elem)? as i64;
         let mut shape = Vec::with_capacity(r);

@@ -12,6 +12,11 @@ use ftuner_ir::{Attribute, BlockId, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
 
 pub use ftuner_dialects::tensor::IN_BOUNDS;
 
+/// Marks a `memref.dealloc` of the input program ([`guard_input`]): convert-to-llvm
+/// lowers it to `ftuner_rt_release`, which fails a run-time check for a block that is not
+/// live (a double free, an argument's buffer) and keeps the block until the call ends.
+pub const CHECKED_DEALLOC: &str = "ftuner.checked_dealloc";
+
 /// `arith.cmpi` predicates.
 const EQ: i64 = 0;
 const SLT: i64 = 2;
@@ -210,8 +215,9 @@ impl<'a> Checks<'a> {
 /// package) do to it first: the input's own memory accesses are checked at run time
 /// (`memref.load` / `store` indices, 1-d `vector.transfer_read` / `write` windows, dynamic
 /// `memref.subview`s), as upstream's `-generate-runtime-verification` does, and its
-/// promises that slices are in bounds ([`IN_BOUNDS`]) are dropped. The accesses ftuner's
-/// own lowerings make later are in bounds by construction and are not checked.
+/// promises that slices are in bounds ([`IN_BOUNDS`]) are dropped; its deallocations are
+/// checked ([`CHECKED_DEALLOC`]). The accesses ftuner's own lowerings make later are in
+/// bounds by construction and are not checked.
 pub fn guard_input(ir: &mut Ir, top: OpId) {
     ftuner_dialects::tensor::forget_in_bounds(ir, top);
     // GPU kernels have no failure protocol (convert-to-llvm refuses assertions in them):
@@ -223,9 +229,13 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
         }
     });
     let mut accesses = vec![];
+    let mut deallocs = vec![];
     ir.walk_pre(top, &mut |o| {
         if gpu.iter().any(|g| ir.is_ancestor(*g, o)) {
             return;
+        }
+        if ir.name(o) == ops::memref::DeallocOp::NAME {
+            deallocs.push(o);
         }
         if matches!(
             ir.name(o),
@@ -238,6 +248,9 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
             accesses.push(o);
         }
     });
+    for o in deallocs {
+        ir.set_attr(o, CHECKED_DEALLOC, Some(Attribute::unit()));
+    }
     for o in accesses {
         let msg = format!("{}: out of bounds", what(ir, o));
         let name = ir.name(o);

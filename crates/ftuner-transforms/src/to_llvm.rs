@@ -60,6 +60,9 @@ pub const PARALLEL_FOR: &str = "ftuner_rt_parallel_for";
 /// one, `int32_t ftuner_rt_failed(void)` says whether one is recorded.
 pub const FAIL: &str = "ftuner_rt_fail";
 pub const FAILED: &str = "ftuner_rt_failed";
+/// `int32_t ftuner_rt_release(void *allocated)`: the input program's own `memref.dealloc`
+/// (`runtime_checks::CHECKED_DEALLOC`); 0 when the block is not live.
+pub const RELEASE: &str = "ftuner_rt_release";
 
 /// The converter of one function body: where it appends, what it has converted, and what
 /// it shares with the rest of the module.

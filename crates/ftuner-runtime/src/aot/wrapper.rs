@@ -336,6 +336,11 @@ static _Thread_local const char *FAILED_MSG;
 static const char *PREPARE_FAILED;
 __attribute__((visibility("hidden"))) void ftuner_rt_fail(const char *msg) { if (!FAILED_MSG) FAILED_MSG = msg; }
 __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FAILED_MSG != 0; }
+/* The input program's own memref.dealloc (ftuner_codegen::memstats::ftuner_rt_release in
+   the JIT): the library keeps no table of live blocks to check the pointer against, so
+   the block is kept, never freed nor reused: a second dealloc, or a load after it, still
+   touches memory the library owns. */
+__attribute__((visibility("hidden"))) int32_t ftuner_rt_release(void *p) { (void)p; return 1; }
 
 /* The allocator of the compiled code (its aligned_alloc and free, renamed when the library
    is built) and of the outputs handed over: every block has a 64-byte header holding its

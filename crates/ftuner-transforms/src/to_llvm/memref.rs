@@ -6,7 +6,8 @@
 
 use super::descriptor::{is_identity_layout, layout_of, Desc};
 use super::types::{array_type, conv, elem_bytes, llvm_ty, ptr, retype_dense};
-use super::{unsupported, Cv, R};
+use super::{unsupported, Cv, R, RELEASE};
+use crate::runtime_checks::CHECKED_DEALLOC;
 use ftuner_dialects::ops;
 use ftuner_ir::{
     intern_name, AttrKind, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
@@ -21,7 +22,20 @@ impl Cv<'_> {
             ops::memref::DeallocOp::NAME => {
                 let d = self.desc(op, self.ir.operand(op, 0))?;
                 let p = self.extract(d.v, &[0], ptr());
-                self.call("free", "void (ptr)", vec![p], None);
+                if self.ir.attr(op, CHECKED_DEALLOC).is_some() {
+                    // The input program's own dealloc: only a live block of ours.
+                    let r = self
+                        .call(RELEASE, "i32 (ptr)", vec![p], Some(Type::i32()))
+                        .expect("a call with a result");
+                    let zero = self.cst(Attribute::int(0, Type::i32()), Type::i32());
+                    let ok = self.icmp(1, r, zero);
+                    self.check(
+                        ok,
+                        "memref.dealloc of a buffer that is not live (deallocated before, or not allocated by the program)",
+                    );
+                } else {
+                    self.call("free", "void (ptr)", vec![p], None);
+                }
                 Ok(())
             }
             ops::memref::DimOp::NAME => self.dim(op),
