@@ -191,8 +191,8 @@ impl Cv<'_> {
 
 /// Whether converted `op` may fail a run-time check: an op inside that the conversion
 /// checks (`cf.assert`, an allocation of run-time size, an integer division by a divisor
-/// not a safe constant, a loop whose step is not a constant, the input program's own
-/// dealloc), or a call of a function in
+/// not a safe constant, a loop whose step is not a constant, a copy between shapes known
+/// at run time, the input program's own dealloc), or a call of a function in
 /// `may_fail`.
 pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> bool {
     let constant = |v: Value| {
@@ -207,6 +207,11 @@ pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> b
         found |= match ir.name(o) {
             ops::cf::AssertOp::NAME => true,
             ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME => !ops.is_empty(),
+            ops::memref::CopyOp::NAME if ops.len() == 2 => !super::memref::dynamic_copy_dims(
+                ir.value_type(ops[0]),
+                ir.value_type(ops[1]),
+            )
+            .is_empty(),
             ops::memref::DeallocOp::NAME => {
                 ir.attr(o, crate::runtime_checks::CHECKED_DEALLOC).is_some()
             }

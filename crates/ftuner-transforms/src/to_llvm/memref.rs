@@ -410,6 +410,20 @@ impl Cv<'_> {
             self.desc(op, self.ir.operand(op, 1))?,
         );
         let rank = s.ty.rank().unwrap_or(0);
+        // Shapes known only at run time must agree before anything is copied (upstream:
+        // undefined; a slice's source larger than the slice wrote past the buffer).
+        let mut same = None;
+        for i in dynamic_copy_dims(s.ty, t.ty) {
+            let (a, b) = (self.size(&s, i), self.size(&t, i));
+            let eq = self.icmp(0, a, b);
+            same = Some(match same {
+                Some(c) => self.val(ops::llvm::AndOp::NAME, vec![c, eq], Type::i1()),
+                None => eq,
+            });
+        }
+        if let Some(ok) = same {
+            self.check(ok, "memref.copy between buffers of different shapes");
+        }
         if is_identity_layout(s.ty) && is_identity_layout(t.ty) {
             let mut n = self.c64(1);
             for i in 0..rank {
@@ -441,6 +455,17 @@ impl Cv<'_> {
             Ok(())
         };
         self.loop_nest(&ext, &mut body, &mut vec![])
+    }
+}
+
+/// The dims of a `memref.copy` from `s` to `t` whose sizes are not both static: checked
+/// to agree at run time.
+pub(super) fn dynamic_copy_dims(s: Type, t: Type) -> Vec<usize> {
+    match (s.shape(), t.shape()) {
+        (Some(a), Some(b)) if a.len() == b.len() => (0..a.len())
+            .filter(|i| a[*i] == DYNAMIC || b[*i] == DYNAMIC)
+            .collect(),
+        _ => vec![],
     }
 }
 
