@@ -57,3 +57,13 @@ func.func @conv_window_oob(%i: tensor<1x8x8x4xf32>, %k: tensor<3x3x4x8xf32>, %o:
   %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%i, %k : tensor<1x8x8x4xf32>, tensor<3x3x4x8xf32>) outs(%o : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %r : tensor<1x8x8x8xf32>
 }
+
+// -----
+
+// Strides or dilations of one element for a 2-D window (found by the driver fuzzer: they
+// were read as ones); upstream's ODS constraint says the same.
+func.func @conv_dilations_rank(%p: tensor<2x3x8x8xf32>, %k: tensor<3x3x3xf32>, %f: tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32> {
+  // expected-error@+1 {{'linalg.depthwise_conv_2d_nchw_chw' op attribute 'dilations' failed to satisfy constraint: 64-bit signless int elements attribute of shape [2]}}
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<1xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<2x3x8x8xf32>, tensor<3x3x3xf32>) outs(%f : tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
+  return %r : tensor<2x3x6x6xf32>
+}

@@ -19,6 +19,19 @@ pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {
     })
 }
 
+/// The 2-D convolutions and poolings we model: `strides` and `dilations` of 2 integers.
+pub const WINDOW_OPS: [&str; 9] = [
+    "linalg.conv_2d_nchw_fchw",
+    "linalg.conv_2d_nhwc_hwcf",
+    "linalg.pooling_nhwc_max",
+    "linalg.pooling_nhwc_min",
+    "linalg.pooling_nhwc_sum",
+    "linalg.depthwise_conv_2d_nhwc_hwc",
+    "linalg.pooling_nchw_max",
+    "linalg.pooling_nchw_sum",
+    "linalg.depthwise_conv_2d_nchw_chw",
+];
+
 /// An op's `n` integers `name` (`strides`, `dilations`: a dense array or a dense vector,
 /// splat or not); `n` ones when absent or malformed.
 pub fn ints(ir: &Ir, op: OpId, name: &str, n: usize) -> Vec<i64> {
@@ -111,15 +124,7 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
             AffineMap::projection(1, &[0]),
             AffineMap::new(1, 0, vec![]),
         ]),
-        "linalg.conv_2d_nchw_fchw"
-        | "linalg.conv_2d_nhwc_hwcf"
-        | "linalg.pooling_nhwc_max"
-        | "linalg.pooling_nhwc_min"
-        | "linalg.pooling_nhwc_sum"
-        | "linalg.depthwise_conv_2d_nhwc_hwc"
-        | "linalg.pooling_nchw_max"
-        | "linalg.pooling_nchw_sum"
-        | "linalg.depthwise_conv_2d_nchw_chw" => Some(window_maps(ir, op, name)),
+        n if WINDOW_OPS.contains(&n) => Some(window_maps(ir, op, name)),
         n if is_elementwise(n) => {
             let r = rank(*outs.first()?);
             let mut v: Vec<AffineMap> = ins.iter().map(|_| AffineMap::identity(r)).collect();
