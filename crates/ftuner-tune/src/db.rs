@@ -8,18 +8,32 @@
 //!
 //! The file is marked as ours with `PRAGMA application_id` (`FTUD`) and a schema version
 //! (`PRAGMA user_version`); opening a file that is not SQLite, is damaged, belongs to
-//! another application or to a newer ftuner is a [`DbError`] naming the file, never a
-//! panic, and the file is left untouched.
+//! another application or to a newer ftuner, or carries our mark over other tables or
+//! columns, is a [`DbError`] naming the file, never a panic, and the file is left
+//! untouched.
+//!
+//! A database in a read-only directory (where SQLite cannot create the `-wal` and `-shm`
+//! files beside it) is read as an immutable file when no writer left a log there; a log
+//! left without its `-shm` is a clear error (reading around it would miss records).
+//! Opening such a database for writing is a [`DbError::ReadOnly`], before anything runs.
+//!
+//! A row that does not parse (a damaged or hand-edited schedule, costs, source or number)
+//! is skipped with a warning on stderr, once per record ([`Db::skipped`] lists them); the
+//! other records stay usable, and `prune` never deletes an unreadable row.
 //!
 //! Measured times are only comparable with each other on the same target: `best` looks at
 //! records measured by ftuner (`source` `tune`, `transfer`, `default`) for one workload key,
 //! which includes the target's fingerprint. Imported records (`ansor`) carry another
 //! tool's times on another machine; they are schedule candidates, never "best".
 
+mod files;
+
+use files::{check_schema, header, open_immutable, unwritable};
 use ftuner_ukernel::{Schedule, WorkloadKey};
 use rusqlite::{params, Connection, OpenFlags};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// `FTUD` as a big-endian integer.
 pub const APPLICATION_ID: i32 = 0x4654_5544;
@@ -39,14 +53,12 @@ pub enum DbError {
     },
     #[error("{path}: written by a newer ftuner (schema {found}, this one reads {SCHEMA_VERSION})")]
     TooNew { path: String, found: i32 },
+    #[error("{path}: not a tuning database of this ftuner's schema (version {SCHEMA_VERSION}): {detail}")]
+    Schema { path: String, detail: String },
+    #[error("{path}: cannot write the tuning database: {detail}")]
+    ReadOnly { path: String, detail: String },
     #[error("{path}: {detail}")]
     Sql { path: String, detail: String },
-    #[error("{path}: record {id}: {detail}")]
-    BadRecord {
-        path: String,
-        id: i64,
-        detail: String,
-    },
 }
 
 /// Where a record came from.
@@ -145,7 +157,27 @@ pub struct Stats {
 pub struct Db {
     conn: Connection,
     path: String,
+    /// Records that could not be read (id, why), each warned about once.
+    skipped: RefCell<BTreeMap<i64, String>>,
 }
+
+/// The columns of `records`, in the order [`Db`] reads them.
+const COLUMNS: [&str; 14] = [
+    "id",
+    "class",
+    "sizes",
+    "target",
+    "shape",
+    "schedule",
+    "source",
+    "costs",
+    "cost",
+    "error",
+    "trial_s",
+    "timestamp",
+    "tool_version",
+    "origin",
+];
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS records (
@@ -208,6 +240,14 @@ impl Db {
                 detail: "no such file".into(),
             });
         }
+        if !read_only {
+            if let Some(why) = unwritable(path) {
+                return Err(DbError::ReadOnly {
+                    path: p,
+                    detail: why,
+                });
+            }
+        }
         let flags = if read_only {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
         } else {
@@ -216,13 +256,30 @@ impl Db {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX
         };
         let conn = Connection::open_with_flags(path, flags).map_err(sql(&p))?;
-        conn.busy_timeout(Duration::from_secs(30))
-            .map_err(sql(&p))?;
-        // Reading the header is the first thing that touches the file: a file that is not
-        // SQLite fails here, before anything is written to it.
-        let app: i32 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(sql(&p))?;
+        if !read_only && conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+            return Err(DbError::ReadOnly {
+                path: p,
+                detail: "SQLite could only open it read-only".into(),
+            });
+        }
+        let (conn, app) = match header(&conn) {
+            Ok(app) => (conn, app),
+            Err(e) if read_only => {
+                // A WAL database in a directory where SQLite cannot create the `-shm` file.
+                let conn = open_immutable(path, &p, e)?;
+                let app = header(&conn).map_err(sql(&p))?;
+                (conn, app)
+            }
+            Err(e) => {
+                return Err(match unwritable(path) {
+                    Some(why) => DbError::ReadOnly {
+                        path: p,
+                        detail: why,
+                    },
+                    None => classify(&p, e),
+                })
+            }
+        };
         let version: i32 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(sql(&p))?;
@@ -249,6 +306,9 @@ impl Db {
                 path: p,
                 found: version,
             });
+        }
+        if app == APPLICATION_ID {
+            check_schema(&conn, &p, version, &tables)?;
         }
         let check: String = conn
             .query_row("PRAGMA quick_check", [], |r| r.get(0))
@@ -286,7 +346,31 @@ impl Db {
                 tables: "; empty file".into(),
             });
         }
-        Ok(Db { conn, path: p })
+        Ok(Db {
+            conn,
+            path: p,
+            skipped: RefCell::new(BTreeMap::new()),
+        })
+    }
+
+    /// The records skipped so far because they could not be read: (id, why).
+    pub fn skipped(&self) -> Vec<(i64, String)> {
+        self.skipped
+            .borrow()
+            .iter()
+            .map(|(i, d)| (*i, d.clone()))
+            .collect()
+    }
+
+    /// Note an unreadable record (a warning on stderr the first time).
+    fn skip(&self, id: i64, detail: String) {
+        if let std::collections::btree_map::Entry::Vacant(v) = self.skipped.borrow_mut().entry(id) {
+            eprintln!(
+                "warning: {}: record {id} skipped, it cannot be read: {detail}",
+                self.path
+            );
+            v.insert(detail);
+        }
     }
 
     pub fn path(&self) -> &str {
@@ -309,77 +393,23 @@ impl Db {
         tx.commit().map_err(sql(&p))
     }
 
+    /// The readable records `where_` selects, oldest first; unreadable ones are skipped
+    /// (and warned about once).
     fn query(&self, where_: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<Record>, DbError> {
         let q = format!(
-            "SELECT id, class, sizes, target, shape, schedule, source, costs, cost, error, trial_s, timestamp, tool_version, origin FROM records {where_} ORDER BY id"
+            "SELECT {} FROM records {where_} ORDER BY id",
+            COLUMNS.join(", ")
         );
         let mut st = self.conn.prepare(&q).map_err(sql(&self.path))?;
         let rows = st
-            .query_map(args, |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, Option<f64>>(8)?,
-                    r.get::<_, Option<String>>(9)?,
-                    r.get::<_, f64>(10)?,
-                    r.get::<_, i64>(11)?,
-                    r.get::<_, String>(12)?,
-                    r.get::<_, String>(13)?,
-                ))
-            })
+            .query_map(args, |r| Ok(read_row(r)))
             .map_err(sql(&self.path))?;
         let mut out = vec![];
         for row in rows {
-            let (
-                id,
-                class,
-                sizes,
-                target,
-                shape,
-                sched,
-                source,
-                costs,
-                cost,
-                error,
-                trial_s,
-                ts,
-                ver,
-                origin,
-            ) = row.map_err(sql(&self.path))?;
-            let bad = |detail: String| DbError::BadRecord {
-                path: self.path.clone(),
-                id,
-                detail,
-            };
-            let schedule: Schedule = sched.parse().map_err(bad)?;
-            let source =
-                Source::parse(&source).ok_or_else(|| bad(format!("unknown source '{source}'")))?;
-            let costs: Vec<f64> =
-                serde_json::from_str(&costs).map_err(|e| bad(format!("costs '{costs}': {e}")))?;
-            out.push(Record {
-                id,
-                key: WorkloadKey {
-                    class: ftuner_ukernel::KernelClass(class),
-                    sizes,
-                    target,
-                },
-                shape,
-                schedule,
-                source,
-                costs,
-                cost,
-                error,
-                trial_s,
-                timestamp: ts,
-                tool_version: ver,
-                origin,
-            });
+            match row.map_err(sql(&self.path))? {
+                Ok(rec) => out.push(rec),
+                Err((id, detail)) => self.skip(id, detail),
+            }
         }
         Ok(out)
     }
@@ -465,25 +495,92 @@ impl Db {
     }
 
     /// Keep, per workload and source, the `keep` fastest successful records; drop the rest
-    /// (and failed trials). Returns how many rows were deleted.
+    /// (and failed trials). Unreadable records are never deleted. Returns how many rows
+    /// were deleted.
     pub fn prune(&self, keep: usize) -> Result<usize, DbError> {
-        let n = self
-            .conn
-            .execute(
-                "DELETE FROM records WHERE id IN (
-                   SELECT id FROM (
-                     SELECT id, cost, ROW_NUMBER() OVER (
-                       PARTITION BY class, sizes, target, source ORDER BY cost IS NULL, cost ASC, id ASC) AS rank
-                     FROM records)
-                   WHERE cost IS NULL OR rank > ?1)",
-                params![keep as i64],
-            )
-            .map_err(sql(&self.path))?;
+        // (class, sizes, target, source) -> (cost, id) of its successful records.
+        type Group = (String, String, String, &'static str);
+        let mut groups: BTreeMap<Group, Vec<(f64, i64)>> = BTreeMap::new();
+        let mut doomed = vec![];
+        for r in self.all()? {
+            match r.cost {
+                None => doomed.push(r.id),
+                Some(c) => groups
+                    .entry((r.key.class.0, r.key.sizes, r.key.target, r.source.name()))
+                    .or_default()
+                    .push((c, r.id)),
+            }
+        }
+        for (_, mut v) in groups {
+            v.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            doomed.extend(v.iter().skip(keep).map(|x| x.1));
+        }
+        let p = &self.path;
+        let tx = self.conn.unchecked_transaction().map_err(sql(p))?;
+        let mut n = 0;
+        {
+            let mut del = tx
+                .prepare("DELETE FROM records WHERE id = ?1")
+                .map_err(sql(p))?;
+            for id in &doomed {
+                n += del.execute(params![id]).map_err(sql(p))?;
+            }
+        }
+        tx.commit().map_err(sql(p))?;
         self.conn
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-            .map_err(sql(&self.path))?;
+            .map_err(sql(p))?;
         Ok(n)
     }
+}
+
+/// One row as a record, or (its id, why it cannot be read).
+fn read_row(r: &rusqlite::Row<'_>) -> Result<Record, (i64, String)> {
+    let id: i64 = r.get(0).map_err(|e| (-1, format!("id: {e}")))?;
+    let bad = |detail: String| (id, detail);
+    macro_rules! col {
+        ($i:expr, $t:ty) => {
+            r.get::<_, $t>($i)
+                .map_err(|e| bad(format!("column {}: {e}", COLUMNS[$i])))?
+        };
+    }
+    let class = col!(1, String);
+    let sizes = col!(2, String);
+    let target = col!(3, String);
+    let shape = col!(4, String);
+    let sched = col!(5, String);
+    let source = col!(6, String);
+    let costs = col!(7, String);
+    let cost = col!(8, Option<f64>);
+    let error = col!(9, Option<String>);
+    let trial_s = col!(10, f64);
+    let timestamp = col!(11, i64);
+    let tool_version = col!(12, String);
+    let origin = col!(13, String);
+    let schedule: Schedule = sched
+        .parse()
+        .map_err(|e| bad(format!("schedule '{sched}': {e}")))?;
+    let source = Source::parse(&source).ok_or_else(|| bad(format!("unknown source '{source}'")))?;
+    let costs: Vec<f64> =
+        serde_json::from_str(&costs).map_err(|e| bad(format!("costs '{costs}': {e}")))?;
+    Ok(Record {
+        id,
+        key: WorkloadKey {
+            class: ftuner_ukernel::KernelClass(class),
+            sizes,
+            target,
+        },
+        shape,
+        schedule,
+        source,
+        costs,
+        cost,
+        error,
+        trial_s,
+        timestamp,
+        tool_version,
+        origin,
+    })
 }
 
 fn insert_on(conn: &Connection, r: &Record) -> rusqlite::Result<usize> {

@@ -321,3 +321,338 @@ fn concurrent_writers_lose_nothing() {
         assert_eq!(got, (0..n).collect::<Vec<_>>(), "writer {tag}");
     }
 }
+
+/// A file with our application id and schema version whose tables are not ours: a clear
+/// error naming the file (not a raw SQL error at the first query), the file untouched.
+#[test]
+fn our_id_with_another_schema_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = format!(
+        "PRAGMA application_id = {APP}; PRAGMA user_version = 1;",
+        APP = ftuner_tune::db::APPLICATION_ID
+    );
+    let cases = [
+        // Other tables only.
+        ("other-tables.db", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);", "records"),
+        // Our table, other columns.
+        (
+            "other-columns.db",
+            "CREATE TABLE records (id INTEGER PRIMARY KEY, class TEXT, payload BLOB);",
+            "sizes",
+        ),
+        // Our columns and one more.
+        (
+            "extra-column.db",
+            "CREATE TABLE records (id INTEGER PRIMARY KEY, class TEXT NOT NULL, sizes TEXT NOT NULL, target TEXT NOT NULL, shape TEXT NOT NULL, schedule TEXT NOT NULL, source TEXT NOT NULL, costs TEXT NOT NULL, cost REAL, error TEXT, trial_s REAL NOT NULL, timestamp INTEGER NOT NULL, tool_version TEXT NOT NULL, origin TEXT NOT NULL, owner TEXT NOT NULL);",
+            "owner",
+        ),
+    ];
+    for (name, ddl, mentions) in cases {
+        let p = dir.path().join(name);
+        run_sql(&p, &format!("{head} {ddl}"));
+        let before = std::fs::read(&p).unwrap();
+        let opened = [
+            Db::open(&p).map(|_| ()),
+            Db::open_read_only(&p).map(|_| ()),
+            // What a reader does next, had the open succeeded.
+            Db::open_read_only(&p).and_then(|d| d.all().map(|_| ())),
+        ];
+        for r in opened {
+            let e = r.expect_err(name);
+            let msg = e.to_string();
+            assert!(msg.contains(name), "{msg}");
+            assert!(msg.contains("schema"), "{msg}");
+            assert!(msg.contains(mentions), "{msg}");
+        }
+        // Nothing written: no WAL switch, no table created.
+        assert_untouched(&p, &before);
+    }
+}
+
+/// Set one column of one row with raw SQL (what a damaged or hand-edited row looks like).
+fn set_raw(p: &std::path::Path, id: i64, col: &str, value: &str) {
+    run_sql(
+        p,
+        &format!("UPDATE records SET {col} = {value} WHERE id = {id};"),
+    );
+}
+
+fn raw_count(p: &std::path::Path) -> i64 {
+    let c = rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    c.query_row("SELECT COUNT(*) FROM records", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// Rows that do not parse (a schedule, the costs' JSON, the source, a number stored as
+/// text) are skipped, each with a warning; the other records stay usable, `best` takes
+/// the best readable one, and `prune` deletes none of them.
+#[test]
+fn bad_records_are_skipped_and_the_rest_stay_usable() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad-rows.db");
+    {
+        let db = Db::open(&p).unwrap();
+        let k = "M=? N=768 K=768";
+        db.insert(&rec(k, sched(14, 144), Source::Default, Some(2e-3)))
+            .unwrap(); // 1
+        db.insert(&rec(k, sched(8, 256), Source::Tune, Some(1.5e-3)))
+            .unwrap(); // 2: the best readable
+        for _ in 0..4 {
+            // 3..=6: faster, then damaged below
+            db.insert(&rec(k, sched(6, 64), Source::Tune, Some(1e-4)))
+                .unwrap();
+        }
+        db.insert(&rec(k, sched(4, 32), Source::Tune, Some(1.8e-3)))
+            .unwrap(); // 7
+    }
+    set_raw(&p, 3, "schedule", "'mr=banana'");
+    set_raw(&p, 4, "costs", "'[0.0001, '");
+    set_raw(&p, 5, "source", "'alien'");
+    set_raw(&p, 6, "trial_s", "'not a number'");
+    let db = Db::open_read_only(&p).unwrap();
+    let all = db.all().expect("the readable records");
+    assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), vec![1, 2, 7]);
+    let best = db.best(&key("M=? N=768 K=768")).unwrap().unwrap();
+    assert_eq!(best.id, 2);
+    assert_eq!(db.class(&key("x").class).unwrap().len(), 3);
+    assert_eq!(db.stats().unwrap().records, 7);
+    let skipped = db.skipped();
+    assert_eq!(
+        skipped.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![3, 4, 5, 6]
+    );
+    assert!(skipped[0].1.contains("mr=banana"), "{skipped:?}");
+    assert!(skipped[1].1.contains("costs"), "{skipped:?}");
+    assert!(skipped[2].1.contains("alien"), "{skipped:?}");
+    assert!(skipped[3].1.contains("trial_s"), "{skipped:?}");
+    drop(db);
+    // Writing still works, and pruning keeps the best readable record per source and
+    // every unreadable one (nothing is lost that a repair could bring back).
+    let db = Db::open(&p).unwrap();
+    db.insert(&rec("M=? N=1 K=1", sched(1, 8), Source::Tune, Some(1.0)))
+        .unwrap();
+    db.prune(1).unwrap();
+    let ids: Vec<i64> = db.all().unwrap().iter().map(|r| r.id).collect();
+    assert_eq!(ids, vec![1, 2, 8], "the best of each source and workload");
+    assert_eq!(raw_count(&p), 7, "the four unreadable rows are kept");
+}
+
+/// A database cut short after its first pages (a copy that stopped half-way): a clear
+/// error naming the file, the file untouched.
+#[test]
+fn a_truncated_database_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cut.db");
+    {
+        let db = Db::open(&p).unwrap();
+        for i in 0..400 {
+            db.insert(&rec(
+                &format!("M=? N={i} K=768"),
+                sched(14, 144),
+                Source::Tune,
+                Some(1e-3),
+            ))
+            .unwrap();
+        }
+        db.prune(1000).unwrap(); // checkpoint: everything in the main file
+    }
+    let full = std::fs::read(&p).unwrap();
+    assert!(full.len() >= 8 * 4096, "{}", full.len());
+    for cut in [3 * 4096, full.len() / 2 + 1000] {
+        let bytes = full[..cut].to_vec();
+        std::fs::write(&p, &bytes).unwrap();
+        for r in [
+            Db::open(&p).and_then(|d| d.all().map(|_| ())),
+            Db::open_read_only(&p).and_then(|d| d.all().map(|_| ())),
+        ] {
+            let e = r.expect_err("a truncated file");
+            assert!(e.to_string().contains("cut.db"), "{e}");
+            assert!(
+                matches!(e, DbError::Corrupt { .. } | DbError::NotSqlite { .. }),
+                "{e}"
+            );
+        }
+        assert_untouched(&p, &bytes);
+        // SQLite may leave an empty log beside a file it could not read; nothing in it.
+        for side in ["cut.db-wal", "cut.db-journal"] {
+            let f = dir.path().join(side);
+            assert!(
+                !f.exists() || std::fs::metadata(&f).unwrap().len() == 0,
+                "{side}"
+            );
+        }
+    }
+}
+
+/// The directory of a database is read-only (a shared, mounted or installed database):
+/// reading works — also with a write-ahead log left by a killed writer —, writing is a
+/// clear error naming the file, nothing panics and no byte changes. As root, directory
+/// permissions bind nobody: the checks then run in a child process as user `nobody`.
+#[test]
+fn read_only_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean.db");
+    {
+        let db = Db::open(&clean).unwrap();
+        for i in 0..20 {
+            db.insert(&rec(
+                &format!("M=? N={i} K=768"),
+                sched(14, 144),
+                Source::Tune,
+                Some(1e-3 + i as f64 * 1e-5),
+            ))
+            .unwrap();
+        }
+    }
+    assert!(!dir.path().join("clean.db-wal").exists());
+    // A database whose writer was killed: its -wal and -shm hold committed records.
+    let killed = dir.path().join("killed.db");
+    drop(Db::open(&killed).unwrap());
+    let mut child = spawn_writer(&killed, "k", None);
+    let stdout = child.stdout.take().unwrap();
+    for line in BufReader::new(stdout).lines() {
+        if line
+            .unwrap()
+            .strip_prefix("committed ")
+            .and_then(|i| i.parse::<i64>().ok())
+            >= Some(30)
+        {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    let killed_n = {
+        let c = rusqlite::Connection::open(&killed).unwrap();
+        // Leave the WAL as the killed writer left it (no checkpoint when this closes).
+        c.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .unwrap();
+        c.query_row("SELECT COUNT(*) FROM records", [], |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
+    assert!(killed_n >= 30);
+    assert!(dir.path().join("killed.db-wal").exists());
+    assert!(dir.path().join("killed.db-shm").exists());
+    // The same log without its -shm: SQLite cannot read it in a read-only directory.
+    std::fs::copy(&killed, dir.path().join("walonly.db")).unwrap();
+    std::fs::copy(
+        dir.path().join("killed.db-wal"),
+        dir.path().join("walonly.db-wal"),
+    )
+    .unwrap();
+    let snapshot = |p: &std::path::Path| {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let root = unsafe { libc_geteuid() } == 0;
+    for f in [
+        "clean.db",
+        "killed.db",
+        "killed.db-wal",
+        "killed.db-shm",
+        "walonly.db",
+        "walonly.db-wal",
+    ] {
+        let p = dir.path().join(f);
+        if p.exists() {
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let before = snapshot(dir.path());
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args([
+        "--exact",
+        "db::read_only_child",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("FTUNER_TEST_RO_DIR", dir.path())
+    .env("FTUNER_TEST_RO_KILLED_N", killed_n.to_string());
+    if root {
+        use std::os::unix::process::CommandExt;
+        c.uid(65534).gid(65534);
+    }
+    let out = c.output().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("read-only checks passed"), "{text}");
+    assert_eq!(
+        snapshot(dir.path()),
+        before,
+        "a file in the directory changed"
+    );
+}
+
+extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
+
+/// Child mode of `read_only_directory`.
+#[test]
+fn read_only_child() {
+    let Ok(dir) = std::env::var("FTUNER_TEST_RO_DIR") else {
+        return;
+    };
+    let dir = std::path::Path::new(&dir);
+    let killed_n: usize = std::env::var("FTUNER_TEST_RO_KILLED_N")
+        .unwrap()
+        .parse()
+        .unwrap();
+    // The directory really is read-only for this process.
+    assert!(std::fs::write(dir.join("probe"), b"x").is_err());
+    let clean = dir.join("clean.db");
+    let db = Db::open_read_only(&clean).unwrap_or_else(|e| panic!("reading: {e}"));
+    assert_eq!(db.all().unwrap().len(), 20);
+    assert_eq!(db.stats().unwrap().records, 20);
+    assert_eq!(db.best(&key("M=? N=3 K=768")).unwrap().unwrap().id, 4);
+    drop(db);
+    let db = Db::open_read_only(dir.join("killed.db")).unwrap_or_else(|e| panic!("reading: {e}"));
+    assert_eq!(
+        db.all().unwrap().len(),
+        killed_n,
+        "records in the WAL are read"
+    );
+    drop(db);
+    // Reading the file alone would miss the log's records: an error that says so.
+    let walonly = dir.join("walonly.db");
+    let e = Db::open_read_only(&walonly)
+        .err()
+        .expect("a log without -shm");
+    let msg = e.to_string();
+    assert!(msg.contains("walonly.db-wal"), "{msg}");
+    assert!(msg.contains("not writable"), "{msg}");
+    for p in [clean.clone(), dir.join("killed.db"), dir.join("new.db")] {
+        let e = Db::open(&p)
+            .err()
+            .unwrap_or_else(|| panic!("{} opened for writing", p.display()));
+        let msg = e.to_string();
+        assert!(msg.contains(&p.display().to_string()), "{msg}");
+        assert!(
+            msg.contains("read-only") || msg.contains("not writable"),
+            "{msg}"
+        );
+    }
+    println!("read-only checks passed");
+}

@@ -151,3 +151,26 @@ fn recorded_schedules_the_target_cannot_take_are_skipped() {
     assert!(!out.contains("ftuner.schedule"), "{out}");
     assert!(out.contains("tiles [6x64,"), "{out}");
 }
+
+#[test]
+fn an_unreadable_record_is_skipped_not_fatal() {
+    // The fastest record of the workload is damaged (a schedule that does not parse):
+    // patch-ukernels takes the best readable one; before, the database was unusable.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("damaged-row.db");
+    let src = dense();
+    let key = key_of(&src);
+    {
+        let db = Db::open(&p).unwrap();
+        db.insert(&rec(&key, "mr=10,nr=32,kc=256", Source::Tune, Some(1.5e-3)))
+            .unwrap();
+        db.insert(&rec(&key, "mr=8,nr=32,kc=128", Source::Tune, Some(1.0e-3)))
+            .unwrap();
+    }
+    let c = rusqlite::Connection::open(&p).unwrap();
+    c.execute_batch("UPDATE records SET schedule = 'mr=8,nr=32,kc=??' WHERE id = 2;")
+        .unwrap();
+    drop(c);
+    let out = patched(&src, &p).unwrap();
+    assert!(out.contains("tiles [10x32,"), "{out}");
+}

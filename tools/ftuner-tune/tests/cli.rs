@@ -153,3 +153,141 @@ fn ansor_import_reports_counts() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("24 records (0 failed)"));
 }
+
+/// Run SQL on a file through Python's sqlite3 (this crate does not link rusqlite itself);
+/// false when there is no python3.
+fn python_sql(db: &std::path::Path, sql: &str) -> bool {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit(); c.close()",
+        ])
+        .arg(db)
+        .arg(sql)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => panic!("python3: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(_) => false,
+    }
+}
+
+fn db_with_records(p: &std::path::Path, n: usize) {
+    let db = Db::open(p).unwrap();
+    for i in 0..n {
+        let mut r = ftuner_tune::Record::new(
+            ftuner_ukernel::WorkloadKey {
+                class: ftuner_ukernel::KernelClass("matmul f32 test".into()),
+                sizes: format!("M=? N={i} K=8"),
+                target: "t".into(),
+            },
+            "M=64".into(),
+            "mr=4,nr=16,kc=64".parse().unwrap(),
+            Source::Tune,
+        );
+        r.cost = Some(1e-3);
+        r.costs = vec![1e-3];
+        db.insert(&r).unwrap();
+    }
+}
+
+/// Our mark on another schema, an unreadable row, a read-only directory: as the CLI
+/// reports them (exit 1 with the file named, or a warning and the other records).
+#[test]
+fn database_edge_cases_exit_codes_and_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    // Our application id over other tables.
+    let foreign = dir.path().join("wrong-schema.db");
+    if !python_sql(
+        &foreign,
+        "PRAGMA application_id = 1179931972; PRAGMA user_version = 1; CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);",
+    ) {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let before = std::fs::read(&foreign).unwrap();
+    for cmd in ["stats", "export", "prune"] {
+        let out = Command::new(BIN)
+            .args(["db", cmd, "--db"])
+            .arg(&foreign)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "db {cmd}: {err}");
+        assert!(
+            err.contains("wrong-schema.db: not a tuning database of this ftuner's schema"),
+            "{err}"
+        );
+        assert!(err.contains("no table 'records'"), "{err}");
+    }
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+    // One unreadable row among three.
+    let rows = dir.path().join("rows.db");
+    db_with_records(&rows, 3);
+    assert!(python_sql(
+        &rows,
+        "UPDATE records SET costs = '[0.001,' WHERE id = 2;"
+    ));
+    let out = Command::new(BIN)
+        .args(["db", "export", "--db"])
+        .arg(&rows)
+        .output()
+        .unwrap();
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(
+        err.contains("warning:") && err.contains("rows.db: record 2 skipped"),
+        "{err}"
+    );
+    // A read-only directory: reading works, writing is exit 1 naming the file. As root,
+    // as user nobody (directory permissions do not bind root).
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let db = ro.join("shared.db");
+    db_with_records(&db, 4);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false);
+    let run = |args: &[&str]| {
+        let mut c = Command::new(BIN);
+        c.args(args).arg(&db);
+        if root {
+            use std::os::unix::process::CommandExt;
+            c.uid(65534).gid(65534);
+        }
+        c.output().unwrap()
+    };
+    let out = run(&["db", "stats", "--db"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("4 records"),
+        "{err}"
+    );
+    let out = run(&["db", "prune", "--db"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("shared.db: cannot write the tuning database"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(
+        std::fs::read_dir(&ro).unwrap().count(),
+        1,
+        "only the database"
+    );
+}
