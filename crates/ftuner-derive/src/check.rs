@@ -81,3 +81,79 @@ pub fn equivalent(
     }
     Ok(worst)
 }
+
+/// The default of `ollie-derive`'s `verify-budget`: scalar operations one verification
+/// (`verify=true`) may interpret, about 10 s of this machine's reference evaluation.
+pub const VERIFY_BUDGET: f64 = 2e8;
+
+/// Iteration points to evaluate `s` in full over inputs of `shapes`: for `s` and every
+/// scope nested in it (each evaluated once, in full, as the reference evaluation and the
+/// emitted operators both do), the product of its traversal extents times the product of
+/// its summation extents (at least 1). `None` when a bound names a dim no input has.
+/// Computed from the bounds alone, before anything is evaluated.
+pub fn scope_work(s: &Scope, shapes: &[Vec<usize>]) -> Option<f64> {
+    let extent = |i: &ftuner_dialects::ta::expr::Iter| -> Option<f64> {
+        Some((i.hi.eval(shapes)?.saturating_sub(i.lo)).max(0) as f64)
+    };
+    let mut points = 1.0;
+    for i in s.trav.iter().chain(&s.sum) {
+        points *= extent(i)?;
+    }
+    let mut nested = 0.0;
+    for (src, _) in s.body.accesses() {
+        if let ftuner_dialects::ta::Src::Scope(inner) = src {
+            nested += scope_work(inner, shapes)?;
+        }
+    }
+    Some(points + nested)
+}
+
+/// The work of verifying a derivation at one set of sizes: the random inputs and operands
+/// generated (their elements), the original expression evaluated in full (the reference)
+/// and the derived one interpreted (its operators are its scopes).
+pub fn verify_work(
+    original: &Scope,
+    derived: &Scope,
+    shapes: &[Vec<usize>],
+    other_tensors: &[Vec<usize>],
+) -> f64 {
+    let elements: f64 = shapes
+        .iter()
+        .chain(other_tensors)
+        .map(|s| s.iter().map(|d| *d as f64).product::<f64>())
+        .sum();
+    // A bound naming a missing dim is an error the verification itself reports.
+    elements
+        + scope_work(original, shapes).unwrap_or(0.0)
+        + scope_work(derived, shapes).unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ftuner_dialects::ta::expr::{parse_scope, positional};
+
+    #[test]
+    fn work_is_the_iteration_domain_of_every_scope() {
+        // A matmul: M x N x K points.
+        let mm = parse_scope(
+            "L<i:0:dim($0, 0), j:0:48> Sum<k:0:40> { $0[i, k] * $1[k, j] }",
+            &positional,
+        )
+        .unwrap();
+        let sh = vec![vec![7, 40], vec![40, 48]];
+        assert_eq!(scope_work(&mm, &sh), Some(7.0 * 48.0 * 40.0));
+        // A nested scope counts once in full, beside its reader.
+        let n = parse_scope(
+            "L<h:0:4> Sum<r:0:3> { (L<t:-1:5, q:0:3> { $0[t] * $1[q] })[h + r - 1, r] }",
+            &positional,
+        )
+        .unwrap();
+        assert_eq!(scope_work(&n, &[vec![4], vec![3]]), Some(12.0 + 18.0));
+        // Inputs and operands count their elements.
+        let w = verify_work(&mm, &mm, &sh, &[vec![7, 48]]);
+        assert_eq!(w, (280.0 + 1920.0 + 336.0) + 2.0 * 13440.0);
+        // A bound over a missing dim: not estimated here.
+        assert_eq!(scope_work(&mm, &[]), None);
+    }
+}

@@ -76,9 +76,18 @@ fn input_shapes(ir: &Ir, vals: &[Value]) -> Vec<Vec<Option<i64>>> {
         .collect()
 }
 
-fn concrete_shapes(sh: &[Vec<Option<i64>>]) -> Vec<Vec<usize>> {
+/// The size dynamic dims take in the numeric checks (and in the verification, unless its
+/// budget asks for less).
+const DYNAMIC_EXTENT: usize = 3;
+
+/// `sh` with each dynamic dim `dynamic`.
+fn concrete_shapes(sh: &[Vec<Option<i64>>], dynamic: usize) -> Vec<Vec<usize>> {
     sh.iter()
-        .map(|s| s.iter().map(|d| d.unwrap_or(3).max(0) as usize).collect())
+        .map(|s| {
+            s.iter()
+                .map(|d| d.map_or(dynamic, |d| d.max(0) as usize))
+                .collect()
+        })
         .collect()
 }
 
@@ -172,6 +181,11 @@ impl OllieDerivePass {
             costs,
             opts,
             verify,
+            verify_budget: if o.verify_budget.is_nan() {
+                0.0
+            } else {
+                o.verify_budget.max(0.0)
+            },
         })
     }
 
@@ -188,7 +202,6 @@ impl OllieDerivePass {
         let Some(best) = self.cheaper_form(cx, op, &c, &shapes, su) else {
             return Ok(());
         };
-        let cshapes = concrete_shapes(&shapes);
         let add_init = c.init.is_some_and(|v| !is_zero_fill(cx.ir, v));
         let in_tys: Vec<Type> = c.inputs.iter().map(|v| cx.ir.value_type(*v)).collect();
         let op_tys: Vec<Type> = c.operands.iter().map(|v| cx.ir.value_type(*v)).collect();
@@ -206,8 +219,27 @@ impl OllieDerivePass {
             return Ok(());
         }
         if su.verify {
-            let ishape = concrete_type_shape(rty);
-            let oshapes: Vec<Vec<usize>> = op_tys.iter().map(|t| concrete_type_shape(*t)).collect();
+            let sizes = |dynamic: usize| {
+                let ishape = concrete_type_shape(rty, dynamic);
+                let oshapes: Vec<Vec<usize>> = op_tys
+                    .iter()
+                    .map(|t| concrete_type_shape(*t, dynamic))
+                    .collect();
+                (concrete_shapes(&shapes, dynamic), ishape, oshapes)
+            };
+            let work = |dynamic: usize| {
+                let (cshapes, ishape, oshapes) = sizes(dynamic);
+                let mut others = oshapes;
+                others.push(ishape.clone());
+                others.push(ishape); // the result
+                crate::check::verify_work(&c.scope, &best, &cshapes, &others)
+            };
+            let Some(dynamic) =
+                self.verify_sizes(cx, op, &shapes, &in_tys, &op_tys, rty, su, &work)
+            else {
+                return self.replace(cx, op, &c, rty, &em);
+            };
+            let (cshapes, ishape, oshapes) = sizes(dynamic);
             if let Err(e) = Self::verify(
                 cx, &em.text, &c.scope, &cshapes, &ishape, &oshapes, add_init,
             ) {
@@ -220,6 +252,66 @@ impl OllieDerivePass {
             }
         }
         self.replace(cx, op, &c, rty, &em)
+    }
+
+    /// The size of dynamic dims at which the verification of a derivation stays within
+    /// `verify-budget`, its work estimated from the loop bounds before anything runs
+    /// ([`crate::check::verify_work`]): the usual 3, else the largest smaller size that
+    /// fits (only when some dim is dynamic), else `None`: the derivation is kept
+    /// unverified (it passed the sampled numeric check). Either outcome other than the
+    /// usual one is a remark at the op.
+    #[allow(clippy::too_many_arguments)]
+    fn verify_sizes(
+        &mut self,
+        cx: &mut PassContext<'_>,
+        op: OpId,
+        shapes: &[Vec<Option<i64>>],
+        in_tys: &[Type],
+        op_tys: &[Type],
+        rty: Type,
+        su: &Setup,
+        work: &dyn Fn(usize) -> f64,
+    ) -> Option<usize> {
+        let budget = su.verify_budget;
+        let full = work(DYNAMIC_EXTENT);
+        if full <= budget {
+            return Some(DYNAMIC_EXTENT);
+        }
+        let dynamic = shapes.iter().flatten().any(|d| d.is_none())
+            || in_tys
+                .iter()
+                .chain(op_tys)
+                .chain([&rty])
+                .any(|t| t.shape().is_some_and(|s| s.contains(&ftuner_ir::DYNAMIC)));
+        let reduced = if dynamic {
+            (1..DYNAMIC_EXTENT).rev().find(|d| work(*d) <= budget)
+        } else {
+            None
+        };
+        match reduced {
+            Some(d) => {
+                cx.emit(Diagnostic::remark(
+                    cx.ir.loc(op),
+                    format!(
+                        "ollie-derive: derivation verified with its dynamic dims {d} instead of {DYNAMIC_EXTENT}: at {DYNAMIC_EXTENT} the check would take {full:.3e} operations, over the budget {budget:.3e} (verify-budget=... raises it)"
+                    ),
+                ));
+                self.reduced += 1;
+                Some(d)
+            }
+            None => {
+                cx.emit(Diagnostic::remark(
+                    cx.ir.loc(op),
+                    format!(
+                        "ollie-derive: derivation not verified: the check would take {:.3e} operations{}, over the budget {budget:.3e} (verify-budget=... raises it); it passed the sampled numeric check",
+                        if dynamic { work(1) } else { full },
+                        if dynamic { " even with its dynamic dims 1" } else { "" }
+                    ),
+                ));
+                self.unverified += 1;
+                None
+            }
+        }
     }
 
     /// The cheapest derived form of `c` when it beats the op as it stands (or the target
@@ -264,7 +356,7 @@ impl OllieDerivePass {
             return None;
         }
         // Numeric check of the expressions (always).
-        let cshapes = concrete_shapes(shapes);
+        let cshapes = concrete_shapes(shapes, DYNAMIC_EXTENT);
         if let Err(e) = crate::check::equivalent(&c.scope, &out.best, &cshapes, 64, 1) {
             cx.emit(Diagnostic::warning(
                 cx.ir.loc(op),
@@ -396,27 +488,28 @@ fn candidate(ir: &Ir, op: OpId) -> Option<Candidate> {
     }
 }
 
-/// The shape of `t` with each dynamic dim 3 (what the verification runs on).
-fn concrete_type_shape(t: Type) -> Vec<usize> {
+/// The shape of `t` with each dynamic dim `dynamic` (what the verification runs on).
+fn concrete_type_shape(t: Type, dynamic: usize) -> Vec<usize> {
     t.shape()
         .unwrap_or(&[])
         .iter()
         .map(|d| {
             if *d == ftuner_ir::DYNAMIC {
-                3
+                dynamic
             } else {
-                *d as usize
+                (*d).max(0) as usize
             }
         })
         .collect()
 }
 
-/// What every derivation of a run shares: the costs, the derivation options, and
-/// whether to verify rewrites on the interpreter.
+/// What every derivation of a run shares: the costs, the derivation options, whether to
+/// verify rewrites on the interpreter, and the work one verification may take.
 struct Setup {
     costs: Costs,
     opts: Options,
     verify: bool,
+    verify_budget: f64,
 }
 
 define_pass! {
@@ -442,6 +535,8 @@ define_pass! {
                 "Also split compound accesses into gather eOperators (im2col forms); a larger e-graph";
             "verify" => verify: bool = "false",
                 "Also run the rewritten IR on the reference interpreter against the original expression (random inputs) before keeping it";
+            "verify-budget" => verify_budget: f64 = "2e8",
+                "Most work one verification may take, in iteration points (the loop domains of the original expression and of the derived operators, plus the random inputs' elements), estimated from the bounds before it runs; over it, dynamic dims are verified smaller (2, 1 instead of 3), or the derivation is kept unverified with a remark at the op; inf: no limit";
             "hw-target" => hw_target: String = "",
                 "Hardware model for the costs (host, a built-in name, a .toml file); empty: the module's ftuner.target or host";
         },
@@ -453,6 +548,8 @@ define_pass! {
             eops: "num-eoperators" => "eOperators emitted (ta.expr)",
             kept: "num-kept" => "Ops whose original form the cost model kept",
             rejected: "num-rejected" => "Derivations dropped by the numeric check",
+            reduced: "num-verified-reduced" => "Derivations verified with smaller dynamic dims to stay within verify-budget",
+            unverified: "num-unverified" => "Derivations kept without the interpreter check (over verify-budget even at the smallest sizes)",
             max_nodes: "max-egraph-nodes" => "Largest e-graph (nodes)",
             time_us: "derivation-time-us" => "Time spent deriving (microseconds)",
         },
