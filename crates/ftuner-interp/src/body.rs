@@ -49,7 +49,7 @@ fn int_of(v: f64, t: Type, unsigned: bool) -> i128 {
 fn cast(kind: &str, from: Type, to: Type, x: f64) -> Result<f64, String> {
     let to_float = |v: i128| match to.float_kind() {
         // Rounded once from the exact value (through f64 it could round twice).
-        Some(ftuner_ir::FloatKind::F32) => v as f32 as f64,
+        Some(ftuner_ir::FloatKind::F32) if !crate::tensor::is_wide() => v as f32 as f64,
         _ => v as f64,
     };
     Ok(match kind {
@@ -142,7 +142,7 @@ impl ScalarOp {
             }
             // One rounding, to the result type (through f64, f32 would round twice).
             ScalarOp::Fma => match ty.float_kind() {
-                Some(ftuner_ir::FloatKind::F32) => {
+                Some(ftuner_ir::FloatKind::F32) if !crate::tensor::is_wide() => {
                     (a[0] as f32).mul_add(a[1] as f32, a[2] as f32) as f64
                 }
                 _ => a[0].mul_add(a[1], a[2]),

@@ -10,7 +10,9 @@
 //!
 //! Values are stored as `f64` (integers exactly up to 2^53); results of `f32`/`f16`/`bf16`
 //! operations are rounded to their type after each operation, so the interpreter computes
-//! what single-precision code computes, operation by operation.
+//! what single-precision code computes, operation by operation. [`wide`] runs the same
+//! program with those floats kept in f64: the reference beside which `--check` measures
+//! the single-precision one's own rounding error.
 //!
 //! ```
 //! let ctx = ftuner_dialects::context();
@@ -23,12 +25,13 @@
 
 use ftuner_dialects::ops;
 mod body;
+pub mod check;
 mod eval;
 mod memref;
 mod tensor;
 
 pub use eval::{run, run_with_launcher, InterpError, Launcher};
-pub use tensor::{round_to, row_major, MemRef, RtVal, Store, Tensor};
+pub use tensor::{round_to, row_major, wide, MemRef, RtVal, Store, Tensor};
 
 /// The shapes of `func`'s parameters (`DYNAMIC` for `?`; empty for scalars), as the
 /// signature gives them: what tests and runners fill in to make arguments.

@@ -235,9 +235,35 @@ impl RtVal {
     }
 }
 
-/// Round a value to the precision of `ty` (floats) or wrap it to its width (integers).
+thread_local! {
+    static WIDE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` with the floats of narrower types (f32, f16, bf16) computed in f64, never
+/// rounded to their type: the wide reference beside which `--check` measures the error
+/// of the single-precision one. Integers are unchanged. For this thread, until `f`
+/// returns.
+pub fn wide<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WIDE.with(|w| w.set(self.0));
+        }
+    }
+    let _restore = Restore(WIDE.with(|w| w.replace(true)));
+    f()
+}
+
+/// Whether this thread computes in [`wide`] mode.
+pub(crate) fn is_wide() -> bool {
+    WIDE.with(|w| w.get())
+}
+
+/// Round a value to the precision of `ty` (floats; not in [`wide`] mode) or wrap it to
+/// its width (integers).
 pub fn round_to(v: f64, ty: Type) -> f64 {
     match ty.float_kind() {
+        Some(_) if is_wide() => v,
         Some(FloatKind::F32) => v as f32 as f64,
         Some(FloatKind::F16) => {
             ftuner_ir::float::bits_to_f64(ftuner_ir::float::f64_to_bits(v, ty), FloatKind::F16)

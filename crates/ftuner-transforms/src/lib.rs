@@ -25,6 +25,7 @@ pub mod peel_windows;
 pub mod prefetch;
 pub mod runtime_checks;
 pub mod symbol_dce;
+pub mod test_perturb;
 pub mod to_llvm;
 
 pub use bufferize::BufferizePass;
@@ -48,6 +49,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(CanonicalizerPass::new()));
     reg.register(|| Box::new(Conv1x1ToMatmulPass::default()));
     reg.register(|| Box::new(CsePass::default()));
+    reg.register(|| Box::new(test_perturb::PerturbFloatConstantsPass::default()));
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
     reg.register(|| Box::new(FuseElementwisePass::default()));
     reg.register(|| Box::new(LowerAffinePass::default()));

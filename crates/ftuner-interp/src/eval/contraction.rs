@@ -16,7 +16,8 @@ pub(super) struct Linear<'a> {
 }
 
 /// Whether `prog` (of a structured op with two inputs and one output, block arguments in
-/// slots 0, 1, 2) is `yield out + in0 * in1` in one float type, and which (`true`: f32).
+/// slots 0, 1, 2) is `yield out + in0 * in1` in one float type, and whether it rounds to
+/// f32 (`true`; not in [`crate::wide`] mode).
 pub(super) fn mac_body(prog: &Program, nin: usize, out_ty: &[Type]) -> Option<bool> {
     let [Step::Op {
         op: ScalarOp::Bin(mul),
@@ -44,7 +45,7 @@ pub(super) fn mac_body(prog: &Program, nin: usize, out_ty: &[Type]) -> Option<bo
         && mty == aty
         && out_ty[0] == *mty;
     match (ok, mty.float_kind()) {
-        (true, Some(FloatKind::F32)) => Some(true),
+        (true, Some(FloatKind::F32)) => Some(!crate::tensor::is_wide()),
         (true, Some(FloatKind::F64)) => Some(false),
         _ => None,
     }

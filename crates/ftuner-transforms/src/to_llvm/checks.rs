@@ -207,11 +207,10 @@ pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> b
         found |= match ir.name(o) {
             ops::cf::AssertOp::NAME => true,
             ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME => !ops.is_empty(),
-            ops::memref::CopyOp::NAME if ops.len() == 2 => !super::memref::dynamic_copy_dims(
-                ir.value_type(ops[0]),
-                ir.value_type(ops[1]),
-            )
-            .is_empty(),
+            ops::memref::CopyOp::NAME if ops.len() == 2 => {
+                !super::memref::dynamic_copy_dims(ir.value_type(ops[0]), ir.value_type(ops[1]))
+                    .is_empty()
+            }
             ops::memref::DeallocOp::NAME => {
                 ir.attr(o, crate::runtime_checks::CHECKED_DEALLOC).is_some()
             }

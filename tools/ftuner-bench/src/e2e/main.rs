@@ -386,8 +386,9 @@ impl Sweep<'_> {
         let want = l
             .call(&self.layer.name, args)
             .map_err(|e| format!("T={t}: {}", e.0))?;
+        // Two single-precision computations: held to each other (no wide reference).
         for (g, w) in got.iter().zip(&want) {
-            if let Err(e) = ftuner_run::compare(g, w, self.r) {
+            if let Err(e) = ftuner_run::compare(g, w, w, self.r) {
                 self.ok = false;
                 status.push(format!("MISMATCH vs loops: {e}"));
             }
@@ -411,11 +412,12 @@ impl Sweep<'_> {
             return Ok(());
         }
         let m = self.module;
-        let want = ftuner_interp::run(self.ctx, &m.ir, m.top, &self.layer.name, args.to_vec())
-            .map_err(|e| format!("T={t}: interpreter: {e}"))?;
+        let run = || ftuner_interp::run(self.ctx, &m.ir, m.top, &self.layer.name, args.to_vec());
+        let want = run().map_err(|e| format!("T={t}: interpreter: {e}"))?;
+        let wide = ftuner_interp::wide(run).map_err(|e| format!("T={t}: interpreter: {e}"))?;
         let mut good = true;
-        for (g, w) in got.iter().zip(&want) {
-            if let Err(e) = ftuner_run::compare(g, w, self.r) {
+        for ((g, w), x) in got.iter().zip(&want).zip(&wide) {
+            if let Err(e) = ftuner_run::compare(g, w, x, self.r) {
                 self.ok = false;
                 good = false;
                 status.push(format!("MISMATCH vs interpreter: {e}"));
@@ -443,7 +445,7 @@ impl Sweep<'_> {
             .call(&self.layer.name, args)
             .map_err(|e| format!("T={t}: {}", e.0))?;
         for (g, w) in got.iter().zip(&want) {
-            if let Err(e) = ftuner_run::compare(g, w, self.r) {
+            if let Err(e) = ftuner_run::compare(g, w, w, self.r) {
                 self.ok = false;
                 status.push(format!("MISMATCH vs the OpenBLAS variant: {e}"));
             }
