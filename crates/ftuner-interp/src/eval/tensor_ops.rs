@@ -368,7 +368,12 @@ impl Interp<'_> {
             let lo = self.mixed(env, op, &dense_attr(ir, op, "static_low"), &ops[1..1 + nl])?;
             let hi = self.mixed(env, op, &dense_attr(ir, op, "static_high"), &ops[1 + nl..])?;
             let shape: Vec<i64> = (0..src.shape.len())
-                .map(|d| src.shape[d] as i64 + lo[d] + hi[d])
+                .map(|d| {
+                    (src.shape[d] as i64)
+                        .checked_add(*lo.get(d).unwrap_or(&0))
+                        .and_then(|x| x.checked_add(*hi.get(d).unwrap_or(&0)))
+                        .unwrap_or(i64::MAX)
+                })
                 .collect();
             (Some((src, lo)), shape)
         } else {
@@ -377,11 +382,10 @@ impl Interp<'_> {
         if shape.iter().any(|d| *d < 0) {
             return Err(err(format!("negative result size {shape:?}")));
         }
+        // Within the interpreter's budget (a padding of 2^63 - 8 verifies).
+        let sizes = checked_sizes(&shape).map_err(err)?;
         let prog = compile(self.ctx, ir, op, env)?;
-        let mut out = Tensor::zeros(
-            shape.iter().map(|d| *d as usize).collect(),
-            rt.element_type(),
-        );
+        let mut out = Tensor::zeros(sizes, rt.element_type());
         let mut slots = vec![0.0; prog.num_slots];
         for (s, v) in &prog.inits {
             slots[*s] = *v;
