@@ -2,6 +2,13 @@
 // @<f>_prepare, run once; @f takes its other arguments, then the prepared values.
 // RUN: ftuner-opt %s --split-input-file --outline-weight-preparation | FileCheck %s
 // RUN: ftuner-opt %s --split-input-file --outline-weight-preparation --mlir-print-op-generic | %mlir-opt --split-input-file --verify-roundtrip -o /dev/null
+// ftuner-run names the arguments of the function as read (before: those of the split
+// function its default pipeline made, and --check compared different signatures): the
+// weights are prepared once by @dense_prepare, then @dense runs on what it kept.
+// RUN: ftuner-run %s --entry dense --shape 0=4x768 --check | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --entry dense --shape 0=4x768 --backend=interp --pass-pipeline='builtin.module(outline-weight-preparation)' --check | FileCheck %s --check-prefix=EXEC
+// EXEC-LABEL: result #0: tensor 4x2304xf32
+// EXEC: check: ok
 // REQUIRES: mlir-opt
 
 // The transposed weight is prepared; the bias is read as it is (a prepared value that

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Driver-level mutation fuzzing: seeded mutations of every example and lit input, run
 through ftuner-opt (several pass pipelines), ftuner-run (JIT and interpreter, at random
-small shapes) and ftuner-translate. Every run must end in exit 0 or 1: a signal, an abort,
-another exit code or a Rust panic is a crash, and the input that caused it is kept.
+small shapes; and JIT with --check against the reference interpreter) and ftuner-translate.
+Every run must end in exit 0 or 1: a signal, an abort, another exit code or a Rust panic
+is a crash, and the input that caused it is kept. With --check, a result the oracle
+rejects or a program the compiled code ran but the interpreter refuses is a silent
+failure, kept the same way.
 
     python3 tools/robustness/fuzz_drivers.py --cases 2000 --seed 1       # what CI runs
     python3 tools/robustness/fuzz_drivers.py --cases 1000000 --seed 7 --jobs 16
@@ -115,13 +118,15 @@ def seeds():
 
 
 def command(bins, path, text, rng):
-    tool = rng.choice(["opt", "opt", "run-jit", "run-interp", "translate"])
+    tool = rng.choice(["opt", "opt", "run-jit", "run-interp", "translate", "run-check"])
     if tool == "opt":
         return [str(bins / "ftuner-opt"), path, f"--pass-pipeline={rng.choice(PIPELINES)}", "-o", os.devnull]
     if tool == "translate":
         return [str(bins / "ftuner-translate"), path, "--emit=llvm", "-o", os.devnull]
-    backend = "jit" if tool == "run-jit" else "interp"
+    backend = "interp" if tool == "run-interp" else "jit"
     cmd = [str(bins / "ftuner-run"), path, f"--backend={backend}", *shapes_for(text, rng)]
+    if tool == "run-check":
+        cmd.append("--check")
     if rng.random() < 0.5:
         cmd.append(f"--pass-pipeline={rng.choice(PIPELINES[:3])}")
     return cmd
@@ -135,6 +140,12 @@ def verdict(proc):
         return f"exit {proc.returncode}"
     if "panicked at" in err or "RUST_BACKTRACE" in err:
         return "panic"
+    # --check: the compiled code returned a result the oracle disagrees with, or ran
+    # where the oracle refuses the program (an out-of-bounds access the JIT did not see).
+    if "ftuner-run: check failed:" in err:
+        return "silent: wrong result"
+    if "the compiled code ran but the reference interpreter failed" in err:
+        return "silent: ran where the interpreter refuses"
     return None
 
 
