@@ -46,6 +46,12 @@ impl Interp<'_> {
             .map(|v| self.get(env, *v, op))
             .collect();
         let vals = vals?;
+        // A select by one condition chooses a whole value, buffers included.
+        if let [RtVal::Scalar(c), a @ RtVal::MemRef(_), b] = vals.as_slice() {
+            if ir.name(op) == ftuner_dialects::ops::arith::SelectOp::NAME {
+                return Ok(if *c != 0.0 { a.clone() } else { b.clone() });
+            }
+        }
         let ty = ir.value_type(ir.result(op, 0));
         if vals.iter().all(|v| matches!(v, RtVal::Scalar(_))) {
             let a: Vec<f64> = vals.iter().filter_map(|v| v.scalar()).collect();
