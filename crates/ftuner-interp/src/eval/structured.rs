@@ -36,6 +36,41 @@ fn has_div(e: &AffineExpr) -> bool {
     }
 }
 
+/// `t` read through `m` at every point of the loop space `sizes` (row-major), each index
+/// checked against its dim.
+fn gather(m: &AffineMap, t: &Tensor, sizes: &[i64]) -> Result<Tensor, String> {
+    if m.results.len() != t.shape.len() {
+        return Err("operand rank does not match its indexing map".into());
+    }
+    let shape = crate::tensor::checked_sizes(sizes)?;
+    let n: usize = shape.iter().product();
+    let st = t.strides();
+    let mut data = Vec::with_capacity(n);
+    let mut point = vec![0i64; sizes.len()];
+    for _ in 0..n {
+        let idx = m
+            .eval(&point, &[])
+            .ok_or_else(|| "cannot evaluate indexing map".to_string())?;
+        let mut off = 0usize;
+        for ((i, d), s) in idx.iter().zip(&t.shape).zip(&st) {
+            let i = usize::try_from(*i)
+                .ok()
+                .filter(|i| i < d)
+                .ok_or_else(|| format!("index {idx:?} out of bounds of {:?}", t.shape))?;
+            off += i * s;
+        }
+        data.push(t.data[off]);
+        for k in (0..point.len()).rev() {
+            point[k] += 1;
+            if point[k] < sizes[k] {
+                break;
+            }
+            point[k] = 0;
+        }
+    }
+    Ok(Tensor::new(shape, t.elem, data))
+}
+
 /// Loop sizes from operand dims indexed by a single loop dim; every loop dim must be
 /// given by some operand (dims that only appear in compound expressions, such as
 /// convolution windows, are given by the filter), and all operands must agree.
@@ -67,7 +102,8 @@ fn loop_sizes(maps: &[AffineMap], vals: &[RtVal], nd: usize) -> Result<Vec<i64>,
 
 /// The linear access of tensor `t` through map `m` over `nd` loop dims: the offset at
 /// the origin, the offset step per loop dim, and per result its value at the origin and
-/// step per loop dim (for bounds checks). Maps with div/mod are refused.
+/// step per loop dim (for bounds checks). Maps with div/mod are refused (inputs read
+/// through them are gathered first).
 fn linear_access(m: &AffineMap, t: &Rc<Tensor>, nd: usize) -> Result<Access, String> {
     if m.results.len() != t.shape.len() {
         return Err("operand rank does not match its indexing map".into());
@@ -191,7 +227,7 @@ impl Interp<'_> {
     ) -> Result<Vec<RtVal>, InterpError> {
         let ir = self.ir;
         let err = |m: String| InterpError::at(ir, op, m);
-        let maps = lbody::indexing_maps(ir, op)
+        let mut maps = lbody::indexing_maps(ir, op)
             .ok_or_else(|| err("indexing maps unknown to the interpreter".into()))?;
         let (ins, outs) = ins_outs(ir, op);
         let all: Vec<Value> = ins.iter().chain(&outs).copied().collect();
@@ -201,7 +237,7 @@ impl Interp<'_> {
             .collect::<Result<_, _>>()?;
         // On buffers: read every operand's current contents, compute as on tensors, then
         // write the outputs back into their buffers.
-        let vals: Vec<RtVal> = raw
+        let mut vals: Vec<RtVal> = raw
             .iter()
             .map(|v| match v {
                 RtVal::MemRef(m) => m
@@ -213,6 +249,16 @@ impl Interp<'_> {
             .collect::<Result<_, _>>()?;
         let nd = maps.first().map(|m| m.num_dims as usize).unwrap_or(0);
         let sizes = loop_sizes(&maps, &vals, nd).map_err(&err)?;
+        // An input read through div/mod (not linear in the loop dims): gathered over the
+        // loop space first, then read through the identity.
+        for i in 0..ins.len() {
+            if let (Some(m), RtVal::Tensor(t)) = (maps.get(i), &vals[i]) {
+                if m.results.iter().any(has_div) {
+                    vals[i] = RtVal::Tensor(Rc::new(gather(m, t, &sizes).map_err(&err)?));
+                    maps[i] = AffineMap::identity(nd as u32);
+                }
+            }
+        }
         let access = maps
             .iter()
             .zip(&vals)
