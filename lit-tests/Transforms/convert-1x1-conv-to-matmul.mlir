@@ -39,7 +39,14 @@ func.func @filled(%x: tensor<?x8x16x12xf32>, %w: tensor<16x8x1x1xf32>) -> tensor
 // -----
 
 // An init that is not a fill is accumulated onto, one image's slice at a time.
+// The loop runs over the input's images: an output with another batch size is a failed
+// run-time check (found by the driver fuzzer: 0 input images and 17 output ones ran and
+// returned the init; the conv's own check was gone with it).
+// RUN: not ftuner-run %s --entry=accumulates --shape 0=0x8x16x16 --shape 2=17x4x16x16 --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' 2>&1 | FileCheck %s --check-prefix=BATCH
+// BATCH: run-time check failed: 'linalg.conv_2d_nchw_fchw' op at {{.*}}: the input and the output have different batch sizes
+// RUN: ftuner-run %s --entry=accumulates --shape 0=3x8x16x16 --shape 2=3x4x16x16 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 // CHECK-LABEL: func.func @accumulates(
+// CHECK: cf.assert
 // CHECK: scf.for
 // CHECK-NOT: linalg.fill
 // CHECK: linalg.matmul

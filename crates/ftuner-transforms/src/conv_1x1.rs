@@ -275,6 +275,29 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     let c0 = b.index(0);
     let c1 = b.index(1);
     let n = b.value(tensor::DimOp::NAME, vec![m.x, c0], Type::index(), &[]);
+    // The loop runs over the input's images: the output must have as many (a dynamic
+    // batch is the conv's to check, and the conv is gone).
+    let out = b.ir.operand(op, 2);
+    let dynamic = |ty: Type| ty.shape().and_then(|s| s.first().copied()) == Some(DYNAMIC);
+    if dynamic(b.ir.value_type(m.x)) || dynamic(b.ir.value_type(out)) {
+        let no = b.value(tensor::DimOp::NAME, vec![out, c0], Type::index(), &[]);
+        let same = b.value(
+            ops::arith::CmpiOp::NAME,
+            vec![n, no],
+            Type::i1(),
+            &[("predicate", Attribute::i64(0))],
+        );
+        let msg = format!(
+            "{}: the input and the output have different batch sizes",
+            crate::runtime_checks::what(b.ir, op)
+        );
+        b.create(
+            ops::cf::AssertOp::NAME,
+            vec![same],
+            vec![],
+            &[("msg", Attribute::string(msg))],
+        );
+    }
     let t2 = |rows: i64| Type::tensor(vec![rows, p], m.elem);
     let t3 = |rows: i64| Type::tensor(vec![DYNAMIC, rows, p], m.elem);
     let by_image = reassociation_attr(&[&[0], &[1], &[2, 3]]);
