@@ -14,3 +14,14 @@ func.func @huge_pad(%t: tensor<4xf32>, %v: f32) -> tensor<?xf32> {
 // The JIT refuses the allocation (a failed run-time check, exit 1).
 // RUN: not ftuner-run %s --shape 0=4 2>&1 | FileCheck %s --check-prefix=JIT
 // JIT: ftuner-run: error: run-time check failed: {{.*}}interp-limits.mlir:8:8: 'memref.alloc' op a size is negative or the memref<?xf32> is too large
+
+// A static allocation too large for any byte count (after canonicalization the empty
+// tensor of 2^63 - 1 elements is static): a failed check in the JIT (before: the byte
+// count wrapped, the buffer was too small, and ftuner-run panicked reading it).
+// RUN: not ftuner-run %s --entry huge_static --pass-pipeline='builtin.module(canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=STATIC
+// STATIC: ftuner-run: error: run-time check failed: {{.*}}interp-limits.mlir:[[@LINE+3]]:8: 'memref.alloc' op a size is negative or the memref<9223372036854775807xf32> is too large
+func.func @huge_static() -> tensor<?xf32> {
+  %c = arith.constant 9223372036854775807 : index
+  %e = tensor.empty(%c) : tensor<?xf32>
+  return %e : tensor<?xf32>
+}

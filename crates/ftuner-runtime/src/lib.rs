@@ -515,8 +515,22 @@ unsafe fn read_result(p: *const u8, t: Type, inputs: &[usize]) -> Result<RtVal, 
         let strides = &d[3 + r..3 + 2 * r];
         let elem = t.element_type();
         let eb = elem_bytes(elem)?;
-        let n: usize = sizes.iter().product();
-        let mut data = Vec::with_capacity(n);
+        // Sizes the compiled code computed: refused rather than trusted with a panic.
+        let n = sizes
+            .iter()
+            .try_fold(1usize, |a, s| a.checked_mul(*s))
+            .filter(|n| *n <= isize::MAX as usize / 8)
+            .ok_or_else(|| {
+                e(format!(
+                    "the compiled code returned a buffer of sizes {sizes:?}"
+                ))
+            })?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(n).map_err(|_| {
+            e(format!(
+                "cannot hold a result of sizes {sizes:?} ({n} elements) in memory"
+            ))
+        })?;
         let mut point = vec![0usize; r];
         for _ in 0..n {
             let lin: i64 = offset

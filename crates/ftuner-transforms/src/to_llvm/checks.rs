@@ -206,7 +206,10 @@ pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> b
         let ops = ir.operands(o);
         found |= match ir.name(o) {
             ops::cf::AssertOp::NAME => true,
-            ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME => !ops.is_empty(),
+            ops::memref::AllocOp::NAME | ops::memref::AllocaOp::NAME => {
+                !ops.is_empty()
+                    || super::memref::static_alloc_too_large(ir.value_type(ir.result(o, 0)))
+            }
             ops::memref::CopyOp::NAME if ops.len() == 2 => {
                 !super::memref::dynamic_copy_dims(ir.value_type(ops[0]), ir.value_type(ops[1]))
                     .is_empty()

@@ -101,7 +101,7 @@ impl Cv<'_> {
             elem_bytes(ty.element_type()).ok_or_else(|| err(format!("element type of {ty}")))?;
         let ebv = self.c64(eb);
         let bytes = self.mul(total, ebv);
-        let checked = !olds.is_empty();
+        let checked = !olds.is_empty() || static_alloc_too_large(ty);
         if checked {
             let ok = self.size_ok(&sizes, eb);
             self.check(
@@ -456,6 +456,21 @@ impl Cv<'_> {
         };
         self.loop_nest(&ext, &mut body, &mut vec![])
     }
+}
+
+/// Whether a static allocation of `ty` asks for more than 2^62 bytes (or a size no
+/// 64-bit count holds): it is converted with the run-time check of dynamic ones, which
+/// then always fails (before: the byte count wrapped and the buffer was too small).
+pub(super) fn static_alloc_too_large(ty: Type) -> bool {
+    let Some(shape) = ty.shape() else {
+        return false;
+    };
+    let eb = elem_bytes(ty.element_type()).unwrap_or(1);
+    shape
+        .iter()
+        .filter(|d| **d != DYNAMIC)
+        .try_fold(eb, |acc, d| acc.checked_mul((*d).max(1)))
+        .is_none_or(|b| b > 1 << 62)
 }
 
 /// The dims of a `memref.copy` from `s` to `t` whose sizes are not both static: checked
