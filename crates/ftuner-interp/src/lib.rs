@@ -31,7 +31,9 @@ mod memref;
 mod tensor;
 
 pub use eval::{run, run_with_launcher, InterpError, Launcher};
-pub use tensor::{round_to, row_major, wide, MemRef, RtVal, Store, Tensor};
+pub use tensor::{
+    is_undefined, round_to, row_major, wide, MemRef, RtVal, Store, Tensor, UNDEFINED,
+};
 
 /// The shapes of `func`'s parameters (`DYNAMIC` for `?`; empty for scalars), as the
 /// signature gives them: what tests and runners fill in to make arguments.

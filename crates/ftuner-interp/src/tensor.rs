@@ -12,6 +12,27 @@ pub struct Tensor {
     pub data: Vec<f64>,
 }
 
+/// The value of a float element no op wrote (`tensor.empty`, `memref.alloc`): a NaN whose
+/// payload marks it (bits 50..32, which survive rounding to f32 and back), so results
+/// that depend on undefined contents are known as such ([`is_undefined`]) — compiled
+/// code reads whatever the memory held there. Arithmetic carries the payload of a NaN
+/// operand on x86-64.
+pub const UNDEFINED: f64 = f64::from_bits(0x7FFD_5A5A_0000_0000);
+
+/// Whether `v` is [`UNDEFINED`] or computed from it (any sign).
+pub fn is_undefined(v: f64) -> bool {
+    v.to_bits() & 0x7FFF_FFFF_E000_0000 == UNDEFINED.to_bits()
+}
+
+/// What an element of type `elem` holds before anything writes it.
+pub fn undefined(elem: Type) -> f64 {
+    if elem.is_float() {
+        UNDEFINED
+    } else {
+        0.0
+    }
+}
+
 /// The most elements one tensor or buffer of the interpreter may hold (8 GiB of f64): a
 /// larger allocation is an error, not an abort of the process.
 pub const MAX_ELEMENTS: usize = 1 << 30;
@@ -101,12 +122,11 @@ pub fn row_major(sizes: &[usize]) -> Vec<i64> {
 }
 
 impl MemRef {
-    /// A fresh allocation. Floats start as NaN (uninitialised memory that a test reads
-    /// shows up), integers as 0.
+    /// A fresh allocation. Floats start as [`UNDEFINED`] (uninitialised memory that a
+    /// test reads shows up), integers as 0.
     pub fn alloc(sizes: Vec<usize>, elem: Type) -> MemRef {
         let n = sizes.iter().product();
-        let fill = if elem.is_float() { f64::NAN } else { 0.0 };
-        MemRef::over(sizes, elem, vec![fill; n])
+        MemRef::over(sizes, elem, vec![undefined(elem); n])
     }
     fn over(sizes: Vec<usize>, elem: Type, data: Vec<f64>) -> MemRef {
         MemRef {

@@ -52,10 +52,11 @@ impl Interp<'_> {
             }
             "empty" => {
                 let shape = self.mixed(env, op, rt.shape().unwrap_or(&[]), ops)?;
-                Tensor::zeros(
-                    checked_sizes(&shape).map_err(|m| InterpError::at(ir, op, m))?,
-                    rt.element_type(),
-                )
+                let sizes = checked_sizes(&shape).map_err(|m| InterpError::at(ir, op, m))?;
+                let n = sizes.iter().product();
+                // Contents no op wrote: marked, so a result that reads them is known.
+                let e = rt.element_type();
+                Tensor::new(sizes, e, vec![crate::tensor::undefined(e); n])
             }
             "insert" => self.tensor_insert(op, env)?,
             "from_elements" => {
