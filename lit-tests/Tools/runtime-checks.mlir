@@ -145,3 +145,64 @@ func.func @parallel(%a: memref<?xf32>) -> memref<?xf32> {
   return %out : memref<?xf32>
 }
 
+
+// Found by the differential test of dynamic sizes (ftuner-runtime oob_random::): an
+// element of the input read or written at a run-time index is checked (before: an
+// unchecked load, garbage or SIGSEGV; the interpreter refused).
+// RUN: not ftuner-run %s --entry element --shape 0=3x4 --shape 1=3 2>&1 | FileCheck %s --check-prefix=ELEMENT
+// ELEMENT: ftuner-run: error: run-time check failed: 'tensor.extract' op at {{.*}}runtime-checks.mlir:{{[0-9]+}}:8: out of bounds
+// RUN: ftuner-run %s --entry element --shape 0=3x4 --shape 1=2 --check | FileCheck %s --check-prefix=SLICE-OK
+// RUN: not ftuner-run %s --entry insert_element --shape 0=4 --shape 1=4 2>&1 | FileCheck %s --check-prefix=INSERT-ELEMENT
+// INSERT-ELEMENT: run-time check failed: 'tensor.insert' op at {{.*}}: out of bounds
+// RUN: ftuner-run %s --entry insert_element --shape 0=4 --shape 1=3 --check | FileCheck %s --check-prefix=SLICE-OK
+// A slice whose `offset + (size - 1) * stride` wraps around to an index inside its tensor
+// (stride 2^63 - 1; size 2^62 at stride 4) leaves it all the same (before: the check
+// passed, the copy wrote at wrapped addresses, the sum read 2^62 elements).
+// RUN: not ftuner-run %s --entry wrapping_stride --shape 0=3 --shape 1=3 --shape 2=1 2>&1 | FileCheck %s --check-prefix=WRAP-INSERT
+// WRAP-INSERT: run-time check failed: 'tensor.insert_slice' op at {{.*}}: the slice leaves its tensor
+// RUN: ftuner-run %s --entry wrapping_stride --shape 0=3 --shape 1=3 --shape 2=0 --check | FileCheck %s --check-prefix=SLICE-OK
+// RUN: not ftuner-run %s --entry wrapping_size --shape 0=10 --shape 1=1 2>&1 | FileCheck %s --check-prefix=WRAP-EXTRACT
+// WRAP-EXTRACT: run-time check failed: 'tensor.extract_slice' op at {{.*}}: the slice leaves its tensor
+// RUN: ftuner-run %s --entry wrapping_size --shape 0=10 --shape 1=0 --check | FileCheck %s --check-prefix=SLICE-OK
+
+func.func @element(%t: tensor<?x4xf32>, %u: tensor<?xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %i = tensor.dim %u, %c0 : tensor<?xf32>
+  %v = tensor.extract %t[%i, %c1] : tensor<?x4xf32>
+  return %v : f32
+}
+
+func.func @insert_element(%t: tensor<?xf32>, %u: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %i = tensor.dim %u, %c0 : tensor<?xf32>
+  %v = arith.constant 9.0 : f32
+  %r = tensor.insert %v into %t[%i] : tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+func.func @wrapping_stride(%s: tensor<3xf32>, %t: tensor<?xf32>, %u: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %max = arith.constant 9223372036854775807 : index
+  %n = tensor.dim %u, %c0 : tensor<?xf32>
+  %st = arith.muli %n, %max : index
+  %r = tensor.insert_slice %s into %t[2] [3] [%st] : tensor<3xf32> into tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+func.func @wrapping_size(%t: tensor<?xf32>, %u: tensor<?xf32>) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %big = arith.constant 4611686018427387904 : index
+  %n = tensor.dim %u, %c0 : tensor<?xf32>
+  %size = arith.muli %n, %big : index
+  %s = tensor.extract_slice %t[4] [%size] [4] : tensor<?xf32> to tensor<?xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%s : tensor<?xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.addf %x, %o : f32
+    linalg.yield %y : f32
+  } -> tensor<f32>
+  return %sum : tensor<f32>
+}

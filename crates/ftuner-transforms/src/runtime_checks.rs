@@ -21,8 +21,10 @@ pub const CHECKED_DEALLOC: &str = "ftuner.checked_dealloc";
 const EQ: i64 = 0;
 const SLT: i64 = 2;
 const SLE: i64 = 3;
+const SGT: i64 = 4;
 const SGE: i64 = 5;
 const ULT: i64 = 6;
+const ULE: i64 = 7;
 
 /// Emits check arithmetic through an [`OpBuilder`], collecting conditions that must all
 /// hold.
@@ -65,6 +67,10 @@ impl<'a> Checks<'a> {
     }
     fn or(&mut self, a: Value, b: Value) -> Value {
         self.op(ops::arith::OriOp::NAME, vec![a, b], Type::i1())
+    }
+    fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        let ty = self.b.ir.value_type(a);
+        self.op(ops::arith::SelectOp::NAME, vec![c, a, b], ty)
     }
     /// Dim `i` of buffer (or tensor) `m`: a constant when static.
     fn dim(&mut self, m: Value, i: usize) -> Value {
@@ -155,14 +161,24 @@ impl<'a> Checks<'a> {
             let empty = self.cmp(EQ, s, zero);
             let o_le = self.cmp(SLE, o, d);
             let empty_ok = self.and(empty, o_le);
-            // Not empty: first and last inside.
+            // Not empty: first and last inside. `offset + (size - 1) * stride` may wrap
+            // (a stride of 2^63 - 1 brings the last element back near the first), so the
+            // steps are counted instead: `size - 1 <= (dim - 1 - offset) / stride` for a
+            // positive stride, `size - 1 <= offset / -stride` for a negative one (unsigned:
+            // `0 - i64::MIN` is 2^63), any size for a zero stride (the last is the first).
             let o_lt = self.cmp(SLT, o, d);
             let s1 = self.op(ops::arith::SubiOp::NAME, vec![s, one], Type::index());
-            let span = self.op(ops::arith::MuliOp::NAME, vec![s1, t], Type::index());
-            let last = self.op(ops::arith::AddiOp::NAME, vec![o, span], Type::index());
-            let l_lo = self.cmp(SGE, last, zero);
-            let l_hi = self.cmp(SLT, last, d);
-            let l_ok = self.and(l_lo, l_hi);
+            let pos = self.cmp(SGT, t, zero);
+            let t_zero = self.cmp(EQ, t, zero);
+            let d1 = self.op(ops::arith::SubiOp::NAME, vec![d, one], Type::index());
+            let room_up = self.op(ops::arith::SubiOp::NAME, vec![d1, o], Type::index());
+            let room = self.select(pos, room_up, o);
+            let neg_t = self.op(ops::arith::SubiOp::NAME, vec![zero, t], Type::index());
+            let step = self.select(pos, t, neg_t);
+            let step = self.select(t_zero, one, step);
+            let steps = self.op(ops::arith::DivuiOp::NAME, vec![room, step], Type::index());
+            let fit = self.cmp(ULE, s1, steps);
+            let l_ok = self.or(t_zero, fit);
             let full_ok = self.and(o_lt, l_ok);
             let fits = self.or(empty_ok, full_ok);
             let both = self.and(o_ok, s_ok);
@@ -213,8 +229,9 @@ impl<'a> Checks<'a> {
 
 /// What the tools that run the IR they read (ftuner-run, ftuner-translate, the Python
 /// package) do to it first: the input's own memory accesses are checked at run time
-/// (`memref.load` / `store` indices, 1-d `vector.transfer_read` / `write` windows, dynamic
-/// `memref.subview`s), as upstream's `-generate-runtime-verification` does, and its
+/// (`memref.load` / `store` and, outside structured op bodies, `tensor.extract` / `insert`
+/// indices, 1-d `vector.transfer_read` / `write` windows, dynamic `memref.subview`s), as
+/// upstream's `-generate-runtime-verification` does, and its
 /// promises that slices are in bounds ([`IN_BOUNDS`]) are dropped; its deallocations are
 /// checked ([`CHECKED_DEALLOC`]). The accesses ftuner's own lowerings make later are in
 /// bounds by construction and are not checked.
@@ -247,6 +264,17 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
         ) {
             accesses.push(o);
         }
+        // Element accesses on tensors: `bufferize` makes them unchecked `memref.load` /
+        // `store` (ftuner's own lowerings emit in-bounds ones in their inner loops).
+        // Inside a structured op's body the conversion to loops checks them (and the
+        // interpreter's bodies take no `cf.assert`).
+        if matches!(
+            ir.name(o),
+            ops::tensor::ExtractOp::NAME | ops::tensor::InsertOp::NAME
+        ) && !in_body(ir, o)
+        {
+            accesses.push(o);
+        }
     });
     for o in deallocs {
         ir.set_attr(o, CHECKED_DEALLOC, Some(Attribute::unit()));
@@ -257,8 +285,13 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
         let ops = ir.operands(o).to_vec();
         let mut ck = Checks::before(ir, o);
         match name {
-            ops::memref::LoadOp::NAME | ops::memref::StoreOp::NAME => {
-                let first = usize::from(name == ops::memref::StoreOp::NAME);
+            ops::memref::LoadOp::NAME
+            | ops::memref::StoreOp::NAME
+            | ops::tensor::ExtractOp::NAME
+            | ops::tensor::InsertOp::NAME => {
+                let first = usize::from(
+                    name == ops::memref::StoreOp::NAME || name == ops::tensor::InsertOp::NAME,
+                );
                 let Some(&m) = ops.get(first) else { continue };
                 for (i, x) in ops[first + 1..].iter().enumerate() {
                     ck.index_in(m, i, *x, None);
@@ -304,6 +337,21 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
         }
         ck.assert(&msg);
     }
+}
+
+/// Whether `op` lies in the body of an op that is not control flow (a structured op's,
+/// a `tensor.pad`'s or `tensor.generate`'s): what runs there is a scalar program.
+fn in_body(ir: &Ir, op: OpId) -> bool {
+    let mut p = ir.parent_op(op);
+    while let Some(q) = p {
+        let n = ir.name(q);
+        let control = ["scf.", "affine.", "func.", "builtin."];
+        if !control.iter().any(|c| n.starts_with(c)) {
+            return true;
+        }
+        p = ir.parent_op(q);
+    }
+    false
 }
 
 /// `'name' op at file:line:col` for messages.
