@@ -1,5 +1,6 @@
 //! The runtime's integration tests (JIT, random shapes against the interpreter, the JIT
-//! against the interpreter and the folder op by op, CUDA) in
+//! against the interpreter and the folder op by op, dynamic sizes in and out of range
+//! against the interpreter, CUDA) in
 //! one binary (each test binary links LLVM statically); run one group with
 //! `cargo test --release -p ftuner-runtime --test integration MODULE::`.
 
@@ -12,3 +13,4 @@ mod gpu_cuda;
 mod jit;
 mod jit_random;
 mod math_ops;
+mod oob_random;
