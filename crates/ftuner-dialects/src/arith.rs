@@ -332,7 +332,9 @@ pub fn fold_cmpi(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<F
     }
     let (a, b) = (int_const(c, 0)?, int_const(c, 1)?);
     let w = int_width(ir.value_type(ir.operand(op, 0)));
-    let (sa, sb, ua, ub) = (sext(a, w), sext(b, w), zext(a, w), zext(b, w));
+    let (sa, sb) = (sext(a, w), sext(b, w));
+    // Unsigned in u128: at w = 128 a zero-extended i128 is still negative.
+    let (ua, ub) = (zext(a, w) as u128, zext(b, w) as u128);
     let v = match pred {
         0 => sa == sb,
         1 => sa != sb,

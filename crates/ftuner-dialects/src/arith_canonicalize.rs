@@ -434,6 +434,10 @@ fn minmax_bounds(ir: &mut Ir, op: OpId) -> bool {
         return false;
     };
     let w = width(ir.value_type(r));
+    // The bounds of i0 and of integers wider than the i128 constants are not computed.
+    if w == 0 || w > 128 {
+        return false;
+    }
     let (smin, umax) = (sext(1i128 << (w - 1), w), zext(-1, w));
     let (s, u) = (sext(c, w), zext(c, w));
     let (absorbing, identity) = match ir.name(op) {

@@ -15,8 +15,20 @@ use crate::util::{sext, zext};
 /// The value of `arith.<name>(a, b)` on `w`-bit integers, or `None` where undefined or
 /// `name` is not an integer binary op.
 pub fn int_binary(name: &str, a: i128, b: i128, w: u32) -> Option<i128> {
-    let (sa, sb, ua, ub) = (sext(a, w), sext(b, w), zext(a, w), zext(b, w));
-    let smin = if w == 0 { 0 } else { -(1i128 << (w - 1)) };
+    // Constants are i128: wider integers cannot be computed exactly here (and a shift by
+    // 128 or more overflowed).
+    if w > 128 {
+        return None;
+    }
+    let (sa, sb) = (sext(a, w), sext(b, w));
+    // Unsigned in u128: at w = 128 a zero-extended i128 is still negative.
+    let (ua, ub) = (zext(a, w) as u128, zext(b, w) as u128);
+    // `-(1 << 127)` overflows: i128's smallest is i128::MIN.
+    let smin = match w {
+        0 => 0,
+        1..=127 => -(1i128 << (w - 1)),
+        _ => i128::MIN,
+    };
     // In i1 too: `true` is both the minimum (-1) and -1, so true / true overflows (APInt's
     // sdiv_ov, which MLIR's folder asks, says so).
     let signed_div_ok = sb != 0 && !(sa == smin && sb == -1);
@@ -29,8 +41,8 @@ pub fn int_binary(name: &str, a: i128, b: i128, w: u32) -> Option<i128> {
         "xori" => sa ^ sb,
         "maxsi" => sa.max(sb),
         "minsi" => sa.min(sb),
-        "maxui" => ua.max(ub),
-        "minui" => ua.min(ub),
+        "maxui" => ua.max(ub) as i128,
+        "minui" => ua.min(ub) as i128,
         "divsi" if signed_div_ok => sa / sb,
         "remsi" if signed_div_ok => sa % sb,
         "floordivsi" if signed_div_ok => {
@@ -40,12 +52,12 @@ pub fn int_binary(name: &str, a: i128, b: i128, w: u32) -> Option<i128> {
             let q = sa / sb;
             q + i128::from(sa % sb != 0 && ((sa < 0) == (sb < 0)))
         }
-        "divui" if ub != 0 => ua / ub,
-        "remui" if ub != 0 => ua % ub,
-        "ceildivui" if ub != 0 => ua / ub + i128::from(ua % ub != 0),
-        "shli" if ub < i128::from(w) => ua << ub,
-        "shrsi" if ub < i128::from(w) => sa >> ub,
-        "shrui" if ub < i128::from(w) => ua >> ub,
+        "divui" if ub != 0 => (ua / ub) as i128,
+        "remui" if ub != 0 => (ua % ub) as i128,
+        "ceildivui" if ub != 0 => (ua / ub + u128::from(ua % ub != 0)) as i128,
+        "shli" if ub < u128::from(w) => (ua << ub) as i128,
+        "shrsi" if ub < u128::from(w) => sa >> ub,
+        "shrui" if ub < u128::from(w) => (ua >> ub) as i128,
         _ => return None,
     };
     Some(if w == 1 { zext(r, 1) } else { sext(r, w) })

@@ -61,7 +61,8 @@ pub const EVAL: &[(&str, ScalarEval)] = &[
     ("math.atan2", FloatBinary(f64::atan2)),
     ("math.copysign", FloatBinary(f64::copysign)),
     ("math.powf", FloatBinary(f64::powf)),
-    ("math.absi", IntUnary(|x, _| x.abs())),
+    // Wrapping: |i128::MIN| is i128::MIN, as APInt's abs.
+    ("math.absi", IntUnary(|x, _| x.wrapping_abs())),
     (
         "math.ctlz",
         IntUnary(|x, w| ((zext(x, w) as u128).leading_zeros() - (128 - w)) as i128),

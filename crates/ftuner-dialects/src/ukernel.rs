@@ -34,9 +34,14 @@ pub fn read_plan(a: Attribute) -> Option<(i64, Option<i64>, Vec<Vec<i64>>)> {
     Some((main, (st >= 0).then_some(st), res?))
 }
 
+/// The largest main tile the custom syntax of a plan takes (tiles are register or thread
+/// block tiles, far smaller).
+pub const MAX_PLAN_TILE: i64 = 1 << 16;
+
 fn parse_plan(p: &mut Parser<'_>, kw: &str) -> PResult<Attribute> {
     p.parse_keyword(kw)?;
     p.expect(Tok::LParen, "'('")?;
+    let main_at = p.current_offset();
     let main = p.parse_i64()?;
     let st = if p.parse_optional_keyword("static") {
         Some(p.parse_i64()?)
@@ -44,6 +49,13 @@ fn parse_plan(p: &mut Parser<'_>, kw: &str) -> PResult<Attribute> {
         None
     };
     p.expect(Tok::Pipe, "'|'")?;
+    // One residue per remainder: a main tile in the billions allocated them all.
+    if main > MAX_PLAN_TILE {
+        return Err(p.err_at(
+            main_at,
+            format!("main tile {main} of '{kw}' is out of range (at most {MAX_PLAN_TILE})"),
+        ));
+    }
     let mut residues: Vec<Vec<i64>> = vec![vec![]; main.max(0) as usize];
     while !p.consume_if(Tok::RParen) {
         let at = p.current_offset();

@@ -182,20 +182,18 @@ pub fn sext(v: i128, w: u32) -> i128 {
     if w >= 128 {
         return v;
     }
-    let m = (1i128 << w) - 1;
-    let v = v & m;
-    if w > 0 && v & (1i128 << (w - 1)) != 0 {
-        v - (1i128 << w)
-    } else {
-        v
+    if w == 0 {
+        return 0;
     }
+    // Shifts, not `(1i128 << w) - 1`, which overflows at w = 127.
+    (v << (128 - w)) >> (128 - w)
 }
 /// Zero-extend the low `w` bits.
 pub fn zext(v: i128, w: u32) -> i128 {
     if w >= 128 {
         return v;
     }
-    v & ((1i128 << w) - 1)
+    v & ((1u128 << w) - 1) as i128
 }
 
 pub fn shape_str(s: &[i64]) -> String {

@@ -19,26 +19,28 @@ pub enum AffineExpr {
 
 use AffineExpr as E;
 
+// Wrapping, as index arithmetic: `i64::MIN floordiv -1` (2^63) panicked.
 fn floor_div(a: i64, b: i64) -> i64 {
-    let q = a / b;
-    if (a % b != 0) && ((a < 0) != (b < 0)) {
+    let q = a.wrapping_div(b);
+    if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
         q - 1
     } else {
         q
     }
 }
 fn ceil_div(a: i64, b: i64) -> i64 {
-    let q = a / b;
-    if (a % b != 0) && ((a < 0) == (b < 0)) {
+    let q = a.wrapping_div(b);
+    if (a.wrapping_rem(b) != 0) && ((a < 0) == (b < 0)) {
         q + 1
     } else {
         q
     }
 }
 fn pos_mod(a: i64, b: i64) -> i64 {
-    let m = a % b;
+    let m = a.wrapping_rem(b);
     if m < 0 {
-        m + b.abs()
+        // Exact: the result is below |b| <= 2^63.
+        m.wrapping_add(b.wrapping_abs())
     } else {
         m
     }
@@ -97,14 +99,14 @@ impl AffineExpr {
     pub fn largest_known_divisor(&self) -> i64 {
         match self {
             E::Dim(_) | E::Symbol(_) => 1,
-            E::Const(c) => c.abs(),
+            E::Const(c) => c.wrapping_abs(),
             E::Mul(a, b) => a
                 .largest_known_divisor()
                 .wrapping_mul(b.largest_known_divisor()),
             E::Add(a, b) => gcd(a.largest_known_divisor(), b.largest_known_divisor()),
             E::FloorDiv(a, b) | E::CeilDiv(a, b) => match b.as_const() {
-                Some(c) if c != 0 && a.largest_known_divisor() % c == 0 => {
-                    (a.largest_known_divisor() / c).abs()
+                Some(c) if c != 0 && a.largest_known_divisor().wrapping_rem(c) == 0 => {
+                    a.largest_known_divisor().wrapping_div(c).wrapping_abs()
                 }
                 _ => 1,
             },

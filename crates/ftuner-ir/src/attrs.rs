@@ -310,15 +310,15 @@ pub fn truncate_to_width(value: i128, ty: Type) -> i128 {
     if w == 0 || w >= 128 {
         return value;
     }
-    let mask: i128 = (1i128 << w) - 1;
+    // In u128: `(1i128 << 127) - 1` overflows (i127).
+    let mask = ((1u128 << w) - 1) as i128;
     let v = value & mask;
     if unsigned || w == 1 {
         // i1 keeps 0/1 ("true" is 1, not -1).
         v
-    } else if v & (1i128 << (w - 1)) != 0 {
-        v - (1i128 << w)
     } else {
-        v
+        // Sign-extend from bit w - 1.
+        (v << (128 - w)) >> (128 - w)
     }
 }
 

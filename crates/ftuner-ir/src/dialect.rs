@@ -232,8 +232,12 @@ impl ScalarEval {
 
     /// The value of an integer op at `args` (signed, of width `w`): any representative
     /// modulo 2^w (callers wrap to the type, as for every integer op); `None` when
-    /// undefined or when their number does not fit.
+    /// undefined, when their number does not fit, or above 128 bits (integer constants are
+    /// i128: wider values are not computed).
     pub fn apply_int(&self, args: &[i128], w: u32) -> Option<i128> {
+        if w > 128 {
+            return None;
+        }
         match (self, args) {
             (ScalarEval::IntUnary(f), [x]) => Some(f(*x, w)),
             (ScalarEval::IntBinary(f), [x, y]) => f(*x, *y, w),

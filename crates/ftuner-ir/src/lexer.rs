@@ -211,7 +211,14 @@ impl<'a> Lexer<'a> {
                 }
                 Tok::BareIdent
             }
-            _ => Tok::Error,
+            _ => {
+                // A non-ASCII character is one error token, whole: its text is a `str`
+                // slice (a token ending inside the character made `tok_text` panic).
+                while (0x80..0xC0).contains(&self.peek(0)) {
+                    self.pos += 1;
+                }
+                Tok::Error
+            }
         };
         self.tok(kind, start)
     }

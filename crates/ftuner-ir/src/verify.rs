@@ -510,8 +510,9 @@ pub fn segment_sizes(
                 "'{seg_attr}' attribute cannot have negative elements"
             ));
         }
-        let sum: i64 = seg.iter().sum();
-        if sum as usize != total {
+        // In i128: segments of i64::MAX overflowed the sum.
+        let sum: i128 = seg.iter().map(|&s| i128::from(s)).sum();
+        if sum != total as i128 {
             return Err(format!(
                 "{} count ({}) does not match with the total size ({}) specified in attribute '{}'",
                 if seg_attr.starts_with("operand") {

@@ -138,11 +138,12 @@ fn extended_to_plain(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// `mulsi_extended(x, 1) -> x, extsi(cmpi(slt, x, 0))` (MulSIExtendedRHSOne), for
-/// elements wider than `i1` (where 1 is not -1).
+/// elements wider than `i1` (where 1 is not -1) and not `index` (`arith.extsi` does not
+/// make an index: upstream's pattern leaves IR that does not verify there).
 fn mulsi_extended_one(ir: &mut Ir, op: OpId) -> bool {
     let (x, one) = (ir.operand(op, 0), ir.operand(op, 1));
     let ty = result_type(ir, op);
-    if width(ty) < 2 || !is_int(ir, one, 1) {
+    if width(ty) < 2 || crate::util::elem(ty).is_index() || !is_int(ir, one, 1) {
         return false;
     }
     let Some(z) = cst(ir, op, Const::Int(0), ty) else {

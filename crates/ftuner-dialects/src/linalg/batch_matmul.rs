@@ -157,9 +157,12 @@ fn rewrite(ir: &mut Ir, op: OpId) -> Option<()> {
     ir.insert_before(op, m);
     let shape = rt.shape()?.to_vec();
     let mut sizes = vec![];
-    for (i, s) in shape.iter().enumerate().take(2) {
+    for (i, s) in shape.iter().enumerate() {
         if *s == DYNAMIC {
-            sizes.push(dim(ir, op, a, i as i64)?);
+            // Batch and rows from the left operand, columns (dynamic when the right
+            // operand is a `1xKx?` of the unit-batch case) from the init.
+            let src = if i < 2 { a } else { c };
+            sizes.push(dim(ir, op, src, i as i64)?);
         }
     }
     let e = ir.create_op(

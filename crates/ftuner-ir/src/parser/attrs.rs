@@ -322,15 +322,20 @@ impl<'a> Parser<'a> {
         if !(ty.is_integer() || ty.is_index()) {
             return Err(self.err_at(at, "integer literal not valid for specified type"));
         }
-        let v = if let Some(h) = text.strip_prefix("0x") {
+        let out_of_range = || self.err_at(at, "integer constant out of range for attribute");
+        let mag = if let Some(h) = text.strip_prefix("0x") {
             u128::from_str_radix(h, 16)
-                .map(|v| v as i128)
-                .map_err(|_| self.err_at(at, "integer constant out of range for attribute"))?
         } else {
-            text.parse::<i128>()
-                .map_err(|_| self.err_at(at, "integer constant out of range for attribute"))?
+            text.parse::<u128>()
+        }
+        .map_err(|_| out_of_range())?;
+        // The magnitude in u128: `-170141183460469231731687303715884105728` (i128's
+        // smallest, as the printer writes it) reads back; `-(i128::MIN)` overflowed.
+        let v = match (neg, mag) {
+            (true, m) if m > 1 << 127 => return Err(out_of_range()),
+            (true, m) => (m as i128).wrapping_neg(),
+            (false, m) => m as i128,
         };
-        let v = if neg { -v } else { v };
         if let Some(w) = ty.int_width() {
             if neg
                 && matches!(
@@ -347,14 +352,18 @@ impl<'a> Parser<'a> {
                 ));
             }
             if w < 127 {
-                let fits = if w == 1 {
-                    (0..=1).contains(&v) || v == -1
-                } else {
-                    v >= -(1i128 << (w - 1)) && v < (1i128 << w)
+                // `i0` holds 0 only; `i1` takes -1 and 1 for true.
+                let min = match w {
+                    0 => 0,
+                    1 => -1,
+                    _ => -(1i128 << (w - 1)),
                 };
-                if !fits || (neg && v < -(1i128 << (w - 1))) {
+                if v < min || v >= (1i128 << w) {
                     return Err(self.err_at(at, "integer constant out of range for attribute"));
                 }
+            } else if w > 128 && !neg && v < 0 {
+                // Held as i128: 2^127 and up would read as negative numbers.
+                return Err(out_of_range());
             }
         }
         Ok(Attribute::int(v, ty))

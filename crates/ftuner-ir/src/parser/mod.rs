@@ -61,8 +61,9 @@ impl OperationState {
 pub(crate) struct Scope {
     pub values: FxHashMap<String, Vec<Value>>,
     pub isolated: bool,
-    /// Forward references (only in isolated scopes): name -> (placeholders, use loc).
-    pub forward: FxHashMap<String, (Vec<Value>, Attribute)>,
+    /// Forward references (only in isolated scopes): name -> (placeholders by result
+    /// number, use loc). Sparse: `%x#2147483647` is one placeholder, not 2^31.
+    pub forward: FxHashMap<String, (std::collections::BTreeMap<u32, Value>, Attribute)>,
 }
 
 pub(crate) struct BlockScope {
@@ -531,11 +532,8 @@ impl<'a> Parser<'a> {
         }
         let iso = self.isolated_scope_index();
         if let Some((placeholders, _)) = self.scopes[iso].forward.remove(name) {
-            for (i, ph) in placeholders.iter().enumerate() {
-                if ph.0 == u32::MAX {
-                    continue;
-                }
-                let Some(real) = vals.get(i) else {
+            for (&i, ph) in &placeholders {
+                let Some(real) = vals.get(i as usize) else {
                     return Err(self.err_at(
                         at,
                         format!("use of undeclared SSA value name '%{name}#{i}'"),
@@ -589,12 +587,8 @@ impl<'a> Parser<'a> {
         let entry = self.scopes[iso]
             .forward
             .entry(op.name.clone())
-            .or_insert((vec![], loc));
-        while entry.0.len() <= op.index as usize {
-            entry.0.push(Value(u32::MAX));
-        }
-        let existing = entry.0[op.index as usize];
-        if existing.0 != u32::MAX {
+            .or_insert((Default::default(), loc));
+        if let Some(&existing) = entry.0.get(&op.index) {
             let vt = self.ir.value_type(existing);
             if vt != ty {
                 return Err(self.err_at(
@@ -610,7 +604,12 @@ impl<'a> Parser<'a> {
         let v = self
             .ir
             .new_value(ty, crate::ir::ValueDef::OpResult(ph_op, 0));
-        self.scopes[iso].forward.get_mut(&op.name).expect("entry").0[op.index as usize] = v;
+        self.scopes[iso]
+            .forward
+            .get_mut(&op.name)
+            .expect("entry")
+            .0
+            .insert(op.index, v);
         Ok(v)
     }
 

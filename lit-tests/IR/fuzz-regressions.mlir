@@ -1,0 +1,61 @@
+// RUN: ftuner-opt %s --split-input-file --verify-diagnostics --allow-unregistered-dialect
+// Inputs on which the coverage-guided fuzz targets (fuzz/, docs/robustness.md) found a
+// panic: each is now a located error (as mlir-opt-22 reports it) or reads fine.
+
+// An `i0` holds 0 only (the range check shifted by width - 1).
+func.func @i0_out_of_range() -> i0 {
+  // expected-error@+1 {{integer constant out of range for attribute}}
+  %c = arith.constant 1 : i0
+  return %c : i0
+}
+
+// -----
+
+// The negation of the smallest i128 overflowed.
+// expected-error@+1 {{integer constant out of range for attribute}}
+"test.op"() {a = -0x80000000000000000000000000000000 : i64} : () -> ()
+
+// -----
+
+func.func @i0_zero() -> i0 {
+  %c = arith.constant 0 : i0
+  return %c : i0
+}
+
+// -----
+
+// A non-ASCII character where a token is expected: the error token ended inside it.
+// expected-error@+1 {{unexpected character}}
+"test.op"() {a = array<i32: 1, 0, й>} : () -> ()
+
+// -----
+
+// A plan's main tile sized the residue table before anything checked it (11 billion
+// entries: an allocation failure, abort).
+func.func @huge_main_tile(%a: tensor<?x8xf32>, %b: tensor<8x16xf32>, %c: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  // expected-error@+1 {{main tile 11110111116 of 'n_plan' is out of range (at most 65536)}}
+  %0 = ukernel.patch "matmul" target("zen4") tiles [1x16] cache(kc = 64, mc = 128, nc = 256) m_plan(1 |) n_plan(11110111116 static 16 | 0:-) maps [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] iterators ["parallel", "parallel", "reduction"] ins(%a, %b : tensor<?x8xf32>, tensor<8x16xf32>) outs(%c : tensor<?x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    ukernel.yield %z : f32
+  } -> tensor<?x16xf32>
+  return %0 : tensor<?x16xf32>
+}
+
+// -----
+
+// A forward reference to result #2147483647 made 2^31 placeholders (out of memory).
+func.func @forward_result_number() {
+  "test.use"(%x#2147483647) : (i32) -> ()
+  // expected-error@+1 {{use of undeclared SSA value name '%x#2147483647'}}
+  %x = "test.def"() : () -> i32
+  return
+}
+
+// -----
+
+// Segment sizes whose sum overflows i64.
+func.func @segment_sum(%c: memref<?x16xf32>, %i: index, %pad: f32) -> vector<16xf32> {
+  // expected-error@+1 {{operand count (4) does not match with the total size (9223372036854775811) specified in attribute 'operandSegmentSizes'}}
+  %y = "vector.transfer_read"(%c, %i, %i, %pad) <{in_bounds = [true], operandSegmentSizes = array<i64: 1, 2, 1, 9223372036854775807>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x16xf32>, index, index, f32) -> vector<16xf32>
+  return %y : vector<16xf32>
+}
