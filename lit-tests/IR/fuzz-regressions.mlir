@@ -59,3 +59,34 @@ func.func @segment_sum(%c: memref<?x16xf32>, %i: index, %pad: f32) -> vector<16x
   %y = "vector.transfer_read"(%c, %i, %i, %pad) <{in_bounds = [true], operandSegmentSizes = array<i64: 1, 2, 1, 9223372036854775807>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x16xf32>, index, index, f32) -> vector<16xf32>
   return %y : vector<16xf32>
 }
+
+// -----
+
+// A window index of i64::MAX: the error message's bound (index + 1) overflowed.
+func.func @window_index_max(%a: tensor<4xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{inferred input/output operand #0 has shape's dimension #0 to be greater than or equal to 9223372036854775808, but found 4}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (9223372036854775807)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<4xf32>) outs(%o : tensor<4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A traversal whose extent overflows i64 (hi - lo).
+func.func @ta_extent_overflow(%a: tensor<4xf32>) -> tensor<9223372036854775807xf32> {
+  // expected-error@+1 {{'ta.expr' op the extent of traversal iterator 'i' overflows}}
+  %0 = ta.expr L<i:-2:9223372036854775807> { %a[i] } ins(%a : tensor<4xf32>) -> tensor<9223372036854775807xf32>
+  return %0 : tensor<9223372036854775807xf32>
+}
+
+// -----
+
+// A collapse of 16 x (2^63 - 1): the product of the group overflowed i64 in the verifier
+// (found by the canonicalize fuzz target).
+func.func @collapse_product_overflow(%t: tensor<16x9223372036854775807xf16>) -> tensor<32xf16> {
+  // expected-error@+1 {{expected dimension 0 of collapsed type to be static value of 147573952589676412912}}
+  %flat = tensor.collapse_shape %t [[0, 1]] : tensor<16x9223372036854775807xf16> into tensor<32xf16>
+  return %flat : tensor<32xf16>
+}

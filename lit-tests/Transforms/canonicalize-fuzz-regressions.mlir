@@ -111,3 +111,17 @@ func.func @affine_min_by_minus_one() -> (index, index, index) {
   %c = affine.apply affine_map<(d0)[s0] -> (d0 ceildiv s0)>(%min)[%m1]
   return %a, %b, %c : index, index, index
 }
+
+// -----
+
+// On i0, where 1 is 0, select(c, 0, 0) matched select(c, 1, 0) and became an arith.extui
+// to i0, which does not verify.
+// CHECK-LABEL: func.func @select_i0
+// CHECK-NOT: arith.extui
+// CHECK: return
+func.func @select_i0(%c: i1) -> i0 {
+  %one = arith.constant 0 : i0
+  %zero = arith.constant 0 : i0
+  %0 = arith.select %c, %one, %zero : i0
+  return %0 : i0
+}

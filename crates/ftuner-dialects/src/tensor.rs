@@ -281,11 +281,22 @@ fn verify_reassoc(ir: &Ir, op: OpId, small: Type, big: Type) -> Result<(), Strin
             .map(|d| bs.get(*d as usize).copied().unwrap_or(DYNAMIC))
             .collect();
         if dims.iter().all(|d| *d != DYNAMIC) && ss[gi] != DYNAMIC {
-            let prod: i64 = dims.iter().product();
-            if prod != ss[gi] {
-                return Err(format!(
-                    "expected dimension {gi} of collapsed type to be static value of {prod}"
-                ));
+            // In i128, checked: the product of large static dims overflowed i64.
+            let prod = dims
+                .iter()
+                .try_fold(1i128, |p, d| p.checked_mul(i128::from(*d)));
+            match prod {
+                Some(p) if p == i128::from(ss[gi]) => {}
+                Some(p) => {
+                    return Err(format!(
+                        "expected dimension {gi} of collapsed type to be static value of {p}"
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "the product of the expanded dimensions of group {gi} overflows"
+                    ))
+                }
             }
         }
         if dims.contains(&DYNAMIC) && ss[gi] != DYNAMIC {

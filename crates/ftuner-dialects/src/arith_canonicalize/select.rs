@@ -62,7 +62,8 @@ fn select_fold(ir: &mut Ir, op: OpId) -> bool {
 fn select_to_ext(ir: &mut Ir, op: OpId) -> bool {
     let (c, a, b) = (ir.operand(op, 0), ir.operand(op, 1), ir.operand(op, 2));
     let ty = result_type(ir, op);
-    if !ty.is_integer() || ty.is_shaped() {
+    // Not i0, where 1 is 0 (select(c, 0, 0) became an `extui` to i0, which does not verify).
+    if !ty.is_integer() || ty.is_shaped() || ty.int_width() == Some(0) {
         return false;
     }
     let (one_zero, zero_one) = (

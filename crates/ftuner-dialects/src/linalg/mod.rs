@@ -399,7 +399,7 @@ fn verify_windows(
                 ));
             };
             if hi >= d {
-                return Err(format!("inferred input/output operand #{i} has shape's dimension #{j} to be greater than or equal to {}, but found {d}", hi + 1));
+                return Err(format!("inferred input/output operand #{i} has shape's dimension #{j} to be greater than or equal to {}, but found {d}", i128::from(hi) + 1));
             }
         }
     }

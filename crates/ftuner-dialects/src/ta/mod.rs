@@ -137,9 +137,15 @@ pub fn verify_expr(ir: &Ir, op: OpId) -> Result<(), String> {
             let x = *ir.value_type(*ins.get(i)?).shape()?.get(dd)?;
             (x != dynamic).then_some(x)
         };
+        // Checked: bounds near i64's limits (`L<i:-2:9223372036854775807>`) overflowed.
+        let span = |base: i64| {
+            base.checked_add(it.hi.c)
+                .and_then(|v| v.checked_sub(it.lo))
+                .ok_or_else(|| format!("the extent of traversal iterator '{}' overflows", it.name))
+        };
         let ext = match it.hi.dim {
-            None => Some(it.hi.c - it.lo),
-            Some((i, dd)) => static_shape(i, dd).map(|x| x + it.hi.c - it.lo),
+            None => Some(span(0)?),
+            Some((i, dd)) => static_shape(i, dd).map(span).transpose()?,
         };
         match (ext, d) {
             (Some(e), Some(d)) if e != d => {

@@ -169,11 +169,12 @@ impl Scope {
     }
     /// Flops per result element (multiplies and adds of the body, times the summation
     /// volume), with dynamic bounds taken as `dyn_extent`.
+    /// None also when the volume overflows i64.
     pub fn sum_volume(&self) -> Option<i64> {
-        self.sum
-            .iter()
-            .map(|i| i.static_range().map(|(l, h)| (h - l).max(0)))
-            .product()
+        self.sum.iter().try_fold(1i64, |p, i| {
+            let (l, h) = i.static_range()?;
+            p.checked_mul(h.checked_sub(l)?.max(0))
+        })
     }
 }
 
