@@ -70,7 +70,16 @@ FUZZ_CASES ?= 1000
 test-fuzz: build
 	FTUNER_PROFILE=$(PROFILE) python3 tools/robustness/fuzz_drivers.py --cases $(FUZZ_CASES) --seed 1 --timeout 60 --allow-hangs
 
-test: lint test-cargo test-lit test-python test-fuzz
+# Coverage-guided fuzzing (docs/robustness.md): the cargo-fuzz targets parse, canonicalize
+# and npy, built on the stable toolchain (RUSTC_BOOTSTRAP=1), FUZZ_COV_RUNS inputs each
+# from libFuzzer seed 1 (the same inputs every run; at most 300 s each); a crash fails.
+FUZZ_COV_RUNS ?= 200000
+.PHONY: test-fuzz-cov
+test-fuzz-cov:
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	FUZZ_ARGS="-seed=1 -runs=$(FUZZ_COV_RUNS)" bash fuzz/run.sh 300
+
+test: lint test-cargo test-lit test-python test-fuzz test-fuzz-cov
 
 docs: setup
 	$(CARGO) run -q -p ftuner-odsgen --bin ftuner-odsgen -- ir-specs docs/dialects
