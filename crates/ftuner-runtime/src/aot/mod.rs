@@ -229,6 +229,8 @@ pub fn build_shared(
     )?;
     let h = header_c(opts, &sig, prepared.as_ref());
     std::fs::write(header, &h).map_err(|x| e(format!("cannot write {}: {x}", header.display())))?;
+    // The wrapper includes `<name>.h`, whatever the header beside the library is called.
+    wrote(dir.join(format!("{}.h", opts.name)), h.as_bytes())?;
     let mut sources = vec![c, o];
     if let Some((blob, _)) = &opts.weights {
         let abs = std::fs::canonicalize(blob).map_err(|x| e(format!("{}: {x}", blob.display())))?;
@@ -247,14 +249,7 @@ pub fn build_shared(
     let status = std::process::Command::new(&cc)
         .args(["-shared", "-fPIC", "-O2", "-o"])
         .arg(out)
-        .arg(format!(
-            "-I{}",
-            header
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .display()
-        ))
+        .arg(format!("-I{}", dir.display()))
         .args(&sources)
         .args(["-lm", "-lpthread"])
         .output()
@@ -404,7 +399,11 @@ pub fn header_path(out: &Path) -> PathBuf {
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_else(|| "model".into());
-    let stem = stem.strip_prefix("lib").unwrap_or(&stem).to_string();
+    // `lib.so` keeps its name (`lib.h`): stripping "lib" would leave a hidden `.h`.
+    let stem = match stem.strip_prefix("lib") {
+        Some(rest) if !rest.is_empty() => rest.to_string(),
+        _ => stem,
+    };
     out.with_file_name(format!("{stem}.h"))
 }
 
