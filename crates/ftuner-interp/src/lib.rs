@@ -31,6 +31,11 @@ mod memref;
 mod tensor;
 
 pub use eval::{run, run_with_launcher, InterpError, Launcher};
+
+/// The phrase of an error about a program outside what the interpreter models (integers
+/// beyond its f64 carrier), not about the program: a tool comparing against the
+/// interpreter says it could not check, rather than that the program is wrong.
+pub const UNMODELLED: &str = "outside the reference interpreter's model";
 pub use tensor::{
     is_undefined, round_to, row_major, wide, MemRef, RtVal, Store, Tensor, UNDEFINED,
 };

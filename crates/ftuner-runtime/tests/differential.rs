@@ -74,6 +74,8 @@ struct Findings {
     errors: BTreeMap<String, Vec<String>>,
     tally: BTreeMap<String, Tally>,
     compared: usize,
+    /// Cases the interpreter says are outside its model (folder and JIT still compared).
+    unmodelled: usize,
 }
 
 impl Findings {
@@ -109,8 +111,15 @@ impl Findings {
             }
             return;
         }
+        // Integers the interpreter's f64 carrier does not hold exactly (2^53 and beyond,
+        // more than 64 bits) it refuses, saying so: the folder and the JIT are compared.
+        let unmodelled = matches!(outs[0], Out::None(m) if m.contains(ftuner_interp::UNMODELLED));
+        self.unmodelled += unmodelled as usize;
         let mut compared = false;
         for (i, j) in [(0, 2), (1, 2), (1, 0)] {
+            if unmodelled && (i == 0 || j == 0) {
+                continue;
+            }
             let (Out::Val(a), Out::Val(b)) = (outs[i], outs[j]) else {
                 continue;
             };
@@ -120,6 +129,9 @@ impl Findings {
             }
         }
         for k in [0, 2] {
+            if k == 0 && unmodelled {
+                continue;
+            }
             if let Out::None(_) = outs[k] {
                 self.disagree(f, &format!("{}-error", ENGINES[k]), show(&outs));
             }
@@ -200,9 +212,10 @@ fn interpreter_folder_and_jit_agree_on_arith_and_math() {
         );
     }
     eprintln!(
-        "{} functions, {} cases checked; interpreter {t_interp:.1} s, folder {t_fold:.1} s, JIT compile {compile_s:.1} s, total {:.1} s",
+        "{} functions, {} cases checked ({} outside the interpreter's model: folder and JIT only); interpreter {t_interp:.1} s, folder {t_fold:.1} s, JIT compile {compile_s:.1} s, total {:.1} s",
         funcs.len(),
         found.compared,
+        found.unmodelled,
         t0.elapsed().as_secs_f64()
     );
     for (op, errs) in &found.errors {
