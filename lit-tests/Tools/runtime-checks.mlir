@@ -68,6 +68,15 @@
 // RUN: ftuner-run %s --entry parallel --shape 0=40 --threads 2 | FileCheck %s --check-prefix=PAR-OK
 // PAR-OK: result #0: tensor 40xf32
 
+// A `memref.load` inside a generic's body, at the loop index: checked like any other
+// (the interpreter evaluates the check in the body; it refused the body before, so
+// `--check` failed on a program the compiled code ran correctly — found by the fuzzer).
+// RUN: ftuner-run %s --entry body_load --shape 0=4 --shape 1=4 --check | FileCheck %s --check-prefix=SLICE-OK
+// RUN: not ftuner-run %s --entry body_load --shape 0=4 --shape 1=3 2>&1 | FileCheck %s --check-prefix=BODY
+// RUN: not ftuner-run %s --entry body_load --shape 0=4 --shape 1=3 --backend=interp 2>&1 | FileCheck %s --check-prefix=BODY-INTERP
+// BODY: run-time check failed: {{.*}}memref.load{{.*}}out of bounds
+// BODY-INTERP: 'cf.assert' op assertion failed: {{.*}}memref.load{{.*}}out of bounds
+
 func.func @div(%u: tensor<?xf32>) -> index {
   %c0 = arith.constant 0 : index
   %c100 = arith.constant 100 : index
@@ -205,4 +214,18 @@ func.func @wrapping_size(%t: tensor<?xf32>, %u: tensor<?xf32>) -> tensor<f32> {
     linalg.yield %y : f32
   } -> tensor<f32>
   return %sum : tensor<f32>
+}
+
+func.func @body_load(%x: tensor<?xf32>, %buf: memref<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %b = memref.load %buf[%i] : memref<?xf32>
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %p : tensor<?xf32>
 }

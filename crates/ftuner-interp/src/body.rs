@@ -313,6 +313,12 @@ pub enum Step {
         idx: usize,
         dst: usize,
     },
+    /// `cf.assert` (a run-time check `guard_input` put before a `memref.load` in a body):
+    /// fails with `msg`, located, when the condition is false.
+    Assert {
+        cond: usize,
+        msg: String,
+    },
 }
 
 /// Compile the single-block body of `op`. `env` holds the values defined outside.
@@ -432,6 +438,13 @@ pub fn compile_region(
             n += 1;
             continue;
         }
+        if name == ops::cf::AssertOp::NAME {
+            let cond = get(ir.operand(o, 0), &mut slot, &mut n, &mut inits)?;
+            let msg = ir.attr(o, "msg").and_then(|a| a.as_str()).unwrap_or("");
+            let msg = InterpError::at(ir, o, format!("assertion failed: {msg}")).message;
+            steps.push(Step::Assert { cond, msg });
+            continue;
+        }
         let sop = ScalarOp::of(ctx, ir, o).ok_or_else(|| {
             InterpError::at(
                 ir,
@@ -474,6 +487,11 @@ impl Program {
                     slots[*dst] = op.apply(&buf[..args.len()], *ty)?;
                 }
                 Step::Index { dim, dst } => slots[*dst] = point[*dim] as f64,
+                Step::Assert { cond, msg } => {
+                    if slots[*cond] == 0.0 {
+                        return Err(InterpError::new(msg.clone()));
+                    }
+                }
                 Step::Dim { shape, idx, dst } => {
                     let i = slots[*idx] as usize;
                     slots[*dst] = *shape.get(i).ok_or_else(|| {

@@ -266,8 +266,9 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
         }
         // Element accesses on tensors: `bufferize` makes them unchecked `memref.load` /
         // `store` (ftuner's own lowerings emit in-bounds ones in their inner loops).
-        // Inside a structured op's body the conversion to loops checks them (and the
-        // interpreter's bodies take no `cf.assert`).
+        // Inside a structured op's body the conversion to loops checks them. (A
+        // `memref.load` in a body is checked like any other: the interpreter's bodies
+        // evaluate `cf.assert`.)
         if matches!(
             ir.name(o),
             ops::tensor::ExtractOp::NAME | ops::tensor::InsertOp::NAME
