@@ -32,6 +32,10 @@
 // ALLOC: run-time check failed: {{.*}}runtime-checks.mlir:{{[0-9]+}}:{{[0-9]+}}: 'memref.alloc' op a size is negative or the memref<?x?xf32> is too large
 // RUN: not ftuner-run %s --entry square --shape 0=0x1099511627776 --backend=interp 2>&1 | FileCheck %s --check-prefix=ALLOC-INTERP
 // ALLOC-INTERP: larger than the interpreter's budget
+// The same check whatever the order of the sizes: an empty 0 x 2^59 x 2^59 allocation
+// (its strides wrap) passed, where 2^59 x 2^59 x 0 failed; zero sizes count as 1.
+// RUN: not ftuner-run %s --entry empty3 --shape 0=0x576460752303423488 2>&1 | FileCheck %s --check-prefix=ALLOC3
+// ALLOC3: run-time check failed: {{.*}}runtime-checks.mlir:{{[0-9]+}}:{{[0-9]+}}: 'memref.alloc' op a size is negative or the memref<?x?x?xf32> is too large
 // An empty argument whose other dim no index can hold (2^62 rows of 4-byte elements):
 // refused before anything runs (before: its strides wrapped).
 // RUN: not ftuner-run %s --entry square --shape 0=0x4611686018427387904 2>&1 | FileCheck %s --check-prefix=HUGE-ARG
@@ -228,4 +232,15 @@ func.func @body_load(%x: tensor<?xf32>, %buf: memref<?xf32>) -> tensor<?xf32> {
     linalg.yield %r : f32
   } -> tensor<?xf32>
   return %p : tensor<?xf32>
+}
+
+func.func @empty3(%t: tensor<?x?xf32>) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tensor.dim %t, %c0 : tensor<?x?xf32>
+  %b = tensor.dim %t, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%a, %b, %b) : tensor<?x?x?xf32>
+  %cst = arith.constant 1.0 : f32
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %f : tensor<?x?x?xf32>
 }

@@ -136,20 +136,26 @@ impl Cv<'_> {
         self.check(ok, "'scf.for' op step is not positive");
     }
     /// Whether an allocation of `sizes` elements of `eb` bytes can be made: no size
-    /// negative, the product in bytes below 2^62 (unsigned multiplications with overflow).
+    /// negative, the product in bytes below 2^62 (unsigned multiplications with overflow),
+    /// zero sizes counted as 1 — so the strides fit too, and the answer does not depend
+    /// on the order of the sizes (`[0, 2^62]` passed where `[2^62, 0]` failed), as the
+    /// interpreter's `checked_sizes`.
     pub(super) fn size_ok(&mut self, sizes: &[Value], eb: i64) -> Value {
         let zero = self.c64(0);
+        let one = self.c64(1);
         let mut ok = self.cst(Attribute::int(1, Type::i1()), Type::i1());
         let mut p = self.c64(eb);
         let pair = llvm_ty("struct<(i64, i1)>");
         for s in sizes {
             let nonneg = self.icmp(5, *s, zero);
             ok = self.val(ops::llvm::AndOp::NAME, vec![ok, nonneg], Type::i1());
+            let pos = self.icmp(4, *s, zero);
+            let s1 = self.val(ops::llvm::SelectOp::NAME, vec![pos, *s, one], Type::i64());
             let r = self
                 .call(
                     "llvm.umul.with.overflow.i64",
                     "struct<(i64, i1)> (i64, i64)",
-                    vec![p, *s],
+                    vec![p, s1],
                     Some(pair),
                 )
                 .expect("a call with a result");
