@@ -7,7 +7,7 @@ is a crash, and the input that caused it is kept. With --check, a result the ora
 rejects or a program the compiled code ran but the interpreter refuses is a silent
 failure, kept and counted the same way (a failure of the run with --fail-on-silent).
 Two outcomes of --check are counted apart and are not failures: a check the oracle says it
-cannot make (integers past its f64 carrier: more than 64 bits, or beyond 2^53), and a
+cannot make (integers its f64 carrier does not hold exactly, or of more than 64 bits), and a
 program the interpreter refuses only for undefined behaviour (dims that disagree at run
 time, a poison value) in ops that canonicalization removes — the interpreter runs the
 canonicalized program — so the compiled code had nothing left to check.

@@ -512,6 +512,9 @@ pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
     if rs.len() != r {
         return Err("expected the result rank to match the source rank".into());
     }
+    index_block_args(ir, op, r, "expected the block to have {r} arguments", |i| {
+        format!("expected block argument {i} to be an index")
+    })?;
     for i in 0..r {
         for (what, p) in [("low", lo[i]), ("high", hi[i])] {
             if p != DYNAMIC && p < 0 {
@@ -547,6 +550,49 @@ pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     Ok(())
 }
+/// The body of `tensor.pad` / `tensor.generate` takes one index per dim (`{r}` in
+/// `count_msg` is the rank): a body without them verified, and the interpreter indexed
+/// past its slots.
+fn index_block_args(
+    ir: &Ir,
+    op: OpId,
+    r: usize,
+    count_msg: &str,
+    arg_msg: fn(usize) -> String,
+) -> Result<(), String> {
+    let Some(b) = ir.regions_of(op).first().and_then(|g| ir.region_entry(*g)) else {
+        return Err("expected a body".into());
+    };
+    let args = ir.block_args(b);
+    if args.len() != r {
+        return Err(count_msg.replace("{r}", &r.to_string()));
+    }
+    match args.iter().position(|a| !ir.value_type(*a).is_index()) {
+        Some(i) => Err(arg_msg(i + 1)),
+        None => Ok(()),
+    }
+}
+
+/// `tensor.generate`: one dynamic extent per `?` of the result, one index argument of
+/// the body per dim.
+pub fn verify_generate(ir: &Ir, op: OpId) -> Result<(), String> {
+    let res = ir.value_type(ir.result(op, 0));
+    let shape = res.shape().unwrap_or(&[]);
+    let dynamic = shape.iter().filter(|d| **d == DYNAMIC).count();
+    if ir.operands(op).len() != dynamic {
+        return Err(
+            "must have as many index operands as dynamic extents in the result type".into(),
+        );
+    }
+    index_block_args(
+        ir,
+        op,
+        shape.len(),
+        "must have one body argument per input dimension",
+        |_| "all body arguments must be index".into(),
+    )
+}
+
 /// The value a `tensor.pad` writes, when it does not depend on the position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PadValue {

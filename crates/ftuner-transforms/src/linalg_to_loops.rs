@@ -15,7 +15,7 @@
 use ftuner_dialects::ops;
 mod transpose;
 
-use ftuner_dialects::linalg::monotone;
+use ftuner_dialects::linalg::linear_coeffs;
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
 use ftuner_ir::{
     intern_name, AffineExpr, AffineMap, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type,
@@ -188,23 +188,45 @@ fn shape_check(
             } else {
                 b.index(op, shape[j])
             };
-            let (pred, lhs, rhs) = match e {
-                AffineExpr::Dim(d) => (0, size, ubs[*d as usize]), // eq
-                _ if monotone(e) => {
-                    let hi = b.expr(op, e, &lasts)?;
-                    (6, hi, size) // ult: the last index is inside
-                }
-                _ => continue,
+            // A loop dim indexing the operand directly: the sizes agree. A linear window
+            // (`d0 + d1 - 1`, `2 * d1 - d4`): its least and greatest index over the box,
+            // at the corners the signs of its coefficients pick, are inside (ult: not
+            // negative and below the size).
+            let checks: Vec<(i64, Value, Value)> = match e {
+                AffineExpr::Dim(d) => vec![(0, size, ubs[*d as usize])], // eq
+                _ => match linear_coeffs(e) {
+                    Some((terms, _)) => {
+                        let mut out = vec![];
+                        for greatest in [false, true] {
+                            let corner: Vec<Value> = (0..lasts.len())
+                                .map(|d| {
+                                    let k =
+                                        terms.iter().find(|t| t.0 as usize == d).map_or(0, |t| t.1);
+                                    if (k > 0) == greatest && k != 0 {
+                                        lasts[d]
+                                    } else {
+                                        zero
+                                    }
+                                })
+                                .collect();
+                            out.push((6, b.expr(op, e, &corner)?, size));
+                        }
+                        out
+                    }
+                    None => continue,
+                },
             };
-            let o = b.op(
-                op,
-                ops::arith::CmpiOp::NAME,
-                vec![lhs, rhs],
-                vec![Type::i1()],
-                vec![("predicate", Attribute::i64(pred))],
-            );
-            let c = b.ir.result(o, 0);
-            conds.push((matches!(e, AffineExpr::Dim(_)), c));
+            for (pred, lhs, rhs) in checks {
+                let o = b.op(
+                    op,
+                    ops::arith::CmpiOp::NAME,
+                    vec![lhs, rhs],
+                    vec![Type::i1()],
+                    vec![("predicate", Attribute::i64(pred))],
+                );
+                let c = b.ir.result(o, 0);
+                conds.push((matches!(e, AffineExpr::Dim(_)), c));
+            }
         }
     }
     let mut ok: Option<Value> = None;

@@ -67,3 +67,27 @@ func.func @conv_dilations_rank(%p: tensor<2x3x8x8xf32>, %k: tensor<3x3x3xf32>, %
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<1xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<2x3x8x8xf32>, tensor<3x3x3xf32>) outs(%f : tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
   return %r : tensor<2x3x6x6xf32>
 }
+
+// -----
+
+// An index below 0 on a static window: upstream's message. The verifier checked only the
+// last point of the loop box, so the compiled code read x[-1] (found by the driver fuzzer).
+func.func @window_below_zero(%x: tensor<8xf32>, %k: tensor<3xf32>, %o: tensor<6xf32>) -> tensor<6xf32> {
+  // expected-error@+1 {{unexpected result less than 0 at expression #0 in (d0, d1) -> (d0 + d1 - 1)}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1 - 1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %k : tensor<8xf32>, tensor<3xf32>) outs(%o : tensor<6xf32>) {
+  ^bb0(%a: f32, %w: f32, %b: f32):
+    %m = arith.mulf %a, %w : f32
+    %s = arith.addf %m, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<6xf32>
+  return %r : tensor<6xf32>
+}
+
+// -----
+
+// A negative dilation flips the window: its indices go below 0 here.
+func.func @negative_dilation(%x: tensor<1x8x9x9xf32>, %k: tensor<4x8x3x3xf32>, %o: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  // expected-error@+1 {{unexpected result less than 0 at expression #2 in (d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 * 2 - d5, d3 * 2 - d6)}}
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<-1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %k : tensor<1x8x9x9xf32>, tensor<4x8x3x3xf32>) outs(%o : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %r : tensor<1x4x4x4xf32>
+}

@@ -144,3 +144,64 @@ func.func @pad_overflow(%t: tensor<4xf32>, %v: f32) {
   } : tensor<4xf32> to tensor<?xf32>
   return
 }
+
+// -----
+
+// A pad body without its index arguments verified (the interpreter then indexed past its
+// slots and panicked; found by the driver fuzzer).
+func.func @pad_body_without_args(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
+  %z = arith.constant 0.5 : f32
+  // expected-error@+1 {{'tensor.pad' op expected the block to have 2 arguments}}
+  %p = tensor.pad %a low[1, 2] high[2, 1] {
+    tensor.yield %z : f32
+  } : tensor<?x4xf32> to tensor<?x7xf32>
+  return %p : tensor<?x7xf32>
+}
+
+// -----
+
+func.func @pad_body_arg_not_index(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
+  %z = arith.constant 0.5 : f32
+  // expected-error@+1 {{'tensor.pad' op expected block argument 2 to be an index}}
+  %p = tensor.pad %a low[1, 2] high[2, 1] {
+  ^bb0(%i: index, %j: i32):
+    tensor.yield %z : f32
+  } : tensor<?x4xf32> to tensor<?x7xf32>
+  return %p : tensor<?x7xf32>
+}
+
+// -----
+
+func.func @generate_body_rank(%n: index) -> tensor<?x3xf32> {
+  %z = arith.constant 0.5 : f32
+  // expected-error@+1 {{'tensor.generate' op must have one body argument per input dimension}}
+  %t = tensor.generate %n {
+  ^bb0(%i: index):
+    tensor.yield %z : f32
+  } : tensor<?x3xf32>
+  return %t : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @generate_body_not_index(%n: index) -> tensor<?x3xf32> {
+  %z = arith.constant 0.5 : f32
+  // expected-error@+1 {{'tensor.generate' op all body arguments must be index}}
+  %t = tensor.generate %n {
+  ^bb0(%i: index, %j: f32):
+    tensor.yield %z : f32
+  } : tensor<?x3xf32>
+  return %t : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @generate_extents(%n: index) -> tensor<?x?xf32> {
+  %z = arith.constant 0.5 : f32
+  // expected-error@+1 {{'tensor.generate' op must have as many index operands as dynamic extents in the result type}}
+  %t = tensor.generate %n {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<?x?xf32>
+  return %t : tensor<?x?xf32>
+}

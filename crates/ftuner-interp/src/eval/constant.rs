@@ -24,8 +24,21 @@ impl Interp<'_> {
                 _ => f64::NAN,
             }
         };
+        // An integer the f64 carrier would round (2^63 - 1 becomes 2^63) is refused here,
+        // so every integer the interpreter computes on is exact (crate::exact_int).
+        let exact = |v: i128| {
+            crate::body::exact_int(v)
+                .map_err(|m| InterpError::at(ir, op, format!("the constant {m}")))
+        };
+        if let AttrKind::DenseElements { elements, .. } = a.kind() {
+            for s in elements {
+                if let Scalar::Int(v) = s {
+                    exact(*v as i128)?;
+                }
+            }
+        }
         Ok(match a.kind() {
-            AttrKind::Integer { value, .. } => RtVal::Scalar(*value as f64),
+            AttrKind::Integer { value, .. } => RtVal::Scalar(exact(*value as i128)?),
             AttrKind::Bool(b) => RtVal::Scalar(*b as i64 as f64),
             AttrKind::Float { bits, ty } => RtVal::Scalar(ftuner_ir::float::bits_to_f64(
                 *bits,
