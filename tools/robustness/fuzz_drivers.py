@@ -220,10 +220,15 @@ def main():
     t0 = time.time()
     found = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for r in pool.map(lambda n: run_case(args, bins, out, n, seed_files), range(args.start, args.start + args.cases)):
+        cases = range(args.start, args.start + args.cases)
+        for n, r in zip(cases, pool.map(lambda n: run_case(args, bins, out, n, seed_files), cases)):
             if r:
                 found.append(r)
                 print(f"case {r[0]}: {r[1]} ({r[2]}): {shlex.join(r[3])}", flush=True)
+            # Results come in order: every case up to n is done (a stopped run resumes
+            # with --start n + 1).
+            if (n + 1) % 1000 == 0:
+                print(f"progress: cases {args.start}..{n} done, {time.time() - t0:.0f} s", flush=True)
     silent = [f for f in found if f[1].startswith("silent")]
     apart = [f for f in found if f[1] in ("unchecked", "ub removed")]
     hangs = [f for f in found if f[1] == "hang"]
