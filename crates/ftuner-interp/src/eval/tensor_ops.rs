@@ -273,9 +273,19 @@ impl Interp<'_> {
         let offs = self.mixed(env, op, &dense_attr(ir, op, "static_offsets"), dyn_o)?;
         let sizes = self.mixed(env, op, &dense_attr(ir, op, "static_sizes"), dyn_s)?;
         let strides = self.mixed(env, op, &dense_attr(ir, op, "static_strides"), dyn_t)?;
+        // The compiled code's rule (bufferize's check): offset and size not negative,
+        // every index of a non-empty slice inside (in i128: the sum wrapped), an empty one
+        // starting at most at the end.
         for d in 0..sizes.len() {
-            let last = offs[d] + (sizes[d] - 1).max(0) * strides[d];
-            if sizes[d] < 0 || offs[d] < 0 || (sizes[d] > 0 && last as usize >= big[d]) {
+            let (o, z, t) = (offs[d] as i128, sizes[d] as i128, strides[d] as i128);
+            let dim = big.get(d).copied().unwrap_or(0) as i128;
+            let last = o + (z - 1).max(0) * t;
+            let inside = if z > 0 {
+                (0..dim).contains(&o) && (0..dim).contains(&last)
+            } else {
+                o <= dim
+            };
+            if z < 0 || o < 0 || !inside {
                 return Err(InterpError::at(
                     ir,
                     op,
@@ -332,13 +342,18 @@ impl Interp<'_> {
         let n: usize = sizes.iter().map(|s| *s as usize).product();
         let mut point = vec![0i64; sizes.len()];
         let mut out = (*dst).clone();
-        if src.data.len() != n {
+        // The same shape, but for unit dims a rank-reducing slice drops (as the compiled
+        // code's copy checks; an equal count alone let a 2x3 source fill a 3x2 slice).
+        let non_unit =
+            |s: &[usize]| -> Vec<usize> { s.iter().copied().filter(|d| *d != 1).collect() };
+        let slice_shape: Vec<usize> = sizes.iter().map(|s| *s as usize).collect();
+        if src.data.len() != n || non_unit(&src.shape) != non_unit(&slice_shape) {
             return Err(InterpError::at(
                 ir,
                 op,
                 format!(
-                    "source of {} elements does not fill the {n}-element slice",
-                    src.data.len()
+                    "source of shape {:?} does not fit the slice of sizes {slice_shape:?}",
+                    src.shape
                 ),
             ));
         }
@@ -368,6 +383,9 @@ impl Interp<'_> {
             let nl = seg.get(1).copied().unwrap_or(0) as usize;
             let lo = self.mixed(env, op, &dense_attr(ir, op, "static_low"), &ops[1..1 + nl])?;
             let hi = self.mixed(env, op, &dense_attr(ir, op, "static_high"), &ops[1 + nl..])?;
+            if let Some(p) = lo.iter().chain(&hi).find(|p| **p < 0) {
+                return Err(err(format!("negative padding {p}")));
+            }
             let shape: Vec<i64> = (0..src.shape.len())
                 .map(|d| {
                     (src.shape[d] as i64)
