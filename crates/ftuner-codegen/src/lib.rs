@@ -461,9 +461,10 @@ pub fn allow_native_calls(on: bool) {
 fn register_runtime_symbols() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let syms: [(&str, *mut std::ffi::c_void); 6] = [
+        let syms: [(&str, *mut std::ffi::c_void); 7] = [
             ("aligned_alloc", memstats::counted_aligned_alloc as *mut _),
             ("ftuner_rt_release", memstats::ftuner_rt_release as *mut _),
+            ("ftuner_rt_released", memstats::ftuner_rt_released as *mut _),
             ("ftuner_rt_fail", status::ftuner_rt_fail as *mut _),
             ("ftuner_rt_failed", status::ftuner_rt_failed as *mut _),
             (

@@ -172,6 +172,13 @@ pub extern "C" fn ftuner_rt_release(p: *mut c_void) -> i32 {
     }
 }
 
+/// What compiled code calls before an access of the input program in a function that
+/// deallocates buffers itself (`runtime_checks::CHECK_LIVE`): 1 (the caller fails a
+/// run-time check) when `p` was deallocated by the program and is still held back.
+pub extern "C" fn ftuner_rt_released(p: *mut c_void) -> i32 {
+    is_released(p) as i32
+}
+
 /// Whether `p` was deallocated by the program ([`ftuner_rt_release`]) and not yet freed:
 /// such a block must not be returned to a caller.
 pub fn is_released(p: *const c_void) -> bool {

@@ -101,9 +101,9 @@ impl ScalarOp {
             "constant" => {
                 let a = ir.attr(op, "value")?;
                 match a.kind() {
-                    AttrKind::Integer { value, .. } => match exact_int(*value as i128) {
+                    AttrKind::Integer { value, .. } => match exact_int(*value) {
                         Ok(c) => ScalarOp::Const(c),
-                        Err(_) => ScalarOp::Inexact(*value as i128),
+                        Err(_) => ScalarOp::Inexact(*value),
                     },
                     AttrKind::Bool(b) => ScalarOp::Const(*b as i64 as f64),
                     AttrKind::Float { bits, ty } => {

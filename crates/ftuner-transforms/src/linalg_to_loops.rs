@@ -467,6 +467,7 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
     let maps: Vec<AffineMap> =
         lbody::indexing_maps(ir, op).ok_or("indexing maps unknown to the lowering")?;
     let (ins, outs) = ins_outs(ir, op);
+    let check_live = ir.attr(op, crate::runtime_checks::CHECK_LIVE).is_some();
     let operands: Vec<Value> = ins.iter().chain(&outs).copied().collect();
     if maps.len() != operands.len() {
         return Err("one indexing map per operand expected".into());
@@ -571,6 +572,7 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
                 args: &args,
                 nin: ins.len(),
                 ivs: &ivs,
+                check_live,
             },
             &carried,
             last,
@@ -587,6 +589,8 @@ struct BodyAt<'a> {
     args: &'a [Value],
     nin: usize,
     ivs: &'a [Value],
+    /// The structured op carried `runtime_checks::CHECK_LIVE`: so do its loads and stores.
+    check_live: bool,
 }
 
 /// One copy of the body of a structured op before `anchor` at the point `at.ivs`: its
@@ -606,7 +610,17 @@ fn emit_body(
         args,
         nin,
         ivs,
+        check_live,
     } = at;
+    let live = |b: &mut B<'_>, o: Option<OpId>| {
+        if let (true, Some(o)) = (check_live, o) {
+            b.ir.set_attr(
+                o,
+                crate::runtime_checks::CHECK_LIVE,
+                Some(Attribute::unit()),
+            );
+        }
+    };
     let mut map: FxHashMap<Value, Value> = FxHashMap::default();
     let mut out_idx = vec![];
     for (i, (v, m)) in operands.iter().zip(maps).enumerate() {
@@ -630,6 +644,8 @@ fn emit_body(
             let mut ops = vec![*v];
             ops.extend(idx.iter().copied());
             let l = b.val(anchor, ops::memref::LoadOp::NAME, ops, ty.element_type());
+            let lo = b.ir.defining_op(l);
+            live(b, lo);
             map.insert(args[i], l);
         }
         out_idx.push(idx);
@@ -646,7 +662,8 @@ fn emit_body(
                 if store {
                     let mut ops = vec![val, dst];
                     ops.extend(out_idx[nin + k].iter().copied());
-                    b.op(anchor, ops::memref::StoreOp::NAME, ops, vec![], vec![]);
+                    let so = b.op(anchor, ops::memref::StoreOp::NAME, ops, vec![], vec![]);
+                    live(b, Some(so));
                 } else {
                     yielded[k] = Some(val);
                 }

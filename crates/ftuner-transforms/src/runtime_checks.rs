@@ -17,6 +17,14 @@ pub use ftuner_dialects::tensor::IN_BOUNDS;
 /// live (a double free, an argument's buffer) and keeps the block until the call ends.
 pub const CHECKED_DEALLOC: &str = "ftuner.checked_dealloc";
 
+/// Marks a memory access of the input program in a function that deallocates buffers
+/// itself ([`guard_input`]): convert-to-llvm checks first that the buffer was not
+/// deallocated (`ftuner_rt_released`; the block is quarantined, so the access would read
+/// memory the process owns, but stale), as the interpreter refuses such an access.
+/// `linalg-to-loops` passes it from a structured op on buffers to the loads and stores it
+/// makes.
+pub const CHECK_LIVE: &str = "ftuner.check_live";
+
 /// `arith.cmpi` predicates.
 const EQ: i64 = 0;
 const SLT: i64 = 2;
@@ -227,6 +235,47 @@ impl<'a> Checks<'a> {
     }
 }
 
+/// [`CHECK_LIVE`] on every memory access to a buffer in the functions holding one of
+/// `deallocs` (only there: programs on tensors, and programs that leave deallocation to
+/// the compiler, pay nothing).
+fn mark_accesses_after_deallocs(ir: &mut Ir, deallocs: &[OpId]) {
+    let mut funcs: Vec<OpId> = vec![];
+    for d in deallocs {
+        let mut p = ir.parent_op(*d);
+        while let Some(o) = p {
+            if ir.name(o) == ops::func::FuncOp::NAME {
+                if !funcs.contains(&o) {
+                    funcs.push(o);
+                }
+                break;
+            }
+            p = ir.parent_op(o);
+        }
+    }
+    let mut marked = vec![];
+    for f in funcs {
+        ir.walk_pre(f, &mut |o| {
+            let name = ir.name(o);
+            let access = matches!(
+                name,
+                ops::memref::LoadOp::NAME
+                    | ops::memref::StoreOp::NAME
+                    | ops::memref::CopyOp::NAME
+                    | ops::memref::DimOp::NAME
+                    | ops::vector::TransferReadOp::NAME
+                    | ops::vector::TransferWriteOp::NAME
+            ) || (name.starts_with("linalg.")
+                && ir.operands(o).iter().any(|v| ir.value_type(*v).is_memref()));
+            if access {
+                marked.push(o);
+            }
+        });
+    }
+    for o in marked {
+        ir.set_attr(o, CHECK_LIVE, Some(Attribute::unit()));
+    }
+}
+
 /// What the tools that run the IR they read (ftuner-run, ftuner-translate, the Python
 /// package) do to it first: the input's own memory accesses are checked at run time
 /// (`memref.load` / `store` and, outside structured op bodies, `tensor.extract` / `insert`
@@ -277,6 +326,7 @@ pub fn guard_input(ir: &mut Ir, top: OpId) {
             accesses.push(o);
         }
     });
+    mark_accesses_after_deallocs(ir, &deallocs);
     for o in deallocs {
         ir.set_attr(o, CHECKED_DEALLOC, Some(Attribute::unit()));
     }

@@ -63,6 +63,9 @@ pub const FAILED: &str = "ftuner_rt_failed";
 /// `int32_t ftuner_rt_release(void *allocated)`: the input program's own `memref.dealloc`
 /// (`runtime_checks::CHECKED_DEALLOC`); 0 when the block is not live.
 pub const RELEASE: &str = "ftuner_rt_release";
+/// `int32_t ftuner_rt_released(void *allocated)`: 1 when the input program deallocated
+/// the block in a call still running (`runtime_checks::CHECK_LIVE` accesses).
+pub const RELEASED: &str = "ftuner_rt_released";
 
 /// The converter of one function body: where it appends, what it has converted, and what
 /// it shares with the rest of the module.

@@ -33,12 +33,12 @@ impl Interp<'_> {
         if let AttrKind::DenseElements { elements, .. } = a.kind() {
             for s in elements {
                 if let Scalar::Int(v) = s {
-                    exact(*v as i128)?;
+                    exact(*v)?;
                 }
             }
         }
         Ok(match a.kind() {
-            AttrKind::Integer { value, .. } => RtVal::Scalar(exact(*value as i128)?),
+            AttrKind::Integer { value, .. } => RtVal::Scalar(exact(*value)?),
             AttrKind::Bool(b) => RtVal::Scalar(*b as i64 as f64),
             AttrKind::Float { bits, ty } => RtVal::Scalar(ftuner_ir::float::bits_to_f64(
                 *bits,

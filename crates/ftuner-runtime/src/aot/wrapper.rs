@@ -341,6 +341,9 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
    the block is kept, never freed nor reused: a second dealloc, or a load after it, still
    touches memory the library owns. */
 __attribute__((visibility("hidden"))) int32_t ftuner_rt_release(void *p) { (void)p; return 1; }
+/* Likewise no record of what was deallocated: an access after it is not detected here
+   (the JIT's ftuner_rt_released detects it). */
+__attribute__((visibility("hidden"))) int32_t ftuner_rt_released(void *p) { (void)p; return 0; }
 
 /* The allocator of the compiled code (its aligned_alloc and free, renamed when the library
    is built) and of the outputs handed over: every block has a 64-byte header holding its

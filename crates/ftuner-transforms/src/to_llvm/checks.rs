@@ -169,6 +169,28 @@ impl Cv<'_> {
         let small = self.icmp(6, p, limit);
         self.val(ops::llvm::AndOp::NAME, vec![ok, small], Type::i1())
     }
+    /// Before an access marked [`crate::runtime_checks::CHECK_LIVE`]: the buffer of
+    /// descriptor `d` was not deallocated by the program.
+    pub(super) fn live_check(&mut self, op: OpId, d: Value) {
+        if self
+            .ir
+            .attr(op, crate::runtime_checks::CHECK_LIVE)
+            .is_none()
+        {
+            return;
+        }
+        let p = self.extract(d, &[0], super::types::ptr());
+        let r = self
+            .call(super::RELEASED, "i32 (ptr)", vec![p], Some(Type::i32()))
+            .expect("a call with a result");
+        let zero = self.cst(Attribute::int(0, Type::i32()), Type::i32());
+        let ok = self.icmp(0, r, zero);
+        let name = self.ir.name(op);
+        self.check(
+            ok,
+            &format!("'{name}' op accesses a buffer after memref.dealloc"),
+        );
+    }
     /// After a call that may have failed a check: return at once if it did.
     pub(super) fn propagate_failure(&mut self) {
         if self.abort_on_failure {

@@ -140,6 +140,7 @@ impl Cv<'_> {
     fn dim(&mut self, op: OpId) -> R<()> {
         let olds = self.ir.operands(op).to_vec();
         let d = self.desc(op, olds[0])?;
+        self.live_check(op, d.v);
         let i = self
             .ir
             .defining_op(olds[1])
@@ -161,6 +162,7 @@ impl Cv<'_> {
     fn element(&mut self, op: OpId, m: usize, first: usize) -> R<(Desc, Value)> {
         let olds = self.ir.operands(op).to_vec();
         let d = self.desc(op, olds[m])?;
+        self.live_check(op, d.v);
         let idx = olds[first..]
             .iter()
             .map(|v| self.v(op, *v))
@@ -409,6 +411,8 @@ impl Cv<'_> {
             self.desc(op, self.ir.operand(op, 0))?,
             self.desc(op, self.ir.operand(op, 1))?,
         );
+        self.live_check(op, s.v);
+        self.live_check(op, t.v);
         let rank = s.ty.rank().unwrap_or(0);
         // Shapes known only at run time must agree before anything is copied (upstream:
         // undefined; a slice's source larger than the slice wrote past the buffer).

@@ -128,6 +128,7 @@ impl Cv<'_> {
             return Err(err("only 1-d vector transfers are supported"));
         }
         let d = self.desc(op, olds[src_i])?;
+        self.live_check(op, d.v);
         let rank = d.ty.rank().unwrap_or(0);
         let map = self
             .ir
