@@ -76,7 +76,7 @@ test-fuzz: build
 FUZZ_COV_RUNS ?= 200000
 .PHONY: test-fuzz-cov
 test-fuzz-cov:
-	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --version 0.13.2 --locked
 	FUZZ_ARGS="-seed=1 -runs=$(FUZZ_COV_RUNS)" bash fuzz/run.sh 300
 
 test: lint test-cargo test-lit test-python test-fuzz test-fuzz-cov

@@ -24,7 +24,7 @@ TDIR=target
 [ "$SAN" = none ] || TDIR=target/$SAN
 export RUSTC_BOOTSTRAP=1
 
-command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.2 --locked
 python3 seeds.py
 for t in "${TARGETS[@]}"; do
     cargo fuzz build -s "$SAN" --target-dir "$TDIR" "$t"
