@@ -60,37 +60,56 @@ impl PassOptions {
     pub fn value(&self, name: &str) -> Option<&OptionValue> {
         self.idx(name).map(|i| &self.values[i])
     }
+    /// The value of a declared option. A pass reading a name it did not declare is a bug
+    /// of the pass (`opts.bool("mc-bloking")` returned false, silently): a panic naming
+    /// it, which the pass manager reports as a crash of that pass.
+    fn declared(&self, name: &str) -> &OptionValue {
+        match self.idx(name) {
+            Some(i) => &self.values[i],
+            None => panic!(
+                "pass option '{name}' is read but not declared (declared: {})",
+                self.specs
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+    fn wrong_kind(name: &str, v: &OptionValue, want: &str) -> ! {
+        panic!("pass option '{name}' holds {v:?}, read as {want}")
+    }
     pub fn bool(&self, name: &str) -> bool {
-        matches!(
-            self.idx(name).map(|i| &self.values[i]),
-            Some(OptionValue::Bool(true))
-        )
+        match self.declared(name) {
+            OptionValue::Bool(b) => *b,
+            v => Self::wrong_kind(name, v, "a bool"),
+        }
     }
     pub fn int(&self, name: &str) -> i64 {
-        match self.idx(name).map(|i| &self.values[i]) {
-            Some(OptionValue::Int(v)) => *v,
-            _ => 0,
+        match self.declared(name) {
+            OptionValue::Int(v) => *v,
+            v => Self::wrong_kind(name, v, "an integer"),
         }
     }
     pub fn float(&self, name: &str) -> f64 {
-        match self.idx(name).map(|i| &self.values[i]) {
-            Some(OptionValue::Float(v)) => *v,
-            Some(OptionValue::Int(v)) => *v as f64,
-            _ => 0.0,
+        match self.declared(name) {
+            OptionValue::Float(v) => *v,
+            OptionValue::Int(v) => *v as f64,
+            v => Self::wrong_kind(name, v, "a float"),
         }
     }
     pub fn str(&self, name: &str) -> String {
-        match self.idx(name).map(|i| &self.values[i]) {
-            Some(OptionValue::Str(v)) => v.clone(),
-            Some(OptionValue::List(v)) => v.join(","),
-            _ => String::new(),
+        match self.declared(name) {
+            OptionValue::Str(v) => v.clone(),
+            OptionValue::List(v) => v.join(","),
+            v => Self::wrong_kind(name, v, "a string"),
         }
     }
     pub fn list(&self, name: &str) -> Vec<String> {
-        match self.idx(name).map(|i| &self.values[i]) {
-            Some(OptionValue::List(v)) => v.clone(),
-            Some(OptionValue::Str(v)) => vec![v.clone()],
-            _ => vec![],
+        match self.declared(name) {
+            OptionValue::List(v) => v.clone(),
+            OptionValue::Str(v) => vec![v.clone()],
+            v => Self::wrong_kind(name, v, "a list"),
         }
     }
     /// `{a=1 b=true}` as MLIR prints pass options (every option, sorted by name).
@@ -205,4 +224,38 @@ pub fn split_options(text: &str) -> Result<Vec<(String, String)>, String> {
         out.push((key, val));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> PassOptions {
+        PassOptions::new(vec![OptionSpec {
+            name: "mc-blocking",
+            kind: OptionKind::Bool,
+            default: "true",
+            description: "",
+        }])
+    }
+
+    #[test]
+    fn declared_options_read() {
+        assert!(opts().bool("mc-blocking"));
+    }
+
+    /// A misspelled name returned false, silently (issue 27): now a panic naming it.
+    #[test]
+    #[should_panic(
+        expected = "pass option 'mc-bloking' is read but not declared (declared: mc-blocking)"
+    )]
+    fn an_undeclared_option_is_a_bug_of_the_pass() {
+        opts().bool("mc-bloking");
+    }
+
+    #[test]
+    #[should_panic(expected = "pass option 'mc-blocking' holds Bool(true), read as an integer")]
+    fn a_kind_mismatch_is_a_bug_of_the_pass() {
+        opts().int("mc-blocking");
+    }
 }
