@@ -88,6 +88,12 @@
 // RUN: not ftuner-run %s --entry flipped_window --shape 0=7 2>&1 | FileCheck %s --check-prefix=FLIPPED
 // FLIPPED: run-time check failed: operand shapes of 'linalg.generic' at {{.*}}runtime-checks.mlir:{{[0-9]+}}:8 do not agree with its iteration space
 
+// A non-linear index (`d0 mod 3963` into 3 rows, the loop running to 12) is checked where
+// it is computed (before: the compiled code read rows 3..11 of a 3-row tensor; found by
+// the driver fuzzer). `d0 mod 3` stays in bounds and runs.
+// RUN: not ftuner-run %s --entry nonlinear_index --shape 0=3x8 --shape 1=8x16 --shape 2=12x16 2>&1 | FileCheck %s --check-prefix=NONLINEAR
+// NONLINEAR: run-time check failed: operand #0 of 'linalg.generic' at {{.*}}runtime-checks.mlir:{{[0-9]+}}:8 is indexed outside dim 0 (a non-linear index)
+
 func.func @div(%u: tensor<?xf32>) -> index {
   %c0 = arith.constant 0 : index
   %c100 = arith.constant 100 : index
@@ -261,4 +267,14 @@ func.func @flipped_window(%x: tensor<?xf32>, %k: tensor<3xf32>, %o: tensor<6xf32
     linalg.yield %s : f32
   } -> tensor<6xf32>
   return %r : tensor<6xf32>
+}
+
+func.func @nonlinear_index(%a: tensor<3x8xf32>, %b: tensor<8x16xf32>, %c: tensor<12x16xf32>) -> tensor<12x16xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0 mod 3963, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<3x8xf32>, tensor<8x16xf32>) outs(%c : tensor<12x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<12x16xf32>
+  return %r : tensor<12x16xf32>
 }

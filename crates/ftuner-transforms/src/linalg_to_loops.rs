@@ -13,9 +13,10 @@
 //! (`parallel=false` turns it off; other consumers run marked loops serially).
 
 use ftuner_dialects::ops;
+mod checks;
 mod transpose;
 
-use ftuner_dialects::linalg::linear_coeffs;
+use checks::{nonlinear_index_checks, shape_check};
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
 use ftuner_ir::{
     intern_name, AffineExpr, AffineMap, Attribute, BlockId, Diagnostic, Ir, OpId, OpSpec, Type,
@@ -140,127 +141,6 @@ impl B<'_> {
             other => return Err(format!("unsupported index expression {other:?}")),
         })
     }
-}
-
-/// Run-time shape agreement, before any loop runs: every operand dimension a loop
-/// dimension indexes directly must equal that loop's extent, and every windowed index
-/// (`d0 + d2`, ...) must stay inside its dimension at the last point of a non-empty loop
-/// box. Violations fail a `cf.assert` naming the op, never an out-of-bounds access.
-fn shape_check(
-    b: &mut B<'_>,
-    op: OpId,
-    maps: &[AffineMap],
-    operands: &[Value],
-    ubs: &[Value],
-    zero: Value,
-    one: Value,
-) -> Result<(), String> {
-    let mut conds = vec![];
-    // Some loop empty: nothing is accessed.
-    let mut empty: Option<Value> = None;
-    for ub in ubs {
-        let o = b.op(
-            op,
-            ops::arith::CmpiOp::NAME,
-            vec![*ub, zero],
-            vec![Type::i1()],
-            vec![("predicate", Attribute::i64(0))],
-        );
-        let z = b.ir.result(o, 0);
-        empty = Some(match empty {
-            None => z,
-            Some(p) => b.val(op, ops::arith::OriOp::NAME, vec![p, z], Type::i1()),
-        });
-    }
-    let lasts: Vec<Value> = ubs
-        .iter()
-        .map(|u| b.val(op, ops::arith::SubiOp::NAME, vec![*u, one], Type::index()))
-        .collect();
-    for (m, v) in maps.iter().zip(operands) {
-        let ty = b.ir.value_type(*v);
-        let Some(shape) = ty.shape().filter(|_| ty.is_memref()).map(|s| s.to_vec()) else {
-            continue;
-        };
-        for (j, e) in m.results.iter().enumerate() {
-            let size = if shape[j] == DYNAMIC {
-                let c = b.index(op, j as i64);
-                b.val(op, ops::memref::DimOp::NAME, vec![*v, c], Type::index())
-            } else {
-                b.index(op, shape[j])
-            };
-            // A loop dim indexing the operand directly: the sizes agree. A linear window
-            // (`d0 + d1 - 1`, `2 * d1 - d4`): its least and greatest index over the box,
-            // at the corners the signs of its coefficients pick, are inside (ult: not
-            // negative and below the size).
-            let checks: Vec<(i64, Value, Value)> = match e {
-                AffineExpr::Dim(d) => vec![(0, size, ubs[*d as usize])], // eq
-                _ => match linear_coeffs(e) {
-                    Some((terms, _)) => {
-                        let mut out = vec![];
-                        for greatest in [false, true] {
-                            let corner: Vec<Value> = (0..lasts.len())
-                                .map(|d| {
-                                    let k =
-                                        terms.iter().find(|t| t.0 as usize == d).map_or(0, |t| t.1);
-                                    if (k > 0) == greatest && k != 0 {
-                                        lasts[d]
-                                    } else {
-                                        zero
-                                    }
-                                })
-                                .collect();
-                            out.push((6, b.expr(op, e, &corner)?, size));
-                        }
-                        out
-                    }
-                    None => continue,
-                },
-            };
-            for (pred, lhs, rhs) in checks {
-                let o = b.op(
-                    op,
-                    ops::arith::CmpiOp::NAME,
-                    vec![lhs, rhs],
-                    vec![Type::i1()],
-                    vec![("predicate", Attribute::i64(pred))],
-                );
-                let c = b.ir.result(o, 0);
-                conds.push((matches!(e, AffineExpr::Dim(_)), c));
-            }
-        }
-    }
-    let mut ok: Option<Value> = None;
-    for (direct, c) in conds {
-        // A window only matters when the box is not empty.
-        let c = match (direct, empty) {
-            (false, Some(z)) => b.val(op, ops::arith::OriOp::NAME, vec![c, z], Type::i1()),
-            _ => c,
-        };
-        ok = Some(match ok {
-            None => c,
-            Some(p) => b.val(op, ops::arith::AndiOp::NAME, vec![p, c], Type::i1()),
-        });
-    }
-    if let Some(ok) = ok {
-        let at = match ftuner_ir::diag::file_line_col(b.ir.loc(op)) {
-            Some((f, l, c)) => format!(" at {f}:{l}:{c}"),
-            None => String::new(),
-        };
-        let name = b.ir.name(op);
-        b.op(
-            op,
-            ops::cf::AssertOp::NAME,
-            vec![ok],
-            vec![],
-            vec![(
-                "msg",
-                Attribute::string(format!(
-                    "operand shapes of '{name}'{at} do not agree with its iteration space"
-                )),
-            )],
-        );
-    }
-    Ok(())
 }
 
 fn ir_ref<'a>(b: &'a B<'_>) -> &'a Ir {
@@ -468,6 +348,10 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
         lbody::indexing_maps(ir, op).ok_or("indexing maps unknown to the lowering")?;
     let (ins, outs) = ins_outs(ir, op);
     let check_live = ir.attr(op, crate::runtime_checks::CHECK_LIVE).is_some();
+    let what = match ftuner_ir::diag::file_line_col(ir.loc(op)) {
+        Some((f, l, c)) => format!("'{}' at {f}:{l}:{c}", ir.name(op)),
+        None => format!("'{}'", ir.name(op)),
+    };
     let operands: Vec<Value> = ins.iter().chain(&outs).copied().collect();
     if maps.len() != operands.len() {
         return Err("one indexing map per operand expected".into());
@@ -573,6 +457,7 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
                 nin: ins.len(),
                 ivs: &ivs,
                 check_live,
+                what: &what,
             },
             &carried,
             last,
@@ -591,6 +476,8 @@ struct BodyAt<'a> {
     ivs: &'a [Value],
     /// The structured op carried `runtime_checks::CHECK_LIVE`: so do its loads and stores.
     check_live: bool,
+    /// The op and its location, for the messages of failed checks.
+    what: &'a str,
 }
 
 /// One copy of the body of a structured op before `anchor` at the point `at.ivs`: its
@@ -611,6 +498,7 @@ fn emit_body(
         nin,
         ivs,
         check_live,
+        what,
     } = at;
     let live = |b: &mut B<'_>, o: Option<OpId>| {
         if let (true, Some(o)) = (check_live, o) {
@@ -635,6 +523,7 @@ fn emit_body(
             .iter()
             .map(|e| b.expr(anchor, e, ivs))
             .collect::<Result<Vec<_>, _>>()?;
+        nonlinear_index_checks(b, anchor, (i, *v), m, &idx, what);
         if let Some(c) = i
             .checked_sub(nin)
             .and_then(|k| carried.get(k).copied().flatten())
