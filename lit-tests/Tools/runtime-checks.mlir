@@ -94,6 +94,12 @@
 // RUN: not ftuner-run %s --entry nonlinear_index --shape 0=3x8 --shape 1=8x16 --shape 2=12x16 2>&1 | FileCheck %s --check-prefix=NONLINEAR
 // NONLINEAR: run-time check failed: operand #0 of 'linalg.generic' at {{.*}}runtime-checks.mlir:{{[0-9]+}}:8 is indexed outside dim 0 (a non-linear index)
 
+// A dilation of -1 with run-time spatial dims: the uKernel path (whose checks look at the
+// loop box's last point) read the input at -2; such windows are left to the loops now,
+// which bound them over the whole box (found by the driver fuzzer).
+// RUN: not ftuner-run %s --entry negative_dilation --shape 0=1x8x9x9 --shape 1=1x4x4x4 2>&1 | FileCheck %s --check-prefix=NEGDIL
+// NEGDIL: run-time check failed: operand shapes of 'linalg.conv_2d_nchw_fchw' at {{.*}}runtime-checks.mlir:{{[0-9]+}}:8 do not agree with its iteration space
+
 func.func @div(%u: tensor<?xf32>) -> index {
   %c0 = arith.constant 0 : index
   %c100 = arith.constant 100 : index
@@ -277,4 +283,10 @@ func.func @nonlinear_index(%a: tensor<3x8xf32>, %b: tensor<8x16xf32>, %c: tensor
     linalg.yield %s : f32
   } -> tensor<12x16xf32>
   return %r : tensor<12x16xf32>
+}
+
+func.func @negative_dilation(%x: tensor<1x8x?x?xf32>, %o: tensor<1x4x?x?xf32>) -> tensor<1x4x?x?xf32> {
+  %k = arith.constant dense<1.0> : tensor<4x8x3x3xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<-1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %k : tensor<1x8x?x?xf32>, tensor<4x8x3x3xf32>) outs(%o : tensor<1x4x?x?xf32>) -> tensor<1x4x?x?xf32>
+  return %r : tensor<1x4x?x?xf32>
 }
