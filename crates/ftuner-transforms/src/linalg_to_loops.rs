@@ -54,6 +54,23 @@ impl B<'_> {
         let o = self.op(anchor, name, operands, vec![ty], vec![]);
         self.ir.result(o, 0)
     }
+    /// `arith.cmpi` with predicate `pred` (0 eq, 6 ult).
+    fn cmpi(&mut self, anchor: OpId, pred: i64, a: Value, b: Value) -> Value {
+        let props = vec![("predicate", Attribute::i64(pred))];
+        let o = self.op(
+            anchor,
+            ops::arith::CmpiOp::NAME,
+            vec![a, b],
+            vec![Type::i1()],
+            props,
+        );
+        self.ir.result(o, 0)
+    }
+    /// `cf.assert ok, msg`.
+    fn assert(&mut self, anchor: OpId, ok: Value, msg: String) {
+        let props = vec![("msg", Attribute::string(msg))];
+        self.op(anchor, ops::cf::AssertOp::NAME, vec![ok], vec![], props);
+    }
     fn index(&mut self, anchor: OpId, v: i64) -> Value {
         let o = self.op(
             anchor,
@@ -81,14 +98,7 @@ impl B<'_> {
                     self.val(anchor, ops::memref::DimOp::NAME, vec![*m, c], Type::index())
                 }
             };
-            let o = self.op(
-                anchor,
-                ops::arith::CmpiOp::NAME,
-                vec![*x, ub],
-                vec![Type::i1()],
-                vec![("predicate", Attribute::i64(6))],
-            );
-            let lt = self.ir.result(o, 0);
+            let lt = self.cmpi(anchor, 6, *x, ub);
             ok = Some(match ok {
                 None => lt,
                 Some(p) => self.val(anchor, ops::arith::AndiOp::NAME, vec![p, lt], Type::i1()),
@@ -98,15 +108,10 @@ impl B<'_> {
             // The location is the op's (convert-to-llvm prefixes it), not part of the
             // message: nests that differ only in where they came from (a model's layers)
             // stay identical, so outline-loop-nests compiles them once.
-            self.op(
+            self.assert(
                 anchor,
-                ops::cf::AssertOp::NAME,
-                vec![ok],
-                vec![],
-                vec![(
-                    "msg",
-                    Attribute::string("index out of bounds in a structured op body"),
-                )],
+                ok,
+                "index out of bounds in a structured op body".into(),
             );
         }
     }

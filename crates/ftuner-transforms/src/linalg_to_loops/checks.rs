@@ -6,7 +6,7 @@
 use super::B;
 use ftuner_dialects::linalg::linear_coeffs;
 use ftuner_dialects::ops;
-use ftuner_ir::{AffineExpr, AffineMap, Attribute, OpId, Type, Value, DYNAMIC};
+use ftuner_ir::{AffineExpr, AffineMap, OpId, Type, Value, DYNAMIC};
 
 /// Run-time shape agreement, before any loop runs: every operand dimension a loop
 /// dimension indexes directly must equal that loop's extent, and every windowed index
@@ -25,14 +25,7 @@ pub(super) fn shape_check(
     // Some loop empty: nothing is accessed.
     let mut empty: Option<Value> = None;
     for ub in ubs {
-        let o = b.op(
-            op,
-            ops::arith::CmpiOp::NAME,
-            vec![*ub, zero],
-            vec![Type::i1()],
-            vec![("predicate", Attribute::i64(0))],
-        );
-        let z = b.ir.result(o, 0);
+        let z = b.cmpi(op, 0, *ub, zero);
         empty = Some(match empty {
             None => z,
             Some(p) => b.val(op, ops::arith::OriOp::NAME, vec![p, z], Type::i1()),
@@ -83,14 +76,7 @@ pub(super) fn shape_check(
                 },
             };
             for (pred, lhs, rhs) in checks {
-                let o = b.op(
-                    op,
-                    ops::arith::CmpiOp::NAME,
-                    vec![lhs, rhs],
-                    vec![Type::i1()],
-                    vec![("predicate", Attribute::i64(pred))],
-                );
-                let c = b.ir.result(o, 0);
+                let c = b.cmpi(op, pred, lhs, rhs);
                 conds.push((matches!(e, AffineExpr::Dim(_)), c));
             }
         }
@@ -113,17 +99,10 @@ pub(super) fn shape_check(
             None => String::new(),
         };
         let name = b.ir.name(op);
-        b.op(
+        b.assert(
             op,
-            ops::cf::AssertOp::NAME,
-            vec![ok],
-            vec![],
-            vec![(
-                "msg",
-                Attribute::string(format!(
-                    "operand shapes of '{name}'{at} do not agree with its iteration space"
-                )),
-            )],
+            ok,
+            format!("operand shapes of '{name}'{at} do not agree with its iteration space"),
         );
     }
     Ok(())
@@ -159,25 +138,11 @@ pub(super) fn nonlinear_index_checks(
         } else {
             b.index(anchor, d)
         };
-        let o = b.op(
+        let ok = b.cmpi(anchor, 6, x, size); // ult
+        b.assert(
             anchor,
-            ops::arith::CmpiOp::NAME,
-            vec![x, size],
-            vec![Type::i1()],
-            vec![("predicate", Attribute::i64(6))], // ult
-        );
-        let ok = b.ir.result(o, 0);
-        b.op(
-            anchor,
-            ops::cf::AssertOp::NAME,
-            vec![ok],
-            vec![],
-            vec![(
-                "msg",
-                Attribute::string(format!(
-                    "operand #{i} of {what} is indexed outside dim {j} (a non-linear index)"
-                )),
-            )],
+            ok,
+            format!("operand #{i} of {what} is indexed outside dim {j} (a non-linear index)"),
         );
     }
 }
