@@ -1,4 +1,8 @@
-//! `scf`: `for` and `if` syntax and verifiers.
+//! `scf`: `for` and `if` syntax and verifiers; canonicalization in `scf/canonicalize.rs`.
+
+mod canonicalize;
+
+pub use canonicalize::{CANONICALIZE_FOR, CANONICALIZE_IF};
 
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};

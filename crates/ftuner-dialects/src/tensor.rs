@@ -1,7 +1,9 @@
 //! `tensor`: type inference, verifiers, folders and result names.
 
 mod canonicalize;
+mod cast_folds;
 mod concat;
+mod slices;
 
 pub use canonicalize::*;
 pub use concat::{decompose_concat, verify_concat};
@@ -104,6 +106,16 @@ pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<Fo
     let d = *shape.get(usize::try_from(idx).ok()?)?;
     if d != DYNAMIC {
         return Some(vec![FoldResult::Attr(Attribute::index(d))]);
+    }
+    match ir.defining_op(src).map(|d| ir.name(d)) {
+        Some("tensor.cast") => {
+            cast_folds::dim_through(ir, op, idx);
+            return Some(vec![]);
+        }
+        Some("tensor.generate") => {
+            return cast_folds::dim_through(ir, op, idx).map(|v| vec![FoldResult::Value(v)]);
+        }
+        _ => {}
     }
     let mut def = ir.defining_op(src)?;
     while ir.name(def).starts_with("linalg.") || ir.name(def) == "ukernel.patch" {

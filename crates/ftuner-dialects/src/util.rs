@@ -104,6 +104,9 @@ pub fn fold_scalar_eval(
     eval: ftuner_ir::ScalarEval,
 ) -> Option<Vec<FoldResult>> {
     let rt = ir.value_type(ir.result(op, 0));
+    if consts.iter().any(|c| c.is_some_and(is_dense_non_splat)) {
+        return fold_scalar_eval_elementwise(rt, consts, eval);
+    }
     let value = if eval.is_int() {
         let args = consts
             .iter()
@@ -130,6 +133,75 @@ pub fn fold_scalar_eval(
         Const::Float(r)
     };
     Some(vec![FoldResult::Attr(make_const(value, rt)?)])
+}
+
+fn is_dense_non_splat(a: Attribute) -> bool {
+    matches!(a.kind(), AttrKind::DenseElements { splat: false, .. })
+}
+
+/// [`fold_scalar_eval`] over dense constants of a static shape, element by element (a
+/// splat operand gives its one value to every element); nothing is folded when one
+/// element would not fold.
+fn fold_scalar_eval_elementwise(
+    rt: Type,
+    consts: &[Option<Attribute>],
+    eval: ftuner_ir::ScalarEval,
+) -> Option<Vec<FoldResult>> {
+    let n = usize::try_from(rt.num_elements()?).ok()?;
+    let columns = consts
+        .iter()
+        .map(|c| match (*c)?.kind() {
+            AttrKind::DenseElements {
+                ty,
+                splat,
+                elements,
+            } => {
+                let e = ty.element_type();
+                let one = |s: &Scalar| match s {
+                    Scalar::Int(v) => Some(Const::Int(*v)),
+                    Scalar::Float(b) => Some(Const::Float(bits_to_f64(*b, e.float_kind()?))),
+                    _ => None,
+                };
+                match (*splat, elements.len()) {
+                    (true, _) => Some(vec![one(elements.first()?)?; n]),
+                    (false, k) if k == n => elements.iter().map(one).collect(),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<Vec<Const>>>>()?;
+    let elem = rt.element_type();
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n {
+        let value = if eval.is_int() {
+            let args = columns
+                .iter()
+                .map(|c| match c[k] {
+                    Const::Int(x) => Some(x),
+                    Const::Float(_) => None,
+                })
+                .collect::<Option<Vec<i128>>>()?;
+            let v = eval.apply_int(&args, int_width(rt))?;
+            Scalar::Int(ftuner_ir::attrs::truncate_to_width(v, elem))
+        } else {
+            let args = columns
+                .iter()
+                .map(|c| match c[k] {
+                    Const::Float(x) => Some(x),
+                    Const::Int(_) => None,
+                })
+                .collect::<Option<Vec<f64>>>()?;
+            let r = eval.apply(&args)?;
+            if r.is_nan() && !args.iter().any(|x| x.is_nan()) {
+                return None;
+            }
+            elem.float_kind()?;
+            Scalar::Float(f64_to_bits(r, elem))
+        };
+        out.push(value);
+    }
+    Some(vec![FoldResult::Attr(Attribute::dense(rt, out))])
 }
 
 /// The flags of a `fastmath` attribute of `dialect` (`#arith.fastmath<nnan, ninf>`,

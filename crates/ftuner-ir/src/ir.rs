@@ -402,6 +402,14 @@ impl Ir {
         self.regions[region.index()].blocks.push(b);
     }
 
+    /// Move every block of region `from` to the end of region `to` (MLIR's
+    /// `Region::takeBody` when `to` is empty).
+    pub fn take_body(&mut self, to: RegionId, from: RegionId) {
+        for b in std::mem::take(&mut self.regions[from.index()].blocks) {
+            self.region_attach_block(to, b);
+        }
+    }
+
     pub fn add_block_arg(&mut self, b: BlockId, ty: Type) -> Value {
         let i = self.blocks[b.index()].args.len() as u32;
         let v = self.new_value(ty, ValueDef::BlockArg(b, i));
@@ -718,51 +726,6 @@ impl Ir {
         term
     }
 
-    // ----- walking ---------------------------------------------------------------------
-    /// Pre-order walk of `op` and everything nested in it.
-    pub fn walk_pre(&self, op: OpId, f: &mut dyn FnMut(OpId)) {
-        crate::parser::with_stack(|| self.walk_pre_inner(op, f))
-    }
-    fn walk_pre_inner(&self, op: OpId, f: &mut dyn FnMut(OpId)) {
-        f(op);
-        for r in self.ops[op.index()].regions.iter() {
-            for b in self.regions[r.index()].blocks.iter() {
-                let mut cur = self.blocks[b.index()].first;
-                while let Some(o) = cur {
-                    cur = self.ops[o.index()].next;
-                    self.walk_pre(o, f);
-                }
-            }
-        }
-    }
-    /// Post-order walk (nested ops before their parent).
-    pub fn walk_post(&self, op: OpId, f: &mut dyn FnMut(OpId)) {
-        crate::parser::with_stack(|| self.walk_post_inner(op, f))
-    }
-    fn walk_post_inner(&self, op: OpId, f: &mut dyn FnMut(OpId)) {
-        for r in self.ops[op.index()].regions.iter() {
-            for b in self.regions[r.index()].blocks.iter() {
-                let mut cur = self.blocks[b.index()].first;
-                while let Some(o) = cur {
-                    cur = self.ops[o.index()].next;
-                    self.walk_post(o, f);
-                }
-            }
-        }
-        f(op);
-    }
-    /// All ops nested under `op` (pre-order, `op` included), collected first so the
-    /// caller may mutate while iterating.
-    pub fn collect_pre(&self, op: OpId) -> Vec<OpId> {
-        let mut v = vec![];
-        self.walk_pre(op, &mut |o| v.push(o));
-        v
-    }
-    pub fn collect_post(&self, op: OpId) -> Vec<OpId> {
-        let mut v = vec![];
-        self.walk_post(op, &mut |o| v.push(o));
-        v
-    }
     pub fn is_alive(&self, op: OpId) -> bool {
         self.ops[op.index()].alive
     }
@@ -797,3 +760,6 @@ impl Iterator for BlockOps<'_> {
 #[cfg(test)]
 #[path = "ir_tests.rs"]
 mod tests;
+
+#[path = "ir_walk.rs"]
+mod walk;

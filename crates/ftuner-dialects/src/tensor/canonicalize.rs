@@ -1,6 +1,14 @@
 //! `tensor` canonicalization: upstream folders and patterns ours lacked, as patterns
 //! (each names the upstream folder or pattern it follows).
 
+use super::cast_folds::{
+    cast_into_producer, collapse_of_producer, extract_through, generate_static, insert_of_cast,
+    insert_same_splat, pad_of_cast, slice_of_cast,
+};
+use super::slices::{
+    extract_after_insert, extract_of_splat, insert_over_same_slice, pad_constants, pad_nothing,
+    slice_constants,
+};
 use crate::arith_canonicalize::{cst_attr, replace, result_type};
 use crate::cf::constant_of;
 use ftuner_ir::dialect::CanonFn;
@@ -214,10 +222,25 @@ fn chained_cast(ir: &mut Ir, op: OpId) -> bool {
     true
 }
 
-pub const CANONICALIZE_CAST: &[CanonFn] = &[chained_cast];
+pub const CANONICALIZE_CAST: &[CanonFn] = &[chained_cast, cast_into_producer];
 pub const CANONICALIZE_RANK: &[CanonFn] = &[rank_of_ranked];
 pub const CANONICALIZE_SPLAT: &[CanonFn] = &[splat_of_constant];
 pub const CANONICALIZE_FROM_ELEMENTS: &[CanonFn] = &[from_elements_of_constants];
-pub const CANONICALIZE_EXTRACT: &[CanonFn] = &[extract_of_known];
-pub const CANONICALIZE_EXTRACT_SLICE: &[CanonFn] = &[identity_slice_op];
-pub const CANONICALIZE_INSERT_SLICE: &[CanonFn] = &[identity_slice_op];
+pub const CANONICALIZE_EXTRACT: &[CanonFn] = &[extract_of_known, extract_through];
+pub const CANONICALIZE_INSERT: &[CanonFn] = &[insert_same_splat];
+pub const CANONICALIZE_EXTRACT_SLICE: &[CanonFn] = &[
+    identity_slice_op,
+    slice_constants,
+    extract_after_insert,
+    extract_of_splat,
+    slice_of_cast,
+];
+pub const CANONICALIZE_INSERT_SLICE: &[CanonFn] = &[
+    identity_slice_op,
+    slice_constants,
+    insert_over_same_slice,
+    insert_of_cast,
+];
+pub const CANONICALIZE_PAD: &[CanonFn] = &[pad_constants, pad_nothing, pad_of_cast];
+pub const CANONICALIZE_GENERATE: &[CanonFn] = &[generate_static];
+pub const CANONICALIZE_COLLAPSE_SHAPE: &[CanonFn] = &[collapse_of_producer];
