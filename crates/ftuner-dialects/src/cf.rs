@@ -1,5 +1,9 @@
 //! `cf`: branch syntax and verifiers; `cf.assert %true` is dropped by canonicalization.
 
+mod canonicalize;
+
+pub use canonicalize::{CANONICALIZE_BR, CANONICALIZE_COND_BR};
+
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter};

@@ -524,9 +524,17 @@ pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
     if rs.len() != r {
         return Err("expected the result rank to match the source rank".into());
     }
+    if src.element_type() != res.element_type() {
+        return Err(format!(
+            "expected the result element type {} to be the source's, {}",
+            res.element_type(),
+            src.element_type()
+        ));
+    }
     index_block_args(ir, op, r, "expected the block to have {r} arguments", |i| {
         format!("expected block argument {i} to be an index")
     })?;
+    yield_is_element(ir, op, res)?;
     for i in 0..r {
         for (what, p) in [("low", lo[i]), ("high", hi[i])] {
             if p != DYNAMIC && p < 0 {
@@ -602,7 +610,29 @@ pub fn verify_generate(ir: &Ir, op: OpId) -> Result<(), String> {
         shape.len(),
         "must have one body argument per input dimension",
         |_| "all body arguments must be index".into(),
-    )
+    )?;
+    yield_is_element(ir, op, res)
+}
+
+/// The body of `tensor.pad` / `tensor.generate` yields one value of the result's element
+/// type (upstream: "body must be terminated with a `yield` operation of the tensor
+/// element type"); a mismatched one verified, and its value was stored as the wrong type.
+fn yield_is_element(ir: &Ir, op: OpId, res: Type) -> Result<(), String> {
+    let t = ir
+        .regions_of(op)
+        .first()
+        .and_then(|r| ir.region_entry(*r))
+        .and_then(|b| ir.terminator(b));
+    let yielded: Vec<Type> = t
+        .map(|t| ir.operands(t).iter().map(|v| ir.value_type(*v)).collect())
+        .unwrap_or_default();
+    if yielded != [res.element_type()] {
+        return Err(format!(
+            "body must be terminated with a `yield` operation of the tensor element type {}",
+            res.element_type()
+        ));
+    }
+    Ok(())
 }
 
 /// The value a `tensor.pad` writes, when it does not depend on the position.

@@ -49,6 +49,7 @@ impl CanonicalizerPass {
             max_num_rewrites: o.max_num_rewrites,
             top_down: o.top_down,
             fold: true,
+            region_simplify: o.region_simplify != "disabled",
         };
         let st = apply_greedily(cx.ctx, cx.ir, op, cfg);
         self.folded += st.folded;

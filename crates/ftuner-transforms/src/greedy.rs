@@ -13,6 +13,9 @@ pub struct GreedyConfig {
     pub max_num_rewrites: i64,
     pub top_down: bool,
     pub fold: bool,
+    /// Erase blocks no branch from the entry reaches (MLIR's `simplifyRegions`, its
+    /// unreachable-block part).
+    pub region_simplify: bool,
 }
 
 impl Default for GreedyConfig {
@@ -22,6 +25,7 @@ impl Default for GreedyConfig {
             max_num_rewrites: -1,
             top_down: true,
             fold: true,
+            region_simplify: true,
         }
     }
 }
@@ -179,11 +183,51 @@ pub fn apply_greedily(ctx: &Context, ir: &mut Ir, root: OpId, cfg: GreedyConfig)
                 changed = true;
             }
         }
+        if cfg.region_simplify {
+            let n = erase_unreachable_blocks(ir, root);
+            stats.erased += n;
+            changed |= n > 0;
+        }
         if !changed {
             stats.converged = true;
             return stats;
         }
     }
+}
+
+/// Erase the blocks of every multi-block region under `root` that no chain of branches
+/// from the region's entry reaches; returns how many ops went with them.
+fn erase_unreachable_blocks(ir: &mut Ir, root: OpId) -> u64 {
+    let mut regions = vec![];
+    ir.walk_pre(root, &mut |o| {
+        for r in ir.regions_of(o) {
+            if ir.region(*r).blocks.len() > 1 {
+                regions.push(*r);
+            }
+        }
+    });
+    let mut erased = 0;
+    for r in regions {
+        let blocks = ir.region(r).blocks.clone();
+        let mut seen = vec![blocks[0]];
+        let mut stack = vec![blocks[0]];
+        while let Some(b) = stack.pop() {
+            let Some(t) = ir.terminator(b) else { continue };
+            for s in ir.op(t).successors.clone() {
+                if !seen.contains(&s) {
+                    seen.push(s);
+                    stack.push(s);
+                }
+            }
+        }
+        for b in blocks {
+            if !seen.contains(&b) {
+                erased += ir.block_ops(b).count() as u64;
+                ir.erase_block(b);
+            }
+        }
+    }
+    erased
 }
 
 /// Create a constant op (helper for patterns).

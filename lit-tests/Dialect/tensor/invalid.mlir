@@ -205,3 +205,38 @@ func.func @generate_extents(%n: index) -> tensor<?x?xf32> {
   } : tensor<?x?xf32>
   return %t : tensor<?x?xf32>
 }
+
+// -----
+
+// Found by the canonicalize fuzz target: a pad that changed the element type verified,
+// and the pattern folding a zero pad cast f32 to f16.
+func.func @pad_element_type(%t: tensor<4xf32>, %v: f16) {
+  // expected-error@+1 {{'tensor.pad' op expected the result element type f16 to be the source's, f32}}
+  %0 = tensor.pad %t low[0] high[0] {
+  ^bb0(%i: index):
+    tensor.yield %v : f16
+  } : tensor<4xf32> to tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @pad_yield_type(%t: tensor<4xf32>, %v: f16) {
+  // expected-error@+1 {{'tensor.pad' op body must be terminated with a `yield` operation of the tensor element type f32}}
+  %0 = tensor.pad %t low[0] high[1] {
+  ^bb0(%i: index):
+    tensor.yield %v : f16
+  } : tensor<4xf32> to tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @generate_yield_type(%n: index, %v: i32) {
+  // expected-error@+1 {{'tensor.generate' op body must be terminated with a `yield` operation of the tensor element type index}}
+  %0 = tensor.generate %n {
+  ^bb0(%i: index):
+    tensor.yield %v : i32
+  } : tensor<?xindex>
+  return
+}
