@@ -25,6 +25,12 @@
 // RUN: not ftuner-run %s --entry pad --shape 0=3x4 2>&1 | FileCheck %s --check-prefix=PAD
 // PAD: run-time check failed: 'tensor.pad' op at {{.*}}: negative padding, or a padded size that is not the result's
 // RUN: ftuner-run %s --entry pad --shape 0=7x4 --check | FileCheck %s --check-prefix=SLICE-OK
+// A pad of a dynamic source to a static result: the source must be exactly the result
+// less the padding (a smaller one fitted, and the JIT padded where the interpreter errs;
+// found by the driver fuzzer).
+// RUN: not ftuner-run %s --entry pad_static --shape 0=4x0 2>&1 | FileCheck %s --check-prefix=PAD
+// RUN: not ftuner-run %s --entry pad_static --shape 0=4x10 2>&1 | FileCheck %s --check-prefix=PAD
+// RUN: ftuner-run %s --entry pad_static --shape 0=4x3 --check | FileCheck %s --check-prefix=SLICE-OK
 
 // An allocation whose byte size overflows: an empty input of 0 x 2^40 rows asks for a
 // 2^40 x 2^40 buffer (before: a wrapped size, then a write out of bounds).
@@ -289,4 +295,13 @@ func.func @negative_dilation(%x: tensor<1x8x?x?xf32>, %o: tensor<1x4x?x?xf32>) -
   %k = arith.constant dense<1.0> : tensor<4x8x3x3xf32>
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<-1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %k : tensor<1x8x?x?xf32>, tensor<4x8x3x3xf32>) outs(%o : tensor<1x4x?x?xf32>) -> tensor<1x4x?x?xf32>
   return %r : tensor<1x4x?x?xf32>
+}
+
+func.func @pad_static(%t: tensor<?x?xf32>) -> tensor<4x4xf32> {
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %t low[0, 0] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } : tensor<?x?xf32> to tensor<4x4xf32>
+  return %p : tensor<4x4xf32>
 }

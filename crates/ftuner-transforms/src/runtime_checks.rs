@@ -105,6 +105,27 @@ impl<'a> Checks<'a> {
         }
     }
 
+    /// That the parts (a value where dynamic, else the static number) add up to `total`
+    /// (a `tensor.pad`'s source size and padding against its static result dim).
+    pub(crate) fn sum_equals(&mut self, parts: &[(i64, Option<Value>)], total: i64) {
+        let mut sum: Option<Value> = None;
+        for (k, v) in parts {
+            let x = match v {
+                Some(v) => *v,
+                None => self.index(*k),
+            };
+            sum = Some(match sum {
+                Some(s) => self.op(ops::arith::AddiOp::NAME, vec![s, x], Type::index()),
+                None => x,
+            });
+        }
+        if let Some(s) = sum {
+            let t = self.index(total);
+            let ok = self.cmp(0, s, t);
+            self.conds.push(ok);
+        }
+    }
+
     /// [`Checks::slice`] with the static arrays of slice op `op` (`static_offsets`,
     /// `static_sizes`, `static_strides`).
     pub(crate) fn slice_of(&mut self, m: Value, op: OpId, dyns: &[Value]) {

@@ -17,6 +17,8 @@ struct Padding {
     /// The static high padding (`DYNAMIC` where it is dynamic).
     static_high: Vec<i64>,
     lows: Vec<Option<Value>>,
+    /// The dynamic high padding, where it is dynamic.
+    highs: Vec<Option<Value>>,
     src_sizes: Vec<Option<Value>>,
     /// The dynamic sizes of the result (source + low + high), in order.
     dyn_sizes: Vec<Value>,
@@ -90,6 +92,7 @@ impl Rw<'_> {
         let mut dl = operands[1..1 + nl].iter();
         let mut dh = operands[1 + nl..].iter();
         let mut lows = vec![];
+        let mut highs = vec![];
         let mut dyn_sizes = vec![];
         let mut src_sizes = vec![];
         let rshape = ty.shape().unwrap_or(&[]).to_vec();
@@ -127,12 +130,14 @@ impl Rw<'_> {
                 dyn_sizes.push(self.index_op(b, ops::arith::AddiOp::NAME, vec![a1, h0], loc));
             }
             lows.push(lo);
+            highs.push(hi);
             src_sizes.push(ssz);
         }
         Ok(Padding {
             static_low: slow,
             static_high: shigh,
             lows,
+            highs,
             src_sizes,
             dyn_sizes,
         })
@@ -203,7 +208,9 @@ impl Rw<'_> {
         let rank = st.rank().unwrap_or(0);
         let Padding {
             static_low: slow,
+            static_high: shigh,
             lows,
+            highs,
             src_sizes,
             ..
         } = padding;
@@ -231,6 +238,21 @@ impl Rw<'_> {
         );
         let mut ck = Checks::new(self.ir, b, loc);
         ck.slice(out, &offs, &sizes, &ones, &ops[1..]);
+        // A static result dim is exactly source + low + high: a smaller source fitted and
+        // the JIT padded where the op's semantics (and the interpreter) say error.
+        let rshape = ty.shape().unwrap_or(&[]);
+        for i in 0..rank {
+            let dynamic = lows[i].is_some() || highs[i].is_some() || src_sizes[i].is_some();
+            if rshape.get(i).is_some_and(|d| *d != DYNAMIC) && dynamic {
+                let src_static = st.shape().map_or(0, |s| s[i]);
+                let parts = [
+                    (src_static, src_sizes[i]),
+                    (slow[i], lows[i]),
+                    (shigh[i], highs[i]),
+                ];
+                ck.sum_equals(&parts, rshape[i]);
+            }
+        }
         ck.assert(&msg);
         let nlo = lows.iter().flatten().count() as i32;
         let nsz = src_sizes.iter().flatten().count() as i32;
