@@ -15,7 +15,7 @@ use ftuner_ir::dialect::CanonFn;
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, Scalar, Type, Value, DYNAMIC};
 
 /// A scalar constant attribute as a dense element.
-fn scalar_of(a: Attribute) -> Option<Scalar> {
+pub(super) fn scalar_of(a: Attribute) -> Option<Scalar> {
     match a.kind() {
         AttrKind::Integer { value, .. } => Some(Scalar::Int(*value)),
         AttrKind::Bool(b) => Some(Scalar::Int(*b as i128)),

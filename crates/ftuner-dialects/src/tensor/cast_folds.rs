@@ -3,7 +3,7 @@
 //! follows (`mlir/lib/Dialect/Tensor/IR/TensorOps.cpp`). A rewrite that could leave an
 //! op the verifier rejects checks the op and undoes itself.
 
-use super::slices::{retype_with_cast, statics, try_write, Mixed, Ofr};
+use super::slices::{kept_dims, retype_with_cast, statics, try_write, Mixed, Ofr};
 use super::{verify_extract_slice, verify_insert_slice, verify_pad};
 use crate::cf::constant_of;
 use ftuner_ir::{AttrKind, Ir, OpId, Type, Value, DYNAMIC};
@@ -53,16 +53,9 @@ pub(super) fn insert_of_cast(ir: &mut Ir, op: OpId) -> bool {
     if let Some(s) = src {
         new.prefix[0] = s;
         let shape = ir.value_type(s).shape().unwrap_or(&[]).to_vec();
-        let sizes = statics(&new.lists[1]);
-        if let Some(keep) = ftuner_ir::rank_reduction_keep(&sizes, &shape) {
-            let mut j = 0;
-            for (i, k) in keep.iter().enumerate() {
-                if *k {
-                    if shape[j] != DYNAMIC {
-                        new.lists[1][i] = Ofr::S(shape[j]);
-                    }
-                    j += 1;
-                }
+        for (i, j) in kept_dims(&statics(&new.lists[1]), &shape).unwrap_or_default() {
+            if shape[j] != DYNAMIC {
+                new.lists[1][i] = Ofr::S(shape[j]);
             }
         }
     }
@@ -170,16 +163,12 @@ fn sharpen_slice_sizes(ir: &mut Ir, c: OpId, old: Type, new: Type) -> bool {
     let (Some(os), Some(ns)) = (old.shape(), new.shape()) else {
         return false;
     };
-    let Some(keep) = ftuner_ir::rank_reduction_keep(&sizes, os) else {
+    let Some(kept) = kept_dims(&sizes, os) else {
         return false;
     };
-    let mut j = 0;
-    for (i, k) in keep.iter().enumerate() {
-        if *k {
-            if ns[j] != DYNAMIC {
-                m.lists[1][i] = Ofr::S(ns[j]);
-            }
-            j += 1;
+    for (i, j) in kept {
+        if ns[j] != DYNAMIC {
+            m.lists[1][i] = Ofr::S(ns[j]);
         }
     }
     m.write(ir, c);
@@ -254,11 +243,8 @@ pub(super) fn insert_same_splat(ir: &mut Ir, op: OpId) -> bool {
     else {
         return false;
     };
-    let e = match constant_of(ir, s).map(|a| a.kind()) {
-        Some(AttrKind::Integer { value, .. }) => ftuner_ir::Scalar::Int(*value),
-        Some(AttrKind::Bool(b)) => ftuner_ir::Scalar::Int(*b as i128),
-        Some(AttrKind::Float { bits, .. }) => ftuner_ir::Scalar::Float(*bits),
-        _ => return false,
+    let Some(e) = constant_of(ir, s).and_then(super::canonicalize::scalar_of) else {
+        return false;
     };
     if elements.first() != Some(&e) {
         return false;

@@ -131,6 +131,17 @@ pub(super) fn retype_with_cast(ir: &mut Ir, op: OpId, ty: Type) {
     ir.set_value_type(r, ty);
 }
 
+/// A new `tensor.cast` of `v` to `ty` before `at` (at `at`'s location).
+pub(super) fn cast_before(ir: &mut Ir, at: OpId, v: Value, ty: Type) -> Value {
+    let c = ir.create_op(
+        OpSpec::new(intern_name("tensor.cast"), ir.loc(at))
+            .operands([v])
+            .results([ty]),
+    );
+    ir.insert_before(at, c);
+    ir.result(c, 0)
+}
+
 /// Index operands that are constants become static entries (upstream's
 /// `OpWithOffsetSizesAndStridesConstantArgumentFolder`, `FoldStaticPadding`'s first
 /// half); `ok(list, value)` says which constants may.
@@ -152,20 +163,28 @@ fn fold_constants(ir: &Ir, m: &Mixed, ok: &dyn Fn(usize, i64) -> bool) -> Option
     changed.then_some(new)
 }
 
+/// The pairs (size index, shape index) of the dims a rank-reducing slice of `sizes` with
+/// shape `shape` keeps; `None` when the shape is not such a slice.
+pub(super) fn kept_dims(sizes: &[i64], shape: &[i64]) -> Option<Vec<(usize, usize)>> {
+    let keep = ftuner_ir::rank_reduction_keep(sizes, shape)?;
+    Some(
+        keep.iter()
+            .enumerate()
+            .filter(|(_, k)| **k)
+            .map(|(i, _)| i)
+            .enumerate()
+            .map(|(j, i)| (i, j))
+            .collect(),
+    )
+}
+
 /// The shape `old` (a slice's result) with the static sizes of `sizes` in the dims a
 /// rank reduction keeps.
 fn sharpen_slice_shape(old: &[i64], old_sizes: &[i64], sizes: &[i64]) -> Option<Vec<i64>> {
-    let keep = ftuner_ir::rank_reduction_keep(old_sizes, old)?;
-    let mut out = vec![];
-    let mut j = 0;
-    for (i, k) in keep.iter().enumerate() {
-        if *k {
-            out.push(if sizes[i] != DYNAMIC {
-                sizes[i]
-            } else {
-                old[j]
-            });
-            j += 1;
+    let mut out = old.to_vec();
+    for (i, j) in kept_dims(old_sizes, old)? {
+        if sizes[i] != DYNAMIC {
+            out[j] = sizes[i];
         }
     }
     Some(out)
@@ -201,13 +220,7 @@ pub(super) fn slice_constants(ir: &mut Ir, op: OpId) -> bool {
         let st = ir.value_type(src);
         let shape = st.shape().unwrap_or(&[]).to_vec();
         if let Some(sharp) = sharpen_slice_shape(&shape, &os, &ns).filter(|s| *s != shape) {
-            let c = ir.create_op(
-                OpSpec::new(intern_name("tensor.cast"), ir.loc(op))
-                    .operands([src])
-                    .results([st.with_shape(sharp)]),
-            );
-            ir.insert_before(op, c);
-            let v = ir.result(c, 0);
+            let v = cast_before(ir, op, src, st.with_shape(sharp));
             ir.set_operand(op, 0, v);
         }
     }
@@ -279,13 +292,7 @@ pub(super) fn pad_nothing(ir: &mut Ir, op: OpId) -> bool {
         ir.replace_op(op, &[src]);
         return true;
     }
-    let c = ir.create_op(
-        OpSpec::new(intern_name("tensor.cast"), ir.loc(op))
-            .operands([src])
-            .results([rt]),
-    );
-    ir.insert_before(op, c);
-    let v = ir.result(c, 0);
+    let v = cast_before(ir, op, src, rt);
     ir.replace_op(op, &[v]);
     true
 }
