@@ -37,8 +37,11 @@
 // The residue's tiles come from the plan table, one row per residue.
 // CHECK: arith.constant dense<{{\[\[}}0, 0], [1, 0], [2, 0], [2, 1], [4, 0], [4, 1]]> : tensor<6x2xindex>
 // CHECK: tensor.extract %{{.*}}[%[[REM]], %{{.*}}] : tensor<6x2xindex>
-// CHECK: "scf.index_switch"
-// CHECK-SAME: cases = array<i64: 1, 2, 4, 6>
+// CHECK: scf.index_switch %{{.*}} -> tensor<?x2304xf32>
+// CHECK-NEXT: case 1 {
+// CHECK: case 2 {
+// CHECK: case 4 {
+// CHECK: case 6 {
 // CHECK: vector.fma %{{.*}} : vector<64xf32>
 
 // pack-a (default): in the mc loop, A's block is copied contiguous (16-lane rows, the k

@@ -1,8 +1,13 @@
-//! `scf`: `for` and `if` syntax and verifiers; canonicalization in `scf/canonicalize.rs`.
+//! `scf`: `for` and `if` syntax and verifiers (`while` in `scf/while_loop.rs`,
+//! `index_switch` in `scf/index_switch.rs`); canonicalization in `scf/canonicalize.rs`.
 
 mod canonicalize;
+mod index_switch;
+mod while_loop;
 
 pub use canonicalize::{CANONICALIZE_FOR, CANONICALIZE_IF};
+pub use index_switch::{parse_index_switch, print_index_switch, verify_index_switch};
+pub use while_loop::{parse_while, print_while, verify_condition, verify_while};
 
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};

@@ -18,3 +18,99 @@ func.func @for_yield(%n: index, %x: f32) {
   }
   return
 }
+
+// -----
+
+func.func @while_before_terminator(%x: i32) {
+  // expected-error@+1 {{'scf.while' op expects the 'before' region to terminate with 'scf.condition'}}
+  %0 = scf.while (%a = %x) : (i32) -> i32 {
+    scf.yield %a : i32
+  } do {
+  ^bb0(%b: i32):
+    scf.yield %b : i32
+  }
+  return
+}
+
+// -----
+
+func.func @while_after_types(%x: i32, %c: i1) {
+  // expected-error@+1 {{'scf.while' op 'scf.condition' must forward values of the 'after' region's argument types: (i32) vs (f32)}}
+  %0 = scf.while (%a = %x) : (i32) -> i32 {
+    scf.condition(%c) %a : i32
+  } do {
+  ^bb0(%b: f32):
+    scf.yield %x : i32
+  }
+  return
+}
+
+// -----
+
+func.func @while_yield_types(%x: i32, %c: i1, %f: f32) {
+  // expected-error@+1 {{'scf.while' op the 'after' region must yield values of the 'before' region's argument types: (f32) vs (i32)}}
+  %0 = scf.while (%a = %x) : (i32) -> i32 {
+    scf.condition(%c) %a : i32
+  } do {
+  ^bb0(%b: i32):
+    scf.yield %f : f32
+  }
+  return
+}
+
+// -----
+
+func.func @while_input_count(%x: i32) {
+  // expected-error@+1 {{expected as many input types as operands (expected 1 got 0)}}
+  %0 = scf.while (%a = %x) : () -> i32 {
+  } do {
+  }
+  return
+}
+
+// -----
+
+func.func @condition_outside(%c: i1) {
+  // expected-error@+1 {{'scf.condition' op expects parent op 'scf.while'}}
+  scf.condition(%c)
+}
+
+// -----
+
+func.func @switch_duplicate(%i: index) {
+  scf.index_switch %i
+  case 1 {
+    scf.yield
+  }
+  // expected-error@+1 {{duplicate case value: 1}}
+  case 1 {
+    scf.yield
+  }
+  default {
+  }
+  return
+}
+
+// -----
+
+func.func @switch_types(%i: index, %a: f32, %b: i32) -> f32 {
+  // expected-error@+1 {{'scf.index_switch' op expected result #0 of each region to be f32}}
+  %0 = scf.index_switch %i -> f32
+  case 1 {
+    scf.yield %b : i32
+  }
+  default {
+    scf.yield %a : f32
+  }
+  return %0 : f32
+}
+
+// -----
+
+func.func @switch_count(%i: index, %a: f32) -> f32 {
+  // expected-error@+1 {{'scf.index_switch' op expected each region to return 1 values, but default region returns 0}}
+  %0 = scf.index_switch %i -> f32
+  default {
+  }
+  return %0 : f32
+}
