@@ -3,10 +3,15 @@
 
 mod canonicalize;
 mod index_switch;
+mod parallel;
 mod while_loop;
 
 pub use canonicalize::{CANONICALIZE_FOR, CANONICALIZE_IF};
 pub use index_switch::{parse_index_switch, print_index_switch, verify_index_switch};
+pub use parallel::{
+    parse_parallel, parse_reduce, print_parallel, print_reduce, verify_parallel, verify_reduce,
+    CANONICALIZE_PARALLEL,
+};
 pub use while_loop::{parse_while, print_while, verify_condition, verify_while};
 
 use ftuner_ir::lexer::Tok;

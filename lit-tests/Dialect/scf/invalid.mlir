@@ -114,3 +114,52 @@ func.func @switch_count(%i: index, %a: f32) -> f32 {
   }
   return %0 : f32
 }
+
+// -----
+
+func.func @parallel_step(%n: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'scf.parallel' op constant step operand must be positive}}
+  scf.parallel (%i) = (%c0) to (%n) step (%c0) {
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_reductions(%n: index, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error@+1 {{'scf.parallel' op expects number of results: 1 to be the same as number of reductions: 0}}
+  %0 = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%x) -> f32 {
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_bounds(%n: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{expected 1 operands, one per induction variable, got 2}}
+  scf.parallel (%i) = (%c0, %c0) to (%n) step (%n) {
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_region(%n: index, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %0 = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%x) -> f32 {
+    // expected-error@+1 {{'scf.reduce' op expected two block arguments with type f32 in the 0-th reduction region}}
+    scf.reduce(%x : f32) {
+    ^bb0(%l: f32):
+      scf.reduce.return %l : f32
+    }
+  }
+  return
+}
