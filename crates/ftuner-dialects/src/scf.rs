@@ -2,11 +2,18 @@
 //! `index_switch` in `scf/index_switch.rs`); canonicalization in `scf/canonicalize.rs`.
 
 mod canonicalize;
+mod forall;
+mod forall_canonicalize;
 mod index_switch;
 mod parallel;
 mod while_loop;
 
 pub use canonicalize::{CANONICALIZE_FOR, CANONICALIZE_IF};
+pub use forall::{
+    parse_forall, parse_forall_in_parallel, print_forall, print_forall_in_parallel, verify_forall,
+    verify_forall_in_parallel,
+};
+pub use forall_canonicalize::CANONICALIZE_FORALL;
 pub use index_switch::{parse_index_switch, print_index_switch, verify_index_switch};
 pub use parallel::{
     parse_parallel, parse_reduce, print_parallel, print_reduce, verify_parallel, verify_reduce,

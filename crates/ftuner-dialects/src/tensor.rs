@@ -1,9 +1,9 @@
 //! `tensor`: type inference, verifiers, folders and result names.
 
 mod canonicalize;
-mod cast_folds;
+pub(crate) mod cast_folds;
 mod concat;
-mod slices;
+pub(crate) mod slices;
 
 pub use canonicalize::*;
 pub use concat::{decompose_concat, verify_concat};
@@ -108,6 +108,15 @@ pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<Fo
         return Some(vec![FoldResult::Attr(Attribute::index(d))]);
     }
     match ir.defining_op(src).map(|d| ir.name(d)) {
+        Some("scf.forall") => {
+            // A forall result has its shared output's type and shape.
+            let f = ir.defining_op(src)?;
+            let k = ir.results(f).iter().position(|r| *r == src)?;
+            let n = ir.operands(f).len() - ir.results(f).len();
+            let out = ir.operand(f, n + k);
+            ir.set_operand(op, 0, out);
+            return Some(vec![]);
+        }
         Some("tensor.cast") => {
             cast_folds::dim_through(ir, op, idx);
             return Some(vec![]);
@@ -504,6 +513,31 @@ pub fn verify_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
         return Err("expected the same element type for source and destination".into());
     }
     verify_slice_type(&sizes, src, "source type")
+}
+/// An insert into a shared output of the `scf.forall` whose `scf.forall.in_parallel`
+/// holds it, otherwise as `tensor.insert_slice`.
+pub fn verify_parallel_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
+    let Some(p) = ir
+        .parent_op(op)
+        .filter(|p| ir.name(*p) == "scf.forall.in_parallel")
+    else {
+        return Err("expected 'scf.forall.in_parallel' parent".into());
+    };
+    let dest = ir.operand(op, 1);
+    let loop_body = ir.op(p).parent;
+    let outputs_from = ir
+        .parent_op(p)
+        .and_then(|f| Some(ir.attr(f, "staticLowerBound")?.as_dense_i64s()?.len()));
+    let is_output = match (ir.value(dest).def, loop_body, outputs_from) {
+        (ftuner_ir::ValueDef::BlockArg(b, i), Some(lb), Some(rank)) => {
+            b == lb && i as usize >= rank
+        }
+        _ => false,
+    };
+    if !is_output {
+        return Err("may only insert into a shared output block argument of the loop".into());
+    }
+    verify_insert_slice(ir, op)
 }
 pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));

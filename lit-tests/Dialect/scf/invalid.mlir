@@ -163,3 +163,65 @@ func.func @reduce_region(%n: index, %x: f32) {
   }
   return
 }
+
+// -----
+
+func.func @forall_bounds(%n: index) {
+  // expected-error@+1 {{expected 2 bounds in each list, one per induction variable}}
+  scf.forall (%i, %j) in (%n) {
+  }
+  return
+}
+
+// -----
+
+func.func @forall_output_type(%t: tensor<4xf32>) {
+  // expected-error@+1 {{'scf.forall' op type mismatch between the 0-th output, its block argument and its result}}
+  %0 = "scf.forall"(%t) <{operandSegmentSizes = array<i32: 0, 0, 0, 1>, staticLowerBound = array<i64: 0>, staticUpperBound = array<i64: 4>, staticStep = array<i64: 1>}> ({
+  ^bb0(%i: index, %o: tensor<4xf32>):
+    scf.forall.in_parallel {
+    }
+  }) : (tensor<4xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @forall_mapping(%n: index) {
+  // expected-error@+1 {{'scf.forall' op mapping attribute size must match op rank}}
+  scf.forall (%i) in (%n) {
+  } {mapping = [#gpu.thread<x>, #gpu.thread<y>]}
+  return
+}
+
+// -----
+
+func.func @parallel_insert_outside(%v: tensor<1xf32>, %t: tensor<4xf32>) {
+  // expected-error@+1 {{'tensor.parallel_insert_slice' op expected 'scf.forall.in_parallel' parent}}
+  tensor.parallel_insert_slice %v into %t[0] [1] [1] : tensor<1xf32> into tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @parallel_insert_not_output(%v: tensor<1xf32>, %t: tensor<4xf32>, %u: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = scf.forall (%i) in (4) shared_outs(%o = %t) -> (tensor<4xf32>) {
+    scf.forall.in_parallel {
+      // expected-error@+1 {{'tensor.parallel_insert_slice' op may only insert into a shared output block argument of the loop}}
+      tensor.parallel_insert_slice %v into %u[%i] [1] [1] : tensor<1xf32> into tensor<4xf32>
+    }
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @in_parallel_ops(%t: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = scf.forall (%i) in (4) shared_outs(%o = %t) -> (tensor<4xf32>) {
+    // expected-error@+1 {{'scf.forall.in_parallel' op expected only tensor.parallel_insert_slice ops, got 'arith.constant'}}
+    scf.forall.in_parallel {
+      %c = arith.constant 0 : index
+    }
+  }
+  return %0 : tensor<4xf32>
+}

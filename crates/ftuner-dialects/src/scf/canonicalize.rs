@@ -76,7 +76,7 @@ fn region_within(ir: &Ir, outer: OpId, mut op: OpId) -> Option<usize> {
 
 /// A new op like `op` (same name, discardable attributes and properties) with
 /// `operands` and `types`, before `op`, taking `op`'s regions' blocks.
-fn rebuild(ir: &mut Ir, op: OpId, operands: Vec<Value>, types: Vec<Type>) -> OpId {
+pub(super) fn rebuild(ir: &mut Ir, op: OpId, operands: Vec<Value>, types: Vec<Type>) -> OpId {
     let n = ir.regions_of(op).len();
     let spec = OpSpec::new(intern_name(ir.name(op)), ir.loc(op))
         .operands(operands)

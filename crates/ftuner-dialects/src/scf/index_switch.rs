@@ -89,6 +89,9 @@ pub fn verify_index_switch(ir: &Ir, op: OpId) -> Result<(), String> {
         .and_then(|a| a.as_dense_i64s())
         .ok_or("expects a 'cases' array of i64")?;
     let regions = ir.regions_of(op);
+    if regions.is_empty() {
+        return Err("expects a default region".into());
+    }
     if regions.len() != cases.len() + 1 {
         return Err(format!(
             "has {} case regions but {} case values",

@@ -235,6 +235,7 @@ pub const CANONICALIZE_EXTRACT_SLICE: &[CanonFn] = &[
     extract_of_splat,
     slice_of_cast,
 ];
+pub const CANONICALIZE_PARALLEL_INSERT_SLICE: &[CanonFn] = &[slice_constants];
 pub const CANONICALIZE_INSERT_SLICE: &[CanonFn] = &[
     identity_slice_op,
     slice_constants,

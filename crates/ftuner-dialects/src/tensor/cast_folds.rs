@@ -21,7 +21,7 @@ fn more_static(a: Type, b: Type) -> bool {
 
 /// `x` when `v` is a `tensor.cast` of `x` that only forgets static information
 /// (upstream's `canFoldIntoConsumerOp`).
-fn loosening_cast_of(ir: &Ir, v: Value) -> Option<Value> {
+pub(crate) fn loosening_cast_of(ir: &Ir, v: Value) -> Option<Value> {
     let d = ir.defining_op(v).filter(|d| ir.name(*d) == "tensor.cast")?;
     let x = ir.operand(d, 0);
     more_static(ir.value_type(x), ir.value_type(v)).then_some(x)

@@ -13,7 +13,7 @@ use ftuner_ir::{intern_name, AttrKind, Attribute, Ir, OpId, OpSpec, Type, Value,
 
 /// One entry of an index list: static, or an SSA value.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Ofr {
+pub(crate) enum Ofr {
     S(i64),
     V(Value),
 }
@@ -57,7 +57,10 @@ impl Mixed {
     /// The lists of a slice op (`tensor.extract_slice`: 1 leading operand,
     /// `tensor.insert_slice`: 2).
     pub fn slice(ir: &Ir, op: OpId) -> Option<Mixed> {
-        let prefix = if ir.name(op) == "tensor.insert_slice" {
+        let prefix = if matches!(
+            ir.name(op),
+            "tensor.insert_slice" | "tensor.parallel_insert_slice"
+        ) {
             2
         } else {
             1
@@ -132,7 +135,7 @@ pub(super) fn retype_with_cast(ir: &mut Ir, op: OpId, ty: Type) {
 }
 
 /// A new `tensor.cast` of `v` to `ty` before `at` (at `at`'s location).
-pub(super) fn cast_before(ir: &mut Ir, at: OpId, v: Value, ty: Type) -> Value {
+pub(crate) fn cast_before(ir: &mut Ir, at: OpId, v: Value, ty: Type) -> Value {
     let c = ir.create_op(
         OpSpec::new(intern_name("tensor.cast"), ir.loc(at))
             .operands([v])
@@ -220,7 +223,13 @@ pub(super) fn slice_constants(ir: &mut Ir, op: OpId) -> bool {
         let st = ir.value_type(src);
         let shape = st.shape().unwrap_or(&[]).to_vec();
         if let Some(sharp) = sharpen_slice_shape(&shape, &os, &ns).filter(|s| *s != shape) {
-            let v = cast_before(ir, op, src, st.with_shape(sharp));
+            // A parallel insert's cast goes before its `scf.forall.in_parallel`, which holds
+            // nothing else.
+            let at = match ir.parent_op(op) {
+                Some(p) if ir.name(op) == "tensor.parallel_insert_slice" => p,
+                _ => op,
+            };
+            let v = cast_before(ir, at, src, st.with_shape(sharp));
             ir.set_operand(op, 0, v);
         }
     }
