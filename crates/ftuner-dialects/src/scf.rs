@@ -2,6 +2,7 @@
 //! `index_switch` in `scf/index_switch.rs`); canonicalization in `scf/canonicalize.rs`.
 
 mod canonicalize;
+mod execute_region;
 mod forall;
 mod forall_canonicalize;
 mod index_switch;
@@ -9,6 +10,9 @@ mod parallel;
 mod while_loop;
 
 pub use canonicalize::{CANONICALIZE_FOR, CANONICALIZE_IF};
+pub use execute_region::{
+    parse_execute_region, print_execute_region, verify_execute_region, CANONICALIZE_EXECUTE_REGION,
+};
 pub use forall::{
     parse_forall, parse_forall_in_parallel, print_forall, print_forall_in_parallel, verify_forall,
     verify_forall_in_parallel,

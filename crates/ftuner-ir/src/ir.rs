@@ -763,3 +763,6 @@ mod tests;
 
 #[path = "ir_walk.rs"]
 mod walk;
+
+#[path = "ir_blocks.rs"]
+mod blocks;

@@ -225,3 +225,24 @@ func.func @in_parallel_ops(%t: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @execute_region_args() {
+  // expected-error@+1 {{'scf.execute_region' op region cannot have any arguments}}
+  scf.execute_region {
+  ^bb0(%x: i32):
+    scf.yield
+  }
+  return
+}
+
+// -----
+
+func.func @execute_region_yield(%x: i32) -> i64 {
+  // expected-error@+1 {{'scf.execute_region' op expects 'scf.yield' to yield the result types (1 values), got 1 values of other types}}
+  %0 = scf.execute_region -> i64 {
+    scf.yield %x : i32
+  }
+  return %0 : i64
+}

@@ -223,10 +223,9 @@ pub fn parse_forall(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> 
         Some(b) => *b,
         None => p.ir.append_block(body, &[]),
     };
-    if !p
-        .ir
+    if p.ir
         .terminator(last)
-        .is_some_and(|t| p.ir.name(t) == "scf.forall.in_parallel")
+        .is_none_or(|t| p.ir.name(t) != "scf.forall.in_parallel")
     {
         append_in_parallel(p.ir, last, st.loc);
     }
@@ -288,7 +287,7 @@ pub fn print_forall(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.write(" ");
     if !f.outputs.is_empty() {
         pr.write("-> (");
-        pr.print_types_of(&ir.results(op).to_vec());
+        pr.print_types_of(ir.results(op));
         pr.write(") ");
     }
     let busy_terminator = ir
@@ -381,7 +380,7 @@ pub fn print_forall_in_parallel(pr: &mut OpPrinter<'_>, op: OpId) {
 }
 
 pub fn verify_forall_in_parallel(ir: &Ir, op: OpId) -> Result<(), String> {
-    if !ir.parent_op(op).is_some_and(|p| ir.name(p) == "scf.forall") {
+    if ir.parent_op(op).is_none_or(|p| ir.name(p) != "scf.forall") {
         return Err("expects parent op 'scf.forall'".into());
     }
     let r = ir.regions_of(op).first().ok_or("expects one region")?;

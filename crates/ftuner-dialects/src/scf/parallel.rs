@@ -263,9 +263,9 @@ pub fn verify_reduce(ir: &Ir, op: OpId) -> Result<(), String> {
             regions.len()
         ));
     }
-    if !ir
+    if ir
         .parent_op(op)
-        .is_some_and(|p| ir.name(p) == "scf.parallel")
+        .is_none_or(|p| ir.name(p) != "scf.parallel")
     {
         return Err("expects parent op 'scf.parallel'".into());
     }
