@@ -7,6 +7,7 @@ mod forall;
 mod forall_canonicalize;
 mod index_switch;
 mod parallel;
+mod while_canonicalize;
 mod while_loop;
 
 pub use canonicalize::{CANONICALIZE_FOR, CANONICALIZE_IF};
@@ -23,6 +24,7 @@ pub use parallel::{
     parse_parallel, parse_reduce, print_parallel, print_reduce, verify_parallel, verify_reduce,
     CANONICALIZE_PARALLEL,
 };
+pub use while_canonicalize::CANONICALIZE_WHILE;
 pub use while_loop::{parse_while, print_while, verify_condition, verify_while};
 
 use ftuner_ir::lexer::Tok;

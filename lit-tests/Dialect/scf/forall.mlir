@@ -166,3 +166,19 @@ func.func @cast_output_kept(%v: tensor<1xi32>, %out: tensor<?xi32>) -> tensor<?x
   %b = tensor.cast %r : tensor<2xi32> to tensor<?xi32>
   return %b : tensor<?xi32>
 }
+
+// -----
+
+// Trip counts near the i64 limits are exact: (-2) to (2^63 - 1) step (2^63 - 1) runs twice
+// (a wrapping count said none and removed the loop; the canonicalize fuzz target's
+// overflow check found it).
+// CHECK-LABEL: func.func @huge_bounds
+// CHECK: scf.forall (%{{.*}}) = (-2) to (9223372036854775807) step (9223372036854775807)
+func.func @huge_bounds(%t: tensor<4xf32>, %v: tensor<1xf32>) -> tensor<4xf32> {
+  %r = scf.forall (%i) = (-2) to (9223372036854775807) step (9223372036854775807) shared_outs(%o = %t) -> (tensor<4xf32>) {
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %v into %o[%i] [1] [1] : tensor<1xf32> into tensor<4xf32>
+    }
+  }
+  return %r : tensor<4xf32>
+}

@@ -139,3 +139,17 @@ func.func @nested(%a: memref<?x?xf32>, %n: index, %m: index, %v: f32) {
   }
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @huge_bounds
+// CHECK: scf.parallel
+func.func @huge_bounds(%a: memref<?xf32>, %v: f32) {
+  %lb = arith.constant -2 : index
+  %ub = arith.constant 9223372036854775807 : index
+  scf.parallel (%i) = (%lb) to (%ub) step (%ub) {
+    memref.store %v, %a[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}

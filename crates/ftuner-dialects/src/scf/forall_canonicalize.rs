@@ -77,13 +77,14 @@ fn forall_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
         .and_then(|m| m.as_array())
         .is_some_and(|m| !m.is_empty());
     let rank = f.rank();
-    let trips: Vec<Option<i64>> = (0..rank)
+    let trips: Vec<Option<i128>> = (0..rank)
         .map(|d| {
             let [lb, ub, st] = [0, 1, 2].map(|k| f.bounds[k][d]);
             if lb == ub {
                 return Some(0);
             }
-            let (a, z, s) = (static_of(ir, lb)?, static_of(ir, ub)?, static_of(ir, st)?);
+            let [a, z, s] = [lb, ub, st].map(|x| static_of(ir, x).map(i128::from));
+            let (a, z, s) = (a?, z?, s?);
             (s > 0).then(|| if z <= a { 0 } else { (z - a + s - 1) / s })
         })
         .collect();

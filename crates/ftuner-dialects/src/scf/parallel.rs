@@ -110,7 +110,10 @@ pub fn parse_parallel(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()
 fn parts(ir: &Ir, op: OpId) -> Option<[Vec<Value>; 4]> {
     let ops = ir.operands(op);
     let segs = ir.attr(op, "operandSegmentSizes")?.as_dense_i64s()?;
-    if segs.len() != 4 || segs.iter().sum::<i64>() != ops.len() as i64 {
+    if segs.len() != 4
+        || segs.iter().any(|n| *n < 0)
+        || segs.iter().sum::<i64>() != ops.len() as i64
+    {
         return None;
     }
     let mut at = 0;
