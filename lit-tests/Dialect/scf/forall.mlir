@@ -182,3 +182,21 @@ func.func @huge_bounds(%t: tensor<4xf32>, %v: tensor<1xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A constant bound of -2^63 stays an operand: in a static list that value marks a dynamic
+// entry (folding it misread the operands; the canonicalize fuzz target found it).
+// CHECK-LABEL: func.func @min_bound
+// CHECK: %[[M:.*]] = arith.constant -9223372036854775808 : index
+// CHECK: scf.forall (%{{.*}}) = (%[[M]]) to (1) step (8)
+func.func @min_bound(%t: tensor<4xf32>, %v: tensor<1xf32>) -> tensor<4xf32> {
+  %m = arith.constant -9223372036854775808 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.forall (%i) = (%m) to (%c1) step (8) shared_outs(%o = %t) -> (tensor<4xf32>) {
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %v into %o[0] [1] [1] : tensor<1xf32> into tensor<4xf32>
+    }
+  }
+  return %r : tensor<4xf32>
+}

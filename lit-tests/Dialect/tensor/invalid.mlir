@@ -240,3 +240,11 @@ func.func @generate_yield_type(%n: index, %v: i32) {
   } : tensor<?xindex>
   return
 }
+
+// -----
+
+func.func @slice_static_min(%t: tensor<4xf32>) -> tensor<1xf32> {
+  // expected-error@+1 {{-2^63 cannot be a static entry (it marks a dynamic one)}}
+  %0 = tensor.extract_slice %t[-9223372036854775808] [1] [1] : tensor<4xf32> to tensor<1xf32>
+  return %0 : tensor<1xf32>
+}

@@ -311,7 +311,15 @@ fn custom_parse(
                         dynv.push(p.parse_operand()?);
                         stat.push(DYNAMIC);
                     } else {
-                        stat.push(p.parse_i64()?);
+                        let at = p.current_offset();
+                        let v = p.parse_i64()?;
+                        if v == DYNAMIC {
+                            return Err(p.err_at(
+                                at,
+                                "-2^63 cannot be a static entry (it marks a dynamic one)",
+                            ));
+                        }
+                        stat.push(v);
                     }
                     if p.consume_if(Tok::RSquare) {
                         break;

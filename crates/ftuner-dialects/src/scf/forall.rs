@@ -107,7 +107,15 @@ fn parse_index_list(p: &mut Parser<'_>) -> PResult<(Vec<UnresolvedOperand>, Vec<
             dynv.push(p.parse_operand()?);
             stat.push(DYNAMIC);
         } else {
-            stat.push(p.parse_i64()?);
+            let at = p.current_offset();
+            let v = p.parse_i64()?;
+            if v == DYNAMIC {
+                return Err(p.err_at(
+                    at,
+                    "-2^63 cannot be a static bound (it marks a dynamic one)",
+                ));
+            }
+            stat.push(v);
         }
         if p.consume_if(Tok::RParen) {
             return Ok((dynv, stat));

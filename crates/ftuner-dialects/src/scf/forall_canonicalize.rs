@@ -9,7 +9,7 @@ use crate::cf::constant_of;
 use crate::tensor::cast_folds::loosening_cast_of;
 use crate::tensor::slices::{cast_before, Ofr};
 use ftuner_ir::dialect::CanonFn;
-use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
+use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
 fn body(ir: &Ir, op: OpId) -> Option<BlockId> {
     ir.region_entry(*ir.regions_of(op).first()?)
@@ -42,7 +42,8 @@ fn forall_control_operands(ir: &mut Ir, op: OpId) -> bool {
         for x in l.iter_mut() {
             if let Ofr::V(v) = *x {
                 if let Some(c) = constant_of(ir, v).and_then(|a| a.as_i64()) {
-                    if k != 2 || c > 0 {
+                    // -2^63 is the static lists' mark for a dynamic entry.
+                    if c != DYNAMIC && (k != 2 || c > 0) {
                         *x = Ofr::S(c);
                         changed = true;
                     }
