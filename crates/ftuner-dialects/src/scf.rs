@@ -96,11 +96,7 @@ pub fn parse_for(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     p.ensure_terminator(r, "scf.yield", st.loc);
     st.regions.push(r);
     st.result_types = result_types;
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, false)?;
     Ok(())
 }
 
@@ -194,11 +190,7 @@ pub fn parse_if(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
         p.ir.new_region(None)
     };
     st.regions.push(else_r);
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, false)?;
     Ok(())
 }
 

@@ -310,5 +310,10 @@ pub fn with_elem(t: Type, e: Type) -> Type {
 
 /// Result types of an op.
 pub fn result_types(ir: &Ir, op: OpId) -> Vec<Type> {
-    ir.results(op).iter().map(|v| ir.value_type(*v)).collect()
+    value_types(ir, ir.results(op))
+}
+
+/// The types of `vs`.
+pub fn value_types(ir: &Ir, vs: &[ftuner_ir::Value]) -> Vec<Type> {
+    vs.iter().map(|v| ir.value_type(*v)).collect()
 }

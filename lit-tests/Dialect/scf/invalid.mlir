@@ -250,7 +250,7 @@ func.func @execute_region_yield(%x: i32) -> i64 {
 // -----
 
 func.func @forall_static_min(%t: tensor<4xf32>) {
-  // expected-error@+1 {{-2^63 cannot be a static bound (it marks a dynamic one)}}
+  // expected-error@+1 {{-2^63 cannot be a static entry (it marks a dynamic one)}}
   scf.forall (%i) in (-9223372036854775808) {
   }
   return

@@ -17,8 +17,8 @@ mod parse;
 mod print;
 mod syntax;
 
-pub use parse::{parse, parse_attr_text};
-pub use print::{print, print_dynamic_index_list};
+pub use parse::{parse, parse_attr_text, parse_dynamic_index_list};
+pub use print::{print, print_dynamic_index_list, print_dynamic_index_list_in};
 
 use ftuner_ir::dialect::{Arity, OpDef};
 use rustc_hash::FxHashMap;

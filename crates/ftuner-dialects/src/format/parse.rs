@@ -301,36 +301,46 @@ fn custom_parse(
 ) -> PResult<()> {
     match name {
         "DynamicIndexList" => {
-            // `[1, %x, ?]`: static values, `%v` for dynamic ones (their static slot is ?).
-            p.expect(Tok::LSquare, "'['")?;
-            let mut stat = vec![];
-            let mut dynv = vec![];
-            if !p.consume_if(Tok::RSquare) {
-                loop {
-                    if p.peek() == Tok::PercentIdent {
-                        dynv.push(p.parse_operand()?);
-                        stat.push(DYNAMIC);
-                    } else {
-                        let at = p.current_offset();
-                        let v = p.parse_i64()?;
-                        if v == DYNAMIC {
-                            return Err(p.err_at(
-                                at,
-                                "-2^63 cannot be a static entry (it marks a dynamic one)",
-                            ));
-                        }
-                        stat.push(v);
-                    }
-                    if p.consume_if(Tok::RSquare) {
-                        break;
-                    }
-                    p.expect(Tok::Comma, "','")?;
-                }
-            }
+            let (dynv, stat) = parse_dynamic_index_list(p, Tok::LSquare, Tok::RSquare)?;
             ps.operands.insert(args[0].clone(), dynv);
             st.add_attr(&args[1], Attribute::dense_i64_array(&stat));
             Ok(())
         }
         _ => Err(p.err_here(format!("unknown custom directive '{name}'"))),
+    }
+}
+
+/// `[1, %x, 4]` between `open` and `close` (upstream's `parseDynamicIndexList`): the
+/// operands, and the static list with `DYNAMIC` where an operand stands. `-2^63` is
+/// refused as a static entry: it is that mark.
+pub fn parse_dynamic_index_list(
+    p: &mut Parser<'_>,
+    open: Tok,
+    close: Tok,
+) -> PResult<(Vec<UnresolvedOperand>, Vec<i64>)> {
+    p.expect(open, "the index list's opening bracket")?;
+    let (mut dynv, mut stat) = (vec![], vec![]);
+    if p.consume_if(close) {
+        return Ok((dynv, stat));
+    }
+    loop {
+        if p.peek() == Tok::PercentIdent {
+            dynv.push(p.parse_operand()?);
+            stat.push(DYNAMIC);
+        } else {
+            let at = p.current_offset();
+            let v = p.parse_i64()?;
+            if v == DYNAMIC {
+                return Err(p.err_at(
+                    at,
+                    "-2^63 cannot be a static entry (it marks a dynamic one)",
+                ));
+            }
+            stat.push(v);
+        }
+        if p.consume_if(close) {
+            return Ok((dynv, stat));
+        }
+        p.expect(Tok::Comma, "','")?;
     }
 }

@@ -232,7 +232,17 @@ fn print_elems(
 
 /// `[0, %x, 2]`
 pub fn print_dynamic_index_list(pr: &mut OpPrinter<'_>, dynv: &[ftuner_ir::Value], stat: &[i64]) {
-    pr.write("[");
+    print_dynamic_index_list_in(pr, dynv, stat, ("[", "]"));
+}
+
+/// `(0, %x, 2)` with the given delimiters: `DYNAMIC` entries take the next of `dynv`.
+pub fn print_dynamic_index_list_in(
+    pr: &mut OpPrinter<'_>,
+    dynv: &[ftuner_ir::Value],
+    stat: &[i64],
+    (open, close): (&str, &str),
+) {
+    pr.write(open);
     let mut d = 0;
     for (i, s) in stat.iter().enumerate() {
         if i > 0 {
@@ -247,7 +257,7 @@ pub fn print_dynamic_index_list(pr: &mut OpPrinter<'_>, dynv: &[ftuner_ir::Value
             pr.write(&s.to_string());
         }
     }
-    pr.write("]");
+    pr.write(close);
 }
 
 fn print_format_attr(pr: &mut OpPrinter<'_>, def: &OpDef, n: &str, a: Attribute, op: OpId) {

@@ -8,7 +8,7 @@ use ftuner_ir::dialect::CanonFn;
 use ftuner_ir::{intern_name, AttrKind, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 
 /// The integer value of a constant `v` (`true` is 1).
-fn const_int(ir: &Ir, v: Value) -> Option<i128> {
+pub(super) fn const_int(ir: &Ir, v: Value) -> Option<i128> {
     match constant_of(ir, v)?.kind() {
         AttrKind::Integer { value, .. } => Some(*value),
         AttrKind::Bool(b) => Some(*b as i128),
@@ -17,8 +17,19 @@ fn const_int(ir: &Ir, v: Value) -> Option<i128> {
 }
 
 /// The entry block of region `r` of `op`, if the region has one.
-fn block(ir: &Ir, op: OpId, r: usize) -> Option<BlockId> {
+pub(super) fn block(ir: &Ir, op: OpId, r: usize) -> Option<BlockId> {
     ir.region_entry(*ir.regions_of(op).get(r)?)
+}
+
+/// The trip count of a loop dimension (upstream's `constantTripCount`): none when its
+/// bounds are one value, else from constant bounds and a positive constant step (i128:
+/// the i64 arithmetic overflows near the limits).
+pub(super) fn trip_count(same_bounds: bool, [lb, ub, step]: [Option<i128>; 3]) -> Option<i128> {
+    if same_bounds {
+        return Some(0);
+    }
+    let (a, b, s) = (lb?, ub?, step?);
+    (s > 0).then(|| if b <= a { 0 } else { (b - a + s - 1) / s })
 }
 
 /// What the terminator of `b` yields.

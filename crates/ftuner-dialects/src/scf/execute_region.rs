@@ -11,6 +11,7 @@
 //! }
 //! ```
 
+use crate::util::{result_types, value_types};
 use ftuner_ir::dialect::CanonFn;
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
@@ -25,17 +26,13 @@ pub fn parse_execute_region(p: &mut Parser<'_>, st: &mut OperationState) -> PRes
         st.add_attr("no_inline", Attribute::unit());
     }
     st.regions.push(p.parse_region()?);
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, false)?;
     Ok(())
 }
 
 pub fn print_execute_region(pr: &mut OpPrinter<'_>, op: OpId) {
     let ir = pr.ir;
-    let res: Vec<Type> = ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
+    let res: Vec<Type> = result_types(ir, op);
     if !res.is_empty() {
         pr.write(" -> ");
         pr.print_result_types(&res);
@@ -58,10 +55,10 @@ pub fn verify_execute_region(ir: &Ir, op: OpId) -> Result<(), String> {
     if !ir.block_args(b).is_empty() {
         return Err("region cannot have any arguments".into());
     }
-    let want: Vec<Type> = ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
+    let want: Vec<Type> = result_types(ir, op);
     for blk in &ir.region(r).blocks {
         if let Some(t) = ir.terminator(*blk).filter(|t| ir.name(*t) == "scf.yield") {
-            let got: Vec<Type> = ir.operands(t).iter().map(|v| ir.value_type(*v)).collect();
+            let got: Vec<Type> = value_types(ir, ir.operands(t));
             if got != want {
                 return Err(format!(
                     "expects 'scf.yield' to yield the result types ({} values), got {} values of other types",
@@ -125,7 +122,7 @@ fn execute_multi_block(ir: &mut Ir, op: OpId) -> bool {
         return false;
     };
     let results = ir.results(op).to_vec();
-    let types: Vec<Type> = results.iter().map(|v| ir.value_type(*v)).collect();
+    let types: Vec<Type> = value_types(ir, &results);
     let Some(post) = ir.split_block_before(next, &types) else {
         return false;
     };

@@ -13,12 +13,11 @@
 //! stands); operands: the dynamic lower bounds, upper bounds, steps, then the shared
 //! outputs. The body takes one index per dimension, then one value per output.
 
-use crate::tensor::slices::Ofr;
+use crate::format::{parse_dynamic_index_list, print_dynamic_index_list_in};
+use crate::tensor::slices::{dynamics, read_lists, statics, write_lists, Ofr};
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser, UnresolvedOperand};
-use ftuner_ir::{
-    intern_name, Attribute, BlockId, Ir, OpId, OpPrinter, OpSpec, Type, Value, DYNAMIC,
-};
+use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpPrinter, OpSpec, Type, Value};
 
 pub(crate) const BOUNDS: [&str; 3] = ["staticLowerBound", "staticUpperBound", "staticStep"];
 
@@ -32,49 +31,19 @@ pub(crate) struct Forall {
 impl Forall {
     pub fn read(ir: &Ir, op: OpId) -> Option<Forall> {
         let ops = ir.operands(op);
-        let mut k = 0;
-        let mut bounds: [Vec<Ofr>; 3] = Default::default();
-        for (l, n) in bounds.iter_mut().zip(BOUNDS) {
-            for s in ir.attr(op, n)?.as_dense_i64s()? {
-                if s == DYNAMIC {
-                    l.push(Ofr::V(*ops.get(k)?));
-                    k += 1;
-                } else {
-                    l.push(Ofr::S(s));
-                }
-            }
-        }
-        let r = bounds[0].len();
-        (bounds[1].len() == r && bounds[2].len() == r).then(|| Forall {
-            bounds,
-            outputs: ops[k..].to_vec(),
+        let (lists, used) = read_lists(ir, op, ops, &BOUNDS)?;
+        let [lb, ub, st]: [Vec<Ofr>; 3] = lists.try_into().ok()?;
+        let r = lb.len();
+        (ub.len() == r && st.len() == r).then(|| Forall {
+            bounds: [lb, ub, st],
+            outputs: ops[used..].to_vec(),
         })
     }
     pub fn rank(&self) -> usize {
         self.bounds[0].len()
     }
     pub fn write(&self, ir: &mut Ir, op: OpId) {
-        let mut operands = vec![];
-        let mut segs = vec![];
-        for (l, n) in self.bounds.iter().zip(BOUNDS) {
-            let stat: Vec<i64> = l
-                .iter()
-                .map(|x| match x {
-                    Ofr::S(s) => *s,
-                    Ofr::V(_) => DYNAMIC,
-                })
-                .collect();
-            let dyns: Vec<Value> = l
-                .iter()
-                .filter_map(|x| match x {
-                    Ofr::V(v) => Some(*v),
-                    Ofr::S(_) => None,
-                })
-                .collect();
-            segs.push(dyns.len() as i32);
-            operands.extend(dyns);
-            ir.set_prop(op, n, Some(Attribute::dense_i64_array(&stat)));
-        }
+        let (mut operands, mut segs) = write_lists(ir, op, &self.bounds, &BOUNDS);
         segs.push(self.outputs.len() as i32);
         operands.extend(&self.outputs);
         ir.set_operands(op, operands);
@@ -95,47 +64,12 @@ impl Forall {
     }
 }
 
-/// `(%a, 4, %b)`: the operands and the static list (`DYNAMIC` where an operand stands).
 fn parse_index_list(p: &mut Parser<'_>) -> PResult<(Vec<UnresolvedOperand>, Vec<i64>)> {
-    p.expect(Tok::LParen, "'('")?;
-    let (mut dynv, mut stat) = (vec![], vec![]);
-    if p.consume_if(Tok::RParen) {
-        return Ok((dynv, stat));
-    }
-    loop {
-        if p.peek() == Tok::PercentIdent {
-            dynv.push(p.parse_operand()?);
-            stat.push(DYNAMIC);
-        } else {
-            let at = p.current_offset();
-            let v = p.parse_i64()?;
-            if v == DYNAMIC {
-                return Err(p.err_at(
-                    at,
-                    "-2^63 cannot be a static bound (it marks a dynamic one)",
-                ));
-            }
-            stat.push(v);
-        }
-        if p.consume_if(Tok::RParen) {
-            return Ok((dynv, stat));
-        }
-        p.expect(Tok::Comma, "','")?;
-    }
+    parse_dynamic_index_list(p, Tok::LParen, Tok::RParen)
 }
 
 fn print_index_list(pr: &mut OpPrinter<'_>, l: &[Ofr]) {
-    pr.write("(");
-    for (i, x) in l.iter().enumerate() {
-        if i > 0 {
-            pr.write(", ");
-        }
-        match x {
-            Ofr::S(s) => pr.write(&s.to_string()),
-            Ofr::V(v) => pr.print_operand(*v),
-        }
-    }
-    pr.write(")");
+    print_dynamic_index_list_in(pr, &dynamics(l), &statics(l), ("(", ")"));
 }
 
 /// An empty `scf.forall.in_parallel` (one block, no ops) at the end of `b`.
@@ -150,17 +84,7 @@ pub(crate) fn append_in_parallel(ir: &mut Ir, b: BlockId, loc: Attribute) -> OpI
 /// `scf.forall (ivs) (in (ubs) | = (lbs) to (ubs) step (steps)) [shared_outs(%o = %v, ...)]
 /// [-> (types)] region [attr-dict]`
 pub fn parse_forall(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
-    p.expect(Tok::LParen, "'('")?;
-    let mut ivs = vec![];
-    if !p.consume_if(Tok::RParen) {
-        loop {
-            ivs.push(p.parse_operand()?);
-            if p.consume_if(Tok::RParen) {
-                break;
-            }
-            p.expect(Tok::Comma, "','")?;
-        }
-    }
+    let ivs = p.parse_paren_operand_list()?;
     let at = p.current_offset();
     let mut lists: Vec<(Vec<UnresolvedOperand>, Vec<i64>)> = vec![];
     if p.parse_optional_keyword("in") {
@@ -238,11 +162,7 @@ pub fn parse_forall(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> 
         append_in_parallel(p.ir, last, st.loc);
     }
     st.regions.push(body);
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, false)?;
     let mut segs = vec![];
     for ((dynv, stat), n) in lists.iter().zip(BOUNDS) {
         let tys = vec![Type::index(); dynv.len()];
@@ -298,12 +218,8 @@ pub fn print_forall(pr: &mut OpPrinter<'_>, op: OpId) {
         pr.print_types_of(ir.results(op));
         pr.write(") ");
     }
-    let busy_terminator = ir
-        .terminator(b)
-        .and_then(|t| ir.regions_of(t).first().copied())
-        .and_then(|r| ir.region_entry(r))
-        .is_some_and(|tb| ir.block_ops(tb).next().is_some());
-    pr.print_region(r, false, !f.outputs.is_empty() || busy_terminator);
+    // Upstream prints the terminator only with results; ours keeps one that holds inserts.
+    pr.print_region(r, false, !f.outputs.is_empty());
     let mut elided = vec!["operandSegmentSizes"];
     elided.extend(BOUNDS);
     pr.print_optional_attr_dict(op, &elided);
@@ -372,11 +288,7 @@ pub fn parse_forall_in_parallel(p: &mut Parser<'_>, st: &mut OperationState) -> 
         p.ir.append_block(r, &[]);
     }
     st.regions.push(r);
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, false)?;
     Ok(())
 }
 

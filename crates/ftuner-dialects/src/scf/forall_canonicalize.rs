@@ -2,7 +2,7 @@
 //! (`mlir/lib/Dialect/SCF/IR/SCF.cpp`). `tensor.dim` of a forall result is folded in
 //! `tensor::fold_dim`.
 
-use super::canonicalize::rebuild;
+use super::canonicalize::{block, const_int, rebuild, trip_count};
 use super::forall::Forall;
 use crate::arith_canonicalize::cst_attr;
 use crate::cf::constant_of;
@@ -10,10 +10,6 @@ use crate::tensor::cast_folds::loosening_cast_of;
 use crate::tensor::slices::{cast_before, Ofr};
 use ftuner_ir::dialect::CanonFn;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
-
-fn body(ir: &Ir, op: OpId) -> Option<BlockId> {
-    ir.region_entry(*ir.regions_of(op).first()?)
-}
 
 /// The ops of the `scf.forall.in_parallel` that ends `b`.
 fn combining_ops(ir: &Ir, b: BlockId) -> Vec<OpId> {
@@ -25,10 +21,10 @@ fn combining_ops(ir: &Ir, b: BlockId) -> Vec<OpId> {
         .unwrap_or_default()
 }
 
-fn static_of(ir: &Ir, x: Ofr) -> Option<i64> {
+fn static_of(ir: &Ir, x: Ofr) -> Option<i128> {
     match x {
-        Ofr::S(s) => Some(s),
-        Ofr::V(v) => constant_of(ir, v)?.as_i64(),
+        Ofr::S(s) => Some(s.into()),
+        Ofr::V(v) => const_int(ir, v),
     }
 }
 
@@ -70,7 +66,7 @@ fn value_of(ir: &mut Ir, at: OpId, x: Ofr) -> Value {
 /// the dimension); with none left, the body runs in place, each parallel insert an `insert_slice`
 /// (upstream's `ForallOpSingleOrZeroIterationDimsFolder` and `ForallOp::promote`).
 fn forall_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
-    let (Some(f), Some(b)) = (Forall::read(ir, op), body(ir, op)) else {
+    let (Some(f), Some(b)) = (Forall::read(ir, op), block(ir, op, 0)) else {
         return false;
     };
     let mapped = ir
@@ -81,12 +77,7 @@ fn forall_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
     let trips: Vec<Option<i128>> = (0..rank)
         .map(|d| {
             let [lb, ub, st] = [0, 1, 2].map(|k| f.bounds[k][d]);
-            if lb == ub {
-                return Some(0);
-            }
-            let [a, z, s] = [lb, ub, st].map(|x| static_of(ir, x).map(i128::from));
-            let (a, z, s) = (a?, z?, s?);
-            (s > 0).then(|| if z <= a { 0 } else { (z - a + s - 1) / s })
+            trip_count(lb == ub, [lb, ub, st].map(|x| static_of(ir, x)))
         })
         .collect();
     if trips.contains(&Some(0)) {
@@ -168,7 +159,7 @@ fn promote(ir: &mut Ir, op: OpId, b: BlockId, f: &Forall) -> bool {
 /// the output, and the output leaves the loop; a result whose block argument is never used
 /// is its output (upstream's `ForallOpIterArgsFolder`).
 fn forall_unused_results(ir: &mut Ir, op: OpId) -> bool {
-    let (Some(f), Some(b)) = (Forall::read(ir, op), body(ir, op)) else {
+    let (Some(f), Some(b)) = (Forall::read(ir, op), block(ir, op, 0)) else {
         return false;
     };
     let rank = f.rank();
@@ -213,7 +204,7 @@ fn forall_unused_results(ir: &mut Ir, op: OpId) -> bool {
 /// source: the block argument and result take its type, with casts back for the body's
 /// other readers and the loop's users (upstream's `FoldTensorCastOfOutputIntoForallOp`).
 fn forall_cast_outputs(ir: &mut Ir, op: OpId) -> bool {
-    let (Some(mut f), Some(b)) = (Forall::read(ir, op), body(ir, op)) else {
+    let (Some(mut f), Some(b)) = (Forall::read(ir, op), block(ir, op, 0)) else {
         return false;
     };
     let rank = f.rank();

@@ -11,6 +11,7 @@
 //! ```
 //! Region 0 is the default region, region `k + 1` the case `cases[k]`.
 
+use crate::util::{result_types, value_types};
 use ftuner_ir::parser::{OperationState, PResult, Parser};
 use ftuner_ir::{Attribute, Ir, OpId, OpPrinter, Type};
 
@@ -18,11 +19,7 @@ use ftuner_ir::{Attribute, Ir, OpId, OpPrinter, Type};
 pub fn parse_index_switch(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     let arg = p.parse_operand()?;
     st.operands.push(p.resolve_operand(&arg, Type::index())?);
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, false)?;
     if p.consume_if(ftuner_ir::lexer::Tok::Arrow) {
         st.result_types = p.parse_type_list_no_parens()?;
     }
@@ -53,7 +50,7 @@ pub fn print_index_switch(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.write(" ");
     pr.print_operand(ir.operand(op, 0));
     pr.print_optional_attr_dict(op, &["cases"]);
-    let res: Vec<Type> = ir.results(op).iter().map(|r| ir.value_type(*r)).collect();
+    let res: Vec<Type> = result_types(ir, op);
     if !res.is_empty() {
         pr.write(" -> ");
         pr.print_types(&res);
@@ -72,15 +69,7 @@ pub fn print_index_switch(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.write("default ");
     // The declarative part of upstream's format elides an empty `scf.yield` here (the case
     // regions, printed by custom code, keep theirs).
-    let empty_yield = ir
-        .region_entry(regions[0])
-        .and_then(|b| ir.terminator(b))
-        .is_some_and(|t| {
-            ir.name(t) == "scf.yield"
-                && ir.operands(t).is_empty()
-                && ir.op(t).attrs.as_dict().is_none_or(|d| d.is_empty())
-        });
-    pr.print_region(regions[0], false, !empty_yield);
+    pr.print_region(regions[0], false, false);
 }
 
 pub fn verify_index_switch(ir: &Ir, op: OpId) -> Result<(), String> {
@@ -104,7 +93,7 @@ pub fn verify_index_switch(ir: &Ir, op: OpId) -> Result<(), String> {
             return Err(format!("has duplicate case value: {c}"));
         }
     }
-    let want: Vec<Type> = ir.results(op).iter().map(|r| ir.value_type(*r)).collect();
+    let want: Vec<Type> = result_types(ir, op);
     for (k, r) in regions.iter().enumerate() {
         let name = if k == 0 {
             "default region".to_string()
@@ -116,7 +105,7 @@ pub fn verify_index_switch(ir: &Ir, op: OpId) -> Result<(), String> {
             .and_then(|b| ir.terminator(b))
             .filter(|t| ir.name(*t) == "scf.yield")
             .ok_or_else(|| format!("expected {name} to end with scf.yield"))?;
-        let got: Vec<Type> = ir.operands(t).iter().map(|v| ir.value_type(*v)).collect();
+        let got: Vec<Type> = value_types(ir, ir.operands(t));
         if got.len() != want.len() {
             return Err(format!(
                 "expected each region to return {} values, but {name} returns {}",

@@ -14,29 +14,16 @@
 //! Operands: lower bounds, upper bounds, steps (one per induction variable), then the
 //! reductions' initial values (`operandSegmentSizes`).
 
+use super::canonicalize::{block, const_int, trip_count};
+use crate::util::result_types;
 use ftuner_ir::dialect::CanonFn;
 use ftuner_ir::lexer::Tok;
-use ftuner_ir::parser::{Argument, OperationState, PResult, Parser, UnresolvedOperand};
-use ftuner_ir::{Attribute, BlockId, Ir, OpId, OpPrinter, Type, Value};
-
-fn paren_operands(p: &mut Parser<'_>) -> PResult<Vec<UnresolvedOperand>> {
-    p.expect(Tok::LParen, "'('")?;
-    let mut v = vec![];
-    if p.consume_if(Tok::RParen) {
-        return Ok(v);
-    }
-    loop {
-        v.push(p.parse_operand()?);
-        if p.consume_if(Tok::RParen) {
-            return Ok(v);
-        }
-        p.expect(Tok::Comma, "','")?;
-    }
-}
+use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};
+use ftuner_ir::{Attribute, Ir, OpId, OpPrinter, Type, Value};
 
 /// `scf.parallel (ivs) = (lbs) to (ubs) step (steps) [init (vals)] [-> types] region [attr-dict]`
 pub fn parse_parallel(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
-    let ivs = paren_operands(p)?;
+    let ivs = p.parse_paren_operand_list()?;
     p.expect(Tok::Equal, "'='")?;
     let mut lists = vec![];
     for kw in ["", "to", "step"] {
@@ -44,7 +31,7 @@ pub fn parse_parallel(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()
             p.parse_keyword(kw)?;
         }
         let at = p.current_offset();
-        let l = paren_operands(p)?;
+        let l = p.parse_paren_operand_list()?;
         if l.len() != ivs.len() {
             return Err(p.err_at(
                 at,
@@ -60,7 +47,7 @@ pub fn parse_parallel(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()
     }
     let mut inits = vec![];
     if p.parse_optional_keyword("init") {
-        inits = paren_operands(p)?;
+        inits = p.parse_paren_operand_list()?;
     }
     if p.consume_if(Tok::Arrow) {
         st.result_types = p.parse_function_result_types()?;
@@ -88,11 +75,7 @@ pub fn parse_parallel(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()
     let body = p.parse_region_with_args(&args, false)?;
     p.ensure_terminator(body, "scf.reduce", st.loc);
     st.regions.push(body);
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, false)?;
     let n = args.len() as i32;
     let inits = p.resolve_operands(&inits, &st.result_types.clone(), at)?;
     st.add_attr(
@@ -146,7 +129,7 @@ pub fn print_parallel(pr: &mut OpPrinter<'_>, op: OpId) {
         pr.print_operands(&inits);
         pr.write(")");
     }
-    let res: Vec<Type> = ir.results(op).iter().map(|v| ir.value_type(*v)).collect();
+    let res: Vec<Type> = result_types(ir, op);
     if !res.is_empty() {
         pr.write(" -> ");
         pr.print_result_types(&res);
@@ -154,11 +137,6 @@ pub fn print_parallel(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.write(" ");
     pr.print_region(r, false, true);
     pr.print_optional_attr_dict(op, &["operandSegmentSizes"]);
-}
-
-/// The integer value of constant `v`.
-fn const_index(ir: &Ir, v: Value) -> Option<i128> {
-    crate::cf::constant_of(ir, v)?.as_i64().map(i128::from)
 }
 
 pub fn verify_parallel(ir: &Ir, op: OpId) -> Result<(), String> {
@@ -171,7 +149,7 @@ pub fn verify_parallel(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     if steps
         .iter()
-        .any(|s| const_index(ir, *s).is_some_and(|c| c <= 0))
+        .any(|s| const_int(ir, *s).is_some_and(|c| c <= 0))
     {
         return Err("constant step operand must be positive".into());
     }
@@ -231,11 +209,7 @@ pub fn parse_reduce(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> 
             st.regions.push(p.parse_region()?);
         }
     }
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, false)?;
     Ok(())
 }
 
@@ -298,22 +272,6 @@ pub fn verify_reduce(ir: &Ir, op: OpId) -> Result<(), String> {
 
 // ----- canonicalization ------------------------------------------------------------------
 
-/// The trip count of `lb to ub step s` when known: zero for `lb == ub`, else from constants.
-fn trip_count(ir: &Ir, lb: Value, ub: Value, step: Value) -> Option<i128> {
-    if lb == ub {
-        return Some(0);
-    }
-    let (a, b, s) = (
-        const_index(ir, lb)?,
-        const_index(ir, ub)?,
-        const_index(ir, step)?,
-    );
-    if s <= 0 {
-        return None;
-    }
-    Some(if b <= a { 0 } else { (b - a + s - 1) / s })
-}
-
 fn set_parts(ir: &mut Ir, op: OpId, parts: [Vec<Value>; 4]) {
     let segs: Vec<i32> = parts.iter().map(|l| l.len() as i32).collect();
     ir.set_operands(op, parts.concat());
@@ -324,20 +282,19 @@ fn set_parts(ir: &mut Ir, op: OpId, parts: [Vec<Value>; 4]) {
     );
 }
 
-fn body(ir: &Ir, op: OpId) -> Option<BlockId> {
-    ir.region_entry(*ir.regions_of(op).first()?)
-}
-
 /// A loop with a dimension of no iterations is its initial values; dimensions of one
 /// iteration are dropped (their variable is the lower bound); with none left, the body
 /// runs once in place and each reduction combines its initial value with the one value
 /// (upstream's `ParallelOpSingleOrZeroIterationDimsFolder`).
 fn parallel_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
-    let (Some([lbs, ubs, steps, inits]), Some(b)) = (parts(ir, op), body(ir, op)) else {
+    let (Some([lbs, ubs, steps, inits]), Some(b)) = (parts(ir, op), block(ir, op, 0)) else {
         return false;
     };
     let trips: Vec<Option<i128>> = (0..lbs.len())
-        .map(|d| trip_count(ir, lbs[d], ubs[d], steps[d]))
+        .map(|d| {
+            let c = [lbs[d], ubs[d], steps[d]].map(|v| const_int(ir, v));
+            trip_count(lbs[d] == ubs[d], c)
+        })
         .collect();
     if trips.contains(&Some(0)) {
         ir.replace_op(op, &inits);
@@ -381,7 +338,7 @@ fn parallel_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
 /// inner bounds not using the outer variables) becomes one loop over both sets of
 /// dimensions (upstream's `MergeNestedParallelLoops`).
 fn parallel_merge_nested(ir: &mut Ir, op: OpId) -> bool {
-    let (Some([lbs, ubs, steps, inits]), Some(b)) = (parts(ir, op), body(ir, op)) else {
+    let (Some([lbs, ubs, steps, inits]), Some(b)) = (parts(ir, op), block(ir, op, 0)) else {
         return false;
     };
     let ops: Vec<OpId> = ir.block_ops(b).collect();
@@ -389,7 +346,8 @@ fn parallel_merge_nested(ir: &mut Ir, op: OpId) -> bool {
         return false;
     }
     let inner = ops[0];
-    let (Some([ilbs, iubs, isteps, iinits]), Some(ib)) = (parts(ir, inner), body(ir, inner)) else {
+    let (Some([ilbs, iubs, isteps, iinits]), Some(ib)) = (parts(ir, inner), block(ir, inner, 0))
+    else {
         return false;
     };
     let outer_ivs = ir.block_args(b).to_vec();

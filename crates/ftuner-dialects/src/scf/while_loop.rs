@@ -12,6 +12,7 @@
 //! The `before` region takes the initial values (named in the assignment list, its entry
 //! arguments are not printed); the `after` region declares its own arguments.
 
+use crate::util::{result_types, value_types};
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};
 use ftuner_ir::{BlockId, Ir, OpId, OpPrinter, Type, TypeKind};
@@ -63,11 +64,7 @@ pub fn parse_while(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     st.regions.push(p.parse_region_with_args(&args, false)?);
     p.parse_keyword("do")?;
     st.regions.push(p.parse_region()?);
-    let mut attrs = vec![];
-    p.parse_optional_attr_dict_with_keyword(&mut attrs)?;
-    for (k, v) in attrs {
-        st.add_attr(&k, v);
-    }
+    p.parse_attr_dict_into(st, true)?;
     Ok(())
 }
 
@@ -95,17 +92,13 @@ pub fn print_while(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.write(" : (");
     pr.print_types_of(&inits);
     pr.write(") -> ");
-    let res: Vec<Type> = ir.results(op).iter().map(|r| ir.value_type(*r)).collect();
+    let res: Vec<Type> = result_types(ir, op);
     pr.print_result_types(&res);
     pr.write(" ");
     pr.print_region(regions[0], false, true);
     pr.write(" do ");
     pr.print_region(regions[1], true, true);
     pr.print_optional_attr_dict_with_keyword(op, &[]);
-}
-
-fn types(ir: &Ir, vs: &[ftuner_ir::Value]) -> Vec<Type> {
-    vs.iter().map(|v| ir.value_type(*v)).collect()
 }
 
 /// The entry block of `region` and its terminator, which must be `name`.
@@ -146,27 +139,27 @@ pub fn verify_while(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     let (before, cond) = block_ending_in(ir, op, 0, "scf.condition", "before")?;
     let (after, yld) = block_ending_in(ir, op, 1, "scf.yield", "after")?;
-    let inits = types(ir, ir.operands(op));
-    let before_args = types(ir, ir.block_args(before));
+    let inits = value_types(ir, ir.operands(op));
+    let before_args = value_types(ir, ir.block_args(before));
     mismatch(
         "the 'before' region's arguments must have the types of the initial values",
         &before_args,
         &inits,
     )?;
-    let forwarded = types(ir, ir.operands(cond).get(1..).unwrap_or(&[]));
+    let forwarded = value_types(ir, ir.operands(cond).get(1..).unwrap_or(&[]));
     mismatch(
         "'scf.condition' must forward values of the 'after' region's argument types",
         &forwarded,
-        &types(ir, ir.block_args(after)),
+        &value_types(ir, ir.block_args(after)),
     )?;
     mismatch(
         "'scf.condition' must forward values of the result types",
         &forwarded,
-        &types(ir, ir.results(op)),
+        &value_types(ir, ir.results(op)),
     )?;
     mismatch(
         "the 'after' region must yield values of the 'before' region's argument types",
-        &types(ir, ir.operands(yld)),
+        &value_types(ir, ir.operands(yld)),
         &before_args,
     )
 }

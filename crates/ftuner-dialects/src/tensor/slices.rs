@@ -34,21 +34,8 @@ const PAD: &[&str] = &["static_low", "static_high"];
 impl Mixed {
     pub fn read(ir: &Ir, op: OpId, prefix: usize, names: &'static [&'static str]) -> Option<Mixed> {
         let ops = ir.operands(op);
-        let mut k = prefix;
-        let mut lists = vec![];
-        for n in names {
-            let mut l = vec![];
-            for x in ir.attr(op, n)?.as_dense_i64s()? {
-                if x == DYNAMIC {
-                    l.push(Ofr::V(*ops.get(k)?));
-                    k += 1;
-                } else {
-                    l.push(Ofr::S(x));
-                }
-            }
-            lists.push(l);
-        }
-        (k == ops.len() && prefix <= ops.len()).then(|| Mixed {
+        let (lists, used) = read_lists(ir, op, ops.get(prefix..)?, names)?;
+        (prefix + used == ops.len()).then(|| Mixed {
             prefix: ops[..prefix].to_vec(),
             lists,
             names,
@@ -68,31 +55,76 @@ impl Mixed {
         Mixed::read(ir, op, prefix, SLICE)
     }
     pub fn write(&self, ir: &mut Ir, op: OpId) {
+        let (dyns, segs) = write_lists(ir, op, &self.lists, self.names);
         let mut operands = self.prefix.clone();
-        let mut segs: Vec<i32> = vec![1; self.prefix.len()];
-        for (l, n) in self.lists.iter().zip(self.names) {
-            let dyns: Vec<Value> = l
-                .iter()
-                .filter_map(|x| match x {
-                    Ofr::V(v) => Some(*v),
-                    Ofr::S(_) => None,
-                })
-                .collect();
-            segs.push(dyns.len() as i32);
-            operands.extend(dyns);
-            ir.set_prop(op, n, Some(Attribute::dense_i64_array(&statics(l))));
-        }
+        operands.extend(dyns);
+        let mut all: Vec<i32> = vec![1; self.prefix.len()];
+        all.extend(segs);
         ir.set_operands(op, operands);
         ir.set_prop(
             op,
             "operandSegmentSizes",
-            Some(Attribute::dense_i32_array(&segs)),
+            Some(Attribute::dense_i32_array(&all)),
         );
     }
 }
 
+/// The mixed static / dynamic lists `names` of `op`: static where the attribute holds a
+/// number, the next of `ops` where it holds `DYNAMIC`; with how many of `ops` they took.
+pub(crate) fn read_lists(
+    ir: &Ir,
+    op: OpId,
+    ops: &[Value],
+    names: &[&str],
+) -> Option<(Vec<Vec<Ofr>>, usize)> {
+    let mut k = 0;
+    let mut lists = vec![];
+    for n in names {
+        let mut l = vec![];
+        for x in ir.attr(op, n)?.as_dense_i64s()? {
+            if x == DYNAMIC {
+                l.push(Ofr::V(*ops.get(k)?));
+                k += 1;
+            } else {
+                l.push(Ofr::S(x));
+            }
+        }
+        lists.push(l);
+    }
+    Some((lists, k))
+}
+
+/// Set `op`'s attributes `names` to the static parts of `lists`; returns their dynamic
+/// values in order and how many each list has (its `operandSegmentSizes` entries).
+pub(crate) fn write_lists(
+    ir: &mut Ir,
+    op: OpId,
+    lists: &[Vec<Ofr>],
+    names: &[&str],
+) -> (Vec<Value>, Vec<i32>) {
+    let mut dyns = vec![];
+    let mut segs = vec![];
+    for (l, n) in lists.iter().zip(names) {
+        let d = dynamics(l);
+        segs.push(d.len() as i32);
+        dyns.extend(d);
+        ir.set_prop(op, n, Some(Attribute::dense_i64_array(&statics(l))));
+    }
+    (dyns, segs)
+}
+
+/// A list's SSA values, in order.
+pub(crate) fn dynamics(l: &[Ofr]) -> Vec<Value> {
+    l.iter()
+        .filter_map(|x| match x {
+            Ofr::V(v) => Some(*v),
+            Ofr::S(_) => None,
+        })
+        .collect()
+}
+
 /// A list's static values, `DYNAMIC` for its operands.
-pub(super) fn statics(l: &[Ofr]) -> Vec<i64> {
+pub(crate) fn statics(l: &[Ofr]) -> Vec<i64> {
     l.iter()
         .map(|x| match x {
             Ofr::S(s) => *s,

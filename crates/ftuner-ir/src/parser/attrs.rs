@@ -2,7 +2,7 @@
 //! numbers, symbol references, strings and keyword attributes (`strided`, `loc`, ...);
 //! elements attributes are parsed in `dense`, affine maps and sets in `affine`.
 
-use super::{PResult, Parser};
+use super::{OperationState, PResult, Parser};
 use crate::attrs::{AttrKind, Attribute};
 use crate::lexer::Tok;
 use crate::types::{Type, TypeKind};
@@ -69,6 +69,21 @@ impl<'a> Parser<'a> {
                 return Err(self.err_here("expected '{' after 'attributes'"));
             }
             self.parse_optional_attr_dict(out)?;
+        }
+        Ok(())
+    }
+
+    /// An optional `{...}` (or with `keyword`, `attributes {...}`) added to `st`'s
+    /// attributes: the `attr-dict` directive of a custom parser.
+    pub fn parse_attr_dict_into(&mut self, st: &mut OperationState, keyword: bool) -> PResult<()> {
+        let mut v = vec![];
+        if keyword {
+            self.parse_optional_attr_dict_with_keyword(&mut v)?;
+        } else {
+            self.parse_optional_attr_dict(&mut v)?;
+        }
+        for (k, a) in v {
+            st.add_attr(&k, a);
         }
         Ok(())
     }

@@ -558,10 +558,19 @@ impl<'a> OpPrinter<'a> {
                 let is_term = self
                     .ctx
                     .has_trait(od.name, crate::dialect::traits::TERMINATOR);
+                // An elided terminator must carry nothing: no values, attributes or ops.
+                let holds_ops = od.regions.iter().any(|r| {
+                    self.ir
+                        .region(*r)
+                        .blocks
+                        .iter()
+                        .any(|b| self.ir.block_ops(*b).next().is_some())
+                });
                 if is_term
                     && od.operands.is_empty()
                     && od.results.is_empty()
                     && od.attrs.as_dict().is_some_and(|d| d.is_empty())
+                    && !holds_ops
                 {
                     continue;
                 }
