@@ -155,6 +155,7 @@ pub fn lower(
         k_blocking,
         pack_b,
         blocking,
+        skinny_done: false,
     };
     lower_checked(ir, op, plans, knobs)
 }

@@ -1,11 +1,12 @@
 //! Dot-product register tiles for `A · Bᵀ` with a contiguous K in both operands: several
 //! independent dot products per tile, reduced horizontally at the end (`hsum_network`).
 
+use super::packing::branch_on_b;
 use super::register_tile::{indices, pick, read_rows, vector_body};
 use super::tiles::{insert_back, slice};
 use super::{res_pos, Layout, VectorBody, B};
 use ftuner_dialects::ops;
-use ftuner_ir::{Attribute, BlockId, Type, Value};
+use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value};
 
 /// Accumulators of a dot-product tile (one vector register per output).
 pub(super) const DOT_OUTPUTS: i64 = 16;
@@ -187,4 +188,57 @@ pub(crate) fn hsum_network(vs: &[Value], w: i64, zero: Value, op: &mut NetOp<'_>
     }
     let pick: Vec<i64> = (0..nt as i64).map(|j| j * g0).collect();
     op(v, v, Some(&pick))
+}
+
+/// The widest N the skinny rule takes, for `lanes` lanes: a broadcast tile of width `nt`
+/// fills nt/lanes of each FMA (6 x nt: 6 FMAs and 7 loads per k), a dot-product tile
+/// fills all of it (mt x nt: mt*nt FMAs and mt+nt loads per `lanes` k, and a horizontal
+/// sum per output). Counted for 6-row tiles on one full-width load and FMA per cycle,
+/// the dot form is ahead up to N = lanes/4 and behind from N = lanes/2; lanes/4 is kept.
+pub(super) fn skinny_max(lanes: i64) -> i64 {
+    (lanes / 4).max(1)
+}
+
+/// A skinny N (GEMV-like: DeepBench's M x {1, 2, 4} x K) with A contiguous along k and B
+/// laid out [k][n]: broadcast tiles of width N would leave most of each FMA idle, so B
+/// is transposed to [n][k] (K x N copies, shared by all M rows) and the tiles take the
+/// dot-product form (full-width FMAs along k; A's rows read as whole vectors). Applies
+/// when N <= [`skinny_max`]: statically, or at run time (then the patch is split on it).
+/// Returns the patch that reads the transposed B and, for a dynamic N, the one that
+/// reads B in place; `None` when the layout is not this one or N is statically wider.
+pub(super) fn transpose_skinny_b(
+    ir: &mut Ir,
+    op: OpId,
+    lay: &Layout,
+    vb: &VectorBody,
+) -> Option<(OpId, Option<OpId>)> {
+    use ftuner_ir::AffineExpr::Dim;
+    let (dk, dm, dn) = (vb.dk, lay.dm, lay.dn);
+    if !vb.batch.is_empty()
+        || vb.lanes < 4
+        || lay.maps[0].results != [Dim(dm), Dim(dk)]
+        || lay.maps[1].results != [Dim(dk), Dim(dn)]
+    {
+        return None;
+    }
+    let bv = ftuner_dialects::linalg::ins_outs(ir, op).0[1];
+    let bty = ir.value_type(bv);
+    let nmax = skinny_max(vb.lanes);
+    let n_static = match bty.shape() {
+        Some([_, n]) if bty.is_tensor() => *n,
+        _ => return None,
+    };
+    if n_static != ftuner_ir::DYNAMIC && n_static > nmax {
+        return None;
+    }
+    let mut maps = lay.maps.clone();
+    maps[1].results = vec![Dim(dn), Dim(dk)];
+    Some(branch_on_b(ir, op, maps, |b, blk| {
+        (n_static == ftuner_ir::DYNAMIC).then(|| {
+            let one = b.index(blk, 1);
+            let nsz = b.dim(blk, bv, one);
+            let cmax = b.index(blk, nmax);
+            b.cmpi(blk, 3, nsz, cmax)
+        })
+    }))
 }

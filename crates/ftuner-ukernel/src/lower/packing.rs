@@ -267,95 +267,103 @@ pub(super) fn transpose_strided_b(
     if !is_ranked_tensor(ir, bv, nres) {
         return None;
     }
+    let mut tmap = bmap.clone();
+    tmap.results.swap(nres - 2, nres - 1);
+    let mut maps = lay.maps.clone();
+    maps[1] = tmap;
+    let (m_out, a) = (res_pos(&lay.maps[2], lay.dm).unwrap_or(0), ins[0]);
+    let npos = res_pos(bmap, lay.dn).unwrap_or(0);
+    let amap = lay.maps[0].clone();
+    let (tp, ip) = branch_on_b(ir, op, maps, |b, blk| {
+        let pv = b.index(blk, m_out as i64);
+        let msz = b.dim(blk, outs[0], pv);
+        let pv = b.index(blk, npos as i64);
+        let nsz = b.dim(blk, bv, pv);
+        let (cm, cw) = (b.index(blk, mr), b.index(blk, w));
+        let mut strip = b.cmpi(blk, 5, msz, cm);
+        // With A contiguous along k too, the tiles of B read in place take the dot-product
+        // form: each output pays a reduction (a few shuffles), while the transposition pays
+        // K copies per column of B, shared by the M rows. They break even near M = K
+        // (measured on issue 10's W2, K = 64: dot products ahead up to T = 62, the
+        // transposition from T = 128, level between): transposed only when M >= K as well.
+        if res_pos(&amap, dk) == Some(amap.results.len() - 1) {
+            let kpos = b.index(blk, (amap.results.len() - 1) as i64);
+            let kext = b.dim(blk, a, kpos);
+            let long = b.cmpi(blk, 5, msz, kext);
+            strip = b.val(
+                blk,
+                ops::arith::AndiOp::NAME,
+                vec![strip, long],
+                Type::i1(),
+                vec![],
+            );
+        }
+        let block = b.cmpi(blk, 5, nsz, cw);
+        Some(b.val(
+            blk,
+            ops::arith::AndiOp::NAME,
+            vec![strip, block],
+            Type::i1(),
+            vec![],
+        ))
+    });
+    Some((tp, ip?))
+}
+
+/// `op` with its B replaced by B's last two dims swapped (`transpose_last2`), read
+/// through `maps` (the patch's maps with B's changed), where `cond` (built before `op`)
+/// holds at run time, and `op` unchanged elsewhere; `cond` returning `None` means always.
+/// Returns the patch that reads the transposed B and, when there is a run-time choice,
+/// the unchanged one; they replace `op`.
+pub(super) fn branch_on_b(
+    ir: &mut Ir,
+    op: OpId,
+    maps: Vec<ftuner_ir::AffineMap>,
+    cond: impl FnOnce(&mut B<'_>, BlockId) -> Option<Value>,
+) -> (OpId, Option<OpId>) {
+    let bv = ins_outs(ir, op).0[1];
     let loc = ir.loc(op);
     let scratch = ir.new_block(&[]);
     let mut b = B::new(ir, loc);
     let rty = b.ir.value_type(b.ir.result(op, 0));
-    let cpos = res_pos(&lay.maps[2], lay.dm).unwrap_or(0);
-    let pv = b.index(scratch, cpos as i64);
-    let msz = b.val(
-        scratch,
-        ops::tensor::DimOp::NAME,
-        vec![outs[0], pv],
-        Type::index(),
-        vec![],
-    );
-    let npos = res_pos(bmap, lay.dn).unwrap_or(0);
-    let pv = b.index(scratch, npos as i64);
-    let nsz = b.dim(scratch, bv, pv);
-    let mut tmap = bmap.clone();
-    tmap.results.swap(nres - 2, nres - 1);
-    let mut maps: Vec<Attribute> = lay
-        .maps
-        .iter()
-        .cloned()
-        .map(Attribute::affine_map)
-        .collect();
-    maps[1] = Attribute::affine_map(tmap);
+    let maps = Attribute::array(maps.into_iter().map(Attribute::affine_map).collect());
     let transposed = |b: &mut B<'_>, blk: BlockId| {
         let bt = transpose_last2(b, blk, bv);
         let p = b.ir.clone_op(op, &mut Default::default());
         b.ir.append_op(blk, p);
         b.ir.set_operand(p, 1, bt);
-        b.ir.set_prop(p, "indexing_maps", Some(Attribute::array(maps.clone())));
+        b.ir.set_prop(p, "indexing_maps", Some(maps));
         p
     };
-    let (cm, cw) = (b.index(scratch, mr), b.index(scratch, w));
-    let mut strip = b.cmpi(scratch, 5, msz, cm);
-    // With A contiguous along k too, the tiles of B read in place take the dot-product
-    // form: each output pays a reduction (a few shuffles), while the transposition pays
-    // K copies per column of B, shared by the M rows. They break even near M = K
-    // (measured on issue 10's W2, K = 64: dot products ahead up to T = 62, the
-    // transposition from T = 128, level between): transposed only when M >= K as well.
-    let amap = &lay.maps[0];
-    if res_pos(amap, dk) == Some(amap.results.len() - 1) {
-        let kpos = b.index(scratch, (amap.results.len() - 1) as i64);
-        let kext = b.val(
+    let (mut p1, mut p2) = (op, None);
+    let result = match cond(&mut b, scratch) {
+        Some(c) => b.if_else(
             scratch,
-            ops::tensor::DimOp::NAME,
-            vec![ins[0], kpos],
-            Type::index(),
-            vec![],
-        );
-        let long = b.cmpi(scratch, 5, msz, kext);
-        strip = b.val(
-            scratch,
-            ops::arith::AndiOp::NAME,
-            vec![strip, long],
-            Type::i1(),
-            vec![],
-        );
-    }
-    let block = b.cmpi(scratch, 5, nsz, cw);
-    let many = b.val(
-        scratch,
-        ops::arith::AndiOp::NAME,
-        vec![strip, block],
-        Type::i1(),
-        vec![],
-    );
-    let (mut p1, mut p2) = (op, op);
-    let result = b.if_else(
-        scratch,
-        many,
-        rty,
-        |b, tb| {
-            p1 = transposed(b, tb);
+            c,
+            rty,
+            |b, tb| {
+                p1 = transposed(b, tb);
+                b.ir.result(p1, 0)
+            },
+            |b, eb| {
+                let p = b.ir.clone_op(op, &mut Default::default());
+                b.ir.append_op(eb, p);
+                p2 = Some(p);
+                b.ir.result(p, 0)
+            },
+        ),
+        None => {
+            p1 = transposed(&mut b, scratch);
             b.ir.result(p1, 0)
-        },
-        |b, eb| {
-            p2 = b.ir.clone_op(op, &mut Default::default());
-            b.ir.append_op(eb, p2);
-            b.ir.result(p2, 0)
-        },
-    );
+        }
+    };
     for o in ir.block_ops_vec(scratch) {
         ir.unlink(o);
         ir.insert_before(op, o);
     }
     ir.erase_block(scratch);
     ir.replace_op(op, &[result]);
-    Some((p1, p2))
+    (p1, p2)
 }
 
 /// Whether `v` is a ranked tensor of rank `rank`.

@@ -4,6 +4,7 @@
 
 use super::batch::{nest, nest_from, split_batch};
 use super::conv::{conv_layout, lower_conv};
+use super::dot::{skinny_max, transpose_skinny_b};
 use super::packing::{pack_a_block, pack_panels, prepared, transpose_strided_b};
 use super::padding::{pad_high, padding_amount, plan_padding};
 use super::register_tile::vector_plan;
@@ -76,26 +77,64 @@ pub(super) struct Knobs {
     /// Pack B into panels: `None` lets the rule decide.
     pub(super) pack_b: Option<bool>,
     pub(super) blocking: Blocking,
+    /// The skinny-N rule ([`transpose_skinny_b`]) has been applied to this patch.
+    pub(super) skinny_done: bool,
 }
 
 /// [`lower`] after the run-time shape checks: batches split off first, a strided B
 /// transposed, a windowed contraction lowered as a convolution; the rest is a plain
 /// contraction ([`lower_plain`]).
 pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Result<(), String> {
-    let again =
-        |ir: &mut Ir, p: OpId, pack_b| lower_checked(ir, p, plans.clone(), Knobs { pack_b, ..k });
+    // (A patch split here is not split by the skinny rule again: a transposed B is N >= 16.)
+    let again = |ir: &mut Ir, p: OpId, pack_b| {
+        let k = Knobs {
+            pack_b,
+            skinny_done: true,
+            ..k
+        };
+        lower_checked(ir, p, plans.clone(), k)
+    };
     // Batches outermost: each batch is a GEMM of its own, whose B panels stay in cache
     // while the row strips of A pass (a batch loop inside the tile loops walks every
     // batch's panels per tile).
     if k.vector_bodies.is_some() {
         if let Some(inner) = split_batch(ir, op, k.blocking)? {
             // The inner patch carries the same plans.
-            return again(ir, inner, k.pack_b);
+            return lower_checked(ir, inner, plans.clone(), k);
         }
     }
     if let (Some(max), None) = (k.vector_bodies, k.pack_b) {
         if let Some(lay) = layout(ir, op) {
             if let Some(vb) = vector_plan(ir, op, &lay, max) {
+                if let Some((sp, wide)) = (!k.skinny_done)
+                    .then(|| transpose_skinny_b(ir, op, &lay, &vb))
+                    .flatten()
+                {
+                    // B is read whole by every dot tile: no k blocks (each would pay the
+                    // tiles' horizontal sums again), no panels.
+                    let skinny = Knobs {
+                        pack_b: Some(false),
+                        k_blocking: false,
+                        skinny_done: true,
+                        ..k
+                    };
+                    // Its N is at most skinny_max: the plan's tiles for wider N never run.
+                    let mut narrow = plans.clone();
+                    let nmax = skinny_max(vb.lanes);
+                    if narrow.n.0 > nmax {
+                        narrow.n.0 = nmax;
+                        narrow.n.2.truncate(nmax as usize);
+                    }
+                    lower_checked(ir, sp, narrow, skinny)?;
+                    if let Some(w) = wide {
+                        let done = Knobs {
+                            skinny_done: true,
+                            ..k
+                        };
+                        lower_checked(ir, w, plans.clone(), done)?;
+                    }
+                    return Ok(());
+                }
                 if let Some((tp, ip)) = transpose_strided_b(ir, op, &lay, plans.m.0, vb.elem) {
                     again(ir, tp, None)?;
                     again(ir, ip, Some(false))?;
