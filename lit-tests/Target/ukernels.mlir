@@ -11,7 +11,7 @@
 
 // The pass form attaches the family to each contraction.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --annotate-ukernels=target=zen4 | FileCheck %s --check-prefix=PASS
-// PASS: linalg.matmul {ftuner.ukernels = "cpu main=6x64 kc=96 mc={{[0-9]+}} nc={{[0-9]+}} edges=[6x32,6x16,6x8,6x4,6x2,6x1,4x64,{{.*}},1x1]"}
+// PASS: linalg.matmul {ftuner.ukernels = "cpu main=6x64 kc=672 mc={{[0-9]+}} nc={{[0-9]+}} edges=[6x32,6x16,6x8,6x4,6x2,6x1,4x64,{{.*}},1x1]"}
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --target=h100 --pass-pipeline='builtin.module(annotate-ukernels)' | FileCheck %s --check-prefix=MODTARGET
 // MODTARGET: module attributes {ftuner.target = "h100"}
 // MODTARGET: ftuner.ukernels = "gpu main=

@@ -2,14 +2,15 @@
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{pack-a=false},canonicalize,cse)" | FileCheck %s
 // CHECK-LABEL: func.func @dense_dynamic
 // CHECK-NOT: ukernel.patch
-// The kc loop (kc = 96 from the cache model), the mc loop (blocks of 2046 = 341 x 6
-// rows), then 64-wide column tiles of the static 2304 columns, then full 6-row strips.
+// The kc loop (kc = 672 from the cache model: K = 768 is split evenly, two blocks of
+// 384), the mc loop (blocks of 240 = 40 x 6 rows), then 64-wide column tiles of the
+// static 2304 columns, then full 6-row strips.
 // CHECK: %[[M:.*]] = tensor.dim %arg0, %c0 : tensor<?x768xf32>
-// CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c96
-// CHECK: %[[KS:.*]] = arith.minsi %{{.*}}, %c96 : index
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c384
+// CHECK: %[[KS:.*]] = arith.minsi %{{.*}}, %c384 : index
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0 : index
-// CHECK: scf.for %[[I0:.*]] = %c0 to %[[M]] step %c2046
-// CHECK: %[[MB:.*]] = arith.minsi %{{.*}}, %c2046 : index
+// CHECK: scf.for %[[I0:.*]] = %c0 to %[[M]] step %c240
+// CHECK: %[[MB:.*]] = arith.minsi %{{.*}}, %c240 : index
 // CHECK: scf.for %[[J:.*]] = %c0 to %c2304 step %c64
 // CHECK: %[[Q:.*]] = arith.divui %[[MB]], %c6 : index
 // CHECK: %[[FULL:.*]] = arith.muli %[[Q]], %c6 : index
@@ -45,12 +46,12 @@
 // CHECK: vector.fma %{{.*}} : vector<64xf32>
 
 // pack-a (default): in the mc loop, A's block is copied contiguous (16-lane rows, the k
-// remainder element by element) when it has at least mc/2 = 1023 rows and at least 8 N
+// remainder element by element) when it has at least mc/2 = 120 rows and at least 8 N
 // tiles (512 columns) read it, decided at run time; the tiles then slice the copy.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=PACKA
-// PACKA: scf.for %[[I0:.*]] = %c0 to %{{.*}} step %c2046
-// PACKA: %[[MB:.*]] = arith.minsi %{{.*}}, %c2046 : index
-// PACKA: %[[BIG:.*]] = arith.cmpi sge, %[[MB]], %c1023 : index
+// PACKA: scf.for %[[I0:.*]] = %c0 to %{{.*}} step %c240
+// PACKA: %[[MB:.*]] = arith.minsi %{{.*}}, %c240 : index
+// PACKA: %[[BIG:.*]] = arith.cmpi sge, %[[MB]], %c120 : index
 // (N = 2304 is static: the width test folds away.)
 // PACKA: scf.if %[[BIG]]
 // PACKA: %[[AP0:.*]] = tensor.empty(%[[MB]], %{{.*}}) : tensor<?x?xf32>

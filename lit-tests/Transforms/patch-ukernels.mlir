@@ -1,7 +1,7 @@
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --patch-ukernels=target=zen4 | FileCheck %s --check-prefix=CPU
 // CPU-LABEL: func.func @dense_dynamic
 // CPU: %[[R:.*]] = ukernel.patch "matmul" target("zen4") tiles [6x64, 6x32,
-// CPU-SAME: cache(kc = 96, mc = 2046, nc = 76416)
+// CPU-SAME: cache(kc = 672, mc = 240, nc = 10880)
 // CPU-SAME: m_plan(6 | 0:- 1:1 2:2 3:2+1 4:4 5:4+1)
 // CPU-SAME: n_plan(64 static 2304 | 0:-)
 // CPU-SAME: iterators ["parallel", "parallel", "reduction"]

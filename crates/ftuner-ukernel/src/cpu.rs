@@ -58,6 +58,10 @@ pub struct CpuFamily {
     pub main: CpuUkernel,
     pub kc: u32,
     pub mc: u32,
+    /// Where the `kc x nr` micro-panel of B is meant to live: L2 when the main tile's k
+    /// step leaves the load ports enough slack to stream it from there (kc then set by L2),
+    /// else L1 (Low et al.).
+    pub b_from_l2: bool,
     pub nc: u32,
     /// Smaller kernels for edges: every `m` of {mr, powers of two below mr} with every
     /// `n` of {nr, nr/2, ..., 1}.
@@ -140,6 +144,31 @@ pub fn register_tile(cpu: &CpuModel, dtype: DType) -> Result<CpuUkernel, String>
         .ok_or_else(|| format!("no register tile fits {} vector registers", r.regs))
 }
 
+/// Whether the main tile's k step leaves the load ports idle at least half its cycles
+/// (`t_load <= t_fma / 2`; AVX-512's 6x64 on Zen 4 and Zen 5 and Skylake-X, not AVX2's
+/// 6x16): then its B row (nr elements, 4 lines for 6x64 f32, ~11 B per cycle on Zen 4)
+/// can come from L2, whose hit latency the out-of-order core overlaps with the FMAs of
+/// the previous k steps, and the kc x nr micro-panel of B need not stay in L1.
+fn b_streams_from_l2(r: &Rates, mr: u32, nr: u32) -> bool {
+    let nv = nr.div_ceil(r.lanes) as f64;
+    let t_fma = mr as f64 * nv / r.f;
+    let t_load = (nv + mr as f64 * r.bcast) / r.p;
+    t_load <= 0.5 * t_fma
+}
+
+/// `kc` when B's micro-panel streams from L2: the `mc x kc` block of A fills L2's
+/// `W2 - 1` ways (`X = (W2 - 1) N2 C2 / S` elements, `mc kc = X`). Per multiply-add, C
+/// is read and written once per kc (`2 / kc` elements) and B's `kc x N` panel is read
+/// from L3 once per mc rows (`1 / mc`); `2 / kc + 1 / mc` with `mc kc = X` is smallest
+/// at `kc = sqrt(2 X)`. (On Zen 4: X = 7 * 2048 * 64 / 4 = 229,376, kc = 677 -> 672,
+/// against 96 from L1. Measured on W1, one thread, library-time / ftuner-time median:
+/// kc = 96 0.92, 192 0.98, 256 1.02, 384 1.01, 472 1.02, 512 1.01, 672 1.01 — flat from
+/// 256 up; OpenBLAS's own kc is 384-448 on these cores.) `mc` then follows as before.
+fn kc_from_l2(l2: &ftuner_hw::CacheLevel, s: f64) -> f64 {
+    let x = l2.ways.saturating_sub(1).max(1) as f64 * l2.sets() as f64 * l2.line as f64 / s;
+    (2.0 * x).sqrt()
+}
+
 fn round_down(v: f64, m: u32) -> u32 {
     let v = v.max(0.0) as u32;
     (v / m.max(1)) * m.max(1)
@@ -203,6 +232,12 @@ pub fn build_with(
         (l1.ways.saturating_sub(1)).max(1) as f64 * l1.sets() as f64 * l1.line as f64
             / ((mr + nr) * s)
     };
+    let b_from_l2 = b_streams_from_l2(&r, main.mr, main.nr);
+    let kc = if b_from_l2 {
+        kc.max(kc_from_l2(&cpu.l2, s))
+    } else {
+        kc
+    };
     let kc = match kc_override {
         Some(0) => return Err("kc must be positive".into()),
         Some(k) => k,
@@ -258,6 +293,7 @@ pub fn build_with(
         main,
         kc,
         mc,
+        b_from_l2,
         nc,
         edges,
     })
@@ -274,14 +310,15 @@ impl CpuFamily {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "cpu uKernels ({}, {} lanes): main {}x{}, kc={} mc={} nc={}",
+            "cpu uKernels ({}, {} lanes): main {}x{}, kc={} mc={} nc={} (B micro-panel in {})",
             self.dtype.name(),
             self.lanes,
             self.main.mr,
             self.main.nr,
             self.kc,
             self.mc,
-            self.nc
+            self.nc,
+            if self.b_from_l2 { "L2" } else { "L1" }
         );
         let _ = writeln!(
             s,

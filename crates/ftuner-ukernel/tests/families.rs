@@ -58,12 +58,15 @@ fn check_cpu(c: &CpuModel, f: &cpu::CpuFamily) {
             || f.main.efficiency < 1.0
     );
     let s = (c.vector_bits / f.lanes / 8) as u64;
-    // A and B micro-panels fit L1; the A block fits L2; the B panel fits L3.
-    assert!(
-        (f.kc as u64 * (f.main.mr + f.main.nr) as u64 * s) <= c.l1d.size,
-        "kc={} overflows L1",
-        f.kc
-    );
+    // A and B micro-panels fit L1 (or L2, where B streams from there); the A block fits
+    // L2; the B panel fits L3.
+    let panels = f.kc as u64 * (f.main.mr + f.main.nr) as u64 * s;
+    if f.b_from_l2 {
+        assert!(panels <= c.l2.size, "kc={} overflows L2", f.kc);
+        assert!(f.kc >= 8 && f.mc >= f.main.mr);
+    } else {
+        assert!(panels <= c.l1d.size, "kc={} overflows L1", f.kc);
+    }
     assert!(
         (f.mc as u64 * f.kc as u64 * s) <= c.l2.size,
         "mc*kc overflows L2"

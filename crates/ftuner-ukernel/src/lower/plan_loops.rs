@@ -118,12 +118,14 @@ pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Re
                         skinny_done: true,
                         ..k
                     };
-                    // Its N is at most skinny_max: the plan's tiles for wider N never run.
+                    // Its N is at most skinny_max: one tile of all N columns (a dot tile
+                    // of any width is exact; two narrower tiles would read A twice), and
+                    // no code for the plan's wider tiles, which never run here.
                     let mut narrow = plans.clone();
                     let nmax = skinny_max(vb.lanes);
                     if narrow.n.0 > nmax {
                         narrow.n.0 = nmax;
-                        narrow.n.2.truncate(nmax as usize);
+                        narrow.n.2 = (0..nmax).map(|r| [r].repeat((r > 0) as usize)).collect();
                     }
                     lower_checked(ir, sp, narrow, skinny)?;
                     if let Some(w) = wide {
@@ -420,20 +422,25 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
                 vec![],
             );
             let c0 = b.index(blk, 0);
+            // The blocks split K evenly: ceil(K / ceil(K / kc)) each (K = 768 with kc = 672
+            // runs two blocks of 384, not 672 and 96: a short block pays C's update and the
+            // tile dispatch for little work). Constants fold for a static K.
+            let one = b.index(blk, 1);
             let ckc = b.index(blk, kc);
+            let kpos = b.index_op(blk, arith::MaxsiOp::NAME, kext, one);
+            let nblocks = b.ibin(blk, arith::CeildivuiOp::NAME, kpos, ckc);
+            let step = b.ibin(blk, arith::CeildivuiOp::NAME, kpos, nblocks);
             // With an epilogue, an empty reduction still runs one (empty) block, whose
             // tiles apply the epilogue; with a zero init, whose tiles write the zeros.
             let ub = if epilogue_block(b.ir, op).is_some() || b.zero_init {
-                let one = b.index(blk, 1);
-                b.index_op(blk, arith::MaxsiOp::NAME, kext, one)
+                kpos
             } else {
                 kext
             };
-            let (f, fb, k0, acc) = b.for_loop(blk, (c0, ub, ckc), vec![out]);
+            let (f, fb, k0, acc) = b.for_loop(blk, (c0, ub, step), vec![out]);
             let acc = acc[0];
             let left = b.ibin(fb, arith::SubiOp::NAME, kext, k0);
-            let ckc2 = b.index(fb, kc);
-            let ks = b.index_op(fb, arith::MinsiOp::NAME, ckc2, left);
+            let ks = b.index_op(fb, arith::MinsiOp::NAME, step, left);
             b.kblock = Some((dk, k0, ks));
             if b.zero_init {
                 let c0 = b.index(fb, 0);
