@@ -27,7 +27,9 @@ pub use model::{register_target, CacheLevel, CpuIsa, CpuModel, GpuModel, Hardwar
 
 /// Built-in target descriptions: (name, TOML text).
 pub const BUILTIN_TARGETS: &[(&str, &str)] = &[
+    ("zen3", include_str!("../../../targets/zen3.toml")),
     ("zen4", include_str!("../../../targets/zen4.toml")),
+    ("zen5", include_str!("../../../targets/zen5.toml")),
     (
         "skylake-avx512",
         include_str!("../../../targets/skylake-avx512.toml"),

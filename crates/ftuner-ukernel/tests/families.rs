@@ -8,7 +8,7 @@ use proptest::prelude::*;
 
 #[test]
 fn snapshots_matmul_f32() {
-    for t in ["zen4", "skylake-avx512", "a100", "h100"] {
+    for t in ["zen3", "zen4", "zen5", "skylake-avx512", "a100", "h100"] {
         let m = HardwareModel::load(t).unwrap();
         let f = Family::build(&m, DType::F32).unwrap();
         insta::assert_snapshot!(format!("family_{t}_f32"), f.report());
