@@ -346,7 +346,44 @@ fn cli_line() -> String {
     format!("target/release/ftuner-bench {}", args.join(" "))
 }
 
+/// The libraries' idle workers, told to sleep at once: after a parallel call Intel OpenMP
+/// (MKL's threads) spins 200 ms by default and OpenBLAS up to 2^28 cycles, and on a
+/// machine with few cores the spinning workers take cores from whichever system the
+/// alternated rounds run next (measured on a 2-core Zen 4: ftuner at two threads ran
+/// 2048x768x768 at 100 GFLOP/s between MKL and OpenBLAS calls, 200 GFLOP/s alone; the
+/// libraries' own two-thread times scattered likewise). ftuner's pool sleeps after
+/// ~20,000 spins. The linked OpenBLAS reads its variable when the program loads, so the
+/// process runs itself again with them set; a variable the user set is kept.
+fn quiet_idle_workers() {
+    const QUIET: [(&str, &str); 3] = [
+        ("KMP_BLOCKTIME", "0"),
+        ("OMP_WAIT_POLICY", "PASSIVE"),
+        ("OPENBLAS_THREAD_TIMEOUT", "4"),
+    ];
+    if std::env::var_os("FTUNER_BENCH_QUIET").is_some() {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(std::env::args_os().skip(1))
+        .env("FTUNER_BENCH_QUIET", "1");
+    for (k, v) in QUIET {
+        if std::env::var_os(k).is_none() {
+            cmd.env(k, v);
+        }
+    }
+    use std::os::unix::process::CommandExt as _;
+    // Only returns on failure: then the run goes on as it is.
+    let e = cmd.exec();
+    eprintln!(
+        "ftuner-bench: could not restart with quiet thread pools ({e}); idle workers may spin"
+    );
+}
+
 fn main() {
+    quiet_idle_workers();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
