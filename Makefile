@@ -11,7 +11,7 @@ FTUNER_VENV ?= $(HOME)/.cache/ftuner/venv
 export FTUNER_VENV
 PYTHON = $(FTUNER_VENV)/bin/python
 
-.PHONY: setup build python run run-cli test test-cargo test-lit test-python test-fuzz lint fmt clean docs bench-parser
+.PHONY: setup build python run run-cli test test-cargo test-lit test-python test-fuzz test-gpu lint fmt clean docs bench-parser
 
 setup:
 	bash tools/setup.sh
@@ -79,7 +79,12 @@ test-fuzz-cov:
 	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --version 0.13.2 --locked
 	FUZZ_ARGS="-seed=1 -runs=$(FUZZ_COV_RUNS)" bash fuzz/run.sh 300
 
-test: lint test-cargo test-lit test-python test-fuzz test-fuzz-cov
+# The GPU check (tools/gpu/check.sh): every GPU test where an NVIDIA GPU is present; one
+# line and success elsewhere (CI).
+test-gpu:
+	bash tools/gpu/check.sh
+
+test: lint test-cargo test-lit test-python test-fuzz test-fuzz-cov test-gpu
 
 docs: setup
 	$(CARGO) run -q -p ftuner-odsgen --bin ftuner-odsgen -- ir-specs docs/dialects

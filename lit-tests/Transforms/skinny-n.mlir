@@ -16,6 +16,17 @@
 // CHECK: } else {
 // CHECK: vector.fma {{.*}} : vector<64xf32>
 
+// Threads split M in the skinny patch: its N is one tile, so its N loop is not marked
+// parallel (it would be the outermost parallel loop and run on one thread); the M strips
+// are.
+// RUN: ftuner-opt %examples/kernels/matmul_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=PAR
+// PAR: arith.cmpi sle
+// PAR: scf.for %{{.*}} step %c4 iter_args
+// PAR: scf.for %{{.*}} step %c6 iter_args
+// PAR: } {ftuner.parallel}
+// PAR: scf.yield %{{.*}} : tensor<?x?xf32>
+// PAR-NEXT: {{^        }$}}
+
 // Every N around the bound, M residues of the 6-row tile, K residues of 16 lanes.
 // RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=37x100 --shape 1=100x1 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
 // RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=13x77 --shape 1=77x2 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
@@ -24,6 +35,7 @@
 // RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=20x33 --shape 1=33x5 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
 // RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=5x0 --shape 1=0x1 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
 // RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=1100x40 --shape 1=40x2 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check --threads 2 | FileCheck %s --check-prefix=OK
+// RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=1100x40 --shape 1=40x4 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check --threads 2 | FileCheck %s --check-prefix=OK
 // OK: check: ok
 
 // A static N of 2 (a classifier head's weight): transposed with no run-time choice.

@@ -44,6 +44,11 @@ fn parallel_steps(c: &Lowered) -> Vec<i64> {
 }
 
 fn compile(src: &str, target: &str) -> Lowered {
+    compile_with(src, target, "")
+}
+
+/// [`compile`] with more `patch-ukernels` options (` schedule=...`).
+fn compile_with(src: &str, target: &str, patch_opts: &str) -> Lowered {
     // zen4 also packs B into panels (pack-b), the other targets read B in place.
     let opts = if target == "zen4" {
         "{pack-b=true}"
@@ -53,7 +58,7 @@ fn compile(src: &str, target: &str) -> Lowered {
     let c = lower(
         src,
         &format!(
-            "builtin.module(patch-ukernels{{target={target}}},lower-ukernels{opts},canonicalize,cse)"
+            "builtin.module(patch-ukernels{{target={target}{patch_opts}}},lower-ukernels{opts},canonicalize,cse)"
         ),
     );
     // The contraction really was patched and lowered.
@@ -90,16 +95,21 @@ fn lowered_batch_matmul_nt_matches_at_random_shapes() {
     }
 }
 
-/// Reductions longer than the patch's kc run as several k blocks (zen4: kc = 144); every
-/// block boundary ± 1.
+/// kc forced small, so that the interpreter's K stay short.
+const KC144: &str = " schedule=mr=6,nr=64,kc=144";
+
+/// Reductions longer than the patch's kc run as several even k blocks (kc = 144: K = 145
+/// as 80 + 65, K = 289 as 104 + 104 + 81); every block boundary ± 1.
 #[test]
 fn lowered_matmul_k_blocks_match() {
-    let c = compile(MATMUL, "zen4");
+    let c = compile_with(MATMUL, "zen4", KC144);
     let mut runner = TestRunner::new(Config {
         cases: cases() / 4,
         ..Config::default()
     });
-    let k = prop::sample::select(vec![0usize, 1, 143, 144, 145, 287, 288, 289, 300]);
+    let k = prop::sample::select(vec![
+        0usize, 1, 8, 79, 80, 81, 103, 104, 105, 143, 144, 145, 208, 209, 287, 288, 289, 300,
+    ]);
     runner
         .run(
             &(0usize..=30, 0usize..=40, k, any::<u64>()),
@@ -126,7 +136,7 @@ fn lowered_conv_matches_at_random_shapes() {
 }
 
 /// A dense layer whose bias-add and ReLU are the patch's epilogue: applied to each tile
-/// in the last k block (zen4: kc = 144, so K = 145..300 runs several blocks).
+/// in the last k block (kc = 144, so K = 145..300 runs several blocks).
 #[test]
 fn lowered_dense_layer_with_epilogue_matches() {
     let patched = lower(
@@ -140,7 +150,11 @@ fn lowered_dense_layer_with_epilogue_matches() {
         "the bias broadcast, add and ReLU are absorbed"
     );
     for target in ["zen4", "a100"] {
-        let c = compile(MATMUL_BIAS_RELU, target);
+        let c = if target == "zen4" {
+            compile_with(MATMUL_BIAS_RELU, target, KC144)
+        } else {
+            compile(MATMUL_BIAS_RELU, target)
+        };
         check_dense_layers(&c, target, cases() / 20, 300);
     }
 }
@@ -168,32 +182,37 @@ fn lowered_padded_plans_match() {
     check_dense_layers(&c, "zen4 padded", cases() / 20, 300);
 }
 
-/// Long M runs in blocks of the patch's mc (zen4: 2046 rows, 341 main tiles): every block
+/// Long M runs in blocks of the patch's mc (zen4: 240 rows, 40 main tiles): every block
 /// boundary ± 1, the last block holding the residue.
 #[test]
 fn lowered_matmul_mc_blocks_match() {
     let c = compile(MATMUL, "zen4");
     let text = lowered_text(&c);
-    assert!(text.contains("step %c2046"), "no mc loop");
+    assert!(text.contains("step %c240"), "no mc loop");
     for (m, n, k) in [
-        (2045, 33, 3),
-        (2046, 5, 2),
-        (2047, 31, 4),
-        (4093, 3, 5),
+        (239, 33, 3),
+        (240, 5, 2),
+        (241, 31, 4),
+        (479, 3, 5),
         (4200, 40, 1),
         // A's block copied contiguous (M >= mc/2, N >= 8 tiles of 64), K with a remainder
         // past its 16-lane copies; then a first block packed and a 2-row one not; then two
         // packed blocks.
-        (1024, 512, 20),
-        (2048, 512, 2),
-        (4092, 512, 2),
+        (128, 512, 20),
+        (242, 512, 2),
+        (480, 512, 2),
     ] {
-        let a = tensor(vec![m, k], m as u64);
-        let b = tensor(vec![k, n], n as u64 + 3);
-        let want = call(&c, &c.original, "mm", &[a.clone(), b.clone()]);
-        let got = call(&c, &c.lowered, "mm", &[a, b]);
-        assert_eq!(got, want, "m={m} n={n} k={k}");
+        check_matmul(&c, m, n, k);
     }
+}
+
+/// The lowered `@mm` against the original at one shape (inputs seeded by the shape).
+fn check_matmul(c: &Lowered, m: usize, n: usize, k: usize) {
+    let a = tensor(vec![m, k], m as u64);
+    let b = tensor(vec![k, n], n as u64 + 3);
+    let want = call(c, &c.original, "mm", &[a.clone(), b.clone()]);
+    let got = call(c, &c.lowered, "mm", &[a, b]);
+    assert_eq!(got, want, "m={m} n={n} k={k}");
 }
 
 /// Convolutions whose image dims (past the batch) and filter are static take the flat-k
@@ -305,5 +324,33 @@ fn lowered_conv_row_blocks_pack_a() {
             let got = call(&c, &c.lowered, "conv", &args);
             assert_eq!(got, want, "{target} n={n}");
         }
+    }
+}
+
+/// The lowering's run-time choices with the default options (B read in place unless a
+/// rule packs it): a skinny N (<= 4 on zen4) through B transposed and dot-product tiles,
+/// N = 5 through broadcast tiles; a contiguous B packed into panels from M = 4 mc = 960.
+#[test]
+fn lowered_matmul_run_time_rules_match() {
+    let c = lower(
+        MATMUL,
+        "builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)",
+    );
+    let text = lowered_text(&c);
+    assert!(text.contains("arith.cmpi sle"), "no skinny split");
+    assert!(text.contains("%c960"), "no packing rule");
+    for (m, n, k) in [
+        (37, 1, 100),
+        (13, 2, 77),
+        (40, 3, 50),
+        (61, 4, 129),
+        (20, 5, 33),
+        (0, 2, 7),
+        (5, 1, 0),
+        (959, 70, 9),
+        (960, 70, 9),
+        (1000, 130, 17),
+    ] {
+        check_matmul(&c, m, n, k);
     }
 }

@@ -26,6 +26,8 @@
 //!
 //! * `kc`: the `kc x nr` micro-panel of B and an `mr x kc` micro-panel of A share L1 with
 //!   one way left for C: `C_A = floor((W1 - 1) / (1 + nr/mr))`, `kc = C_A N1 C1 / (mr S)`;
+//!   unless the tile's k step leaves the load ports idle half its cycles: then B's
+//!   micro-panel streams from L2 and kc comes from L2 ([`kc_from_l2`]);
 //! * `mc`: the `mc x kc` block of A lives in L2 beside the B micro-panel and one way:
 //!   `C_B = ceil(kc nr S / (N2 C2))`, `mc = (W2 - 1 - C_B) N2 C2 / (kc S)`, a multiple of `mr`;
 //! * `nc`: the `kc x nc` panel of B lives in L3 beside the A block and one way:
@@ -160,7 +162,9 @@ fn b_streams_from_l2(r: &Rates, mr: u32, nr: u32) -> bool {
 /// `W2 - 1` ways (`X = (W2 - 1) N2 C2 / S` elements, `mc kc = X`). Per multiply-add, C
 /// is read and written once per kc (`2 / kc` elements) and B's `kc x N` panel is read
 /// from L3 once per mc rows (`1 / mc`); `2 / kc + 1 / mc` with `mc kc = X` is smallest
-/// at `kc = sqrt(2 X)`. (On Zen 4: X = 7 * 2048 * 64 / 4 = 229,376, kc = 677 -> 672,
+/// at `kc = sqrt(2 X)`. (`mc` then leaves B's micro-panel its ways too, so `mc kc` ends
+/// a little below X: 240 * 672 = 161,280 on Zen 4.) (On Zen 4: X = 7 * 2048 * 64 / 4 =
+/// 229,376, kc = 677 -> 672,
 /// against 96 from L1. Measured on W1, one thread, library-time / ftuner-time median:
 /// kc = 96 0.92, 192 0.98, 256 1.02, 384 1.01, 472 1.02, 512 1.01, 672 1.01 — flat from
 /// 256 up; OpenBLAS's own kc is 384-448 on these cores.) `mc` then follows as before.

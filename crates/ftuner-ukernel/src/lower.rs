@@ -156,6 +156,7 @@ pub fn lower(
         pack_b,
         blocking,
         skinny_done: false,
+        parallel_n: true,
     };
     lower_checked(ir, op, plans, knobs)
 }

@@ -73,6 +73,10 @@ struct Cli {
     /// `<!-- ftuner-bench:end -->` of this Markdown file (docs/benchmarks.md) from the run.
     #[arg(long)]
     doc: Option<String>,
+    /// Measure only these shapes (MxNxK as the table prints them, comma-separated; for
+    /// A/B runs of one knob on a few shapes).
+    #[arg(long)]
+    shapes: Option<String>,
 }
 
 /// `--threads`: the counts, `all` as the machine's available parallelism.
@@ -177,6 +181,8 @@ struct Out {
     points: Vec<Point>,
     /// MKL and a current OpenBLAS, where found ([`libs`]).
     libs: Vec<libs::BlasLib>,
+    /// `--shapes`: the only shapes measured.
+    only: Option<Vec<String>>,
 }
 
 /// One system's median on one shape.
@@ -226,6 +232,10 @@ fn run(cli: &Cli) -> Result<(), String> {
         cubes: vec![],
         points: vec![],
         libs: others,
+        only: cli
+            .shapes
+            .as_ref()
+            .map(|s| s.split(',').map(|x| x.trim().to_string()).collect()),
     };
     let want: Vec<&str> = cli.workloads.split(',').map(str::trim).collect();
     let mut w = Workloads {
@@ -354,6 +364,7 @@ fn cli_line() -> String {
 /// libraries' own two-thread times scattered likewise). ftuner's pool sleeps after
 /// ~20,000 spins. The linked OpenBLAS reads its variable when the program loads, so the
 /// process runs itself again with them set; a variable the user set is kept.
+#[cfg(unix)]
 fn quiet_idle_workers() {
     const QUIET: [(&str, &str); 3] = [
         ("KMP_BLOCKTIME", "0"),
@@ -381,6 +392,9 @@ fn quiet_idle_workers() {
         "ftuner-bench: could not restart with quiet thread pools ({e}); idle workers may spin"
     );
 }
+
+#[cfg(not(unix))]
+fn quiet_idle_workers() {}
 
 fn main() {
     quiet_idle_workers();

@@ -9,7 +9,8 @@ use ftuner_dialects::ukernel::epilogue_block;
 use ftuner_ir::{intern_name, AffineExpr, Attribute, BlockId, Ir, OpId, OpSpec, Value, DYNAMIC};
 
 /// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
-/// kc x nr panel of B stays in L1 while the row strips of A pass over it), each tile
+/// kc x nr panel of B stays in cache (L1, or L2 where it streams from there: cpu.rs) while
+/// the row strips of A pass over it), each tile
 /// dispatched on its (m, n) size to `f(b, block, acc, (m_off, m_size, n_off, n_size))`.
 pub(super) fn nest(
     b: &mut B<'_>,

@@ -72,20 +72,25 @@ pub(super) fn take_zero_fill(ir: &mut Ir, op: OpId) -> bool {
 pub(super) struct Knobs {
     /// Tiles of at most this many elements get register bodies.
     pub(super) vector_bodies: Option<i64>,
-    /// Split the reduction into blocks of kc.
+    /// Split the reduction into blocks of at most kc (evenly: see [`loops`]).
     pub(super) k_blocking: bool,
     /// Pack B into panels: `None` lets the rule decide.
     pub(super) pack_b: Option<bool>,
     pub(super) blocking: Blocking,
     /// The skinny-N rule ([`transpose_skinny_b`]) has been applied to this patch.
     pub(super) skinny_done: bool,
+    /// Mark the N tile loops parallel (else only the M loops): false for the skinny
+    /// patch, whose N is a single tile (its one-iteration N loop, kept because it holds
+    /// parallel loops, would be the outermost parallel one and run on one thread).
+    pub(super) parallel_n: bool,
 }
 
 /// [`lower`] after the run-time shape checks: batches split off first, a strided B
 /// transposed, a windowed contraction lowered as a convolution; the rest is a plain
 /// contraction ([`lower_plain`]).
 pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Result<(), String> {
-    // (A patch split here is not split by the skinny rule again: a transposed B is N >= 16.)
+    // (A patch split here is not split by the skinny rule again: a transposed B has N of
+    // at least the transposition's width.)
     let again = |ir: &mut Ir, p: OpId, pack_b| {
         let k = Knobs {
             pack_b,
@@ -106,7 +111,11 @@ pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Re
     if let (Some(max), None) = (k.vector_bodies, k.pack_b) {
         if let Some(lay) = layout(ir, op) {
             if let Some(vb) = vector_plan(ir, op, &lay, max) {
-                if let Some((sp, wide)) = (!k.skinny_done)
+                // Only for a contraction run once per call (not a batch's GEMM inside its
+                // loop, as attention's): each split compiles the nest twice.
+                let nmax = skinny_max(vb.lanes);
+                let narrow_n = plans.n.1.is_none_or(|n| n <= nmax);
+                if let Some((sp, wide)) = (!k.skinny_done && narrow_n && once_per_call(ir, op))
                     .then(|| transpose_skinny_b(ir, op, &lay, &vb))
                     .flatten()
                 {
@@ -116,13 +125,13 @@ pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Re
                         pack_b: Some(false),
                         k_blocking: false,
                         skinny_done: true,
+                        parallel_n: false,
                         ..k
                     };
                     // Its N is at most skinny_max: one tile of all N columns (a dot tile
                     // of any width is exact; two narrower tiles would read A twice), and
                     // no code for the plan's wider tiles, which never run here.
                     let mut narrow = plans.clone();
-                    let nmax = skinny_max(vb.lanes);
                     if narrow.n.0 > nmax {
                         narrow.n.0 = nmax;
                         narrow.n.2 = (0..nmax).map(|r| [r].repeat((r > 0) as usize)).collect();
@@ -189,6 +198,7 @@ fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> 
     let mut b = B::new(ir, loc);
     b.vector = vector;
     b.blocking = k.blocking;
+    b.parallel_n = k.parallel_n;
     b.zero_init = zero_init;
     let out = outs[0];
     let sizes = (
@@ -356,11 +366,7 @@ fn packed_or_in_place(
     // function (outline-weight-preparation runs again after this pass).
     // (Only for a contraction directly in a function's body: inside a loop the packing
     // could not be hoisted and would run at every iteration.)
-    let top_level =
-        b.ir.op(op)
-            .parent
-            .and_then(|blk| b.ir.block_parent_op(blk))
-            .is_some_and(|f| b.ir.name(f) == func::FuncOp::NAME);
+    let top_level = top_level(b.ir, op);
     let always = packable && pack_b.unwrap_or_else(|| top_level && prepared(b.ir, ins[1]));
     match pack_b {
         _ if always => {
@@ -369,8 +375,22 @@ fn packed_or_in_place(
         }
         // The rule: a strided B is packed when at least two row strips will read each
         // panel (M >= 2 main tiles), decided at run time; a single strip reads B in place.
-        None if packable && strided_n => {
-            let two = b.index(scratch, 2 * plans.m.0);
+        // A contiguous B (rows of N elements, read in place by each mc block of rows) is
+        // packed when at least four mc blocks will read it: the copy is one pass over B,
+        // and in place each block reads B's rows at a stride of N elements, which for
+        // N = 768, 1500, 2304, 3000 puts a tile's rows of B into few cache sets (Zen 4, mc
+        // = 240: W3's large GEMMs 0.94 -> 1.03 of the best library, W1 ~3% from M = 992,
+        // level at 384-688, 5-50% behind at M <= 80). Only for a contraction run once per
+        // call: the choice compiles the nest twice (a batch's GEMM, as attention's, stays
+        // in place).
+        None if packable
+            && (strided_n || (once_per_call(b.ir, op) && mc_blocks(b.ir, op, plans).is_some())) =>
+        {
+            let rows = match mc_blocks(b.ir, op, plans).filter(|_| !strided_n) {
+                Some(mc) => 4 * mc,
+                None => 2 * plans.m.0,
+            };
+            let two = b.index(scratch, rows);
             let many = b.cmpi(scratch, 5, msz, two);
             b.if_else(
                 scratch,
@@ -389,10 +409,56 @@ fn packed_or_in_place(
     }
 }
 
+/// Whether `op` sits directly in a function's body.
+fn top_level(ir: &Ir, op: OpId) -> bool {
+    ir.op(op)
+        .parent
+        .and_then(|blk| ir.block_parent_op(blk))
+        .is_some_and(|f| ir.name(f) == func::FuncOp::NAME)
+}
+
+/// Whether `op` runs once per call of its function: in its body or in the branches of
+/// `scf.if`s there (as the patches of an earlier run-time split), not inside a loop.
+fn once_per_call(ir: &Ir, op: OpId) -> bool {
+    let mut cur = op;
+    while let Some(p) = ir.op(cur).parent.and_then(|blk| ir.block_parent_op(blk)) {
+        match ir.name(p) {
+            n if n == func::FuncOp::NAME => return true,
+            n if n == scf::IfOp::NAME => cur = p,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The patch's mc when its dynamic M is split into mc blocks ([`loops`]).
+fn mc_blocks(ir: &Ir, op: OpId, plans: &Plans) -> Option<i64> {
+    let mc = ir_attr_i64(ir, op, "mc").unwrap_or(0);
+    let mmain = plans.m.0;
+    (mc >= mmain && mc % mmain == 0 && plans.m.1.is_none()).then_some(mc)
+}
+
+/// `(max(K, 1), step)`: the k blocks split K evenly, `ceil(K / ceil(K / kc))` each,
+/// rounded up to a multiple of 8 (rows of A stay 32-byte aligned at a block's start) and
+/// at most kc (K = 768 with kc = 672 runs two blocks of 384, not 672 and 96: a short block
+/// pays C's update and the tile dispatch for little work). Constants fold for a static K.
+fn even_k_step(b: &mut B<'_>, blk: BlockId, kext: Value, kc: i64) -> (Value, Value) {
+    let one = b.index(blk, 1);
+    let ckc = b.index(blk, kc);
+    let c8 = b.index(blk, 8);
+    let kpos = b.index_op(blk, arith::MaxsiOp::NAME, kext, one);
+    let nblocks = b.ibin(blk, arith::CeildivuiOp::NAME, kpos, ckc);
+    let even = b.ibin(blk, arith::CeildivuiOp::NAME, kpos, nblocks);
+    let eights = b.ibin(blk, arith::CeildivuiOp::NAME, even, c8);
+    let even8 = b.ibin(blk, arith::MuliOp::NAME, eights, c8);
+    (kpos, b.index_op(blk, arith::MinsiOp::NAME, even8, ckc))
+}
+
 /// The kc loop (when the reduction is longer than the patch's kc) around the tile nest,
-/// built in `blk`; returns the patch's result. The reduction is split into blocks of kc
-/// (from the cache model) so that a kc x N panel of B stays in L2 while every row strip
-/// of A passes over it; each element still sums its k in order, so results do not change.
+/// built in `blk`; returns the patch's result. The reduction is split into even blocks of
+/// at most kc (from the cache model, [`even_k_step`]) so that a kc x N panel of B stays in
+/// L2 while every row strip of A passes over it; each element still sums its k in order,
+/// so results do not change.
 fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
     let Nest {
         op,
@@ -422,14 +488,7 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
                 vec![],
             );
             let c0 = b.index(blk, 0);
-            // The blocks split K evenly: ceil(K / ceil(K / kc)) each (K = 768 with kc = 672
-            // runs two blocks of 384, not 672 and 96: a short block pays C's update and the
-            // tile dispatch for little work). Constants fold for a static K.
-            let one = b.index(blk, 1);
-            let ckc = b.index(blk, kc);
-            let kpos = b.index_op(blk, arith::MaxsiOp::NAME, kext, one);
-            let nblocks = b.ibin(blk, arith::CeildivuiOp::NAME, kpos, ckc);
-            let step = b.ibin(blk, arith::CeildivuiOp::NAME, kpos, nblocks);
+            let (kpos, step) = even_k_step(b, blk, kext, kc);
             // With an epilogue, an empty reduction still runs one (empty) block, whose
             // tiles apply the epilogue; with a zero init, whose tiles write the zeros.
             let ub = if epilogue_block(b.ir, op).is_some() || b.zero_init {
@@ -456,14 +515,13 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
         }
     }
     // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
-    // stays in L1 while every row strip of A passes over it. Around them, the mc loop
-    // (BLIS's ic): blocks of mc rows (from the cache model: an mc x kc block of A fits
+    // stays in cache (L1, or L2 where the model streams it from there) while every row
+    // strip of A passes over it. Around them, the mc loop (BLIS's ic): blocks of mc rows (from the cache model: an mc x kc block of A fits
     // L2), so a long M does not stream A from L3 once per N tile. A static M is covered
     // by its own specialized plan and is not split.
-    let mc = ir_attr_i64(b.ir, op, "mc").unwrap_or(0);
     let pack_a = b.blocking.pack_a;
-    let (mmain, mstatic, _) = &plans.m;
-    let result = if mc >= *mmain && mc % mmain == 0 && mstatic.is_none() && b.blocking.mc {
+    let mc_loop = mc_blocks(b.ir, op, plans).filter(|_| b.blocking.mc);
+    let result = if let Some(mc) = mc_loop {
         let c0 = b.index(body_blk, 0);
         let cmc = b.index(body_blk, mc);
         let (f, fb, m0, acc) = b.for_loop(body_blk, (c0, msz, cmc), vec![acc0]);
