@@ -158,7 +158,9 @@ impl Target {
 /// The hardware models' names (`ftuner_hw::BUILTIN_TARGETS`) as LLVM targets: an x86-64
 /// CPU, `cuda:sm_XX`, or `error: why` for one ftuner cannot generate code for.
 pub const HW_MODEL_TARGETS: &[(&str, &str)] = &[
+    ("zen3", "znver3"),
     ("zen4", "znver4"),
+    ("zen5", "znver5"),
     ("skylake-avx512", "skylake-avx512"),
     (
         "neoverse-v2",

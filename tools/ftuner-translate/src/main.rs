@@ -156,7 +156,9 @@ fn run() -> i32 {
                             Err(code) => code,
                         };
                     }
-                    "znver4" | "znver5" => "zen4",
+                    "znver3" => "zen3",
+                    "znver4" => "zen4",
+                    "znver5" => "zen5",
                     "skylake-avx512" | "cascadelake" | "icelake-server" | "sapphirerapids" => {
                         "skylake-avx512"
                     }
