@@ -1,6 +1,6 @@
 // Unknown targets and bad target files are one clear error.
 // RUN: not ftuner-opt --print-hw-model --target=pdp11 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: ftuner-opt: error: unknown target 'pdp11' (expected host, zen4, skylake-avx512
+// UNKNOWN: ftuner-opt: error: unknown target 'pdp11' (expected host, zen3, zen4, zen5, skylake-avx512
 // RUN: echo 'name = "x"' > %t.toml
 // RUN: not ftuner-opt --print-hw-model --target=%t.toml 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: ftuner-opt: error: {{.*}}.toml: invalid target description: missing field `kind`
@@ -17,7 +17,7 @@
 // until out of memory, a FIFO forever, and a parse error quoted the file): no file is read.
 // RUN: sed 's|^module {|module attributes {ftuner.target = "/dev/zero"} {|' %s > %t.ir.mlir
 // RUN: not ftuner-opt %t.ir.mlir --patch-ukernels 2>&1 | FileCheck %s --check-prefix=IR
-// IR: error: unknown target '/dev/zero' named in the IR (expected host, zen4
+// IR: error: unknown target '/dev/zero' named in the IR (expected host, zen3, zen4
 // RUN: sed 's|^module {|module attributes {ftuner.target = "%S/../../../targets/zen4.toml"} {|' %s > %t.ir2.mlir
 // RUN: not ftuner-opt %t.ir2.mlir --patch-ukernels 2>&1 | FileCheck %s --check-prefix=IR2
 // IR2: error: unknown target '{{.*}}zen4.toml' named in the IR

@@ -19,7 +19,7 @@ const CPU_OPTIONS: &[(&str, &str, &str)] = &[
     (
         "target",
         "host",
-        "hardware model: host, zen4, skylake-avx512, ... (patch-ukernels' target)",
+        "hardware model: host, zen3, zen4, zen5, skylake-avx512, ... (patch-ukernels' target)",
     ),
     (
         "tuning-db",
