@@ -1,6 +1,7 @@
 //! Batched contractions: the batch dims become loops outermost, each batch a GEMM of its
 //! own (`split_batch`), and the loop-nest builders it uses.
 
+use super::plan_loops::zero_fill;
 use super::tiles::{cover, insert_back, layout, switch, SliceSpec, TileFn};
 use super::{res_pos, Blocking, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
@@ -77,6 +78,18 @@ pub(super) fn nest_from(
     )
 }
 
+/// A copy of `fill` (a `linalg.fill`) writing `dest` instead, appended to `blk`.
+fn fill_slice(ir: &mut Ir, blk: BlockId, fill: OpId, dest: Value) -> Value {
+    let old = ins_outs(ir, fill).1[0];
+    let mut map = std::iter::once((old, dest)).collect();
+    let f = ir.clone_op(fill, &mut map);
+    ir.append_op(blk, f);
+    let r = ir.result(f, 0);
+    let ty = ir.value_type(dest);
+    ir.set_value_type(r, ty);
+    r
+}
+
 /// A patch with a batch dim (indexed by all three operands) becomes an `scf.for` over that
 /// dim around the same patch on the batch's rank-reduced slices (`tensor.extract_slice`,
 /// result put back with `tensor.insert_slice`); returns the inner patch, to be lowered.
@@ -103,7 +116,12 @@ pub(super) fn split_batch(
     let scratch = ir.new_block(&[]);
     let mut b = B::new(ir, loc);
     b.blocking = blocking;
-    let out = outs[0];
+    // A zero fill of the whole output becomes a fill of each batch's slice, just before
+    // its GEMM: the slice is then zero in cache, or no fill is left at all when the inner
+    // patch's register tiles start from zero (`take_zero_fill`). Filled whole first, the
+    // output went out to memory and came back once per batch (attention's scores).
+    let fill = zero_fill(b.ir, outs[0]);
+    let out = fill.map_or(outs[0], |f| ins_outs(b.ir, f).1[0]);
     let cpos = res_pos(&lay.maps[2], bd).unwrap_or(0);
     let pv = b.index(scratch, cpos as i64);
     let ext = b.dim(scratch, out, pv);
@@ -146,10 +164,14 @@ pub(super) fn split_batch(
         let mut ops = vec![v];
         ops.extend(spec.operands.iter().copied());
         let rt = ty.with_shape(new_shape);
-        slices.push(b.val(fb, tensor::ExtractSliceOp::NAME, ops, rt, spec.props(&[1])));
+        let mut slice = b.val(fb, tensor::ExtractSliceOp::NAME, ops, rt, spec.props(&[1]));
         if i == 2 {
             c_spec = Some(spec);
+            if let Some(f) = fill {
+                slice = fill_slice(b.ir, fb, f, slice);
+            }
         }
+        slices.push(slice);
     }
     // The same patch without the batch dim.
     let drop_dim = |m: &ftuner_ir::AffineMap| ftuner_ir::AffineMap {

@@ -36,6 +36,21 @@ fn zero_init_of(ir: &mut Ir, op: OpId, plans: &Plans, vb: &VectorBody) -> bool {
     take_zero_fill(ir, op)
 }
 
+/// When `v` is the result of a `linalg.fill` of zero (one destination): that fill.
+pub(super) fn zero_fill(ir: &Ir, v: Value) -> Option<OpId> {
+    let fill = ir
+        .defining_op(v)
+        .filter(|f| ir.name(*f) == linalg::FillOp::NAME)?;
+    let (fins, fouts) = ins_outs(ir, fill);
+    let zero = fins
+        .first()
+        .and_then(|v| ir.defining_op(*v))
+        .filter(|c| ir.name(*c) == arith::ConstantOp::NAME)
+        .and_then(|c| ir.attr(c, "value"))
+        .is_some_and(|a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits: 0, .. }));
+    (zero && fouts.len() == 1).then_some(fill)
+}
+
 /// When `op`'s init is a `linalg.fill` of zero, make the fill's destination its init (the
 /// fill dies when nothing else reads it) and return true: the caller's tiles must then
 /// write every element of C, starting from zero.
@@ -44,26 +59,14 @@ pub(super) fn take_zero_fill(ir: &mut Ir, op: OpId) -> bool {
     let Some(&out) = outs.first() else {
         return false;
     };
-    let Some(fill) = ir
-        .defining_op(out)
-        .filter(|f| ir.name(*f) == linalg::FillOp::NAME)
-    else {
+    let Some(fill) = zero_fill(ir, out) else {
         return false;
     };
-    let (fins, fouts) = ins_outs(ir, fill);
-    let zero = fins
-        .first()
-        .and_then(|v| ir.defining_op(*v))
-        .filter(|c| ir.name(*c) == arith::ConstantOp::NAME)
-        .and_then(|c| ir.attr(c, "value"))
-        .is_some_and(|a| matches!(a.kind(), ftuner_ir::AttrKind::Float { bits: 0, .. }));
-    if !zero || fouts.len() != 1 {
-        return false;
-    }
+    let dest = ins_outs(ir, fill).1[0];
     let Some(pos) = ir.operands(op).iter().position(|v| *v == out) else {
         return false;
     };
-    ir.set_operand(op, pos, fouts[0]);
+    ir.set_operand(op, pos, dest);
     true
 }
 
