@@ -38,6 +38,20 @@
 // RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=1100x40 --shape 1=40x4 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check --threads 2 | FileCheck %s --check-prefix=OK
 // OK: check: ok
 
+// A fused epilogue (bias, ReLU) after the dot tiles, and a batched GEMV.
+// RUN: ftuner-opt %S/Inputs/skinny-more.mlir --pass-pipeline="builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=EPI
+// EPI-LABEL: func.func @dense
+// EPI: arith.cmpi sle
+// EPI: vector.shuffle
+// EPI: arith.maximumf
+// EPI-LABEL: func.func @bmv
+// EPI-NOT: vector.shuffle
+// EPI: return
+// RUN: ftuner-run %S/Inputs/skinny-more.mlir --entry dense --shape 0=37x96 --shape 1=96x1 --shape 2=1 --pass-pipeline="builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
+// RUN: ftuner-run %S/Inputs/skinny-more.mlir --entry dense --shape 0=13x96 --shape 1=96x3 --shape 2=3 --pass-pipeline="builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
+// RUN: ftuner-run %S/Inputs/skinny-more.mlir --entry dense --shape 0=40x96 --shape 1=96x5 --shape 2=5 --pass-pipeline="builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
+// RUN: ftuner-run %S/Inputs/skinny-more.mlir --entry bmv --shape 0=3x29x70 --shape 1=3x70x2 --pass-pipeline="builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
+
 // A static N of 2 (a classifier head's weight): transposed with no run-time choice.
 // RUN: ftuner-opt %s --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=STATIC
 // STATIC-LABEL: func.func @head
