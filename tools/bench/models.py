@@ -2,7 +2,7 @@
 
     python tools/bench/models.py [--models bert,gpt2,resnet50,mobilenet_v2,dcgan] [--reduced]
         [--threads 1,2] [--systems ftuner,eager,inductor,ort,iree,buckets] [--sizes N] [--batches 1,3,8]
-        [--reps R]
+        [--reps R] [--gap SECONDS]
         [--out docs/bench/models.jsonl] [--doc docs/models.md] [--svg-dir docs/bench]
 
 Per model (`ftuner.zoo`, random weights): sequence models (BERT, GPT-2) are timed at `--sizes`
@@ -20,6 +20,11 @@ pooled over the tasks, batch 1), image models (ResNet-50, MobileNetV2, DCGAN) at
   powers of two), each input padded up to its bucket (the padding approach FTuner avoids).
 
 Each size runs every system in turn, `--reps` rounds (alternated), and the median is kept;
+each timed call starts after `--gap` idle seconds (0.05), so that the previous system's
+thread-pool workers, which spin for a while after a call (libgomp under PyTorch, ONNX
+Runtime), have parked: at two threads on two cores they took a core from the next system
+(MobileNetV2 batch 8, ftuner at two threads: 96-100 ms alternated without a gap, 65 ms
+alone, 69 ms with the gap);
 thread counts are set for both PyTorch and ftuner (ONNX Runtime and IREE get the same
 number). Outputs are compared with eager's (max abs error, recorded). A system that cannot
 compile a model is recorded with its error and skipped. Writes JSON lines (one per model,
@@ -330,6 +335,10 @@ def bench_model(name, args, out):
                 for s in systems:
                     if isinstance(errs[s.name], str):
                         continue
+                    # The previous system's idle workers (libgomp, ONNX Runtime) spin for
+                    # a while after each call; at two threads on two cores they took a
+                    # core from whichever system ran next.
+                    time.sleep(args.gap)
                     t0 = time.perf_counter()
                     s.run(x, threads)
                     times[s.name].append(time.perf_counter() - t0)
@@ -434,6 +443,8 @@ def main():
     ap.add_argument("--threads", default=f"1,{os.cpu_count()}")
     ap.add_argument("--sizes", type=int, default=8)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--gap", type=float, default=0.05,
+                    help="idle seconds before each timed call, so the previous system's spinning thread-pool workers park")
     ap.add_argument("--batches", default=",".join(map(str, BATCHES)), help="batches of the image models")
     ap.add_argument("--reduced", action="store_true", help="the reduced configurations of the tests")
     ap.add_argument("--out", default=str(ROOT / "docs" / "bench" / "models.jsonl"))
