@@ -162,12 +162,12 @@ fn b_streams_from_l2(r: &Rates, mr: u32, nr: u32) -> bool {
 /// `W2 - 1` ways (`X = (W2 - 1) N2 C2 / S` elements, `mc kc = X`). Per multiply-add, C
 /// is read and written once per kc (`2 / kc` elements) and B's `kc x N` panel is read
 /// from L3 once per mc rows (`1 / mc`); `2 / kc + 1 / mc` with `mc kc = X` is smallest
-/// at `kc = sqrt(2 X)`. (`mc` then leaves B's micro-panel its ways too, so `mc kc` ends
-/// a little below X: 240 * 672 = 161,280 on Zen 4.) (On Zen 4: X = 7 * 2048 * 64 / 4 =
-/// 229,376, kc = 677 -> 672,
+/// at `kc = sqrt(2 X)`. (On Zen 4: X = 7 * 2048 * 64 / 4 = 229,376, kc = 677 -> 672,
 /// against 96 from L1. Measured on W1, one thread, library-time / ftuner-time median:
 /// kc = 96 0.92, 192 0.98, 256 1.02, 384 1.01, 472 1.02, 512 1.01, 672 1.01 — flat from
-/// 256 up; OpenBLAS's own kc is 384-448 on these cores.) `mc` then follows as before.
+/// 256 up; OpenBLAS's own kc is 384-448 on these cores.) `mc` then follows as before,
+/// leaving B's micro-panel its ways too, so `mc kc` ends a little below X (240 * 672 =
+/// 161,280 on Zen 4).
 fn kc_from_l2(l2: &ftuner_hw::CacheLevel, s: f64) -> f64 {
     let x = l2.ways.saturating_sub(1).max(1) as f64 * l2.sets() as f64 * l2.line as f64 / s;
     (2.0 * x).sqrt()

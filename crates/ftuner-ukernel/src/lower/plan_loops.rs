@@ -371,6 +371,10 @@ fn packed_or_in_place(
     // could not be hoisted and would run at every iteration.)
     let top_level = top_level(b.ir, op);
     let always = packable && pack_b.unwrap_or_else(|| top_level && prepared(b.ir, ins[1]));
+    // A contiguous B's rule (below) counts mc blocks of rows.
+    let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
+        .then(|| mc_blocks(b.ir, op, plans))
+        .flatten();
     match pack_b {
         _ if always => {
             pack(b, scratch);
@@ -386,13 +390,8 @@ fn packed_or_in_place(
         // level at 384-688, 5-50% behind at M <= 80). Only for a contraction run once per
         // call: the choice compiles the nest twice (a batch's GEMM, as attention's, stays
         // in place).
-        None if packable
-            && (strided_n || (once_per_call(b.ir, op) && mc_blocks(b.ir, op, plans).is_some())) =>
-        {
-            let rows = match mc_blocks(b.ir, op, plans).filter(|_| !strided_n) {
-                Some(mc) => 4 * mc,
-                None => 2 * plans.m.0,
-            };
+        None if packable && (strided_n || contiguous_mc.is_some()) => {
+            let rows = contiguous_mc.map_or(2 * plans.m.0, |mc| 4 * mc);
             let two = b.index(scratch, rows);
             let many = b.cmpi(scratch, 5, msz, two);
             b.if_else(
@@ -519,9 +518,10 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
     }
     // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
     // stays in cache (L1, or L2 where the model streams it from there) while every row
-    // strip of A passes over it. Around them, the mc loop (BLIS's ic): blocks of mc rows (from the cache model: an mc x kc block of A fits
-    // L2), so a long M does not stream A from L3 once per N tile. A static M is covered
-    // by its own specialized plan and is not split.
+    // strip of A passes over it. Around them, the mc loop (BLIS's ic): blocks of mc rows
+    // (from the cache model: an mc x kc block of A fits L2), so a long M does not stream
+    // A from L3 once per N tile. A static M is covered by its own specialized plan and is
+    // not split.
     let pack_a = b.blocking.pack_a;
     let mc_loop = mc_blocks(b.ir, op, plans).filter(|_| b.blocking.mc);
     let result = if let Some(mc) = mc_loop {
