@@ -160,12 +160,39 @@ pub fn verify_for(ir: &Ir, op: OpId) -> Result<(), String> {
             ));
         }
     }
-    if let Some(t) = ir.terminator(b) {
-        if ir.name(t) == "scf.yield" && ir.operands(t).len() != res.len() {
+    for (i, (a, init)) in args[1..].iter().zip(&ops[3..]).enumerate() {
+        if ir.value_type(*a) != ir.value_type(*init) {
             return Err(format!(
-                "expected {} yield operands, got {}",
-                res.len(),
-                ir.operands(t).len()
+                "types mismatch between {i}th iter region arg and defined value"
+            ));
+        }
+    }
+    if let Some(t) = ir.terminator(b) {
+        yields_results(ir, op, t)?;
+    }
+    Ok(())
+}
+
+/// An `scf.yield` ending a region of `op` yields `op`'s result types (upstream checks this
+/// edge of the region-branch interface). Without it an `scf.if` yielding f32 for a bf16
+/// result verified, and canonicalization made an `arith.select` that does not.
+fn yields_results(ir: &Ir, op: OpId, t: OpId) -> Result<(), String> {
+    if ir.name(t) != "scf.yield" {
+        return Ok(());
+    }
+    let (got, want) = (ir.operands(t), ir.results(op));
+    if got.len() != want.len() {
+        return Err(format!(
+            "expected {} yield operands, got {}",
+            want.len(),
+            got.len()
+        ));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let (g, w) = (ir.value_type(*g), ir.value_type(*w));
+        if g != w {
+            return Err(format!(
+                "along control flow edge from Operation scf.yield to parent: successor operand type #{i} '{g}' should match successor input type #{i} '{w}'"
             ));
         }
     }
@@ -225,15 +252,8 @@ pub fn verify_if(ir: &Ir, op: OpId) -> Result<(), String> {
         return Err("must have an else block if defining values".into());
     }
     for r in regions {
-        if let Some(b) = ir.region_entry(*r) {
-            if let Some(t) = ir.terminator(b) {
-                if ir.name(t) == "scf.yield" && ir.operands(t).len() != n {
-                    return Err(format!(
-                        "expected {n} yield operands, got {}",
-                        ir.operands(t).len()
-                    ));
-                }
-            }
+        if let Some(t) = ir.region_entry(*r).and_then(|b| ir.terminator(b)) {
+            yields_results(ir, op, t)?;
         }
     }
     Ok(())

@@ -255,3 +255,40 @@ func.func @forall_static_min(%t: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Found by the canonicalize fuzz target: a yield of another type verified, and folding the
+// scf.if made an arith.select that does not.
+func.func @if_yield_type(%c: i1, %x: f32) -> bf16 {
+  // expected-error@+1 {{'scf.if' op along control flow edge from Operation scf.yield to parent: successor operand type #0 'f32' should match successor input type #0 'bf16'}}
+  %v = scf.if %c -> (bf16) {
+    scf.yield %x : f32
+  } else {
+    scf.yield %x : f32
+  }
+  return %v : bf16
+}
+
+// -----
+
+func.func @for_yield_type(%n: index, %x: f32, %y: bf16) -> f32 {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'scf.for' op along control flow edge from Operation scf.yield to parent: successor operand type #0 'bf16' should match successor input type #0 'f32'}}
+  %0 = scf.for %i = %c0 to %n step %n iter_args(%a = %x) -> (f32) {
+    scf.yield %y : bf16
+  }
+  return %0 : f32
+}
+
+// -----
+
+func.func @for_region_arg_type(%n: index, %x: f32) -> f32 {
+  %c0 = arith.constant 0 : index
+  // expected-error@+1 {{'scf.for' op types mismatch between 0th iter region arg and defined value}}
+  %0 = "scf.for"(%c0, %n, %n, %x) ({
+  ^bb0(%i: index, %a: bf16):
+    "scf.yield"(%x) : (f32) -> ()
+  }) : (index, index, index, f32) -> f32
+  return %0 : f32
+}
