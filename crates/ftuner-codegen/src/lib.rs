@@ -69,6 +69,7 @@ impl Target {
             cpu: TargetMachine::get_host_cpu_name().to_string(),
             features: TargetMachine::get_host_cpu_features().to_string(),
         }
+        .tuned()
     }
     /// An x86-64 CPU by LLVM's name (`znver4`, `skylake-avx512`, `haswell`, ...).
     pub fn x86_cpu(cpu: &str) -> Target {
@@ -77,6 +78,20 @@ impl Target {
             cpu: cpu.into(),
             features: String::new(),
         }
+        .tuned()
+    }
+    /// The CPU's features plus the tuning LLVM's own model of `cpu` gets wrong here, as
+    /// measured ([`X86_TUNING`]).
+    fn tuned(mut self) -> Target {
+        for (cpu, extra) in X86_TUNING {
+            if self.cpu == *cpu {
+                if !self.features.is_empty() {
+                    self.features.push(',');
+                }
+                self.features.push_str(extra);
+            }
+        }
+        self
     }
     /// NVIDIA GPUs: `sm` is `sm_70` ... `sm_90`.
     pub fn nvptx(sm: &str) -> Target {
@@ -154,6 +169,19 @@ impl Target {
         })
     }
 }
+
+/// LLVM tuning features per x86-64 CPU where LLVM's cost model and the core disagree.
+///
+/// `znver4`: `+prefer-no-gather`. LLVM treats gathers as legal and cheap on every AVX-512
+/// core and vectorizes strided loops with `vgatherdps`; Zen 4 runs gathers in microcode.
+/// MobileNetV2's depthwise border columns (`out[n, c, h, 0] = sum in[n, c, h + r, s] *
+/// k[c, r, s]`, the innermost loop over `h` at a stride of the row) became a loop of eleven
+/// gathers per 12 outputs that took ~100 cycles per gather (perf annotate), 1 ms per call
+/// for 330k multiply-adds; without gathers the loop is scalar and a fraction of that.
+/// Whole models, one thread, both builds in one process, alternated (Zen 4, family 25
+/// model 17; docs/codegen.md): MobileNetV2 batch 8 103.7 -> 95.3 ms, DCGAN batch 8 22.6
+/// -> 21.0 ms, BERT and GPT-2 unchanged. Zen 5 is not measured, so not listed.
+const X86_TUNING: &[(&str, &str)] = &[("znver4", "+prefer-no-gather")];
 
 /// The hardware models' names (`ftuner_hw::BUILTIN_TARGETS`) as LLVM targets: an x86-64
 /// CPU, `cuda:sm_XX`, or `error: why` for one ftuner cannot generate code for.
