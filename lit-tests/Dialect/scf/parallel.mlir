@@ -153,3 +153,24 @@ func.func @huge_bounds(%a: memref<?xf32>, %v: f32) {
   }
   return
 }
+
+// -----
+
+// Found by the canonicalize fuzz target: the outer loop runs once, inlining it makes the
+// inner step the constant 0, which the verifier refuses; that loop is undefined and goes
+// (upstream's canonicalization leaves nothing of it either).
+// CHECK-LABEL: func.func @step_becomes_zero
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @step_becomes_zero(%a: memref<?x?xf32>, %n: index, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  scf.parallel (%i) = (%c0) to (%c3) step (%c3) {
+    scf.parallel (%j) = (%n) to (%c3) step (%i) {
+      memref.store %v, %a[%n, %j] : memref<?x?xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}

@@ -296,7 +296,13 @@ fn parallel_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
             trip_count(lbs[d] == ubs[d], c)
         })
         .collect();
-    if trips.contains(&Some(0)) {
+    // A constant step that is not positive (the verifier refuses one as written; inlining
+    // a one-iteration loop whose variable was the step makes one) is undefined: the loop
+    // goes like one of no iterations, as upstream's canonicalization leaves nothing of it.
+    let bad_step = steps
+        .iter()
+        .any(|s| const_int(ir, *s).is_some_and(|c| c <= 0));
+    if trips.contains(&Some(0)) || bad_step {
         ir.replace_op(op, &inits);
         return true;
     }
