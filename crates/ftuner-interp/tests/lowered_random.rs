@@ -11,8 +11,8 @@ use proptest::test_runner::{Config, TestRunner};
 #[path = "support/random_contractions.rs"]
 mod support;
 use support::{
-    call, check_bmms, check_convs, check_dense_layers, check_matmuls, lower, tensor, Lowered,
-    BMM_NT, CONV, MATMUL, MATMUL_BIAS_RELU,
+    call, check_bmms, check_convs, check_dense_layers, check_matmuls, check_pointwise, lower,
+    tensor, Lowered, BMM_NT, CONV, MATMUL, MATMUL_BIAS_RELU, MATMUL_K16_BN_RELU6,
 };
 
 /// The lowered module, printed.
@@ -156,6 +156,23 @@ fn lowered_dense_layer_with_epilogue_matches() {
             compile(MATMUL_BIAS_RELU, target)
         };
         check_dense_layers(&c, target, cases() / 20, 300);
+    }
+}
+
+/// A one-k-block contraction's epilogue runs in registers (`lower/vector_epilogue.rs`):
+/// per-row and per-element inputs, compare-and-select, on each tile row before its store,
+/// and the result is the module's. (Dot-product tiles, for N <= 4 on skylake-avx512, keep
+/// the general epilogue.)
+#[test]
+fn lowered_epilogue_in_registers_matches() {
+    for target in ["zen4", "skylake-avx512"] {
+        let c = compile(MATMUL_K16_BN_RELU6, target);
+        let text = lowered_text(&c);
+        assert!(
+            text.contains("arith.cmpf ogt") && text.contains("vector<64xi1>"),
+            "{target}: the epilogue is not on vectors"
+        );
+        check_pointwise(&c, target, cases() / 8);
     }
 }
 

@@ -24,6 +24,7 @@ mod plan_loops;
 mod register_tile;
 mod shape_asserts;
 mod tiles;
+mod vector_epilogue;
 
 pub(crate) use conv::{conv_layout, eval_expr};
 use ftuner_dialects::linalg::ins_outs;
@@ -60,6 +61,9 @@ pub(crate) struct B<'a> {
     /// Whether a tile nest's N loops are marked parallel (else its M loops, inside them,
     /// are the outermost parallel ones): false when there are too few N tiles to share.
     pub(crate) parallel_n: bool,
+    /// The patch's epilogue prepared for the next register tile's rows (`tiles` sets it,
+    /// the register tile takes it); the general epilogue runs when it is not taken.
+    pub(crate) tile_epilogue: Option<vector_epilogue::TileEpilogue>,
 }
 
 /// The CPU lowering's knobs beyond the tile bodies.

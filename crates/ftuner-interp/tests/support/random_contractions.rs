@@ -66,6 +66,37 @@ func.func @dense(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>)
 }
 "#;
 
+/// A 1x1 convolution's shape of matmul (K = 16 static: one k block, so the epilogue runs
+/// in registers, `lower/vector_epilogue.rs`) with MobileNetV2's epilogue: BatchNorm per
+/// row (channel), a residual per element, ReLU6 as compare-and-select.
+pub const MATMUL_K16_BN_RELU6: &str = r#"
+#mn = affine_map<(m, n) -> (m, n)>
+#m = affine_map<(m, n) -> (m)>
+func.func @pointwise(%w: tensor<?x16xf32>, %x: tensor<16x?xf32>, %mean: tensor<?xf32>, %scale: tensor<?xf32>, %res: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %w, %c0 : tensor<?x16xf32>
+  %n = tensor.dim %x, %c1 : tensor<16x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%w, %x : tensor<?x16xf32>, tensor<16x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#mn, #m, #m, #mn, #mn], iterator_types = ["parallel", "parallel"]} ins(%mm, %mean, %scale, %res : tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%y: f32, %mu: f32, %s: f32, %q: f32, %o: f32):
+    %six = arith.constant 6.0 : f32
+    %d = arith.subf %y, %mu : f32
+    %t = arith.mulf %d, %s : f32
+    %u = arith.addf %t, %q : f32
+    %gt = arith.cmpf ogt, %u, %z : f32
+    %lo = arith.select %gt, %u, %z : f32
+    %lt = arith.cmpf olt, %lo, %six : f32
+    %hi = arith.select %lt, %lo, %six : f32
+    linalg.yield %hi : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+"#;
+
 pub const CONV: &str = r#"
 func.func @conv(%x: tensor<?x?x?x?xf32>, %w: tensor<?x?x3x3xf32>, %o: tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<[2, 1]> : vector<2xi64>, strides = dense<[1, 2]> : vector<2xi64>} ins(%x, %w : tensor<?x?x?x?xf32>, tensor<?x?x3x3xf32>) outs(%o : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
@@ -240,5 +271,24 @@ pub fn check_dense_layers(c: &Lowered, label: &str, cases: u32, kmax: usize) {
                 Ok(())
             },
         )
+        .unwrap();
+}
+
+/// `@pointwise` (MATMUL_K16_BN_RELU6) as read and lowered agree exactly at random M, N.
+pub fn check_pointwise(c: &Lowered, label: &str, cases: u32) {
+    runner(cases)
+        .run(&(extent(), extent(), any::<u64>()), |(m, n, seed)| {
+            let args = [
+                tensor(vec![m, 16], seed),
+                tensor(vec![16, n], seed.rotate_left(11)),
+                tensor(vec![m], seed.rotate_left(22)),
+                tensor(vec![m], seed.rotate_left(33)),
+                tensor(vec![m, n], seed.rotate_left(44)),
+            ];
+            let want = call(c, &c.original, "pointwise", &args);
+            let got = call(c, &c.lowered, "pointwise", &args);
+            prop_assert_eq!(got, want, "{} m={} n={}", label, m, n);
+            Ok(())
+        })
         .unwrap();
 }

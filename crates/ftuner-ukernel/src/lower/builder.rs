@@ -21,6 +21,7 @@ impl<'a> B<'a> {
             zero_init: false,
             kfirst: None,
             parallel_n: true,
+            tile_epilogue: None,
         }
     }
     pub(crate) fn op(

@@ -257,7 +257,14 @@ fn register_tile(
         parts.extend((1..u as usize).map(|j| sets[j * n..(j + 1) * n].to_vec()));
         sum_pairwise(b, blk, parts, vty)
     };
-    store_sums(b, blk, c, &c_rows, &sums, (pad, vty, cn))
+    // The patch's epilogue, when `tiles` prepared it for registers: on each row before
+    // its store.
+    let ep = b.tile_epilogue.take();
+    let finish = |b: &mut B<'_>, blk: BlockId, vals: &[Value]| match &ep {
+        Some(ep) => super::vector_epilogue::apply(b, blk, ep, lay, &batch_of, vals),
+        None => vals.to_vec(),
+    };
+    store_sums(b, blk, c, &c_rows, &sums, (pad, vty, cn), &finish)
 }
 
 /// The accumulator sets of a split k loop summed pairwise (a tree, so no set waits on
@@ -284,6 +291,9 @@ fn sum_pairwise(b: &mut B<'_>, blk: BlockId, mut parts: Vec<Vec<Value>>, vty: Ty
     parts.pop().unwrap_or_default()
 }
 
+/// What a tile's rows get before their store (the patch's epilogue, or nothing).
+type RowFinish<'f> = dyn Fn(&mut B<'_>, BlockId, &[Value]) -> Vec<Value> + 'f;
+
 /// The register tile's row sums into C: added to C's rows, or — C starting at zero —
 /// stored as they are in the first k block.
 fn store_sums(
@@ -293,6 +303,7 @@ fn store_sums(
     c_rows: &[Vec<Value>],
     sums: &[Value],
     (pad, vty, cn): (Value, Type, usize),
+    finish: &RowFinish,
 ) -> Value {
     let add_to_c = |b: &mut B<'_>, blk: BlockId| {
         let olds = read_rows(b, blk, c, c_rows, pad, vty, cn);
@@ -301,19 +312,27 @@ fn store_sums(
             .zip(sums)
             .map(|(o, r)| b.val(blk, ops::arith::AddfOp::NAME, vec![*o, *r], vty, vec![]))
             .collect();
+        let vals = finish(b, blk, &vals);
         write_rows(b, blk, c, c_rows, &vals, cn)
     };
     match (b.zero_init, b.kfirst) {
         (false, _) => add_to_c(b, blk),
         // C starts at zero: the sums are C (one k block), or C's first values.
-        (true, None) => write_rows(b, blk, c, c_rows, sums, cn),
+        (true, None) => {
+            let vals = finish(b, blk, sums);
+            write_rows(b, blk, c, c_rows, &vals, cn)
+        }
         (true, Some(first)) => {
             let cty = b.ir.value_type(c);
             b.if_else(
                 blk,
                 first,
                 cty,
-                |b, tb| write_rows(b, tb, c, c_rows, sums, cn),
+                |b, tb| {
+                    // The first block may be the last too (K within one block).
+                    let vals = finish(b, tb, sums);
+                    write_rows(b, tb, c, c_rows, &vals, cn)
+                },
                 add_to_c,
             )
         }

@@ -216,7 +216,14 @@ pub(super) fn tile(
             let r = if nt_dot(lay, &vb) && t.1 * t.3 > DOT_OUTPUTS {
                 dot_blocks(b, blk, lay, &vb, (a, bb), c, (t.1, t.3))
             } else {
-                vector_body(b, blk, lay, &vb, a, bb, c, t.1, t.3)
+                b.tile_epilogue = super::vector_epilogue::prepare(b, blk, patch, lay, t);
+                let ready = b.tile_epilogue.is_some();
+                let r = vector_body(b, blk, lay, &vb, a, bb, c, t.1, t.3);
+                // Taken by the register tile: applied to its rows.
+                if ready && b.tile_epilogue.take().is_none() {
+                    return insert_back(b, blk, r, &cspec, acc);
+                }
+                r
             };
             let r = epilogue_tile(b, blk, patch, lay, r, t);
             return insert_back(b, blk, r, &cspec, acc);

@@ -1,0 +1,217 @@
+//! A patch's epilogue applied in registers: on each row of a register tile, as vectors,
+//! between the k loop and the store of C.
+//!
+//! The general epilogue (`tiles::epilogue_tile`) is a `linalg.generic` over the finished C
+//! tile: the tile's sums are stored, read back, transformed and stored again. LLVM keeps
+//! both stores (the first is dead, but it does not prove it past the epilogue's loads),
+//! and on a contraction with a short k loop — MobileNetV2's 1x1 convolutions with 16 to 32
+//! input channels — the second pass over the tile is about as long as the k loop. Here
+//! the body of the epilogue is cloned once per tile row on `vector<nt>` values: its inputs
+//! read per row (a scalar broadcast: a per-channel BatchNorm scale) or per row and column
+//! (a vector: a residual), elementwise `arith` ops on vectors, one store.
+//!
+//! Taken when the epilogue is elementwise `arith` only (no calls, no `math` op: the
+//! approximations of `approximate-math` run on scalars), each input is read through
+//! dims and constants with N, if read at all, as its last (contiguous) dim, and floats.
+//! Inside k blocks the rows take it in the last block only (an `scf.if` on the block's
+//! flag, as the general path does).
+
+use super::register_tile::read_rows;
+use super::tiles::slice;
+use super::{Layout, B};
+use ftuner_dialects::ops;
+use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps};
+use ftuner_ir::{AffineExpr, AffineMap, BlockId, OpId, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// What a register tile needs to apply its patch's epilogue to its rows.
+pub(crate) struct TileEpilogue {
+    /// The patch's epilogue block: (C's element, inputs...) -> yield.
+    block: BlockId,
+    /// Each input's slice for this tile, with its map over the patch's dims.
+    inputs: Vec<(Value, AffineMap)>,
+}
+
+/// Ops the epilogue may hold to be applied in registers: elementwise on vectors as on
+/// scalars, lowered one to one by `convert-to-llvm`.
+const ELEMENTWISE: &[&str] = &[
+    ops::arith::AddfOp::NAME,
+    ops::arith::SubfOp::NAME,
+    ops::arith::MulfOp::NAME,
+    ops::arith::DivfOp::NAME,
+    ops::arith::NegfOp::NAME,
+    ops::arith::MaximumfOp::NAME,
+    ops::arith::MinimumfOp::NAME,
+    ops::arith::MaxnumfOp::NAME,
+    ops::arith::MinnumfOp::NAME,
+    ops::arith::CmpfOp::NAME,
+    ops::arith::SelectOp::NAME,
+    ops::arith::ExtfOp::NAME,
+    ops::arith::TruncfOp::NAME,
+];
+
+/// The tile epilogue of `patch` for tile `t`, or None where the general path must run
+/// (no epilogue, k blocks, an op or an input this file does not vectorize). Emits the
+/// inputs' tile slices into `blk`.
+pub(super) fn prepare(
+    b: &mut B<'_>,
+    blk: BlockId,
+    patch: OpId,
+    lay: &Layout,
+    t: (Value, i64, Value, i64),
+) -> Option<TileEpilogue> {
+    let eb = epilogue_block(b.ir, patch)?;
+    let args = b.ir.block_args(eb).to_vec();
+    let scalar = |ty: Type| !ty.is_shaped();
+    if !args.iter().all(|a| scalar(b.ir.value_type(*a))) || !b.ir.value_type(args[0]).is_float() {
+        return None;
+    }
+    let body = b.ir.block_ops_vec(eb);
+    let (_, rest) = body.split_last()?;
+    for o in rest {
+        let name = b.ir.name(*o);
+        let ok = (ELEMENTWISE.contains(&name) || name == ops::arith::ConstantOp::NAME)
+            && b.ir.regions_of(*o).is_empty()
+            && b.ir.results(*o).len() == 1
+            && b.ir
+                .operands(*o)
+                .iter()
+                .all(|v| scalar(b.ir.value_type(*v)));
+        if !ok {
+            return None;
+        }
+    }
+    let extras = epilogue_inputs(b.ir, patch);
+    let maps = epilogue_maps(b.ir, patch);
+    if extras.len() != maps.len() {
+        return None;
+    }
+    for (v, m) in extras.iter().zip(&maps) {
+        let reads_n = m.results.iter().position(|e| e.uses_dim(lay.dn));
+        let plain = m
+            .results
+            .iter()
+            .all(|e| matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(_)));
+        let elem = b.ir.value_type(*v).element_type();
+        let along_last = reads_n.is_none_or(|p| p + 1 == m.results.len() && elem.is_float());
+        if !plain || !along_last {
+            return None;
+        }
+    }
+    let inputs = extras
+        .iter()
+        .zip(maps)
+        .map(|(v, m)| (slice(b, blk, *v, &m, lay, t).0, m))
+        .collect();
+    Some(TileEpilogue { block: eb, inputs })
+}
+
+/// The epilogue on each of a tile's row values `vals` (`vector<nt>`, row i of the tile):
+/// the rows to store; inside k blocks, only in the last one. `batch_of` gives the batch
+/// loops' indices.
+pub(super) fn apply(
+    b: &mut B<'_>,
+    blk: BlockId,
+    ep: &TileEpilogue,
+    lay: &Layout,
+    batch_of: &dyn Fn(u32) -> Option<Value>,
+    vals: &[Value],
+) -> Vec<Value> {
+    let Some(last) = b.klast else {
+        return apply_rows(b, blk, ep, lay, batch_of, vals);
+    };
+    let tys: Vec<Type> = vals.iter().map(|v| b.ir.value_type(*v)).collect();
+    let iff = b.op(blk, ops::scf::IfOp::NAME, vec![last], tys, vec![], 2);
+    let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
+    let tb = b.ir.append_block(tr, &[]);
+    let eb = b.ir.append_block(er, &[]);
+    let done = apply_rows(b, tb, ep, lay, batch_of, vals);
+    b.yield_(tb, ops::scf::YieldOp::NAME, done);
+    b.yield_(eb, ops::scf::YieldOp::NAME, vals.to_vec());
+    b.ir.results(iff).to_vec()
+}
+
+fn apply_rows(
+    b: &mut B<'_>,
+    blk: BlockId,
+    ep: &TileEpilogue,
+    lay: &Layout,
+    batch_of: &dyn Fn(u32) -> Option<Value>,
+    vals: &[Value],
+) -> Vec<Value> {
+    let nt = match b.ir.value_type(vals[0]).shape() {
+        Some([n]) => *n,
+        _ => return vals.to_vec(),
+    };
+    let z = b.index(blk, 0);
+    let eargs = b.ir.block_args(ep.block).to_vec();
+    let body = b.ir.block_ops_vec(ep.block);
+    let Some((y, rest)) = body.split_last() else {
+        return vals.to_vec();
+    };
+    let yv = b.ir.operands(*y)[0];
+    let mut out = vec![];
+    for (i, v) in vals.iter().enumerate() {
+        let iv = b.index(blk, i as i64);
+        let mut vmap: FxHashMap<Value, Value> = Default::default();
+        vmap.insert(eargs[0], *v);
+        for (j, (s, m)) in ep.inputs.iter().enumerate() {
+            let idx: Vec<Value> = m
+                .results
+                .iter()
+                .map(|e| match e {
+                    AffineExpr::Dim(d) if *d == lay.dm => iv,
+                    AffineExpr::Dim(d) => batch_of(*d).unwrap_or(z),
+                    _ => z,
+                })
+                .collect();
+            let elem = b.ir.value_type(*s).element_type();
+            let vty = Type::vector(vec![nt], elem);
+            let x = if m.results.iter().any(|e| e.uses_dim(lay.dn)) {
+                let pad = b.fzero(blk, elem);
+                let along = idx.len() - 1;
+                read_rows(b, blk, *s, std::slice::from_ref(&idx), pad, vty, along)[0]
+            } else {
+                let mut ops = vec![*s];
+                ops.extend(idx);
+                let e = b.val(blk, ops::tensor::ExtractOp::NAME, ops, elem, vec![]);
+                splat(b, blk, e, nt)
+            };
+            vmap.insert(eargs[1 + j], x);
+        }
+        for o in rest {
+            // Values from outside the body (and constants) enter as splats.
+            for w in b.ir.operands(*o).to_vec() {
+                if let std::collections::hash_map::Entry::Vacant(e) = vmap.entry(w) {
+                    e.insert(splat(b, blk, w, nt));
+                }
+            }
+            if b.ir.name(*o) == ops::arith::ConstantOp::NAME {
+                let mut keep = FxHashMap::default();
+                let c = b.ir.clone_op(*o, &mut keep);
+                b.ir.append_op(blk, c);
+                let s = splat(b, blk, b.ir.result(c, 0), nt);
+                vmap.insert(b.ir.result(*o, 0), s);
+                continue;
+            }
+            let c = b.ir.clone_op(*o, &mut vmap);
+            b.ir.append_op(blk, c);
+            for r in b.ir.results(c).to_vec() {
+                let ty = b.ir.value_type(r);
+                b.ir.set_value_type(r, Type::vector(vec![nt], ty));
+            }
+        }
+        let r = match vmap.get(&yv) {
+            Some(r) => *r,
+            None => splat(b, blk, yv, nt),
+        };
+        out.push(r);
+    }
+    out
+}
+
+/// `vector.broadcast` of scalar `s` to `vector<nt>`.
+fn splat(b: &mut B<'_>, blk: BlockId, s: Value, nt: i64) -> Value {
+    let ty = Type::vector(vec![nt], b.ir.value_type(s));
+    b.val(blk, ops::vector::BroadcastOp::NAME, vec![s], ty, vec![])
+}
