@@ -1,6 +1,8 @@
 //! `OpBuilder`: creates operations at an insertion point (the end of a block, or before an
-//! operation) with a location, as MLIR's `OpBuilder`. New rewriting code builds through it;
-//! the older private builders of the transforms (issue 27) are to move onto it.
+//! operation) with a location, as MLIR's `OpBuilder`. New rewriting code builds through it,
+//! as do the hidden bodies of linalg's named ops and convert-linalg-to-loops; the builders
+//! of lower-ukernels (`B`) and convert-to-llvm (`Cv`) still create ops their own way
+//! (issue 27).
 
 use crate::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 

@@ -26,6 +26,8 @@ use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashMap;
 use transpose::{blocked_nest, lower_permuted_copy, permuted_copy, transposes};
 
+/// Ops inserted before an anchor op at the loop nest's location (through ftuner-ir's
+/// `OpBuilder`), and the index and check helpers the lowering uses.
 struct B<'a> {
     ir: &'a mut Ir,
     loc: Attribute,
@@ -40,15 +42,12 @@ impl B<'_> {
         results: Vec<Type>,
         props: Vec<(&str, Attribute)>,
     ) -> OpId {
-        let mut s = OpSpec::new(intern_name(name), self.loc)
-            .operands(operands)
-            .results(results);
-        for (k, v) in props {
-            s = s.prop(k, v);
+        ftuner_ir::OpBuilder {
+            ir: &mut *self.ir,
+            at: ftuner_ir::InsertPoint::Before(anchor),
+            loc: self.loc,
         }
-        let o = self.ir.create_op(s);
-        self.ir.insert_before(anchor, o);
-        o
+        .create(name, operands, results, &props)
     }
     fn val(&mut self, anchor: OpId, name: &str, operands: Vec<Value>, ty: Type) -> Value {
         let o = self.op(anchor, name, operands, vec![ty], vec![]);

@@ -1,10 +1,7 @@
 //! What each named structured op computes: its body region (MLIR's region builders) and
 //! its indexing maps.
 
-use ftuner_ir::{
-    intern_name, AffineExpr, AffineMap, AttrKind, Attribute, Ir, OpId, OpSpec, RegionId, Type,
-    Value,
-};
+use ftuner_ir::{AffineExpr, AffineMap, AttrKind, Attribute, Ir, OpId, RegionId, Type, Value};
 #[allow(unused_imports)]
 use std::ops::{Add, Mul, Neg, Sub};
 
@@ -271,10 +268,10 @@ pub fn reduction_dims(ir: &Ir, op: OpId) -> Option<Vec<bool>> {
     )
 }
 
+/// The hidden body's builder: ftuner-ir's `OpBuilder` at the end of the body block, and
+/// how integers are read where they are converted.
 struct B<'a> {
-    ir: &'a mut Ir,
-    block: ftuner_ir::BlockId,
-    loc: Attribute,
+    ob: ftuner_ir::OpBuilder<'a>,
     /// `cast_unsigned`: integers are read as unsigned where they are converted.
     unsigned: bool,
 }
@@ -287,15 +284,7 @@ impl B<'_> {
         ty: Type,
         props: Vec<(&str, Attribute)>,
     ) -> Value {
-        let mut s = OpSpec::new(intern_name(name), self.loc)
-            .operands(operands)
-            .results([ty]);
-        for (k, v) in props {
-            s = s.prop(k, v);
-        }
-        let o = self.ir.create_op(s);
-        self.ir.append_op(self.block, o);
-        self.ir.result(o, 0)
+        self.ob.value(name, operands, ty, &props)
     }
     fn fm() -> Attribute {
         Attribute::dialect("arith", "fastmath<none>")
@@ -306,7 +295,7 @@ impl B<'_> {
     /// Convert `v` to `to` as MLIR's region builders do: `cast_signed` (the default) or,
     /// with `#linalg.type_fn<cast_unsigned>`, integers read as unsigned.
     fn cast(&mut self, v: Value, to: Type) -> Value {
-        let from = self.ir.value_type(v);
+        let from = self.ob.ir.value_type(v);
         if from == to {
             return v;
         }
@@ -343,7 +332,7 @@ impl B<'_> {
         self.op(name, vec![v], to, vec![])
     }
     fn bin(&mut self, fop: &str, iop: &str, a: Value, b: Value) -> Value {
-        let t = self.ir.value_type(a);
+        let t = self.ob.ir.value_type(a);
         if t.is_float() {
             self.op(fop, vec![a, b], t, vec![("fastmath", Self::fm())])
         } else if iop.ends_with("addi") || iop.ends_with("muli") || iop.ends_with("subi") {
@@ -353,14 +342,11 @@ impl B<'_> {
         }
     }
     fn un(&mut self, name: &str, a: Value) -> Value {
-        let t = self.ir.value_type(a);
+        let t = self.ob.ir.value_type(a);
         self.op(name, vec![a], t, vec![("fastmath", Self::fm())])
     }
     fn yield_(&mut self, v: Value) {
-        let o = self
-            .ir
-            .create_op(OpSpec::new(intern_name("linalg.yield"), self.loc).operands([v]));
-        self.ir.append_op(self.block, o);
+        self.ob.create("linalg.yield", vec![v], vec![], &[]);
     }
 }
 
@@ -406,9 +392,7 @@ pub fn build_body(
     let nin = ins.len();
     let out_ty = *tys.last().ok_or("structured op needs an output")?;
     let mut b = B {
-        ir,
-        block,
-        loc,
+        ob: ftuner_ir::OpBuilder::at_end(ir, block, loc),
         unsigned,
     };
     let need = |n: usize| {
