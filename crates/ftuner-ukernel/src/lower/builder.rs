@@ -137,6 +137,28 @@ impl<'a> B<'a> {
         self.yield_(eb, ops::scf::YieldOp::NAME, vec![r2]);
         self.ir.result(iff, 0)
     }
+    /// What `f` makes of `vals` in `block`, inside the kc loop only in its last block
+    /// (`scf.if` on the block's flag yielding `vals` unchanged otherwise): where a patch's
+    /// epilogue runs.
+    pub(crate) fn in_last_k_block(
+        &mut self,
+        block: BlockId,
+        vals: &[Value],
+        f: impl FnOnce(&mut B<'a>, BlockId) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let Some(last) = self.klast else {
+            return f(self, block);
+        };
+        let tys: Vec<Type> = vals.iter().map(|v| self.ir.value_type(*v)).collect();
+        let iff = self.op(block, ops::scf::IfOp::NAME, vec![last], tys, vec![], 2);
+        let (tr, er) = (self.ir.regions_of(iff)[0], self.ir.regions_of(iff)[1]);
+        let tb = self.ir.append_block(tr, &[]);
+        let done = f(self, tb);
+        self.yield_(tb, ops::scf::YieldOp::NAME, done);
+        let eb = self.ir.append_block(er, &[]);
+        self.yield_(eb, ops::scf::YieldOp::NAME, vals.to_vec());
+        self.ir.results(iff).to_vec()
+    }
     /// `arith.cmpi` with MLIR's predicate number (4 sgt, 5 sge, ...).
     pub(crate) fn cmpi(&mut self, block: BlockId, pred: i64, a: Value, b: Value) -> Value {
         self.val(

@@ -278,18 +278,21 @@ fn epilogue_tile(
     let Some(eb) = epilogue_block(b.ir, patch) else {
         return r;
     };
+    b.in_last_k_block(blk, &[r], |b, inner| {
+        vec![generic_epilogue(b, inner, patch, lay, (eb, r), t)]
+    })[0]
+}
+
+/// The epilogue block `eb` as a `linalg.generic` over the tile `r`, in `inner`.
+fn generic_epilogue(
+    b: &mut B<'_>,
+    inner: BlockId,
+    patch: OpId,
+    lay: &Layout,
+    (eb, r): (BlockId, Value),
+    t: (Value, i64, Value, i64),
+) -> Value {
     let cty = b.ir.value_type(r);
-    let (inner, outer) = match b.klast {
-        Some(last) => {
-            let iff = b.op(blk, ops::scf::IfOp::NAME, vec![last], vec![cty], vec![], 2);
-            let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
-            let tb = b.ir.append_block(tr, &[]);
-            let e = b.ir.append_block(er, &[]);
-            b.yield_(e, ops::scf::YieldOp::NAME, vec![r]);
-            (tb, Some(iff))
-        }
-        None => (blk, None),
-    };
     let cmap = &lay.maps[2];
     let rank = cmap.results.len() as u32;
     // Tile loops are C's dims in order: patch dim d is tile dim (position of d in C).
@@ -356,14 +359,7 @@ fn epilogue_tile(
         let yv = *vmap.get(&yv).unwrap_or(&yv);
         b.yield_(gb, ops::linalg::YieldOp::NAME, vec![yv]);
     }
-    let res = b.ir.result(g, 0);
-    match outer {
-        Some(iff) => {
-            b.yield_(inner, ops::scf::YieldOp::NAME, vec![res]);
-            b.ir.result(iff, 0)
-        }
-        None => res,
-    }
+    b.ir.result(g, 0)
 }
 
 /// `tensor.insert_slice %r into %acc` at the place described by `spec`.

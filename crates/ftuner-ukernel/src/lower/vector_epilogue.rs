@@ -117,97 +117,87 @@ pub(super) fn apply(
     batch_of: &dyn Fn(u32) -> Option<Value>,
     vals: &[Value],
 ) -> Vec<Value> {
-    let Some(last) = b.klast else {
-        return apply_rows(b, blk, ep, lay, batch_of, vals);
-    };
-    let tys: Vec<Type> = vals.iter().map(|v| b.ir.value_type(*v)).collect();
-    let iff = b.op(blk, ops::scf::IfOp::NAME, vec![last], tys, vec![], 2);
-    let (tr, er) = (b.ir.regions_of(iff)[0], b.ir.regions_of(iff)[1]);
-    let tb = b.ir.append_block(tr, &[]);
-    let eb = b.ir.append_block(er, &[]);
-    let done = apply_rows(b, tb, ep, lay, batch_of, vals);
-    b.yield_(tb, ops::scf::YieldOp::NAME, done);
-    b.yield_(eb, ops::scf::YieldOp::NAME, vals.to_vec());
-    b.ir.results(iff).to_vec()
+    b.in_last_k_block(blk, vals, |b, inner| {
+        let nt = match b.ir.value_type(vals[0]).shape() {
+            Some([n]) => *n,
+            _ => return vals.to_vec(),
+        };
+        vals.iter()
+            .enumerate()
+            .map(|(i, v)| apply_row(b, inner, ep, lay, batch_of, (i, *v, nt)))
+            .collect()
+    })
 }
 
-fn apply_rows(
+/// Row `i` of the tile, `v: vector<nt>`, through the epilogue's body on vectors.
+fn apply_row(
     b: &mut B<'_>,
     blk: BlockId,
     ep: &TileEpilogue,
     lay: &Layout,
     batch_of: &dyn Fn(u32) -> Option<Value>,
-    vals: &[Value],
-) -> Vec<Value> {
-    let nt = match b.ir.value_type(vals[0]).shape() {
-        Some([n]) => *n,
-        _ => return vals.to_vec(),
-    };
+    (i, v, nt): (usize, Value, i64),
+) -> Value {
     let z = b.index(blk, 0);
+    let iv = b.index(blk, i as i64);
     let eargs = b.ir.block_args(ep.block).to_vec();
     let body = b.ir.block_ops_vec(ep.block);
     let Some((y, rest)) = body.split_last() else {
-        return vals.to_vec();
+        return v;
     };
     let yv = b.ir.operands(*y)[0];
-    let mut out = vec![];
-    for (i, v) in vals.iter().enumerate() {
-        let iv = b.index(blk, i as i64);
-        let mut vmap: FxHashMap<Value, Value> = Default::default();
-        vmap.insert(eargs[0], *v);
-        for (j, (s, m)) in ep.inputs.iter().enumerate() {
-            let idx: Vec<Value> = m
-                .results
-                .iter()
-                .map(|e| match e {
-                    AffineExpr::Dim(d) if *d == lay.dm => iv,
-                    AffineExpr::Dim(d) => batch_of(*d).unwrap_or(z),
-                    _ => z,
-                })
-                .collect();
-            let elem = b.ir.value_type(*s).element_type();
-            let vty = Type::vector(vec![nt], elem);
-            let x = if m.results.iter().any(|e| e.uses_dim(lay.dn)) {
-                let pad = b.fzero(blk, elem);
-                let along = idx.len() - 1;
-                read_rows(b, blk, *s, std::slice::from_ref(&idx), pad, vty, along)[0]
-            } else {
-                let mut ops = vec![*s];
-                ops.extend(idx);
-                let e = b.val(blk, ops::tensor::ExtractOp::NAME, ops, elem, vec![]);
-                splat(b, blk, e, nt)
-            };
-            vmap.insert(eargs[1 + j], x);
-        }
-        for o in rest {
-            // Values from outside the body (and constants) enter as splats.
-            for w in b.ir.operands(*o).to_vec() {
-                if let std::collections::hash_map::Entry::Vacant(e) = vmap.entry(w) {
-                    e.insert(splat(b, blk, w, nt));
-                }
-            }
-            if b.ir.name(*o) == ops::arith::ConstantOp::NAME {
-                let mut keep = FxHashMap::default();
-                let c = b.ir.clone_op(*o, &mut keep);
-                b.ir.append_op(blk, c);
-                let s = splat(b, blk, b.ir.result(c, 0), nt);
-                vmap.insert(b.ir.result(*o, 0), s);
-                continue;
-            }
-            let c = b.ir.clone_op(*o, &mut vmap);
-            b.ir.append_op(blk, c);
-            for r in b.ir.results(c).to_vec() {
-                let ty = b.ir.value_type(r);
-                b.ir.set_value_type(r, Type::vector(vec![nt], ty));
-            }
-        }
-        let r = match vmap.get(&yv) {
-            Some(r) => *r,
-            None => splat(b, blk, yv, nt),
+    let mut vmap: FxHashMap<Value, Value> = Default::default();
+    vmap.insert(eargs[0], v);
+    for (j, (s, m)) in ep.inputs.iter().enumerate() {
+        let idx: Vec<Value> = m
+            .results
+            .iter()
+            .map(|e| match e {
+                AffineExpr::Dim(d) if *d == lay.dm => iv,
+                AffineExpr::Dim(d) => batch_of(*d).unwrap_or(z),
+                _ => z,
+            })
+            .collect();
+        let elem = b.ir.value_type(*s).element_type();
+        let vty = Type::vector(vec![nt], elem);
+        let x = if m.results.iter().any(|e| e.uses_dim(lay.dn)) {
+            let pad = b.fzero(blk, elem);
+            let along = idx.len() - 1;
+            read_rows(b, blk, *s, std::slice::from_ref(&idx), pad, vty, along)[0]
+        } else {
+            let mut ops = vec![*s];
+            ops.extend(idx);
+            let e = b.val(blk, ops::tensor::ExtractOp::NAME, ops, elem, vec![]);
+            splat(b, blk, e, nt)
         };
-        out.push(r);
+        vmap.insert(eargs[1 + j], x);
     }
-    out
+    for o in rest {
+        // Values from outside the body (and constants) enter as splats.
+        for w in b.ir.operands(*o).to_vec() {
+            if let std::collections::hash_map::Entry::Vacant(e) = vmap.entry(w) {
+                e.insert(splat(b, blk, w, nt));
+            }
+        }
+        if b.ir.name(*o) == ops::arith::ConstantOp::NAME {
+            let mut keep = FxHashMap::default();
+            let c = b.ir.clone_op(*o, &mut keep);
+            b.ir.append_op(blk, c);
+            let s = splat(b, blk, b.ir.result(c, 0), nt);
+            vmap.insert(b.ir.result(*o, 0), s);
+            continue;
+        }
+        let c = b.ir.clone_op(*o, &mut vmap);
+        b.ir.append_op(blk, c);
+        for r in b.ir.results(c).to_vec() {
+            let ty = b.ir.value_type(r);
+            b.ir.set_value_type(r, Type::vector(vec![nt], ty));
+        }
+    }
+    match vmap.get(&yv) {
+        Some(r) => *r,
+        None => splat(b, blk, yv, nt),
+    }
 }
 
 /// `vector.broadcast` of scalar `s` to `vector<nt>`.
