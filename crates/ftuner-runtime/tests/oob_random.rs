@@ -51,7 +51,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
 /// What `ftuner-run` runs on a module on tensors before the JIT: the expansion of
-/// `ftuner-cpu-pipeline{target=host}` (`tools/ftuner-opt/src/pipelines.rs`; the tool
+/// `ftuner-cpu-pipeline{target=host}` (`crates/ftuner-transforms/src/pipelines.rs`; the tool
 /// crates are not dependencies of this one).
 const CPU_PIPELINE: &str = "builtin.module(outline-weight-preparation,canonicalize,cse,\
 linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul,peel-padded-windows,\

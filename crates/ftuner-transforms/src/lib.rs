@@ -22,6 +22,7 @@ pub mod math_approx;
 pub mod outline_nests;
 pub mod outline_weights;
 pub mod peel_windows;
+pub mod pipelines;
 pub mod prefetch;
 pub mod runtime_checks;
 pub mod symbol_dce;

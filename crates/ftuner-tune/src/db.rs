@@ -432,6 +432,24 @@ impl Db {
         self.query("WHERE class = ?1", &[&class.0])
     }
 
+    /// The records of the classes that differ from `class` only in the fused epilogue:
+    /// the same contraction (kind, element type, layout, dynamic dims) with other
+    /// elementwise ops after it, `class` itself excluded.
+    pub fn related(&self, class: &ftuner_ukernel::KernelClass) -> Result<Vec<Record>, DbError> {
+        let Some(core) = class.contraction() else {
+            return Ok(vec![]);
+        };
+        // LIKE narrows the scan (`_` and `%` in the class text only widen it); the exact
+        // comparison is the filter.
+        let (head, tail) = core;
+        let pattern = format!("{head} epilogue=% {tail}");
+        Ok(self
+            .query("WHERE class LIKE ?1 AND class <> ?2", &[&pattern, &class.0])?
+            .into_iter()
+            .filter(|r| r.key.class.contraction() == Some(core))
+            .collect())
+    }
+
     /// The fastest schedule measured by ftuner for this workload on this target. Side-by-
     /// side confirmations (`confirm` records, the default among them) take precedence over
     /// single measurements: a trial that was fast once by luck and lost to the default when

@@ -27,10 +27,46 @@ pub struct Measurement {
     pub trial_s: f64,
 }
 
-/// The pipeline that compiles a kernel with `sched` (or the analytic default).
+/// The pipeline that compiles a kernel with `sched` (or the analytic default): what
+/// follows the kernel's extraction point in ftuner's CPU pipeline (`patch-ukernels`, then
+/// `ftuner_transforms::pipelines::CPU_LOWER`, which lowers the uKernels and moves the
+/// packing of weights into `@kernel_prepare`).
 pub fn pipeline(target: &str, sched: Option<&Schedule>) -> String {
     let s = sched.map(|s| format!(" schedule={s}")).unwrap_or_default();
-    format!("builtin.module(patch-ukernels{{target={target}{s}}},lower-ukernels,canonicalize,cse)")
+    format!(
+        "builtin.module(patch-ukernels{{target={target}{s}}},{})",
+        ftuner_transforms::pipelines::CPU_LOWER
+    )
+}
+
+/// Run measured code on `n` threads (the runtime's pool; every core by default).
+pub fn set_threads(n: usize) {
+    ftuner_runtime::set_num_threads(n);
+}
+
+/// A compiled kernel: the executable, and where `@kernel` takes its arguments from when
+/// the weight preparation was outlined (the indices of the arguments it kept; the others
+/// go to `@kernel_prepare`, once).
+pub struct Compiled {
+    pub exe: ftuner_runtime::Executable,
+    pub kept: Option<Vec<usize>>,
+}
+
+impl Compiled {
+    /// `@kernel`'s arguments from the kernel's own: the kept ones, then what
+    /// `@kernel_prepare` makes of the weights.
+    fn entry_args(&self, args: &[RtVal]) -> Result<Vec<RtVal>, String> {
+        let Some(kept) = &self.kept else {
+            return Ok(args.to_vec());
+        };
+        let weights: Vec<RtVal> = (0..args.len())
+            .filter(|i| !kept.contains(i))
+            .map(|i| args[i].clone())
+            .collect();
+        let mut out: Vec<RtVal> = kept.iter().map(|i| args[*i].clone()).collect();
+        out.extend(self.exe.call("kernel_prepare", &weights).map_err(|e| e.0)?);
+        Ok(out)
+    }
 }
 
 fn registry() -> ftuner_pass::PassRegistry {
@@ -45,7 +81,7 @@ pub fn compile(
     kernel: &Kernel,
     target: &str,
     sched: Option<&Schedule>,
-) -> Result<ftuner_runtime::Executable, String> {
+) -> Result<Compiled, String> {
     let ctx = ftuner_dialects::context();
     let mut m = load(&ctx, &kernel.module, &kernel.loc)?;
     let p = pipeline(target, sched);
@@ -53,7 +89,19 @@ pub fn compile(
         ftuner_pass::PassManager::from_pipeline(&registry(), &p).map_err(|e| e.to_string())?;
     pm.run(&ctx, &mut m.ir, m.top)
         .map_err(|e| format!("{p}: {e}"))?;
-    ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)
+    let mut kept = None;
+    m.ir.walk_pre(m.top, &mut |o| {
+        if m.ir.symbol_name(o) == Some("kernel") {
+            kept =
+                m.ir.attr(o, "ftuner.prepared")
+                    .and_then(|a| a.as_dict())
+                    .and_then(|d| d.iter().find(|(k, _)| k == "inputs").map(|(_, a)| *a))
+                    .and_then(|a| a.as_dense_i64s())
+                    .map(|v| v.into_iter().map(|i| i as usize).collect());
+        }
+    });
+    let exe = ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)?;
+    Ok(Compiled { exe, kept })
 }
 
 /// Inputs and reference outputs of a kernel at its measurement points.
@@ -160,6 +208,23 @@ impl Bench {
         Ok(per.into_iter().map(|mut v| median(&mut v)).collect())
     }
 
+    /// [`Bench::compare`] with the first schedule (the default) compiled and timed twice:
+    /// the costs of `scheds`, and the noise band, `|1 - cost / cost of the copy|` (at
+    /// least 1%). A speedup inside the band is no speedup.
+    pub fn compare_noise(
+        &mut self,
+        kernel: &Kernel,
+        scheds: &[Option<Schedule>],
+        rounds: usize,
+    ) -> Result<(Vec<f64>, f64), String> {
+        let mut all = scheds.to_vec();
+        all.insert(1, scheds[0]);
+        let mut c = self.compare(kernel, &all, rounds)?;
+        let copy = c.remove(1);
+        let noise = (1.0 - c[0] / copy).abs().max(0.01);
+        Ok((c, noise))
+    }
+
     /// Compile `kernel` with `sched`, check it, time it. The first successful call of a
     /// bench (normally the analytic default) fixes the reference results.
     pub fn measure(
@@ -189,9 +254,12 @@ impl Bench {
         kernel: &Kernel,
         sched: Option<&Schedule>,
     ) -> Result<(ftuner_runtime::Executable, Vec<ftuner_runtime::Prepared>), String> {
-        let exe = compile(kernel, &self.target, sched)?;
+        let compiled = compile(kernel, &self.target, sched)?;
         let mut prepared = vec![];
         for (i, args) in self.args.iter().enumerate() {
+            // The weights are prepared once, outside the timed calls, as in the model.
+            let args = &compiled.entry_args(args)?;
+            let exe = &compiled.exe;
             let out = exe.call("kernel", args).map_err(|e| e.0)?;
             let got = out
                 .first()
@@ -217,7 +285,7 @@ impl Bench {
             }
             prepared.push(exe.prepare("kernel", args).map_err(|e| e.0)?);
         }
-        Ok((exe, prepared))
+        Ok((compiled.exe, prepared))
     }
 }
 

@@ -46,6 +46,9 @@ pub struct SearchResult {
     pub search_s: f64,
     /// Why the search stopped.
     pub stop: String,
+    /// The noise band of the side-by-side comparison (`Bench::compare_noise`); 0 when
+    /// there was none.
+    pub noise: f64,
 }
 
 struct Rng(u64);
@@ -264,10 +267,14 @@ pub fn tune_kernel(
     // Confirm side by side: the search measured each schedule once, minutes apart.
     // Recorded as `confirm` records, which the database's `best` prefers; a schedule that
     // loses to the default side by side is not the result.
+    // A gain inside the noise band (the default against a second copy of itself) is
+    // reported as none.
+    let mut noise = 0.0;
     let (default_cost, best, best_cost) = if best != default && opts.rounds > 0 {
-        let c = bench.compare(kernel, &[None, Some(best)], opts.rounds)?;
+        let (c, n) = bench.compare_noise(kernel, &[None, Some(best)], opts.rounds)?;
+        noise = n;
         confirm(db, kernel, &shape, &[(default, c[0]), (best, c[1])])?;
-        if c[1] < c[0] {
+        if c[0] / c[1] > 1.0 + noise {
             (c[0], best, c[1])
         } else {
             (c[0], default, c[0])
@@ -285,6 +292,7 @@ pub fn tune_kernel(
         trials_total: seen.len(),
         search_s,
         stop,
+        noise,
     })
 }
 

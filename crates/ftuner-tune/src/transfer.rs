@@ -1,11 +1,19 @@
 //! Transfer-tuning: reuse the schedules tuned for other workloads of the same kernel class.
 //!
-//! For each kernel of the target model: collect the distinct schedules the database holds
-//! for its class from *other* workloads (other sizes, other models, imported logs; never
-//! the kernel's own tuning), keep those legal on this target, rank them by the speedup
-//! they had on their own workload, measure the best `max_candidates` on this kernel (the
-//! patch plan covers sizes the tiles do not divide) and keep the fastest, the analytic
-//! default included. Each measurement is a `transfer` record.
+//! For each kernel of the target model: collect the distinct schedules the source
+//! databases hold, keep those legal on this target, rank them and measure the best
+//! `max_candidates` on this kernel (the patch plan covers sizes the tiles do not divide),
+//! then keep the fastest, the analytic default included. Each measurement is a `transfer`
+//! record in the target database. Ranked first to last:
+//!
+//! 1. the same workload tuned in another model (exact sizes; only from source databases
+//!    other than the target's own: there a record of this workload is its own tuning);
+//! 2. other workloads of the same class (other sizes, other models, imported logs);
+//! 3. the same contraction with another fused epilogue (`Db::related`: a bias-add instead
+//!    of a batch norm changes the class, hardly the best tile);
+//!
+//! and within a rank by the speedup they had on their own workload, side-by-side
+//! (`confirm`) figures before single measurements.
 //!
 //! The speedups reported are confirmed at the end in one interleaved run: the default,
 //! transfer's choice and, when a database holds a full search of the kernel (`tune`
@@ -32,6 +40,9 @@ pub struct TransferResult {
     pub search_s: f64,
     /// The full search's best, re-measured now, and that search's recorded time.
     pub full: Option<(Schedule, f64, f64)>,
+    /// The noise band of the side-by-side run (the default against a copy of itself):
+    /// speedups inside it are reported as 1.
+    pub noise: f64,
 }
 
 impl TransferResult {
@@ -39,8 +50,14 @@ impl TransferResult {
         self.default_cost / self.best_cost
     }
     pub fn full_speedup(&self) -> Option<f64> {
-        self.full
-            .map(|f| self.default_cost / f.1.min(self.default_cost))
+        self.full.map(|f| {
+            let s = self.default_cost / f.1.min(self.default_cost);
+            if s > 1.0 + self.noise {
+                s
+            } else {
+                1.0
+            }
+        })
     }
     /// `(S_transfer - 1) / (S_full - 1)`; `None` without a full search or when it found
     /// nothing better than the default.
@@ -50,10 +67,12 @@ impl TransferResult {
     }
 }
 
-/// `db` supplies the candidates and receives the `transfer` records; `full_db` (often the
-/// same) is where a full search of this kernel is looked up.
+/// `sources` supply the candidates (`db` itself when empty); `db` receives the `transfer`
+/// records; `full_db` (often `db`) is where a full search of this kernel is looked up.
+#[allow(clippy::too_many_arguments)]
 pub fn transfer_kernel(
     db: &Db,
+    sources: &[&Db],
     full_db: &Db,
     kernel: &Kernel,
     bench: &mut Bench,
@@ -65,51 +84,12 @@ pub fn transfer_kernel(
     let default = Schedule::analytic(model, kernel.dtype)?;
     let m = bench.measure(kernel, None)?;
     let mut search_s = m.trial_s;
-    // Candidates: per schedule, its best speedup over the default on a source workload;
-    // side-by-side (`confirm`) figures rank before single measurements.
-    let class = db.class(&kernel.key.class).map_err(|e| e.to_string())?;
-    type Src = (String, String, String);
-    let mut defaults: BTreeMap<(bool, Src), f64> = BTreeMap::new();
-    for r in &class {
-        let confirmed = r.source == Source::Confirm;
-        if r.source == Source::Default || (confirmed && r.schedule == default) {
-            if let Some(c) = r.cost {
-                let k = (r.key.sizes.clone(), r.key.target.clone(), r.shape.clone());
-                let e = defaults.entry((confirmed, k)).or_insert(c);
-                *e = e.min(c);
-            }
-        }
-    }
-    let mut cands: BTreeMap<Schedule, ((bool, f64), String)> = BTreeMap::new();
-    for r in &class {
-        let own = r.key == kernel.key;
-        if own || r.source == Source::Default || r.schedule == default {
-            continue;
-        }
-        let Some(c) = r.cost else { continue };
-        if r.schedule.check(model, kernel.dtype).is_err() {
-            continue;
-        }
-        let confirmed = r.source == Source::Confirm;
-        let k = (r.key.sizes.clone(), r.key.target.clone(), r.shape.clone());
-        // Imported records have no default of ours to compare with: rank them after ours.
-        let gain = (
-            confirmed,
-            defaults.get(&(confirmed, k)).map(|d| d / c).unwrap_or(0.0),
-        );
-        let from = format!("{} [{}]", r.key.sizes, r.source.name());
-        let e = cands.entry(r.schedule).or_insert((gain, from.clone()));
-        if gain > e.0 {
-            *e = (gain, from);
-        }
-    }
-    let mut ranked: Vec<(Schedule, (bool, f64), String)> =
-        cands.into_iter().map(|(s, (g, f))| (s, g, f)).collect();
-    ranked.sort_by(|a, b| {
-        (b.1 .0.cmp(&a.1 .0))
-            .then(b.1 .1.total_cmp(&a.1 .1))
-            .then(a.0.cmp(&b.0))
-    });
+    let (own_db, sources): (bool, Vec<&Db>) = if sources.is_empty() {
+        (true, vec![db])
+    } else {
+        (false, sources.to_vec())
+    };
+    let mut ranked = candidates(&sources, own_db, kernel, model, &default)?;
     ranked.truncate(max_candidates);
     let (mut best, mut best_cost, mut best_from) = (default, m.cost, String::new());
     for (s, _, from) in &ranked {
@@ -141,7 +121,7 @@ pub fn transfer_kernel(
     if let Some(f) = full_best {
         scheds.push(Some(f));
     }
-    let confirmed = bench.compare(kernel, &scheds, rounds)?;
+    let (confirmed, noise) = bench.compare_noise(kernel, &scheds, rounds)?;
     let default_cost = confirmed[0];
     let mut figures = vec![(default, confirmed[0])];
     if best != default {
@@ -151,8 +131,8 @@ pub fn transfer_kernel(
     let mut best_cost = default_cost;
     if best != default {
         best_cost = confirmed[1].min(default_cost);
-        if confirmed[1] >= default_cost {
-            (best, best_from) = (default, String::new());
+        if default_cost / confirmed[1] <= 1.0 + noise {
+            (best, best_cost, best_from) = (default, default_cost, String::new());
         }
     }
     let full = full_best.map(|s| {
@@ -167,5 +147,100 @@ pub fn transfer_kernel(
         candidates: ranked.len(),
         search_s,
         full,
+        noise,
     })
+}
+
+/// (rank: 0 exact workload, 1 same class, 2 related class; a side-by-side figure; gain)
+type Gain = (u8, bool, f64);
+
+/// The schedules `sources` hold for `kernel`'s class (and related classes), legal on
+/// `model`, ranked (see the module's doc), each with where it comes from. `own_db`: the
+/// one source is the kernel's own database, whose records of its workload are not
+/// candidates.
+fn candidates(
+    sources: &[&Db],
+    own_db: bool,
+    kernel: &Kernel,
+    model: &HardwareModel,
+    default: &Schedule,
+) -> Result<Vec<(Schedule, Gain, String)>, String> {
+    // (rank: 0 exact workload, 1 same class, 2 related class; confirmed; gain)
+    let mut cands: BTreeMap<Schedule, (Gain, String)> = BTreeMap::new();
+    for src in sources {
+        let same = src.class(&kernel.key.class).map_err(|e| e.to_string())?;
+        let related = src.related(&kernel.key.class).map_err(|e| e.to_string())?;
+        for (records, related) in [(same, false), (related, true)] {
+            // Each source workload's default cost, to rank its schedules by their gain.
+            type Src = (String, String, String, String);
+            let mut defaults: BTreeMap<(bool, Src), f64> = BTreeMap::new();
+            let at = |r: &Record| {
+                (
+                    r.key.class.0.clone(),
+                    r.key.sizes.clone(),
+                    r.key.target.clone(),
+                    r.shape.clone(),
+                )
+            };
+            for r in &records {
+                let confirmed = r.source == Source::Confirm;
+                if r.source == Source::Default || (confirmed && r.schedule == *default) {
+                    if let Some(c) = r.cost {
+                        let e = defaults.entry((confirmed, at(r))).or_insert(c);
+                        *e = e.min(c);
+                    }
+                }
+            }
+            for r in &records {
+                let exact = r.key == kernel.key;
+                if (exact && own_db) || r.source == Source::Default || r.schedule == *default {
+                    continue;
+                }
+                let Some(c) = r.cost else { continue };
+                if r.schedule.check(model, kernel.dtype).is_err() {
+                    continue;
+                }
+                let confirmed = r.source == Source::Confirm;
+                let rank = if related {
+                    2
+                } else if exact {
+                    0
+                } else {
+                    1
+                };
+                // Imported records have no default of ours to compare with: rank them
+                // after ours.
+                let gain = (
+                    rank,
+                    confirmed,
+                    defaults
+                        .get(&(confirmed, at(r)))
+                        .map(|d| d / c)
+                        .unwrap_or(0.0),
+                );
+                let from = format!(
+                    "{}{} [{}]",
+                    r.key.sizes,
+                    if related { " (other epilogue)" } else { "" },
+                    r.source.name()
+                );
+                let better = |old: &Gain| {
+                    gain.0 < old.0 || (gain.0 == old.0 && (gain.1, gain.2) > (old.1, old.2))
+                };
+                let e = cands.entry(r.schedule).or_insert((gain, from.clone()));
+                if better(&e.0) {
+                    *e = (gain, from);
+                }
+            }
+        }
+    }
+    let mut ranked: Vec<(Schedule, Gain, String)> =
+        cands.into_iter().map(|(s, (g, f))| (s, g, f)).collect();
+    ranked.sort_by(|a, b| {
+        (a.1 .0.cmp(&b.1 .0))
+            .then(b.1 .1.cmp(&a.1 .1))
+            .then(b.1 .2.total_cmp(&a.1 .2))
+            .then(a.0.cmp(&b.0))
+    });
+    Ok(ranked)
 }

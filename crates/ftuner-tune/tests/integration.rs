@@ -4,5 +4,6 @@
 
 mod ansor;
 mod db;
+mod model_kernels;
 mod patch_db;
 mod tune;

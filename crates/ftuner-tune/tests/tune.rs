@@ -90,7 +90,7 @@ fn transfer_measures_other_workloads_schedules() {
     assert_eq!(src.key.class, dst.key.class);
     assert_ne!(src.key, dst.key);
     let mut bench = Bench::new(&dst, &[9, 40], 2, "host").unwrap();
-    let r = transfer::transfer_kernel(&db, &db, &dst, &mut bench, &model, 3, 2).unwrap();
+    let r = transfer::transfer_kernel(&db, &[], &db, &dst, &mut bench, &model, 3, 2).unwrap();
     assert!(r.candidates >= 1 && r.candidates <= 3, "{}", r.candidates);
     assert!(r.best_cost <= r.default_cost);
     assert!(r.speedup() >= 1.0);

@@ -153,6 +153,7 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
 /// that nothing changes otherwise).
 fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
     let cdims = patch_c_dims(ir, p)?;
+    let nd = maps_of(ir, p)?[0].num_dims;
     let r = ir.result(p, 0);
     let u = single_user(ir, r)?;
     // The consumer reads the result, or a `tensor.expand_shape` of it that only adds unit
@@ -165,13 +166,101 @@ fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
     } else {
         (u, r, None, cdims.iter().map(|d| Some(*d)).collect())
     };
+    let c = consumer_at(ir, ir.op(p).parent, nd, g, read, expand, &by)?;
+    // An existing epilogue ends in one `ukernel.yield` (verified; checked here so nothing
+    // changes otherwise).
+    if let Some(eb) = epilogue_block(ir, p) {
+        match ir.terminator(eb) {
+            Some(t) if ir.name(t) == ops::ukernel::YieldOp::NAME && ir.operands(t).len() == 1 => {}
+            _ => return None,
+        }
+    }
+    Some(c)
+}
+
+/// The ops the epilogue of contraction `op` (a linalg contraction about to be patched, or
+/// a patch) would absorb, in order, as `fuse_epilogues` takes them: the unit-dim view of
+/// the result if one is read, then each consumer followed by the broadcasts it reads whose
+/// only use it is. Nothing is changed. ftuner-tune takes these with the contraction when
+/// it extracts a kernel, and the kernel class names them ([`describe_chain`]).
+pub fn epilogue_chain(ir: &Ir, op: OpId) -> Vec<OpId> {
+    let mut out = vec![];
+    let Some(cdims) = patch_c_dims(ir, op) else {
+        return out;
+    };
+    let Some(nd) = maps_of(ir, op).map(|m| m[0].num_dims) else {
+        return out;
+    };
+    let parent = ir.op(op).parent;
+    let r = ir.result(op, 0);
+    let Some(u) = single_user(ir, r) else {
+        return out;
+    };
+    let (mut read, expand, by) = if ir.name(u) == ops::tensor::ExpandShapeOp::NAME {
+        let Some(by) = unit_expansion(ir, u, &cdims) else {
+            return out;
+        };
+        (ir.result(u, 0), Some(u), by)
+    } else {
+        (r, None, cdims.iter().map(|d| Some(*d)).collect())
+    };
+    // After the first consumer the view (if any) stands after the patch and the consumers
+    // read the patch's new result through it: the next consumer reads the last one's.
+    while let Some(g) = single_user(ir, read) {
+        let Some(c) = consumer_at(ir, parent, nd, g, read, expand, &by) else {
+            break;
+        };
+        if out.is_empty() {
+            out.extend(expand);
+        }
+        out.push(g);
+        out.extend(c.extras.iter().filter_map(|e| e.2));
+        read = ir.result(g, 0);
+    }
+    out
+}
+
+/// The epilogue part of a kernel class: the consumers' body ops in order, `none` without.
+pub fn describe_chain(ir: &Ir, chain: &[OpId]) -> String {
+    let mut names = vec![];
+    for &o in chain {
+        if ir.name(o) != ops::linalg::GenericOp::NAME || broadcast_source(ir, o).is_some() {
+            continue;
+        }
+        let Some(b) = ir.regions_of(o).first().and_then(|r| ir.region_entry(*r)) else {
+            continue;
+        };
+        for x in ir.block_ops_vec(b) {
+            if ir.name(x) != ops::linalg::YieldOp::NAME {
+                names.push(ir.name(x).to_string());
+            }
+        }
+    }
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join("+")
+    }
+}
+
+/// Consumer `g` of `read` (the patch's result, or `expand`'s view of it; `by`: the patch
+/// dim of each of `read`'s dims) when the epilogue can take it.
+fn consumer_at(
+    ir: &Ir,
+    parent: Option<ftuner_ir::BlockId>,
+    nd: u32,
+    g: OpId,
+    read: Value,
+    expand: Option<OpId>,
+    by: &[Option<u32>],
+) -> Option<Consumer> {
     if ir.name(g) != ops::linalg::GenericOp::NAME || !all_parallel(ir, g) {
         return None;
     }
-    if ir.op(g).parent != ir.op(p).parent {
+    if ir.op(g).parent != parent {
         return None;
     }
-    if expand.is_some_and(|e| ir.op(e).parent != ir.op(p).parent) {
+    if expand.is_some_and(|e| ir.op(e).parent != parent) {
         return None;
     }
     let (gins, gouts) = ins_outs(ir, g);
@@ -201,7 +290,6 @@ fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
         return None;
     }
     // The other operands, read at their broadcast sources where possible, over patch dims.
-    let nd = maps_of(ir, p).map(|m| m[0].num_dims).unwrap_or(0);
     let mut extras: Vec<(Value, AffineMap, Option<OpId>)> = vec![];
     for (i, v) in gins.iter().enumerate() {
         if i == pos {
@@ -213,22 +301,15 @@ fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
             Some((s, m, d)) => (s, m, Some(d)),
             None => (*v, gmaps[i].clone(), None),
         };
-        let pm = in_patch_dims(&m, &by, nd)?;
+        let pm = in_patch_dims(&m, by, nd)?;
         // The source must be defined before the patch's new place (before the consumer).
         extras.push((src, pm, dead));
     }
-    // The consumer's body ends in one yielded value; an existing epilogue in one
-    // `ukernel.yield` (both verified; checked here so nothing changes otherwise).
+    // The consumer's body ends in one yielded value.
     let gops = ir.block_ops_vec(gbody);
     let (&gy, gbody_ops) = gops.split_last()?;
     if ir.name(gy) != ops::linalg::YieldOp::NAME || ir.operands(gy).len() != 1 {
         return None;
-    }
-    if let Some(eb) = epilogue_block(ir, p) {
-        match ir.terminator(eb) {
-            Some(t) if ir.name(t) == ops::ukernel::YieldOp::NAME && ir.operands(t).len() == 1 => {}
-            _ => return None,
-        }
     }
     Some(Consumer {
         g,

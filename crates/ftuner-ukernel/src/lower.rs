@@ -38,6 +38,14 @@ pub(crate) use register_tile::mul_add_elem;
 pub(crate) use shape_asserts::shape_asserts;
 pub(crate) use tiles::{layout, residue_tiles};
 
+/// Whether `v` is known when the weights are (a `{ftuner.weight}` argument, a prepared
+/// value, or views and arithmetic on those and constants, of static shape): what
+/// `lower-ukernels` packs once, in the weight preparation. ftuner-tune marks such operands
+/// of an extracted kernel as weights, so the kernel is lowered as it is in its model.
+pub fn derives_from_weights(ir: &Ir, v: Value) -> bool {
+    packing::prepared(ir, v)
+}
+
 pub(crate) struct B<'a> {
     pub(crate) ir: &'a mut Ir,
     pub(crate) loc: Attribute,

@@ -11,7 +11,8 @@
 //!
 //! A [`KernelClass`] is the key under which schedules transfer between kernels (as an
 //! Ansor task description without its sizes): op kind, element type, indexing maps (the
-//! layout: transposes, strides, dilations), the fused epilogue and which of B/M/N/K are
+//! layout: transposes, strides, dilations), the fused epilogue (its elementwise ops in
+//! order, e.g. `arith.addf+arith.maximumf`) and which of B/M/N/K are
 //! dynamic. A [`WorkloadKey`] is a class plus the sizes (`?` for dynamic ones) and the
 //! target's fingerprint.
 //!
@@ -147,6 +148,16 @@ impl fmt::Display for KernelClass {
     }
 }
 
+impl KernelClass {
+    /// The class without its epilogue: the text before ` epilogue=` and from ` dynamic=`
+    /// on (the contraction itself); `None` for a class text of another form.
+    pub fn contraction(&self) -> Option<(&str, &str)> {
+        let (head, rest) = self.0.split_once(" epilogue=")?;
+        let tail = rest.find(" dynamic=").map(|i| &rest[i + 1..])?;
+        Some((head, tail))
+    }
+}
+
 /// Class plus sizes plus target: the key a measurement is recorded under.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WorkloadKey {
@@ -212,12 +223,30 @@ pub fn kernel_class(ir: &Ir, c: &Contraction) -> KernelClass {
     .map(|(n, _)| *n)
     .collect();
     KernelClass(format!(
-        "{} {} maps=[{}] epilogue=none dynamic=[{}]",
+        "{} {} maps=[{}] epilogue={} dynamic=[{}]",
         kind_name(c.kind),
         c.dtype.name(),
         maps.join(", "),
+        epilogue_text(ir, c.op),
         dynamic.join(",")
     ))
+}
+
+/// The elementwise ops fused after the contraction (or that `patch-ukernels` will fuse):
+/// a patch's epilogue region, or the consumers its epilogue would absorb.
+fn epilogue_text(ir: &Ir, op: ftuner_ir::OpId) -> String {
+    if let Some(b) = ftuner_dialects::ukernel::epilogue_block(ir, op) {
+        let names: Vec<&str> = ir
+            .block_ops_vec(b)
+            .into_iter()
+            .map(|o| ir.name(o))
+            .filter(|n| *n != ftuner_dialects::ops::ukernel::YieldOp::NAME)
+            .collect();
+        if !names.is_empty() {
+            return names.join("+");
+        }
+    }
+    crate::epilogue::describe_chain(ir, &crate::epilogue::epilogue_chain(ir, op))
 }
 
 /// `B=12 M=? N=768 K=768` (no `B` without batch dims).

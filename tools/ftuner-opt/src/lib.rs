@@ -6,7 +6,7 @@ mod cli;
 pub mod contained;
 mod diagnostics;
 mod driver;
-pub mod pipelines;
+pub use ftuner_transforms::pipelines;
 
 pub use driver::opt_main;
 use ftuner_ir::{parse_module, Context, Diagnostic};

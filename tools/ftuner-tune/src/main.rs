@@ -32,6 +32,11 @@ struct MeasureArgs {
     /// Target (host, a built-in CPU name, or a .toml file); measurements run on this machine.
     #[arg(long, default_value = "host")]
     target: String,
+    /// The model's arguments that are its weights (`1..`: all but the first; `2,5..7`), as
+    /// the Python package marks them: their preparation is outlined and B operands known
+    /// with the weights are packed once, as when the model is compiled.
+    #[arg(long)]
+    weights: Option<String>,
     /// Values every dynamic dim takes when measuring (e.g. the sequence length).
     #[arg(long, value_delimiter = ',', default_value = "64,256")]
     points: Vec<usize>,
@@ -44,6 +49,10 @@ struct MeasureArgs {
     /// Write one JSON object per kernel to this file.
     #[arg(long)]
     json: Option<String>,
+    /// Threads the measured code runs on (the compiled model's thread pool); 1 keeps
+    /// measurements steadiest on a shared machine.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 #[derive(Subcommand)]
@@ -53,6 +62,9 @@ enum Cmd {
         file: String,
         #[arg(long, default_value = "host")]
         target: String,
+        /// The model's weight arguments (as for `tune`).
+        #[arg(long)]
+        weights: Option<String>,
     },
     /// Full search for every kernel of a model (resumable: the database remembers trials).
     Tune {
@@ -85,6 +97,10 @@ enum Cmd {
         /// speedup transfer reaches); default: --db.
         #[arg(long)]
         compare_db: Option<String>,
+        /// Databases to take schedules from (other models' tuning: leave-one-out), instead
+        /// of --db; the same workload tuned there is tried first.
+        #[arg(long, value_delimiter = ',')]
+        from: Vec<String>,
         #[command(flatten)]
         m: MeasureArgs,
     },
@@ -126,7 +142,13 @@ enum DbCmd {
     },
 }
 
-fn model_kernels(file: &str, target: &str) -> Result<(HardwareModel, Vec<Kernel>), String> {
+/// The kernels of the model in `file` as `patch-ukernels` meets them when the model is
+/// compiled for `target` (with `weights` marked).
+fn model_kernels(
+    file: &str,
+    target: &str,
+    weights: Option<&str>,
+) -> Result<(HardwareModel, Vec<Kernel>), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
     let ctx = ftuner_dialects::context();
     let mut m = kernels::load(&ctx, &text, file)?;
@@ -136,6 +158,10 @@ fn model_kernels(file: &str, target: &str) -> Result<(HardwareModel, Vec<Kernel>
             "target '{target}': tuning measures on this CPU; give a CPU target"
         ));
     }
+    if let Some(w) = weights {
+        kernels::mark_weights(&mut m.ir, m.top, w)?;
+    }
+    kernels::prepare_model(&ctx, &mut m.ir, m.top, target).map_err(|e| format!("{file}: {e}"))?;
     let ks = kernels::extract(&ctx, &mut m.ir, m.top, &model);
     if ks.is_empty() {
         return Err(format!("{file}: no contraction to tune"));
@@ -149,13 +175,26 @@ fn open_json(p: &Option<String>) -> Result<Option<std::fs::File>, String> {
         .transpose()
 }
 
+/// `±3%`; `-` when no side-by-side run was made.
+fn noise_text(n: f64) -> String {
+    if n > 0.0 {
+        format!("±{:.0}%", n * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
 fn ms(s: f64) -> String {
     format!("{:.3}", s * 1e3)
 }
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.cmd {
-        Cmd::Kernels { file, target } => cmd_kernels(&file, &target),
+        Cmd::Kernels {
+            file,
+            target,
+            weights,
+        } => cmd_kernels(&file, &target, weights.as_deref()),
         Cmd::Tune {
             file,
             db,
@@ -170,16 +209,23 @@ fn run(cli: Cli) -> Result<(), String> {
             db,
             max_candidates,
             compare_db,
+            from,
             m,
-        } => cmd_transfer(&file, &db, max_candidates, compare_db.as_deref(), &m),
+        } => cmd_transfer(
+            &file,
+            &db,
+            (max_candidates, &from),
+            compare_db.as_deref(),
+            &m,
+        ),
         Cmd::ImportAnsor { files, db, target } => cmd_import_ansor(&files, db.as_deref(), &target),
         Cmd::Db { what } => cmd_db(what),
     }
 }
 
 /// `kernels`: one line per kernel.
-fn cmd_kernels(file: &str, target: &str) -> Result<(), String> {
-    let (_, ks) = model_kernels(file, target)?;
+fn cmd_kernels(file: &str, target: &str, weights: Option<&str>) -> Result<(), String> {
+    let (_, ks) = model_kernels(file, target, weights)?;
     for k in ks {
         println!("{} (x{}): {}", k.loc, k.count, k.key);
     }
@@ -195,7 +241,8 @@ fn cmd_tune(
     m: &MeasureArgs,
 ) -> Result<(), String> {
     use std::io::Write;
-    let (model, ks) = model_kernels(file, &m.target)?;
+    ftuner_tune::measure::set_threads(m.threads);
+    let (model, ks) = model_kernels(file, &m.target, m.weights.as_deref())?;
     let db = Db::open(db).map_err(|e| e.to_string())?;
     let mut json = open_json(&m.json)?;
     let opts = search::SearchOptions {
@@ -206,8 +253,8 @@ fn cmd_tune(
         rounds: m.rounds,
     };
     println!(
-        "{:<40} {:>3} {:>10} {:>10} {:>7} {:>7} {:>9}  best schedule",
-        "kernel", "n", "default ms", "best ms", "speedup", "trials", "search s"
+        "{:<40} {:>3} {:>10} {:>10} {:>7} {:>6} {:>7} {:>9}  best schedule",
+        "kernel", "n", "default ms", "best ms", "speedup", "noise", "trials", "search s"
     );
     let (mut td, mut tb, mut ts) = (0.0, 0.0, 0.0);
     for k in &ks {
@@ -215,12 +262,13 @@ fn cmd_tune(
         let r = search::tune_kernel(&db, k, &mut bench, &model, &opts)
             .map_err(|e| format!("{}: {e}", k.loc))?;
         println!(
-            "{:<40} {:>3} {:>10} {:>10} {:>7.3} {:>7} {:>9.1}  {} ({})",
+            "{:<40} {:>3} {:>10} {:>10} {:>7.3} {:>6} {:>7} {:>9.1}  {} ({})",
             k.loc,
             k.count,
             ms(r.default_cost),
             ms(r.best_cost),
             r.default_cost / r.best_cost,
+            noise_text(r.noise),
             r.trials_total,
             r.search_s,
             r.best,
@@ -242,6 +290,7 @@ fn cmd_tune(
                     ("best", r.best.to_string().into()),
                     ("trials", (r.trials_total as f64).into()),
                     ("search_s", r.search_s.into()),
+                    ("noise", r.noise.into()),
                 ])
             );
         }
@@ -275,21 +324,27 @@ struct TransferTotals {
 fn cmd_transfer(
     file: &str,
     db: &str,
-    max_candidates: usize,
+    (max_candidates, from): (usize, &[String]),
     compare_db: Option<&str>,
     m: &MeasureArgs,
 ) -> Result<(), String> {
     use std::io::Write;
-    let (model, ks) = model_kernels(file, &m.target)?;
+    ftuner_tune::measure::set_threads(m.threads);
+    let (model, ks) = model_kernels(file, &m.target, m.weights.as_deref())?;
     let db = Db::open(db).map_err(|e| e.to_string())?;
     let cmp = match compare_db {
         Some(p) => Some(Db::open(p).map_err(|e| e.to_string())?),
         None => None,
     };
+    let from: Vec<Db> = from
+        .iter()
+        .map(|p| Db::open_read_only(p).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let sources: Vec<&Db> = from.iter().collect();
     let mut json = open_json(&m.json)?;
     println!(
-        "{:<40} {:>3} {:>10} {:>7} {:>8} {:>7} {:>9} {:>9}  transferred from",
-        "kernel", "n", "default ms", "S_xfer", "S_full", "frac", "xfer s", "full s"
+        "{:<40} {:>3} {:>10} {:>7} {:>8} {:>7} {:>6} {:>9} {:>9}  transferred from",
+        "kernel", "n", "default ms", "S_xfer", "S_full", "frac", "noise", "xfer s", "full s"
     );
     let mut tot = TransferTotals {
         all_full: true,
@@ -299,6 +354,7 @@ fn cmd_transfer(
         let mut bench = Bench::new(k, &m.points, m.reps, &m.target)?;
         let r = transfer::transfer_kernel(
             &db,
+            &sources,
             cmp.as_ref().unwrap_or(&db),
             k,
             &mut bench,
@@ -309,13 +365,14 @@ fn cmd_transfer(
         .map_err(|e| format!("{}: {e}", k.loc))?;
         let f = |o: Option<f64>, p: usize| o.map(|v| format!("{v:.p$}")).unwrap_or("-".into());
         println!(
-            "{:<40} {:>3} {:>10} {:>7.3} {:>8} {:>7} {:>9.1} {:>9}  {}",
+            "{:<40} {:>3} {:>10} {:>7.3} {:>8} {:>7} {:>6} {:>9.1} {:>9}  {}",
             k.loc,
             k.count,
             ms(r.default_cost),
             r.speedup(),
             f(r.full_speedup(), 3),
             f(r.fraction(), 2),
+            noise_text(r.noise),
             r.search_s,
             f(r.full.map(|x| x.2), 1),
             if r.best_from.is_empty() {
@@ -328,12 +385,12 @@ fn cmd_transfer(
         tot.td += c * r.default_cost;
         tot.tx += c * r.best_cost;
         tot.sx += r.search_s;
-        match r.full {
-            Some((_, cost, s)) => {
-                tot.tf += c * cost.min(r.default_cost);
+        match (r.full, r.full_speedup()) {
+            (Some((_, _, s)), Some(sp)) => {
+                tot.tf += c * r.default_cost / sp;
                 tot.sf += s;
             }
-            None => tot.all_full = false,
+            _ => tot.all_full = false,
         }
         if let Some(fh) = &mut json {
             let _ = writeln!(
@@ -349,6 +406,8 @@ fn cmd_transfer(
                     ("transfer_search_s", r.search_s.into()),
                     ("full_search_s", r.full.map(|x| x.2).into()),
                     ("candidates", (r.candidates as f64).into()),
+                    ("noise", r.noise.into()),
+                    ("from", r.best_from.clone().into()),
                 ])
             );
         }

@@ -2,6 +2,10 @@
 //! so every tool, test and the Python package run the same thing by name, and
 //! `--dump-pass-pipeline` shows what a name expands to:
 //!
+//! The pipeline texts live here, below every crate whose passes they name, so that a tool
+//! and a library (ftuner-tune's measurement, the Python package) build the same text; a
+//! registry resolves the names when the text is parsed.
+//!
 //! * `ftuner-cpu-patch{target= tuning-db= derive=}`: up to the patched contractions (what
 //!   `ftuner.explain` reads): OLLIE's derivations when `derive`, the weight preparation
 //!   outlined (arguments marked `{ftuner.weight}`), elementwise chains fused, contractions
@@ -33,13 +37,12 @@ const CPU_OPTIONS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-fn cpu_patch(v: &[String]) -> String {
-    let (target, db, derive) = (&v[0], &v[1], v[2] == "true");
-    let db = if db.is_empty() {
-        String::new()
-    } else {
-        format!(" tuning-db={db}")
-    };
+/// What `ftuner-cpu-patch` runs before `patch-ukernels`: OLLIE's derivations when `derive`
+/// (for `target`'s hardware model), the weight preparation outlined, elementwise chains
+/// fused, 1x1 convolutions turned into matmuls and padded windows peeled. The
+/// contractions `patch-ukernels` then finds are what ftuner-tune extracts as kernels, so
+/// their workload keys are the ones `patch-ukernels{tuning-db=...}` looks up.
+pub fn cpu_prepatch(target: &str, derive: bool) -> String {
     let derive = if derive {
         format!(
             "canonicalize,cse,ollie-derive{{target=auto hw-target={target}}},convert-ta-to-linalg,"
@@ -48,7 +51,20 @@ fn cpu_patch(v: &[String]) -> String {
         String::new()
     };
     format!(
-        "{derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul,peel-padded-windows,patch-ukernels{{target={target}{db}}}"
+        "{derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul,peel-padded-windows"
+    )
+}
+
+fn cpu_patch(v: &[String]) -> String {
+    let (target, db, derive) = (&v[0], &v[1], v[2] == "true");
+    let db = if db.is_empty() {
+        String::new()
+    } else {
+        format!(" tuning-db={db}")
+    };
+    format!(
+        "{},patch-ukernels{{target={target}{db}}}",
+        cpu_prepatch(target, derive)
     )
 }
 
