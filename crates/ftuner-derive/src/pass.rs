@@ -209,12 +209,19 @@ impl OllieDerivePass {
         let em = match emit(&best, &in_tys, &op_tys, rty, add_init, &su.costs) {
             Ok(e) => e,
             Err(e) => {
-                tracing::info!("ollie-derive: not emitted: {e}");
+                cx.emit(Diagnostic::remark(
+                    cx.ir.loc(op),
+                    format!("ollie-derive: kept: the derived form cannot be emitted: {e}"),
+                ));
                 self.kept += 1;
                 return Ok(());
             }
         };
         if su.opts.target == Target::Matmul && em.matmuls == 0 {
+            cx.emit(Diagnostic::remark(
+                cx.ir.loc(op),
+                "ollie-derive: kept: target=matmul and the derived form has no matmul",
+            ));
             self.kept += 1;
             return Ok(());
         }
@@ -353,6 +360,22 @@ impl OllieDerivePass {
             || (opts.target == Target::Matmul && out.best_cost.is_finite());
         if !better || out.best == c.unfused {
             self.kept += 1;
+            // Said at a named contraction (a linalg.generic that is a contraction is said
+            // in the statistics only: models hold many).
+            if cx.ir.name(op) != ops::linalg::GenericOp::NAME {
+                let why = if out.best == c.unfused {
+                    "no derivation found a form other than the op's own".to_string()
+                } else {
+                    format!(
+                        "the cheapest derived form ({:.3e} s by the cost model) is not 5% cheaper than the op as it is ({:.3e} s)",
+                        out.best_cost, as_is
+                    )
+                };
+                cx.emit(Diagnostic::remark(
+                    cx.ir.loc(op),
+                    format!("ollie-derive: kept: {why}"),
+                ));
+            }
             return None;
         }
         // Numeric check of the expressions (always).
@@ -464,12 +487,12 @@ fn candidates(ir: &Ir, top: OpId) -> Vec<OpId> {
     cands
 }
 
-/// The expression of candidate `op`, if it has one.
-fn candidate(ir: &Ir, op: OpId) -> Option<Candidate> {
+/// The expression of candidate `op`, or why it has none.
+fn candidate(ir: &Ir, op: OpId) -> Result<Candidate, String> {
     if ir.name(op) == ops::ta::ExprOp::NAME {
-        let s = ta::scope_of(ir, op)?;
+        let s = ta::scope_of(ir, op).ok_or("its expression attribute does not parse")?;
         let ins = ir.operands(op).to_vec();
-        Some(Candidate {
+        Ok(Candidate {
             scope: s.clone(),
             inputs: ins.clone(),
             init: None,
@@ -477,8 +500,8 @@ fn candidate(ir: &Ir, op: OpId) -> Option<Candidate> {
             operands: ins,
         })
     } else {
-        let f = from_linalg(ir, op).ok()?;
-        Some(Candidate {
+        let f = from_linalg(ir, op)?;
+        Ok(Candidate {
             scope: f.scope,
             inputs: f.inputs,
             init: Some(f.init),
@@ -565,8 +588,18 @@ impl OllieDerivePass {
     ) -> Result<(), PassFailure> {
         let su = self.setup(cx, top, o)?;
         for op in candidates(cx.ir, top) {
-            if let Some(c) = candidate(cx.ir, op) {
-                self.derive_op(cx, op, c, &su)?;
+            match candidate(cx.ir, op) {
+                Ok(c) => self.derive_op(cx, op, c, &su)?,
+                // A named contraction the pass cannot read says why; a linalg.generic
+                // that is no mul-add contraction (most are elementwise) is not one to try.
+                Err(e) if cx.ir.name(op) != ops::linalg::GenericOp::NAME => {
+                    cx.emit(Diagnostic::remark(
+                        cx.ir.loc(op),
+                        format!("ollie-derive: not derived: {e}"),
+                    ));
+                    self.kept += 1;
+                }
+                Err(_) => {}
             }
         }
         Ok(())

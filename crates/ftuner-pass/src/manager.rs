@@ -112,6 +112,10 @@ pub struct PassManager {
     pub analyses: AnalysisManager,
     /// Hooks for the passes (the registry's, when built from one).
     pub extensions: crate::Extensions,
+    /// Keep the warnings and remarks of passes that succeed in [`PassManager::collected`]
+    /// instead of printing them to stderr (`--verify-diagnostics`, embedders).
+    pub collect_diagnostics: bool,
+    pub collected: Vec<Diagnostic>,
 }
 
 /// Timing rows: (indent, name, seconds).
@@ -127,6 +131,8 @@ impl PassManager {
             verify_each: true,
             analyses: AnalysisManager::default(),
             extensions: crate::Extensions::default(),
+            collect_diagnostics: false,
+            collected: vec![],
         }
     }
 
@@ -180,10 +186,13 @@ impl PassManager {
             verify_each: self.verify_each,
             pipeline: pipeline_text,
             extensions: &self.extensions,
+            collect: self.collect_diagnostics,
+            collected: vec![],
         };
         let t = Instant::now();
         let r = run_opm(&mut st, &mut self.root, &mut self.analyses, ir, top);
         self.root.time += t.elapsed().as_secs_f64();
+        self.collected.append(&mut st.collected);
         r
     }
 
@@ -279,6 +288,28 @@ struct RunState<'a> {
     instr: Instrumentation,
     verify_each: bool,
     pipeline: String,
+    collect: bool,
+    collected: Vec<Diagnostic>,
+}
+
+impl<'a> RunState<'a> {
+    /// The same run without the IR dump after a failure (after a panic the IR may be
+    /// half rewritten: not printed, not verified).
+    fn without_dumps(&self) -> RunState<'a> {
+        RunState {
+            ctx: self.ctx,
+            extensions: self.extensions,
+            top: self.top,
+            instr: Instrumentation {
+                print_after_failure: false,
+                ..self.instr.clone()
+            },
+            verify_each: self.verify_each,
+            pipeline: self.pipeline.clone(),
+            collect: false,
+            collected: vec![],
+        }
+    }
 }
 
 fn print_for_dump(st: &RunState<'_>, ir: &Ir, op: OpId) -> String {
@@ -382,19 +413,8 @@ fn run_pass(
                 format!("internal error: pass '{arg}' panicked: {what}"),
             ));
             // The IR may be half rewritten: not printed, not verified.
-            let quiet = RunState {
-                ctx: st.ctx,
-                extensions: st.extensions,
-                top: st.top,
-                instr: Instrumentation {
-                    print_after_failure: false,
-                    ..st.instr.clone()
-                },
-                verify_each: st.verify_each,
-                pipeline: st.pipeline.clone(),
-            };
             return fail(
-                &quiet,
+                &st.without_dumps(),
                 ir,
                 op,
                 name,
@@ -440,7 +460,9 @@ fn run_pass(
             format!("pass '{arg}' failed"),
         );
     }
-    if !diags.is_empty() {
+    if st.collect {
+        st.collected.extend(diags);
+    } else {
         // Warnings and remarks go out as they are.
         for d in &diags {
             eprint!("{d}");

@@ -357,7 +357,11 @@ impl Run<'_> {
         out_text: &mut Option<String>,
     ) -> Result<(), i32> {
         let mut pm = self.pass_manager()?;
-        match pm.run(&self.ctx, &mut m.ir, m.top) {
+        pm.collect_diagnostics = self.cli.verify_diagnostics;
+        let r = pm.run(&self.ctx, &mut m.ir, m.top);
+        // Warnings and remarks of passes that succeeded, checked like the errors.
+        diags.append(&mut pm.collected);
+        match r {
             Ok(()) => self.emit(m, out_text)?,
             Err(e) => {
                 diags.extend(e.diagnostics);
