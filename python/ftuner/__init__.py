@@ -254,6 +254,7 @@ def compile_mlir(text: str, weights=(), weight_args=(), inputs=None, file="<modu
     """
     t0 = time.perf_counter()
     program = _ftuner.compile(text, file=file, entry=entry, weights=list(weight_args), target=target, pipeline=pipeline)
+    _log_notes(program)
     seconds = {"ftuner " + k: v for k, v in program.phases}
     seconds["ftuner"] = time.perf_counter() - t0
     if inputs is None:
@@ -276,6 +277,14 @@ def compile_mlir(text: str, weights=(), weight_args=(), inputs=None, file="<modu
         cm._source = dict(text=text, file=file, entry=entry, weight_args=list(weight_args), target=target,
                           tuning_db=None)
     return cm
+
+
+def _log_notes(program) -> None:
+    """The passes' warnings (logging.WARNING) and remarks (logging.INFO), e.g. why
+    ollie-derive left a convolution alone, through the `ftuner` logger."""
+    for n in program.notes:
+        first = n.splitlines()[0] if n else n
+        log.log(logging.WARNING if ": warning: " in first else logging.INFO, "%s", n.rstrip())
 
 
 def compile(model, example_args: Sequence, dynamic_shapes=None, target: str = "host",
@@ -305,6 +314,7 @@ def compile(model, example_args: Sequence, dynamic_shapes=None, target: str = "h
         tuning_db=tuning_db,
         derive=derive,
     )
+    _log_notes(program)
     seconds = dict(ex.seconds)
     for k, v in program.phases:
         seconds["ftuner " + k] = v

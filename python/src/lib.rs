@@ -40,20 +40,24 @@ fn cpu_pipeline(target: &str, tuning_db: Option<&str>, derive: bool) -> [String;
     ]
 }
 
+/// Run pipeline `text`; the warnings and remarks of passes that succeed are rendered
+/// into `notes` (the package logs them through Python's `logging`, not on stderr).
 fn run_passes(
     ctx: &Context,
     ir: &mut Ir,
     top: OpId,
-    text: &str,
-    src: &str,
-    file: &str,
+    (text, src, file): (&str, &str, &str),
+    notes: &mut Vec<String>,
 ) -> Result<(), String> {
     let reg = ftuner_opt::default_registry();
     let mut pm = ftuner_pass::PassManager::from_pipeline(&reg, text)
         .map_err(|e| format!("pipeline {text}: {e}"))?;
-    pm.run(ctx, ir, top).map_err(|x| {
-        let mut sm = ftuner_ir::SourceMap::default();
-        sm.add(file, src.into());
+    pm.collect_diagnostics = true;
+    let r = pm.run(ctx, ir, top);
+    let mut sm = ftuner_ir::SourceMap::default();
+    sm.add(file, src.into());
+    notes.extend(pm.collected.iter().map(|d| ftuner_ir::diag::render(d, &sm)));
+    r.map_err(|x| {
         let d: String = x
             .diagnostics
             .iter()
@@ -117,6 +121,8 @@ struct Program {
     prepared: Vec<(Vec<i64>, String)>,
     explain: String,
     phases: Vec<(String, f64)>,
+    /// The passes' warnings and remarks, rendered (`ftuner.compile` logs them).
+    notes: Vec<String>,
 }
 
 /// A module after ftuner's pipeline (up to bufferization), ready for code generation.
@@ -128,6 +134,8 @@ struct Lowered {
     outs: Vec<Type>,
     explain: String,
     phases: Vec<(String, f64)>,
+    /// The passes' warnings and remarks, rendered.
+    notes: Vec<String>,
 }
 
 /// What a compilation is asked to do.
@@ -187,17 +195,18 @@ fn lower(r: &Request<'_>) -> Result<Lowered, String> {
     }
     ftuner_transforms::outline_weights::mark_weights(&mut m.ir, f, r.weights);
     dump(&ctx, &m, &name, "input")?;
+    let mut notes = vec![];
     let t1 = Instant::now();
     let explain = match r.pipeline {
         Some(p) => {
-            run_passes(&ctx, &mut m.ir, m.top, p, text, file)?;
+            run_passes(&ctx, &mut m.ir, m.top, (p, text, file), &mut notes)?;
             explain::patches(&m.ir, m.top)
         }
         None => {
             let [patch, lower] = cpu_pipeline(r.target, r.tuning_db, r.derive);
-            run_passes(&ctx, &mut m.ir, m.top, &patch, text, file)?;
+            run_passes(&ctx, &mut m.ir, m.top, (&patch, text, file), &mut notes)?;
             let x = explain::patches(&m.ir, m.top);
-            run_passes(&ctx, &mut m.ir, m.top, &lower, text, file)?;
+            run_passes(&ctx, &mut m.ir, m.top, (&lower, text, file), &mut notes)?;
             x
         }
     };
@@ -211,6 +220,7 @@ fn lower(r: &Request<'_>) -> Result<Lowered, String> {
         outs,
         explain,
         phases,
+        notes,
     })
 }
 
@@ -223,6 +233,7 @@ fn compile_inner(r: &Request<'_>) -> Result<Program, String> {
         outs,
         explain,
         mut phases,
+        notes,
     } = lower(r)?;
     let f =
         find_func(&m.ir, m.top, Some(&name)).ok_or("the pipeline removed the entry function")?;
@@ -263,6 +274,7 @@ fn compile_inner(r: &Request<'_>) -> Result<Program, String> {
         prepared,
         explain,
         phases,
+        notes,
     })
 }
 
@@ -452,6 +464,11 @@ impl Program {
     #[getter]
     fn phases(&self) -> Vec<(String, f64)> {
         self.phases.clone()
+    }
+    /// The warnings and remarks of the passes, rendered.
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
     }
     /// The patch plans of the contractions, as JSON.
     fn explain(&self) -> String {

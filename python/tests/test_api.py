@@ -181,6 +181,16 @@ def test_compile_logs_phases(caplog):
         assert f"ftuner codegen: {phase}" in cm.compile_seconds
 
 
+def test_pass_remarks_go_to_logging_not_stderr(caplog, capfd):
+    # ollie-derive says why it keeps a convolution (a remark at the op); the package hands
+    # that to the `ftuner` logger instead of printing it on the process's stderr.
+    caplog.set_level(logging.INFO, logger="ftuner")
+    m = torch.nn.Conv2d(16, 16, 3, padding=1).eval()
+    ftuner.compile(m, (torch.randn(2, 16, 20, 20),), dynamic_shapes=({0: Dim("b", max=8)},))
+    assert "remark: ollie-derive: kept" in caplog.text
+    assert "remark" not in capfd.readouterr().err
+
+
 def test_compile_error_has_location():
     bad = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = \"test.unknown\"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
     with pytest.raises(ftuner.CompileError, match=r"bad\.mlir:2:8: error: .*test\.unknown"):
