@@ -258,7 +258,8 @@ pub fn reassociation_attr(groups: &[&[i64]]) -> Attribute {
     )
 }
 
-fn reassociation(ir: &Ir, op: OpId) -> Result<Vec<Vec<i64>>, String> {
+/// The `reassociation` groups of a `tensor.expand_shape` / `tensor.collapse_shape`.
+pub fn reassociation(ir: &Ir, op: OpId) -> Result<Vec<Vec<i64>>, String> {
     let a = ir
         .attr(op, "reassociation")
         .ok_or("requires attribute 'reassociation'")?;

@@ -268,6 +268,15 @@ fn take_prepared(ir: &mut Ir, body: BlockId, hoisted: &[OpId], prepared: &[Value
     new_args
 }
 
+/// The indices (in `f`'s signature before the split) of the arguments a function this pass
+/// split kept, in order: its other arguments, the weights, go to its prepare function, and
+/// the prepared values follow the kept ones. `None` for a function not split.
+pub fn prepared_inputs(ir: &Ir, f: OpId) -> Option<Vec<usize>> {
+    let d = ir.attr(f, "ftuner.prepared")?.as_dict()?;
+    let kept = d.iter().find(|(k, _)| k == "inputs")?.1.as_dense_i64s()?;
+    kept.into_iter().map(|i| usize::try_from(i).ok()).collect()
+}
+
 /// `f`'s preparation, when the pass has split it before: the number of arguments it kept
 /// (the prepared values follow them) and the prepare function.
 fn prepared_of(ir: &Ir, f: OpId) -> Option<(usize, OpId)> {

@@ -167,19 +167,7 @@ fn expand_sizes(ir: &Ir, e: OpId) -> Vec<(Value, i64)> {
         .attr(e, "static_output_shape")
         .and_then(|a| a.as_dense_i64s())
         .unwrap_or_default();
-    let groups: Vec<Vec<i64>> = ir
-        .attr(e, "reassociation")
-        .and_then(|a| a.as_array())
-        .map(|gs| {
-            gs.iter()
-                .map(|g| {
-                    g.as_array()
-                        .map(|v| v.iter().filter_map(|x| x.as_i64()).collect())
-                        .unwrap_or_default()
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let groups = ftuner_dialects::tensor::reassociation(ir, e).unwrap_or_default();
     let sizes = ir.operands(e)[1..].to_vec();
     let dyn_dims = stat
         .iter()
@@ -325,14 +313,21 @@ fn standalone(
     (format!("module {{\n{text}\n}}\n"), dims)
 }
 
+/// The passes a kernel's extraction and measurement run (ftuner-transforms' and
+/// ftuner-ukernel's).
+pub(crate) fn registry() -> ftuner_pass::PassRegistry {
+    let mut reg = ftuner_pass::PassRegistry::default();
+    ftuner_transforms::register_passes(&mut reg);
+    ftuner_ukernel::register_passes(&mut reg);
+    reg
+}
+
 /// Run what comes before `patch-ukernels` in ftuner's CPU pipeline on the module, so the
 /// contractions are the ones `patch-ukernels` meets; weight arguments (`{ftuner.weight}`,
 /// see [`mark_weights`]) are outlined into a preparation as they are when the model is
 /// compiled.
 pub fn prepare_model(ctx: &Context, ir: &mut Ir, top: OpId, target: &str) -> Result<(), String> {
-    let mut reg = ftuner_pass::PassRegistry::default();
-    ftuner_transforms::register_passes(&mut reg);
-    ftuner_ukernel::register_passes(&mut reg);
+    let reg = registry();
     let p = format!(
         "builtin.module({})",
         ftuner_transforms::pipelines::cpu_prepatch(target, false)

@@ -69,13 +69,6 @@ impl Compiled {
     }
 }
 
-fn registry() -> ftuner_pass::PassRegistry {
-    let mut reg = ftuner_pass::PassRegistry::default();
-    ftuner_transforms::register_passes(&mut reg);
-    ftuner_ukernel::register_passes(&mut reg);
-    reg
-}
-
 /// Compile `kernel` with `sched`.
 pub fn compile(
     kernel: &Kernel,
@@ -85,19 +78,14 @@ pub fn compile(
     let ctx = ftuner_dialects::context();
     let mut m = load(&ctx, &kernel.module, &kernel.loc)?;
     let p = pipeline(target, sched);
-    let mut pm =
-        ftuner_pass::PassManager::from_pipeline(&registry(), &p).map_err(|e| e.to_string())?;
+    let mut pm = ftuner_pass::PassManager::from_pipeline(&crate::kernels::registry(), &p)
+        .map_err(|e| e.to_string())?;
     pm.run(&ctx, &mut m.ir, m.top)
         .map_err(|e| format!("{p}: {e}"))?;
     let mut kept = None;
     m.ir.walk_pre(m.top, &mut |o| {
         if m.ir.symbol_name(o) == Some("kernel") {
-            kept =
-                m.ir.attr(o, "ftuner.prepared")
-                    .and_then(|a| a.as_dict())
-                    .and_then(|d| d.iter().find(|(k, _)| k == "inputs").map(|(_, a)| *a))
-                    .and_then(|a| a.as_dense_i64s())
-                    .map(|v| v.into_iter().map(|i| i as usize).collect());
+            kept = ftuner_transforms::outline_weights::prepared_inputs(&m.ir, o);
         }
     });
     let exe = ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)?;

@@ -146,3 +146,40 @@ func.func @f(%x: tensor<1x3x?x?xf32>, %w: tensor<8x3x3x3xf32>, %o: tensor<1x8x?x
     let mut bench = Bench::new(&ks[0], &[4, 9], 2, "host").unwrap();
     bench.measure(&ks[0], None).unwrap();
 }
+
+#[test]
+fn an_epilogue_read_through_a_unit_view_is_rebuilt_from_its_source() {
+    // torch-mlir's `1 x T x F` view of a `T x F` matmul, then a ReLU on the view: the
+    // view's dynamic size is rebuilt in the kernel from its copied source.
+    let src = r#"
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @f(%x: tensor<?x48xf32>, %w: tensor<48x40xf32>) -> tensor<1x?x40xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x48xf32>
+  %e = tensor.empty(%m) : tensor<?x40xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x40xf32>) -> tensor<?x40xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<?x48xf32>, tensor<48x40xf32>) outs(%acc : tensor<?x40xf32>) -> tensor<?x40xf32>
+  %v = tensor.expand_shape %mm [[0, 1], [2]] output_shape [1, %m, 40] : tensor<?x40xf32> into tensor<1x?x40xf32>
+  %e3 = tensor.empty(%m) : tensor<1x?x40xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v : tensor<1x?x40xf32>) outs(%e3 : tensor<1x?x40xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.maximumf %a, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<1x?x40xf32>
+  return %r : tensor<1x?x40xf32>
+}
+"#;
+    let ks = model_kernels(src, "1");
+    assert_eq!(ks.len(), 1);
+    let k = &ks[0];
+    assert!(
+        k.key.class.0.contains("epilogue=arith.maximumf"),
+        "{}",
+        k.key
+    );
+    assert!(k.module.contains("tensor.expand_shape"), "{}", k.module);
+    assert!(k.module.contains("tensor.dim"), "{}", k.module);
+    let mut bench = Bench::new(k, &[5, 33], 2, "host").unwrap();
+    bench.measure(k, None).unwrap();
+}

@@ -454,15 +454,10 @@ fn run_pipeline(
 /// split it (`ftuner.prepared`): the indices of the arguments it kept, and its prepare
 /// function (which takes the others, the weights, in order).
 fn prepared_by(ir: &Ir, f: OpId) -> Option<(Vec<usize>, String)> {
-    let d = ir.attr(f, "ftuner.prepared")?;
-    let d = d.as_dict()?;
-    let get = |k: &str| d.iter().find(|(n, _)| n == k).map(|(_, a)| *a);
-    let kept = get("inputs")?
-        .as_dense_i64s()?
-        .into_iter()
-        .map(|i| usize::try_from(i).ok())
-        .collect::<Option<Vec<usize>>>()?;
-    Some((kept, get("prepare")?.as_symbol()?.to_string()))
+    let kept = ftuner_transforms::outline_weights::prepared_inputs(ir, f)?;
+    let d = ir.attr(f, "ftuner.prepared")?.as_dict()?;
+    let p = d.iter().find(|(n, _)| n == "prepare")?.1.as_symbol()?;
+    Some((kept, p.to_string()))
 }
 
 /// The arguments of the pipelined entry from those of the function as read: for a split
