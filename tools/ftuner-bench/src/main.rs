@@ -98,6 +98,7 @@ fn thread_counts(spec: &str) -> Result<Vec<usize>, String> {
 }
 
 mod blas;
+mod kernels;
 mod libs;
 mod measure;
 mod ollie;
