@@ -190,6 +190,7 @@ pub const HW_MODEL_TARGETS: &[(&str, &str)] = &[
     ("zen4", "znver4"),
     ("zen5", "znver5"),
     ("skylake-avx512", "skylake-avx512"),
+    ("sapphirerapids", "sapphirerapids"),
     (
         "neoverse-v2",
         "error: an AArch64 core; ftuner generates x86-64 and NVPTX code",

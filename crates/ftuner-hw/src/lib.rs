@@ -6,7 +6,7 @@
 //! bandwidths, peaks, MMA shapes, transactions, banks).
 //!
 //! Targets are data files (`targets/*.toml`, each number with its source), built in by
-//! name (`zen4`, `skylake-avx512`, `neoverse-v2`, `k80`, `v100`, `a100`, `h100`, `h200`,
+//! name (`zen4`, `skylake-avx512`, `sapphirerapids`, `neoverse-v2`, `k80`, `v100`, `a100`, `h100`, `h200`,
 //! `rtx3090`, `rtx4090`), loadable from a path, or detected (`host`).
 //!
 //! ```
@@ -33,6 +33,10 @@ pub const BUILTIN_TARGETS: &[(&str, &str)] = &[
     (
         "skylake-avx512",
         include_str!("../../../targets/skylake-avx512.toml"),
+    ),
+    (
+        "sapphirerapids",
+        include_str!("../../../targets/sapphirerapids.toml"),
     ),
     (
         "neoverse-v2",

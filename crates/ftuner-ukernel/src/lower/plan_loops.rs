@@ -371,10 +371,11 @@ fn packed_or_in_place(
     // could not be hoisted and would run at every iteration.)
     let top_level = top_level(b.ir, op);
     let always = packable && pack_b.unwrap_or_else(|| top_level && prepared(b.ir, ins[1]));
-    // A contiguous B's rule (below) counts mc blocks of rows.
+    // A contiguous B's rule (below) counts mc blocks of rows, unless its rows collide in L2.
     let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
         .then(|| mc_blocks(b.ir, op, plans))
         .flatten();
+    let colliding = !strided_n && once_per_call(b.ir, op) && rows_collide_in_l2(b.ir, op, ins[1]);
     match pack_b {
         _ if always => {
             pack(b, scratch);
@@ -387,11 +388,18 @@ fn packed_or_in_place(
         // and in place each block reads B's rows at a stride of N elements, which for
         // N = 768, 1500, 2304, 3000 puts a tile's rows of B into few cache sets (Zen 4, mc
         // = 240: W3's large GEMMs 0.94 -> 1.03 of the best library, W1 ~3% from M = 992,
-        // level at 384-688, 5-50% behind at M <= 80). Only for a contraction run once per
-        // call: the choice compiles the nest twice (a batch's GEMM, as attention's, stays
-        // in place).
-        None if packable && (strided_n || contiguous_mc.is_some()) => {
-            let rows = contiguous_mc.map_or(2 * plans.m.0, |mc| 4 * mc);
+        // level at 384-688, 5-50% behind at M <= 80). A contiguous B whose rows collide in
+        // L2 ([`rows_collide_in_l2`]) is packed from four row strips: in place it streams
+        // from L3 at every strip (W1's N = 3072 on an Emerald Rapids: 56-70 GFLOP/s at
+        // M = 80-1600 against the libraries' 105-145; packed 103-144; at M = 16 in place
+        // is still 12% faster). Only for a contraction run once per call: the choice
+        // compiles the nest twice (a batch's GEMM, as attention's, stays in place).
+        None if packable && (strided_n || contiguous_mc.is_some() || colliding) => {
+            let rows = match (colliding, contiguous_mc) {
+                (true, _) => 4 * plans.m.0,
+                (false, Some(mc)) => 4 * mc,
+                (false, None) => 2 * plans.m.0,
+            };
             let two = b.index(scratch, rows);
             let many = b.cmpi(scratch, 5, msz, two);
             b.if_else(
@@ -409,6 +417,41 @@ fn packed_or_in_place(
         }
         _ => loops(b, scratch, n),
     }
+}
+
+/// Whether the rows of a contiguous B (`k x n`, static n), read in place, fall into so
+/// few sets of the target's L2 that a k block of them does not fit its ways: a row stride
+/// of `s` cache lines visits `sets / gcd(s, sets)` distinct sets, so min(K, kc) rows put
+/// `rows / distinct` lines in each. N = 3072 f32 on a 2 MiB 16-way L2 (2048 sets):
+/// 192 lines, 32 sets, 768 rows -> 24 lines a set > 15 ways; N = 2304 -> 128 sets, 6 lines
+/// (fits); a stride that is not a whole number of lines spreads its rows.
+fn rows_collide_in_l2(ir: &Ir, op: OpId, bval: Value) -> bool {
+    let Some(l2) = ir
+        .attr(op, "target")
+        .and_then(|a| a.as_str())
+        .and_then(|t| ftuner_hw::HardwareModel::load_named(t).ok())
+        .and_then(|m| m.cpu)
+        .map(|c| c.l2)
+    else {
+        return false;
+    };
+    let ty = ir.value_type(bval);
+    let (Some(&[k, n]), Some(bits)) = (ty.shape(), ty.element_type().bit_width()) else {
+        return false;
+    };
+    let kc = ir_attr_i64(ir, op, "kc").unwrap_or(0);
+    let (line, ways) = (l2.line as i64, l2.ways as i64);
+    let sets = l2.size as i64 / (line * ways).max(1);
+    let stride = n * bits as i64 / 8;
+    if n == DYNAMIC || stride <= 0 || stride % line != 0 || sets <= 0 || kc <= 0 {
+        return false;
+    }
+    let rows = if k == DYNAMIC { kc } else { k.min(kc) };
+    let (mut a, mut g) = (stride / line, sets);
+    while g != 0 {
+        (a, g) = (g, a % g);
+    }
+    rows > (sets / a) * (ways - 1)
 }
 
 /// Whether `op` sits directly in a function's body.

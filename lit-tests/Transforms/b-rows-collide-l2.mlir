@@ -1,0 +1,35 @@
+// B's rows colliding in L2 (lower/plan_loops.rs, rows_collide_in_l2). A contiguous B read
+// in place at a stride of 3072 f32 (192 cache lines) visits 32 of a 2 MiB 16-way L2's 2048
+// sets: 768 rows put 24 lines in each, over its ways, so B is packed from four row strips
+// (M >= 4 * 6 = 24), decided at run time. At N = 2304 (144 lines: 128 sets, 6 lines each)
+// the rows fit, and B is packed only from four mc blocks (M >= 4 * 432).
+// RUN: ftuner-opt %s --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" | FileCheck %s
+// CHECK-LABEL: func.func @n3072
+// CHECK: arith.cmpi sge, %{{.*}}, %c24 : index
+// CHECK-LABEL: func.func @n2304
+// CHECK-NOT: %c24 : index
+// CHECK: arith.cmpi sge, %{{.*}}, %c1728 : index
+// Both paths compute the product: packed (M = 30) and in place (M = 7).
+// RUN: ftuner-run %s --entry n3072 --shape 0=30x768 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
+// RUN: ftuner-run %s --entry n3072 --shape 0=7x768 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
+// OK: check: ok
+
+func.func @n3072(%a: tensor<?x768xf32>, %b: tensor<768x3072xf32>) -> tensor<?x3072xf32> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x768xf32>
+  %e = tensor.empty(%m) : tensor<?x3072xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x3072xf32>) -> tensor<?x3072xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x768xf32>, tensor<768x3072xf32>) outs(%f : tensor<?x3072xf32>) -> tensor<?x3072xf32>
+  return %r : tensor<?x3072xf32>
+}
+
+func.func @n2304(%a: tensor<?x768xf32>, %b: tensor<768x2304xf32>) -> tensor<?x2304xf32> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x768xf32>
+  %e = tensor.empty(%m) : tensor<?x2304xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2304xf32>) -> tensor<?x2304xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x768xf32>, tensor<768x2304xf32>) outs(%f : tensor<?x2304xf32>) -> tensor<?x2304xf32>
+  return %r : tensor<?x2304xf32>
+}
