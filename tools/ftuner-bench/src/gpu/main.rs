@@ -238,14 +238,14 @@ fn time_pair(
 
 /// The largest `|x - y|` over the largest `|y|`.
 fn rel_err(x: &[f32], y: &[f32]) -> f64 {
+    if x.len() != y.len() {
+        return f64::INFINITY;
+    }
     let scale = y.iter().fold(1e-30f64, |m, v| m.max(v.abs() as f64));
     let d = x
         .iter()
         .zip(y)
         .fold(0f64, |m, (a, b)| m.max((*a as f64 - *b as f64).abs()));
-    if x.len() != y.len() {
-        return f64::INFINITY;
-    }
     d / scale
 }
 
