@@ -2,13 +2,13 @@
 // in place at a stride of 3072 f32 (192 cache lines) visits 32 of a 2 MiB 16-way L2's 2048
 // sets: 768 rows put 24 lines in each, over its ways, so B is packed from four row strips
 // (M >= 4 * 6 = 24), decided at run time. At N = 2304 (144 lines: 128 sets, 6 lines each)
-// the rows fit, and B is packed only from four mc blocks (M >= 4 * 432).
+// the rows fit, and B is packed only from one mc block (M >= 432).
 // RUN: ftuner-opt %s --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" | FileCheck %s
 // CHECK-LABEL: func.func @n3072
 // CHECK: arith.cmpi sge, %{{.*}}, %c24 : index
 // CHECK-LABEL: func.func @n2304
 // CHECK-NOT: %c24 : index
-// CHECK: arith.cmpi sge, %{{.*}}, %c1728 : index
+// CHECK: arith.cmpi sge, %{{.*}}, %c432 : index
 // Both paths compute the product: packed (M = 30) and in place (M = 7).
 // RUN: ftuner-run %s --entry n3072 --shape 0=30x768 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
 // RUN: ftuner-run %s --entry n3072 --shape 0=7x768 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK

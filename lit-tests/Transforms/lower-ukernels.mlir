@@ -3,7 +3,7 @@
 // CHECK-LABEL: func.func @dense_dynamic
 // CHECK-NOT: ukernel.patch
 // B read in place here (pack-b=false; by default a contiguous B is packed into panels
-// from M = 4 mc, below). The kc loop (kc = 672 from the cache model: K = 768 is split
+// from M = mc, below). The kc loop (kc = 672 from the cache model: K = 768 is split
 // evenly, two blocks of 384), the mc loop (blocks of 240 = 40 x 6 rows), then 64-wide column tiles of the
 // static 2304 columns, then full 6-row strips.
 // CHECK: %[[M:.*]] = tensor.dim %arg0, %c0 : tensor<?x768xf32>
@@ -46,11 +46,11 @@
 // CHECK: case 6 {
 // CHECK: vector.fma %{{.*}} : vector<64xf32>
 
-// pack-b (default): a contiguous B is packed into [N/nr][K][nr] panels when at least four
-// mc blocks of rows will read it (M >= 4 * 240), decided at run time.
+// pack-b (default): a contiguous B is packed into [N/nr][K][nr] panels when at least one
+// whole mc block of rows will read it (M >= 240), decided at run time.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=PACKB
 // PACKB: %[[M:.*]] = tensor.dim %arg0, %c0
-// PACKB: %[[MANY:.*]] = arith.cmpi sge, %[[M]], %c960 : index
+// PACKB: %[[MANY:.*]] = arith.cmpi sge, %[[M]], %c240 : index
 // PACKB-NEXT: scf.if %[[MANY]]
 // PACKB: tensor.empty() : tensor<36x768x64xf32>
 // PACKB: } else {

@@ -121,3 +121,66 @@ func.func @epilogue(%c: memref<?x?xf32>, %res: memref<?x?xf32>, %k: index, %i: i
   }
   return
 }
+
+// -----
+
+// B read in place (a 2-d view of nr = 32 columns of a 4096 x 1024 B), in a k loop that
+// lower-ukernels marked `ftuner.prefetch_next_panel`, of 4 accumulators: each k step
+// prefetches the next panel's row k into L2 (localityHint 2), columns min(j + 32, 1024 -
+// 32) and 16 further.
+// CHECK-LABEL: func.func @in_place_next_panel
+// CHECK: %[[LAST:.*]] = arith.constant 992 : index
+// CHECK: %[[J32:.*]] = arith.addi %arg2, %{{.*}} : index
+// CHECK: %[[NEXT:.*]] = arith.minsi %[[J32]], %[[LAST]] : index
+// CHECK: scf.for %[[K:[a-z0-9]+]] =
+// CHECK: %[[ROW:.*]] = arith.addi %arg1, %[[K]] : index
+// CHECK: "memref.prefetch"(%arg0, %[[ROW]], %[[NEXT]]) <{isDataCache = true, isWrite = false, localityHint = 2 : i32}>
+// CHECK: %[[C16:.*]] = arith.addi %[[NEXT]], %{{.*}} : index
+// CHECK: "memref.prefetch"(%arg0, %[[ROW]], %[[C16]]) <{isDataCache = true, isWrite = false, localityHint = 2 : i32}>
+// CHECK-NEXT: "vector.transfer_read"
+// CHECK-NOT: memref.prefetch
+// CHECK: return
+func.func @in_place_next_panel(%b: memref<4096x1024xf32>, %k0: index, %j: index, %k: index) -> vector<32xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<32xf32>
+  %v = memref.subview %b[%k0, %j] [%k, 32] [1, 1] : memref<4096x1024xf32> to memref<?x32xf32, strided<[1024, 1], offset: ?>>
+  %acc:4 = scf.for %kk = %c0 to %k step %c1 iter_args(%a0 = %zero, %a1 = %zero, %a2 = %zero, %a3 = %zero) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>) {
+    %row = "vector.transfer_read"(%v, %kk, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x32xf32, strided<[1024, 1], offset: ?>>, index, index, f32) -> vector<32xf32>
+    %s0 = arith.addf %a0, %row : vector<32xf32>
+    %s1 = arith.addf %a1, %row : vector<32xf32>
+    %s2 = arith.addf %a2, %row : vector<32xf32>
+    %s3 = arith.addf %a3, %row : vector<32xf32>
+    scf.yield %s0, %s1, %s2, %s3 : vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>
+  } {ftuner.prefetch_next_panel}
+  %r = arith.addf %acc#0, %acc#3 : vector<32xf32>
+  return %r : vector<32xf32>
+}
+
+// -----
+
+// The same loop unmarked (B's rows collide in L2, or B fits in it), or marked with fewer
+// than 4 accumulators (a narrow tile, load-bound already): no prefetch.
+// CHECK-LABEL: func.func @in_place_unmarked
+// CHECK-NOT: memref.prefetch
+// CHECK: return
+func.func @in_place_unmarked(%b: memref<4096x1024xf32>, %k0: index, %j: index, %k: index) -> vector<32xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<32xf32>
+  %v = memref.subview %b[%k0, %j] [%k, 32] [1, 1] : memref<4096x1024xf32> to memref<?x32xf32, strided<[1024, 1], offset: ?>>
+  %acc:4 = scf.for %kk = %c0 to %k step %c1 iter_args(%a0 = %zero, %a1 = %zero, %a2 = %zero, %a3 = %zero) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>) {
+    %row = "vector.transfer_read"(%v, %kk, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x32xf32, strided<[1024, 1], offset: ?>>, index, index, f32) -> vector<32xf32>
+    %s0 = arith.addf %a0, %row : vector<32xf32>
+    scf.yield %s0, %a1, %a2, %a3 : vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>
+  }
+  %narrow = scf.for %kk = %c0 to %k step %c1 iter_args(%a0 = %zero) -> (vector<32xf32>) {
+    %row = "vector.transfer_read"(%v, %kk, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x32xf32, strided<[1024, 1], offset: ?>>, index, index, f32) -> vector<32xf32>
+    %s0 = arith.addf %a0, %row : vector<32xf32>
+    scf.yield %s0 : vector<32xf32>
+  } {ftuner.prefetch_next_panel}
+  %r = arith.addf %acc#0, %narrow : vector<32xf32>
+  return %r : vector<32xf32>
+}

@@ -40,6 +40,13 @@ use ftuner_ir::{Ir, OpId, OpPrinter, Type};
 /// plain loop it is.
 pub const PARALLEL_ATTR: &str = "ftuner.parallel";
 
+/// Discardable unit attribute on a register tile's k loop (an `scf.for` with vector
+/// results) that reads a contiguous B in place, row by row, from memory the caches can
+/// hold a next column panel of: `lower-ukernels` puts it there (from the target's L2,
+/// not where B's rows collide in its sets); `prefetch-tile-updates` then prefetches the
+/// next panel's rows into L2 while this one is computed. Without it, no prefetch.
+pub const PREFETCH_NEXT_PANEL_ATTR: &str = "ftuner.prefetch_next_panel";
+
 /// `scf.for %iv = %lb to %ub step %s [iter_args(%a = %init, ...) -> (types)] [: type] { ... }`
 pub fn parse_for(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     let iv = p.parse_operand()?;

@@ -144,6 +144,12 @@ fn is_k_loop(ir: &Ir, o: OpId) -> bool {
         && ir.results(o).iter().all(|r| ir.value_type(*r).is_vector())
 }
 
+/// Fewest accumulators (rows of a register tile) of a k loop that prefetches the next
+/// panel of a B read in place: a narrower tile's k step is bound by its loads already
+/// (a 1 x 64 AVX-512 tile: four loads and a broadcast for four FMAs), and the wide strips
+/// of the same panel prefetch for it.
+const MIN_ROWS_IN_PLACE: usize = 4;
+
 /// Most prefetches put before one loop for one slice its epilogue reads.
 const MAX_EPILOGUE_LINES: i64 = 64;
 
@@ -280,6 +286,112 @@ impl PrefetchTileUpdatesPass {
         }
     }
 
+    /// The next column panel's row, for each read of B's row in place in `lp`'s body: a
+    /// `vector<nr>` at `[k, 0]` of a `memref.subview %B[o0, o1] [K, nr] [1, 1]` of a 2-d
+    /// B, taken before the loop, in a loop of at least [`MIN_ROWS_IN_PLACE`] accumulators
+    /// that `lower-ukernels` marked (`ftuner.prefetch_next_panel`: where the target's L2
+    /// holds the next panel beside this one).
+    /// Read in place, B's rows are N elements apart, each in its own page once N reaches
+    /// 1024 f32, so the hardware prefetchers (which stay within a page) do not follow
+    /// them: the first row strip of every panel waits for L3 at each k step. Prefetching
+    /// `B[o0 + k, min(o1 + nr, N - nr) ..]` into L2 brings the next panel in while this
+    /// one's strips compute, as [`Self::next_panel`] does for packed panels.
+    fn next_panel_in_place(&mut self, ir: &mut Ir, lp: OpId) {
+        let Some(body) = ir.regions_of(lp).first().and_then(|r| ir.region_entry(*r)) else {
+            return;
+        };
+        if ir.results(lp).len() < MIN_ROWS_IN_PLACE
+            || ir
+                .attr(lp, ftuner_dialects::scf::PREFETCH_NEXT_PANEL_ATTR)
+                .is_none()
+        {
+            return;
+        }
+        let reads: Vec<OpId> = ir
+            .block_ops(body)
+            .filter(|o| ir.name(*o) == ops::vector::TransferReadOp::NAME)
+            .collect();
+        let loc = ir.loc(lp);
+        for r in reads {
+            let Some((1, lanes)) = read_along(ir, r) else {
+                continue;
+            };
+            let rops = ir.operands(r).to_vec();
+            let Some(sv) = ir.defining_op(rops[0]) else {
+                continue;
+            };
+            let zero_col = ir
+                .defining_op(rops[2])
+                .and_then(|d| ir.attr(d, "value"))
+                .and_then(|a| a.as_i64());
+            if rops.len() != 4 || zero_col != Some(0) || ir.name(sv) != ops::memref::SubviewOp::NAME
+            {
+                continue;
+            }
+            let arr = |a: &str| ir.attr(sv, a).and_then(|x| x.as_dense_i64s());
+            let (Some(offs), Some(sizes), Some(strides)) = (
+                arr("static_offsets"),
+                arr("static_sizes"),
+                arr("static_strides"),
+            ) else {
+                continue;
+            };
+            let svops = ir.operands(sv).to_vec();
+            let src = svops[0];
+            let st = ir.value_type(src);
+            let (Some(&[_, n]), Some(bits)) = (st.shape(), st.element_type().bit_width()) else {
+                continue;
+            };
+            let dyn_offs = offs.iter().filter(|o| **o == DYNAMIC).count();
+            let dyn_sizes = sizes.iter().filter(|o| **o == DYNAMIC).count();
+            if offs.len() != 2
+                || strides != [1, 1]
+                || sizes.get(1) != Some(&lanes)
+                || svops.len() != 1 + dyn_offs + dyn_sizes
+                || (n != DYNAMIC && n < 2 * lanes)
+                || !before(ir, rops[0], lp)
+            {
+                continue;
+            }
+            let mut dynamic = svops[1..].iter();
+            let off: Vec<Option<Value>> = offs
+                .iter()
+                .map(|o| (*o == DYNAMIC).then(|| *dynamic.next().expect("counted")))
+                .collect();
+            // The last panel's first column, N - nr (N >= nr: the view holds nr columns).
+            let last = if n != DYNAMIC {
+                index_const(ir, loc, lp, n - lanes)
+            } else {
+                let c1 = index_const(ir, loc, lp, 1);
+                let d = ir.create_op(
+                    OpSpec::new(intern_name(ops::memref::DimOp::NAME), loc)
+                        .operands(vec![src, c1])
+                        .results(vec![Type::index()]),
+                );
+                ir.insert_before(lp, d);
+                let w = index_const(ir, loc, lp, lanes);
+                index_binary(ir, loc, lp, ops::arith::SubiOp::NAME, ir.result(d, 0), w)
+            };
+            let col = match off[1] {
+                Some(v) => plus(ir, loc, lp, v, lanes),
+                None => index_const(ir, loc, lp, offs[1] + lanes),
+            };
+            let next = index_binary(ir, loc, lp, ops::arith::MinsiOp::NAME, col, last);
+            // The row, in the loop (the read's row index is the k step's).
+            let row = match off[0] {
+                Some(v) => index_binary(ir, loc, r, ops::arith::AddiOp::NAME, v, rops[1]),
+                None if offs[0] == 0 => rops[1],
+                None => plus(ir, loc, r, rops[1], offs[0]),
+            };
+            let per_line = (LINE / (bits.div_ceil(8) as i64).max(1)).max(1);
+            for l in (0..lanes).step_by(per_line as usize) {
+                let c = plus(ir, loc, r, next, l);
+                prefetch(ir, loc, r, vec![src, row, c], 2);
+                self.prefetches += 1;
+            }
+        }
+    }
+
     fn tile_loop(&mut self, ir: &mut Ir, lp: OpId) {
         let Some(blk) = ir.op(lp).parent else {
             return;
@@ -358,6 +470,7 @@ impl PrefetchTileUpdatesPass {
         for l in loops {
             self.tile_loop(cx.ir, l);
             self.next_panel(cx.ir, l);
+            self.next_panel_in_place(cx.ir, l);
             self.epilogue_slices(cx.ir, l);
         }
         Ok(())

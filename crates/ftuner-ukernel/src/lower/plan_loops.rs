@@ -376,6 +376,9 @@ fn packed_or_in_place(
         .then(|| mc_blocks(b.ir, op, plans))
         .flatten();
     let colliding = !strided_n && once_per_call(b.ir, op) && rows_collide_in_l2(b.ir, op, ins[1]);
+    // A contiguous B read in place whose next panel is worth prefetching.
+    let streams =
+        !strided_n && !rows_collide_in_l2(b.ir, op, ins[1]) && b_larger_than_l2(b.ir, op, ins[1]);
     match pack_b {
         _ if always => {
             pack(b, scratch);
@@ -384,11 +387,13 @@ fn packed_or_in_place(
         // The rule: a strided B is packed when at least two row strips will read each
         // panel (M >= 2 main tiles), decided at run time; a single strip reads B in place.
         // A contiguous B (rows of N elements, read in place by each mc block of rows) is
-        // packed when at least four mc blocks will read it: the copy is one pass over B,
-        // and in place each block reads B's rows at a stride of N elements, which for
-        // N = 768, 1500, 2304, 3000 puts a tile's rows of B into few cache sets (Zen 4, mc
-        // = 240: W3's large GEMMs 0.94 -> 1.03 of the best library, W1 ~3% from M = 992,
-        // level at 384-688, 5-50% behind at M <= 80). A contiguous B whose rows collide in
+        // packed from one whole mc block of rows: the copy is one pass over B, and in place
+        // a tile's rows of B, N elements apart, share L2 with the mc x kc block of A that
+        // the model sized for a packed panel (Zen 4, mc = 240, packing from four blocks:
+        // W3's large GEMMs 0.94 -> 1.03 of the best library, W1 ~3% from M = 992, level at
+        // 384-688, 5-50% behind at M <= 80; Emerald Rapids, mc = 432, from one block: W3's
+        // 512- and 1024-row GEMMs 0.77-0.83 -> 0.88-0.93 of OpenBLAS, W1 level at 688-1296,
+        // packing a 35-row A's B 30-50% slower). A contiguous B whose rows collide in
         // L2 ([`rows_collide_in_l2`]) is packed from four row strips: in place it streams
         // from L3 at every strip (W1's N = 3072 on an Emerald Rapids: 56-70 GFLOP/s at
         // M = 80-1600 against the libraries' 105-145; packed 103-144; at M = 16 in place
@@ -397,7 +402,7 @@ fn packed_or_in_place(
         None if packable && (strided_n || contiguous_mc.is_some() || colliding) => {
             let rows = match (colliding, contiguous_mc) {
                 (true, _) => 4 * plans.m.0,
-                (false, Some(mc)) => 4 * mc,
+                (false, Some(mc)) => mc,
                 (false, None) => 2 * plans.m.0,
             };
             let two = b.index(scratch, rows);
@@ -412,10 +417,52 @@ fn packed_or_in_place(
                     b.packed = None;
                     r
                 },
-                |b, eb| loops(b, eb, n),
+                |b, eb| {
+                    let r = loops(b, eb, n);
+                    mark_in_place_k_loops(b.ir, eb, streams);
+                    r
+                },
             )
         }
-        _ => loops(b, scratch, n),
+        _ => {
+            let r = loops(b, scratch, n);
+            if !always {
+                mark_in_place_k_loops(b.ir, scratch, streams);
+            }
+            r
+        }
+    }
+}
+
+/// Marks the register tiles' k loops in `blk` (`scf.for`s with vector results) that read
+/// a contiguous B in place, when B streams from L3 ([`b_larger_than_l2`]) and the
+/// target's L2 holds its next column panel beside the current one (B's rows do not
+/// collide in L2, [`rows_collide_in_l2`]): `streams`. `prefetch-tile-updates` then
+/// fetches the next panel while the strips compute on this one. Measured on an Emerald Rapids (W1, N = 2304, K = 768, best library / ftuner):
+/// 16 rows 0.58-0.77 -> 0.91-1.00, 80 rows 0.73-0.81 -> 0.82-0.93, 384-688 rows 1-3%
+/// lower; where the rows collide (N = 3072) the prefetched panel is evicted before its
+/// use and 16 rows went 0.67-0.71 -> 0.47-0.53, hence the condition.
+fn mark_in_place_k_loops(ir: &mut Ir, blk: BlockId, streams: bool) {
+    if !streams {
+        return;
+    }
+    let mut k_loops = vec![];
+    for o in ir.block_ops(blk).collect::<Vec<_>>() {
+        ir.walk_pre(o, &mut |x| {
+            if ir.name(x) == scf::ForOp::NAME
+                && !ir.results(x).is_empty()
+                && ir.results(x).iter().all(|r| ir.value_type(*r).is_vector())
+            {
+                k_loops.push(x);
+            }
+        });
+    }
+    for l in k_loops {
+        ir.set_attr(
+            l,
+            ftuner_dialects::scf::PREFETCH_NEXT_PANEL_ATTR,
+            Some(Attribute::unit()),
+        );
     }
 }
 
@@ -426,13 +473,7 @@ fn packed_or_in_place(
 /// 192 lines, 32 sets, 768 rows -> 24 lines a set > 15 ways; N = 2304 -> 128 sets, 6 lines
 /// (fits); a stride that is not a whole number of lines spreads its rows.
 fn rows_collide_in_l2(ir: &Ir, op: OpId, bval: Value) -> bool {
-    let Some(l2) = ir
-        .attr(op, "target")
-        .and_then(|a| a.as_str())
-        .and_then(|t| ftuner_hw::HardwareModel::load_named(t).ok())
-        .and_then(|m| m.cpu)
-        .map(|c| c.l2)
-    else {
+    let Some(l2) = target_l2(ir, op) else {
         return false;
     };
     let ty = ir.value_type(bval);
@@ -452,6 +493,31 @@ fn rows_collide_in_l2(ir: &Ir, op: OpId, bval: Value) -> bool {
         (a, g) = (g, a % g);
     }
     rows > (sets / a) * (ways - 1)
+}
+
+/// The L2 of the patch's target (None for a GPU or an unknown target).
+fn target_l2(ir: &Ir, op: OpId) -> Option<ftuner_hw::CacheLevel> {
+    ir.attr(op, "target")
+        .and_then(|a| a.as_str())
+        .and_then(|t| ftuner_hw::HardwareModel::load_named(t).ok())
+        .and_then(|m| m.cpu)
+        .map(|c| c.l2)
+}
+
+/// Whether B (static `k x n`) is larger than the target's L2, so that read in place each
+/// column panel comes from L3 at its first row strip, every call: what prefetching the
+/// next panel hides. A B that L2 holds is read from L2 by every strip after the first
+/// call, and the prefetches only take load slots (measured on an Emerald Rapids: W3's
+/// 35 x 700 x 2048, dynamic N, 8-10% slower with them; W1's 16 x 768 x 768, 2.4 MB,
+/// level). A dynamic shape is not known to be larger: no prefetch.
+fn b_larger_than_l2(ir: &Ir, op: OpId, bval: Value) -> bool {
+    let ty = ir.value_type(bval);
+    let (Some(l2), Some(&[k, n]), Some(bits)) =
+        (target_l2(ir, op), ty.shape(), ty.element_type().bit_width())
+    else {
+        return false;
+    };
+    k != DYNAMIC && n != DYNAMIC && k * n * (bits as i64 / 8) > l2.size as i64
 }
 
 /// Whether `op` sits directly in a function's body.
