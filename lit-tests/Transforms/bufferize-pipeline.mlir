@@ -1,7 +1,7 @@
 // The dense layer patched, lowered and bufferized: the register tiles read and write the
 // output buffer in place (no copies), and upstream MLIR accepts the result. Five buffers:
 // the transposed weights, the output, B's panels packed at run time (the branch taken when
-// M reaches four mc blocks), and A's block copied contiguous (pack-a) in each branch.
+// M reaches one mc block), and A's block copied contiguous (pack-a) in each branch.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(canonicalize,cse,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse,bufferize)" --mlir-pass-statistics -o %t 2>&1 | FileCheck %s --check-prefix=STATS
 // RUN: FileCheck %s < %t
 // RUN: %mlir-opt %t > /dev/null

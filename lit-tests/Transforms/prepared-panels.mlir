@@ -35,11 +35,11 @@ func.func @dense(%x: tensor<?x256xf32>, %w: tensor<512x256xf32> {ftuner.weight})
 // EXEC: check: ok
 
 // A constant B is not a weight: nothing would hoist its packing, so it is packed per call
-// only where that pays, as any contiguous [k][n] B: when at least four mc blocks of rows
-// read it (M >= 4 * 282 on skylake-avx512), decided at run time; else read in place.
+// only where that pays, as any contiguous [k][n] B: when at least one mc block of rows
+// reads it (M >= 282 on skylake-avx512), decided at run time; else read in place.
 // CHECK-LABEL: func.func @constant_b(
 // CHECK-NOT: x256x64xf32>
-// CHECK: %[[MANY:.*]] = arith.cmpi sge, %{{.*}}, %c1128 : index
+// CHECK: %[[MANY:.*]] = arith.cmpi sge, %{{.*}}, %c282 : index
 // CHECK-NEXT: scf.if %[[MANY]]
 // CHECK: tensor.empty() : tensor<8x256x64xf32>
 // CHECK: } else {

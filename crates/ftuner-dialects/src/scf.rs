@@ -41,10 +41,11 @@ use ftuner_ir::{Ir, OpId, OpPrinter, Type};
 pub const PARALLEL_ATTR: &str = "ftuner.parallel";
 
 /// Discardable unit attribute on a register tile's k loop (an `scf.for` with vector
-/// results) that reads a contiguous B in place, row by row, from memory the caches can
-/// hold a next column panel of: `lower-ukernels` puts it there (from the target's L2,
-/// not where B's rows collide in its sets); `prefetch-tile-updates` then prefetches the
-/// next panel's rows into L2 while this one is computed. Without it, no prefetch.
+/// results) of a contraction whose contiguous B is read in place: `lower-ukernels` puts
+/// it there when B is static, larger than the target's L2 (it comes from L3 at each
+/// panel's first row strip), and its rows do not collide in L2's sets;
+/// `prefetch-tile-updates` then prefetches the next column panel's rows into L2 while
+/// this one is computed. Without it, no such prefetch.
 pub const PREFETCH_NEXT_PANEL_ATTR: &str = "ftuner.prefetch_next_panel";
 
 /// `scf.for %iv = %lb to %ub step %s [iter_args(%a = %init, ...) -> (types)] [: type] { ... }`

@@ -346,7 +346,7 @@ fn lowered_conv_row_blocks_pack_a() {
 
 /// The lowering's run-time choices with the default options (B read in place unless a
 /// rule packs it): a skinny N (<= 4 on zen4) through B transposed and dot-product tiles,
-/// N = 5 through broadcast tiles; a contiguous B packed into panels from M = 4 mc = 960.
+/// N = 5 through broadcast tiles; a contiguous B packed into panels from M = mc = 240.
 #[test]
 fn lowered_matmul_run_time_rules_match() {
     let c = lower(
@@ -355,7 +355,10 @@ fn lowered_matmul_run_time_rules_match() {
     );
     let text = lowered_text(&c);
     assert!(text.contains("arith.cmpi sle"), "no skinny split");
-    assert!(text.contains("%c960"), "no packing rule");
+    assert!(
+        text.contains("arith.cmpi sge, %dim, %c240"),
+        "no packing rule"
+    );
     for (m, n, k) in [
         (37, 1, 100),
         (13, 2, 77),
@@ -364,8 +367,8 @@ fn lowered_matmul_run_time_rules_match() {
         (20, 5, 33),
         (0, 2, 7),
         (5, 1, 0),
-        (959, 70, 9),
-        (960, 70, 9),
+        (239, 70, 9),
+        (240, 70, 9),
         (1000, 130, 17),
     ] {
         check_matmul(&c, m, n, k);

@@ -26,6 +26,10 @@
 //! (`vector<nr>` of a rank-3 memref whose last dim is `nr`, at indices `[p, k, 0]`)
 //! with `p` defined before the loop.
 //!
+//! A B read in place (`vector<nr>` rows of a 2-d `memref.subview %B[o0, j] [K, nr]`) in a
+//! k loop `lower-ukernels` marked `ftuner.prefetch_next_panel` gets the same treatment:
+//! row `o0 + k` of the next panel (`min(j + nr, N - nr)`) into L2 at each k step.
+//!
 //! A tile's epilogue (BatchNorm, a residual add, ReLU after a conv's matmul) runs after
 //! the loop on the tile just stored, reading its other operands element by element from
 //! slices (`memref.subview`s taken after the loop). A residual was written layers ago and
@@ -446,7 +450,7 @@ define_pass! {
         argument: "prefetch-tile-updates",
         name: "PrefetchTileUpdates",
         summary: "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it",
-        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
+        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. A k loop marked `ftuner.prefetch_next_panel` (B read in place through a 2-d subview of nr columns) prefetches the next column panel's row k of B into L2 the same way. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
         options: PrefetchTileUpdatesOptions {},
         statistics: {
             prefetches: "num-prefetches" => "Prefetches inserted",

@@ -332,8 +332,9 @@ fn cut_back(b: &mut B<'_>, blk: BlockId, result: Value, sizes: Vec<Value>, ty: T
 
 /// The loops with B packed into panels or read in place. Packing B pays when a register
 /// tile's row of B is not contiguous (B's N dim is not its innermost: each row would be
-/// nr scalar loads, for every row strip); a contiguous B is read in place (measured:
-/// packing it does not pay). `pack_b`: `None` lets that rule decide; `Some` forces.
+/// nr scalar loads, for every row strip); a contiguous B is read in place by fewer rows
+/// than an mc block (the rule below), with its next panel prefetched where that pays
+/// ([`mark_in_place_k_loops`]). `pack_b`: `None` lets the rule decide; `Some` forces.
 fn packed_or_in_place(
     b: &mut B<'_>,
     scratch: BlockId,
@@ -375,10 +376,10 @@ fn packed_or_in_place(
     let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
         .then(|| mc_blocks(b.ir, op, plans))
         .flatten();
-    let colliding = !strided_n && once_per_call(b.ir, op) && rows_collide_in_l2(b.ir, op, ins[1]);
+    let collide = !strided_n && rows_collide_in_l2(b.ir, op, ins[1]);
+    let colliding = collide && once_per_call(b.ir, op);
     // A contiguous B read in place whose next panel is worth prefetching.
-    let streams =
-        !strided_n && !rows_collide_in_l2(b.ir, op, ins[1]) && b_larger_than_l2(b.ir, op, ins[1]);
+    let streams = !strided_n && !collide && b_larger_than_l2(b.ir, op, ins[1]);
     match pack_b {
         _ if always => {
             pack(b, scratch);
@@ -391,9 +392,10 @@ fn packed_or_in_place(
         // a tile's rows of B, N elements apart, share L2 with the mc x kc block of A that
         // the model sized for a packed panel (Zen 4, mc = 240, packing from four blocks:
         // W3's large GEMMs 0.94 -> 1.03 of the best library, W1 ~3% from M = 992, level at
-        // 384-688, 5-50% behind at M <= 80; Emerald Rapids, mc = 432, from one block: W3's
-        // 512- and 1024-row GEMMs 0.77-0.83 -> 0.88-0.93 of OpenBLAS, W1 level at 688-1296,
-        // packing a 35-row A's B 30-50% slower). A contiguous B whose rows collide in
+        // 384-688, 5-50% behind at M <= 80; Emerald Rapids, mc = 432, from one block: the
+        // best library / ftuner over 15 W3 shapes, median, 0.75-0.78 -> 0.86-0.88, from the
+        // 512- and 1024-row GEMMs; W1 level; packing for 35 rows 30-50% slower). A
+        // contiguous B whose rows collide in
         // L2 ([`rows_collide_in_l2`]) is packed from four row strips: in place it streams
         // from L3 at every strip (W1's N = 3072 on an Emerald Rapids: 56-70 GFLOP/s at
         // M = 80-1600 against the libraries' 105-145; packed 103-144; at M = 16 in place
@@ -426,22 +428,23 @@ fn packed_or_in_place(
         }
         _ => {
             let r = loops(b, scratch, n);
-            if !always {
-                mark_in_place_k_loops(b.ir, scratch, streams);
-            }
+            mark_in_place_k_loops(b.ir, scratch, streams);
             r
         }
     }
 }
 
-/// Marks the register tiles' k loops in `blk` (`scf.for`s with vector results) that read
-/// a contiguous B in place, when B streams from L3 ([`b_larger_than_l2`]) and the
-/// target's L2 holds its next column panel beside the current one (B's rows do not
-/// collide in L2, [`rows_collide_in_l2`]): `streams`. `prefetch-tile-updates` then
-/// fetches the next panel while the strips compute on this one. Measured on an Emerald Rapids (W1, N = 2304, K = 768, best library / ftuner):
-/// 16 rows 0.58-0.77 -> 0.91-1.00, 80 rows 0.73-0.81 -> 0.82-0.93, 384-688 rows 1-3%
-/// lower; where the rows collide (N = 3072) the prefetched panel is evicted before its
-/// use and 16 rows went 0.67-0.71 -> 0.47-0.53, hence the condition.
+/// Marks every k loop of the in-place branch `blk` (`scf.for`s with vector results: the
+/// register tiles of every strip, residue rows included) `ftuner.prefetch_next_panel`
+/// when B streams from L3 ([`b_larger_than_l2`]) and the target's L2 holds its next
+/// column panel beside the current one (B's rows do not collide in L2,
+/// [`rows_collide_in_l2`]): `streams`. `prefetch-tile-updates` then fetches the next
+/// panel while the strips compute on this one, in the loops that read B's rows through a
+/// panel view and have at least 4 accumulators. Measured on an Emerald Rapids (W1, best
+/// library / ftuner, three alternated runs): 16x2304x768 0.53-0.63 -> 0.89-0.94,
+/// 16x768x3072 0.45-0.48 -> 0.80-0.83, 80 rows 0.65-0.71 -> 0.75-0.91, 384 rows
+/// 0.93-0.97 -> 0.90-0.91; where the rows collide (N = 3072) the prefetched panel is
+/// evicted before its use and 16 rows went 0.67-0.71 -> 0.47-0.53, hence the condition.
 fn mark_in_place_k_loops(ir: &mut Ir, blk: BlockId, streams: bool) {
     if !streams {
         return;
@@ -507,9 +510,9 @@ fn target_l2(ir: &Ir, op: OpId) -> Option<ftuner_hw::CacheLevel> {
 /// Whether B (static `k x n`) is larger than the target's L2, so that read in place each
 /// column panel comes from L3 at its first row strip, every call: what prefetching the
 /// next panel hides. A B that L2 holds is read from L2 by every strip after the first
-/// call, and the prefetches only take load slots (measured on an Emerald Rapids: W3's
-/// 35 x 700 x 2048, dynamic N, 8-10% slower with them; W1's 16 x 768 x 768, 2.4 MB,
-/// level). A dynamic shape is not known to be larger: no prefetch.
+/// call, and the prefetches would only take load slots. A dynamic shape is not known to
+/// be larger: no prefetch (measured on an Emerald Rapids with prefetches there: W3's
+/// 35 x 700 x 2048, dynamic N, 8-10% slower).
 fn b_larger_than_l2(ir: &Ir, op: OpId, bval: Value) -> bool {
     let ty = ir.value_type(bval);
     let (Some(l2), Some(&[k, n]), Some(bits)) =
