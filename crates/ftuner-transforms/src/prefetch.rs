@@ -127,6 +127,96 @@ fn plus(ir: &mut Ir, loc: Attribute, anchor: OpId, v: Value, k: i64) -> Value {
     index_binary(ir, loc, anchor, ops::arith::AddiOp::NAME, v, c)
 }
 
+/// Elements of `bits` bits in one prefetched line (at least 1).
+fn per_line(bits: u32) -> i64 {
+    (LINE / (bits.div_ceil(8) as i64).max(1)).max(1)
+}
+
+/// The value of an `arith.constant` (an index or integer), if `v` is one.
+fn constant(ir: &Ir, v: Value) -> Option<i64> {
+    ir.defining_op(v)
+        .and_then(|d| ir.attr(d, "value"))
+        .and_then(|a| a.as_i64())
+}
+
+/// `memref.dim %m, d` minus `k`, inserted before `anchor`.
+fn dim_minus(ir: &mut Ir, loc: Attribute, anchor: OpId, m: Value, d: i64, k: i64) -> Value {
+    let cd = index_const(ir, loc, anchor, d);
+    let op = ir.create_op(
+        OpSpec::new(intern_name(ops::memref::DimOp::NAME), loc)
+            .operands(vec![m, cd])
+            .results(vec![Type::index()]),
+    );
+    ir.insert_before(anchor, op);
+    let ck = index_const(ir, loc, anchor, k);
+    index_binary(
+        ir,
+        loc,
+        anchor,
+        ops::arith::SubiOp::NAME,
+        ir.result(op, 0),
+        ck,
+    )
+}
+
+/// A `memref.subview` with unit strides, decoded: its source, static offsets and sizes
+/// (`DYNAMIC` where an operand gives them) and each offset's operand.
+struct View {
+    src: Value,
+    offs: Vec<i64>,
+    sizes: Vec<i64>,
+    dyn_offs: Vec<Option<Value>>,
+}
+
+impl View {
+    fn of(ir: &Ir, sv: OpId) -> Option<View> {
+        if ir.name(sv) != ops::memref::SubviewOp::NAME {
+            return None;
+        }
+        let arr = |a: &str| ir.attr(sv, a).and_then(|x| x.as_dense_i64s());
+        let (offs, sizes, strides) = (
+            arr("static_offsets")?,
+            arr("static_sizes")?,
+            arr("static_strides")?,
+        );
+        let operands = ir.operands(sv);
+        let dynamic = |v: &[i64]| v.iter().filter(|o| **o == DYNAMIC).count();
+        if strides.iter().any(|s| *s != 1) || operands.len() != 1 + dynamic(&offs) + dynamic(&sizes)
+        {
+            return None;
+        }
+        let mut rest = operands[1..].iter();
+        let dyn_offs = offs
+            .iter()
+            .map(|o| (*o == DYNAMIC).then(|| *rest.next().expect("counted")))
+            .collect();
+        Some(View {
+            src: operands[0],
+            offs,
+            sizes,
+            dyn_offs,
+        })
+    }
+
+    /// Offset `d` plus `k`, inserted before `anchor`.
+    fn offset_plus(&self, ir: &mut Ir, loc: Attribute, anchor: OpId, d: usize, k: i64) -> Value {
+        match self.dyn_offs[d] {
+            Some(v) => plus(ir, loc, anchor, v, k),
+            None => index_const(ir, loc, anchor, self.offs[d] + k),
+        }
+    }
+}
+
+/// The `vector.transfer_read`s of `lp`'s body.
+fn body_reads(ir: &Ir, lp: OpId) -> Vec<OpId> {
+    let Some(body) = ir.regions_of(lp).first().and_then(|r| ir.region_entry(*r)) else {
+        return vec![];
+    };
+    ir.block_ops(body)
+        .filter(|o| ir.name(*o) == ops::vector::TransferReadOp::NAME)
+        .collect()
+}
+
 fn prefetch(ir: &mut Ir, loc: Attribute, anchor: OpId, operands: Vec<Value>, locality: i64) {
     let p = ir.create_op(
         OpSpec::new(intern_name(ops::memref::PrefetchOp::NAME), loc)
@@ -177,31 +267,18 @@ impl PrefetchTileUpdatesPass {
             .collect();
         let loc = ir.loc(lp);
         for sv in views {
-            let arr = |a: &str| ir.attr(sv, a).and_then(|x| x.as_dense_i64s());
-            let (Some(offs), Some(sizes), Some(strides)) = (
-                arr("static_offsets"),
-                arr("static_sizes"),
-                arr("static_strides"),
-            ) else {
+            let Some(view) = View::of(ir, sv) else {
                 continue;
             };
-            let operands = ir.operands(sv).to_vec();
+            let sizes = view.sizes.clone();
             let res = ir.result(sv, 0);
-            let bytes = ir
-                .value_type(res)
-                .element_type()
-                .bit_width()
-                .unwrap_or(32)
-                .div_ceil(8) as i64;
-            let per_line = (LINE / bytes).max(1);
+            let per_line = per_line(ir.value_type(res).element_type().bit_width().unwrap_or(32));
             let only_loads = ir
                 .uses(res)
                 .iter()
                 .all(|u| ir.name(u.op) == ops::memref::LoadOp::NAME);
-            let dyn_offs = offs.iter().filter(|o| **o == DYNAMIC).count();
             if sizes.len() != 2
-                || offs.len() != 2
-                || strides != [1, 1]
+                || view.offs.len() != 2
                 || sizes.iter().any(|s| *s <= 0 || *s == DYNAMIC)
                 || sizes[1] < per_line
                 || sizes[0] > MAX_EPILOGUE_LINES
@@ -209,25 +286,15 @@ impl PrefetchTileUpdatesPass {
                 || sizes[0] * ((sizes[1] + per_line - 1) / per_line) > MAX_EPILOGUE_LINES
                 || !only_loads
                 || !ir.has_uses(res)
-                || operands.len() != 1 + dyn_offs
-                || !operands.iter().all(|v| before(ir, *v, lp))
+                || !ir.operands(sv).iter().all(|v| before(ir, *v, lp))
             {
                 continue;
             }
-            let mut dynamic = operands[1..].iter();
-            let base: Vec<Option<Value>> = offs
-                .iter()
-                .map(|o| (*o == DYNAMIC).then(|| *dynamic.next().expect("counted")))
-                .collect();
-            let at = |ir: &mut Ir, d: usize, k: i64| match base[d] {
-                Some(v) => plus(ir, loc, lp, v, k),
-                None => index_const(ir, loc, lp, offs[d] + k),
-            };
             for i in 0..sizes[0] {
-                let r = at(ir, 0, i);
+                let r = view.offset_plus(ir, loc, lp, 0, i);
                 for l in (0..sizes[1]).step_by(per_line as usize) {
-                    let c = at(ir, 1, l);
-                    prefetch(ir, loc, lp, vec![operands[0], r, c], 3);
+                    let c = view.offset_plus(ir, loc, lp, 1, l);
+                    prefetch(ir, loc, lp, vec![view.src, r, c], 3);
                     self.prefetches += 1;
                 }
             }
@@ -236,15 +303,8 @@ impl PrefetchTileUpdatesPass {
 
     /// The next panel's row, for each read of a packed B's row in `lp`'s body.
     fn next_panel(&mut self, ir: &mut Ir, lp: OpId) {
-        let Some(body) = ir.regions_of(lp).first().and_then(|r| ir.region_entry(*r)) else {
-            return;
-        };
-        let reads: Vec<OpId> = ir
-            .block_ops(body)
-            .filter(|o| ir.name(*o) == ops::vector::TransferReadOp::NAME)
-            .collect();
         let loc = ir.loc(lp);
-        for r in reads {
+        for r in body_reads(ir, lp) {
             let Some((2, lanes)) = read_along(ir, r) else {
                 continue;
             };
@@ -254,12 +314,8 @@ impl PrefetchTileUpdatesPass {
             else {
                 continue;
             };
-            let zero = ir
-                .defining_op(ops[3])
-                .and_then(|d| ir.attr(d, "value"))
-                .and_then(|a| a.as_i64());
             if nr != lanes
-                || zero != Some(0)
+                || constant(ir, ops[3]) != Some(0)
                 || ops.len() != 5
                 || !before(ir, ops[0], lp)
                 || !before(ir, ops[1], lp)
@@ -269,20 +325,11 @@ impl PrefetchTileUpdatesPass {
             let last = if panels > 0 {
                 index_const(ir, loc, lp, panels - 1)
             } else {
-                let c0 = index_const(ir, loc, lp, 0);
-                let d = ir.create_op(
-                    OpSpec::new(intern_name(ops::memref::DimOp::NAME), loc)
-                        .operands(vec![ops[0], c0])
-                        .results(vec![Type::index()]),
-                );
-                ir.insert_before(lp, d);
-                let one = index_const(ir, loc, lp, 1);
-                index_binary(ir, loc, lp, ops::arith::SubiOp::NAME, ir.result(d, 0), one)
+                dim_minus(ir, loc, lp, ops[0], 0, 1)
             };
             let next = plus(ir, loc, lp, ops[1], 1);
             let next = index_binary(ir, loc, lp, ops::arith::MinuiOp::NAME, next, last);
-            let per_line = (LINE / (elem.div_ceil(8) as i64).max(1)).max(1);
-            for l in (0..nr).step_by(per_line as usize) {
+            for l in (0..nr).step_by(per_line(elem) as usize) {
                 let col = index_const(ir, loc, r, l);
                 prefetch(ir, loc, r, vec![ops[0], next, ops[2], col], 2);
                 self.prefetches += 1;
@@ -301,9 +348,6 @@ impl PrefetchTileUpdatesPass {
     /// `B[o0 + k, min(o1 + nr, N - nr) ..]` into L2 brings the next panel in while this
     /// one's strips compute, as [`Self::next_panel`] does for packed panels.
     fn next_panel_in_place(&mut self, ir: &mut Ir, lp: OpId) {
-        let Some(body) = ir.regions_of(lp).first().and_then(|r| ir.region_entry(*r)) else {
-            return;
-        };
         if ir.results(lp).len() < MIN_ROWS_IN_PLACE
             || ir
                 .attr(lp, ftuner_dialects::scf::PREFETCH_NEXT_PANEL_ATTR)
@@ -311,86 +355,44 @@ impl PrefetchTileUpdatesPass {
         {
             return;
         }
-        let reads: Vec<OpId> = ir
-            .block_ops(body)
-            .filter(|o| ir.name(*o) == ops::vector::TransferReadOp::NAME)
-            .collect();
         let loc = ir.loc(lp);
-        for r in reads {
+        for r in body_reads(ir, lp) {
             let Some((1, lanes)) = read_along(ir, r) else {
                 continue;
             };
             let rops = ir.operands(r).to_vec();
-            let Some(sv) = ir.defining_op(rops[0]) else {
+            let Some(view) = ir.defining_op(rops[0]).and_then(|sv| View::of(ir, sv)) else {
                 continue;
             };
-            let zero_col = ir
-                .defining_op(rops[2])
-                .and_then(|d| ir.attr(d, "value"))
-                .and_then(|a| a.as_i64());
-            if rops.len() != 4 || zero_col != Some(0) || ir.name(sv) != ops::memref::SubviewOp::NAME
-            {
-                continue;
-            }
-            let arr = |a: &str| ir.attr(sv, a).and_then(|x| x.as_dense_i64s());
-            let (Some(offs), Some(sizes), Some(strides)) = (
-                arr("static_offsets"),
-                arr("static_sizes"),
-                arr("static_strides"),
-            ) else {
-                continue;
-            };
-            let svops = ir.operands(sv).to_vec();
-            let src = svops[0];
-            let st = ir.value_type(src);
+            let st = ir.value_type(view.src);
             let (Some(&[_, n]), Some(bits)) = (st.shape(), st.element_type().bit_width()) else {
                 continue;
             };
-            let dyn_offs = offs.iter().filter(|o| **o == DYNAMIC).count();
-            let dyn_sizes = sizes.iter().filter(|o| **o == DYNAMIC).count();
-            if offs.len() != 2
-                || strides != [1, 1]
-                || sizes.get(1) != Some(&lanes)
-                || svops.len() != 1 + dyn_offs + dyn_sizes
+            if rops.len() != 4
+                || constant(ir, rops[2]) != Some(0)
+                || view.offs.len() != 2
+                || view.sizes.get(1) != Some(&lanes)
                 || (n != DYNAMIC && n < 2 * lanes)
                 || !before(ir, rops[0], lp)
             {
                 continue;
             }
-            let mut dynamic = svops[1..].iter();
-            let off: Vec<Option<Value>> = offs
-                .iter()
-                .map(|o| (*o == DYNAMIC).then(|| *dynamic.next().expect("counted")))
-                .collect();
             // The last panel's first column, N - nr (N >= nr: the view holds nr columns).
             let last = if n != DYNAMIC {
                 index_const(ir, loc, lp, n - lanes)
             } else {
-                let c1 = index_const(ir, loc, lp, 1);
-                let d = ir.create_op(
-                    OpSpec::new(intern_name(ops::memref::DimOp::NAME), loc)
-                        .operands(vec![src, c1])
-                        .results(vec![Type::index()]),
-                );
-                ir.insert_before(lp, d);
-                let w = index_const(ir, loc, lp, lanes);
-                index_binary(ir, loc, lp, ops::arith::SubiOp::NAME, ir.result(d, 0), w)
+                dim_minus(ir, loc, lp, view.src, 1, lanes)
             };
-            let col = match off[1] {
-                Some(v) => plus(ir, loc, lp, v, lanes),
-                None => index_const(ir, loc, lp, offs[1] + lanes),
-            };
+            let col = view.offset_plus(ir, loc, lp, 1, lanes);
             let next = index_binary(ir, loc, lp, ops::arith::MinsiOp::NAME, col, last);
             // The row, in the loop (the read's row index is the k step's).
-            let row = match off[0] {
+            let row = match view.dyn_offs[0] {
                 Some(v) => index_binary(ir, loc, r, ops::arith::AddiOp::NAME, v, rops[1]),
-                None if offs[0] == 0 => rops[1],
-                None => plus(ir, loc, r, rops[1], offs[0]),
+                None => plus(ir, loc, r, rops[1], view.offs[0]),
             };
-            let per_line = (LINE / (bits.div_ceil(8) as i64).max(1)).max(1);
-            for l in (0..lanes).step_by(per_line as usize) {
+            for l in (0..lanes).step_by(per_line(bits) as usize) {
                 let c = plus(ir, loc, r, next, l);
-                prefetch(ir, loc, r, vec![src, row, c], 2);
+                prefetch(ir, loc, r, vec![view.src, row, c], 2);
                 self.prefetches += 1;
             }
         }
@@ -430,8 +432,7 @@ impl PrefetchTileUpdatesPass {
             if ops.len() < 1 + rank || !ops[..1 + rank].iter().all(|v| before(ir, *v, lp)) {
                 continue;
             }
-            let bytes = mt.element_type().bit_width().unwrap_or(32).div_ceil(8) as i64;
-            let per_line = (LINE / bytes).max(1);
+            let per_line = per_line(mt.element_type().bit_width().unwrap_or(32));
             for l in (0..lanes).step_by(per_line as usize) {
                 let mut idx = ops[1..1 + rank].to_vec();
                 idx[along] = plus(ir, loc, lp, idx[along], l);

@@ -376,10 +376,11 @@ fn packed_or_in_place(
     let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
         .then(|| mc_blocks(b.ir, op, plans))
         .flatten();
-    let collide = !strided_n && rows_collide_in_l2(b.ir, op, ins[1]);
+    let l2 = target_l2(b.ir, op);
+    let collide = !strided_n && rows_collide_in_l2(b.ir, op, ins[1], l2.as_ref());
     let colliding = collide && once_per_call(b.ir, op);
     // A contiguous B read in place whose next panel is worth prefetching.
-    let streams = !strided_n && !collide && b_larger_than_l2(b.ir, op, ins[1]);
+    let streams = !strided_n && !collide && b_larger_than_l2(b.ir, ins[1], l2.as_ref());
     match pack_b {
         _ if always => {
             pack(b, scratch);
@@ -475,8 +476,8 @@ fn mark_in_place_k_loops(ir: &mut Ir, blk: BlockId, streams: bool) {
 /// `rows / distinct` lines in each. N = 3072 f32 on a 2 MiB 16-way L2 (2048 sets):
 /// 192 lines, 32 sets, 768 rows -> 24 lines a set > 15 ways; N = 2304 -> 128 sets, 6 lines
 /// (fits); a stride that is not a whole number of lines spreads its rows.
-fn rows_collide_in_l2(ir: &Ir, op: OpId, bval: Value) -> bool {
-    let Some(l2) = target_l2(ir, op) else {
+fn rows_collide_in_l2(ir: &Ir, op: OpId, bval: Value, l2: Option<&ftuner_hw::CacheLevel>) -> bool {
+    let Some(l2) = l2 else {
         return false;
     };
     let ty = ir.value_type(bval);
@@ -513,10 +514,9 @@ fn target_l2(ir: &Ir, op: OpId) -> Option<ftuner_hw::CacheLevel> {
 /// call, and the prefetches would only take load slots. A dynamic shape is not known to
 /// be larger: no prefetch (measured on an Emerald Rapids with prefetches there: W3's
 /// 35 x 700 x 2048, dynamic N, 8-10% slower).
-fn b_larger_than_l2(ir: &Ir, op: OpId, bval: Value) -> bool {
+fn b_larger_than_l2(ir: &Ir, bval: Value, l2: Option<&ftuner_hw::CacheLevel>) -> bool {
     let ty = ir.value_type(bval);
-    let (Some(l2), Some(&[k, n]), Some(bits)) =
-        (target_l2(ir, op), ty.shape(), ty.element_type().bit_width())
+    let (Some(l2), Some(&[k, n]), Some(bits)) = (l2, ty.shape(), ty.element_type().bit_width())
     else {
         return false;
     };
