@@ -277,6 +277,10 @@ impl Ir {
         }
         false
     }
+    /// The block that holds `op` (none for a detached or top-level op).
+    pub fn parent_block(&self, op: OpId) -> Option<BlockId> {
+        self.ops[op.index()].parent
+    }
     pub fn parent_op(&self, op: OpId) -> Option<OpId> {
         let b = self.ops[op.index()].parent?;
         self.block_parent_op(b)

@@ -37,6 +37,7 @@ mod func;
 mod index;
 mod pad;
 mod scf;
+mod shared_fills;
 mod structured;
 mod tensor;
 mod types;
@@ -247,18 +248,19 @@ impl Rw<'_> {
     }
 }
 
-/// Bufferize one function; returns the counters (allocations, copies, in-place writes).
+/// Bufferize one function; returns the counters (allocations, copies, in-place writes,
+/// fills cloned for their writers).
 fn bufferize_func(
     ctx: &ftuner_ir::Context,
     ir: &mut Ir,
     func: OpId,
     globals: &mut Vec<(String, Attribute, Type)>,
-) -> R<(u64, u64, u64)> {
+) -> R<(u64, u64, u64, u64)> {
     let Some(region) = ir.regions_of(func).first().copied() else {
-        return Ok((0, 0, 0));
+        return Ok((0, 0, 0, 0));
     };
     let Some(old_entry) = ir.region_entry(region) else {
-        return Ok((0, 0, 0)); // a declaration: only its type changes
+        return Ok((0, 0, 0, 0)); // a declaration: only its type changes
     };
     if ir.region(region).blocks.len() != 1 {
         return Err((
@@ -266,6 +268,7 @@ fn bufferize_func(
             "functions with several blocks are not bufferized".into(),
         ));
     }
+    let refills = shared_fills::split_shared_fills(ctx, ir, func);
     let an = analyze(ctx, ir, func, old_entry);
     let arg_types = func::arg_types(ir, func, old_entry)?;
     let entry = ir.new_block(&arg_types);
@@ -301,7 +304,7 @@ fn bufferize_func(
     ir.region_attach_block(region, entry);
     let fty = Type::function(arg_types, res_types);
     ir.set_prop(func, "function_type", Some(Attribute::type_attr(fty)));
-    Ok((allocs, copies, an.in_place.len() as u64))
+    Ok((allocs, copies, an.in_place.len() as u64, refills))
 }
 
 define_pass! {
@@ -316,6 +319,7 @@ define_pass! {
             allocs: "num-allocs" => "Buffers allocated",
             copies: "num-copies" => "Buffer copies (writes that could not be in place)",
             in_place: "num-in-place" => "Destination-passing writes done in place",
+            refills: "num-refills" => "Shared linalg.fills cloned, one per writer (instead of copies)",
         },
     }
 }
@@ -356,7 +360,8 @@ impl BufferizePass {
                 continue;
             }
             match bufferize_func(cx.ctx, cx.ir, f, &mut globals) {
-                Ok((a, c, i)) => {
+                Ok((a, c, i, r)) => {
+                    self.refills += r;
                     self.allocs += a;
                     self.copies += c;
                     self.in_place += i;

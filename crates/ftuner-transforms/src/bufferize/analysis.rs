@@ -8,7 +8,7 @@ use ftuner_ir::{BlockId, Context, Ir, OpId, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Destination operands of a destination-passing op: `(operand index, tied result)`.
-fn dests(ctx: &Context, ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
+pub(super) fn dests(ctx: &Context, ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
     let name = ir.name(op);
     let is_t = |v: Value| ir.value_type(v).is_tensor();
     match name {
@@ -268,7 +268,13 @@ fn dps_origin(ctx: &Context, ir: &Ir, mut v: Value) -> Value {
 
 /// `u` is `insert_slice` into `dest` of a value that was written in place into an
 /// `extract_slice` of `dest` with the same offsets, sizes and strides (one on `chain`).
-fn matching_insert(ctx: &Context, ir: &Ir, u: OpId, dest: Value, chain: &[Value]) -> bool {
+pub(super) fn matching_insert(
+    ctx: &Context,
+    ir: &Ir,
+    u: OpId,
+    dest: Value,
+    chain: &[Value],
+) -> bool {
     if ir.name(u) != ops::tensor::InsertSliceOp::NAME || ir.operands(u).get(1) != Some(&dest) {
         return false;
     }
@@ -284,7 +290,7 @@ fn matching_insert(ctx: &Context, ir: &Ir, u: OpId, dest: Value, chain: &[Value]
 }
 
 /// Operand `k` of `op` is a destination the op overwrites without reading.
-fn only_overwrites(ctx: &Context, ir: &Ir, op: OpId, k: u32) -> bool {
+pub(super) fn only_overwrites(ctx: &Context, ir: &Ir, op: OpId, k: u32) -> bool {
     let name = ir.name(op);
     if !ctx.is_destination_style(name) || linalg_reads_outs(ir, op) {
         return false;
