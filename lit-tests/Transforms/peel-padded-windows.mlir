@@ -1,8 +1,11 @@
 // peel-padded-windows: a depthwise conv or pooling over a pad of its image becomes the
 // same op on output slices — the interior over a slice of the image itself, the border
 // strips over pads of the rows or columns they read.
-// RUN: ftuner-opt %s --peel-padded-windows --split-input-file | FileCheck %s
+// The pieces over the whole tensor (planes=false), then per plane (the default).
+// RUN: ftuner-opt %s --peel-padded-windows=planes=false --split-input-file | FileCheck %s
 // RUN: ftuner-opt %s --peel-padded-windows --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows | FileCheck %s --check-prefix=PLANES
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-print-op-generic | %mlir-opt > /dev/null
 // REQUIRES: mlir-opt
 // Against the interpreter on the ops as read: strides 1 and 2, a dilation, asymmetric
 // padding with a non-zero value, an image too small for an interior (left alone), max and
@@ -16,10 +19,43 @@
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=maxpool --shape 0=2x3x11x9 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=sumpool --shape 0=1x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_static --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=3x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=3x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows{fuse-consumers=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=3x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s2 --shape 0=2x4x13x16 --pass-pipeline='builtin.module(peel-padded-windows{planes=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// A residual of another batch than the image's: a run-time error at the consumer's operand.
+// RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=2x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=BATCH
+// BATCH: run-time check failed: 'tensor.extract_slice' op at {{.*}}padded_windows.mlir:129:8: the slice leaves its tensor
 // RUNOK: check: ok
 // Eight window ops over pads, seven split (dw_tiny's 2x2 image has no interior):
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// STATS: 7 num-peeled
+// STATS: 8 num-peeled
+// STATS: 1 num-consumers
+
+// Per plane: chunks of channels on the thread pool (17 channels: 16 chunks), then each
+// channel's images; each plane's init filled on its own, the pieces on static 1x1 planes,
+// the consumer on the plane (its per-channel operands sliced at the channel, the
+// residual at the plane), the plane inserted back.
+// PLANES-LABEL: func.func @dw_bn
+// PLANES: cf.assert {{.*}}the image and the result have different batch sizes
+// PLANES: %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} to %c16 step %{{.*}} iter_args(%[[A0:.*]] = %{{.*}}) -> (tensor<?x17x5x5xf32>)
+// PLANES: arith.muli %[[K]], %c17
+// PLANES: arith.divui {{.*}}, %c16
+// PLANES: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A1:.*]] = %[[A0]])
+// PLANES: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A2:.*]] = %[[A1]])
+// PLANES: %[[X:.*]] = tensor.extract_slice %arg0[%[[I]], %[[C]], 0, 0] [1, 1, 9, 10] [1, 1, 1, 1] : tensor<?x17x9x10xf32> to tensor<1x1x9x10xf32>
+// PLANES: %[[W:.*]] = tensor.extract_slice %arg1[%[[C]], 0, 0] [1, 3, 3] [1, 1, 1] : tensor<17x3x3xf32> to tensor<1x3x3xf32>
+// PLANES: %[[O:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x5x5xf32>)
+// PLANES: tensor.extract_slice %[[X]][0, 0, 1, 1] [1, 1, 7, 9]
+// PLANES: tensor.extract_slice %[[O]][0, 0, 1, 1] [1, 1, 3, 4]
+// PLANES: linalg.depthwise_conv_2d_nchw_chw {{.*}} ins(%{{.*}}, %[[W]] : tensor<1x1x7x9xf32>, tensor<1x3x3xf32>) outs(%{{.*}} : tensor<1x1x3x4xf32>)
+// PLANES: tensor.extract_slice %arg2[%[[C]], 0, 0] [1, 1, 1] [1, 1, 1] : tensor<17x1x1xf32> to tensor<1x1x1xf32>
+// PLANES: tensor.extract_slice %arg4[%[[I]], %[[C]], 0, 0] [1, 1, 5, 5] [1, 1, 1, 1] : tensor<?x17x5x5xf32> to tensor<1x1x5x5xf32>
+// PLANES: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x5x5xf32>)
+// PLANES: tensor.insert_slice %{{.*}} into %[[A2]][%[[I]], %[[C]], 0, 0] [1, 1, 5, 5] [1, 1, 1, 1]
+// PLANES: } {ftuner.parallel}
+// PLANES-NOT: linalg.generic
+// PLANES: return %[[R]]
 
 // A 3x3 depthwise conv, stride 1, padding 1 (MobileNetV2's): the interior (rows and
 // columns 1..7 of 9 and 1..10 of 11) reads the image at [0, 0], unpadded; the top and

@@ -35,13 +35,13 @@
 //! transposes of the activations. Here positions are the matmul's columns, contiguous in
 //! both the image and the output, and nothing is transposed.
 
-use ftuner_dialects::linalg::body::{all_parallel, indexing_maps};
+use crate::nchw_consumer::{consumer, Consumer, Input};
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ops;
 use ftuner_dialects::tensor::reassociation_attr;
 use ftuner_ir::{
-    intern_name, AffineExpr, AffineMap, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type,
-    Value, DYNAMIC,
+    intern_name, AffineMap, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type, Value,
+    DYNAMIC,
 };
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
@@ -113,90 +113,6 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
     })
 }
 
-/// How an input of the sunk consumer is read per image.
-enum PerImage {
-    /// The conv's result: the image's matmul.
-    Conv,
-    /// A tensor like the output (identity map), then its `? x F x HW` view: a slice per
-    /// image.
-    Image(Value),
-    /// Read by channel and constants only: the tensor itself, through this `(f, p)` map.
-    Channel(Value, AffineMap),
-}
-
-/// The conv's elementwise consumer that moves into the per-image loop.
-struct Consumer {
-    g: OpId,
-    ins: Vec<PerImage>,
-    init: Value,
-}
-
-/// The one use of the conv's result, when it is a `linalg.generic` the loop can take: all
-/// loops parallel, one output of the conv's type written through the identity map and not
-/// read, no `linalg.index`, every input read per channel or per element.
-fn consumer(ir: &Ir, conv: OpId) -> Option<Consumer> {
-    let r = ir.result(conv, 0);
-    let [u] = ir.uses(r) else {
-        return None;
-    };
-    let g = u.op;
-    if ir.name(g) != ops::linalg::GenericOp::NAME
-        || !all_parallel(ir, g)
-        || ir.results(g).len() != 1
-        || ir.op(g).parent != ir.op(conv).parent
-        || ir.value_type(ir.result(g, 0)) != ir.value_type(r)
-    {
-        return None;
-    }
-    let (gins, gouts) = ins_outs(ir, g);
-    let maps = indexing_maps(ir, g)?;
-    let &[init] = gouts.as_slice() else {
-        return None;
-    };
-    if maps.len() != gins.len() + 1 || maps.iter().any(|m| m.num_dims != 4) {
-        return None;
-    }
-    if !maps[gins.len()].is_identity() {
-        return None;
-    }
-    let body = ir.region_entry(*ir.regions_of(g).first()?)?;
-    if ir.block_args(body).len() != gins.len() + 1 || ir.has_uses(ir.block_args(body)[gins.len()]) {
-        return None;
-    }
-    let mut uses_index = false;
-    ir.walk_pre(g, &mut |o| {
-        uses_index |= ir.name(o) == ops::linalg::IndexOp::NAME
-    });
-    if uses_index {
-        return None;
-    }
-    let rshape = ir.value_type(r).shape()?.to_vec();
-    let ins = gins
-        .iter()
-        .zip(&maps)
-        .map(|(v, m)| {
-            if *v == r {
-                return m.is_identity().then_some(PerImage::Conv);
-            }
-            let t = ir.value_type(*v);
-            if m.is_identity() {
-                return (t.is_tensor() && t.shape()? == rshape.as_slice())
-                    .then_some(PerImage::Image(*v));
-            }
-            let per_channel = m.results.iter().map(|e| match e {
-                AffineExpr::Dim(1) => Some(AffineExpr::Dim(0)),
-                AffineExpr::Const(c) => Some(AffineExpr::Const(*c)),
-                _ => None,
-            });
-            Some(PerImage::Channel(
-                *v,
-                AffineMap::new(2, 0, per_channel.collect::<Option<_>>()?),
-            ))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some(Consumer { g, ins, init })
-}
-
 /// Props of a unit-stride slice at `[%i, 0, 0]` of sizes `[1, rows, cols]`.
 fn slice_props(rows: i64, cols: i64, leading: &[i32]) -> Vec<(&'static str, Attribute)> {
     let mut segs = leading.to_vec();
@@ -236,9 +152,9 @@ fn consumer_in_loop(
     let mut maps = vec![];
     for how in &s.ins {
         let (v, map) = match how {
-            PerImage::Conv => (mr, AffineMap::identity(2)),
-            PerImage::Image(v3) => (image(b, *v3, iv, fp), AffineMap::identity(2)),
-            PerImage::Channel(v, map) => (*v, map.clone()),
+            Input::Producer => (mr, AffineMap::identity(2)),
+            Input::Element(v3) => (image(b, *v3, iv, fp), AffineMap::identity(2)),
+            Input::Channel(v, map, _) => (*v, map.clone()),
         };
         ins.push(v);
         maps.push(Attribute::affine_map(map));
@@ -331,7 +247,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     };
     // The consumer's per-element operands, viewed by image.
     for how in sink.iter_mut().flat_map(|s| &mut s.ins) {
-        if let PerImage::Image(v) = how {
+        if let Input::Element(v) = how {
             let vt = Type::tensor(vec![DYNAMIC, f, p], b.ir.value_type(*v).element_type());
             *v = collapse(&mut b, *v, vt, by_image);
         }

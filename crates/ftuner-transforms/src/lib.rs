@@ -19,6 +19,7 @@ pub mod library_calls;
 pub mod linalg_to_loops;
 pub mod lower_affine;
 pub mod math_approx;
+mod nchw_consumer;
 pub mod outline_nests;
 pub mod outline_weights;
 pub mod peel_windows;

@@ -21,7 +21,14 @@
 //! read where it is: the padded copy of the whole activation (a fill, a copy, and the
 //! conv reading it back: MobileNetV2 pads the input of each of its 17 depthwise convs) is
 //! gone; what is padded is 2-4 rows or columns per channel.
+//!
+//! By default (option `planes`) the pieces run per `(image, channel)` plane, with the op's
+//! elementwise consumer applied to each plane right after them ([`planes`]); the form
+//! above, over the whole tensor, is `planes=false`.
 
+mod planes;
+
+use crate::nchw_consumer::consumer;
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
@@ -226,8 +233,77 @@ fn regions(w: &Window) -> Option<Vec<Region>> {
         .then_some(out)
 }
 
-fn rewrite(ir: &mut Ir, op: OpId, w: &Window, regions: &[Region]) {
+/// What the pieces of one window op read and write: the image, the filter (or window
+/// shape), the init, the leading sizes `[N, C]` of each piece (`N` may be `DYNAMIC`, then
+/// `n` is the run-time batch).
+struct Operands {
+    x: Value,
+    f: Value,
+    o: Value,
+    nc: [i64; 2],
+    n: Option<Value>,
+}
+
+/// The pieces of window op `op` (one per region) at the builder's insertion point, each
+/// written into its slice of `p.o`: the assembled result.
+fn pieces(b: &mut OpBuilder<'_>, op: OpId, w: &Window, regions: &[Region], p: &Operands) -> Value {
     use ops::tensor;
+    let t4 = |h: i64, wd: i64| Type::tensor(vec![p.nc[0], p.nc[1], h, wd], w.elem);
+    let with_n = |lead: &[Value]| lead.iter().chain(&p.n).copied().collect::<Vec<Value>>();
+    let mut acc = p.o;
+    for (rows, cols) in regions {
+        let (rs, re, rlo, rhi) = w.dims[0].reads(rows[0], rows[1]);
+        let (cs, ce, clo, chi) = w.dims[1].reads(cols[0], cols[1]);
+        let mut img = b.value(
+            tensor::ExtractSliceOp::NAME,
+            with_n(&[p.x]),
+            t4(re - rs, ce - cs),
+            &slice_props([rs, cs], p.nc, [re - rs, ce - cs], 1),
+        );
+        if rlo + rhi + clo + chi > 0 {
+            let pad = b.ir.clone_op(w.pad, &mut Default::default());
+            b.ir.set_operands(pad, vec![img]);
+            b.ir.set_prop(
+                pad,
+                "static_low",
+                Some(Attribute::dense_i64_array(&[0, 0, rlo, clo])),
+            );
+            b.ir.set_prop(
+                pad,
+                "static_high",
+                Some(Attribute::dense_i64_array(&[0, 0, rhi, chi])),
+            );
+            img = b.ir.result(pad, 0);
+            let ty = t4(re - rs + rlo + rhi, ce - cs + clo + chi);
+            b.ir.set_value_type(img, ty);
+            b.place(pad);
+        }
+        let size = [rows[1] - rows[0], cols[1] - cols[0]];
+        let at = [rows[0], cols[0]];
+        let out = b.value(
+            tensor::ExtractSliceOp::NAME,
+            with_n(&[acc]),
+            t4(size[0], size[1]),
+            &slice_props(at, p.nc, size, 1),
+        );
+        let piece = b.ir.clone_op(op, &mut Default::default());
+        b.ir.set_operands(piece, vec![img, p.f, out]);
+        let r = b.ir.result(piece, 0);
+        b.ir.set_value_type(r, t4(size[0], size[1]));
+        b.place(piece);
+        let acc_ty = b.ir.value_type(acc);
+        acc = b.value(
+            tensor::InsertSliceOp::NAME,
+            with_n(&[r, acc]),
+            acc_ty,
+            &slice_props(at, p.nc, size, 2),
+        );
+    }
+    acc
+}
+
+/// The whole op split into pieces over the whole batch and all channels.
+fn rewrite(ir: &mut Ir, op: OpId, w: &Window, regions: &[Region]) {
     let res = ir.result(op, 0);
     let (xs, os) = (ir.value_type(w.x), ir.value_type(w.o));
     let (xs, os) = (xs.shape().unwrap_or(&[]), os.shape().unwrap_or(&[]));
@@ -238,69 +314,28 @@ fn rewrite(ir: &mut Ir, op: OpId, w: &Window, regions: &[Region]) {
         (Some(&x), Some(&o)) if x == o => x,
         _ => DYNAMIC,
     };
-    let nc = [batch, c];
-    let t4 = |h: i64, wd: i64| Type::tensor(vec![batch, c, h, wd], w.elem);
     let mut b = OpBuilder::before(ir, op);
-    let n: Vec<Value> = if batch == DYNAMIC {
+    let n = (batch == DYNAMIC).then(|| {
         let c0 = b.index(0);
-        vec![b.value(tensor::DimOp::NAME, vec![w.x, c0], Type::index(), &[])]
-    } else {
-        vec![]
+        b.value(ops::tensor::DimOp::NAME, vec![w.x, c0], Type::index(), &[])
+    });
+    let p = Operands {
+        x: w.x,
+        f: w.f,
+        o: w.o,
+        nc: [batch, c],
+        n,
     };
-    let with_n = |lead: &[Value]| lead.iter().chain(&n).copied().collect::<Vec<Value>>();
-    let mut acc = w.o;
-    for (rows, cols) in regions {
-        let (rs, re, rlo, rhi) = w.dims[0].reads(rows[0], rows[1]);
-        let (cs, ce, clo, chi) = w.dims[1].reads(cols[0], cols[1]);
-        let mut img = b.value(
-            tensor::ExtractSliceOp::NAME,
-            with_n(&[w.x]),
-            t4(re - rs, ce - cs),
-            &slice_props([rs, cs], nc, [re - rs, ce - cs], 1),
-        );
-        if rlo + rhi + clo + chi > 0 {
-            let p = b.ir.clone_op(w.pad, &mut Default::default());
-            b.ir.set_operands(p, vec![img]);
-            b.ir.set_prop(
-                p,
-                "static_low",
-                Some(Attribute::dense_i64_array(&[0, 0, rlo, clo])),
-            );
-            b.ir.set_prop(
-                p,
-                "static_high",
-                Some(Attribute::dense_i64_array(&[0, 0, rhi, chi])),
-            );
-            img = b.ir.result(p, 0);
-            let ty = t4(re - rs + rlo + rhi, ce - cs + clo + chi);
-            b.ir.set_value_type(img, ty);
-            b.place(p);
-        }
-        let size = [rows[1] - rows[0], cols[1] - cols[0]];
-        let at = [rows[0], cols[0]];
-        let out = b.value(
-            tensor::ExtractSliceOp::NAME,
-            with_n(&[acc]),
-            t4(size[0], size[1]),
-            &slice_props(at, nc, size, 1),
-        );
-        let piece = b.ir.clone_op(op, &mut Default::default());
-        b.ir.set_operands(piece, vec![img, w.f, out]);
-        let r = b.ir.result(piece, 0);
-        b.ir.set_value_type(r, t4(size[0], size[1]));
-        b.place(piece);
-        let acc_ty = b.ir.value_type(acc);
-        acc = b.value(
-            tensor::InsertSliceOp::NAME,
-            with_n(&[r, acc]),
-            acc_ty,
-            &slice_props(at, nc, size, 2),
-        );
-    }
+    let acc = pieces(&mut b, op, w, regions, &p);
     b.ir.replace_all_uses(res, acc);
-    b.ir.erase_op(op);
-    if !b.ir.has_uses(b.ir.result(w.pad, 0)) {
-        b.ir.erase_op(w.pad);
+    erase(b.ir, op, w);
+}
+
+/// Erase the split op, and its pad when nothing else reads it.
+fn erase(ir: &mut Ir, op: OpId, w: &Window) {
+    ir.erase_op(op);
+    if !ir.has_uses(ir.result(w.pad, 0)) {
+        ir.erase_op(w.pad);
     }
 }
 
@@ -310,10 +345,16 @@ define_pass! {
         argument: "peel-padded-windows",
         name: "PeelPaddedWindows",
         summary: "Split depthwise convolutions and poolings over a tensor.pad into an interior that reads the image in place and border strips over small pads",
-        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made.",
-        options: PeelPaddedWindowsOptions {},
+        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer.",
+        options: PeelPaddedWindowsOptions {
+            "planes" => planes: bool = "true",
+                "Run the pieces per (image, channel) plane in a loop over channels and images, each plane's init filled on its own; false: the pieces over the whole tensor";
+            "fuse-consumers" => fuse_consumers: bool = "true",
+                "With planes: move the op's one elementwise consumer (read per channel or per element) into the loop, applied to each plane after its pieces";
+        },
         statistics: {
             peeled: "num-peeled" => "Window ops split into interior and border",
+            consumers: "num-consumers" => "Elementwise consumers moved into the plane loop",
         },
     }
 }
@@ -323,7 +364,7 @@ impl PeelPaddedWindowsPass {
         &mut self,
         cx: &mut PassContext<'_>,
         top: OpId,
-        _opts: &PeelPaddedWindowsOptions,
+        opts: &PeelPaddedWindowsOptions,
     ) -> Result<(), PassFailure> {
         let mut found = vec![];
         cx.ir.walk_pre(top, &mut |o| {
@@ -338,7 +379,22 @@ impl PeelPaddedWindowsPass {
             let Some(rs) = regions(&w) else {
                 continue;
             };
-            rewrite(cx.ir, o, &w, &rs);
+            if !opts.planes {
+                rewrite(cx.ir, o, &w, &rs);
+                self.peeled += 1;
+                continue;
+            }
+            let sink = opts
+                .fuse_consumers
+                .then(|| consumer(cx.ir, o))
+                .flatten()
+                .filter(|s| planes::sliceable(cx.ir, s));
+            self.consumers += u64::from(sink.is_some());
+            let loc = cx.ir.loc(o);
+            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink) {
+                cx.emit(ftuner_ir::Diagnostic::error(loc, e));
+                return Err(PassFailure);
+            }
             self.peeled += 1;
         }
         Ok(())

@@ -110,3 +110,30 @@ func.func @dw_static(%x: tensor<2x3x6x6xf32>, %k: tensor<3x3x3xf32>) -> tensor<2
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<2x3x8x8xf32>, tensor<3x3x3xf32>) outs(%f : tensor<2x3x6x6xf32>) -> tensor<2x3x6x6xf32>
   return %r : tensor<2x3x6x6xf32>
 }
+// A depthwise conv (17 channels: the channel loop's chunks of 1 and 2) followed by a
+// BatchNorm-like per-channel scale and shift, a per-element residual and a ReLU6: the
+// consumer moves into the plane loop.
+func.func @dw_bn(%x: tensor<?x17x9x10xf32>, %k: tensor<17x3x3xf32>, %s: tensor<17x1x1xf32>, %t: tensor<17x1x1xf32>, %res: tensor<?x17x5x5xf32>) -> tensor<?x17x5x5xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x17x9x10xf32>
+  %z = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x17x9x10xf32> to tensor<?x17x11x12xf32>
+  %e = tensor.empty(%n) : tensor<?x17x5x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x17x5x5xf32>) -> tensor<?x17x5x5xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %k : tensor<?x17x11x12xf32>, tensor<17x3x3xf32>) outs(%f : tensor<?x17x5x5xf32>) -> tensor<?x17x5x5xf32>
+  %e2 = tensor.empty(%n) : tensor<?x17x5x5xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %s, %t, %res : tensor<?x17x5x5xf32>, tensor<17x1x1xf32>, tensor<17x1x1xf32>, tensor<?x17x5x5xf32>) outs(%e2 : tensor<?x17x5x5xf32>) {
+  ^bb0(%a: f32, %sc: f32, %sh: f32, %rr: f32, %o: f32):
+    %m = arith.mulf %a, %sc : f32
+    %b = arith.addf %m, %sh : f32
+    %c = arith.addf %b, %rr : f32
+    %lo = arith.maximumf %c, %z : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  } -> tensor<?x17x5x5xf32>
+  return %g : tensor<?x17x5x5xf32>
+}
