@@ -69,6 +69,8 @@ pub(crate) struct B<'a> {
     /// Whether a tile nest's N loops are marked parallel (else its M loops, inside them,
     /// are the outermost parallel ones): false when there are too few N tiles to share.
     pub(crate) parallel_n: bool,
+    /// Row strips outside the N tiles ([`plan_loops::rows_outside`]).
+    pub(crate) rows_outside: bool,
     /// The patch's epilogue prepared for the next register tile's rows (`tiles` sets it,
     /// the register tile takes it); the general epilogue runs when it is not taken.
     pub(crate) tile_epilogue: Option<vector_epilogue::TileEpilogue>,

@@ -11,7 +11,7 @@ use ftuner_ir::{intern_name, AffineExpr, Attribute, BlockId, Ir, OpId, OpSpec, V
 
 /// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
 /// kc x nr panel of B stays in cache (L1, or L2 where it streams from there: cpu.rs) while
-/// the row strips of A pass over it), each tile
+/// the row strips of A pass over it) — or M strips outside when `B::rows_outside` —, each tile
 /// dispatched on its (m, n) size to `f(b, block, acc, (m_off, m_size, n_off, n_size))`.
 pub(super) fn nest(
     b: &mut B<'_>,
@@ -43,6 +43,39 @@ pub(super) fn nest_from(
         v
     };
     let (msizes, nsizes) = (sizes(mres, *mmain), sizes(nres, *nmain));
+    if b.rows_outside && m0.is_none() {
+        // Row strips outside (`rows_outside`): each strip's rows are written in order.
+        return cover(
+            b,
+            blk,
+            msz,
+            *mmain,
+            mres,
+            *mst,
+            true,
+            acc,
+            &mut |b, cb, moff, mval, acc| {
+                let pn = b.parallel_n;
+                cover(
+                    b,
+                    cb,
+                    nsz,
+                    *nmain,
+                    nres,
+                    *nst,
+                    pn,
+                    acc,
+                    &mut |b, rb, noff, nval, acc2| {
+                        switch(b, rb, mval, &msizes, acc2, &mut |b, mb, mi| {
+                            switch(b, mb, nval, &nsizes, acc2, &mut |b, nb, nj| {
+                                f(b, nb, acc2, (moff, mi, noff, nj))
+                            })
+                        })
+                    },
+                )
+            },
+        );
+    }
     cover(
         b,
         blk,

@@ -21,6 +21,7 @@ impl<'a> B<'a> {
             zero_init: false,
             kfirst: None,
             parallel_n: true,
+            rows_outside: false,
             tile_epilogue: None,
         }
     }

@@ -1,0 +1,55 @@
+// lower-ukernels: a static contraction with a short reduction (K <= 32) whose B fits in
+// half the target's L2 runs its row strips outside its N tiles, so that C is written row
+// by row (MobileNetV2's expansions: 1x1 convs from 16-32 channels to 96-192); otherwise N
+// tiles outside, M strips inside (BLIS's jr/ir).
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' | FileCheck %s
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --mlir-print-op-generic | %mlir-opt > /dev/null
+// REQUIRES: mlir-opt
+// Against the interpreter (residue rows and columns, an epilogue-free zero init):
+// RUN: ftuner-run %s --entry=short_k --pass-pipeline='builtin.module(patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUNOK: check: ok
+
+// CHECK-LABEL: func.func @short_k
+// CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c64
+func.func @short_k(%w: tensor<30x16xf32>, %x: tensor<16x200xf32>) -> tensor<30x200xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<30x200xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<30x200xf32>) -> tensor<30x200xf32>
+  %r = linalg.matmul ins(%w, %x : tensor<30x16xf32>, tensor<16x200xf32>) outs(%f : tensor<30x200xf32>) -> tensor<30x200xf32>
+  return %r : tensor<30x200xf32>
+}
+
+// An init that is read (accumulated into), K = 32 (the bound).
+// CHECK-LABEL: func.func @short_k_acc
+// CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c64
+func.func @short_k_acc(%w: tensor<31x32xf32>, %x: tensor<32x200xf32>, %c: tensor<31x200xf32>) -> tensor<31x200xf32> {
+  %r = linalg.matmul ins(%w, %x : tensor<31x32xf32>, tensor<32x200xf32>) outs(%c : tensor<31x200xf32>) -> tensor<31x200xf32>
+  return %r : tensor<31x200xf32>
+}
+
+// K = 64: N tiles outside.
+// CHECK-LABEL: func.func @long_k
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c64
+// CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
+func.func @long_k(%w: tensor<30x64xf32>, %x: tensor<64x200xf32>) -> tensor<30x200xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<30x200xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<30x200xf32>) -> tensor<30x200xf32>
+  %r = linalg.matmul ins(%w, %x : tensor<30x64xf32>, tensor<64x200xf32>) outs(%f : tensor<30x200xf32>) -> tensor<30x200xf32>
+  return %r : tensor<30x200xf32>
+}
+
+// B of 16 x 32768 (2 MiB) is more than half zen4's 1 MiB L2: N tiles outside.
+// CHECK-LABEL: func.func @wide_b
+// CHECK: scf.for %{{.*}} = %c0 to %c32768 step %c64
+// CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
+func.func @wide_b(%w: tensor<30x16xf32>, %x: tensor<16x32768xf32>) -> tensor<30x32768xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<30x32768xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<30x32768xf32>) -> tensor<30x32768xf32>
+  %r = linalg.matmul ins(%w, %x : tensor<30x16xf32>, tensor<16x32768xf32>) outs(%f : tensor<30x32768xf32>) -> tensor<30x32768xf32>
+  return %r : tensor<30x32768xf32>
+}
