@@ -4,11 +4,13 @@
 // second fill.
 // RUN: ftuner-opt %s --bufferize --split-input-file | FileCheck %s
 // RUN: ftuner-opt %s --bufferize --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
-// The three functions as one module: two fills cloned (one in each of the first two).
+// The functions as one module: two fills cloned (one in each of the first two).
 // RUN: ftuner-opt %s --bufferize --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // REQUIRES: mlir-opt
 // Against the interpreter:
 // RUN: ftuner-run %s --entry=two_writers --shape 0=3x8 --shape 1=3x8 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=writer_then_reader --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=reader_then_writer --check | FileCheck %s --check-prefix=RUNOK
 // RUNOK: check: ok
 // STATS: 2 num-copies
 // STATS: 2 num-refills
@@ -85,4 +87,25 @@ func.func @not_into_loops(%x: tensor<8xf32>, %n: index) -> (tensor<8xf32>, tenso
     scf.yield %a : tensor<8xf32>
   }
   return %r, %f : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Every read before the (last) writer: the writer keeps the original fill, nothing is
+// cloned or copied.
+// CHECK-LABEL: func.func @reader_then_writer
+// CHECK: %[[A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x4xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<4x4xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.add ins(%arg0, %[[A]] : {{.*}})
+// CHECK: linalg.matmul ins(%arg0, %arg1 : {{.*}}) outs(%[[A]] : memref<4x4xf32>)
+// CHECK-NOT: memref.copy
+func.func @reader_then_writer(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %z = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e2 = tensor.empty() : tensor<4x4xf32>
+  %r = linalg.add ins(%a, %f : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %r, %m : tensor<4x4xf32>, tensor<4x4xf32>
 }

@@ -5,9 +5,11 @@
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' | FileCheck %s
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --mlir-print-op-generic | %mlir-opt > /dev/null
 // REQUIRES: mlir-opt
-// Against the interpreter (residue rows and columns, an epilogue-free zero init):
-// RUN: ftuner-run %s --entry=short_k --pass-pipeline='builtin.module(patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
-// RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=host},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// Against the interpreter, with the same target as the structure checks (residue rows and
+// columns, a zero init, an accumulated one), on one thread and on two:
+// RUN: ftuner-run %s --entry=short_k --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // RUNOK: check: ok
 
 // CHECK-LABEL: func.func @short_k

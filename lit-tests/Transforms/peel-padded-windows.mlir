@@ -23,21 +23,28 @@
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=3x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows{fuse-consumers=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=3x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s2 --shape 0=2x4x13x16 --pass-pipeline='builtin.module(peel-padded-windows{planes=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
-// A residual of another batch than the image's: a run-time error at the consumer's operand.
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc --shape 0=2x3x8x8 --shape 2=2x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc_scalar --shape 0=2x3x8x8 --shape 2=2x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// An init of another batch than the image's: the plane loop's run-time check.
+// RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc_scalar --shape 0=2x3x8x8 --shape 2=3x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=INIT
+// INIT: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:161:8: the image and an operand of the plane loop have different batch sizes
+// A residual of another batch than the image's: the same check.
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=2x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=BATCH
-// BATCH: run-time check failed: 'tensor.extract_slice' op at {{.*}}padded_windows.mlir:129:8: the slice leaves its tensor
+// BATCH: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:127:8: the image and an operand of the plane loop have different batch sizes
 // RUNOK: check: ok
-// Eight window ops over pads, seven split (dw_tiny's 2x2 image has no interior):
+// Eleven window ops over pads, ten split (dw_tiny's 2x2 image has no interior), two with
+// their consumer:
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// STATS: 8 num-peeled
-// STATS: 1 num-consumers
+// STATS: 10 num-peeled
+// STATS: 2 num-consumers
 
 // Per plane: chunks of channels on the thread pool (17 channels: 16 chunks), then each
 // channel's images; each plane's init filled on its own, the pieces on static 1x1 planes,
 // the consumer on the plane (its per-channel operands sliced at the channel, the
 // residual at the plane), the plane inserted back.
 // PLANES-LABEL: func.func @dw_bn
-// PLANES: cf.assert {{.*}}the image and the result have different batch sizes
+// PLANES: cf.assert {{.*}}the image and an operand of the plane loop have different batch sizes
+// PLANES: cf.assert {{.*}}the image and an operand of the plane loop have different batch sizes
 // PLANES: %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} to %c16 step %{{.*}} iter_args(%[[A0:.*]] = %{{.*}}) -> (tensor<?x17x5x5xf32>)
 // PLANES: arith.muli %[[K]], %c17
 // PLANES: arith.divui {{.*}}, %c16

@@ -36,6 +36,7 @@
 //! both the image and the output, and nothing is transposed.
 
 use crate::nchw_consumer::{consumer, Consumer, Input};
+use crate::tensor_build::{extract_as, fill_into, filled, for_loop, insert, Off};
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ops;
 use ftuner_dialects::tensor::reassociation_attr;
@@ -53,8 +54,8 @@ struct Match {
     /// (F, C, H, W)
     fchw: [i64; 4],
     elem: Type,
-    /// The fill value when the init is a `linalg.fill`, and the filled tensor.
-    fill: Option<(Value, Value)>,
+    /// The init's `linalg.fill`, its value and the filled tensor.
+    fill: Option<(OpId, Value, Value)>,
 }
 
 fn unit(ir: &Ir, op: OpId, name: &str) -> bool {
@@ -93,16 +94,7 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
     {
         return None;
     }
-    let fill = ir
-        .defining_op(o)
-        .filter(|f| ir.name(*f) == ops::linalg::FillOp::NAME)
-        .and_then(|f| {
-            let (fi, fo) = ins_outs(ir, f);
-            match (fi.as_slice(), fo.as_slice()) {
-                (&[v], &[e]) if ir.value_type(v) == elem => Some((v, e)),
-                _ => None,
-            }
-        });
+    let fill = filled(ir, o);
     Some(Match {
         x,
         w,
@@ -113,29 +105,15 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
     })
 }
 
-/// Props of a unit-stride slice at `[%i, 0, 0]` of sizes `[1, rows, cols]`.
-fn slice_props(rows: i64, cols: i64, leading: &[i32]) -> Vec<(&'static str, Attribute)> {
-    let mut segs = leading.to_vec();
-    segs.extend([1, 0, 0]);
-    vec![
-        (
-            "static_offsets",
-            Attribute::dense_i64_array(&[DYNAMIC, 0, 0]),
-        ),
-        ("static_sizes", Attribute::dense_i64_array(&[1, rows, cols])),
-        ("static_strides", Attribute::dense_i64_array(&[1, 1, 1])),
-        ("operandSegmentSizes", Attribute::dense_i32_array(&segs)),
-    ]
-}
-
 /// Image `iv` of `v` (`? x rows x cols`), as `rows x cols`.
 fn image(b: &mut OpBuilder<'_>, v: Value, iv: Value, [rows, cols]: [i64; 2]) -> Value {
     let ty = Type::tensor(vec![rows, cols], b.ir.value_type(v).element_type());
-    b.value(
-        ops::tensor::ExtractSliceOp::NAME,
-        vec![v, iv],
+    extract_as(
+        b,
+        v,
+        &[Off::At(iv), Off::Const(0), Off::Const(0)],
+        &[1, rows, cols],
         ty,
-        &slice_props(rows, cols, &[1]),
     )
 }
 
@@ -154,7 +132,7 @@ fn consumer_in_loop(
         let (v, map) = match how {
             Input::Producer => (mr, AffineMap::identity(2)),
             Input::Element(v3) => (image(b, *v3, iv, fp), AffineMap::identity(2)),
-            Input::Channel(v, map, _) => (*v, map.clone()),
+            Input::Channel(v, map) => (*v, map.clone()),
         };
         ins.push(v);
         maps.push(Attribute::affine_map(map));
@@ -189,7 +167,6 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     let mut b = OpBuilder::before(ir, at);
     let loc = b.loc;
     let c0 = b.index(0);
-    let c1 = b.index(1);
     let n = b.value(tensor::DimOp::NAME, vec![m.x, c0], Type::index(), &[]);
     // The loop runs over the input's images: the output must have as many (a dynamic
     // batch is the conv's to check, and the conv is gone).
@@ -236,7 +213,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     // filled init, the fill's destination, filled per image).
     let carried = match (&sink, m.fill) {
         (Some(s), _) => s.init,
-        (None, Some((_, e))) => e,
+        (None, Some((_, _, e))) => e,
         (None, None) => m.o,
     };
     let o3 = collapse(&mut b, carried, t3(f), by_image);
@@ -252,17 +229,8 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
             *v = collapse(&mut b, *v, vt, by_image);
         }
     }
-    let lp = b.insert(
-        OpSpec::new(intern_name(scf::ForOp::NAME), loc)
-            .operands([c0, n, c1, o3])
-            .results([t3(f)])
-            .regions(1),
-    );
-    let region = b.ir.regions_of(lp)[0];
-    let blk = b.ir.append_block(region, &[Type::index(), t3(f)]);
-    let (iv, acc) = (b.ir.block_args(blk)[0], b.ir.block_args(blk)[1]);
+    let (lp, iv, acc) = for_loop(&mut b, c0, n, o3);
     // The loop's body.
-    b.at = InsertPoint::End(blk);
     let xi = image(&mut b, x3, iv, [c, p]);
     let mut oi = image(&mut b, init3.unwrap_or(acc), iv, [f, p]);
     // A named linalg op on `ins` into `init`, with its body.
@@ -281,18 +249,19 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
         body::build_body(b.ir, name, r, ins, &[init], loc, false)?;
         Ok::<Value, String>(b.ir.result(o, 0))
     };
-    if let Some((v, _)) = m.fill {
-        oi = named(&mut b, linalg::FillOp::NAME, &[v], oi)?;
+    if let Some((fill, _, _)) = m.fill {
+        oi = fill_into(&mut b, fill, oi);
     }
     let mut mr = named(&mut b, linalg::MatmulOp::NAME, &[w2, xi], oi)?;
     if let Some(s) = &sink {
         mr = consumer_in_loop(&mut b, s, mr, iv, [f, p]);
     }
-    let u = b.value(
-        tensor::InsertSliceOp::NAME,
-        vec![mr, acc, iv],
-        t3(f),
-        &slice_props(f, p, &[1, 1]),
+    let u = insert(
+        &mut b,
+        mr,
+        acc,
+        &[Off::At(iv), Off::Const(0), Off::Const(0)],
+        &[1, f, p],
     );
     b.create(scf::YieldOp::NAME, vec![u], vec![], &[]);
     b.at = InsertPoint::Before(at);

@@ -27,6 +27,7 @@ pub mod pipelines;
 pub mod prefetch;
 pub mod runtime_checks;
 pub mod symbol_dce;
+mod tensor_build;
 pub mod test_perturb;
 pub mod to_llvm;
 

@@ -16,10 +16,9 @@ pub(crate) enum Input {
     Producer,
     /// A tensor like the output, through the identity map: sliced like the output.
     Element(Value),
-    /// Read by channel (`d1`) and constants only: the tensor, the same map over `(f, p)`
-    /// (a channel and a position of a per-image `F x HW` matmul), and the consumer's own
-    /// 4-d map.
-    Channel(Value, AffineMap, AffineMap),
+    /// Read by channel (`d1`) and constants only: the tensor, and the same map over `(f, p)`
+    /// (a channel and a position of a per-image `F x HW` matmul).
+    Channel(Value, AffineMap),
 }
 
 /// The elementwise consumer that moves into the loop.
@@ -91,7 +90,6 @@ pub(crate) fn consumer(ir: &Ir, op: OpId) -> Option<Consumer> {
             Some(Input::Channel(
                 *v,
                 AffineMap::new(2, 0, per_channel.collect::<Option<_>>()?),
-                m.clone(),
             ))
         })
         .collect::<Option<Vec<_>>>()?;

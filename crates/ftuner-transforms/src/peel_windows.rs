@@ -390,11 +390,7 @@ impl PeelPaddedWindowsPass {
                 .flatten()
                 .filter(|s| planes::sliceable(cx.ir, s));
             self.consumers += u64::from(sink.is_some());
-            let loc = cx.ir.loc(o);
-            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink) {
-                cx.emit(ftuner_ir::Diagnostic::error(loc, e));
-                return Err(PassFailure);
-            }
+            planes::rewrite(cx.ir, o, &w, &rs, sink);
             self.peeled += 1;
         }
         Ok(())

@@ -137,3 +137,33 @@ func.func @dw_bn(%x: tensor<?x17x9x10xf32>, %k: tensor<17x3x3xf32>, %s: tensor<1
   } -> tensor<?x17x5x5xf32>
   return %g : tensor<?x17x5x5xf32>
 }
+// An init that is read (accumulated into, not a fill): the pieces write the plane's
+// slice of the loop's result, which starts as the init.
+func.func @dw_acc(%x: tensor<?x3x8x8xf32>, %k: tensor<3x3x3xf32>, %o: tensor<?x3x8x8xf32>) -> tensor<?x3x8x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x3x8x8xf32> to tensor<?x3x10x10xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x3x10x10xf32>, tensor<3x3x3xf32>) outs(%o : tensor<?x3x8x8xf32>) -> tensor<?x3x8x8xf32>
+  return %r : tensor<?x3x8x8xf32>
+}
+// The same with a consumer that reads a scalar: the init is sliced per plane, the scalar
+// passed as it is.
+func.func @dw_acc_scalar(%x: tensor<?x3x8x8xf32>, %k: tensor<3x3x3xf32>, %o: tensor<?x3x8x8xf32>, %s: f32) -> tensor<?x3x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x8x8xf32>
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x3x8x8xf32> to tensor<?x3x10x10xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x3x10x10xf32>, tensor<3x3x3xf32>) outs(%o : tensor<?x3x8x8xf32>) -> tensor<?x3x8x8xf32>
+  %e = tensor.empty(%n) : tensor<?x3x8x8xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %s : tensor<?x3x8x8xf32>, f32) outs(%e : tensor<?x3x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<?x3x8x8xf32>
+  return %g : tensor<?x3x8x8xf32>
+}

@@ -24,12 +24,10 @@
 
 use super::{erase, pieces, Operands, Region, Window};
 use crate::nchw_consumer::{Consumer, Input};
-use ftuner_dialects::linalg::{body, ins_outs};
+use crate::tensor_build::{extract, fill_into, filled, for_loop, insert, Off};
+use ftuner_dialects::linalg::body::indexing_maps;
 use ftuner_dialects::ops;
-use ftuner_ir::{
-    intern_name, AffineExpr, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type, Value,
-    DYNAMIC,
-};
+use ftuner_ir::{AffineExpr, Attribute, InsertPoint, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
 
 /// The channels of a plane loop are split into this many chunks (at most), run on the
 /// thread pool: each chunk allocates its planes' buffers once (`bufferize` hoists them
@@ -38,93 +36,14 @@ use ftuner_ir::{
 /// free).
 const CHANNEL_CHUNKS: i64 = 16;
 
-/// An offset of a slice: a run-time value or a constant.
-#[derive(Clone, Copy)]
-enum Off {
-    At(Value),
-    Const(i64),
-}
-
-/// Props and offset operands of a unit-stride slice at `offs` of sizes `sizes`, after
-/// `leading` operands (source, and dest for an insert).
-fn slice_parts(
-    offs: &[Off],
-    sizes: &[i64],
-    leading: i32,
-) -> (Vec<Value>, Vec<(&'static str, Attribute)>) {
-    let dynamic: Vec<Value> = offs
-        .iter()
-        .filter_map(|o| match o {
-            Off::At(v) => Some(*v),
-            Off::Const(_) => None,
-        })
-        .collect();
-    let statics: Vec<i64> = offs
-        .iter()
-        .map(|o| match o {
-            Off::At(_) => DYNAMIC,
-            Off::Const(k) => *k,
-        })
-        .collect();
-    let mut segs = vec![1; leading as usize];
-    segs.extend([dynamic.len() as i32, 0, 0]);
-    let props = vec![
-        ("static_offsets", Attribute::dense_i64_array(&statics)),
-        ("static_sizes", Attribute::dense_i64_array(sizes)),
-        (
-            "static_strides",
-            Attribute::dense_i64_array(&vec![1; sizes.len()]),
-        ),
-        ("operandSegmentSizes", Attribute::dense_i32_array(&segs)),
-    ];
-    (dynamic, props)
-}
-
-fn extract(b: &mut OpBuilder<'_>, src: Value, offs: &[Off], sizes: &[i64]) -> Value {
-    let elem = b.ir.value_type(src).element_type();
-    let (dynamic, props) = slice_parts(offs, sizes, 1);
-    let operands = [src].into_iter().chain(dynamic).collect();
-    b.value(
-        ops::tensor::ExtractSliceOp::NAME,
-        operands,
-        Type::tensor(sizes.to_vec(), elem),
-        &props,
-    )
-}
-
-fn insert(b: &mut OpBuilder<'_>, v: Value, dst: Value, offs: &[Off], sizes: &[i64]) -> Value {
-    let (dynamic, props) = slice_parts(offs, sizes, 2);
-    let ty = b.ir.value_type(dst);
-    let operands = [v, dst].into_iter().chain(dynamic).collect();
-    b.value(ops::tensor::InsertSliceOp::NAME, operands, ty, &props)
-}
-
-/// `scf.for %iv = lb to ub step 1 iter_args(%acc = init)` at the builder's point: the op,
-/// and a builder position at the end of its body with the induction variable and the
-/// carried value.
-fn for_loop(b: &mut OpBuilder<'_>, lb: Value, ub: Value, init: Value) -> (OpId, Value, Value) {
-    let ty = b.ir.value_type(init);
-    let c1 = b.index(1);
-    let lp = b.insert(
-        OpSpec::new(intern_name(ops::scf::ForOp::NAME), b.loc)
-            .operands([lb, ub, c1, init])
-            .results([ty])
-            .regions(1),
-    );
-    let region = b.ir.regions_of(lp)[0];
-    let blk = b.ir.append_block(region, &[Type::index(), ty]);
-    let (iv, acc) = (b.ir.block_args(blk)[0], b.ir.block_args(blk)[1]);
-    b.at = InsertPoint::End(blk);
-    (lp, iv, acc)
-}
-
 /// The consumer's per-channel operands can be sliced to one channel (static sizes).
 pub(super) fn sliceable(ir: &Ir, s: &Consumer) -> bool {
     s.ins.iter().all(|i| match i {
-        Input::Channel(v, _, _) => ir
+        // A scalar is passed as it is.
+        Input::Channel(v, _) => ir
             .value_type(*v)
             .shape()
-            .is_some_and(|sh| !sh.contains(&DYNAMIC)),
+            .is_none_or(|sh| !sh.contains(&DYNAMIC)),
         _ => true,
     })
 }
@@ -132,7 +51,7 @@ pub(super) fn sliceable(ir: &Ir, s: &Consumer) -> bool {
 /// `v` (read by the consumer through `map`, by channel and constants) at channel `c`.
 fn channel_slice(b: &mut OpBuilder<'_>, v: Value, map: &ftuner_ir::AffineMap, c: Value) -> Value {
     let shape = b.ir.value_type(v).shape().unwrap_or(&[]).to_vec();
-    if shape.is_empty() {
+    if shape.is_empty() || !b.ir.value_type(v).is_tensor() {
         return v;
     }
     let (offs, sizes): (Vec<Off>, Vec<i64>) = map
@@ -147,58 +66,36 @@ fn channel_slice(b: &mut OpBuilder<'_>, v: Value, map: &ftuner_ir::AffineMap, c:
     extract(b, v, &offs, &sizes)
 }
 
-/// The consumer over one plane, reading the plane's result `r` (`1 x 1 x OH x OW`).
-fn consumer_on_plane(b: &mut OpBuilder<'_>, s: &Consumer, r: Value, nc: [Value; 2]) -> Value {
+/// The consumer over one plane, reading the plane's result `r` (`1 x 1 x OH x OW`) and
+/// writing `out` (the plane's slice of the loop's result: bufferized, it writes there).
+fn consumer_on_plane(
+    b: &mut OpBuilder<'_>,
+    s: &Consumer,
+    r: Value,
+    nc: [Value; 2],
+    out: Value,
+) -> Value {
     let plane = b.ir.value_type(r);
     let sizes = plane.shape().unwrap_or(&[]).to_vec();
+    let maps = indexing_maps(b.ir, s.g).unwrap_or_default();
     let mut ins = vec![];
-    for how in &s.ins {
+    for (how, map) in s.ins.iter().zip(&maps) {
         ins.push(match how {
             Input::Producer => r,
             Input::Element(v) => {
                 let offs = [Off::At(nc[0]), Off::At(nc[1]), Off::Const(0), Off::Const(0)];
                 extract(b, *v, &offs, &sizes)
             }
-            Input::Channel(v, _, map) => channel_slice(b, *v, map, nc[1]),
+            Input::Channel(v, _) => channel_slice(b, *v, map, nc[1]),
         });
     }
-    let empty = b.value(ops::tensor::EmptyOp::NAME, vec![], plane, &[]);
-    ins.push(empty);
+    ins.push(out);
     let g = b.ir.clone_op(s.g, &mut Default::default());
     b.ir.set_operands(g, ins);
     let out = b.ir.result(g, 0);
     b.ir.set_value_type(out, plane);
     b.place(g);
     out
-}
-
-/// A fill of `v` into a new `1 x 1 x OH x OW` tensor.
-fn plane_fill(b: &mut OpBuilder<'_>, v: Value, plane: Type) -> Result<Value, String> {
-    let empty = b.value(ops::tensor::EmptyOp::NAME, vec![], plane, &[]);
-    let name = ops::linalg::FillOp::NAME;
-    let f = b.insert(
-        OpSpec::new(intern_name(name), b.loc)
-            .operands([v, empty])
-            .results([plane])
-            .prop("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1]))
-            .regions(1),
-    );
-    let region = b.ir.regions_of(f)[0];
-    body::build_body(b.ir, name, region, &[v], &[empty], b.loc, false)?;
-    Ok(b.ir.result(f, 0))
-}
-
-/// The fill value and filled tensor when `o` is a `linalg.fill` of a scalar.
-fn filled(ir: &Ir, o: Value) -> Option<(Value, Value)> {
-    let f = ir
-        .defining_op(o)
-        .filter(|f| ir.name(*f) == ops::linalg::FillOp::NAME)?;
-    match ins_outs(ir, f) {
-        (i, o) if i.len() == 1 && o.len() == 1 && !ir.value_type(i[0]).is_tensor() => {
-            Some((i[0], o[0]))
-        }
-        _ => None,
-    }
 }
 
 /// Rewrite window op `op` (and its consumer `sink`) as the plane loop.
@@ -208,7 +105,7 @@ pub(super) fn rewrite(
     w: &Window,
     regions: &[Region],
     sink: Option<Consumer>,
-) -> Result<(), String> {
+) {
     let (at, res) = match &sink {
         Some(s) => (s.g, ir.result(s.g, 0)),
         None => (op, ir.result(op, 0)),
@@ -223,30 +120,38 @@ pub(super) fn rewrite(
     // destination: each plane is filled on its own).
     let carried = match (&sink, fill) {
         (Some(s), _) => s.init,
-        (None, Some((_, e))) => e,
+        (None, Some((_, _, e))) => e,
         (None, None) => w.o,
     };
+    // What the loops read per plane besides the image, each of the image's batch: the
+    // carried result, the op's init when it is read as it is, the consumer's per-element
+    // operands. (The ops checked their batches against each other, and they are gone.)
+    let mut batched = vec![carried];
+    if fill.is_none() && sink.is_some() {
+        batched.push(w.o);
+    }
+    for i in sink.iter().flat_map(|s| &s.ins) {
+        if let Input::Element(v) = i {
+            batched.push(*v);
+        }
+    }
     let mut b = OpBuilder::before(ir, at);
     let c0 = b.index(0);
     let n = b.value(ops::tensor::DimOp::NAME, vec![w.x, c0], Type::index(), &[]);
-    // The loop runs over the image's batch: the result must have as many (the op checked
-    // it, and the op is gone).
     let dynamic = |ty: Type| ty.shape().and_then(|s| s.first().copied()) == Some(DYNAMIC);
-    if dynamic(b.ir.value_type(w.x)) || dynamic(b.ir.value_type(carried)) {
-        let no = b.value(
-            ops::tensor::DimOp::NAME,
-            vec![carried, c0],
-            Type::index(),
-            &[],
-        );
+    for v in batched {
+        if !dynamic(b.ir.value_type(w.x)) && !dynamic(b.ir.value_type(v)) {
+            continue;
+        }
+        let nv = b.value(ops::tensor::DimOp::NAME, vec![v, c0], Type::index(), &[]);
         let same = b.value(
             ops::arith::CmpiOp::NAME,
-            vec![n, no],
+            vec![n, nv],
             Type::i1(),
             &[("predicate", Attribute::i64(0))],
         );
         let msg = format!(
-            "{}: the image and the result have different batch sizes",
+            "{}: the image and an operand of the plane loop have different batch sizes",
             crate::runtime_checks::what(b.ir, op)
         );
         b.create(
@@ -289,10 +194,18 @@ pub(super) fn rewrite(
     } else {
         w.f
     };
+    // The plane's slice of the loops' result. Without a consumer the pieces write there
+    // (a filled init is filled there first); with one, into a plane of their own, and
+    // the consumer writes there.
+    let out = extract(&mut b, an, &at_nc, &[1, 1, oh, ow]);
     let o = match (fill, &sink) {
-        (Some((v, _)), _) => plane_fill(&mut b, v, plane)?,
+        (Some((f, _, _)), Some(_)) => {
+            let empty = b.value(ops::tensor::EmptyOp::NAME, vec![], plane, &[]);
+            fill_into(&mut b, f, empty)
+        }
+        (Some((f, _, _)), None) => fill_into(&mut b, f, out),
         (None, Some(_)) => extract(&mut b, w.o, &at_nc, &[1, 1, oh, ow]),
-        (None, None) => extract(&mut b, an, &at_nc, &[1, 1, oh, ow]),
+        (None, None) => out,
     };
     let p = Operands {
         x,
@@ -303,7 +216,7 @@ pub(super) fn rewrite(
     };
     let mut r = pieces(&mut b, op, w, regions, &p);
     if let Some(s) = &sink {
-        r = consumer_on_plane(&mut b, s, r, [ni, ci]);
+        r = consumer_on_plane(&mut b, s, r, [ni, ci], out);
     }
     let u = insert(&mut b, r, an, &at_nc, &[1, 1, oh, ow]);
     b.create(ops::scf::YieldOp::NAME, vec![u], vec![], &[]);
@@ -324,5 +237,4 @@ pub(super) fn rewrite(
         b.ir.erase_op(s.g);
     }
     erase(b.ir, op, w);
-    Ok(())
 }

@@ -500,7 +500,6 @@ fn rows_collide_in_l2(ir: &Ir, op: OpId, bval: Value, l2: Option<&ftuner_hw::Cac
     rows > (sets / a) * (ways - 1)
 }
 
-/// The L2 of the patch's target (None for a GPU or an unknown target).
 /// The most reduction steps per output element for which the row strips go outside the
 /// N tiles ([`rows_outside`]).
 const ROWS_OUTSIDE_MAX_K: i64 = 32;
@@ -508,8 +507,9 @@ const ROWS_OUTSIDE_MAX_K: i64 = 32;
 /// Whether the tile nest runs its row strips outside its N tiles: M, N and K static, more
 /// than one strip, a short reduction (at most [`ROWS_OUTSIDE_MAX_K`]: each element of C
 /// takes that few FMAs, so writing C is what costs), and B (K x N) in half the target's L2.
-/// N tiles outside write each tile's rows M elements apart: with M in the hundreds, as
-/// many scattered rows of C per tile, each line read for ownership first. Strips outside
+/// N tiles outside write, per column block, a piece of each of C's M rows (rows N elements
+/// apart): with M in the hundreds, that many scattered pieces per block, each line read
+/// for ownership first. Strips outside
 /// write C row by row, in order, and read B once per strip from L2. MobileNetV2's
 /// expansions (a 1x1 conv from 16 channels to 96 over 112x112 positions per image, as a
 /// 96 x 16 x 12544 matmul): 0.44 -> 0.33 ms alone, and the whole model at batch 8 7% faster
@@ -530,6 +530,10 @@ fn rows_outside(ir: &Ir, op: OpId, lay: &Layout, plans: &Plans) -> bool {
     else {
         return false;
     };
+    // C stored by rows (N innermost): what writing it row by row assumes.
+    if res_pos(&lay.maps[2], lay.dm) > res_pos(&lay.maps[2], lay.dn) {
+        return false;
+    }
     let elem = ir
         .value_type(*bv)
         .element_type()
@@ -542,6 +546,7 @@ fn rows_outside(ir: &Ir, op: OpId, lay: &Layout, plans: &Plans) -> bool {
     m > plans.m.0 && k <= ROWS_OUTSIDE_MAX_K && k * n * elem <= l2.size as i64 / 2
 }
 
+/// The L2 of the patch's target (None for a GPU or an unknown target).
 fn target_l2(ir: &Ir, op: OpId) -> Option<ftuner_hw::CacheLevel> {
     ir.attr(op, "target")
         .and_then(|a| a.as_str())
@@ -670,7 +675,8 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
             acc0 = acc;
         }
     }
-    // Loop order: N tiles outside, M strips inside (BLIS's jr/ir): one kc x nr panel of B
+    // Loop order: N tiles outside, M strips inside (BLIS's jr/ir; M strips outside under
+    // `rows_outside`, set on the builder): one kc x nr panel of B
     // stays in cache (L1, or L2 where the model streams it from there) while every row
     // strip of A passes over it. Around them, the mc loop (BLIS's ic): blocks of mc rows
     // (from the cache model: an mc x kc block of A fits L2), so a long M does not stream
