@@ -36,7 +36,7 @@
 //! both the image and the output, and nothing is transposed.
 
 use crate::nchw_consumer::{consumer, Consumer, Input};
-use crate::tensor_build::{extract_as, fill_into, filled, for_loop, insert, Off};
+use crate::tensor_build::{check_batch, extract_as, fill_into, filled, for_loop, insert, Off};
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ops;
 use ftuner_dialects::tensor::reassociation_attr;
@@ -171,26 +171,8 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     // The loop runs over the input's images: the output must have as many (a dynamic
     // batch is the conv's to check, and the conv is gone).
     let out = b.ir.operand(op, 2);
-    let dynamic = |ty: Type| ty.shape().and_then(|s| s.first().copied()) == Some(DYNAMIC);
-    if dynamic(b.ir.value_type(m.x)) || dynamic(b.ir.value_type(out)) {
-        let no = b.value(tensor::DimOp::NAME, vec![out, c0], Type::index(), &[]);
-        let same = b.value(
-            ops::arith::CmpiOp::NAME,
-            vec![n, no],
-            Type::i1(),
-            &[("predicate", Attribute::i64(0))],
-        );
-        let msg = format!(
-            "{}: the input and the output have different batch sizes",
-            crate::runtime_checks::what(b.ir, op)
-        );
-        b.create(
-            ops::cf::AssertOp::NAME,
-            vec![same],
-            vec![],
-            &[("msg", Attribute::string(msg))],
-        );
-    }
+    let what = "the input and the output have different batch sizes";
+    check_batch(&mut b, op, m.x, n, out, what);
     let t2 = |rows: i64| Type::tensor(vec![rows, p], m.elem);
     let t3 = |rows: i64| Type::tensor(vec![DYNAMIC, rows, p], m.elem);
     let by_image = reassociation_attr(&[&[0], &[1], &[2, 3]]);

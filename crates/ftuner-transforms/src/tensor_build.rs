@@ -134,3 +134,35 @@ pub(crate) fn fill_into(b: &mut OpBuilder<'_>, fill: OpId, dest: Value) -> Value
     b.place(f);
     r
 }
+
+/// A run-time check, when `x` or `v` has a dynamic batch (dim 0), that `v`'s batch is `n`
+/// (`x`'s): a loop over `x`'s images replaces `op`, whose own check is gone. The message
+/// is `op`'s description followed by `what`.
+pub(crate) fn check_batch(
+    b: &mut OpBuilder<'_>,
+    op: OpId,
+    x: Value,
+    n: Value,
+    v: Value,
+    what: &str,
+) {
+    let dynamic = |ty: Type| ty.shape().and_then(|s| s.first().copied()) == Some(DYNAMIC);
+    if !dynamic(b.ir.value_type(x)) && !dynamic(b.ir.value_type(v)) {
+        return;
+    }
+    let c0 = b.index(0);
+    let nv = b.value(ops::tensor::DimOp::NAME, vec![v, c0], Type::index(), &[]);
+    let same = b.value(
+        ops::arith::CmpiOp::NAME,
+        vec![n, nv],
+        Type::i1(),
+        &[("predicate", Attribute::i64(0))],
+    );
+    let msg = format!("{}: {what}", crate::runtime_checks::what(b.ir, op));
+    b.create(
+        ops::cf::AssertOp::NAME,
+        vec![same],
+        vec![],
+        &[("msg", Attribute::string(msg))],
+    );
+}

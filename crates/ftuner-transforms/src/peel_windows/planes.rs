@@ -24,7 +24,7 @@
 
 use super::{erase, pieces, Operands, Region, Window};
 use crate::nchw_consumer::{Consumer, Input};
-use crate::tensor_build::{extract, fill_into, filled, for_loop, insert, Off};
+use crate::tensor_build::{check_batch, extract, fill_into, filled, for_loop, insert, Off};
 use ftuner_dialects::linalg::body::indexing_maps;
 use ftuner_dialects::ops;
 use ftuner_ir::{AffineExpr, Attribute, InsertPoint, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
@@ -138,28 +138,9 @@ pub(super) fn rewrite(
     let mut b = OpBuilder::before(ir, at);
     let c0 = b.index(0);
     let n = b.value(ops::tensor::DimOp::NAME, vec![w.x, c0], Type::index(), &[]);
-    let dynamic = |ty: Type| ty.shape().and_then(|s| s.first().copied()) == Some(DYNAMIC);
     for v in batched {
-        if !dynamic(b.ir.value_type(w.x)) && !dynamic(b.ir.value_type(v)) {
-            continue;
-        }
-        let nv = b.value(ops::tensor::DimOp::NAME, vec![v, c0], Type::index(), &[]);
-        let same = b.value(
-            ops::arith::CmpiOp::NAME,
-            vec![n, nv],
-            Type::i1(),
-            &[("predicate", Attribute::i64(0))],
-        );
-        let msg = format!(
-            "{}: the image and an operand of the plane loop have different batch sizes",
-            crate::runtime_checks::what(b.ir, op)
-        );
-        b.create(
-            ops::cf::AssertOp::NAME,
-            vec![same],
-            vec![],
-            &[("msg", Attribute::string(msg))],
-        );
+        let what = "the image and an operand of the plane loop have different batch sizes";
+        check_batch(&mut b, op, w.x, n, v, what);
     }
     // Chunks of channels on the thread pool; in each, its channels and images one by one.
     let chunks = c.min(CHANNEL_CHUNKS);
