@@ -43,69 +43,71 @@ pub(super) fn nest_from(
         v
     };
     let (msizes, nsizes) = (sizes(mres, *mmain), sizes(nres, *nmain));
+    // One tile at rows (moff, mval) and columns (noff, nval), dispatched on its sizes.
+    let mut tile = |b: &mut B<'_>, blk: BlockId, (moff, mval), (noff, nval), acc: Value| {
+        let moff = match m0 {
+            Some(m0) => b.ibin(blk, arith::AddiOp::NAME, m0, moff),
+            None => moff,
+        };
+        switch(b, blk, mval, &msizes, acc, &mut |b, mb, mi| {
+            switch(b, mb, nval, &nsizes, acc, &mut |b, nb, nj| {
+                f(b, nb, acc, (moff, mi, noff, nj))
+            })
+        })
+    };
+    let (mm, nn) = ((msz, *mmain, mres, *mst), (nsz, *nmain, nres, *nst));
     if b.rows_outside && m0.is_none() {
         // Row strips outside (`rows_outside`): each strip's rows are written in order.
+        let (sz, main, res, st) = mm;
         return cover(
             b,
             blk,
-            msz,
-            *mmain,
-            mres,
-            *mst,
+            sz,
+            main,
+            res,
+            st,
             true,
             acc,
             &mut |b, cb, moff, mval, acc| {
+                let (sz, main, res, st) = nn;
                 let pn = b.parallel_n;
                 cover(
                     b,
                     cb,
-                    nsz,
-                    *nmain,
-                    nres,
-                    *nst,
+                    sz,
+                    main,
+                    res,
+                    st,
                     pn,
                     acc,
-                    &mut |b, rb, noff, nval, acc2| {
-                        switch(b, rb, mval, &msizes, acc2, &mut |b, mb, mi| {
-                            switch(b, mb, nval, &nsizes, acc2, &mut |b, nb, nj| {
-                                f(b, nb, acc2, (moff, mi, noff, nj))
-                            })
-                        })
-                    },
+                    &mut |b, rb, noff, nval, acc| tile(b, rb, (moff, mval), (noff, nval), acc),
                 )
             },
         );
     }
+    let (sz, main, res, st) = nn;
+    let pn = b.parallel_n;
     cover(
         b,
         blk,
-        nsz,
-        *nmain,
-        nres,
-        *nst,
-        b.parallel_n,
+        sz,
+        main,
+        res,
+        st,
+        pn,
         acc,
         &mut |b, rb, noff, nval, acc| {
+            let (sz, main, res, st) = mm;
             cover(
                 b,
                 rb,
-                msz,
-                *mmain,
-                mres,
-                *mst,
+                sz,
+                main,
+                res,
+                st,
                 true,
                 acc,
-                &mut |b, cb, moff, mval, acc2| {
-                    let moff = match m0 {
-                        Some(m0) => b.ibin(cb, arith::AddiOp::NAME, m0, moff),
-                        None => moff,
-                    };
-                    switch(b, cb, mval, &msizes, acc2, &mut |b, mb, mi| {
-                        switch(b, mb, nval, &nsizes, acc2, &mut |b, nb, nj| {
-                            f(b, nb, acc2, (moff, mi, noff, nj))
-                        })
-                    })
-                },
+                &mut |b, cb, moff, mval, acc| tile(b, cb, (moff, mval), (noff, nval), acc),
             )
         },
     )

@@ -179,6 +179,8 @@ struct Nest<'a> {
     sizes: (Value, Value),
     out: Value,
     k_blocking: bool,
+    /// The target's L2 (loaded once per contraction, for the loop-order and B rules).
+    l2: Option<&'a ftuner_hw::CacheLevel>,
 }
 
 /// A contraction with one M and one N loop dim and plain indexing: the tile loops (with
@@ -198,12 +200,13 @@ fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> 
     };
     // The init may have changed (a zero fill's destination instead of the fill).
     let (_, outs) = ins_outs(ir, op);
+    let l2 = target_l2(ir, op);
     let mut b = B::new(ir, loc);
     b.vector = vector;
     b.blocking = k.blocking;
     b.parallel_n = k.parallel_n;
     b.zero_init = zero_init;
-    b.rows_outside = rows_outside(b.ir, op, lay, plans);
+    b.rows_outside = rows_outside(b.ir, op, lay, plans, l2.as_ref());
     let out = outs[0];
     let sizes = (
         out_dim(&mut b, scratch, out, lay, lay.dm),
@@ -218,6 +221,7 @@ fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> 
         sizes,
         out,
         k_blocking: k.k_blocking,
+        l2: l2.as_ref(),
     };
     let result = packed_or_in_place(&mut b, scratch, &nest, k.pack_b);
     // A padded plan's result, cut back to the extent.
@@ -348,6 +352,7 @@ fn packed_or_in_place(
         plans,
         sizes: (msz, nsz),
         out,
+        l2,
         ..
     } = *n;
     let (ins, _) = ins_outs(b.ir, op);
@@ -377,11 +382,10 @@ fn packed_or_in_place(
     let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
         .then(|| mc_blocks(b.ir, op, plans))
         .flatten();
-    let l2 = target_l2(b.ir, op);
-    let collide = !strided_n && rows_collide_in_l2(b.ir, op, ins[1], l2.as_ref());
+    let collide = !strided_n && rows_collide_in_l2(b.ir, op, ins[1], l2);
     let colliding = collide && once_per_call(b.ir, op);
     // A contiguous B read in place whose next panel is worth prefetching.
-    let streams = !strided_n && !collide && b_larger_than_l2(b.ir, ins[1], l2.as_ref());
+    let streams = !strided_n && !collide && b_larger_than_l2(b.ir, ins[1], l2);
     match pack_b {
         _ if always => {
             pack(b, scratch);
@@ -515,7 +519,13 @@ const ROWS_OUTSIDE_MAX_K: i64 = 32;
 /// 96 x 16 x 12544 matmul): 0.44 -> 0.33 ms alone, and the whole model at batch 8 7% faster
 /// (Emerald Rapids, one thread). With a longer K or a B past L2 they lose (64 x 256 x 3136:
 /// 0.77 -> 1.28 ms), hence the bounds.
-fn rows_outside(ir: &Ir, op: OpId, lay: &Layout, plans: &Plans) -> bool {
+fn rows_outside(
+    ir: &Ir,
+    op: OpId,
+    lay: &Layout,
+    plans: &Plans,
+    l2: Option<&ftuner_hw::CacheLevel>,
+) -> bool {
     let (ins, outs) = ins_outs(ir, op);
     let (Some(dk), [a, bv, ..], [c]) = (reduction_dim(lay), ins.as_slice(), outs.as_slice()) else {
         return false;
@@ -540,7 +550,7 @@ fn rows_outside(ir: &Ir, op: OpId, lay: &Layout, plans: &Plans) -> bool {
         .bit_width()
         .unwrap_or(32)
         .div_ceil(8) as i64;
-    let Some(l2) = target_l2(ir, op) else {
+    let Some(l2) = l2 else {
         return false;
     };
     m > plans.m.0 && k <= ROWS_OUTSIDE_MAX_K && k * n * elem <= l2.size as i64 / 2
@@ -628,6 +638,7 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
         sizes: (msz, nsz),
         out,
         k_blocking,
+        ..
     } = *n;
     let kc = ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
     let (ins, _) = ins_outs(b.ir, op);
