@@ -3,8 +3,9 @@
  *   ftuner-translate ../dense_dynamic.mlir --emit=shared -o libdense.so
  * then
  *   cc dense_main.c -I. -L. -ldense -Wl,-rpath,. -o dense_main && ./dense_main
- * It runs the layer (y = x W^T + b, W: 2304x768) at several batch sizes, compares every
- * element with a plain C loop, and shows the error code and message of a wrong call. */
+ * It runs the layer (y = x W^T + b, W: 2304x768) at several batch sizes on one thread and
+ * on three (the library's own thread pool), compares every element with a plain C loop,
+ * and shows the error code and message of a wrong call. */
 #include "dense.h"
 
 #include <math.h>
@@ -24,8 +25,9 @@ int main(void) {
   for (int i = 0; i < N; i++) b[i] = frand(&seed);
   int batches[] = {1, 7, 37, 64};
   char err[256];
-  for (int t = 0; t < 4; t++) {
-    int M = batches[t];
+  for (int run = 0; run < 8; run++) {
+    int M = batches[run % 4], threads = run < 4 ? 1 : 3;
+    dense_set_num_threads(threads);
     float *x = malloc(sizeof(float) * M * K);
     for (int i = 0; i < M * K; i++) x[i] = frand(&seed);
     ftuner_tensor in[3] = {
@@ -44,7 +46,7 @@ int main(void) {
         double d = fabs(r - ((float *)out[0].data)[i * N + j]);
         if (d > worst) worst = d;
       }
-    printf("batch %d: output %lldx%lld, max error %.2e\n", M, (long long)out[0].shape[0], (long long)out[0].shape[1], worst);
+    printf("%d thread%s, batch %d: output %lldx%lld, max error %.2e\n", dense_num_threads(), threads > 1 ? "s" : "", M, (long long)out[0].shape[0], (long long)out[0].shape[1], worst);
     if (worst > 1e-3) return 1;
     dense_free(&out[0]);
     free(x);

@@ -173,6 +173,13 @@ class LoadedModel:
             self._out_spec = _load_spec(self.signature["out_spec"])
         self._check = CompiledModel._check.__get__(self)
         self.calls = 0
+        # The library's parallel loops run on its own thread pool; ftuner.set_num_threads
+        # (or FTUNER_NUM_THREADS) sets how many threads, as for compiled models.
+        self._set_threads = getattr(self._lib, f"{self.name}_set_num_threads", None)
+        if self._set_threads is not None:
+            self._set_threads.argtypes = [ctypes.c_int32]
+            self._set_threads.restype = None
+        self._threads = None
 
     def __call__(self, *args):
         import numpy as np
@@ -190,6 +197,13 @@ class LoadedModel:
             t.rank = arr.ndim
             for d, x in enumerate(arr.shape):
                 t.shape[d] = x
+        if self._set_threads is not None:
+            from . import _ftuner
+
+            threads = _ftuner.num_threads()
+            if threads != self._threads:
+                self._set_threads(threads)
+                self._threads = threads
         n_out = len(self.signature["outputs"])
         outs = (_Tensor * max(n_out, 1))()
         err = ctypes.create_string_buffer(512)

@@ -167,3 +167,32 @@ def test_large_blocks_are_reused_without_overwriting_live_outputs(tmp_path):
     for x, (y, s) in zip(xs[:2] + xs[3:], kept + [last]):
         torch.testing.assert_close(y, torch.tanh(x) * 2.0 + 1.0, rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(s, x.sum(1), rtol=1e-4, atol=1e-3)
+
+
+def _tasks():
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="no /proc")
+def test_loaded_library_runs_its_parallel_loops_on_its_own_threads(tmp_path):
+    """The library's parallel loops run on its own thread pool, as many threads as
+    ftuner.set_num_threads says (workers started at the first parallel call; a library
+    compiled serially starts none), with the same results on one thread and several."""
+    torch.manual_seed(1)
+    m = MLP().eval()
+    cm = ftuner.compile(m, (torch.randn(4, 32),), dynamic_shapes=({0: Dim("rows", min=1, max=1000)},))
+    lib = ftuner.load(ftuner.save(cm, tmp_path / "libthreads.so"))
+    x = torch.randn(1000, 32)
+    before = ftuner.num_threads()
+    try:
+        ftuner.set_num_threads(1)
+        one = lib(x)
+        tasks = _tasks()
+        ftuner.set_num_threads(3)
+        three = lib(x)
+        assert _tasks() - tasks == 2, "the library started no workers: its loops ran serially"
+        assert getattr(lib._lib, f"{lib.name}_num_threads")() == 3
+        torch.testing.assert_close(three["y"], one["y"], rtol=0, atol=0)
+        torch.testing.assert_close(three["rows"], one["rows"], rtol=0, atol=0)
+    finally:
+        ftuner.set_num_threads(before)

@@ -1,7 +1,11 @@
 """Saved models side by side: each library (`ftuner.save` output, e.g. one built before a
-change and one after) timed in alternated rounds in one process, one thread, medians.
+change and one after) timed in alternated rounds in one process, medians.
 
-    python tools/bench/ab_saved.py mobilenet_v2 8 before.so after.so [--rounds 7] [--calls 3]
+    python tools/bench/ab_saved.py mobilenet_v2 8 before.so after.so [--rounds 7] [--calls 3] [--threads 1]
+
+`--threads` (default 1) sets the libraries' thread pools (`ftuner.set_num_threads`);
+libraries saved before 2026-12-05 (7d61ef2 and older) were compiled serial and run on one
+thread whatever it says.
 
 The input is the zoo model's (`ftuner.zoo`) at that batch size (or sequence length for
 BERT and GPT-2); each round times `--calls` calls of every library in turn. To make the
@@ -27,8 +31,10 @@ def main():
     ap.add_argument("libs", nargs="+", help="saved libraries of the model")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
+    ftuner.set_num_threads(args.threads)
     case = zoo.get(args.model)
     x = case.make(1, args.size) if args.model == "bert" else case.make(args.size)
     models = [ftuner.load(p) for p in args.libs]

@@ -1,6 +1,6 @@
 //! The runtime's integration tests (JIT, random shapes against the interpreter, the JIT
 //! against the interpreter and the folder op by op, dynamic sizes in and out of range
-//! against the interpreter, CUDA) in
+//! against the interpreter, CUDA, the shared libraries' thread pool) in
 //! one binary (each test binary links LLVM statically); run one group with
 //! `cargo test --release -p ftuner-runtime --test integration MODULE::`.
 
@@ -8,6 +8,7 @@
 #[path = "../../ftuner-interp/tests/support/random_contractions.rs"]
 mod support;
 
+mod aot_threads;
 mod differential;
 mod gpu_cuda;
 mod jit;

@@ -1,7 +1,8 @@
 //! Ahead-of-time shared libraries: a compiled model as `lib<name>.so` with a C header,
 //! usable without Python or ftuner (`ftuner-translate --emit=shared`, `ftuner.save`).
 //!
-//! The library holds the compiled functions (LLVM object code, serial), a C wrapper
+//! The library holds the compiled functions (LLVM object code, its loops marked
+//! `ftuner.parallel` run by the library's own thread pool: `aot/threads.c`), a C wrapper
 //! generated here, and optionally the model's weights (bytes assembled in with
 //! `.incbin`). Its C interface (`<name>.h`):
 //!
@@ -11,6 +12,8 @@
 //!                 ftuner_tensor *outputs, int32_t num_outputs, char *err, size_t err_len);
 //! void <name>_free(ftuner_tensor *t);          /* an output's memory */
 //! const char *<name>_signature(void);          /* JSON: inputs, dims, outputs */
+//! void <name>_set_num_threads(int32_t n);       /* FTUNER_NUM_THREADS, else every CPU */
+//! int32_t <name>_num_threads(void);
 //! ```
 //! Inputs and outputs are row-major contiguous. `run` checks every input (count, rank,
 //! element type, static dims, each dynamic dim against its range and against the other
@@ -194,7 +197,7 @@ pub fn build_shared(
         check_buffers("weight", &p.inputs)?;
         check_buffers("prepared value", &p.results)?;
     }
-    if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, false, false) {
+    if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, true, false) {
         crate::run_pipeline(ctx, ir, top, &p)?;
     }
     let compiler = Compiler::new();
@@ -389,6 +392,7 @@ fn header_c(
         "/* Free the memory of an output of {n}_run. */\nvoid {n}_free(ftuner_tensor *t);"
     );
     let _ = writeln!(h, "/* The signature as JSON: each input's dtype and dims (static sizes, or [symbol, min, max]). */\nconst char *{n}_signature(void);");
+    let _ = writeln!(h, "/* Threads of the model's parallel loops, the caller's included: FTUNER_NUM_THREADS when\n * set, else every CPU the process may run on; 1 runs every loop on the calling thread. A\n * call made while another call holds the threads runs on its own thread alone. */\nvoid {n}_set_num_threads(int32_t n);\nint32_t {n}_num_threads(void);");
     h.push_str("\n#ifdef __cplusplus\n}\n#endif\n#endif\n");
     h
 }

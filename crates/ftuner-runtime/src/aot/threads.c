@@ -1,0 +1,195 @@
+/* The run-time calls the compiled code of a shared library makes besides allocation, in C
+   (the library needs neither Rust nor Python): the protocol of failed run-time checks and
+   the thread pool behind ftuner_rt_parallel_for. Included at the top of every generated
+   wrapper (crates/ftuner-runtime/src/aot/wrapper.rs); every symbol is static or hidden, so
+   two libraries in one process (or a library beside the ftuner Python extension, which has
+   its own pool: ftuner_codegen::parallel) never share one. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Failed run-time checks (the protocol of ftuner_codegen::status): the first message of a
+   call on this thread; the code returns at once after recording it. */
+static _Thread_local const char *FAILED_MSG;
+__attribute__((visibility("hidden"))) void ftuner_rt_fail(const char *msg) { if (!FAILED_MSG) FAILED_MSG = msg; }
+__attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FAILED_MSG != 0; }
+
+/* The thread pool: what ftuner_codegen::parallel does for the JIT, the same way.
+   convert-to-llvm outlines each loop marked ftuner.parallel into body(ctx, lo, hi) and
+   calls ftuner_rt_parallel_for(body, ctx, n).
+   - Persistent: threads - 1 workers, started at the first parallel call; each spins a
+     while after a job (a GEMM forks once per block: the next job comes within
+     microseconds), then sleeps on a condition variable.
+   - The split: 0 .. n in min(threads, n) contiguous chunks of equal size, claimed from a
+     shared counter, the calling thread included.
+   - No oversubscription: a call made while the pool is busy (from inside a body, or from
+     another thread of the application) runs serially on its own thread.
+   - Threads: FTUNER_NUM_THREADS if set, else the CPUs this process may run on;
+     <name>_set_num_threads changes it (1: every loop serial).
+   - A failed check in a chunk is handed to the calling thread (FAILED_MSG) after the job. */
+typedef void (*ftuner_body_fn)(void *, int64_t, int64_t);
+#define FTUNER_SPINS 20000
+#define FTUNER_MAX_WORKERS 255
+static atomic_int POOL_THREADS;            /* 0: not read from the environment yet */
+static atomic_ullong POOL_STATE;           /* job generation << 32 | next chunk to claim */
+static _Atomic(ftuner_body_fn) POOL_F;
+static _Atomic(void *) POOL_CTX;
+static atomic_llong POOL_N;
+static atomic_ullong POOL_PARTS;
+static atomic_ullong POOL_DONE;            /* chunks of the current job finished */
+static _Atomic(const char *) POOL_FAILED;  /* the first failed check of the job's chunks */
+static atomic_int POOL_BUSY;               /* a job is running */
+static atomic_int POOL_WORKERS;            /* started (changed only while holding BUSY) */
+static atomic_int POOL_SLEEPERS;
+static atomic_int POOL_STOP;
+static pthread_t POOL_TID[FTUNER_MAX_WORKERS];
+static pthread_mutex_t POOL_LOCK = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t POOL_WAKE = PTHREAD_COND_INITIALIZER;
+static _Thread_local int IN_JOB;
+#if defined(__x86_64__) || defined(__i386__)
+#define POOL_PAUSE() __builtin_ia32_pause()
+#else
+#define POOL_PAUSE() ((void)0)
+#endif
+
+static int ftuner_aot_num_threads(void) {
+  int n = atomic_load(&POOL_THREADS);
+  if (n > 0) return n;
+  const char *env = getenv("FTUNER_NUM_THREADS");
+  long v = env ? strtol(env, 0, 10) : 0;
+  if (v < 1) {
+    cpu_set_t set;
+    v = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  }
+  n = v < 1 ? 1 : v > FTUNER_MAX_WORKERS + 1 ? FTUNER_MAX_WORKERS + 1 : (int)v;
+  atomic_store(&POOL_THREADS, n);
+  return n;
+}
+
+static void ftuner_aot_set_num_threads(int n) {
+  atomic_store(&POOL_THREADS, n < 1 ? 1 : n > FTUNER_MAX_WORKERS + 1 ? FTUNER_MAX_WORKERS + 1 : n);
+}
+
+/* Chunk c of parts over 0 .. n. */
+static void pool_chunk(int64_t n, uint64_t parts, uint64_t c, int64_t *lo, int64_t *hi) {
+  *lo = (int64_t)((__int128)n * c / parts);
+  *hi = (int64_t)((__int128)n * (c + 1) / parts);
+}
+
+/* Claim and run chunks of generation g until none is left. */
+static void pool_run_chunks(uint64_t g) {
+  for (;;) {
+    unsigned long long s = atomic_load(&POOL_STATE);
+    uint64_t parts = atomic_load(&POOL_PARTS);
+    if ((s >> 32) != g || (s & 0xffffffffu) >= parts) return;
+    /* Read the job before claiming: a claim succeeds only while generation g is current,
+       so what was read is g's. */
+    ftuner_body_fn f = atomic_load(&POOL_F);
+    void *ctx = atomic_load(&POOL_CTX);
+    int64_t n = atomic_load(&POOL_N);
+    if (!atomic_compare_exchange_strong(&POOL_STATE, &s, s + 1)) continue;
+    int64_t lo, hi;
+    pool_chunk(n, parts, s & 0xffffffffu, &lo, &hi);
+    f(ctx, lo, hi);
+    const char *msg = FAILED_MSG;
+    FAILED_MSG = 0;
+    if (msg) {
+      const char *none = 0;
+      atomic_compare_exchange_strong(&POOL_FAILED, &none, msg);
+    }
+    atomic_fetch_add(&POOL_DONE, 1);
+  }
+}
+
+static void *pool_worker(void *arg) {
+  (void)arg;
+  IN_JOB = 1;
+  uint64_t seen = atomic_load(&POOL_STATE) >> 32;
+  for (;;) {
+    int spins = 0;
+    uint64_t g;
+    for (;;) {
+      if (atomic_load(&POOL_STOP)) return 0;
+      g = atomic_load(&POOL_STATE) >> 32;
+      if (g != seen) break;
+      if (spins < FTUNER_SPINS) {
+        spins++;
+        POOL_PAUSE();
+        continue;
+      }
+      pthread_mutex_lock(&POOL_LOCK);
+      atomic_fetch_add(&POOL_SLEEPERS, 1);
+      while (atomic_load(&POOL_STATE) >> 32 == seen && !atomic_load(&POOL_STOP))
+        pthread_cond_wait(&POOL_WAKE, &POOL_LOCK);
+      atomic_fetch_sub(&POOL_SLEEPERS, 1);
+      pthread_mutex_unlock(&POOL_LOCK);
+      spins = 0;
+    }
+    seen = g;
+    pool_run_chunks(g);
+  }
+}
+
+/* Start workers up to want; only the thread holding BUSY calls this. */
+static void pool_ensure_workers(int want) {
+  int started = atomic_load(&POOL_WORKERS);
+  while (started < want && started < FTUNER_MAX_WORKERS) {
+    if (pthread_create(&POOL_TID[started], 0, pool_worker, 0) != 0) break;
+    started++;
+    atomic_store(&POOL_WORKERS, started);
+  }
+}
+
+__attribute__((visibility("hidden"))) void ftuner_rt_parallel_for(ftuner_body_fn body, void *ctx, int64_t n) {
+  if (n <= 0) return;
+  int64_t threads = ftuner_aot_num_threads();
+  int64_t parts = threads < n ? threads : n;
+  if (parts <= 1 || IN_JOB) { body(ctx, 0, n); return; }
+  int idle = 0;
+  if (!atomic_compare_exchange_strong(&POOL_BUSY, &idle, 1)) { body(ctx, 0, n); return; }
+  pool_ensure_workers((int)threads - 1);
+  atomic_store(&POOL_F, body);
+  atomic_store(&POOL_CTX, ctx);
+  atomic_store(&POOL_N, n);
+  atomic_store(&POOL_PARTS, (uint64_t)parts);
+  atomic_store(&POOL_DONE, 0);
+  atomic_store(&POOL_FAILED, (const char *)0);
+  uint64_t g = ((atomic_load(&POOL_STATE) >> 32) + 1) & 0xffffffffu;
+  atomic_store(&POOL_STATE, (unsigned long long)g << 32);
+  if (atomic_load(&POOL_SLEEPERS) > 0) {
+    pthread_mutex_lock(&POOL_LOCK);
+    pthread_cond_broadcast(&POOL_WAKE);
+    pthread_mutex_unlock(&POOL_LOCK);
+  }
+  IN_JOB = 1;
+  pool_run_chunks(g);
+  IN_JOB = 0;
+  unsigned spins = 0;
+  while (atomic_load(&POOL_DONE) < (uint64_t)parts) {
+    if (++spins < (1u << 20)) POOL_PAUSE();
+    else sched_yield();
+  }
+  const char *failed = atomic_exchange(&POOL_FAILED, (const char *)0);
+  if (failed) ftuner_rt_fail(failed);
+  atomic_store(&POOL_BUSY, 0);
+}
+
+/* The workers stop and are joined when the library is unloaded (dlclose) or the process
+   exits, so no worker is left running code that is gone. */
+__attribute__((destructor)) static void pool_stop(void) {
+  int idle = 0;
+  /* A job still running on another thread at exit keeps its workers. */
+  if (!atomic_compare_exchange_strong(&POOL_BUSY, &idle, 1)) return;
+  atomic_store(&POOL_STOP, 1);
+  pthread_mutex_lock(&POOL_LOCK);
+  pthread_cond_broadcast(&POOL_WAKE);
+  pthread_mutex_unlock(&POOL_LOCK);
+  int n = atomic_load(&POOL_WORKERS);
+  for (int k = 0; k < n; k++) pthread_join(POOL_TID[k], 0);
+  atomic_store(&POOL_WORKERS, 0);
+}

@@ -1,0 +1,149 @@
+//! The thread pool of the shared libraries (`src/aot/threads.c`), compiled with the system
+//! C compiler into a test program: every iteration runs once, nested and concurrent calls
+//! run serially, a failed check in any chunk reaches the caller, and the workers start,
+//! work and stop. Skipped (with a line) where there is no C compiler.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const THREADS_C: &str = include_str!("../src/aot/threads.c");
+
+const MAIN_C: &str = r#"
+#include <stdio.h>
+#include <string.h>
+#include <dirent.h>
+
+typedef struct { atomic_int *hits; int64_t n; int nested; int fail_at; } job;
+
+static void body(void *p, int64_t lo, int64_t hi) {
+  job *j = p;
+  for (int64_t i = lo; i < hi; i++) {
+    atomic_fetch_add(&j->hits[i], 1);
+    if (i == j->fail_at) { ftuner_rt_fail("check failed in a chunk"); return; }
+    if (j->nested) {
+      atomic_int inner_hits[5] = {0};
+      job inner = {inner_hits, 5, 0, -1};
+      ftuner_rt_parallel_for(body, &inner, 5);
+      for (int k = 0; k < 5; k++) if (atomic_load(&inner_hits[k]) != 1) { printf("FAIL nested\n"); exit(1); }
+    }
+  }
+}
+
+static int run(int64_t n, int nested, int fail_at) {
+  static atomic_int hits[4096];
+  for (int64_t i = 0; i < n; i++) atomic_store(&hits[i], 0);
+  job j = {hits, n, nested, fail_at};
+  ftuner_rt_parallel_for(body, &j, n);
+  for (int64_t i = 0; i < n; i++) {
+    int want = fail_at >= 0 ? -1 : 1;
+    int h = atomic_load(&hits[i]);
+    if (want == 1 && h != 1) { printf("FAIL n=%lld i=%lld hits=%d\n", (long long)n, (long long)i, h); exit(1); }
+    if (h > 1) { printf("FAIL twice n=%lld i=%lld\n", (long long)n, (long long)i); exit(1); }
+  }
+  return 0;
+}
+
+static int tasks(void) {
+  DIR *d = opendir("/proc/self/task");
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+static void *other_caller(void *arg) {
+  (void)arg;
+  for (int r = 0; r < 200; r++) {
+    static _Thread_local atomic_int h[300];
+    for (int i = 0; i < 300; i++) atomic_store(&h[i], 0);
+    job j = {h, 300, 0, -1};
+    ftuner_rt_parallel_for(body, &j, 300);
+    for (int i = 0; i < 300; i++) if (atomic_load(&h[i]) != 1) { printf("FAIL concurrent\n"); exit(1); }
+  }
+  return 0;
+}
+
+int main(void) {
+  int before = tasks();
+  ftuner_aot_set_num_threads(3);
+  for (int r = 0; r < 50; r++) {
+    int64_t ns[] = {0, 1, 2, 3, 7, 64, 1000};
+    for (int k = 0; k < 7; k++) run(ns[k], 0, -1);
+  }
+  printf("workers started: %d\n", tasks() - before);
+  run(17, 1, -1);
+  printf("nested: ok\n");
+  /* A check failing in one chunk: the caller sees it after the job, once. */
+  for (int fail_at = 0; fail_at < 64; fail_at += 21) {
+    if (ftuner_rt_failed()) { printf("FAIL stale\n"); return 1; }
+    run(64, 0, fail_at);
+    if (!ftuner_rt_failed()) { printf("FAIL lost at %d\n", fail_at); return 1; }
+    printf("failed at %d: %s\n", fail_at, FAILED_MSG);
+    FAILED_MSG = 0;
+  }
+  pthread_t t;
+  pthread_create(&t, 0, other_caller, 0);
+  other_caller(0);
+  pthread_join(t, 0);
+  printf("concurrent: ok\n");
+  ftuner_aot_set_num_threads(1);
+  run(9, 0, -1);
+  printf("threads: %d\n", ftuner_aot_num_threads());
+  pool_stop();
+  printf("after stop: %d\n", tasks() - before);
+  return 0;
+}
+"#;
+
+fn cc() -> Option<String> {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    Command::new(&cc)
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| cc)
+}
+
+#[test]
+fn pool_runs_every_iteration_once_and_hands_failures_to_the_caller() {
+    let Some(cc) = cc() else {
+        eprintln!("skipped: no C compiler");
+        return;
+    };
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("ftuner-aot-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("main.c");
+    std::fs::write(&src, format!("{THREADS_C}\n{MAIN_C}")).unwrap();
+    let exe = dir.join("main");
+    let out = Command::new(&cc)
+        .args(["-std=gnu11", "-O2", "-Wall", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-lpthread")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    let text = String::from_utf8_lossy(&run.stdout).to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(run.status.success(), "{text}");
+    let want = [
+        "workers started: 2",
+        "nested: ok",
+        "failed at 0: check failed in a chunk",
+        "failed at 21: check failed in a chunk",
+        "failed at 42: check failed in a chunk",
+        "failed at 63: check failed in a chunk",
+        "concurrent: ok",
+        "threads: 1",
+        "after stop: 0",
+    ];
+    assert_eq!(text.lines().collect::<Vec<_>>(), want, "{text}");
+}
