@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Failed run-time checks (the protocol of ftuner_codegen::status): the first message of a
    call on this thread; the code returns at once after recording it. */
@@ -29,8 +30,13 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
      shared counter, the calling thread included.
    - No oversubscription: a call made while the pool is busy (from inside a body, or from
      another thread of the application) runs serially on its own thread.
-   - Threads: FTUNER_NUM_THREADS if set, else the CPUs this process may run on;
-     <name>_set_num_threads changes it (1: every loop serial).
+   - Threads: FTUNER_NUM_THREADS if set, else the CPUs this process may run on (its
+     affinity mask; unlike the JIT, a cgroup CPU quota is not read: set the variable in
+     such a container), at most 256; <name>_set_num_threads changes it (1: every loop
+     serial).
+   - The workers are named "ftuner-aot"; they are joined when the library is unloaded or
+     the process exits (unless a call is running then); a child process after fork()
+     starts its own.
    - A failed check in a chunk is handed to the calling thread (FAILED_MSG) after the job. */
 typedef void (*ftuner_body_fn)(void *, int64_t, int64_t);
 #define FTUNER_SPINS 20000
@@ -53,6 +59,8 @@ static pthread_cond_t POOL_WAKE = PTHREAD_COND_INITIALIZER;
 static _Thread_local int IN_JOB;
 #if defined(__x86_64__) || defined(__i386__)
 #define POOL_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define POOL_PAUSE() __asm__ volatile("yield")
 #else
 #define POOL_PAUSE() ((void)0)
 #endif
@@ -64,10 +72,12 @@ static int ftuner_aot_num_threads(void) {
   long v = env ? strtol(env, 0, 10) : 0;
   if (v < 1) {
     cpu_set_t set;
-    v = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    v = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
   }
   n = v < 1 ? 1 : v > FTUNER_MAX_WORKERS + 1 ? FTUNER_MAX_WORKERS + 1 : (int)v;
-  atomic_store(&POOL_THREADS, n);
+  /* A set_num_threads made meanwhile wins over the environment. */
+  int unset = 0;
+  if (!atomic_compare_exchange_strong(&POOL_THREADS, &unset, n)) n = unset;
   return n;
 }
 
@@ -75,10 +85,15 @@ static void ftuner_aot_set_num_threads(int n) {
   atomic_store(&POOL_THREADS, n < 1 ? 1 : n > FTUNER_MAX_WORKERS + 1 ? FTUNER_MAX_WORKERS + 1 : n);
 }
 
-/* Chunk c of parts over 0 .. n. */
+/* Chunk c of parts over 0 .. n: n * c / parts without overflow (n = q * parts + r, and
+   r * c < parts^2 <= 2^16). */
+static int64_t pool_bound(int64_t n, uint64_t parts, uint64_t c) {
+  int64_t q = n / (int64_t)parts, r = n % (int64_t)parts;
+  return q * (int64_t)c + r * (int64_t)c / (int64_t)parts;
+}
 static void pool_chunk(int64_t n, uint64_t parts, uint64_t c, int64_t *lo, int64_t *hi) {
-  *lo = (int64_t)((__int128)n * c / parts);
-  *hi = (int64_t)((__int128)n * (c + 1) / parts);
+  *lo = pool_bound(n, parts, c);
+  *hi = pool_bound(n, parts, c + 1);
 }
 
 /* Claim and run chunks of generation g until none is left. */
@@ -140,6 +155,8 @@ static void pool_ensure_workers(int want) {
   int started = atomic_load(&POOL_WORKERS);
   while (started < want && started < FTUNER_MAX_WORKERS) {
     if (pthread_create(&POOL_TID[started], 0, pool_worker, 0) != 0) break;
+    /* Named here, not by the worker, so that the name is there when this returns. */
+    pthread_setname_np(POOL_TID[started], "ftuner-aot");
     started++;
     atomic_store(&POOL_WORKERS, started);
   }
@@ -178,6 +195,19 @@ __attribute__((visibility("hidden"))) void ftuner_rt_parallel_for(ftuner_body_fn
   if (failed) ftuner_rt_fail(failed);
   atomic_store(&POOL_BUSY, 0);
 }
+
+/* A child process after fork() has none of the parent's workers (only the forking
+   thread): it starts afresh. */
+static void pool_after_fork_child(void) {
+  atomic_store(&POOL_WORKERS, 0);
+  atomic_store(&POOL_SLEEPERS, 0);
+  atomic_store(&POOL_BUSY, 0);
+  atomic_store(&POOL_STOP, 0);
+  IN_JOB = 0;
+  pthread_mutex_init(&POOL_LOCK, 0);
+  pthread_cond_init(&POOL_WAKE, 0);
+}
+__attribute__((constructor)) static void pool_start(void) { pthread_atfork(0, 0, pool_after_fork_child); }
 
 /* The workers stop and are joined when the library is unloaded (dlclose) or the process
    exits, so no worker is left running code that is gone. */
