@@ -161,3 +161,20 @@ func.func @iter_args(%lb: index, %ub: index, %s: index, %x: i32) -> (i32, i32) {
   }
   return %r#0, %r#1 : i32, i32
 }
+
+// -----
+
+// An argument yielded back unchanged that another position yields too: both become its
+// init (found by the canonicalize fuzz target: the pattern yielded the erased argument).
+// CHECK-LABEL: func.func @iter_arg_yielded_twice
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%[[A:.*]] = %arg3) -> (i32) {
+// CHECK-NEXT: "test.use"(%[[A]])
+// CHECK-NEXT: scf.yield %arg4 : i32
+// CHECK: return %[[R]]
+func.func @iter_arg_yielded_twice(%lb: index, %ub: index, %s: index, %x: i32, %y: i32) -> i32 {
+  %r:2 = scf.for %i = %lb to %ub step %s iter_args(%a = %x, %b = %y) -> (i32, i32) {
+    "test.use"(%a) : (i32) -> ()
+    scf.yield %b, %b : i32, i32
+  }
+  return %r#0 : i32
+}

@@ -437,17 +437,17 @@ fn for_iter_args(ir: &mut Ir, op: OpId) -> bool {
         return false;
     };
     let o = ir.operands(op).to_vec();
-    let (args, ys, res) = (
-        ir.block_args(body)[1..].to_vec(),
-        ir.operands(term).to_vec(),
-        ir.results(op).to_vec(),
-    );
-    if ys.len() != args.len() || res.len() != args.len() {
+    let (args, res) = (ir.block_args(body)[1..].to_vec(), ir.results(op).to_vec());
+    if ir.operands(term).len() != args.len() || res.len() != args.len() {
         return false;
     }
     let mut keep = vec![];
     for i in 0..args.len() {
-        let (a, init, y, r) = (args[i], o[3 + i], ys[i], res[i]);
+        // The yields as they are now: replacing an argument by its init also replaces it
+        // where another position yields it (`scf.yield %a3, ..., %a3`: the fuzzer's case,
+        // where the stale list yielded an erased argument).
+        let y = ir.operands(term)[i];
+        let (a, init, r) = (args[i], o[3 + i], res[i]);
         if y == a || y == init {
             ir.replace_all_uses(a, init);
             ir.replace_all_uses(r, init);
@@ -464,6 +464,7 @@ fn for_iter_args(ir: &mut Ir, op: OpId) -> bool {
     if keep.len() == args.len() {
         return false;
     }
+    let ys = ir.operands(term).to_vec();
     ir.set_operands(term, keep.iter().map(|i| ys[*i]).collect());
     let mut operands = o[..3].to_vec();
     operands.extend(keep.iter().map(|i| o[3 + i]));
