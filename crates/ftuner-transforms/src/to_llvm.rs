@@ -237,13 +237,30 @@ impl Cv<'_> {
     }
 
     /// Whether `scf.for` `op` is to run on the thread pool: marked `ftuner.parallel`, no
-    /// results.
+    /// results, and not of one iteration at most by its constant bounds. Such a loop (the
+    /// batch of one of a `1x?x768` generic, marked with the loop inside it) stays in place,
+    /// so that the marked loop inside it is the outermost and goes to the pool: outlined,
+    /// the one-iteration loop took the pool and the loop inside ran serially in its body
+    /// (GPT-2's elementwise ops at two threads).
     fn parallel_loop(&self, op: OpId) -> bool {
-        self.ir.results(op).is_empty()
-            && self
+        if !self.ir.results(op).is_empty()
+            || self
                 .ir
                 .attr(op, ftuner_dialects::scf::PARALLEL_ATTR)
-                .is_some()
+                .is_none()
+        {
+            return false;
+        }
+        let int = |v: Value| match ftuner_dialects::cf::constant_of(self.ir, v)?.kind() {
+            ftuner_ir::AttrKind::Integer { value, .. } => Some(*value),
+            _ => None,
+        };
+        let o = self.ir.operands(op);
+        let single = matches!(
+            (int(o[0]), int(o[1]), int(o[2])),
+            (Some(lb), Some(ub), Some(step)) if step > 0 && ub - lb <= step
+        );
+        !single
     }
 }
 
