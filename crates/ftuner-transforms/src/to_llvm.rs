@@ -258,7 +258,7 @@ impl Cv<'_> {
         let o = self.ir.operands(op);
         let single = matches!(
             (int(o[0]), int(o[1]), int(o[2])),
-            (Some(lb), Some(ub), Some(step)) if step > 0 && ub - lb <= step
+            (Some(lb), Some(ub), Some(step)) if step > 0 && ub.checked_sub(lb).is_some_and(|d| d <= step)
         );
         !single
     }
