@@ -175,6 +175,9 @@ class LoadedModel:
         self.calls = 0
         # The library's parallel loops run on its own thread pool; ftuner.set_num_threads
         # (or FTUNER_NUM_THREADS) sets how many threads, as for compiled models.
+        from . import _ftuner
+
+        self._num_threads = _ftuner.num_threads
         self._set_threads = getattr(self._lib, f"{self.name}_set_num_threads", None)
         if self._set_threads is not None:
             self._set_threads.argtypes = [ctypes.c_int32]
@@ -198,9 +201,7 @@ class LoadedModel:
             for d, x in enumerate(arr.shape):
                 t.shape[d] = x
         if self._set_threads is not None:
-            from . import _ftuner
-
-            threads = _ftuner.num_threads()
+            threads = self._num_threads()
             if threads != self._threads:
                 self._set_threads(threads)
                 self._threads = threads

@@ -10,7 +10,7 @@ mod parallel;
 mod while_canonicalize;
 mod while_loop;
 
-pub use canonicalize::{CANONICALIZE_FOR, CANONICALIZE_IF};
+pub use canonicalize::{for_trip_count, CANONICALIZE_FOR, CANONICALIZE_IF};
 pub use execute_region::{
     parse_execute_region, print_execute_region, verify_execute_region, CANONICALIZE_EXECUTE_REGION,
 };

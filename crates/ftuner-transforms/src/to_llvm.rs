@@ -251,16 +251,7 @@ impl Cv<'_> {
         {
             return false;
         }
-        let int = |v: Value| match ftuner_dialects::cf::constant_of(self.ir, v)?.kind() {
-            ftuner_ir::AttrKind::Integer { value, .. } => Some(*value),
-            _ => None,
-        };
-        let o = self.ir.operands(op);
-        let single = matches!(
-            (int(o[0]), int(o[1]), int(o[2])),
-            (Some(lb), Some(ub), Some(step)) if step > 0 && ub.checked_sub(lb).is_some_and(|d| d <= step)
-        );
-        !single
+        !matches!(ftuner_dialects::scf::for_trip_count(self.ir, op), Some(n) if n <= 1)
     }
 }
 

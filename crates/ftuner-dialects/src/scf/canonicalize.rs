@@ -32,6 +32,16 @@ pub(super) fn trip_count(same_bounds: bool, [lb, ub, step]: [Option<i128>; 3]) -
     (s > 0).then(|| if b <= a { 0 } else { (b - a + s - 1) / s })
 }
 
+/// The trip count of `scf.for` `op` from its constant bounds and step; none when one is
+/// not constant, the step is not positive, or the loop compares unsigned.
+pub fn for_trip_count(ir: &Ir, op: OpId) -> Option<i128> {
+    if ir.attr(op, "unsignedCmp").is_some() {
+        return None;
+    }
+    let o = ir.operands(op);
+    trip_count(o[0] == o[1], [o[0], o[1], o[2]].map(|v| const_int(ir, v)))
+}
+
 /// What the terminator of `b` yields.
 fn yields(ir: &Ir, b: BlockId) -> Vec<Value> {
     ir.terminator(b)

@@ -65,6 +65,9 @@ static _Thread_local int IN_JOB;
 #define POOL_PAUSE() ((void)0)
 #endif
 
+/* A thread count within 1 .. the most the pool can start (its workers and the caller). */
+static int pool_clamp(long n) { return n < 1 ? 1 : n > FTUNER_MAX_WORKERS + 1 ? FTUNER_MAX_WORKERS + 1 : (int)n; }
+
 static int ftuner_aot_num_threads(void) {
   int n = atomic_load(&POOL_THREADS);
   if (n > 0) return n;
@@ -74,7 +77,7 @@ static int ftuner_aot_num_threads(void) {
     cpu_set_t set;
     v = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
   }
-  n = v < 1 ? 1 : v > FTUNER_MAX_WORKERS + 1 ? FTUNER_MAX_WORKERS + 1 : (int)v;
+  n = pool_clamp(v);
   /* A set_num_threads made meanwhile wins over the environment. */
   int unset = 0;
   if (!atomic_compare_exchange_strong(&POOL_THREADS, &unset, n)) n = unset;
@@ -82,7 +85,7 @@ static int ftuner_aot_num_threads(void) {
 }
 
 static void ftuner_aot_set_num_threads(int n) {
-  atomic_store(&POOL_THREADS, n < 1 ? 1 : n > FTUNER_MAX_WORKERS + 1 ? FTUNER_MAX_WORKERS + 1 : n);
+  atomic_store(&POOL_THREADS, pool_clamp(n));
 }
 
 /* Chunk c of parts over 0 .. n: n * c / parts without overflow (n = q * parts + r, and
