@@ -25,6 +25,14 @@
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s2 --shape 0=2x4x13x16 --pass-pipeline='builtin.module(peel-padded-windows{planes=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc --shape 0=2x3x8x8 --shape 2=2x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc_scalar --shape 0=2x3x8x8 --shape 2=2x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// The flat form (stride 1, a filled init): with a consumer, a dilation and asymmetric
+// padding; a max pooling; and the same ops as pieces (flat=false).
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn1 --shape 0=3x5x7x9 --shape 4=3x5x5x9 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn1 --shape 0=3x5x7x9 --shape 4=3x5x5x9 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn1 --shape 0=2x5x7x9 --shape 4=2x5x5x9 --pass-pipeline='builtin.module(peel-padded-windows{flat=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=maxpool_s1 --shape 0=2x3x6x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s1 --shape 0=3x4x9x11 --pass-pipeline='builtin.module(peel-padded-windows{flat=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows | FileCheck %s --check-prefix=FLAT
 // An init of another batch than the image's: the plane loop's run-time check.
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc_scalar --shape 0=2x3x8x8 --shape 2=3x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=INIT
 // INIT: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:161:8: the image and an operand of the plane loop have different batch sizes
@@ -32,11 +40,12 @@
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=2x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=BATCH
 // BATCH: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:127:8: the image and an operand of the plane loop have different batch sizes
 // RUNOK: check: ok
-// Eleven window ops over pads, ten split (dw_tiny's 2x2 image has no interior), two with
-// their consumer:
+// Thirteen window ops over pads, twelve split (dw_tiny's 2x2 image has no interior), three
+// with their consumer; six of them (stride 1, a filled init) in the flat form:
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// STATS: 10 num-peeled
-// STATS: 2 num-consumers
+// STATS: 12 num-peeled
+// STATS: 3 num-consumers
+// STATS: 6 num-flat
 
 // Per plane: chunks of channels on the thread pool (17 channels: 16 chunks), then each
 // channel's images; each plane's init filled on its own, the pieces on static 1x1 planes,
@@ -141,3 +150,24 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
   %u = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%t, %w : tensor<1x4x11x13xf32>, tensor<3x3xf32>) outs(%e3 : tensor<1x4x9x11xf32>) -> tensor<1x4x9x11xf32>
   return %r, %s : tensor<1x5x9x11xf32>, tensor<1x4x?x11xf32>
 }
+
+// The flat form of dw_bn1 (5x9 output, padded width 10: 50 outputs rounded up to 64
+// computed; the reach of the last, 64 + 2*2*10 + 1 = 105, needs 11 padded rows, two more
+// than the op's pad): the plane padded once, one dimension, the window op as a generic
+// over it, the consumer reading it at h * 10 + w.
+// FLAT-DAG: #[[READ:.*]] = affine_map<(d0, d1, d2) -> (d0 + d1 * 20 + d2)>
+// FLAT-DAG: #[[FILT:.*]] = affine_map<(d0, d1, d2) -> (0, d1, d2)>
+// FLAT-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0)>
+// FLAT-DAG: #[[PITCH:.*]] = affine_map<(d0, d1, d2, d3) -> (d2 * 10 + d3)>
+// FLAT-LABEL: func.func @dw_bn1
+// FLAT: %[[X:.*]] = tensor.extract_slice %arg0[%{{.*}}, %{{.*}}, 0, 0] [1, 1, 7, 9]
+// FLAT: %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 3, 0]
+// FLAT: } : tensor<1x1x7x9xf32> to tensor<1x1x11x10xf32>
+// FLAT: %[[XF:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1, 2, 3]] : tensor<1x1x11x10xf32> into tensor<110xf32>
+// FLAT: %[[I:.*]] = linalg.fill {{.*}} -> tensor<64xf32>
+// FLAT: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[READ]], #[[FILT]], #[[OUT]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[XF]], %{{.*}} : tensor<110xf32>, tensor<1x3x2xf32>) outs(%[[I]] : tensor<64xf32>)
+// FLAT: linalg.generic {indexing_maps = [#[[PITCH]], {{.*}}]{{.*}} ins(%[[Y]], {{.*}} outs(%{{.*}} : tensor<1x1x5x9xf32>)
+// FLAT-LABEL: func.func @maxpool_s1
+// FLAT: tensor.collapse_shape
+// FLAT: linalg.generic
+// FLAT: arith.maximumf

@@ -24,8 +24,10 @@
 //!
 //! By default (option `planes`) the pieces run per `(image, channel)` plane, with the op's
 //! elementwise consumer applied to each plane right after them ([`planes`]); the form
-//! above, over the whole tensor, is `planes=false`.
+//! above, over the whole tensor, is `planes=false`. Per plane, a stride-1 op whose init
+//! is a fill runs in its flat form instead of pieces (option `flat`, [`flat`]).
 
+mod flat;
 mod planes;
 
 use crate::nchw_consumer::consumer;
@@ -345,16 +347,19 @@ define_pass! {
         argument: "peel-padded-windows",
         name: "PeelPaddedWindows",
         summary: "Split depthwise convolutions and poolings over a tensor.pad into an interior that reads the image in place and border strips over small pads",
-        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer.",
+        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer. With flat (the default), a stride-1 op whose init is a fill runs over its plane padded once and viewed as one dimension, as a linalg.generic whose every output is one iteration of a loop LLVM vectorizes.",
         options: PeelPaddedWindowsOptions {
             "planes" => planes: bool = "true",
                 "Run the pieces per (image, channel) plane in a loop over channels and images, each plane's init filled on its own; false: the pieces over the whole tensor";
+            "flat" => flat: bool = "true",
+                "With planes: a stride-1 window op whose init is a fill runs over its plane padded once and viewed as one dimension, every output in one vectorizable loop, instead of an interior and border strips";
             "fuse-consumers" => fuse_consumers: bool = "true",
                 "With planes: move the op's one elementwise consumer (read per channel or per element) into the loop, applied to each plane after its pieces";
         },
         statistics: {
             peeled: "num-peeled" => "Window ops split into interior and border",
             consumers: "num-consumers" => "Elementwise consumers moved into the plane loop",
+            flat: "num-flat" => "Window ops run in their flat form",
         },
     }
 }
@@ -390,8 +395,16 @@ impl PeelPaddedWindowsPass {
                 .flatten()
                 .filter(|s| planes::sliceable(cx.ir, s));
             self.consumers += u64::from(sink.is_some());
-            planes::rewrite(cx.ir, o, &w, &rs, sink);
+            let flat = opts.flat
+                && flat::geometry(&w).is_some()
+                && crate::tensor_build::filled(cx.ir, w.o).is_some();
+            let loc = cx.ir.loc(o);
+            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink, opts.flat) {
+                cx.emit(ftuner_ir::Diagnostic::error(loc, e));
+                return Err(PassFailure);
+            }
             self.peeled += 1;
+            self.flat += u64::from(flat);
         }
         Ok(())
     }

@@ -167,3 +167,44 @@ func.func @dw_acc_scalar(%x: tensor<?x3x8x8xf32>, %k: tensor<3x3x3xf32>, %o: ten
   } -> tensor<?x3x8x8xf32>
   return %g : tensor<?x3x8x8xf32>
 }
+// Stride 1 with the consumer (a dilation in the rows, asymmetric padding): the flat form,
+// the consumer reading the flat result by row pitch.
+func.func @dw_bn1(%x: tensor<?x5x7x9xf32>, %k: tensor<5x3x2xf32>, %s: tensor<5x1x1xf32>, %t: tensor<5x1x1xf32>, %res: tensor<?x5x5x9xf32>) -> tensor<?x5x5x9xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x5x7x9xf32>
+  %z = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 0] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x5x7x9xf32> to tensor<?x5x9x10xf32>
+  %e = tensor.empty(%n) : tensor<?x5x5x9xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x5x5x9xf32>) -> tensor<?x5x5x9xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<[2, 1]> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x5x9x10xf32>, tensor<5x3x2xf32>) outs(%f : tensor<?x5x5x9xf32>) -> tensor<?x5x5x9xf32>
+  %e2 = tensor.empty(%n) : tensor<?x5x5x9xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %s, %t, %res : tensor<?x5x5x9xf32>, tensor<5x1x1xf32>, tensor<5x1x1xf32>, tensor<?x5x5x9xf32>) outs(%e2 : tensor<?x5x5x9xf32>) {
+  ^bb0(%a: f32, %sc: f32, %sh: f32, %rr: f32, %o: f32):
+    %m = arith.mulf %a, %sc : f32
+    %b = arith.addf %m, %sh : f32
+    %c = arith.addf %b, %rr : f32
+    %lo = arith.maximumf %c, %z : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  } -> tensor<?x5x5x9xf32>
+  return %g : tensor<?x5x5x9xf32>
+}
+// A stride-1 max pooling: the flat form with the pooling's body and its padding value.
+func.func @maxpool_s1(%x: tensor<?x3x6x5xf32>) -> tensor<?x3x6x5xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x6x5xf32>
+  %pv = arith.constant -3.4e38 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x3x6x5xf32> to tensor<?x3x8x7xf32>
+  %e = tensor.empty(%n) : tensor<?x3x6x5xf32>
+  %f = linalg.fill ins(%pv : f32) outs(%e : tensor<?x3x6x5xf32>) -> tensor<?x3x6x5xf32>
+  %w = tensor.empty() : tensor<3x3xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %w : tensor<?x3x8x7xf32>, tensor<3x3xf32>) outs(%f : tensor<?x3x6x5xf32>) -> tensor<?x3x6x5xf32>
+  return %r : tensor<?x3x6x5xf32>
+}

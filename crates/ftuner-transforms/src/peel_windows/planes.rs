@@ -27,7 +27,9 @@ use crate::nchw_consumer::{Consumer, Input};
 use crate::tensor_build::{check_batch, extract, fill_into, filled, for_loop, insert, Off};
 use ftuner_dialects::linalg::body::indexing_maps;
 use ftuner_dialects::ops;
-use ftuner_ir::{AffineExpr, Attribute, InsertPoint, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
+use ftuner_ir::{
+    AffineExpr, AffineMap, Attribute, InsertPoint, Ir, OpBuilder, OpId, Type, Value, DYNAMIC,
+};
 
 /// The channels of a plane loop are split into this many chunks (at most), run on the
 /// thread pool: each chunk allocates its planes' buffers once (`bufferize` hoists them
@@ -66,22 +68,29 @@ fn channel_slice(b: &mut OpBuilder<'_>, v: Value, map: &ftuner_ir::AffineMap, c:
     extract(b, v, &offs, &sizes)
 }
 
-/// The consumer over one plane, reading the plane's result `r` (`1 x 1 x OH x OW`) and
-/// writing `out` (the plane's slice of the loop's result: bufferized, it writes there).
+/// The consumer over one plane, reading the plane's result `r` (`1 x 1 x OH x OW`, or
+/// flat through `flat_map`) and writing `out` (the plane's slice of the loop's result:
+/// bufferized, it writes there).
 fn consumer_on_plane(
     b: &mut OpBuilder<'_>,
     s: &Consumer,
     r: Value,
+    flat_map: Option<AffineMap>,
     nc: [Value; 2],
     out: Value,
 ) -> Value {
-    let plane = b.ir.value_type(r);
+    let plane = b.ir.value_type(out);
     let sizes = plane.shape().unwrap_or(&[]).to_vec();
-    let maps = indexing_maps(b.ir, s.g).unwrap_or_default();
+    let mut maps = indexing_maps(b.ir, s.g).unwrap_or_default();
     let mut ins = vec![];
-    for (how, map) in s.ins.iter().zip(&maps) {
+    for (how, map) in s.ins.iter().zip(maps.iter_mut()) {
         ins.push(match how {
-            Input::Producer => r,
+            Input::Producer => {
+                if let Some(m) = &flat_map {
+                    *map = m.clone();
+                }
+                r
+            }
             Input::Element(v) => {
                 let offs = [Off::At(nc[0]), Off::At(nc[1]), Off::Const(0), Off::Const(0)];
                 extract(b, *v, &offs, &sizes)
@@ -92,20 +101,30 @@ fn consumer_on_plane(
     ins.push(out);
     let g = b.ir.clone_op(s.g, &mut Default::default());
     b.ir.set_operands(g, ins);
+    if flat_map.is_some() {
+        let maps = Attribute::array(maps.into_iter().map(Attribute::affine_map).collect());
+        if b.ir.discardable_attr(g, "indexing_maps").is_some() {
+            b.ir.set_attr(g, "indexing_maps", Some(maps));
+        } else {
+            b.ir.set_prop(g, "indexing_maps", Some(maps));
+        }
+    }
     let out = b.ir.result(g, 0);
     b.ir.set_value_type(out, plane);
     b.place(g);
     out
 }
 
-/// Rewrite window op `op` (and its consumer `sink`) as the plane loop.
+/// Rewrite window op `op` (and its consumer `sink`) as the plane loop; with `flat`, a
+/// stride-1 op whose init is a fill runs in its flat form ([`flat`]) instead of pieces.
 pub(super) fn rewrite(
     ir: &mut Ir,
     op: OpId,
     w: &Window,
     regions: &[Region],
     sink: Option<Consumer>,
-) {
+    flat: bool,
+) -> Result<(), String> {
     let (at, res) = match &sink {
         Some(s) => (s.g, ir.result(s.g, 0)),
         None => (op, ir.result(op, 0)),
@@ -116,6 +135,9 @@ pub(super) fn rewrite(
     let (h, wd) = (w.dims[0].size, w.dims[1].size);
     let plane = Type::tensor(vec![1, 1, oh, ow], w.elem);
     let fill = filled(ir, w.o);
+    let flat_form = fill
+        .filter(|_| flat)
+        .and_then(|(f, _, _)| Some((f, super::flat::geometry(w)?)));
     // The loops carry the result: the consumer's output, or the op's init (a filled init's
     // destination: each plane is filled on its own).
     let carried = match (&sink, fill) {
@@ -179,26 +201,38 @@ pub(super) fn rewrite(
     // (a filled init is filled there first); with one, into a plane of their own, and
     // the consumer writes there.
     let out = extract(&mut b, an, &at_nc, &[1, 1, oh, ow]);
-    let o = match (fill, &sink) {
-        (Some((f, _, _)), Some(_)) => {
-            let empty = b.value(ops::tensor::EmptyOp::NAME, vec![], plane, &[]);
-            fill_into(&mut b, f, empty)
+    let r = if let Some((fop, g)) = &flat_form {
+        let y = super::flat::compute(&mut b, op, w, g, x, f, *fop)?;
+        match &sink {
+            Some(s) => {
+                let m = super::flat::reader(g.pitch);
+                consumer_on_plane(&mut b, s, y, Some(m), [ni, ci], out)
+            }
+            None => super::flat::unflatten(&mut b, y, g.pitch, out)?,
         }
-        (Some((f, _, _)), None) => fill_into(&mut b, f, out),
-        (None, Some(_)) => extract(&mut b, w.o, &at_nc, &[1, 1, oh, ow]),
-        (None, None) => out,
+    } else {
+        let o = match (fill, &sink) {
+            (Some((f, _, _)), Some(_)) => {
+                let empty = b.value(ops::tensor::EmptyOp::NAME, vec![], plane, &[]);
+                fill_into(&mut b, f, empty)
+            }
+            (Some((f, _, _)), None) => fill_into(&mut b, f, out),
+            (None, Some(_)) => extract(&mut b, w.o, &at_nc, &[1, 1, oh, ow]),
+            (None, None) => out,
+        };
+        let p = Operands {
+            x,
+            f,
+            o,
+            nc: [1, 1],
+            n: None,
+        };
+        let r = pieces(&mut b, op, w, regions, &p);
+        match &sink {
+            Some(s) => consumer_on_plane(&mut b, s, r, None, [ni, ci], out),
+            None => r,
+        }
     };
-    let p = Operands {
-        x,
-        f,
-        o,
-        nc: [1, 1],
-        n: None,
-    };
-    let mut r = pieces(&mut b, op, w, regions, &p);
-    if let Some(s) = &sink {
-        r = consumer_on_plane(&mut b, s, r, [ni, ci], out);
-    }
     let u = insert(&mut b, r, an, &at_nc, &[1, 1, oh, ow]);
     b.create(ops::scf::YieldOp::NAME, vec![u], vec![], &[]);
     for lp in [inner, mid] {
@@ -218,4 +252,5 @@ pub(super) fn rewrite(
         b.ir.erase_op(s.g);
     }
     erase(b.ir, op, w);
+    Ok(())
 }
