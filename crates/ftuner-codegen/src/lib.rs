@@ -181,7 +181,21 @@ impl Target {
 /// Whole models, one thread, both builds in one process, alternated (Zen 4, family 25
 /// model 17; docs/codegen.md): MobileNetV2 batch 8 103.7 -> 95.3 ms, DCGAN batch 8 22.6
 /// -> 21.0 ms, BERT and GPT-2 unchanged. Zen 5 is not measured, so not listed.
-const X86_TUNING: &[(&str, &str)] = &[("znver4", "+prefer-no-gather")];
+///
+/// `emeraldrapids`: `-prefer-256-bit`. LLVM's model of the Intel AVX-512 server cores
+/// prefers 256-bit vectors in the loops it vectorizes itself (Skylake-X lowered its clock
+/// on 512-bit code); Emerald Rapids runs two 512-bit FMAs per cycle, and the loops ftuner
+/// leaves to LLVM's vectorizer (depthwise convolutions, BatchNorm/ReLU consumers,
+/// poolings, softmax and LayerNorm rows) do more per instruction at full width. Saved
+/// libraries before/after, alternated in one process (`tools/bench/ab_saved.py`, one
+/// thread, Xeon family 6 model 207): MobileNetV2 batch 1 9.39 -> 8.78 ms, batch 8 74.7 ->
+/// 71.7 ms, ResNet-50 batch 1 71.9 -> 70.1 ms, BERT (lengths 9, 28, 75) unchanged
+/// (35.8/35.8, 51.7/51.2, 127.9/126.9 ms). Sapphire Rapids has the same core but is not
+/// measured, so not listed.
+const X86_TUNING: &[(&str, &str)] = &[
+    ("znver4", "+prefer-no-gather"),
+    ("emeraldrapids", "-prefer-256-bit"),
+];
 
 /// The hardware models' names (`ftuner_hw::BUILTIN_TARGETS`) as LLVM targets: an x86-64
 /// CPU, `cuda:sm_XX`, or `error: why` for one ftuner cannot generate code for.
