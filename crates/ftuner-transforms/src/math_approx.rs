@@ -1,6 +1,7 @@
 //! `approximate-math`: f32 `math.tanh` and `math.erf` (scalars or vectors) rewritten as
-//! rational functions of `arith`/`math.fma` ops, as MLIR's math polynomial
-//! approximations do, so the loops around them vectorize.
+//! rational functions of `arith`/`math.fma` ops, and `math.exp` as a polynomial times a
+//! power of two built from its exponent bits, as MLIR's math polynomial approximations
+//! do, so the loops around them vectorize.
 //!
 //! `convert-to-llvm` turns these ops into libm calls (`tanhf`, `erff`), one per element:
 //! LLVM cannot vectorize a loop around a call it has no vector variant for, and there is
@@ -64,6 +65,58 @@ pub const ERF: Rational = Rational {
         3.8070485074457686e-05,
     ],
 };
+
+/// `exp(x) = 2^n exp(r)`, `n = round(x / ln 2)`, `r = x - n ln 2` in `[-ln2/2, ln2/2]` (ln 2
+/// split as `LN2[0] + LN2[1]`, Cody and Waite: `n * LN2[0]` is exact), `exp(r) = 1 + r + r²
+/// q(r)`; `x` clamped to `[CLAMP[0], CLAMP[1]]`, where `exp` is 0 (rounded) and +∞.
+pub struct Exp {
+    pub clamp: [f64; 2],
+    pub ln2: [f64; 2],
+    pub q: &'static [f64],
+}
+
+pub const EXP: Exp = Exp {
+    clamp: [-104.0, 88.8],
+    ln2: [0.693359375, -0.00021219444005471377],
+    q: &[
+        0.5000000067643342,
+        0.16666665869411898,
+        0.041666295090823625,
+        0.008333497008658068,
+        0.0013944648790279119,
+        0.00019790352626042346,
+    ],
+};
+
+/// `1.5 * 2^23`: `x * log2(e) + MAGIC` rounds to an integer `n`, whose bits are those of
+/// `MAGIC` plus `n` (for `|n| < 2^22`).
+const MAGIC: f32 = 12582912.0;
+
+impl Exp {
+    /// The approximation in f32 arithmetic, step for step as the pass emits it.
+    pub fn eval_f32(&self, x: f32) -> f32 {
+        let x = if x.is_nan() {
+            x
+        } else {
+            x.clamp(self.clamp[0] as f32, self.clamp[1] as f32)
+        };
+        let t = x.mul_add(std::f32::consts::LOG2_E, MAGIC);
+        let nf = t - MAGIC;
+        let r = nf.mul_add(-self.ln2[0] as f32, x);
+        let r = nf.mul_add(-self.ln2[1] as f32, r);
+        let q = self.q;
+        let mut acc = q[q.len() - 1] as f32;
+        for c in q[..q.len() - 1].iter().rev() {
+            acc = acc.mul_add(r, *c as f32);
+        }
+        let y = (r * r).mul_add(acc, r) + 1.0;
+        let n = (t.to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32);
+        let n1 = n >> 1;
+        let n2 = n.wrapping_sub(n1);
+        let scale = |k: i32| f32::from_bits((k.wrapping_add(127) as u32).wrapping_shl(23));
+        y * scale(n1) * scale(n2)
+    }
+}
 
 impl Rational {
     /// The approximation in f32 arithmetic, step for step as the pass emits it (fused
@@ -145,6 +198,84 @@ fn expand(ir: &mut Ir, op: OpId, r: &Rational) {
     ir.replace_op(op, &[y]);
 }
 
+/// `math.exp` (f32 or a vector of f32) as [`EXP`]: the scale `2^n` built from `n`'s bits
+/// in two halves (`2^(n>>1) * 2^(n - (n>>1))`, each a normal float), so results that
+/// overflow give +∞ and those below the normal range round once to a subnormal or 0.
+/// `n` comes from the bits of `x * log2(e) + MAGIC`, not a float-to-int conversion: NaN
+/// gives garbage bits there (no poison), and NaN from the polynomial.
+fn expand_exp(ir: &mut Ir, op: OpId) {
+    let x = ir.operand(op, 0);
+    let ty = ir.value_type(x);
+    let ity = if ty.is_vector() {
+        Type::vector(ty.shape().unwrap_or(&[]).to_vec(), Type::i32())
+    } else {
+        Type::i32()
+    };
+    let mut b = OpBuilder::before(ir, op);
+    let int = |b: &mut OpBuilder<'_>, v: i32| {
+        let attr = if ity.is_vector() {
+            Attribute::dense(ity, vec![Scalar::Int(v as i128)])
+        } else {
+            Attribute::int(v as i128, ity)
+        };
+        b.value(
+            ops::arith::ConstantOp::NAME,
+            vec![],
+            ity,
+            &[("value", attr)],
+        )
+    };
+    let bin = |b: &mut OpBuilder<'_>, name: &str, l: Value, r: Value, t: Type| {
+        b.value(name, vec![l, r], t, &[])
+    };
+    let fma = |b: &mut OpBuilder<'_>, a: Value, m: Value, c: Value| {
+        b.value(ops::math::FmaOp::NAME, vec![a, m, c], ty, &[])
+    };
+    let (lo, hi) = (
+        constant(&mut b, ty, EXP.clamp[0]),
+        constant(&mut b, ty, EXP.clamp[1]),
+    );
+    let x = bin(&mut b, ops::arith::MaximumfOp::NAME, x, lo, ty);
+    let x = bin(&mut b, ops::arith::MinimumfOp::NAME, x, hi, ty);
+    let (log2e, magic) = (
+        constant(&mut b, ty, std::f64::consts::LOG2_E),
+        constant(&mut b, ty, MAGIC as f64),
+    );
+    let t = fma(&mut b, x, log2e, magic);
+    let nf = bin(&mut b, ops::arith::SubfOp::NAME, t, magic, ty);
+    let (h, l) = (
+        constant(&mut b, ty, -EXP.ln2[0]),
+        constant(&mut b, ty, -EXP.ln2[1]),
+    );
+    let r = fma(&mut b, nf, h, x);
+    let r = fma(&mut b, nf, l, r);
+    let mut acc = constant(&mut b, ty, EXP.q[EXP.q.len() - 1]);
+    for c in EXP.q[..EXP.q.len() - 1].iter().rev() {
+        let c = constant(&mut b, ty, *c);
+        acc = fma(&mut b, acc, r, c);
+    }
+    let r2 = bin(&mut b, ops::arith::MulfOp::NAME, r, r, ty);
+    let y = fma(&mut b, r2, acc, r);
+    let one = constant(&mut b, ty, 1.0);
+    let y = bin(&mut b, ops::arith::AddfOp::NAME, y, one, ty);
+    // n = bits(t) - bits(MAGIC), then 2^(n>>1) and 2^(n - (n>>1)) from their exponents.
+    let tb = b.value(ops::arith::BitcastOp::NAME, vec![t], ity, &[]);
+    let mb = int(&mut b, MAGIC.to_bits() as i32);
+    let n = bin(&mut b, ops::arith::SubiOp::NAME, tb, mb, ity);
+    let c1 = int(&mut b, 1);
+    let n1 = bin(&mut b, ops::arith::ShrsiOp::NAME, n, c1, ity);
+    let n2 = bin(&mut b, ops::arith::SubiOp::NAME, n, n1, ity);
+    let (bias, shift) = (int(&mut b, 127), int(&mut b, 23));
+    let mut y = y;
+    for k in [n1, n2] {
+        let e = bin(&mut b, ops::arith::AddiOp::NAME, k, bias, ity);
+        let e = bin(&mut b, ops::arith::ShliOp::NAME, e, shift, ity);
+        let s = b.value(ops::arith::BitcastOp::NAME, vec![e], ty, &[]);
+        y = bin(&mut b, ops::arith::MulfOp::NAME, y, s, ty);
+    }
+    ir.replace_op(op, &[y]);
+}
+
 /// f32 scalars and vectors of f32.
 fn is_f32(t: Type) -> bool {
     let e = if t.is_vector() { t.element_type() } else { t };
@@ -152,15 +283,15 @@ fn is_f32(t: Type) -> bool {
 }
 
 define_pass! {
-    /// `approximate-math`: rewrite f32 math.tanh and math.erf as rational functions of arith ops, so loops around them vectorize.
+    /// `approximate-math`: rewrite f32 math.tanh, math.erf and math.exp as arith ops, so loops around them vectorize.
     pub struct ApproximateMathPass {
         argument: "approximate-math",
         name: "ApproximateMath",
-        summary: "Rewrite f32 math.tanh and math.erf as rational functions of arith ops, so loops around them vectorize",
-        description: "Each math.tanh / math.erf on f32 or a vector of f32 becomes x * P(x^2) / Q(x^2) with x clamped to where the function saturates and the result clamped to [-1, 1] (arith.maximumf/minimumf, math.fma, arith.mulf/divf); maximum error 3.6e-7 (tanh) and 3.3e-7 (erf) over all f32 inputs. f64 ops are left to libm.",
+        summary: "Rewrite f32 math.tanh, math.erf and math.exp as arith ops (rational functions, a polynomial times a power of two), so loops around them vectorize",
+        description: "Each math.tanh / math.erf on f32 or a vector of f32 becomes x * P(x^2) / Q(x^2) with x clamped to where the function saturates and the result clamped to [-1, 1] (arith.maximumf/minimumf, math.fma, arith.mulf/divf); maximum error 3.6e-7 (tanh) and 3.3e-7 (erf) over all f32 inputs. Each f32 math.exp becomes 2^n * (1 + r + r^2 q(r)) with n = round(x log2 e) taken from the bits of x log2 e + 1.5 * 2^23, r = x - n ln 2 (ln 2 in two parts), 2^n built from exponent bits in two halves (overflow gives +inf, the subnormal range rounds once); relative error below 1.5e-7. f64 ops are left to libm.",
         options: ApproximateMathOptions {},
         statistics: {
-            expanded: "num-expanded" => "math ops rewritten as rational approximations",
+            expanded: "num-expanded" => "math ops rewritten as approximations",
         },
     }
 }
@@ -175,8 +306,9 @@ impl ApproximateMathPass {
         let mut ops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             let r = match cx.ir.name(o) {
-                ops::math::TanhOp::NAME => Some(&TANH),
-                ops::math::ErfOp::NAME => Some(&ERF),
+                ops::math::TanhOp::NAME => Some(Some(&TANH)),
+                ops::math::ErfOp::NAME => Some(Some(&ERF)),
+                ops::math::ExpOp::NAME => Some(None),
                 _ => None,
             };
             if let Some(r) = r {
@@ -186,7 +318,10 @@ impl ApproximateMathPass {
             }
         });
         for (o, r) in ops {
-            expand(cx.ir, o, r);
+            match r {
+                Some(r) => expand(cx.ir, o, r),
+                None => expand_exp(cx.ir, o),
+            }
             self.expanded += 1;
         }
         Ok(())
@@ -225,6 +360,33 @@ mod tests {
         assert_eq!(TANH.eval_f32(f32::INFINITY), 1.0);
         assert_eq!(TANH.eval_f32(f32::NEG_INFINITY), -1.0);
         assert!(TANH.eval_f32(f32::NAN).is_nan());
+    }
+
+    /// Relative error against f64 `exp` at every 2^-10 over the normal range, specials,
+    /// overflow, and the subnormal range (absolute there: one subnormal ulp).
+    #[test]
+    fn exp_within_bound() {
+        let mut worst: f64 = 0.0;
+        for i in -(87 << 10)..=(88 << 10) {
+            let x = i as f32 / 1024.0;
+            let exact = (x as f64).exp();
+            worst = worst.max((EXP.eval_f32(x) as f64 - exact).abs() / exact);
+        }
+        assert!(worst < 1.5e-7, "exp max relative error {worst}");
+        assert_eq!(EXP.eval_f32(0.0), 1.0);
+        assert_eq!(EXP.eval_f32(f32::INFINITY), f32::INFINITY);
+        assert_eq!(EXP.eval_f32(89.0), f32::INFINITY);
+        assert_eq!(EXP.eval_f32(f32::NEG_INFINITY), 0.0);
+        assert_eq!(EXP.eval_f32(-110.0), 0.0);
+        assert!(EXP.eval_f32(f32::NAN).is_nan());
+        // The largest finite result and the subnormals.
+        assert!(EXP.eval_f32(88.72).is_finite());
+        for i in 0..=200 {
+            let x = -87.5 - i as f32 * 0.08;
+            let exact = (x as f64).exp();
+            let e = (EXP.eval_f32(x) as f64 - exact).abs();
+            assert!(e <= 1.5 * 2f64.powi(-149), "exp({x}) off by {e}");
+        }
     }
 
     #[test]
