@@ -32,6 +32,7 @@
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn1 --shape 0=2x5x7x9 --shape 4=2x5x5x9 --pass-pipeline='builtin.module(peel-padded-windows{flat=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=maxpool_s1 --shape 0=2x3x6x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s1 --shape 0=3x4x9x11 --pass-pipeline='builtin.module(peel-padded-windows{flat=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_hugedil --shape 0=2x2x4x6 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows | FileCheck %s --check-prefix=FLAT
 // An init of another batch than the image's: the plane loop's run-time check.
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc_scalar --shape 0=2x3x8x8 --shape 2=3x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=INIT
@@ -40,10 +41,11 @@
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=2x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=BATCH
 // BATCH: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:127:8: the image and an operand of the plane loop have different batch sizes
 // RUNOK: check: ok
-// Thirteen window ops over pads, twelve split (dw_tiny's 2x2 image has no interior), three
-// with their consumer; six of them (stride 1, a filled init) in the flat form:
+// Fourteen window ops over pads, thirteen rewritten (dw_tiny's 2x2 image has no interior),
+// three with their consumer; six of them (stride 1, a filled init, a row step that fits)
+// in the flat form:
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// STATS: 12 num-peeled
+// STATS: 13 num-peeled
 // STATS: 3 num-consumers
 // STATS: 6 num-flat
 
@@ -171,3 +173,6 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
 // FLAT: tensor.collapse_shape
 // FLAT: linalg.generic
 // FLAT: arith.maximumf
+// FLAT-LABEL: func.func @dw_hugedil
+// FLAT-NOT: tensor.collapse_shape
+// FLAT: linalg.depthwise_conv_2d_nchw_chw

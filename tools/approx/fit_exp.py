@@ -37,6 +37,8 @@ def fit(deg=5, n=4000, iters=300):
 
 
 def fma32(a, b, c):
+    # The product of two f32 is exact in f64; the sum rounds to f64 then to f32 (a true
+    # fused multiply-add rounds once: this differs from it in rare last-bit cases).
     return np.float32(np.float64(a) * np.float64(b) + np.float64(c))
 
 

@@ -25,7 +25,9 @@
 //! By default (option `planes`) the pieces run per `(image, channel)` plane, with the op's
 //! elementwise consumer applied to each plane right after them ([`planes`]); the form
 //! above, over the whole tensor, is `planes=false`. Per plane, a stride-1 op whose init
-//! is a fill runs in its flat form instead of pieces (option `flat`, [`flat`]).
+//! is a fill runs in its flat form instead of pieces (option `flat`, [`flat`]); an op
+//! whose image has no interior (or whose strip would read only padding) is left alone
+//! either way.
 
 mod flat;
 mod planes;
@@ -357,7 +359,7 @@ define_pass! {
                 "With planes: move the op's one elementwise consumer (read per channel or per element) into the loop, applied to each plane after its pieces";
         },
         statistics: {
-            peeled: "num-peeled" => "Window ops split into interior and border",
+            peeled: "num-peeled" => "Window ops rewritten (split into interior and border, or in flat form)",
             consumers: "num-consumers" => "Elementwise consumers moved into the plane loop",
             flat: "num-flat" => "Window ops run in their flat form",
         },
@@ -399,7 +401,7 @@ impl PeelPaddedWindowsPass {
                 && flat::geometry(&w).is_some()
                 && crate::tensor_build::filled(cx.ir, w.o).is_some();
             let loc = cx.ir.loc(o);
-            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink, opts.flat) {
+            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink, flat) {
                 cx.emit(ftuner_ir::Diagnostic::error(loc, e));
                 return Err(PassFailure);
             }

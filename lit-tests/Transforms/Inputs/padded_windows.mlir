@@ -208,3 +208,19 @@ func.func @maxpool_s1(%x: tensor<?x3x6x5xf32>) -> tensor<?x3x6x5xf32> {
   %r = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %w : tensor<?x3x8x7xf32>, tensor<3x3xf32>) outs(%f : tensor<?x3x6x5xf32>) -> tensor<?x3x6x5xf32>
   return %r : tensor<?x3x6x5xf32>
 }
+// A dilation of 2^62 over a kernel row of 1 (valid: the rows' dilation multiplies a
+// kernel extent of 0): the flat form's row step (dilation x padded width) does not fit
+// in i64, so the op stays pieces.
+func.func @dw_hugedil(%x: tensor<?x2x4x6xf32>, %k: tensor<2x1x3xf32>) -> tensor<?x2x4x6xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x4x6xf32>
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 0, 1] high[0, 0, 0, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x2x4x6xf32> to tensor<?x2x4x8xf32>
+  %e = tensor.empty(%n) : tensor<?x2x4x6xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x4x6xf32>) -> tensor<?x2x4x6xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<[4611686018427387904, 1]> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x2x4x8xf32>, tensor<2x1x3xf32>) outs(%f : tensor<?x2x4x6xf32>) -> tensor<?x2x4x6xf32>
+  return %r : tensor<?x2x4x6xf32>
+}

@@ -11,11 +11,11 @@
 //! `y[h * P + w]` for the real ones:
 //!
 //! ```mlir
-//! %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 3, 1]          // 1x1x14x14 -> 1x1x18x16
-//! %xf = tensor.collapse_shape %xp [[0, 1, 2, 3]]                  // -> 288
+//! %xp = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 2, 1]          // 1x1x14x14 -> 1x1x17x16
+//! %xf = tensor.collapse_shape %xp [[0, 1, 2, 3]]                  // -> 272
 //! %y = linalg.generic {indexing_maps = [(i, r, s) -> (i + r * 16 + s), (i, r, s) -> (0, r, s),
 //!                      (i, r, s) -> (i)], iterator_types = [parallel, reduction, reduction]}
-//!        ins(%xf, %f : tensor<288xf32>, tensor<1x3x3xf32>) outs(%fill : tensor<224xf32>)
+//!        ins(%xf, %f : tensor<272xf32>, tensor<1x3x3xf32>) outs(%fill : tensor<224xf32>)
 //! %e = linalg.generic (the consumer, reading %y through (n, c, h, w) -> (h * 16 + w))
 //! ```
 //!
@@ -44,11 +44,13 @@ pub(super) struct Flat {
     pub(super) pitch: i64,
     len: i64,
     rows: i64,
+    /// `dh * P`: the flat distance between a window's rows.
+    row_step: i64,
     pad: [[i64; 2]; 2],
 }
 
 /// The flat form of `w`, when it has one: unit strides, and sizes whose products stay
-/// small (the planes are at most a few hundred thousand elements).
+/// small (a padded plane of at most 2^24 elements).
 pub(super) fn geometry(w: &Window) -> Option<Flat> {
     let [hd, wd] = w.dims;
     if hd.s != 1 || wd.s != 1 {
@@ -57,18 +59,22 @@ pub(super) fn geometry(w: &Window) -> Option<Flat> {
     let pitch = wd.size.checked_add(wd.low)?.checked_add(wd.high)?;
     let padded_rows = hd.size.checked_add(hd.low)?.checked_add(hd.high)?;
     let len = hd.out.checked_mul(pitch)?.checked_add(LANES - 1)? / LANES * LANES;
-    // The last computed position reads `len - 1 + (KH-1)*dh*P + (KW-1)*dw`.
+    // The last computed position reads `len - 1 + (KH-1)*dh*P + (KW-1)*dw`. (A
+    // dilation is not bounded when its kernel dim is 1: `dh * P` is checked on its own.)
+    let row_step = hd.d.checked_mul(pitch)?;
     let reach = len
-        .checked_add((hd.k - 1).checked_mul(hd.d)?.checked_mul(pitch)?)?
+        .checked_add((hd.k - 1).checked_mul(row_step)?)?
         .checked_add((wd.k - 1).checked_mul(wd.d)?)?;
+    // At least the padded rows (`reach` exceeds them: `len >= OH * P`).
     let rows = reach.checked_add(pitch - 1)? / pitch;
-    if rows.checked_mul(pitch)? > 1 << 24 || rows < padded_rows {
+    if rows.checked_mul(pitch)? > 1 << 24 {
         return None;
     }
     Some(Flat {
         pitch,
         len,
         rows,
+        row_step,
         pad: [[hd.low, hd.high + (rows - padded_rows)], [wd.low, wd.high]],
     })
 }
@@ -113,10 +119,10 @@ pub(super) fn compute(
     let empty = b.value(tensor::EmptyOp::NAME, vec![], yt, &[]);
     let init = fill_into(b, fill, empty);
     // (i, r, s): i + r*dh*P + s*dw; the filter at (0, r, s) or the window at (r, s).
-    let [hd, wd] = w.dims;
+    let wd = w.dims[1];
     let (i, r, s) = (AffineExpr::dim(0), AffineExpr::dim(1), AffineExpr::dim(2));
     let read = i.clone()
-        + r.clone() * AffineExpr::constant(hd.d * g.pitch)
+        + r.clone() * AffineExpr::constant(g.row_step)
         + s.clone() * AffineExpr::constant(wd.d);
     let frank = b.ir.value_type(f).shape().map_or(0, <[i64]>::len);
     let fmap = if frank == 3 {

@@ -103,7 +103,10 @@ fn consumer_on_plane(
     b.ir.set_operands(g, ins);
     if flat_map.is_some() {
         let maps = Attribute::array(maps.into_iter().map(Attribute::affine_map).collect());
-        if b.ir.discardable_attr(g, "indexing_maps").is_some() {
+        // Where `indexing_maps` reads it: the property, else a discardable attribute.
+        if b.ir.prop(g, "indexing_maps").is_none()
+            && b.ir.discardable_attr(g, "indexing_maps").is_some()
+        {
             b.ir.set_attr(g, "indexing_maps", Some(maps));
         } else {
             b.ir.set_prop(g, "indexing_maps", Some(maps));
@@ -115,8 +118,9 @@ fn consumer_on_plane(
     out
 }
 
-/// Rewrite window op `op` (and its consumer `sink`) as the plane loop; with `flat`, a
-/// stride-1 op whose init is a fill runs in its flat form ([`flat`]) instead of pieces.
+/// Rewrite window op `op` (and its consumer `sink`) as the plane loop; with `flat` (the
+/// caller's check: a stride-1 op whose init is a fill, [`super::flat::geometry`]) in its
+/// flat form instead of pieces.
 pub(super) fn rewrite(
     ir: &mut Ir,
     op: OpId,
@@ -138,6 +142,7 @@ pub(super) fn rewrite(
     let flat_form = fill
         .filter(|_| flat)
         .and_then(|(f, _, _)| Some((f, super::flat::geometry(w)?)));
+    debug_assert_eq!(flat, flat_form.is_some(), "the caller's flat check");
     // The loops carry the result: the consumer's output, or the op's init (a filled init's
     // destination: each plane is filled on its own).
     let carried = match (&sink, fill) {
