@@ -277,6 +277,12 @@ fn expand_exp(ir: &mut Ir, op: OpId) {
     ir.replace_op(op, &[y]);
 }
 
+/// What an f32 math op is rewritten as.
+enum Approx {
+    Rational(&'static Rational),
+    Exp,
+}
+
 /// f32 scalars and vectors of f32.
 fn is_f32(t: Type) -> bool {
     let e = if t.is_vector() { t.element_type() } else { t };
@@ -307,9 +313,9 @@ impl ApproximateMathPass {
         let mut ops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             let r = match cx.ir.name(o) {
-                ops::math::TanhOp::NAME => Some(Some(&TANH)),
-                ops::math::ErfOp::NAME => Some(Some(&ERF)),
-                ops::math::ExpOp::NAME => Some(None),
+                ops::math::TanhOp::NAME => Some(Approx::Rational(&TANH)),
+                ops::math::ErfOp::NAME => Some(Approx::Rational(&ERF)),
+                ops::math::ExpOp::NAME => Some(Approx::Exp),
                 _ => None,
             };
             if let Some(r) = r {
@@ -320,8 +326,8 @@ impl ApproximateMathPass {
         });
         for (o, r) in ops {
             match r {
-                Some(r) => expand(cx.ir, o, r),
-                None => expand_exp(cx.ir, o),
+                Approx::Rational(r) => expand(cx.ir, o, r),
+                Approx::Exp => expand_exp(cx.ir, o),
             }
             self.expanded += 1;
         }

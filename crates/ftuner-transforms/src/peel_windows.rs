@@ -397,16 +397,20 @@ impl PeelPaddedWindowsPass {
                 .flatten()
                 .filter(|s| planes::sliceable(cx.ir, s));
             self.consumers += u64::from(sink.is_some());
-            let flat = opts.flat
-                && flat::geometry(&w).is_some()
-                && crate::tensor_build::filled(cx.ir, w.o).is_some();
+            // The flat form: stride 1 and an init that is a fill (each plane's flat
+            // result starts from the fill's value).
+            let flat = opts
+                .flat
+                .then(|| crate::tensor_build::filled(cx.ir, w.o))
+                .flatten()
+                .and_then(|_| flat::geometry(&w));
+            self.flat += u64::from(flat.is_some());
             let loc = cx.ir.loc(o);
             if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink, flat) {
                 cx.emit(ftuner_ir::Diagnostic::error(loc, e));
                 return Err(PassFailure);
             }
             self.peeled += 1;
-            self.flat += u64::from(flat);
         }
         Ok(())
     }

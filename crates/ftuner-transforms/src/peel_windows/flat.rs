@@ -115,8 +115,12 @@ pub(super) fn compute(
             ftuner_dialects::tensor::reassociation_attr(&[&[0, 1, 2, 3]]),
         )],
     );
-    let yt = Type::tensor(vec![g.len], elem);
-    let empty = b.value(tensor::EmptyOp::NAME, vec![], yt, &[]);
+    let empty = b.value(
+        tensor::EmptyOp::NAME,
+        vec![],
+        Type::tensor(vec![g.len], elem),
+        &[],
+    );
     let init = fill_into(b, fill, empty);
     // (i, r, s): i + r*dh*P + s*dw; the filter at (0, r, s) or the window at (r, s).
     let wd = w.dims[1];
@@ -137,26 +141,8 @@ pub(super) fn compute(
     ];
     let name = b.ir.name(op).to_string();
     let unsigned = body::casts_unsigned(b.ir.attr(op, "cast"));
-    let it = |k: &str| Attribute::dialect("linalg", &format!("iterator_type<{k}>"));
-    let gop = b.insert(
-        OpSpec::new(intern_name(ops::linalg::GenericOp::NAME), b.loc)
-            .operands([xf, f, init])
-            .results([yt])
-            .prop(
-                "indexing_maps",
-                Attribute::array(maps.into_iter().map(Attribute::affine_map).collect()),
-            )
-            .prop(
-                "iterator_types",
-                Attribute::array(vec![it("parallel"), it("reduction"), it("reduction")]),
-            )
-            .prop("operandSegmentSizes", Attribute::dense_i32_array(&[2, 1]))
-            .regions(1),
-    );
-    let region = b.ir.regions_of(gop)[0];
-    let loc = b.loc;
-    body::build_body(b.ir, &name, region, &[xf, f], &[init], loc, unsigned)?;
-    Ok(b.ir.result(gop, 0))
+    let iters = ["parallel", "reduction", "reduction"];
+    generic(b, (&[xf, f], init), &maps, &iters, (&name, unsigned))
 }
 
 /// The map reading output `(n, c, h, w)` of a plane from its flat result.
@@ -175,23 +161,47 @@ pub(super) fn unflatten(
     pitch: i64,
     out: Value,
 ) -> Result<Value, String> {
-    let ty = b.ir.value_type(out);
-    let par = Attribute::dialect("linalg", "iterator_type<parallel>");
     let maps = [reader(pitch), AffineMap::identity(4)];
+    generic(
+        b,
+        (&[y], out),
+        &maps,
+        &["parallel"; 4],
+        ("linalg.copy", false),
+    )
+}
+
+/// A `linalg.generic` over `ins` into `out` (of `out`'s type) with `maps` and iterator
+/// types `iters`, whose body is named op `body`'s (unsigned casts when asked).
+fn generic(
+    b: &mut OpBuilder<'_>,
+    (ins, out): (&[Value], Value),
+    maps: &[AffineMap],
+    iters: &[&str],
+    (body_of, unsigned): (&str, bool),
+) -> Result<Value, String> {
+    let ty = b.ir.value_type(out);
+    let it = |k: &&str| Attribute::dialect("linalg", &format!("iterator_type<{k}>"));
     let gop = b.insert(
         OpSpec::new(intern_name(ops::linalg::GenericOp::NAME), b.loc)
-            .operands([y, out])
+            .operands(ins.iter().copied().chain([out]))
             .results([ty])
             .prop(
                 "indexing_maps",
-                Attribute::array(maps.into_iter().map(Attribute::affine_map).collect()),
+                Attribute::array(maps.iter().cloned().map(Attribute::affine_map).collect()),
             )
-            .prop("iterator_types", Attribute::array(vec![par; 4]))
-            .prop("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1]))
+            .prop(
+                "iterator_types",
+                Attribute::array(iters.iter().map(it).collect()),
+            )
+            .prop(
+                "operandSegmentSizes",
+                Attribute::dense_i32_array(&[ins.len() as i32, 1]),
+            )
             .regions(1),
     );
     let region = b.ir.regions_of(gop)[0];
     let loc = b.loc;
-    body::build_body(b.ir, "linalg.copy", region, &[y], &[out], loc, false)?;
+    body::build_body(b.ir, body_of, region, ins, &[out], loc, unsigned)?;
     Ok(b.ir.result(gop, 0))
 }

@@ -22,6 +22,7 @@
 //! KiB) stays in L1/L2 from its fill to the consumer; what is read and written in memory
 //! is the image once and the result once. The channel loop runs on the thread pool.
 
+use super::flat::Flat;
 use super::{erase, pieces, Operands, Region, Window};
 use crate::nchw_consumer::{Consumer, Input};
 use crate::tensor_build::{check_batch, extract, fill_into, filled, for_loop, insert, Off};
@@ -118,16 +119,16 @@ fn consumer_on_plane(
     out
 }
 
-/// Rewrite window op `op` (and its consumer `sink`) as the plane loop; with `flat` (the
-/// caller's check: a stride-1 op whose init is a fill, [`super::flat::geometry`]) in its
-/// flat form instead of pieces.
+/// Rewrite window op `op` (and its consumer `sink`) as the plane loop; with `flat` (its
+/// geometry, given when the op is stride-1 and its init a fill) in its flat form instead
+/// of pieces.
 pub(super) fn rewrite(
     ir: &mut Ir,
     op: OpId,
     w: &Window,
     regions: &[Region],
     sink: Option<Consumer>,
-    flat: bool,
+    flat: Option<Flat>,
 ) -> Result<(), String> {
     let (at, res) = match &sink {
         Some(s) => (s.g, ir.result(s.g, 0)),
@@ -139,10 +140,7 @@ pub(super) fn rewrite(
     let (h, wd) = (w.dims[0].size, w.dims[1].size);
     let plane = Type::tensor(vec![1, 1, oh, ow], w.elem);
     let fill = filled(ir, w.o);
-    let flat_form = fill
-        .filter(|_| flat)
-        .and_then(|(f, _, _)| Some((f, super::flat::geometry(w)?)));
-    debug_assert_eq!(flat, flat_form.is_some(), "the caller's flat check");
+    let flat_form = flat.and_then(|g| Some((fill?.0, g)));
     // The loops carry the result: the consumer's output, or the op's init (a filled init's
     // destination: each plane is filled on its own).
     let carried = match (&sink, fill) {
