@@ -1,8 +1,8 @@
-// convert-1x1-conv-to-matmul: an NCHW conv with a 1x1 filter and unit strides, static
-// past the batch, is an scf.for over the images of a matmul (filter F x C) x (image
-// C x HW), on collapse_shape views; a filled init is filled per image. Strided, 3x3,
-// dynamic-image and small-image convs are left alone (the last unless min-positions
-// allows it). The conv's one elementwise consumer moves into the loop when its operands
+// convert-1x1-conv-to-matmul: an NCHW conv with a 1x1 filter, static past the batch, is
+// an scf.for over the images of a matmul (filter F x C) x (image C x HW), on
+// collapse_shape views; a filled init is filled per image; a strided conv first copies the
+// positions it reads into a contiguous image. 3x3, dynamic-image and small-image convs are
+// left alone (the last unless min-positions allows it). The conv's one elementwise consumer moves into the loop when its operands
 // are read per channel or per element, and patch-ukernels makes it the matmul's epilogue.
 // mlir-opt-22 accepts the result; ftuner-run computes what the conv does.
 // RUN: ftuner-opt %s --split-input-file --convert-1x1-conv-to-matmul | FileCheck %s
@@ -11,6 +11,9 @@
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,patch-ukernels{target=host})' | FileCheck %s --check-prefix=PATCH
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul{fuse-consumers=false})' | FileCheck %s --check-prefix=NOFUSE
 // RUN: ftuner-run %s --entry=bn_relu_residual --shape 0=3x8x16x12 --shape 4=3x16x16x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC-BN
+// RUN: ftuner-run %s --entry=strided --shape 0=3x8x31x32 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --entry=strided --shape 0=2x8x31x32 --check --threads 2 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul{strided=false})' | FileCheck %s --check-prefix=NOSTRIDE
 // RUN: ftuner-run %s --entry=filled --shape 0=3x8x16x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 
 // CHECK-LABEL: func.func @filled(
@@ -57,13 +60,14 @@ func.func @accumulates(%x: tensor<?x8x16x16xf32>, %w: tensor<4x8x1x1xf32>, %o: t
 
 // -----
 
-// Left alone: a stride of 2, a 3x3 filter, a dynamic image, and (by default) an image
-// of fewer than 128 positions.
+// Left alone: a 3x3 filter, a dynamic image, and (by default) images of fewer than 128
+// output positions (the strided one's 8x8, the 7x7).
 // CHECK-LABEL: func.func @left(
 // CHECK-NOT: linalg.matmul
 // CHECK-COUNT-4: linalg.conv_2d_nchw_fchw
 // SMALL-LABEL: func.func @left(
-// SMALL-COUNT-3: linalg.conv_2d_nchw_fchw
+// SMALL: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x64xf32>)
+// SMALL-COUNT-2: linalg.conv_2d_nchw_fchw
 // SMALL: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x49xf32>)
 func.func @left(%x: tensor<?x8x16x16xf32>, %w: tensor<4x8x1x1xf32>, %o: tensor<?x4x8x8xf32>,
                 %w3: tensor<4x8x3x3xf32>, %o3: tensor<?x4x14x14xf32>,
@@ -159,4 +163,36 @@ func.func @consumers_left(%x: tensor<?x8x16x12xf32>, %w: tensor<16x8x1x1xf32>, %
     linalg.yield %0 : f32
   } -> tensor<?x16x16x12xf32>
   return %g, %g2 : tensor<?x16x16x12xf32>, tensor<?x16x16x12xf32>
+}
+
+// -----
+
+// Stride 2 (rows) and 3 (columns) on a 31 x 32 image, with a BatchNorm-like consumer: the
+// 16 x 11 positions read are copied into a contiguous image first (a quarter of it, or
+// here a sixth), then it is the unit-stride case, consumer and all.
+// CHECK: #[[SUB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 3)>
+// CHECK-LABEL: func.func @strided(
+// CHECK: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x8x16x11xf32>
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[SUB]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<?x8x31x32xf32>) outs(%[[E]] : tensor<?x8x16x11xf32>)
+// CHECK: tensor.collapse_shape %[[S]] {{\[}}[0], [1], [2, 3]] : tensor<?x8x16x11xf32> into tensor<?x8x176xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<8x176xf32>)
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// NOSTRIDE-LABEL: func.func @strided(
+// NOSTRIDE-NOT: linalg.matmul
+// NOSTRIDE: linalg.conv_2d_nchw_fchw
+func.func @strided(%x: tensor<?x8x31x32xf32>, %w: tensor<16x8x1x1xf32>, %scale: tensor<16x1x1xf32>) -> tensor<?x16x16x11xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8x31x32xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x16x16x11xf32>
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<?x16x16x11xf32>) -> tensor<?x16x16x11xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<[2, 3]> : vector<2xi64>} ins(%x, %w : tensor<?x8x31x32xf32>, tensor<16x8x1x1xf32>) outs(%i : tensor<?x16x16x11xf32>) -> tensor<?x16x16x11xf32>
+  %e2 = tensor.empty(%n) : tensor<?x16x16x11xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %scale : tensor<?x16x16x11xf32>, tensor<16x1x1xf32>) outs(%e2 : tensor<?x16x16x11xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %p = arith.maximumf %m, %z : f32
+    linalg.yield %p : f32
+  } -> tensor<?x16x16x11xf32>
+  return %s : tensor<?x16x16x11xf32>
 }

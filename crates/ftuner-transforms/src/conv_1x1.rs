@@ -1,6 +1,6 @@
-//! `convert-1x1-conv-to-matmul`: an NCHW convolution with a 1x1 filter and unit strides
-//! is a matmul per image, `out[n] (F x HW) += w (F x C) * x[n] (C x HW)`, in the layout
-//! the tensors already have:
+//! `convert-1x1-conv-to-matmul`: an NCHW convolution with a 1x1 filter is a matmul per
+//! image, `out[n] (F x HW) += w (F x C) * x[n] (C x HW)`, in the layout the tensors
+//! already have (a strided one after its positions are copied out, see below):
 //!
 //! ```mlir
 //! %r = linalg.conv_2d_nchw_fchw {strides = dense<1> : vector<2xi64>}
@@ -23,6 +23,12 @@
 //! (an init that is a `linalg.fill` of a constant is filled per image instead, so the
 //! matmul's uKernels see a filled init and skip reading it).
 //!
+//! A strided conv (ResNet's downsampling shortcuts, stride 2) reads the positions
+//! `x[n, c, sh*i, sw*j]`: they are first copied into a contiguous `? x C x OH x OW` image
+//! by a `linalg.generic`, and the conv is then the unit-stride case. The copy is a quarter
+//! of the image at stride 2; as an implicit GEMM the conv read the whole image, a strided
+//! element per row and k step, and wrote the NCHW output along its channel dim.
+//!
 //! The conv's one elementwise consumer (BatchNorm, ReLU, a residual add: what
 //! `linalg-fuse-elementwise-ops` leaves after each conv of a CNN) moves into the loop, as a
 //! `linalg.generic` over the image's `F x HW` output right after its matmul, when each of
@@ -36,13 +42,15 @@
 //! both the image and the output, and nothing is transposed.
 
 use crate::nchw_consumer::{consumer, Consumer, Input};
-use crate::tensor_build::{check_batch, extract_as, fill_into, filled, for_loop, insert, Off};
+use crate::tensor_build::{
+    check_batch, extract_as, fill_into, filled, for_loop, generic, insert, Off,
+};
 use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ops;
 use ftuner_dialects::tensor::reassociation_attr;
 use ftuner_ir::{
-    intern_name, AffineMap, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type, Value,
-    DYNAMIC,
+    intern_name, AffineExpr, AffineMap, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type,
+    Value, DYNAMIC,
 };
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
@@ -51,21 +59,19 @@ struct Match {
     x: Value,
     w: Value,
     o: Value,
-    /// (F, C, H, W)
+    /// (F, C, H, W): H and W the output's.
     fchw: [i64; 4],
+    /// The strides, when the conv reads only some of the image's positions (a stride
+    /// above 1, or an image larger than the output): the image is subsampled first.
+    subsample: Option<[i64; 2]>,
     elem: Type,
     /// The init's `linalg.fill`, its value and the filled tensor.
     fill: Option<(OpId, Value, Value)>,
 }
 
-fn unit(ir: &Ir, op: OpId, name: &str) -> bool {
-    body::ints(ir, op, name, 2).iter().all(|s| *s == 1)
-}
-
 fn matches(ir: &Ir, op: OpId) -> Option<Match> {
     if ir.name(op) != ops::linalg::Conv2dNchwFchwOp::NAME
         || ir.attr(op, "cast").is_some()
-        || !unit(ir, op, "strides")
         || ir.results(op).len() != 1
     {
         return None;
@@ -86,7 +92,6 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
         || ws[2..] != [1, 1]
         || xs[1] != ws[1]
         || os[1] != ws[0]
-        || xs[2..] != os[2..]
         || xt.element_type() != elem
         || wt.element_type() != elem
         || !elem.is_float()
@@ -94,12 +99,24 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
     {
         return None;
     }
+    // Output position i of a dim reads the image at s*i (a 1x1 filter: the dilation
+    // does not matter): every read inside, and an output of at least one position.
+    let strides = body::ints(ir, op, "strides", 2);
+    let inside = |d: usize| {
+        let s = strides[d - 2];
+        s >= 1 && os[d] >= 1 && (os[d] - 1).checked_mul(s).is_some_and(|last| last < xs[d])
+    };
+    if strides.len() != 2 || !inside(2) || !inside(3) {
+        return None;
+    }
+    let subsample = (strides != [1, 1] || xs[2..] != os[2..]).then(|| [strides[0], strides[1]]);
     let fill = filled(ir, o);
     Some(Match {
         x,
         w,
         o,
-        fchw: [ws[0], ws[1], xs[2], xs[3]],
+        fchw: [ws[0], ws[1], os[2], os[3]],
+        subsample,
         elem,
         fill,
     })
@@ -190,7 +207,36 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
         Type::tensor(vec![f, c], m.elem),
         reassociation_attr(&[&[0], &[1, 2, 3]]),
     );
-    let x3 = collapse(&mut b, m.x, t3(c), by_image);
+    // A strided conv reads every s-th position: those positions copied out once (a
+    // quarter of the image at stride 2) make it a unit-stride conv on a contiguous image.
+    let x = match m.subsample {
+        Some([sh, sw]) => {
+            let ty = Type::tensor(vec![DYNAMIC, c, h, w], m.elem);
+            let empty = b.value(tensor::EmptyOp::NAME, vec![n], ty, &[]);
+            let d = AffineExpr::dim;
+            let read = AffineMap::new(
+                4,
+                0,
+                vec![
+                    d(0),
+                    d(1),
+                    d(2) * AffineExpr::constant(sh),
+                    d(3) * AffineExpr::constant(sw),
+                ],
+            );
+            let maps = [read, AffineMap::identity(4)];
+            let iters = ["parallel"; 4];
+            generic(
+                &mut b,
+                (&[m.x], empty),
+                &maps,
+                &iters,
+                ("linalg.copy", false),
+            )?
+        }
+        None => m.x,
+    };
+    let x3 = collapse(&mut b, x, t3(c), by_image);
     // The loop carries the result: the consumer's output, or the conv's init (with a
     // filled init, the fill's destination, filled per image).
     let carried = match (&sink, m.fill) {
@@ -273,11 +319,13 @@ define_pass! {
     pub struct Conv1x1ToMatmulPass {
         argument: "convert-1x1-conv-to-matmul",
         name: "Convert1x1ConvToMatmul",
-        summary: "Rewrite NCHW convolutions with a 1x1 filter and unit strides as a matmul per image",
-        description: "A linalg.conv_2d_nchw_fchw on tensors whose filter is 1x1, strides 1, and whose image, filter and output dims past the batch are static becomes an scf.for over the batch of linalg.matmul(filter as F x C, image as C x HW) into the output as F x HW (collapse_shape views, no copies); an init that is a linalg.fill is filled per image; the conv's one elementwise consumer (read per channel or per element) moves into the loop after each image's matmul, where patch-ukernels makes it the matmul's epilogue. Positions are the matmul's columns, contiguous in the image and the output alike: no gathers or scatters along the strided channel dim, no transposes.",
+        summary: "Rewrite NCHW convolutions with a 1x1 filter as a matmul per image",
+        description: "A linalg.conv_2d_nchw_fchw on tensors whose filter is 1x1 and whose image, filter and output dims past the batch are static becomes an scf.for over the batch of linalg.matmul(filter as F x C, image as C x HW) into the output as F x HW (collapse_shape views, no copies); an init that is a linalg.fill is filled per image; the conv's one elementwise consumer (read per channel or per element) moves into the loop after each image's matmul, where patch-ukernels makes it the matmul's epilogue. Positions are the matmul's columns, contiguous in the image and the output alike: no gathers or scatters along the strided channel dim, no transposes. A strided conv (or one reading only part of its image) first copies the positions it reads into a contiguous image (a linalg.generic), then is rewritten as a unit-stride one.",
         options: Conv1x1ToMatmulOptions {
             "min-positions" => min_positions: i64 = "128",
                 "Rewrite only images of at least this many positions (H x W): a matmul per image has that many columns, and below a few main tiles' widths its tiles are mostly edges (ResNet-50's 7x7 stage, 49 columns: 63 GFLOP/s as matmuls, against 160 as an implicit GEMM over batch x positions)";
+            "strided" => strided: bool = "true",
+                "Rewrite strided 1x1 convolutions too, after copying out the positions they read (off: they stay implicit GEMMs)";
             "fuse-consumers" => fuse_consumers: bool = "true",
                 "Move the conv's one elementwise consumer (read per channel or per element) into the loop, after each image's matmul, where patch-ukernels makes it the matmul's epilogue";
         },
@@ -298,7 +346,9 @@ impl Conv1x1ToMatmulPass {
         let mut found = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             if let Some(m) = matches(cx.ir, o) {
-                if m.fchw[2].saturating_mul(m.fchw[3]) >= opts.min_positions {
+                if m.fchw[2].saturating_mul(m.fchw[3]) >= opts.min_positions
+                    && (opts.strided || m.subsample.is_none())
+                {
                     found.push(o);
                 }
             }

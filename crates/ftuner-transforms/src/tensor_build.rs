@@ -1,11 +1,13 @@
 //! Building blocks of the loops on tensors that `convert-1x1-conv-to-matmul` and
 //! `peel-padded-windows` emit: unit-stride slices at run-time or constant offsets, an
-//! `scf.for` carrying one tensor, and the fill an init may be.
+//! `scf.for` carrying one tensor, the fill an init may be, and `linalg.generic`s with a
+//! named op's body.
 
-use ftuner_dialects::linalg::ins_outs;
+use ftuner_dialects::linalg::{body, ins_outs};
 use ftuner_dialects::ops;
 use ftuner_ir::{
-    intern_name, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type, Value, DYNAMIC,
+    intern_name, AffineMap, Attribute, InsertPoint, Ir, OpBuilder, OpId, OpSpec, Type, Value,
+    DYNAMIC,
 };
 
 /// An offset of a slice: a run-time value or a constant.
@@ -165,4 +167,39 @@ pub(crate) fn check_batch(
         vec![],
         &[("msg", Attribute::string(msg))],
     );
+}
+
+/// A `linalg.generic` over `ins` into `out` (of `out`'s type) with `maps` and iterator
+/// types `iters`, whose body is named op `body`'s (unsigned casts when asked).
+pub(crate) fn generic(
+    b: &mut OpBuilder<'_>,
+    (ins, out): (&[Value], Value),
+    maps: &[AffineMap],
+    iters: &[&str],
+    (body_of, unsigned): (&str, bool),
+) -> Result<Value, String> {
+    let ty = b.ir.value_type(out);
+    let it = |k: &&str| Attribute::dialect("linalg", &format!("iterator_type<{k}>"));
+    let gop = b.insert(
+        OpSpec::new(intern_name(ops::linalg::GenericOp::NAME), b.loc)
+            .operands(ins.iter().copied().chain([out]))
+            .results([ty])
+            .prop(
+                "indexing_maps",
+                Attribute::array(maps.iter().cloned().map(Attribute::affine_map).collect()),
+            )
+            .prop(
+                "iterator_types",
+                Attribute::array(iters.iter().map(it).collect()),
+            )
+            .prop(
+                "operandSegmentSizes",
+                Attribute::dense_i32_array(&[ins.len() as i32, 1]),
+            )
+            .regions(1),
+    );
+    let region = b.ir.regions_of(gop)[0];
+    let loc = b.loc;
+    body::build_body(b.ir, body_of, region, ins, &[out], loc, unsigned)?;
+    Ok(b.ir.result(gop, 0))
 }

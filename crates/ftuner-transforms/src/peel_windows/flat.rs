@@ -26,12 +26,10 @@
 //! code, and the strips are scalar too); the flat loop runs `L` (224, 64) in full vectors.
 
 use super::Window;
-use crate::tensor_build::fill_into;
+use crate::tensor_build::{fill_into, generic};
 use ftuner_dialects::linalg::body;
 use ftuner_dialects::ops;
-use ftuner_ir::{
-    intern_name, AffineExpr, AffineMap, Attribute, OpBuilder, OpId, OpSpec, Type, Value,
-};
+use ftuner_ir::{AffineExpr, AffineMap, Attribute, OpBuilder, OpId, Type, Value};
 
 /// Lanes the flat length is rounded up to (a 512-bit vector of f32; a multiple of the
 /// narrower ones).
@@ -169,39 +167,4 @@ pub(super) fn unflatten(
         &["parallel"; 4],
         ("linalg.copy", false),
     )
-}
-
-/// A `linalg.generic` over `ins` into `out` (of `out`'s type) with `maps` and iterator
-/// types `iters`, whose body is named op `body`'s (unsigned casts when asked).
-fn generic(
-    b: &mut OpBuilder<'_>,
-    (ins, out): (&[Value], Value),
-    maps: &[AffineMap],
-    iters: &[&str],
-    (body_of, unsigned): (&str, bool),
-) -> Result<Value, String> {
-    let ty = b.ir.value_type(out);
-    let it = |k: &&str| Attribute::dialect("linalg", &format!("iterator_type<{k}>"));
-    let gop = b.insert(
-        OpSpec::new(intern_name(ops::linalg::GenericOp::NAME), b.loc)
-            .operands(ins.iter().copied().chain([out]))
-            .results([ty])
-            .prop(
-                "indexing_maps",
-                Attribute::array(maps.iter().cloned().map(Attribute::affine_map).collect()),
-            )
-            .prop(
-                "iterator_types",
-                Attribute::array(iters.iter().map(it).collect()),
-            )
-            .prop(
-                "operandSegmentSizes",
-                Attribute::dense_i32_array(&[ins.len() as i32, 1]),
-            )
-            .regions(1),
-    );
-    let region = b.ir.regions_of(gop)[0];
-    let loc = b.loc;
-    body::build_body(b.ir, body_of, region, ins, &[out], loc, unsigned)?;
-    Ok(b.ir.result(gop, 0))
 }
