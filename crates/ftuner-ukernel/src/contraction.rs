@@ -204,6 +204,29 @@ pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
     })
 }
 
+/// The output's stride (elements) between consecutive values of the contraction's N dim,
+/// when there is one N dim, it is not the output's innermost and the dims after it are
+/// static (an NCHW conv's channel stride, `H * W`); None otherwise.
+pub fn output_n_stride(ir: &Ir, op: OpId) -> Option<i64> {
+    let maps = body::indexing_maps(ir, op)?;
+    let roles = loop_roles(&maps)?;
+    let mut ns = (0..roles.len()).filter(|d| roles[*d] == Role::N);
+    let (dn, None) = (ns.next()?, ns.next()) else {
+        return None;
+    };
+    let pos = maps[2]
+        .results
+        .iter()
+        .position(|e| *e == AffineExpr::Dim(dn as u32))?;
+    let (_, outs) = ins_outs(ir, op);
+    let shape = ir.value_type(*outs.first()?).shape()?.to_vec();
+    let after = shape.get(pos + 1..)?;
+    if after.is_empty() || after.contains(&DYNAMIC) {
+        return None;
+    }
+    after.iter().try_fold(1i64, |p, d| p.checked_mul(*d))
+}
+
 /// Every contraction under `top`.
 pub fn find_all(ir: &Ir, top: OpId) -> Vec<Contraction> {
     let mut v = vec![];

@@ -225,6 +225,38 @@ fn used_sizes(mp: &DimPlan, np: &DimPlan) -> u64 {
     (sizes(mp) * sizes(np)) as u64
 }
 
+/// The analytic family, or one whose main tile is narrower along N when the output's rows
+/// of a main tile (one line per N index, `output_n_stride` apart: an NCHW conv's channels)
+/// would not stay in L1 together ([`crate::cpu::c_streams_fit`]): `nr` halved, down to
+/// one vector, `mr` kept or raised to keep `latency x FMAs per cycle` accumulators in
+/// flight.
+fn narrow_for_c_lines(
+    ir: &Ir,
+    model: &ftuner_hw::HardwareModel,
+    c: &Contraction,
+    f: Family,
+) -> Result<Family, String> {
+    let (Family::Cpu(cf), Some(cpu)) = (&f, model.cpu()) else {
+        return Ok(f);
+    };
+    let Some(stride) = crate::contraction::output_n_stride(ir, c.op) else {
+        return Ok(f);
+    };
+    let bytes = stride.unsigned_abs().saturating_mul(c.dtype.bytes() as u64);
+    let fits = |nr: u32| crate::cpu::c_streams_fit(cpu, bytes, nr);
+    let mut nr = cf.main.nr;
+    while !fits(nr) && nr > cf.lanes && nr % 2 == 0 {
+        nr /= 2;
+    }
+    if nr == cf.main.nr {
+        return Ok(f);
+    }
+    let nv = nr.div_ceil(cf.lanes.max(1)).max(1);
+    let chains = (cpu.fma_latency as f64 * cpu.vector_fmas_per_cycle()).ceil() as u32;
+    let mr = cf.main.mr.max(chains.div_ceil(nv));
+    crate::cpu::build_with(cpu, c.dtype, Some((mr, nr)), None).map(Family::Cpu)
+}
+
 define_pass! {
     /// `patch-ukernels`: cover each contraction with a patch of analytic uKernels.
     pub struct PatchUkernelsPass {
@@ -243,6 +275,8 @@ define_pass! {
                 "Fraction of the main tile a residue may be padded by when that is cheaper";
             "schedule" => schedule: String = "",
                 "A schedule for every contraction (mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..]) instead of the analytic default (CPU targets)";
+            "fit-output-lines" => fit_output_lines: bool = "true",
+                "Narrow the main tile along N for a contraction whose output rows of a tile (one line per N index, an NCHW conv's channels) would not stay in L1 together (analytic default only)";
             "fuse-epilogues" => fuse_epilogues: bool = "true",
                 "Absorb elementwise consumers (bias-add, activations; broadcasts read at their source) of 2-d contractions into the patch's epilogue";
             "tuning-db" => tuning_db: String = "",
@@ -352,7 +386,13 @@ impl PatchUkernelsPass {
                         families.push((c.dtype, f.clone()));
                         (f, max_uk)
                     }),
-                },
+                }
+                .and_then(|(f, limit)| {
+                    if !o.fit_output_lines {
+                        return Ok((f, limit));
+                    }
+                    Ok((narrow_for_c_lines(cx.ir, &model, &c, f)?, limit))
+                }),
             };
             let done = family.and_then(|(f, limit)| {
                 let (mp, np) = plans(&f, &c, max_pad, limit)?;

