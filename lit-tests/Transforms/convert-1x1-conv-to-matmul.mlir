@@ -13,6 +13,7 @@
 // RUN: ftuner-run %s --entry=bn_relu_residual --shape 0=3x8x16x12 --shape 4=3x16x16x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC-BN
 // RUN: ftuner-run %s --entry=strided --shape 0=3x8x31x32 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %s --entry=strided --shape 0=2x8x31x32 --check --threads 2 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --entry=crop --shape 0=2x8x13x14 --shape 2=2x4x12x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul{strided=false})' | FileCheck %s --check-prefix=NOSTRIDE
 // RUN: ftuner-run %s --entry=filled --shape 0=3x8x16x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 
@@ -167,15 +168,17 @@ func.func @consumers_left(%x: tensor<?x8x16x12xf32>, %w: tensor<16x8x1x1xf32>, %
 
 // -----
 
-// Stride 2 (rows) and 3 (columns) on a 31 x 32 image, with a BatchNorm-like consumer: the
-// 16 x 11 positions read are copied into a contiguous image first (a quarter of it, or
-// here a sixth), then it is the unit-stride case, consumer and all.
-// CHECK: #[[SUB:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 3)>
+// Stride 2 (rows) and 3 (columns) on a 31 x 32 image, with a BatchNorm-like consumer: in
+// the loop, each image's 16 x 11 positions read are copied into a contiguous 8 x 176 (a
+// sixth of it) for its matmul, consumer and all as at unit strides.
+// CHECK: #[[SUB:.*]] = affine_map<(d0, d1, d2) -> (d0, d1 * 2, d2 * 3)>
 // CHECK-LABEL: func.func @strided(
-// CHECK: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x8x16x11xf32>
-// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[SUB]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : tensor<?x8x31x32xf32>) outs(%[[E]] : tensor<?x8x16x11xf32>)
-// CHECK: tensor.collapse_shape %[[S]] {{\[}}[0], [1], [2, 3]] : tensor<?x8x16x11xf32> into tensor<?x8x176xf32>
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<8x176xf32>)
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(
+// CHECK: %[[IMG:.*]] = tensor.extract_slice %arg0[%[[I]], 0, 0, 0] [1, 8, 31, 31] [1, 1, 1, 1] : tensor<?x8x31x32xf32> to tensor<8x31x31xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<8x16x11xf32>
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[SUB]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[IMG]] : tensor<8x31x31xf32>) outs(%[[E]] : tensor<8x16x11xf32>)
+// CHECK: %[[XI:.*]] = tensor.collapse_shape %[[S]] {{\[}}[0], [1, 2]] : tensor<8x16x11xf32> into tensor<8x176xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %[[XI]] : tensor<16x8xf32>, tensor<8x176xf32>)
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // NOSTRIDE-LABEL: func.func @strided(
 // NOSTRIDE-NOT: linalg.matmul
@@ -195,4 +198,17 @@ func.func @strided(%x: tensor<?x8x31x32xf32>, %w: tensor<16x8x1x1xf32>, %scale: 
     linalg.yield %p : f32
   } -> tensor<?x16x16x11xf32>
   return %s : tensor<?x16x16x11xf32>
+}
+
+// -----
+
+// Unit strides on an image larger than the output (a conv reading its top-left 12 x 12 of
+// 13 x 14, into an init it accumulates on): the positions read are copied per image too.
+// CHECK-LABEL: func.func @crop(
+// CHECK: tensor.extract_slice %arg0[%{{.*}}, 0, 0, 0] [1, 8, 12, 12] [1, 1, 1, 1] : tensor<?x8x13x14xf32> to tensor<8x12x12xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<8x12x12xf32>) outs(%{{.*}} : tensor<8x12x12xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x144xf32>)
+func.func @crop(%x: tensor<?x8x13x14xf32>, %w: tensor<4x8x1x1xf32>, %o: tensor<?x4x12x12xf32>) -> tensor<?x4x12x12xf32> {
+  %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<?x8x13x14xf32>, tensor<4x8x1x1xf32>) outs(%o : tensor<?x4x12x12xf32>) -> tensor<?x4x12x12xf32>
+  return %r : tensor<?x4x12x12xf32>
 }

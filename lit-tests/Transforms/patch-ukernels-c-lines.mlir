@@ -8,10 +8,17 @@
 // to one vector (6 rows: its 512-bit FMAs, one a cycle on 256-bit pipes, need 4 in flight).
 // RUN: ftuner-opt %s --split-input-file --patch-ukernels=target=sapphirerapids | FileCheck %s
 // RUN: ftuner-opt %s --split-input-file --patch-ukernels=target=zen4 | FileCheck %s --check-prefix=ZEN4
+// RUN: ftuner-opt %s --split-input-file --patch-ukernels='target=sapphirerapids fit-output-lines=false' | FileCheck %s --check-prefix=OFF
+// RUN: ftuner-opt %s --split-input-file --patch-ukernels='target=sapphirerapids schedule=mr=6,nr=64,kc=256' | FileCheck %s --check-prefix=OFF
+// RUN: ftuner-opt %s --split-input-file --print-ukernels --target=sapphirerapids | FileCheck %s --check-prefix=REPORT
 // RUN: ftuner-run %s --entry=stem --shape 0=2x3x229x229 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids})' 2>&1 | FileCheck %s --check-prefix=EXEC
 
 // CHECK-LABEL: func.func @stem(
 // CHECK: ukernel.patch "conv2d" target("sapphirerapids") tiles [6x32,
+// OFF-LABEL: func.func @stem(
+// OFF: ukernel.patch "conv2d" target("sapphirerapids") tiles [6x64,
+// REPORT: linalg.conv_2d_nchw_fchw f32
+// REPORT-NEXT: main 6x32
 // ZEN4-LABEL: func.func @stem(
 // ZEN4: ukernel.patch "conv2d" target("zen4") tiles [6x16,
 // EXEC: check: ok
@@ -37,4 +44,25 @@ func.func @stage1(%x: tensor<?x64x58x58xf32>, %w: tensor<64x64x3x3xf32>) -> tens
   %i = linalg.fill ins(%z : f32) outs(%e : tensor<?x64x56x56xf32>) -> tensor<?x64x56x56xf32>
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x64x58x58xf32>, tensor<64x64x3x3xf32>) outs(%i : tensor<?x64x56x56xf32>) -> tensor<?x64x56x56xf32>
   return %r : tensor<?x64x56x56xf32>
+}
+
+// -----
+
+// 64x64 planes (16 KiB apart: every channel in one set): down to one vector, whose 6 rows
+// would leave the 2-pipe, 4-cycle FMAs idle: 8 rows.
+// CHECK-LABEL: func.func @one_set(
+// CHECK: ukernel.patch "conv2d" target("sapphirerapids") tiles [8x16,
+func.func @one_set(%x: tensor<?x32x66x66xf32>, %w: tensor<64x32x3x3xf32>, %o: tensor<?x64x64x64xf32>) -> tensor<?x64x64x64xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x32x66x66xf32>, tensor<64x32x3x3xf32>) outs(%o : tensor<?x64x64x64xf32>) -> tensor<?x64x64x64xf32>
+  return %r : tensor<?x64x64x64xf32>
+}
+
+// -----
+
+// Three output channels write three lines a tile, which fit: the analytic tile stays.
+// CHECK-LABEL: func.func @three_channels(
+// CHECK: ukernel.patch "conv2d" target("sapphirerapids") tiles [6x64,
+func.func @three_channels(%x: tensor<?x32x66x66xf32>, %w: tensor<3x32x3x3xf32>, %o: tensor<?x3x64x64xf32>) -> tensor<?x3x64x64xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x32x66x66xf32>, tensor<3x32x3x3xf32>) outs(%o : tensor<?x3x64x64xf32>) -> tensor<?x3x64x64xf32>
+  return %r : tensor<?x3x64x64xf32>
 }

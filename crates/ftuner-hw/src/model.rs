@@ -32,6 +32,28 @@ impl CacheLevel {
     pub fn sets(&self) -> u64 {
         self.size / (self.ways.max(1) as u64 * self.line.max(1) as u64)
     }
+    /// The most of `count` lines, `stride` bytes apart (the first at a line's start), that
+    /// fall into one set. A stride of `s` whole lines visits `sets / gcd(s, sets)` sets in
+    /// turn; any other stride is counted line by line (up to 2^16 of them).
+    pub fn most_lines_in_a_set(&self, stride: u64, count: u64) -> u64 {
+        let (line, sets) = (self.line.max(1) as u64, self.sets().max(1));
+        if count == 0 {
+            return 0;
+        }
+        if stride.is_multiple_of(line) {
+            let (mut a, mut b) = ((stride / line) % sets, sets);
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            // gcd(0, sets) = sets: every line in one set.
+            return count.div_ceil(sets / a);
+        }
+        let mut per = std::collections::HashMap::new();
+        for c in 0..count.min(1 << 16) {
+            *per.entry((c * stride / line) % sets).or_insert(0u64) += 1;
+        }
+        per.into_values().max().unwrap_or(0)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -300,5 +322,35 @@ fn registered() -> &'static std::sync::Mutex<std::collections::HashMap<String, H
 pub fn register_target(name: &str, model: HardwareModel) {
     if let Ok(mut r) = registered().lock() {
         r.insert(name.to_string(), model);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CacheLevel;
+
+    /// 48 KiB, 12-way, 64-byte lines: 64 sets.
+    const L1: CacheLevel = CacheLevel {
+        size: 49152,
+        ways: 12,
+        line: 64,
+        shared_by: 1,
+    };
+
+    #[test]
+    fn lines_per_set() {
+        // 784 lines apart (a 112x112 f32 plane): sets 0, 16, 32, 48 in turn.
+        assert_eq!(L1.most_lines_in_a_set(50176, 64), 16);
+        assert_eq!(L1.most_lines_in_a_set(50176, 32), 8);
+        // 196 lines (56x56): 16 sets.
+        assert_eq!(L1.most_lines_in_a_set(12544, 64), 4);
+        // A multiple of the 64 sets (64x64 f32): every line in one set.
+        assert_eq!(L1.most_lines_in_a_set(16384, 20), 20);
+        // One line apart: one line a set until the sets wrap.
+        assert_eq!(L1.most_lines_in_a_set(64, 64), 1);
+        assert_eq!(L1.most_lines_in_a_set(64, 65), 2);
+        // Not a whole number of lines (64.5): the lines drift through the sets.
+        assert_eq!(L1.most_lines_in_a_set(4128, 64), 2);
+        assert_eq!(L1.most_lines_in_a_set(4128, 0), 0);
     }
 }

@@ -180,27 +180,14 @@ fn round_down(v: f64, m: u32) -> u32 {
 
 /// Whether a register tile whose output rows are `streams` lines `stride` bytes apart (an
 /// NCHW conv's tile: one line per output channel, the channel stride between them) keeps
-/// them all in L1 while its rows fill them: the lines fall in the sets
-/// `(c * stride / line) mod S`, `S / gcd(stride / line, S)` distinct ones of `W` ways, two
-/// ways of each left to A and B. ResNet-50's 112x112 stem writes 64 channels 50,176 bytes
+/// them all in L1 while its rows fill them: no set of `W` ways receives more than `W - 2`
+/// of them (two ways left to A and B; `CacheLevel::most_lines_in_a_set`). ResNet-50's 112x112 stem writes 64 channels 50,176 bytes
 /// (784 lines) apart: 4 sets, 40 lines, so each tile's partial lines were evicted and
 /// fetched again by the next (6x64: 71 GFLOP/s; 6x32, 32 lines: 120, Emerald Rapids).
 pub fn c_streams_fit(cpu: &CpuModel, stride: u64, streams: u32) -> bool {
     let l1 = &cpu.l1d;
-    let (line, sets) = (l1.line.max(1) as u64, l1.sets().max(1));
-    if stride < line {
-        return true;
-    }
-    let step = (stride / line) % sets;
-    let gcd = |mut a: u64, mut b: u64| {
-        while b != 0 {
-            (a, b) = (b, a % b);
-        }
-        a
-    };
-    let distinct = if step == 0 { 1 } else { sets / gcd(step, sets) };
-    let room = distinct * l1.ways.saturating_sub(2).max(1) as u64;
-    streams as u64 <= room
+    let room = l1.ways.saturating_sub(2).max(1) as u64;
+    l1.most_lines_in_a_set(stride, streams as u64) <= room
 }
 
 /// Build the family for `dtype` on `cpu`.

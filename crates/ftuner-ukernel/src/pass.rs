@@ -2,7 +2,7 @@
 //! behind `ftuner-opt --print-ukernels`.
 
 use crate::contraction::{find_all, Contraction, Kind};
-use crate::{DType, Family};
+use crate::Family;
 use ftuner_hw::HardwareModel;
 use ftuner_ir::{Attribute, Context, Diagnostic, Ir, OpId};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
@@ -80,7 +80,7 @@ pub fn describe_module(
             c.dtype.name(),
             shape_of(&c)
         );
-        let f = Family::build(model, c.dtype)?;
+        let f = crate::patch::default_family(ir, model, &c)?;
         for l in f.report().lines() {
             let _ = writeln!(s, "  {l}");
         }
@@ -114,21 +114,13 @@ impl AnnotateUkernelsPass {
         let t = o.target.clone();
         let model = crate::target_model(cx, op, &t)?;
         let found = find_all(cx.ir, op);
-        let mut cache: Vec<(DType, String)> = vec![];
         for c in found {
-            let text = match cache.iter().find(|(d, _)| *d == c.dtype) {
-                Some((_, t)) => t.clone(),
-                None => match Family::build(&model, c.dtype) {
-                    Ok(f) => {
-                        let t = summary(&f);
-                        cache.push((c.dtype, t.clone()));
-                        t
-                    }
-                    Err(e) => {
-                        cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
-                        return Err(PassFailure);
-                    }
-                },
+            let text = match crate::patch::default_family(cx.ir, &model, &c) {
+                Ok(f) => summary(&f),
+                Err(e) => {
+                    cx.emit(Diagnostic::error(cx.ir.loc(c.op), e));
+                    return Err(PassFailure);
+                }
             };
             cx.ir
                 .set_attr(c.op, "ftuner.ukernels", Some(Attribute::string(text)));

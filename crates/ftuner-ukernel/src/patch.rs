@@ -225,6 +225,22 @@ fn used_sizes(mp: &DimPlan, np: &DimPlan) -> u64 {
     (sizes(mp) * sizes(np)) as u64
 }
 
+/// The analytic family `patch-ukernels` gives contraction `c` with no schedule: the
+/// per-dtype family, narrowed where `c`'s output lines collide in L1
+/// ([`narrow_for_c_lines`]); what `--print-ukernels` and `annotate-ukernels` report.
+pub fn default_family(
+    ir: &Ir,
+    model: &ftuner_hw::HardwareModel,
+    c: &Contraction,
+) -> Result<Family, String> {
+    Ok(narrow_for_c_lines(
+        ir,
+        model,
+        c,
+        Family::build(model, c.dtype)?,
+    ))
+}
+
 /// The analytic family, or one whose main tile is narrower along N when the output's rows
 /// of a main tile (one line per N index, `output_n_stride` apart: an NCHW conv's channels)
 /// would not stay in L1 together ([`crate::cpu::c_streams_fit`]): `nr` halved, down to
@@ -235,26 +251,37 @@ fn narrow_for_c_lines(
     model: &ftuner_hw::HardwareModel,
     c: &Contraction,
     f: Family,
-) -> Result<Family, String> {
+) -> Family {
     let (Family::Cpu(cf), Some(cpu)) = (&f, model.cpu()) else {
-        return Ok(f);
+        return f;
     };
     let Some(stride) = crate::contraction::output_n_stride(ir, c.op) else {
-        return Ok(f);
+        return f;
     };
     let bytes = stride.unsigned_abs().saturating_mul(c.dtype.bytes() as u64);
-    let fits = |nr: u32| crate::cpu::c_streams_fit(cpu, bytes, nr);
+    // A tile writes at most N lines (3 output channels: 3 lines, whatever nr is).
+    let n = c.n_size();
+    let fits = |nr: u32| {
+        let streams = if n > 0 { (nr as i64).min(n) as u32 } else { nr };
+        crate::cpu::c_streams_fit(cpu, bytes, streams)
+    };
     let mut nr = cf.main.nr;
     while !fits(nr) && nr > cf.lanes && nr % 2 == 0 {
         nr /= 2;
     }
     if nr == cf.main.nr {
-        return Ok(f);
+        return f;
     }
     let nv = nr.div_ceil(cf.lanes.max(1)).max(1);
     let chains = (cpu.fma_latency as f64 * cpu.vector_fmas_per_cycle()).ceil() as u32;
-    let mr = cf.main.mr.max(chains.div_ceil(nv));
-    crate::cpu::build_with(cpu, c.dtype, Some((mr, nr)), None).map(Family::Cpu)
+    // Within the register file: the accumulators, the B vectors and A's broadcast.
+    let most = cpu.vector_registers.saturating_sub(nv + 1) / nv;
+    let mr = cf.main.mr.max(chains.div_ceil(nv)).min(most.max(1));
+    // A tile the model cannot build (a target description of few registers) keeps the
+    // analytic family rather than failing the compile.
+    crate::cpu::build_with(cpu, c.dtype, Some((mr, nr)), None)
+        .map(Family::Cpu)
+        .unwrap_or(f)
 }
 
 define_pass! {
@@ -374,8 +401,14 @@ impl PatchUkernelsPass {
                 }
                 (None, None) => None,
             };
+            // A database record of the analytic default (what ftuner-tune stores for the
+            // default it measured: patch-ukernels' own choice, narrowing included) is that
+            // choice, not the per-dtype tile the record names.
+            let db_default = fixed.is_none()
+                && sched.is_some()
+                && sched == Schedule::analytic(&model, c.dtype).ok();
             // The family and tile-count limit: the schedule's, or the analytic default's.
-            let family = match sched {
+            let family = match sched.filter(|_| !db_default) {
                 Some(s) => s
                     .family(&model, c.dtype)
                     .map(|f| (f, s.max_ukernels.max(2) as usize))
@@ -387,11 +420,11 @@ impl PatchUkernelsPass {
                         (f, max_uk)
                     }),
                 }
-                .and_then(|(f, limit)| {
+                .map(|(f, limit)| {
                     if !o.fit_output_lines {
-                        return Ok((f, limit));
+                        return (f, limit);
                     }
-                    Ok((narrow_for_c_lines(cx.ir, &model, &c, f)?, limit))
+                    (narrow_for_c_lines(cx.ir, &model, &c, f), limit)
                 }),
             };
             let done = family.and_then(|(f, limit)| {

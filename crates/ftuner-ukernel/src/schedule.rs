@@ -108,7 +108,8 @@ fn cpu_of(model: &HardwareModel) -> Result<&ftuner_hw::CpuModel, String> {
 
 impl Schedule {
     /// The analytic default for `dtype` on a CPU target: what `patch-ukernels` does with no
-    /// schedule.
+    /// schedule, before it narrows a conv's tile whose output lines collide in L1 (a
+    /// database record of this schedule is read as the default, narrowing included).
     pub fn analytic(model: &HardwareModel, dtype: crate::DType) -> Result<Schedule, String> {
         let cpu = cpu_of(model)?;
         let f = crate::cpu::build(cpu, dtype)?;

@@ -490,18 +490,13 @@ fn rows_collide_in_l2(ir: &Ir, op: OpId, bval: Value, l2: Option<&ftuner_hw::Cac
         return false;
     };
     let kc = ir_attr_i64(ir, op, "kc").unwrap_or(0);
-    let (line, ways) = (l2.line as i64, l2.ways as i64);
-    let sets = l2.size as i64 / (line * ways).max(1);
+    let line = l2.line as i64;
     let stride = n * bits as i64 / 8;
-    if n == DYNAMIC || stride <= 0 || stride % line != 0 || sets <= 0 || kc <= 0 {
+    if n == DYNAMIC || stride <= 0 || stride % line.max(1) != 0 || l2.sets() == 0 || kc <= 0 {
         return false;
     }
     let rows = if k == DYNAMIC { kc } else { k.min(kc) };
-    let (mut a, mut g) = (stride / line, sets);
-    while g != 0 {
-        (a, g) = (g, a % g);
-    }
-    rows > (sets / a) * (ways - 1)
+    l2.most_lines_in_a_set(stride as u64, rows as u64) > l2.ways.saturating_sub(1) as u64
 }
 
 /// The most reduction steps per output element for which the row strips go outside the
