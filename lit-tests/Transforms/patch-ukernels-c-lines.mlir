@@ -11,6 +11,16 @@
 // RUN: ftuner-opt %s --split-input-file --patch-ukernels='target=sapphirerapids fit-output-lines=false' | FileCheck %s --check-prefix=OFF
 // RUN: ftuner-opt %s --split-input-file --patch-ukernels='target=sapphirerapids schedule=mr=6,nr=64,kc=256' | FileCheck %s --check-prefix=OFF
 // RUN: ftuner-opt %s --split-input-file --print-ukernels --target=sapphirerapids | FileCheck %s --check-prefix=REPORT
+// A tuning database's record of the analytic default (ftuner-tune with no trials: the
+// default alone, recorded as the per-dtype 6x64) is the default, narrowing included: no
+// schedule attribute, not counted as scheduled.
+// RUN: rm -f %t.db && awk '/^\/\/ -----/{exit} {print}' %s > %t.stem.mlir
+// RUN: ftuner-tune tune --db %t.db --trials 0 --points 1 --reps 1 --rounds 1 --quiet --target sapphirerapids --weights 1 %t.stem.mlir | FileCheck %s --check-prefix=TUNE
+// RUN: ftuner-opt %t.stem.mlir --patch-ukernels='target=sapphirerapids tuning-db=%t.db' --mlir-pass-statistics 2>&1 | FileCheck %s --check-prefix=DB
+// TUNE: mr=6,nr=64,kc={{[0-9]+}},k_blocking=1,pack_b=0,max_ukernels=8
+// DB: ukernel.patch "conv2d" target("sapphirerapids") tiles [6x32,
+// DB-NOT: ftuner.schedule
+// DB: 0 num-scheduled
 // RUN: ftuner-run %s --entry=stem --shape 0=2x3x229x229 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids})' 2>&1 | FileCheck %s --check-prefix=EXEC
 
 // CHECK-LABEL: func.func @stem(

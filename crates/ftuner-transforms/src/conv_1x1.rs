@@ -139,13 +139,9 @@ fn image(b: &mut OpBuilder<'_>, v: Value, iv: Value, [rows, cols]: [i64; 2]) -> 
 /// Image `iv` of a strided conv's input, its positions `(sh*i, sw*j)` copied into a
 /// contiguous `C x (OH*OW)` (a `linalg.generic` per image, so the copy is still in cache
 /// when the matmul reads it).
-fn subsampled(
-    b: &mut OpBuilder<'_>,
-    m: &Match,
-    iv: Value,
-    [sh, sw]: [i64; 2],
-) -> Result<Value, String> {
+fn subsampled(b: &mut OpBuilder<'_>, m: &Match, iv: Value) -> Result<Value, String> {
     let [_, c, oh, ow] = m.fchw;
+    let [sh, sw] = m.subsample.unwrap_or([1, 1]);
     // The extent read (a unit-stride dim then has the output's size, as the generic's
     // verifier requires of a dim indexed alone).
     let (h, w) = ((oh - 1) * sh + 1, (ow - 1) * sw + 1);
@@ -262,10 +258,10 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
         reassociation_attr(&[&[0], &[1, 2, 3]]),
     );
     // Unit strides: the image viewed by image as C x HW; strided: it is read per image.
-    let x3 = match m.subsample {
-        None => Some(collapse(&mut b, m.x, t3(c), by_image)),
-        Some(_) => None,
-    };
+    let x3 = m
+        .subsample
+        .is_none()
+        .then(|| collapse(&mut b, m.x, t3(c), by_image));
     // The loop carries the result: the consumer's output, or the conv's init (with a
     // filled init, the fill's destination, filled per image).
     let carried = match (&sink, m.fill) {
@@ -288,9 +284,9 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     }
     let (lp, iv, acc) = for_loop(&mut b, c0, n, o3);
     // The loop's body.
-    let xi = match (x3, m.subsample) {
-        (Some(x3), _) => image(&mut b, x3, iv, [c, p]),
-        (None, sub) => subsampled(&mut b, m, iv, sub.unwrap_or([1, 1]))?,
+    let xi = match x3 {
+        Some(x3) => image(&mut b, x3, iv, [c, p]),
+        None => subsampled(&mut b, m, iv)?,
     };
     let mut oi = image(&mut b, init3.unwrap_or(acc), iv, [f, p]);
     // A named linalg op on `ins` into `init`, with its body.

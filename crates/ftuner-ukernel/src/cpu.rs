@@ -181,9 +181,10 @@ fn round_down(v: f64, m: u32) -> u32 {
 /// Whether a register tile whose output rows are `streams` lines `stride` bytes apart (an
 /// NCHW conv's tile: one line per output channel, the channel stride between them) keeps
 /// them all in L1 while its rows fill them: no set of `W` ways receives more than `W - 2`
-/// of them (two ways left to A and B; `CacheLevel::most_lines_in_a_set`). ResNet-50's 112x112 stem writes 64 channels 50,176 bytes
-/// (784 lines) apart: 4 sets, 40 lines, so each tile's partial lines were evicted and
-/// fetched again by the next (6x64: 71 GFLOP/s; 6x32, 32 lines: 120, Emerald Rapids).
+/// of them (two ways left to A and B; `CacheLevel::most_lines_in_a_set`). ResNet-50's
+/// 112x112 stem writes 64 channels 50,176 bytes (784 lines) apart: 4 sets, 16 lines each
+/// against 10, so each tile's partial lines were evicted and fetched again by the next
+/// (6x64: 71 GFLOP/s; 6x32, 8 lines a set: 120, Emerald Rapids).
 pub fn c_streams_fit(cpu: &CpuModel, stride: u64, streams: u32) -> bool {
     let l1 = &cpu.l1d;
     let room = l1.ways.saturating_sub(2).max(1) as u64;

@@ -402,13 +402,13 @@ impl PatchUkernelsPass {
                 (None, None) => None,
             };
             // A database record of the analytic default (what ftuner-tune stores for the
-            // default it measured: patch-ukernels' own choice, narrowing included) is that
-            // choice, not the per-dtype tile the record names.
-            let db_default = fixed.is_none()
-                && sched.is_some()
-                && sched == Schedule::analytic(&model, c.dtype).ok();
+            // default it measured: patch-ukernels' own choice, narrowing included) is no
+            // schedule: that choice, not the per-dtype tile the record names.
+            let sched = sched.filter(|s| {
+                fixed.is_some() || Schedule::analytic(&model, c.dtype).ok() != Some(*s)
+            });
             // The family and tile-count limit: the schedule's, or the analytic default's.
-            let family = match sched.filter(|_| !db_default) {
+            let family = match sched {
                 Some(s) => s
                     .family(&model, c.dtype)
                     .map(|f| (f, s.max_ukernels.max(2) as usize))
