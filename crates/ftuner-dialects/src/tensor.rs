@@ -97,7 +97,8 @@ pub fn infer_rank(env: &mut TypeEnv) -> Result<(), String> {
     Ok(())
 }
 /// `tensor.dim` of a static dim is a constant; of a `tensor.empty` or
-/// `tensor.extract_slice` dynamic dim, its size operand. A destination-style op's result
+/// `tensor.extract_slice` dynamic dim, its size operand; of a `tensor.insert_slice`, its
+/// destination's. A destination-style op's result
 /// (`linalg.*`, `ukernel.patch`) has its init's shape: the chain of inits is followed.
 pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<FoldResult>> {
     let idx = c.get(1).copied().flatten()?.as_i64()?;
@@ -117,7 +118,7 @@ pub fn fold_dim(ir: &mut Ir, op: OpId, c: &[Option<Attribute>]) -> Option<Vec<Fo
             ir.set_operand(op, 0, out);
             return Some(vec![]);
         }
-        Some("tensor.cast") => {
+        Some("tensor.cast" | "tensor.insert_slice") => {
             cast_folds::dim_through(ir, op, idx);
             return Some(vec![]);
         }

@@ -379,14 +379,20 @@ pub(super) fn collapse_of_producer(ir: &mut Ir, op: OpId) -> bool {
     }
 }
 
-/// `tensor.dim` of a cast reads the cast's source; of a `tensor.generate`'s dynamic dim,
-/// its extent (upstream's `DimOp` folders).
+/// `tensor.dim` of a cast reads the cast's source, of an insert_slice its destination; of
+/// a `tensor.generate`'s dynamic dim, its extent (upstream's `DimOp` folders).
 pub(super) fn dim_through(ir: &mut Ir, op: OpId, idx: i64) -> Option<Value> {
     let src = ir.operand(op, 0);
     let d = ir.defining_op(src)?;
     match ir.name(d) {
         "tensor.cast" => {
             let x = ir.operand(d, 0);
+            ir.set_operand(op, 0, x);
+            None
+        }
+        // The result has the destination's type, dims included.
+        "tensor.insert_slice" => {
+            let x = ir.operand(d, 1);
             ir.set_operand(op, 0, x);
             None
         }
