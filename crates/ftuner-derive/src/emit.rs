@@ -54,6 +54,9 @@ struct Em {
     n: usize,
     elem: String,
     inputs: Vec<(String, Vec<i64>)>,
+    /// Which inputs are fixed at load time (derived from weights only): their transposes
+    /// are hoisted out of the call.
+    fixed: Vec<bool>,
     /// Shapes of the op's operands (`%op{j}`), for `dim($j, d)` bounds.
     operands: Vec<Vec<i64>>,
     matmuls: usize,
@@ -204,11 +207,13 @@ impl Em {
 }
 
 /// The function `@ollie(%in..., %init, %op...) -> result` computing `best` (plus the init
-/// when `add_init`): `inputs` are the types of what the expression reads, `operands` those
-/// of the op's own operands (its bounds' reference).
+/// when `add_init`): `inputs` are the types of what the expression reads (`fixed`: which
+/// of them derive from weights only), `operands` those of the op's own operands (its
+/// bounds' reference).
 pub fn emit(
     best: &Scope,
     inputs: &[Type],
+    fixed: &[bool],
     operands: &[Type],
     result: Type,
     add_init: bool,
@@ -227,6 +232,7 @@ pub fn emit(
             .enumerate()
             .map(|(i, t)| Ok((format!("%in{i}"), shape_of(*t)?)))
             .collect::<Result<_, String>>()?,
+        fixed: fixed.to_vec(),
         operands: operands
             .iter()
             .map(|t| shape_of(*t))

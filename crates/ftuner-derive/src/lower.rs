@@ -342,7 +342,8 @@ impl ConvertTaToLinalgPass {
                         c
                     }
                 };
-                let em = match crate::emit::emit(&s, &tys, &tys, rty, false, &c) {
+                let fixed = crate::pass::fixed_inputs(cx.ir, &ins);
+                let em = match crate::emit::emit(&s, &tys, &fixed, &tys, rty, false, &c) {
                     Ok(e) => e,
                     Err(e) => return Err(fail(cx, e)),
                 };

@@ -8,6 +8,7 @@ use ftuner_dialects::ta;
 use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::options::OptionKind;
 use ftuner_pass::{define_pass, PassContext, PassFailure};
+use rustc_hash::FxHashMap;
 use std::time::Duration;
 
 /// Parse MLIR text `src` next to the IR and inline its function `@ollie` before `anchor`:
@@ -74,6 +75,44 @@ fn input_shapes(ir: &Ir, vals: &[Value]) -> Vec<Vec<Option<i64>>> {
                 .collect()
         })
         .collect()
+}
+
+/// Which of `vals` are fixed when the model is loaded: computed only from arguments marked
+/// `{ftuner.weight}` and constants (outline-weight-preparation hoists such a value out of
+/// the per-call function, so a transpose of it costs nothing per call).
+pub(crate) fn fixed_inputs(ir: &Ir, vals: &[Value]) -> Vec<bool> {
+    fn fixed(ir: &Ir, v: Value, memo: &mut FxHashMap<Value, bool>) -> bool {
+        if let Some(k) = memo.get(&v) {
+            return *k;
+        }
+        // Not fixed while being decided (no cycles on SSA values outside graph regions,
+        // but a bound all the same).
+        memo.insert(v, false);
+        let k = match ir.value(v).def {
+            ftuner_ir::ValueDef::BlockArg(b, i) => ir.block_parent_op(b).is_some_and(|f| {
+                ir.name(f) == ops::func::FuncOp::NAME
+                    && ir
+                        .attr(f, "arg_attrs")
+                        .and_then(|a| a.as_array())
+                        .and_then(|a| a.get(i as usize))
+                        .and_then(|d| d.as_dict())
+                        .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"))
+            }),
+            // What the op reads: its operands and the values its regions capture (a
+            // linalg.generic's body may `tensor.extract` from any tensor). Values only:
+            // an op reading a buffer reads what a call may have written.
+            ftuner_ir::ValueDef::OpResult(op, _) => ir.collect_pre(op).into_iter().all(|o| {
+                ir.operands(o).iter().all(|x| {
+                    ir.defined_inside(*x, op)
+                        || (!ir.value_type(*x).is_memref() && fixed(ir, *x, memo))
+                })
+            }),
+        };
+        memo.insert(v, k);
+        k
+    }
+    let mut memo = FxHashMap::default();
+    vals.iter().map(|v| fixed(ir, *v, &mut memo)).collect()
 }
 
 /// The size dynamic dims take in the numeric checks (and in the verification, unless its
@@ -181,6 +220,7 @@ impl OllieDerivePass {
             costs,
             opts,
             verify,
+            weights_as_rows: o.weights_as_rows,
             verify_budget: if o.verify_budget.is_nan() {
                 0.0
             } else {
@@ -206,7 +246,12 @@ impl OllieDerivePass {
         let in_tys: Vec<Type> = c.inputs.iter().map(|v| cx.ir.value_type(*v)).collect();
         let op_tys: Vec<Type> = c.operands.iter().map(|v| cx.ir.value_type(*v)).collect();
         let rty = cx.ir.value_type(cx.ir.result(op, 0));
-        let em = match emit(&best, &in_tys, &op_tys, rty, add_init, &su.costs) {
+        let fixed = if su.weights_as_rows {
+            fixed_inputs(cx.ir, &c.inputs)
+        } else {
+            vec![false; c.inputs.len()]
+        };
+        let em = match emit(&best, &in_tys, &fixed, &op_tys, rty, add_init, &su.costs) {
             Ok(e) => e,
             Err(e) => {
                 cx.emit(Diagnostic::remark(
@@ -533,6 +578,7 @@ struct Setup {
     opts: Options,
     verify: bool,
     verify_budget: f64,
+    weights_as_rows: bool,
 }
 
 define_pass! {
@@ -556,6 +602,8 @@ define_pass! {
                 "Guided derivation: split summations only along the iterator table (toward a contraction) instead of every way, for a smaller e-graph";
             "split-expressions" => split_expressions: bool = "false",
                 "Also split compound accesses into gather eOperators (im2col forms); a larger e-graph";
+            "weights-as-rows" => weights_as_rows: bool = "true",
+                "A matmul whose rows would come from an image's width (a derived transposed conv: NCHW input times weights) takes its rows from the weights instead, when they are fixed at load time (derived from {ftuner.weight} arguments and constants): the image is read as a channels x positions matrix and the result lies along the width for the col2im eOperators after it";
             "verify" => verify: bool = "false",
                 "Also run the rewritten IR on the reference interpreter against the original expression (random inputs) before keeping it";
             "verify-budget" => verify_budget: f64 = "2e8",

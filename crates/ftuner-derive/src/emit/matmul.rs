@@ -83,6 +83,46 @@ impl Em {
         Ok(((name, shape), full))
     }
 
+    /// Whether the matmul should take its rows from the weights: when the factor that
+    /// would give the rows (`x_first`) is an activation whose innermost dim is one of
+    /// those rows (an NCHW image's width, as in a derived transposed conv
+    /// `X[n, c, i, j] * K[c, f, r, s]`) and the other factor is fixed at load time.
+    /// Rows from the image would transpose it to NHWC on every call and leave the
+    /// result in (n, i, j, f, r, s) order, which the col2im eOperators after it read
+    /// 4 KB apart per step; rows from the weights (transposed once, when loaded) read
+    /// the image as a `c x (n, i, j)` matrix (planes moved whole) and leave the result
+    /// in (f, r, s, n, i, j) order, read along `j` (what ONNX Runtime's ConvTranspose
+    /// does: a GEMM into columns, then col2im).
+    fn weights_as_rows(
+        &self,
+        s: &Scope,
+        c: &Contraction,
+        x_first: usize,
+        kids: &[Stage],
+    ) -> Result<bool, String> {
+        let ((sx, ix), (sy, _)) = factor_pair(s, x_first)?;
+        let fixed = |src: &Src| match src {
+            Src::Input(i) => self.fixed.get(*i).copied().unwrap_or(false),
+            Src::Scope(_) => false,
+        };
+        if fixed(sx) || !fixed(sy) {
+            return Ok(false);
+        }
+        let (_, _, phys) = self.source(sx, ix, kids)?;
+        let Some(inner) = phys.iter().rev().find(|e| e.as_const().is_none()) else {
+            return Ok(false);
+        };
+        let Some(v) = inner.as_var() else {
+            return Ok(false);
+        };
+        // A row dim of some length: a 1x1 image (the generator's first layer) keeps the
+        // batch as its rows.
+        let long = s
+            .iter(v)
+            .is_some_and(|it| extent(it) == DYNAMIC || extent(it) >= 8);
+        Ok(c.m.iter().any(|m| m == v) && long)
+    }
+
     pub(super) fn contraction(
         &mut self,
         s: &Scope,
@@ -94,7 +134,21 @@ impl Em {
         let a_has_m = ia
             .iter()
             .any(|e| e.as_var().is_some_and(|v| c.m.iter().any(|m| m == v)));
-        let ((sx, ix), (sy, iy)) = factor_pair(s, usize::from(!a_has_m))?;
+        let mut x_first = usize::from(!a_has_m);
+        let swapped;
+        let c = if self.weights_as_rows(s, c, x_first, kids)? {
+            x_first = 1 - x_first;
+            swapped = Contraction {
+                batch: c.batch.clone(),
+                m: c.n.clone(),
+                n: c.m.clone(),
+                k: c.k.clone(),
+            };
+            &swapped
+        } else {
+            c
+        };
+        let ((sx, ix), (sy, iy)) = factor_pair(s, x_first)?;
         let ((x, xs), xfull) = self.operand(s, sx, ix, kids, &[&c.batch, &c.m, &c.k])?;
         let ((y, ys), yfull) = self.operand(s, sy, iy, kids, &[&c.batch, &c.k, &c.n])?;
         let batched = !c.batch.is_empty();
