@@ -20,6 +20,12 @@
 // ROWS: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<128x16xf32>, tensor<16x?xf32>)
 // ROWS-SAME: -> tensor<128x?xf32>
 // ROWS: tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2], [3, 4, 5]] {{.*}} : tensor<128x?xf32> into tensor<8x4x4x?x8x8xf32>
+// The col2im's first eOperator (an intermediate: its layout is free) walks the output
+// width (i3) innermost, the dim its input lies along; the second reads it so.
+// ROWS: ta.expr L<i0:0:dim(%{{.*}}, 3), i1:0:8, i2:0:8, i4:0:4, i3:0:16> Sum<k0:0:4> { %{{.*}}[i1, i4, k0, i0, i2, (i3 + k0 - 2) / 2] }
+// ROWS-SAME: -> tensor<?x8x8x4x16xf32>
+// ROWS: ta.expr L<i0:0:dim(%{{.*}}, 0), i1:0:8, i2:0:16, i3:0:16> Sum<k0:0:4> { %{{.*}}[i0, i1, (i2 + k0 - 2) / 2, k0, i3] }
+// ROWS-SAME: -> tensor<?x8x16x16xf32>
 
 // IMAGE-LABEL: func.func @tconv
 // IMAGE: linalg.transpose ins(%arg0 : tensor<?x16x8x8xf32>) outs(%{{.*}} : tensor<?x8x8x16xf32>) permutation = [0, 2, 3, 1]

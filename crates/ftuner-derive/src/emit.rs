@@ -57,6 +57,9 @@ struct Em {
     /// Which inputs are fixed at load time (derived from weights only): their transposes
     /// are hoisted out of the call.
     fixed: Vec<bool>,
+    /// Whether the scope being emitted may choose its layout (an eOperator reads it; the
+    /// root's is the op's).
+    layout_free: bool,
     /// Shapes of the op's operands (`%op{j}`), for `dim($j, d)` bounds.
     operands: Vec<Vec<i64>>,
     matmuls: usize,
@@ -143,8 +146,38 @@ impl Em {
                 _ => t.clone(),
             })
         }
+        // Whether this scope's own layout is free (its reader is an eOperator, which reads
+        // any layout as cheaply), and whether its children's are: what `s` is matched as,
+        // its children's logical shapes taken from their traversals.
+        let mine = self.layout_free;
+        self.layout_free = {
+            let inputs = &self.inputs;
+            let pre = |src: &Src| -> Option<Vec<Option<i64>>> {
+                match src {
+                    // As the emitted child reads below: its traversal extents, starting at 0.
+                    Src::Scope(inner) => inner.trav.iter().all(|i| i.lo == 0).then(|| {
+                        inner
+                            .trav
+                            .iter()
+                            .map(|i| (extent(i) != DYNAMIC).then(|| extent(i)))
+                            .collect()
+                    }),
+                    Src::Input(i) => Some(
+                        inputs
+                            .get(*i)?
+                            .1
+                            .iter()
+                            .map(|d| (*d != DYNAMIC).then_some(*d))
+                            .collect(),
+                    ),
+                }
+            };
+            matches!(classify(s, &pre), Kind::EOp)
+        };
         let mut kids: Vec<Stage> = vec![];
-        let body = lift(&s.body, self, &mut kids)?;
+        let body = lift(&s.body, self, &mut kids);
+        self.layout_free = mine;
+        let body = body?;
         let flat = Scope {
             trav: s.trav.clone(),
             sum: s.sum.clone(),
@@ -175,7 +208,7 @@ impl Em {
                 None => self.g2bmm(&flat, &g, &kids),
             },
             Kind::DenseConv(d) => self.dense_conv(&flat, &d, &kids),
-            _ => self.eop(&flat, &kids),
+            _ => self.eop(&flat, &kids, !mine),
         }
     }
 
@@ -233,6 +266,7 @@ pub fn emit(
             .map(|(i, t)| Ok((format!("%in{i}"), shape_of(*t)?)))
             .collect::<Result<_, String>>()?,
         fixed: fixed.to_vec(),
+        layout_free: false,
         operands: operands
             .iter()
             .map(|t| shape_of(*t))

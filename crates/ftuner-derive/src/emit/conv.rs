@@ -61,6 +61,7 @@ impl Em {
                 body,
             },
             kids,
+            true,
         )?;
         // (batch.., c, th, tw) → (N, c, th, tw).
         let nb = d.batch.len();

@@ -6,9 +6,69 @@ use ftuner_dialects::ta::{Bound, Scope, Src, Term};
 use ftuner_ir::DYNAMIC;
 
 impl Em {
-    /// An eOperator: `s` as a `ta.expr` over the tensors it reads.
-    pub(super) fn eop(&mut self, s: &Scope, kids: &[Stage]) -> Result<Stage, String> {
-        self.eop_sized(s, kids, &[])
+    /// An eOperator: `s` as a `ta.expr` over the tensors it reads; in its traversal order
+    /// when `keep_order` (the root, whose layout is the op's; a conv's gathered image).
+    pub(super) fn eop(
+        &mut self,
+        s: &Scope,
+        kids: &[Stage],
+        keep_order: bool,
+    ) -> Result<Stage, String> {
+        if keep_order {
+            return self.eop_sized(s, kids, &[]);
+        }
+        // An intermediate result's layout is ours to choose: the traversal iterator that
+        // walks the innermost dim of the largest tensor read goes last, so that the loops
+        // read it along memory (a transposed conv's col2im reads the matmul's columns
+        // along the image width, but its (n, f, i, x, r) order put the 4 kernel rows
+        // innermost, each a plane apart).
+        let perm = self.read_order(s, kids)?;
+        if perm.iter().enumerate().all(|(j, p)| j == *p) {
+            return self.eop_sized(s, kids, &[]);
+        }
+        let permuted = Scope {
+            trav: perm.iter().map(|p| s.trav[*p].clone()).collect(),
+            sum: s.sum.clone(),
+            body: s.body.clone(),
+        };
+        let mut st = self.eop_sized(&permuted, kids, &[])?;
+        st.layout = perm;
+        st.lows = s.trav.iter().map(|i| i.lo).collect();
+        Ok(st)
+    }
+
+    /// The traversal order of an eOperator with the iterator that indexes the innermost
+    /// dim of its largest input last (identity when there is none, or several).
+    fn read_order(&self, s: &Scope, kids: &[Stage]) -> Result<Vec<usize>, String> {
+        let n = s.trav.len();
+        let id: Vec<usize> = (0..n).collect();
+        let mut best: Option<(f64, Vec<String>)> = None;
+        for (src, idx) in s.body.accesses() {
+            let (_, shape, phys) = self.source(src, idx, kids)?;
+            let elems: f64 = shape
+                .iter()
+                .map(|d| if *d == DYNAMIC { 64.0 } else { *d as f64 })
+                .product();
+            let Some(inner) = phys.last() else { continue };
+            let mut vars = vec![];
+            inner.vars(&mut vars);
+            vars.retain(|v| s.trav.iter().any(|i| &i.name == v));
+            if best.as_ref().is_none_or(|(e, _)| elems > *e) {
+                best = Some((elems, vars));
+            }
+        }
+        let Some((_, vars)) = best else {
+            return Ok(id);
+        };
+        let [v] = vars.as_slice() else {
+            return Ok(id);
+        };
+        let Some(last) = s.trav.iter().position(|i| &i.name == v) else {
+            return Ok(id);
+        };
+        let mut perm: Vec<usize> = id.into_iter().filter(|p| *p != last).collect();
+        perm.push(last);
+        Ok(perm)
     }
 
     /// An eOperator; `sizing` names, for dynamic traversal iterators no input it reads
