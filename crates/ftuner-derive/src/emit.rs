@@ -54,8 +54,8 @@ struct Em {
     n: usize,
     elem: String,
     inputs: Vec<(String, Vec<i64>)>,
-    /// Which inputs are fixed at load time (derived from weights only): their transposes
-    /// are hoisted out of the call.
+    /// Which inputs are fixed at load time (`pass::fixed_inputs`: what
+    /// outline-weight-preparation hoists, so their transposes are not paid per call).
     fixed: Vec<bool>,
     /// Whether the scope being emitted may choose its layout (an eOperator reads it; the
     /// root's is the op's).
@@ -125,6 +125,30 @@ fn factor_pair(s: &Scope, first: usize) -> Result<(Access<'_>, Access<'_>), Stri
 /// An SSA tensor and its shape.
 type Tensor = (String, Vec<i64>);
 
+/// The shape classification matches a read of a child stage against: its extents in
+/// traversal order (`None` for a dynamic one), or nothing when a traversal does not start
+/// at 0 (plain-iterator matching needs reads from 0). One definition for the children
+/// already emitted and for those about to be (so both agree on what a scope becomes).
+fn logical_shape(
+    extents: impl Iterator<Item = i64>,
+    mut lows: impl Iterator<Item = i64>,
+) -> Option<Vec<Option<i64>>> {
+    lows.all(|l| l == 0)
+        .then(|| extents.map(|d| (d != DYNAMIC).then_some(d)).collect())
+}
+
+/// The shape of input `i` of the expression (`None` for a dynamic dim).
+fn input_shape(inputs: &[(String, Vec<i64>)], i: usize) -> Option<Vec<Option<i64>>> {
+    Some(
+        inputs
+            .get(i)?
+            .1
+            .iter()
+            .map(|d| (*d != DYNAMIC).then_some(*d))
+            .collect(),
+    )
+}
+
 /// Marks lifted children in a flattened body (above [`crate::egraph::CHILD`]'s range).
 const CHILD_BASE: usize = 1 << 24;
 
@@ -154,22 +178,12 @@ impl Em {
             let inputs = &self.inputs;
             let pre = |src: &Src| -> Option<Vec<Option<i64>>> {
                 match src {
-                    // As the emitted child reads below: its traversal extents, starting at 0.
-                    Src::Scope(inner) => inner.trav.iter().all(|i| i.lo == 0).then(|| {
-                        inner
-                            .trav
-                            .iter()
-                            .map(|i| (extent(i) != DYNAMIC).then(|| extent(i)))
-                            .collect()
-                    }),
-                    Src::Input(i) => Some(
-                        inputs
-                            .get(*i)?
-                            .1
-                            .iter()
-                            .map(|d| (*d != DYNAMIC).then_some(*d))
-                            .collect(),
+                    // What the emitted child will hold: its traversal extents.
+                    Src::Scope(inner) => logical_shape(
+                        inner.trav.iter().map(extent),
+                        inner.trav.iter().map(|i| i.lo),
                     ),
+                    Src::Input(i) => input_shape(inputs, *i),
                 }
             };
             matches!(classify(s, &pre), Kind::EOp)
@@ -185,19 +199,17 @@ impl Em {
         };
         let inputs = self.inputs.clone();
         // Logical shapes of what accesses read (children: their traversal extents).
-        let dynamic = |d: i64| (d != DYNAMIC).then_some(d);
         let logical = |src: &Src| -> Option<Vec<Option<i64>>> {
             match src {
                 Src::Input(i) if *i >= CHILD_BASE => {
                     let k = &kids[*i - CHILD_BASE];
-                    let mut v = vec![None; k.layout.len()];
+                    let mut by_trav = vec![DYNAMIC; k.layout.len()];
                     for (j, p) in k.layout.iter().enumerate() {
-                        v[*p] = dynamic(k.shape[j]);
+                        by_trav[*p] = k.shape[j];
                     }
-                    // A child read must start at 0 for plain-iterator matching.
-                    k.lows.iter().all(|l| *l == 0).then_some(v)
+                    logical_shape(by_trav.into_iter(), k.lows.iter().copied())
                 }
-                Src::Input(i) => Some(inputs.get(*i)?.1.iter().map(|d| dynamic(*d)).collect()),
+                Src::Input(i) => input_shape(&inputs, *i),
                 Src::Scope(_) => None,
             }
         };

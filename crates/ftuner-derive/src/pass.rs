@@ -5,7 +5,9 @@ use crate::derive::{derive, price, Costs, Options, Target};
 use crate::emit::{emit, Emitted};
 use ftuner_dialects::ops;
 use ftuner_dialects::ta;
-use ftuner_ir::{intern_name, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value};
+use ftuner_ir::{
+    intern_name, Attribute, Context, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
+};
 use ftuner_pass::options::OptionKind;
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::FxHashMap;
@@ -78,41 +80,65 @@ fn input_shapes(ir: &Ir, vals: &[Value]) -> Vec<Vec<Option<i64>>> {
 }
 
 /// Which of `vals` are fixed when the model is loaded: computed only from arguments marked
-/// `{ftuner.weight}` and constants (outline-weight-preparation hoists such a value out of
-/// the per-call function, so a transpose of it costs nothing per call).
-pub(crate) fn fixed_inputs(ir: &Ir, vals: &[Value]) -> Vec<bool> {
-    fn fixed(ir: &Ir, v: Value, memo: &mut FxHashMap<Value, bool>) -> bool {
+/// `{ftuner.weight}` and constants, by pure ops of static result shapes at the top of the
+/// function — what outline-weight-preparation hoists out of the per-call function, so that
+/// a transpose of such a value costs nothing per call.
+pub(crate) fn fixed_inputs(ctx: &Context, ir: &Ir, vals: &[Value]) -> Vec<bool> {
+    /// Past this many ops between a value and the arguments, it is taken as not fixed
+    /// (a bound on the recursion; weights are a few ops from their arguments).
+    const MAX_DEPTH: usize = 64;
+    fn fixed(
+        ctx: &Context,
+        ir: &Ir,
+        v: Value,
+        depth: usize,
+        memo: &mut FxHashMap<Value, bool>,
+    ) -> bool {
         if let Some(k) = memo.get(&v) {
             return *k;
         }
-        // Not fixed while being decided (no cycles on SSA values outside graph regions,
-        // but a bound all the same).
-        memo.insert(v, false);
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let func_arg = |f: OpId, i: u32| {
+            ir.attr(f, "arg_attrs")
+                .and_then(|a| a.as_array())
+                .and_then(|a| a.get(i as usize))
+                .and_then(|d| d.as_dict())
+                .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"))
+        };
+        let is_func = |f: OpId| ir.name(f) == ops::func::FuncOp::NAME;
         let k = match ir.value(v).def {
+            // An argument of the function itself (its entry block), marked a weight.
             ftuner_ir::ValueDef::BlockArg(b, i) => ir.block_parent_op(b).is_some_and(|f| {
-                ir.name(f) == ops::func::FuncOp::NAME
+                is_func(f)
+                    && ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) == Some(b)
+                    && func_arg(f, i)
+            }),
+            // A pure op at the function's top level, of static shape, reading (operands
+            // and values its regions capture: a linalg.generic's body may
+            // `tensor.extract` from any tensor) only fixed values.
+            ftuner_ir::ValueDef::OpResult(op, _) => {
+                ir.parent_op(op).is_some_and(is_func)
                     && ir
-                        .attr(f, "arg_attrs")
-                        .and_then(|a| a.as_array())
-                        .and_then(|a| a.get(i as usize))
-                        .and_then(|d| d.as_dict())
-                        .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"))
-            }),
-            // What the op reads: its operands and the values its regions capture (a
-            // linalg.generic's body may `tensor.extract` from any tensor). Values only:
-            // an op reading a buffer reads what a call may have written.
-            ftuner_ir::ValueDef::OpResult(op, _) => ir.collect_pre(op).into_iter().all(|o| {
-                ir.operands(o).iter().all(|x| {
-                    ir.defined_inside(*x, op)
-                        || (!ir.value_type(*x).is_memref() && fixed(ir, *x, memo))
-                })
-            }),
+                        .value_type(v)
+                        .shape()
+                        .is_none_or(|s| !s.contains(&DYNAMIC))
+                    && ftuner_ir::is_pure(ctx, ir, op)
+                    && ir.collect_pre(op).into_iter().all(|o| {
+                        ir.operands(o).iter().all(|x| {
+                            ir.defined_inside(*x, op) || fixed(ctx, ir, *x, depth + 1, memo)
+                        })
+                    })
+            }
         };
         memo.insert(v, k);
         k
     }
     let mut memo = FxHashMap::default();
-    vals.iter().map(|v| fixed(ir, *v, &mut memo)).collect()
+    vals.iter()
+        .map(|v| fixed(ctx, ir, *v, 0, &mut memo))
+        .collect()
 }
 
 /// The size dynamic dims take in the numeric checks (and in the verification, unless its
@@ -247,7 +273,7 @@ impl OllieDerivePass {
         let op_tys: Vec<Type> = c.operands.iter().map(|v| cx.ir.value_type(*v)).collect();
         let rty = cx.ir.value_type(cx.ir.result(op, 0));
         let fixed = if su.weights_as_rows {
-            fixed_inputs(cx.ir, &c.inputs)
+            fixed_inputs(cx.ctx, cx.ir, &c.inputs)
         } else {
             vec![false; c.inputs.len()]
         };
@@ -603,7 +629,7 @@ define_pass! {
             "split-expressions" => split_expressions: bool = "false",
                 "Also split compound accesses into gather eOperators (im2col forms); a larger e-graph";
             "weights-as-rows" => weights_as_rows: bool = "true",
-                "A matmul whose rows would come from an image's width (a derived transposed conv: NCHW input times weights) takes its rows from the weights instead, when they are fixed at load time (derived from {ftuner.weight} arguments and constants): the image is read as a channels x positions matrix and the result lies along the width for the col2im eOperators after it";
+                "A matmul whose rows would come from an image's width (a derived transposed conv: NCHW input times weights) takes its rows from the weights instead, when they are fixed at load time (derived from {ftuner.weight} arguments and constants): the image is read as a channels x positions matrix and the result lies along the width for the col2im eOperators after it. convert-ta-to-linalg, lowering ta.expr ops of its input, always does so";
             "verify" => verify: bool = "false",
                 "Also run the rewritten IR on the reference interpreter against the original expression (random inputs) before keeping it";
             "verify-budget" => verify_budget: f64 = "2e8",

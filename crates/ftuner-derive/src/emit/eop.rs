@@ -7,7 +7,8 @@ use ftuner_ir::DYNAMIC;
 
 impl Em {
     /// An eOperator: `s` as a `ta.expr` over the tensors it reads; in its traversal order
-    /// when `keep_order` (the root, whose layout is the op's; a conv's gathered image).
+    /// when `keep_order` (the root, whose layout is the op's; what a matmul, G2BMM or
+    /// dense conv reads, which would transpose it back; a conv's gathered image).
     pub(super) fn eop(
         &mut self,
         s: &Scope,
@@ -38,7 +39,9 @@ impl Em {
     }
 
     /// The traversal order of an eOperator with the iterator that indexes the innermost
-    /// dim of its largest input last (identity when there is none, or several).
+    /// dim of its largest input last (identity when that index holds no traversal iterator,
+    /// or several). Largest by elements, a dynamic dim counted as 64; on a tie, the input
+    /// read first.
     fn read_order(&self, s: &Scope, kids: &[Stage]) -> Result<Vec<usize>, String> {
         let n = s.trav.len();
         let id: Vec<usize> = (0..n).collect();

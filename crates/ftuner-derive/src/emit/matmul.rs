@@ -115,8 +115,9 @@ impl Em {
         let Some(v) = inner.as_var() else {
             return Ok(false);
         };
-        // A row dim of some length: a 1x1 image (the generator's first layer) keeps the
-        // batch as its rows.
+        // A row dim of some length (8: half a vector of f32 at 512 bits; the DCGAN
+        // generator's 4x4 input stays as it was, measured level either way): a 1x1 image
+        // (the generator's first layer) keeps the batch as its rows.
         let long = s
             .iter(v)
             .is_some_and(|it| extent(it) == DYNAMIC || extent(it) >= 8);
