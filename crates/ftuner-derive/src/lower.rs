@@ -342,7 +342,7 @@ impl ConvertTaToLinalgPass {
                         c
                     }
                 };
-                let fixed = crate::pass::fixed_inputs(cx.ctx, cx.ir, &ins);
+                let fixed = crate::pass::fixed_inputs(cx.ctx, cx.ir, op, &ins);
                 let em = match crate::emit::emit(&s, &tys, &fixed, &tys, rty, false, &c) {
                     Ok(e) => e,
                     Err(e) => return Err(fail(cx, e)),

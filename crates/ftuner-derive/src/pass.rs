@@ -5,12 +5,9 @@ use crate::derive::{derive, price, Costs, Options, Target};
 use crate::emit::{emit, Emitted};
 use ftuner_dialects::ops;
 use ftuner_dialects::ta;
-use ftuner_ir::{
-    intern_name, Attribute, Context, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
-};
+use ftuner_ir::{intern_name, Attribute, Context, Diagnostic, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::options::OptionKind;
 use ftuner_pass::{define_pass, PassContext, PassFailure};
-use rustc_hash::FxHashMap;
 use std::time::Duration;
 
 /// Parse MLIR text `src` next to the IR and inline its function `@ollie` before `anchor`:
@@ -79,65 +76,18 @@ fn input_shapes(ir: &Ir, vals: &[Value]) -> Vec<Vec<Option<i64>>> {
         .collect()
 }
 
-/// Which of `vals` are fixed when the model is loaded: computed only from arguments marked
-/// `{ftuner.weight}` and constants, by pure ops of static result shapes at the top of the
-/// function — what outline-weight-preparation hoists out of the per-call function, so that
-/// a transpose of such a value costs nothing per call.
-pub(crate) fn fixed_inputs(ctx: &Context, ir: &Ir, vals: &[Value]) -> Vec<bool> {
-    /// Past this many ops between a value and the arguments, it is taken as not fixed
-    /// (a bound on the recursion; weights are a few ops from their arguments).
-    const MAX_DEPTH: usize = 64;
-    fn fixed(
-        ctx: &Context,
-        ir: &Ir,
-        v: Value,
-        depth: usize,
-        memo: &mut FxHashMap<Value, bool>,
-    ) -> bool {
-        if let Some(k) = memo.get(&v) {
-            return *k;
-        }
-        if depth > MAX_DEPTH {
-            return false;
-        }
-        let func_arg = |f: OpId, i: u32| {
-            ir.attr(f, "arg_attrs")
-                .and_then(|a| a.as_array())
-                .and_then(|a| a.get(i as usize))
-                .and_then(|d| d.as_dict())
-                .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"))
-        };
-        let is_func = |f: OpId| ir.name(f) == ops::func::FuncOp::NAME;
-        let k = match ir.value(v).def {
-            // An argument of the function itself (its entry block), marked a weight.
-            ftuner_ir::ValueDef::BlockArg(b, i) => ir.block_parent_op(b).is_some_and(|f| {
-                is_func(f)
-                    && ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) == Some(b)
-                    && func_arg(f, i)
-            }),
-            // A pure op at the function's top level, of static shape, reading (operands
-            // and values its regions capture: a linalg.generic's body may
-            // `tensor.extract` from any tensor) only fixed values.
-            ftuner_ir::ValueDef::OpResult(op, _) => {
-                ir.parent_op(op).is_some_and(is_func)
-                    && ir
-                        .value_type(v)
-                        .shape()
-                        .is_none_or(|s| !s.contains(&DYNAMIC))
-                    && ftuner_ir::is_pure(ctx, ir, op)
-                    && ir.collect_pre(op).into_iter().all(|o| {
-                        ir.operands(o).iter().all(|x| {
-                            ir.defined_inside(*x, op) || fixed(ctx, ir, *x, depth + 1, memo)
-                        })
-                    })
-            }
-        };
-        memo.insert(v, k);
-        k
+/// Which of `vals` (values in the function holding `op`) are computed when the model is
+/// loaded, not per call: outline-weight-preparation's own answer
+/// ([`ftuner_transforms::outline_weights::load_time_values`]), so a transpose of such a
+/// value costs nothing per call.
+pub(crate) fn fixed_inputs(ctx: &Context, ir: &Ir, op: OpId, vals: &[Value]) -> Vec<bool> {
+    let mut f = Some(op);
+    while let Some(o) = f.filter(|o| ir.name(*o) != ops::func::FuncOp::NAME) {
+        f = ir.parent_op(o);
     }
-    let mut memo = FxHashMap::default();
+    let fixed = f.map(|f| ftuner_transforms::outline_weights::load_time_values(ctx, ir, f));
     vals.iter()
-        .map(|v| fixed(ctx, ir, *v, 0, &mut memo))
+        .map(|v| fixed.as_ref().is_some_and(|s| s.contains(v)))
         .collect()
 }
 
@@ -273,7 +223,7 @@ impl OllieDerivePass {
         let op_tys: Vec<Type> = c.operands.iter().map(|v| cx.ir.value_type(*v)).collect();
         let rty = cx.ir.value_type(cx.ir.result(op, 0));
         let fixed = if su.weights_as_rows {
-            fixed_inputs(cx.ctx, cx.ir, &c.inputs)
+            fixed_inputs(cx.ctx, cx.ir, op, &c.inputs)
         } else {
             vec![false; c.inputs.len()]
         };

@@ -274,37 +274,6 @@ pub enum MemoryEffects {
 /// An op's [`MemoryEffects`] as used at `op`.
 pub type MemoryEffectsFn = fn(&crate::Ir, crate::OpId) -> MemoryEffects;
 
-/// Whether `op` has no memory effects (recursively for ops with recursive effects): its
-/// traits, or the op's own `memory_effects` interface where they depend on its operands.
-pub fn is_pure(ctx: &Context, ir: &crate::Ir, op: crate::OpId) -> bool {
-    let Some(def) = ctx.op_def(ir.name(op)) else {
-        return false;
-    };
-    if def.has(traits::PURE) {
-        return true;
-    }
-    match def.memory_effects.map(|f| f(ir, op)) {
-        Some(MemoryEffects::None) => true,
-        Some(MemoryEffects::Nested) => nested_pure(ctx, ir, op),
-        Some(MemoryEffects::ReadWrite) => false,
-        None => def.has(traits::RECURSIVE_MEMORY_EFFECTS) && nested_pure(ctx, ir, op),
-    }
-}
-
-fn nested_pure(ctx: &Context, ir: &crate::Ir, op: crate::OpId) -> bool {
-    for r in ir.regions_of(op) {
-        for b in &ir.region(*r).blocks {
-            for o in ir.block_ops(*b) {
-                let term = ctx.has_trait(ir.name(o), traits::TERMINATOR);
-                if !(is_pure(ctx, ir, o) || (term && ctx.has_trait(ir.name(o), traits::PURE))) {
-                    return false;
-                }
-            }
-        }
-    }
-    true
-}
-
 impl OpDef {
     pub fn has(&self, t: u32) -> bool {
         self.traits & t != 0

@@ -120,8 +120,17 @@ struct Split {
     prepared: Vec<Value>,
 }
 
-fn plan(ctx: &Context, ir: &Ir, f: OpId, body: BlockId, weights: &[usize]) -> Option<Split> {
-    let args = ir.block_args(body).to_vec();
+/// The values of `body` that derive from its arguments `weights` only (those arguments
+/// included), and the ops computing them, in block order: pure ops on tensors of static
+/// shape that do not grow their largest input, reading weights, such values and
+/// constants.
+fn weight_derived(
+    ctx: &Context,
+    ir: &Ir,
+    body: BlockId,
+    weights: &[usize],
+) -> (FxHashSet<Value>, Vec<OpId>) {
+    let args = ir.block_args(body);
     // Values that derive from weights only, and those that derive from nothing (constants).
     let mut derived: FxHashSet<Value> = weights
         .iter()
@@ -161,6 +170,28 @@ fn plan(ctx: &Context, ir: &Ir, f: OpId, body: BlockId, weights: &[usize]) -> Op
         derived.extend(ir.results(op).iter().copied());
         hoisted.push(op);
     }
+    (derived, hoisted)
+}
+
+/// The values of function `f` that this pass would compute once, when the weights are
+/// loaded, rather than on every call: its `{ftuner.weight}` arguments and what derives
+/// from them alone (views at the boundary included, which cost nothing per call). Empty
+/// for a function without weights or of several blocks. What ollie-derive asks before
+/// choosing a layout whose transposes fall on such values.
+pub fn load_time_values(ctx: &Context, ir: &Ir, f: OpId) -> FxHashSet<Value> {
+    let weights = weight_args(ir, f);
+    let Some(body) = ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) else {
+        return FxHashSet::default();
+    };
+    if weights.is_empty() || ir.region(ir.regions_of(f)[0]).blocks.len() != 1 {
+        return FxHashSet::default();
+    }
+    weight_derived(ctx, ir, body, &weights).0
+}
+
+fn plan(ctx: &Context, ir: &Ir, f: OpId, body: BlockId, weights: &[usize]) -> Option<Split> {
+    let args = ir.block_args(body).to_vec();
+    let (derived, mut hoisted) = weight_derived(ctx, ir, body, weights);
     // The boundary: hoisted results or weights read by ops that stay. Views at the
     // boundary stay in @f (their operands become the boundary), until none is left.
     loop {
