@@ -36,6 +36,14 @@ use ftuner_ir::{intern_name, Attribute, BlockId, Context, Ir, OpId, OpSpec, Type
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+/// The unit attribute of a function that runs once per loaded model (the prepare function
+/// this pass builds). convert-to-llvm compiles such a function `noinline optnone` when its
+/// body is straight-line (its loop nests outlined into functions of their own, which are
+/// optimized as usual): the prepare function of BERT-base returns 201 buffers, and LLVM's
+/// optimizing instruction selection spent 1.8 s on the block that builds that result
+/// (its store and token-factor combining is quadratic in a block), for code that runs once.
+pub const RUN_ONCE: &str = "ftuner.run_once";
+
 /// The weight arguments of `f`: those whose `arg_attrs` entry has `ftuner.weight`.
 pub fn weight_args(ir: &Ir, f: OpId) -> Vec<usize> {
     let Some(attrs) = ir.attr(f, "arg_attrs").and_then(|a| a.as_array()) else {
@@ -435,6 +443,9 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
             )
             .regions(1),
     );
+    // Run once per set of weights: convert-to-llvm compiles it without optimization
+    // once its loops are outlined (see `RUN_ONCE`).
+    ir.set_attr(pf, RUN_ONCE, Some(Attribute::unit()));
     let pregion = ir.regions_of(pf)[0];
     let pblock = ir.append_block(pregion, &w_types);
     let mut map: FxHashMap<Value, Value> = FxHashMap::default();

@@ -100,7 +100,8 @@ fn signature(ir: &Ir, f: OpId) -> R<Signature> {
 }
 
 /// The `llvm.func` of `f`: private linkage for a private definition, `noalias` pointers
-/// for noalias memref arguments, `noinline` when `f` asks for it.
+/// for noalias memref arguments, `noinline` when `f` asks for it, `noinline optnone` for
+/// straight-line code run once.
 fn declare(ir: &mut Ir, f: OpId, sig: &Signature, private_body: bool) -> OpId {
     let loc = ir.loc(f);
     let nf = new_func(
@@ -121,14 +122,37 @@ fn declare(ir: &mut Ir, f: OpId, sig: &Signature, private_body: bool) -> OpId {
     if let Some(attrs) = aliasing::expanded_arg_attrs(ir, f, &sig.ins) {
         ir.set_prop(nf, "arg_attrs", Some(attrs));
     }
-    if ir.attr(f, "ftuner.noinline").is_some() {
-        ir.set_prop(
-            nf,
-            "passthrough",
-            Some(Attribute::array(vec![Attribute::string("noinline")])),
-        );
+    let mut passthrough = vec![];
+    if ir.attr(f, "ftuner.noinline").is_some() || run_once_straight_line(ir, f) {
+        passthrough.push(Attribute::string("noinline"));
+    }
+    if run_once_straight_line(ir, f) {
+        passthrough.push(Attribute::string("optnone"));
+    }
+    if !passthrough.is_empty() {
+        ir.set_prop(nf, "passthrough", Some(Attribute::array(passthrough)));
     }
     nf
+}
+
+/// `f` runs once per loaded model ([`crate::outline_weights::RUN_ONCE`]) and its body
+/// is one block holding no op with regions (no loop left in it): compiled without
+/// optimization.
+fn run_once_straight_line(ir: &Ir, f: OpId) -> bool {
+    if ir.attr(f, crate::outline_weights::RUN_ONCE).is_none() {
+        return false;
+    }
+    let mut nested = false;
+    for r in ir.regions_of(f) {
+        // Several blocks may hold a loop of branches.
+        nested |= ir.region(*r).blocks.len() > 1;
+        for b in &ir.region(*r).blocks {
+            for op in ir.block_ops(*b) {
+                nested |= !ir.regions_of(op).is_empty();
+            }
+        }
+    }
+    !nested
 }
 
 /// What the conversion of every function of a symbol table shares.
