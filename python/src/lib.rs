@@ -237,18 +237,8 @@ fn compile_inner(r: &Request<'_>) -> Result<Program, String> {
     } = lower(r)?;
     let f =
         find_func(&m.ir, m.top, Some(&name)).ok_or("the pipeline removed the entry function")?;
-    let (kept, prepare) = match m.ir.attr(f, "ftuner.prepared").and_then(|a| a.as_dict()) {
-        Some(d) => {
-            let kept = d
-                .iter()
-                .find(|(k, _)| k == "inputs")
-                .and_then(|(_, a)| a.as_dense_i64s())
-                .unwrap_or_default()
-                .into_iter()
-                .map(|i| i as usize)
-                .collect();
-            (kept, Some(format!("{name}_prepare")))
-        }
+    let (kept, prepare) = match ftuner_dialects::func_attrs::prepared(&m.ir, f) {
+        Some(p) => (p.inputs, Some(p.prepare)),
         None => ((0..ins.len()).collect(), None),
     };
     let prepared = match &prepare {

@@ -20,6 +20,7 @@ pub mod builtin;
 pub mod cf;
 pub mod format;
 pub mod func;
+pub mod func_attrs;
 pub mod gpu;
 pub mod linalg;
 pub mod llvm;

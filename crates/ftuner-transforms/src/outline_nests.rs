@@ -25,7 +25,7 @@
 //! compiles each once and does not paste the copies back.
 
 use crate::aliasing::{root_of, Root};
-use ftuner_dialects::ops;
+use ftuner_dialects::{func_attrs, ops};
 use ftuner_ir::{intern_name, Attribute, Context, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -228,7 +228,7 @@ impl OutlineLoopNestsPass {
                     .set_prop(o.op, "arg_attrs", Some(Attribute::array(attrs)));
             }
             cx.ir
-                .set_attr(o.op, "ftuner.noinline", Some(Attribute::unit()));
+                .set_attr(o.op, func_attrs::NOINLINE, Some(Attribute::unit()));
         }
         Ok(())
     }

@@ -31,34 +31,12 @@
 //! serves any set of weights of the same shapes.
 
 use crate::effects::is_pure;
-use ftuner_dialects::ops;
+use ftuner_dialects::{func_attrs, ops};
 use ftuner_ir::{intern_name, Attribute, BlockId, Context, Ir, OpId, OpSpec, Type, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// The unit attribute of a function that runs once per loaded model (the prepare function
-/// this pass builds). convert-to-llvm compiles such a function `noinline optnone` when its
-/// body is straight-line (its loop nests outlined into functions of their own, which are
-/// optimized as usual): the prepare function of BERT-base returns 201 buffers, and LLVM's
-/// optimizing instruction selection spent 1.8 s on the block that builds that result
-/// (its store and token-factor combining is quadratic in a block), for code that runs once.
-pub const RUN_ONCE: &str = "ftuner.run_once";
-
-/// The weight arguments of `f`: those whose `arg_attrs` entry has `ftuner.weight`.
-pub fn weight_args(ir: &Ir, f: OpId) -> Vec<usize> {
-    let Some(attrs) = ir.attr(f, "arg_attrs").and_then(|a| a.as_array()) else {
-        return vec![];
-    };
-    attrs
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| {
-            d.as_dict()
-                .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"))
-        })
-        .map(|(i, _)| i)
-        .collect()
-}
+pub use ftuner_dialects::func_attrs::weight_args;
 
 /// Mark arguments `idx` of `f` as weights (`{ftuner.weight}`).
 pub fn mark_weights(ir: &mut Ir, f: OpId, idx: &[usize]) {
@@ -67,24 +45,8 @@ pub fn mark_weights(ir: &mut Ir, f: OpId, idx: &[usize]) {
         .and_then(|a| a.as_type())
         .map(|t| t.function_inputs().len())
         .unwrap_or(0);
-    let old: Vec<Attribute> = ir
-        .attr(f, "arg_attrs")
-        .and_then(|a| a.as_array())
-        .map(|a| a.to_vec())
-        .unwrap_or_default();
-    let mut attrs = vec![];
-    for i in 0..n {
-        let mut d: Vec<(String, Attribute)> = old
-            .get(i)
-            .and_then(|a| a.as_dict())
-            .map(|d| d.to_vec())
-            .unwrap_or_default();
-        if idx.contains(&i) && !d.iter().any(|(k, _)| k == "ftuner.weight") {
-            d.push(("ftuner.weight".into(), Attribute::unit()));
-        }
-        attrs.push(Attribute::dictionary(d));
-    }
-    set_inherent(ir, f, "arg_attrs", Attribute::array(attrs));
+    let attrs = func_attrs::with_weights_marked(ir, f, n, idx);
+    set_inherent(ir, f, "arg_attrs", attrs);
 }
 
 /// Set an inherent attribute of `op` where it is kept (a property, unless the op carries
@@ -307,31 +269,15 @@ fn take_prepared(ir: &mut Ir, body: BlockId, hoisted: &[OpId], prepared: &[Value
     new_args
 }
 
-/// The indices (in `f`'s signature before the split) of the arguments a function this pass
-/// split kept, in order: its other arguments, the weights, go to its prepare function, and
-/// the prepared values follow the kept ones. `None` for a function not split.
-pub fn prepared_inputs(ir: &Ir, f: OpId) -> Option<Vec<usize>> {
-    let d = ir.attr(f, "ftuner.prepared")?.as_dict()?;
-    let kept = d.iter().find(|(k, _)| k == "inputs")?.1.as_dense_i64s()?;
-    kept.into_iter().map(|i| usize::try_from(i).ok()).collect()
-}
-
 /// `f`'s preparation, when the pass has split it before: the number of arguments it kept
 /// (the prepared values follow them) and the prepare function.
 fn prepared_of(ir: &Ir, f: OpId) -> Option<(usize, OpId)> {
-    let d = ir.attr(f, "ftuner.prepared")?.as_dict()?;
-    let kept = d
-        .iter()
-        .find(|(k, _)| k == "inputs")?
-        .1
-        .as_dense_i64s()?
-        .len();
-    let pname = d.iter().find(|(k, _)| k == "prepare")?.1.as_symbol()?;
+    let p = func_attrs::prepared(ir, f)?;
     let block = ir.op(f).parent?;
-    let pf = ir
-        .block_ops(block)
-        .find(|o| ir.name(*o) == ops::func::FuncOp::NAME && ir.symbol_name(*o) == Some(pname))?;
-    Some((kept, pf))
+    let pf = ir.block_ops(block).find(|o| {
+        ir.name(*o) == ops::func::FuncOp::NAME && ir.symbol_name(*o) == Some(p.prepare.as_str())
+    })?;
+    Some((p.inputs.len(), pf))
 }
 
 /// Split `f` again, after later passes made more of it depend on prepared values only
@@ -397,11 +343,8 @@ fn extend(ctx: &Context, ir: &mut Ir, f: OpId, kept: usize, pf: OpId) -> usize {
         .iter()
         .map(|v| ir.value_type(*v))
         .collect();
-    let mut attrs: Vec<Attribute> = ir
-        .attr(f, "arg_attrs")
-        .and_then(|a| a.as_array())
-        .map(|a| a.iter().take(kept).copied().collect())
-        .unwrap_or_default();
+    let mut attrs = func_attrs::arg_attrs(ir, f);
+    attrs.truncate(kept);
     attrs.resize(atypes.len(), Attribute::dictionary(vec![]));
     let ftype = Type::function(atypes, ftype.function_results().to_vec());
     set_inherent(ir, f, "function_type", Attribute::type_attr(ftype));
@@ -444,8 +387,8 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
             .regions(1),
     );
     // Run once per set of weights: convert-to-llvm compiles it without optimization
-    // once its loops are outlined (see `RUN_ONCE`).
-    ir.set_attr(pf, RUN_ONCE, Some(Attribute::unit()));
+    // once its loops are outlined (see `func_attrs::RUN_ONCE`).
+    ir.set_attr(pf, func_attrs::RUN_ONCE, Some(Attribute::unit()));
     let pregion = ir.regions_of(pf)[0];
     let pblock = ir.append_block(pregion, &w_types);
     let mut map: FxHashMap<Value, Value> = FxHashMap::default();
@@ -461,11 +404,7 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
     // @f: the prepared values become arguments; the hoisted ops and weights go.
     let new_args = take_prepared(ir, body, &hoisted, &prepared);
     erase_unused(ir, &constants);
-    let old_attrs: Vec<Attribute> = ir
-        .attr(f, "arg_attrs")
-        .and_then(|a| a.as_array())
-        .map(|a| a.to_vec())
-        .unwrap_or_default();
+    let old_attrs = func_attrs::arg_attrs(ir, f);
     let mut kept = vec![];
     let mut kept_attrs = vec![];
     let mut kept_types = vec![];
@@ -506,11 +445,8 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
     set_inherent(ir, f, "arg_attrs", Attribute::array(kept_attrs));
     ir.set_attr(
         f,
-        "ftuner.prepared",
-        Some(Attribute::dictionary(vec![
-            ("inputs".into(), Attribute::dense_i64_array(&kept)),
-            ("prepare".into(), Attribute::symbol_ref(pname)),
-        ])),
+        func_attrs::PREPARED,
+        Some(func_attrs::prepared_attr(&kept, &pname)),
     );
     hoisted.len()
 }

@@ -85,7 +85,7 @@ pub fn compile(
     let mut kept = None;
     m.ir.walk_pre(m.top, &mut |o| {
         if m.ir.symbol_name(o) == Some("kernel") {
-            kept = ftuner_transforms::outline_weights::prepared_inputs(&m.ir, o);
+            kept = ftuner_dialects::func_attrs::prepared(&m.ir, o).map(|p| p.inputs);
         }
     });
     let exe = ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)?;

@@ -454,10 +454,8 @@ fn run_pipeline(
 /// split it (`ftuner.prepared`): the indices of the arguments it kept, and its prepare
 /// function (which takes the others, the weights, in order).
 fn prepared_by(ir: &Ir, f: OpId) -> Option<(Vec<usize>, String)> {
-    let kept = ftuner_transforms::outline_weights::prepared_inputs(ir, f)?;
-    let d = ir.attr(f, "ftuner.prepared")?.as_dict()?;
-    let p = d.iter().find(|(n, _)| n == "prepare")?.1.as_symbol()?;
-    Some((kept, p.to_string()))
+    let p = ftuner_dialects::func_attrs::prepared(ir, f)?;
+    Some((p.inputs, p.prepare))
 }
 
 /// The arguments of the pipelined entry from those of the function as read: for a split

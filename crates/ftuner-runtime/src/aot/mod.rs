@@ -27,7 +27,7 @@
 
 use crate::{e, RuntimeError, Signature};
 use ftuner_codegen::{Compiler, Emit, Target};
-use ftuner_dialects::ops;
+use ftuner_dialects::{func_attrs, ops};
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -100,16 +100,8 @@ fn prepared_of(ir: &Ir, top: OpId, entry: &str) -> Option<(String, Vec<usize>)> 
     let mut out = None;
     ir.walk_pre(top, &mut |o| {
         if ir.name(o) == ops::func::FuncOp::NAME && ir.symbol_name(o) == Some(entry) {
-            if let Some(d) = ir.attr(o, "ftuner.prepared").and_then(|a| a.as_dict()) {
-                let kept = d
-                    .iter()
-                    .find(|(k, _)| k == "inputs")
-                    .and_then(|(_, a)| a.as_dense_i64s())
-                    .unwrap_or_default();
-                out = Some((
-                    format!("{entry}_prepare"),
-                    kept.into_iter().map(|k| k as usize).collect(),
-                ));
+            if let Some(p) = func_attrs::prepared(ir, o) {
+                out = Some((p.prepare, p.inputs));
             }
         }
     });

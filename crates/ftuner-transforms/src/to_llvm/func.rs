@@ -9,7 +9,7 @@ use super::parallel::pool_bodies;
 use super::types::{conv, llvm_ty, ptr, struct_of, text};
 use super::{Cv, R};
 use crate::aliasing;
-use ftuner_dialects::ops;
+use ftuner_dialects::{func_attrs, ops};
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashSet;
 use std::collections::BTreeMap;
@@ -123,7 +123,7 @@ fn declare(ir: &mut Ir, f: OpId, sig: &Signature, private_body: bool) -> OpId {
         ir.set_prop(nf, "arg_attrs", Some(attrs));
     }
     let mut passthrough = vec![];
-    if ir.attr(f, "ftuner.noinline").is_some() || run_once_straight_line(ir, f) {
+    if ir.attr(f, func_attrs::NOINLINE).is_some() || run_once_straight_line(ir, f) {
         passthrough.push(Attribute::string("noinline"));
     }
     if run_once_straight_line(ir, f) {
@@ -135,11 +135,11 @@ fn declare(ir: &mut Ir, f: OpId, sig: &Signature, private_body: bool) -> OpId {
     nf
 }
 
-/// `f` runs once per loaded model ([`crate::outline_weights::RUN_ONCE`]) and its body
+/// `f` runs once per loaded model ([`func_attrs::RUN_ONCE`]) and its body
 /// is one block holding no op with regions (no loop left in it): compiled without
 /// optimization.
 fn run_once_straight_line(ir: &Ir, f: OpId) -> bool {
-    if ir.attr(f, crate::outline_weights::RUN_ONCE).is_none() {
+    if ir.attr(f, func_attrs::RUN_ONCE).is_none() {
         return false;
     }
     let mut nested = false;

@@ -4,7 +4,7 @@
 use super::register_tile::{read_rows, write_rows};
 use super::{reduction_dim, res_pos, Layout, B};
 use ftuner_dialects::linalg::ins_outs;
-use ftuner_dialects::ops;
+use ftuner_dialects::{func_attrs, ops};
 use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
 /// Whether `v` is known when the weights are: an argument marked `{ftuner.weight}`, an
@@ -51,20 +51,10 @@ pub(super) fn prepared(ir: &Ir, v: Value) -> bool {
         else {
             return (false, false);
         };
-        let kept = ir
-            .attr(f, "ftuner.prepared")
-            .and_then(|a| a.as_dict())
-            .and_then(|d| d.iter().find(|(k, _)| k == "inputs").map(|(_, a)| *a))
-            .and_then(|a| a.as_dense_i64s())
-            .map(|k| k.len());
+        let kept = func_attrs::prepared(ir, f).map(|p| p.inputs.len());
         // A weight argument itself (a function with nothing to prepare before: GPT-2's
         // Conv1D weights are read as they are).
-        let weight = ir
-            .attr(f, "arg_attrs")
-            .and_then(|a| a.as_array())
-            .and_then(|a| a.get(i).copied())
-            .and_then(|d| d.as_dict())
-            .is_some_and(|d| d.iter().any(|(k, _)| k == "ftuner.weight"));
+        let weight = func_attrs::is_weight_arg(ir, f, i);
         let known = weight || kept.is_some_and(|k| i >= k);
         (known, known)
     }
