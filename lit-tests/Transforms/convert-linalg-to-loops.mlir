@@ -135,8 +135,9 @@ func.func @transpose(%a: memref<?x40xf32>, %b: memref<40x?xf32>) {
 
 // -----
 
-// A permutation that keeps the innermost dim walks 16 x ... x 16 blocks of scalar copies
-// (outer loops step 16, inner loops up to the block's clipped extent).
+// A permutation that keeps the innermost dim, over rows shorter than 64 elements, walks
+// 16 x ... x 16 blocks of scalar copies (outer loops step 16, inner loops up to the
+// block's clipped extent).
 // CHECK-LABEL: func.func @swap_outer
 // CHECK: %[[C16:.*]] = arith.constant 16 : index
 // CHECK: scf.for %[[I0:.*]] = %{{.*}} to %{{.*}} step %[[C16]] {
@@ -148,6 +149,27 @@ func.func @transpose(%a: memref<?x40xf32>, %b: memref<40x?xf32>) {
 // CHECK: memref.store
 func.func @swap_outer(%a: memref<?x5x8xf32>, %b: memref<5x?x8xf32>) {
   linalg.transpose ins(%a : memref<?x5x8xf32>) outs(%b : memref<5x?x8xf32>) permutation = [1, 0, 2]
+  return
+}
+
+// -----
+
+// Rows of 64 or more elements that every operand keeps in place (DCGAN's NCHW -> CNHW
+// image of a derived transposed conv, 32 x 32 planes) are walked as a plain nest along
+// them, and its outer loop runs on the thread pool.
+// RUN: ftuner-run %S/Inputs/swap-planes.mlir --shape 0=3x64x32x32 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/swap-planes.mlir --shape 0=0x64x32x32 --check | FileCheck %s --check-prefix=RUNOK
+// CHECK-LABEL: func.func @swap_planes
+// CHECK-NOT: vector.shuffle
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %[[ONE:.*]] {
+// CHECK-NEXT: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %[[ONE]] {
+// CHECK-NEXT: scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %[[ONE]] {
+// CHECK-NEXT: scf.for %[[W:.*]] = %{{.*}} to %{{.*}} step %[[ONE]] {
+// CHECK-NEXT: %[[V:.*]] = memref.load %arg0[%[[N]], %[[C]], %[[H]], %[[W]]]
+// CHECK-NEXT: memref.store %[[V]], %arg1[%[[C]], %[[N]], %[[H]], %[[W]]]
+// CHECK: } {ftuner.parallel}
+func.func @swap_planes(%a: memref<?x64x32x32xf32>, %b: memref<64x?x32x32xf32>) {
+  linalg.transpose ins(%a : memref<?x64x32x32xf32>) outs(%b : memref<64x?x32x32xf32>) permutation = [1, 0, 2, 3]
   return
 }
 

@@ -171,14 +171,19 @@ fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (
 }
 
 /// The loops of `op`'s nest to mark `ftuner.parallel` (by iteration dim), for a
-/// `linalg.generic` on buffers in a host function whose iterations write disjoint output
+/// `linalg.generic` (or a `linalg.transpose` that keeps the innermost dim, whose nest is a
+/// plain one) on buffers in a host function whose iterations write disjoint output
 /// elements: a parallel dim that every output's map reads plainly, and a body that only
 /// computes and reads (loads, asserts). From the outermost such dim inward until one has
 /// 8 or more iterations or a dynamic count (an outer dim of 1, a batch of one, runs
 /// inline and leaves the pool to the next); none when the static volume is under
 /// [`PARALLEL_MIN_VOLUME`] iterations (a parallel call costs microseconds).
 fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]) -> Vec<usize> {
-    if ir.name(op) != ops::linalg::GenericOp::NAME && !WINDOW_OPS.contains(&ir.name(op)) {
+    let name = ir.name(op);
+    if name != ops::linalg::GenericOp::NAME
+        && name != ops::linalg::TransposeOp::NAME
+        && !WINDOW_OPS.contains(&name)
+    {
         return vec![];
     }
     let mut p = ir.parent_op(op);
@@ -237,7 +242,7 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
     if volume.is_some_and(|v| v < PARALLEL_MIN_VOLUME) {
         return vec![];
     }
-    let window = ir.name(op) != ops::linalg::GenericOp::NAME;
+    let window = WINDOW_OPS.contains(&name);
     let mut dims = vec![];
     for (d, par) in parallel.iter().enumerate() {
         let plain = out_maps
@@ -594,7 +599,7 @@ define_pass! {
         argument: "convert-linalg-to-loops",
         name: "ConvertLinalgToLoops",
         summary: "Convert the operations from the linalg dialect into loops",
-        description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first; the output's contiguous dim moves inside the small static reductions after it, which are unrolled) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic, depthwise conv or pooling whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
+        description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first; the output's contiguous dim moves inside the small static reductions after it, which are unrolled) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic, a linalg.transpose of the outer dims, a depthwise conv or a pooling whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
         options: ConvertLinalgToLoopsOptions {
             "parallel" => parallel: bool = "true",
                 "Mark the outer loops of a linalg.generic, depthwise conv or pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations";

@@ -10,8 +10,16 @@ use ftuner_ir::{AffineExpr, AffineMap, Attribute, BlockId, Ir, OpId, Type, Value
 /// Block size of permuted copies.
 const TILE: i64 = 16;
 
+/// Elements of the innermost dims every operand's permutation keeps in place, from which
+/// on a transpose moves whole rows of the destination's order: the plain nest reads and
+/// writes both along them (and keeps its parallel loops) instead of 16 x 16 blocks.
+const ROW_RUN: i64 = 64;
+
 /// An op without reductions, of two or more dimensions, that reads or writes some operand
-/// through a permutation other than the identity (a transpose).
+/// through a permutation other than the identity (a transpose), unless the permutations
+/// keep innermost dims in place spanning [`ROW_RUN`] or more elements (statically): DCGAN's
+/// NCHW -> CNHW image of a derived transposed conv, `[1, 0, 2, 3]` over 32 x 32 planes,
+/// was a 16^4-blocked scalar copy on one thread.
 pub(super) fn transposes(ir: &Ir, op: OpId, maps: &[AffineMap]) -> bool {
     let nd = maps.first().map_or(0, |m| m.num_dims as usize);
     if nd < 2 {
@@ -21,11 +29,41 @@ pub(super) fn transposes(ir: &Ir, op: OpId, maps: &[AffineMap]) -> bool {
     if reductions.iter().any(|r| *r) {
         return false;
     }
-    maps.iter().any(|m| {
-        m.results.len() == nd
-            && m.as_permutation_like().is_some_and(|p| p.len() == nd)
-            && !m.is_identity()
-    })
+    let perms: Vec<Vec<u32>> = maps
+        .iter()
+        .filter(|m| m.results.len() == nd)
+        .filter_map(|m| m.as_permutation_like().filter(|p| p.len() == nd))
+        .collect();
+    if !perms
+        .iter()
+        .any(|p| p.iter().enumerate().any(|(i, d)| *d as usize != i))
+    {
+        return false;
+    }
+    kept_run(ir, op, maps, &perms).is_none_or(|run| run < ROW_RUN)
+}
+
+/// The static number of elements of the trailing dims all of `perms` keep at the same
+/// positions (1 when none), or `None` when one of them is dynamic.
+fn kept_run(ir: &Ir, op: OpId, maps: &[AffineMap], perms: &[Vec<u32>]) -> Option<i64> {
+    let (ins, outs) = ins_outs(ir, op);
+    let operands: Vec<Value> = ins.iter().chain(&outs).copied().collect();
+    let extent = |d: u32| -> Option<i64> {
+        maps.iter().zip(&operands).find_map(|(m, v)| {
+            let j = m.results.iter().position(|e| *e == AffineExpr::Dim(d))?;
+            let size = *ir.value_type(*v).shape()?.get(j)?;
+            Some((size != ftuner_ir::DYNAMIC).then_some(size))
+        })?
+    };
+    let first = perms.first()?;
+    let mut run = 1i64;
+    for k in (0..first.len()).rev() {
+        if perms.iter().any(|p| p[k] != first[k]) {
+            break;
+        }
+        run = run.checked_mul(extent(first[k])?)?;
+    }
+    Some(run)
 }
 
 /// A copy through a permutation that moves the innermost dim: one input and one output
