@@ -112,7 +112,8 @@ fn signature(ir: &Ir, f: OpId) -> (Vec<Type>, Vec<Type>) {
 struct Program {
     exe: Executable,
     entry: String,
-    /// `@<entry>_prepare`, when weights were given and something was hoisted.
+    /// The prepare function `ftuner.prepared` names, when weights were given and something
+    /// was hoisted.
     prepare: Option<String>,
     /// Indices (in the exported signature) of the arguments `run` takes, in order.
     kept: Vec<usize>,

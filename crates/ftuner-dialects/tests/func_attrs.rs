@@ -64,4 +64,13 @@ func.func @bad(%x: f32) attributes {ftuner.prepared = {inputs = array<i64: -1>, 
     // The attribute written is the one read.
     let a = func_attrs::prepared_attr(&[1, 0], "q");
     assert_eq!(a.to_string(), "{inputs = array<i64: 1, 0>, prepare = @q}");
+    let mut ir = ir;
+    ir.set_attr(fs[0], func_attrs::PREPARED, Some(a));
+    assert_eq!(
+        func_attrs::prepared(&ir, fs[0]),
+        Some(Prepared {
+            inputs: vec![1, 0],
+            prepare: "q".into()
+        })
+    );
 }

@@ -7,8 +7,9 @@
 //! dimension indexes directly. Index expressions of the indexing maps (`d0 + d2`,
 //! `d1 * 2`, ...) become `arith` ops; an output is loaded only when the body reads it.
 //!
-//! Unlike upstream, the outer loops of a `linalg.generic` (or a depthwise conv or pooling)
-//! whose iterations write disjoint output elements (a parallel dim every output indexes
+//! Unlike upstream, the outer loops of a `linalg.generic` (or a depthwise conv, a pooling,
+//! or a `linalg.transpose` walked as a plain nest) whose iterations write disjoint output
+//! elements (a parallel dim every output indexes
 //! plainly; a body that computes and reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
 //! (`parallel=false` turns it off; other consumers run marked loops serially).
 
@@ -171,8 +172,8 @@ fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (
 }
 
 /// The loops of `op`'s nest to mark `ftuner.parallel` (by iteration dim), for a
-/// `linalg.generic` (or a `linalg.transpose` that keeps the innermost dim, whose nest is a
-/// plain one) on buffers in a host function whose iterations write disjoint output
+/// `linalg.generic` (or a `linalg.transpose` that [`transposes`] leaves to the plain nest)
+/// on buffers in a host function whose iterations write disjoint output
 /// elements: a parallel dim that every output's map reads plainly, and a body that only
 /// computes and reads (loads, asserts). From the outermost such dim inward until one has
 /// 8 or more iterations or a dynamic count (an outer dim of 1, a batch of one, runs
@@ -180,10 +181,8 @@ fn for_loop(b: &mut B<'_>, anchor: OpId, lb: Value, ub: Value, step: Value) -> (
 /// [`PARALLEL_MIN_VOLUME`] iterations (a parallel call costs microseconds).
 fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]) -> Vec<usize> {
     let name = ir.name(op);
-    if name != ops::linalg::GenericOp::NAME
-        && name != ops::linalg::TransposeOp::NAME
-        && !WINDOW_OPS.contains(&name)
-    {
+    let plain_transpose = name == ops::linalg::TransposeOp::NAME && !transposes(ir, op, maps);
+    if name != ops::linalg::GenericOp::NAME && !plain_transpose && !WINDOW_OPS.contains(&name) {
         return vec![];
     }
     let mut p = ir.parent_op(op);
@@ -602,7 +601,7 @@ define_pass! {
         description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first; the output's contiguous dim moves inside the small static reductions after it, which are unrolled) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic, a linalg.transpose of the outer dims, a depthwise conv or a pooling whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
         options: ConvertLinalgToLoopsOptions {
             "parallel" => parallel: bool = "true",
-                "Mark the outer loops of a linalg.generic, depthwise conv or pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations";
+                "Mark the outer loops of a linalg.generic, a linalg.transpose walked as a plain nest (rows of 64 or more elements kept in place), a depthwise conv or a pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations";
         },
         statistics: {
             lowered: "num-lowered" => "Structured ops lowered to loops",

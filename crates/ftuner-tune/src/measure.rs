@@ -45,26 +45,26 @@ pub fn set_threads(n: usize) {
 }
 
 /// A compiled kernel: the executable, and where `@kernel` takes its arguments from when
-/// the weight preparation was outlined (the indices of the arguments it kept; the others
-/// go to `@kernel_prepare`, once).
+/// the weight preparation was outlined (`ftuner.prepared`: the indices of the arguments it
+/// kept; the others go to the prepare function it names, once).
 pub struct Compiled {
     pub exe: ftuner_runtime::Executable,
-    pub kept: Option<Vec<usize>>,
+    pub prepared: Option<ftuner_dialects::func_attrs::Prepared>,
 }
 
 impl Compiled {
     /// `@kernel`'s arguments from the kernel's own: the kept ones, then what
-    /// `@kernel_prepare` makes of the weights.
+    /// its prepare function makes of the weights.
     fn entry_args(&self, args: &[RtVal]) -> Result<Vec<RtVal>, String> {
-        let Some(kept) = &self.kept else {
+        let Some(p) = &self.prepared else {
             return Ok(args.to_vec());
         };
         let weights: Vec<RtVal> = (0..args.len())
-            .filter(|i| !kept.contains(i))
+            .filter(|i| !p.inputs.contains(i))
             .map(|i| args[i].clone())
             .collect();
-        let mut out: Vec<RtVal> = kept.iter().map(|i| args[*i].clone()).collect();
-        out.extend(self.exe.call("kernel_prepare", &weights).map_err(|e| e.0)?);
+        let mut out: Vec<RtVal> = p.inputs.iter().map(|i| args[*i].clone()).collect();
+        out.extend(self.exe.call(&p.prepare, &weights).map_err(|e| e.0)?);
         Ok(out)
     }
 }
@@ -82,14 +82,14 @@ pub fn compile(
         .map_err(|e| e.to_string())?;
     pm.run(&ctx, &mut m.ir, m.top)
         .map_err(|e| format!("{p}: {e}"))?;
-    let mut kept = None;
+    let mut prepared = None;
     m.ir.walk_pre(m.top, &mut |o| {
         if m.ir.symbol_name(o) == Some("kernel") {
-            kept = ftuner_dialects::func_attrs::prepared(&m.ir, o).map(|p| p.inputs);
+            prepared = ftuner_dialects::func_attrs::prepared(&m.ir, o);
         }
     });
     let exe = ftuner_runtime::Executable::compile(&ctx, &mut m.ir, m.top).map_err(|e| e.0)?;
-    Ok(Compiled { exe, kept })
+    Ok(Compiled { exe, prepared })
 }
 
 /// Inputs and reference outputs of a kernel at its measurement points.

@@ -1,5 +1,6 @@
 //! Transposes in `convert-linalg-to-loops`: ops that read or write through a permutation
-//! walk their nest in blocks, and a permuted copy of 32- or 64-bit elements becomes
+//! walk their nest in blocks (unless every operand keeps rows of [`ROW_RUN`] or more
+//! elements in place: a plain nest), and a permuted copy of 32- or 64-bit elements becomes
 //! blocks of vector rows turned in registers by a `vector.shuffle` network.
 
 use super::{for_loop, B};
@@ -43,8 +44,9 @@ pub(super) fn transposes(ir: &Ir, op: OpId, maps: &[AffineMap]) -> bool {
     kept_run(ir, op, maps, &perms).is_none_or(|run| run < ROW_RUN)
 }
 
-/// The static number of elements of the trailing dims all of `perms` keep at the same
-/// positions (1 when none), or `None` when one of them is dynamic.
+/// The static number of elements of the trailing dims all of `perms` keep in place, each
+/// at its own position (`d_k` at position `k`, the plain nest's loop order: both sides then
+/// walk them contiguously), 1 when none; `None` when one of them is dynamic.
 fn kept_run(ir: &Ir, op: OpId, maps: &[AffineMap], perms: &[Vec<u32>]) -> Option<i64> {
     let (ins, outs) = ins_outs(ir, op);
     let operands: Vec<Value> = ins.iter().chain(&outs).copied().collect();
@@ -58,7 +60,7 @@ fn kept_run(ir: &Ir, op: OpId, maps: &[AffineMap], perms: &[Vec<u32>]) -> Option
     let first = perms.first()?;
     let mut run = 1i64;
     for k in (0..first.len()).rev() {
-        if perms.iter().any(|p| p[k] != first[k]) {
+        if first[k] as usize != k || perms.iter().any(|p| p[k] != first[k]) {
             break;
         }
         run = run.checked_mul(extent(first[k])?)?;

@@ -5,6 +5,7 @@
 //! its parallel loops (parallel.rs); and `func.call`.
 
 use super::ciface::ciface;
+use super::descriptor::is_identity_layout;
 use super::parallel::pool_bodies;
 use super::types::{conv, llvm_ty, ptr, struct_of, text};
 use super::{Cv, R};
@@ -136,8 +137,9 @@ fn declare(ir: &mut Ir, f: OpId, sig: &Signature, private_body: bool) -> OpId {
 }
 
 /// `f` runs once per loaded model ([`func_attrs::RUN_ONCE`]) and its body
-/// is one block holding no op with regions (no loop left in it): compiled without
-/// optimization.
+/// is one block holding no op with regions and no `memref.copy` this conversion turns into
+/// a loop nest (one with a non-identity layout): no loop left in it, so it is compiled
+/// without optimization.
 fn run_once_straight_line(ir: &Ir, f: OpId) -> bool {
     if ir.attr(f, func_attrs::RUN_ONCE).is_none() {
         return false;
@@ -149,6 +151,11 @@ fn run_once_straight_line(ir: &Ir, f: OpId) -> bool {
         for b in &ir.region(*r).blocks {
             for op in ir.block_ops(*b) {
                 nested |= !ir.regions_of(op).is_empty();
+                nested |= ir.name(op) == ops::memref::CopyOp::NAME
+                    && !ir
+                        .operands(op)
+                        .iter()
+                        .all(|v| is_identity_layout(ir.value_type(*v)));
             }
         }
     }
