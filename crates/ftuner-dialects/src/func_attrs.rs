@@ -35,33 +35,29 @@ fn marks_weight(d: &Attribute) -> bool {
         .is_some_and(|d| d.iter().any(|(k, _)| k == WEIGHT))
 }
 
-/// Whether argument `i` of function `f` is a weight (`{ftuner.weight}`).
-pub fn is_weight_arg(ir: &Ir, f: OpId, i: usize) -> bool {
+/// `f`'s argument dictionaries as they are (none when it has none).
+fn arg_dicts(ir: &Ir, f: OpId) -> &[Attribute] {
     ir.attr(f, "arg_attrs")
         .and_then(|a| a.as_array())
-        .and_then(|a| a.get(i))
-        .is_some_and(marks_weight)
+        .unwrap_or(&[])
+}
+
+/// Whether argument `i` of function `f` is a weight (`{ftuner.weight}`).
+pub fn is_weight_arg(ir: &Ir, f: OpId, i: usize) -> bool {
+    arg_dicts(ir, f).get(i).is_some_and(marks_weight)
 }
 
 /// The weight arguments of `f`, in order.
 pub fn weight_args(ir: &Ir, f: OpId) -> Vec<usize> {
-    let Some(attrs) = ir.attr(f, "arg_attrs").and_then(|a| a.as_array()) else {
-        return vec![];
-    };
-    attrs
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| marks_weight(d))
-        .map(|(i, _)| i)
+    let dicts = arg_dicts(ir, f);
+    (0..dicts.len())
+        .filter(|i| marks_weight(&dicts[*i]))
         .collect()
 }
 
 /// `f`'s argument dictionaries as they are (empty when it has none).
 pub fn arg_attrs(ir: &Ir, f: OpId) -> Vec<Attribute> {
-    ir.attr(f, "arg_attrs")
-        .and_then(|a| a.as_array())
-        .map(|a| a.to_vec())
-        .unwrap_or_default()
+    arg_dicts(ir, f).to_vec()
 }
 
 /// The argument dictionaries of `f` (`n` of them) with arguments `idx` marked as weights.

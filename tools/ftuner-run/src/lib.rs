@@ -24,6 +24,7 @@ pub mod npy;
 mod report;
 
 use clap::Parser as _;
+use ftuner_dialects::func_attrs::{prepared, Prepared};
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::{Context, Ir, OpId, Type, DYNAMIC};
 use ftuner_pass::PassRegistry;
@@ -379,9 +380,9 @@ fn execute(cli: &Cli, reg: &PassRegistry) -> Result<bool, RunError> {
     let args = make_args(&original.ir, e, cli)?;
     // Split by the pipeline (not already in the module as read, which then takes the
     // prepared values as its arguments).
-    let prepared = prepared_by(&original.ir, e)
+    let prepared = prepared(&original.ir, e)
         .is_none()
-        .then(|| prepared_by(&module.ir, f))
+        .then(|| prepared(&module.ir, f))
         .flatten();
     let jit = cli.backend == "jit";
     let mut outcome = if jit {
@@ -450,23 +451,19 @@ fn run_pipeline(
 }
 
 /// Compile `module` for this machine, call `name` once, then `--bench` times.
-/// Where the pipelined entry `f` takes its arguments from, when outline-weight-preparation
-/// split it (`ftuner.prepared`): the indices of the arguments it kept, and its prepare
-/// function (which takes the others, the weights, in order).
-fn prepared_by(ir: &Ir, f: OpId) -> Option<(Vec<usize>, String)> {
-    let p = ftuner_dialects::func_attrs::prepared(ir, f)?;
-    Some((p.inputs, p.prepare))
-}
-
-/// The arguments of the pipelined entry from those of the function as read: for a split
-/// function, the kept arguments, then what its prepare function (`prepare`: a runner)
-/// computes from the weights.
+/// The arguments of the pipelined entry from those of the function as read: for a function
+/// outline-weight-preparation split (`ftuner.prepared`), the kept arguments, then what its
+/// prepare function (`prepare`: a runner) computes from the weights.
 fn entry_args(
     args: &[RtVal],
-    prepared: Option<(Vec<usize>, String)>,
+    prepared: Option<Prepared>,
     prepare: impl FnOnce(&str, Vec<RtVal>) -> Result<Vec<RtVal>, RunError>,
 ) -> Result<Vec<RtVal>, RunError> {
-    let Some((kept, p)) = prepared else {
+    let Some(Prepared {
+        inputs: kept,
+        prepare: p,
+    }) = prepared
+    else {
         return Ok(args.to_vec());
     };
     let weights = (0..args.len())
@@ -490,7 +487,7 @@ fn run_jit(
     module: &mut ftuner_ir::ParsedModule,
     name: &str,
     args: &[RtVal],
-    prepared: Option<(Vec<usize>, String)>,
+    prepared: Option<Prepared>,
     bench: Option<usize>,
 ) -> Result<Outcome, RunError> {
     let exe =

@@ -27,7 +27,8 @@
 
 use crate::{e, RuntimeError, Signature};
 use ftuner_codegen::{Compiler, Emit, Target};
-use ftuner_dialects::{func_attrs, ops};
+use ftuner_dialects::func_attrs::{self, Prepared};
+use ftuner_dialects::ops;
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -96,13 +97,11 @@ fn sig_of(ir: &Ir, top: OpId, name: &str) -> Option<Signature> {
     out
 }
 
-fn prepared_of(ir: &Ir, top: OpId, entry: &str) -> Option<(String, Vec<usize>)> {
+fn prepared_of(ir: &Ir, top: OpId, entry: &str) -> Option<Prepared> {
     let mut out = None;
     ir.walk_pre(top, &mut |o| {
         if ir.name(o) == ops::func::FuncOp::NAME && ir.symbol_name(o) == Some(entry) {
-            if let Some(p) = func_attrs::prepared(ir, o) {
-                out = Some((p.prepare, p.inputs));
-            }
+            out = func_attrs::prepared(ir, o);
         }
     });
     out
@@ -180,7 +179,9 @@ pub fn build_shared(
     let sig = sig_of(ir, top, entry).ok_or_else(|| e(format!("no function @{entry}")))?;
     let prepared = prepared_of(ir, top, entry);
     let psig = match &prepared {
-        Some((p, _)) => Some(sig_of(ir, top, p).ok_or_else(|| e(format!("no function @{p}")))?),
+        Some(Prepared { prepare: p, .. }) => {
+            Some(sig_of(ir, top, p).ok_or_else(|| e(format!("no function @{p}")))?)
+        }
         None => None,
     };
     check_buffers("argument", &sig.inputs)?;
@@ -266,10 +267,11 @@ pub fn build_shared(
 fn run_inputs(
     opts: &SharedOptions,
     sig: &Signature,
-    prepared: Option<&(String, Vec<usize>)>,
+    prepared: Option<&Prepared>,
 ) -> Vec<(usize, Type)> {
     match prepared {
-        Some((_, kept)) => kept
+        Some(p) => p
+            .inputs
             .iter()
             .enumerate()
             .map(|(k, i)| (*i, sig.inputs[k]))
@@ -284,11 +286,7 @@ fn run_inputs(
     }
 }
 
-fn signature_json(
-    opts: &SharedOptions,
-    sig: &Signature,
-    prepared: Option<&(String, Vec<usize>)>,
-) -> String {
+fn signature_json(opts: &SharedOptions, sig: &Signature, prepared: Option<&Prepared>) -> String {
     let mut s = String::from("{\"inputs\": [");
     for (k, (_, t)) in run_inputs(opts, sig, prepared).iter().enumerate() {
         if k > 0 {
@@ -343,11 +341,7 @@ fn signature_json(
     s
 }
 
-fn header_c(
-    opts: &SharedOptions,
-    sig: &Signature,
-    prepared: Option<&(String, Vec<usize>)>,
-) -> String {
+fn header_c(opts: &SharedOptions, sig: &Signature, prepared: Option<&Prepared>) -> String {
     let n = &opts.name;
     let guard = format!("FTUNER_{}_H", n.to_uppercase());
     let mut h = format!(

@@ -5,6 +5,7 @@
 
 use super::{c_str, dtype_code, run_inputs, signature_json, SharedOptions};
 use crate::{e, elem_bytes, RuntimeError, Signature};
+use ftuner_dialects::func_attrs::Prepared;
 use ftuner_ir::{Type, DYNAMIC};
 use std::fmt::Write;
 
@@ -17,7 +18,7 @@ fn words(t: Type) -> usize {
 pub(super) fn wrapper_c(
     opts: &SharedOptions,
     sig: &Signature,
-    prepared: Option<&(String, Vec<usize>)>,
+    prepared: Option<&Prepared>,
     psig: Option<&Signature>,
 ) -> Result<String, RuntimeError> {
     let ins = run_inputs(opts, sig, prepared);
@@ -34,7 +35,7 @@ pub(super) fn wrapper_c(
 fn wrapper_preamble(
     opts: &SharedOptions,
     sig: &Signature,
-    prepared: Option<&(String, Vec<usize>)>,
+    prepared: Option<&Prepared>,
     psig: Option<&Signature>,
 ) -> String {
     let n = &opts.name;
@@ -59,7 +60,7 @@ fn wrapper_preamble(
         format!("void _mlir_ciface_{name}({});\n", ps.join(", "))
     };
     c.push_str(&cif(entry, sig));
-    if let (Some((p, _)), Some(ps)) = (prepared, psig) {
+    if let (Some(Prepared { prepare: p, .. }), Some(ps)) = (prepared, psig) {
         c.push_str(&cif(p, ps));
     }
     let _ = writeln!(
@@ -202,8 +203,8 @@ fn weights_c(
 
 /// `prepare`: the weights' initialization, then the weight-preparation function if any
 /// (run once, through `PREPARE_ONCE`).
-fn prepare_c(c: &mut String, prepared: Option<&(String, Vec<usize>)>, psig: Option<&Signature>) {
-    if let (Some((p, _)), Some(ps)) = (prepared, psig) {
+fn prepare_c(c: &mut String, prepared: Option<&Prepared>, psig: Option<&Signature>) {
+    if let (Some(Prepared { prepare: p, .. }), Some(ps)) = (prepared, psig) {
         c.push_str("static void prepare(void) {\n  init_weights();\n  FAILED_MSG = 0;\n");
         let mut args = vec!["PREPARED".to_string()];
         let mut k = 0;
@@ -229,7 +230,7 @@ fn run_c(
     opts: &SharedOptions,
     sig: &Signature,
     ins: &[(usize, Type)],
-    prepared: Option<&(String, Vec<usize>)>,
+    prepared: Option<&Prepared>,
     psig: Option<&Signature>,
 ) -> Result<(), RuntimeError> {
     let n = &opts.name;
@@ -272,7 +273,7 @@ fn run_args_c(
     opts: &SharedOptions,
     sig: &Signature,
     ins: &[(usize, Type)],
-    prepared: Option<&(String, Vec<usize>)>,
+    prepared: Option<&Prepared>,
     psig: Option<&Signature>,
 ) -> Vec<String> {
     let mut call = vec!["res".to_string()];

@@ -32,7 +32,6 @@ pub(super) fn transposes(ir: &Ir, op: OpId, maps: &[AffineMap]) -> bool {
     }
     let perms: Vec<Vec<u32>> = maps
         .iter()
-        .filter(|m| m.results.len() == nd)
         .filter_map(|m| m.as_permutation_like().filter(|p| p.len() == nd))
         .collect();
     if !perms

@@ -123,11 +123,12 @@ fn declare(ir: &mut Ir, f: OpId, sig: &Signature, private_body: bool) -> OpId {
     if let Some(attrs) = aliasing::expanded_arg_attrs(ir, f, &sig.ins) {
         ir.set_prop(nf, "arg_attrs", Some(attrs));
     }
+    let optnone = run_once_straight_line(ir, f);
     let mut passthrough = vec![];
-    if ir.attr(f, func_attrs::NOINLINE).is_some() || run_once_straight_line(ir, f) {
+    if ir.attr(f, func_attrs::NOINLINE).is_some() || optnone {
         passthrough.push(Attribute::string("noinline"));
     }
-    if run_once_straight_line(ir, f) {
+    if optnone {
         passthrough.push(Attribute::string("optnone"));
     }
     if !passthrough.is_empty() {
