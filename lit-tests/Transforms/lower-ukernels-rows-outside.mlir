@@ -1,7 +1,7 @@
-// lower-ukernels: a static contraction with a short reduction (K <= 32) whose B fits in
-// half the target's L2 runs its row strips outside its N tiles, so that C is written row
-// by row (MobileNetV2's expansions: 1x1 convs from 16-32 channels to 96-192); otherwise N
-// tiles outside, M strips inside (BLIS's jr/ir).
+// lower-ukernels: a static contraction whose B fits in half the target's L2 runs its row
+// strips outside its N tiles, so that C is written row by row (MobileNetV2's expansions,
+// ResNet-50's 1x1 convs up to 1024 channels in); otherwise N tiles outside, M strips
+// inside (BLIS's jr/ir).
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' | FileCheck %s
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --mlir-print-op-generic | %mlir-opt > /dev/null
 // REQUIRES: mlir-opt
@@ -10,6 +10,7 @@
 // RUN: ftuner-run %s --entry=short_k --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=long_k --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // RUNOK: check: ok
 
 // CHECK-LABEL: func.func @short_k
@@ -23,7 +24,7 @@ func.func @short_k(%w: tensor<30x16xf32>, %x: tensor<16x200xf32>) -> tensor<30x2
   return %r : tensor<30x200xf32>
 }
 
-// An init that is read (accumulated into), K = 32 (the bound).
+// An init that is read (accumulated into), K = 32.
 // CHECK-LABEL: func.func @short_k_acc
 // CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
 // CHECK: scf.for %{{.*}} = %c0 to %c192 step %c64
@@ -32,19 +33,20 @@ func.func @short_k_acc(%w: tensor<31x32xf32>, %x: tensor<32x200xf32>, %c: tensor
   return %r : tensor<31x200xf32>
 }
 
-// K = 64: N tiles outside.
+// K = 512 (B of 512 x 200, 400 KiB, in half zen4's 1 MiB L2): strips outside too.
 // CHECK-LABEL: func.func @long_k
-// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c64
 // CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
-func.func @long_k(%w: tensor<30x64xf32>, %x: tensor<64x200xf32>) -> tensor<30x200xf32> {
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c64
+func.func @long_k(%w: tensor<30x512xf32>, %x: tensor<512x200xf32>) -> tensor<30x200xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<30x200xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<30x200xf32>) -> tensor<30x200xf32>
-  %r = linalg.matmul ins(%w, %x : tensor<30x64xf32>, tensor<64x200xf32>) outs(%f : tensor<30x200xf32>) -> tensor<30x200xf32>
+  %r = linalg.matmul ins(%w, %x : tensor<30x512xf32>, tensor<512x200xf32>) outs(%f : tensor<30x200xf32>) -> tensor<30x200xf32>
   return %r : tensor<30x200xf32>
 }
 
-// B of 16 x 32768 (2 MiB) is more than half zen4's 1 MiB L2: N tiles outside.
+// B of 16 x 32768 (2 MiB) is more than half zen4's 1 MiB L2: N tiles outside. So is
+// B of 768 x 200 (600 KiB).
 // CHECK-LABEL: func.func @wide_b
 // CHECK: scf.for %{{.*}} = %c0 to %c32768 step %c64
 // CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
@@ -54,4 +56,15 @@ func.func @wide_b(%w: tensor<30x16xf32>, %x: tensor<16x32768xf32>) -> tensor<30x
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<30x32768xf32>) -> tensor<30x32768xf32>
   %r = linalg.matmul ins(%w, %x : tensor<30x16xf32>, tensor<16x32768xf32>) outs(%f : tensor<30x32768xf32>) -> tensor<30x32768xf32>
   return %r : tensor<30x32768xf32>
+}
+
+// CHECK-LABEL: func.func @b_past_half_l2
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c64
+// CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
+func.func @b_past_half_l2(%w: tensor<30x768xf32>, %x: tensor<768x200xf32>) -> tensor<30x200xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<30x200xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<30x200xf32>) -> tensor<30x200xf32>
+  %r = linalg.matmul ins(%w, %x : tensor<30x768xf32>, tensor<768x200xf32>) outs(%f : tensor<30x200xf32>) -> tensor<30x200xf32>
+  return %r : tensor<30x200xf32>
 }

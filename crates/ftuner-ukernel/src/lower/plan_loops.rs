@@ -499,21 +499,24 @@ fn rows_collide_in_l2(ir: &Ir, op: OpId, bval: Value, l2: Option<&ftuner_hw::Cac
     l2.most_lines_in_a_set(stride as u64, rows as u64) > l2.ways.saturating_sub(1) as u64
 }
 
-/// The most reduction steps per output element for which the row strips go outside the
-/// N tiles ([`rows_outside`]).
-const ROWS_OUTSIDE_MAX_K: i64 = 32;
-
 /// Whether the tile nest runs its row strips outside its N tiles: M, N and K static, more
-/// than one strip, a short reduction (at most [`ROWS_OUTSIDE_MAX_K`]: each element of C
-/// takes that few FMAs, so writing C is what costs), and B (K x N) in half the target's L2.
-/// N tiles outside write, per column block, a piece of each of C's M rows (rows N elements
-/// apart): with M in the hundreds, that many scattered pieces per block, each line read
-/// for ownership first. Strips outside
-/// write C row by row, in order, and read B once per strip from L2. MobileNetV2's
-/// expansions (a 1x1 conv from 16 channels to 96 over 112x112 positions per image, as a
-/// 96 x 16 x 12544 matmul): 0.44 -> 0.33 ms alone, and the whole model at batch 8 7% faster
-/// (Emerald Rapids, one thread). With a longer K or a B past L2 they lose (64 x 256 x 3136:
-/// 0.77 -> 1.28 ms), hence the bounds.
+/// than one strip, and B (K x N) in half the target's L2. In the register tiles' layout,
+/// A's rows are broadcast and B's rows are the vectors; strips outside is BLIS's order with
+/// the operands' roles swapped: a strip's mr x kc block of A stays in L1 while B streams
+/// from L2 under it, so B must fit L2. Its gain is C: N tiles outside write, per column
+/// block, a piece of each of C's M rows (rows N elements apart, M in the hundreds, each
+/// line read for ownership first, and an epilogue's operands read the same way), where
+/// strips outside write C row by row, in order, which the hardware prefetchers follow.
+/// The shorter the reduction, the more C costs against the FMAs. Measured on an Emerald
+/// Rapids, one thread, batch 8, caches flushed between calls, the two rules switched in one
+/// scratch build (ResNet-50's 1x1 convs with their BatchNorm and ReLU, and the residual
+/// where said, each compiled alone): 64 -> 256 channels at 56x56 with a residual (256 x 64 x 3136)
+/// 10.1 -> 6.8 ms, 64 -> 64 at 56x56 3.1 -> 2.2 ms, 128 -> 512 at 28x28 with a residual
+/// 7.7 -> 6.4 ms, 256 -> 1024 at 14x14 7.1 -> 6.5 ms, the rest within 8% either way;
+/// MobileNetV2's expansions (96 x 16 x 12544: 0.44 -> 0.33 ms). A B past half of L2 loses
+/// (64 x 256 x 3136: 0.77 -> 1.28 ms: B streams from L3 at every strip), and so did blocks
+/// of columns that fit it (strips outside within each block: 4-9% slower on the five such
+/// 1x1 convs of ResNet-50).
 fn rows_outside(
     ir: &Ir,
     op: OpId,
@@ -548,7 +551,7 @@ fn rows_outside(
     let Some(l2) = l2 else {
         return false;
     };
-    m > plans.m.0 && k <= ROWS_OUTSIDE_MAX_K && k * n * elem <= l2.size as i64 / 2
+    m > plans.m.0 && k * n * elem <= l2.size as i64 / 2
 }
 
 /// The L2 of the patch's target (None for a GPU or an unknown target).
