@@ -1,7 +1,7 @@
 // lower-ukernels: a static contraction whose B fits in half the target's L2 runs its row
 // strips outside its N tiles, so that C is written row by row (MobileNetV2's expansions,
-// ResNet-50's 1x1 convs up to 1024 channels in); otherwise N tiles outside, M strips
-// inside (BLIS's jr/ir).
+// the 1x1 convs of ResNet-50 whose image fits); otherwise N tiles outside, M strips inside
+// (BLIS's jr/ir). zen4: 1 MiB L2, kc = 672.
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' | FileCheck %s
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --mlir-print-op-generic | %mlir-opt > /dev/null
 // REQUIRES: mlir-opt
@@ -11,6 +11,8 @@
 // RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %s --entry=long_k --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=k_blocks_epilogue --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=BLOCKS
 // RUNOK: check: ok
 
 // CHECK-LABEL: func.func @short_k
@@ -45,8 +47,7 @@ func.func @long_k(%w: tensor<30x512xf32>, %x: tensor<512x200xf32>) -> tensor<30x
   return %r : tensor<30x200xf32>
 }
 
-// B of 16 x 32768 (2 MiB) is more than half zen4's 1 MiB L2: N tiles outside. So is
-// B of 768 x 200 (600 KiB).
+// B of 16 x 32768 (2 MiB) is more than half zen4's 1 MiB L2: N tiles outside.
 // CHECK-LABEL: func.func @wide_b
 // CHECK: scf.for %{{.*}} = %c0 to %c32768 step %c64
 // CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
@@ -58,6 +59,7 @@ func.func @wide_b(%w: tensor<30x16xf32>, %x: tensor<16x32768xf32>) -> tensor<30x
   return %r : tensor<30x32768xf32>
 }
 
+// So is B of 768 x 200 (600 KiB).
 // CHECK-LABEL: func.func @b_past_half_l2
 // CHECK: scf.for %{{.*}} = %c0 to %c192 step %c64
 // CHECK: scf.for %{{.*}} = %c0 to %c30 step %c6
@@ -67,4 +69,26 @@ func.func @b_past_half_l2(%w: tensor<30x768xf32>, %x: tensor<768x200xf32>) -> te
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<30x200xf32>) -> tensor<30x200xf32>
   %r = linalg.matmul ins(%w, %x : tensor<30x768xf32>, tensor<768x200xf32>) outs(%f : tensor<30x200xf32>) -> tensor<30x200xf32>
   return %r : tensor<30x200xf32>
+}
+
+// K = 704 > kc: two k blocks of 352, each running its strips outside its N tiles, the
+// epilogue (bias, ReLU) applied by the tiles of the last block. B is 440 KiB.
+// BLOCKS-LABEL: func.func @k_blocks_epilogue
+// BLOCKS: scf.for %{{.*}} = %c0 to %c704 step %c352
+// BLOCKS: scf.for %{{.*}} = %c0 to %c30 step %c6
+// BLOCKS: scf.for %{{.*}} = %c0 to %c128 step %c64
+// BLOCKS-NOT: linalg.generic
+// BLOCKS: return
+func.func @k_blocks_epilogue(%w: tensor<30x704xf32>, %x: tensor<704x160xf32>, %bias: tensor<30xf32>) -> tensor<30x160xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<30x160xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<30x160xf32>) -> tensor<30x160xf32>
+  %r = linalg.matmul ins(%w, %x : tensor<30x704xf32>, tensor<704x160xf32>) outs(%f : tensor<30x160xf32>) -> tensor<30x160xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]} ins(%r, %bias : tensor<30x160xf32>, tensor<30xf32>) outs(%e : tensor<30x160xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<30x160xf32>
+  return %o : tensor<30x160xf32>
 }
