@@ -506,7 +506,7 @@ pub fn allow_native_calls(on: bool) {
 fn register_runtime_symbols() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let syms: [(&str, *mut std::ffi::c_void); 7] = [
+        let syms: [(&str, *mut std::ffi::c_void); 8] = [
             ("aligned_alloc", memstats::counted_aligned_alloc as *mut _),
             ("ftuner_rt_release", memstats::ftuner_rt_release as *mut _),
             ("ftuner_rt_released", memstats::ftuner_rt_released as *mut _),
@@ -515,6 +515,10 @@ fn register_runtime_symbols() {
             (
                 "ftuner_rt_parallel_for",
                 parallel::ftuner_rt_parallel_for as *mut _,
+            ),
+            (
+                "ftuner_rt_parallel_for_nested",
+                parallel::ftuner_rt_parallel_for_nested as *mut _,
             ),
             ("free", memstats::counted_free as *mut _),
         ];

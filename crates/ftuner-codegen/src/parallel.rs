@@ -1,6 +1,8 @@
-//! The thread pool behind `ftuner_rt_parallel_for`, the one runtime call parallel code
-//! makes (`convert-to-llvm` outlines each loop marked `ftuner.parallel` into
-//! `body(ctx, lo, hi)` and calls `ftuner_rt_parallel_for(body, ctx, n)`).
+//! The thread pool behind `ftuner_rt_parallel_for`, the runtime call parallel code makes
+//! (`convert-to-llvm` outlines each loop marked `ftuner.parallel` into `body(ctx, lo, hi)`
+//! and calls `ftuner_rt_parallel_for(body, ctx, n)`), and `ftuner_rt_parallel_for_nested`
+//! for a marked loop holding marked loops (split only when its iterations split evenly or
+//! are many: [`nested_splits`]).
 //!
 //! * Persistent: `threads - 1` workers, started at the first parallel call, spin briefly
 //!   after each job (a GEMM forks once per kc x mc block: the next job comes within
@@ -245,6 +247,39 @@ pub unsafe extern "C" fn ftuner_rt_parallel_for(body: BodyFn, ctx: *mut c_void, 
     p.busy.store(false, SeqCst);
 }
 
+/// The most iterations per thread below which [`ftuner_rt_parallel_for_nested`] splits a
+/// loop only when its iterations divide evenly among the threads.
+const NESTED_EVEN_BELOW: i64 = 8;
+
+/// Whether a loop of `n` iterations holding parallel loops goes to a pool of `threads`:
+/// when its iterations split evenly or are many (at least [`NESTED_EVEN_BELOW`] per
+/// thread); otherwise its body runs on the calling thread and the loops inside use the
+/// pool (a batch of 3 on 2 threads would run 2 images against 1).
+pub fn nested_splits(n: i64, threads: i64) -> bool {
+    threads > 1 && n > 0 && (n % threads == 0 || n >= NESTED_EVEN_BELOW * threads)
+}
+
+/// Run `body(ctx, lo, hi)` over `0 .. n` for a loop whose body holds parallel loops (a
+/// batch of GEMMs with their tile loops, which `convert-to-llvm` outlines too): on the
+/// pool as [`ftuner_rt_parallel_for`] when [`nested_splits`] (each thread then keeps its
+/// batches' data in its own cache and forks once), else on the calling thread, whose
+/// inner loops use the pool. Inside a pool job it runs serially.
+///
+/// # Safety
+/// As [`ftuner_rt_parallel_for`].
+pub unsafe extern "C" fn ftuner_rt_parallel_for_nested(body: BodyFn, ctx: *mut c_void, n: i64) {
+    if n <= 0 {
+        return;
+    }
+    if !IN_JOB.with(Cell::get) && nested_splits(n, num_threads() as i64) {
+        // SAFETY: the caller's contract.
+        unsafe { ftuner_rt_parallel_for(body, ctx, n) };
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { body(ctx, 0, n) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,8 +317,13 @@ mod tests {
         c.hits.iter().map(|h| h.load(SeqCst)).collect()
     }
 
+    /// The tests that set the thread count run one at a time (the harness runs tests on
+    /// threads of its own, and the count is global).
+    static THREADS: Mutex<()> = Mutex::new(());
+
     #[test]
     fn every_iteration_runs_once() {
+        let _one = THREADS.lock().unwrap_or_else(|e| e.into_inner());
         set_num_threads(3);
         for n in [0, 1, 2, 3, 7, 64, 1000] {
             for _ in 0..50 {
@@ -294,6 +334,47 @@ mod tests {
         assert!(run(17, true).iter().all(|h| *h == 1));
         set_num_threads(1);
         assert!(run(9, false).iter().all(|h| *h == 1));
+    }
+
+    static SPLIT_SEEN: AtomicBool = AtomicBool::new(false);
+
+    unsafe extern "C" fn nested_body(ctx: *mut c_void, lo: i64, hi: i64) {
+        if IN_JOB.with(Cell::get) {
+            SPLIT_SEEN.store(true, SeqCst);
+        }
+        // SAFETY: `body` on the same `Ctx` (nested: every iteration calls the pool again).
+        unsafe { body(ctx, lo, hi) };
+    }
+
+    #[test]
+    fn nested_entry_splits_even_or_many_iterations() {
+        assert!(nested_splits(4, 2) && nested_splits(16, 2) && nested_splits(17, 2));
+        assert!(!nested_splits(3, 2) && !nested_splits(15, 2) && !nested_splits(1, 2));
+        assert!(!nested_splits(4, 1) && !nested_splits(0, 2));
+        let _one = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+        set_num_threads(3);
+        for n in 0..=30i64 {
+            let want = nested_splits(n, 3);
+            SPLIT_SEEN.store(false, SeqCst);
+            // A split may find the pool held by another test's call (then it runs
+            // serially, correctly): a few tries.
+            for _ in 0..if want { 50 } else { 3 } {
+                let c = Ctx {
+                    hits: (0..n).map(|_| AtomicI64::new(0)).collect(),
+                    nested: true,
+                };
+                // SAFETY: `nested_body` on a `Ctx` of n counters.
+                unsafe {
+                    ftuner_rt_parallel_for_nested(nested_body, &c as *const Ctx as *mut c_void, n)
+                };
+                assert!(c.hits.iter().all(|h| h.load(SeqCst) == 1), "n = {n}");
+                if SPLIT_SEEN.load(SeqCst) {
+                    break;
+                }
+            }
+            assert_eq!(SPLIT_SEEN.load(SeqCst), want, "n = {n}");
+        }
+        set_num_threads(1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The thread pool of the shared libraries (`src/aot/threads.c`), compiled with the system
 //! C compiler into a test program: every iteration runs once, nested and concurrent calls
-//! run serially, a failed check in any chunk reaches the caller, and the workers start,
+//! run serially, the nested entry splits a loop only when its iterations divide evenly or
+//! are many, a failed check in any chunk reaches the caller, and the workers start,
 //! work and stop (counted by their name, ftuner-aot). Skipped (with a line) where there is no C compiler.
 
 use std::path::PathBuf;
@@ -41,6 +42,33 @@ static int run(int64_t n, int nested, int fail_at) {
     if (h > 1) { printf("FAIL twice n=%lld i=%lld\n", (long long)n, (long long)i); exit(1); }
   }
   return 0;
+}
+
+/* The nested entry: a body run inside a pool job (IN_JOB) means the outer loop was split. */
+static atomic_int SPLIT_SEEN;
+static void nested_body(void *p, int64_t lo, int64_t hi) {
+  job *j = p;
+  for (int64_t i = lo; i < hi; i++) {
+    atomic_fetch_add(&j->hits[i], 1);
+    if (IN_JOB) atomic_store(&SPLIT_SEEN, 1);
+    atomic_int inner_hits[5] = {0};
+    job inner = {inner_hits, 5, 0, -1};
+    ftuner_rt_parallel_for(body, &inner, 5);
+    for (int k = 0; k < 5; k++) if (atomic_load(&inner_hits[k]) != 1) { printf("FAIL nested inner\n"); exit(1); }
+  }
+}
+
+/* With 3 threads: split when n is a multiple of 3 or at least 24. */
+static void run_nested(int64_t n) {
+  static atomic_int hits[64];
+  for (int64_t i = 0; i < n; i++) atomic_store(&hits[i], 0);
+  atomic_store(&SPLIT_SEEN, 0);
+  job j = {hits, n, 0, -1};
+  ftuner_rt_parallel_for_nested(nested_body, &j, n);
+  for (int64_t i = 0; i < n; i++)
+    if (atomic_load(&hits[i]) != 1) { printf("FAIL nested n=%lld i=%lld\n", (long long)n, (long long)i); exit(1); }
+  int want = n > 0 && (n % 3 == 0 || n >= 24);
+  if (atomic_load(&SPLIT_SEEN) != want) { printf("FAIL nested split n=%lld\n", (long long)n); exit(1); }
 }
 
 /* The pool's workers alive: threads named ftuner-aot. */
@@ -89,6 +117,8 @@ int main(void) {
   printf("workers started: %d\n", workers_settled(2));
   run(17, 1, -1);
   printf("nested: ok\n");
+  for (int64_t n = 0; n <= 30; n++) run_nested(n);
+  printf("nested entry: ok\n");
   /* A check failing in one chunk: the caller sees it after the job, once. */
   for (int fail_at = 0; fail_at < 64; fail_at += 21) {
     if (ftuner_rt_failed()) { printf("FAIL stale\n"); return 1; }
@@ -152,6 +182,7 @@ fn pool_runs_every_iteration_once_and_hands_failures_to_the_caller() {
     let want = [
         "workers started: 2",
         "nested: ok",
+        "nested entry: ok",
         "failed at 0: check failed in a chunk",
         "failed at 21: check failed in a chunk",
         "failed at 42: check failed in a chunk",

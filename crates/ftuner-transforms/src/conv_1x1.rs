@@ -17,7 +17,7 @@
 //!   %m = linalg.matmul ins(%w2, %xi : ...) outs(%oi : tensor<Fx(HW)xf32>) -> tensor<Fx(HW)xf32>
 //!   %u = tensor.insert_slice %m into %acc[%i, 0, 0] [1, F, HW] [1, 1, 1] : ...
 //!   scf.yield %u : tensor<?xFx(HW)xf32>
-//! }
+//! } {ftuner.parallel}
 //! %r = tensor.expand_shape %r3 [[0], [1], [2, 3]] output_shape [%n, F, H, W] : ...
 //! ```
 //! (an init that is a `linalg.fill` of a constant is filled per image instead, so the
@@ -283,6 +283,13 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
         }
     }
     let (lp, iv, acc) = for_loop(&mut b, c0, n, o3);
+    // The images are independent (each writes its own slice): the thread pool may split
+    // them, or the tile loops of each image's matmul (convert-to-llvm's nested rule).
+    b.ir.set_attr(
+        lp,
+        ftuner_dialects::scf::PARALLEL_ATTR,
+        Some(Attribute::unit()),
+    );
     // The loop's body.
     let xi = match x3 {
         Some(x3) => image(&mut b, x3, iv, [c, p]),

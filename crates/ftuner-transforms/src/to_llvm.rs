@@ -56,6 +56,12 @@ type R<T> = Result<T, (OpId, String)>;
 
 /// The runtime entry running `body(ctx, lo, hi)` over chunks of `0 .. n` on the thread pool.
 pub const PARALLEL_FOR: &str = "ftuner_rt_parallel_for";
+/// The runtime's entry for a parallel loop whose body holds parallel loops (outlined too):
+/// same signature as [`PARALLEL_FOR`]; it splits the loop only when its iterations split
+/// evenly among the threads or are many, else runs the body on the calling thread, whose
+/// inner loops then use the pool (`ftuner_codegen::parallel::nested_splits`). A serial
+/// definition is `body(ctx, 0, n)`.
+pub const PARALLEL_FOR_NESTED: &str = "ftuner_rt_parallel_for_nested";
 /// The runtime entries of failed checks: `void ftuner_rt_fail(const char *msg)` records
 /// one, `int32_t ftuner_rt_failed(void)` says whether one is recorded.
 pub const FAIL: &str = "ftuner_rt_fail";
@@ -86,6 +92,9 @@ struct Cv<'a> {
     /// Outline loops marked `ftuner.parallel` (false when parallelism is off, or inside an
     /// outlined body already), and the functions outlined so far.
     outline: bool,
+    /// Outline a marked loop that holds marked loops with [`PARALLEL_FOR_NESTED`], the
+    /// marked loops of its body outlined too (one level: true in a function's body only).
+    nested: bool,
     outlined: &'a mut Vec<OpId>,
     /// The function being converted (outlined bodies are named after it).
     fname: &'a str,
@@ -131,6 +140,7 @@ impl Cv<'_> {
             decls: &mut *self.decls,
             strings: &mut *self.strings,
             outline: false,
+            nested: false,
             outlined: &mut *self.outlined,
             fname: self.fname,
             ret: None,

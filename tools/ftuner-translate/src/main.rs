@@ -56,7 +56,8 @@ struct Cli {
     #[arg(long = "kernel")]
     kernels: Vec<String>,
     /// Keep loops marked `ftuner.parallel` parallel: the output then calls
-    /// `ftuner_rt_parallel_for(body, ctx, n)`, which the program linking it provides
+    /// `ftuner_rt_parallel_for(body, ctx, n)` (and `ftuner_rt_parallel_for_nested`, same
+    /// signature, for a loop holding parallel loops), which the program linking it provides
     /// (ftuner's runtime, or any thread pool). Without it the code is serial and
     /// self-contained.
     #[arg(long)]

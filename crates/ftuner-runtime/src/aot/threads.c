@@ -1,6 +1,7 @@
 /* The run-time calls the compiled code of a shared library makes besides allocation, in C
    (the library needs neither Rust nor Python): the protocol of failed run-time checks and
-   the thread pool behind ftuner_rt_parallel_for. Included at the top of every generated
+   the thread pool behind ftuner_rt_parallel_for (and ftuner_rt_parallel_for_nested).
+   Included at the top of every generated
    wrapper (crates/ftuner-runtime/src/aot/wrapper.rs); every symbol is static or hidden, so
    two libraries in one process (or a library beside the ftuner Python extension, which has
    its own pool: ftuner_codegen::parallel) never share one. */
@@ -197,6 +198,22 @@ __attribute__((visibility("hidden"))) void ftuner_rt_parallel_for(ftuner_body_fn
   const char *failed = atomic_exchange(&POOL_FAILED, (const char *)0);
   if (failed) ftuner_rt_fail(failed);
   atomic_store(&POOL_BUSY, 0);
+}
+
+/* A parallel loop whose body holds parallel loops (a batch of GEMMs, each with its tile
+   loops): its iterations are split across the pool when they split evenly or are many
+   (n a multiple of the threads, or at least 8 per thread: each thread keeps its batches'
+   data in its own cache, one fork per loop); otherwise (a batch of 3 on 2 threads would
+   run 2 against 1) the body runs here over all of 0 .. n and the loops inside use the
+   pool. The rule of ftuner_codegen::parallel::ftuner_rt_parallel_for_nested. */
+__attribute__((visibility("hidden"))) void ftuner_rt_parallel_for_nested(ftuner_body_fn body, void *ctx, int64_t n) {
+  if (n <= 0) return;
+  int64_t threads = ftuner_aot_num_threads();
+  if (threads > 1 && !IN_JOB && (n % threads == 0 || n >= 8 * threads)) {
+    ftuner_rt_parallel_for(body, ctx, n);
+    return;
+  }
+  body(ctx, 0, n);
 }
 
 /* A child process after fork() has none of the parent's workers (only the forking
