@@ -16,6 +16,10 @@
 // RUN: ftuner-run %s --entry=crop --shape 0=2x8x13x14 --shape 2=2x4x12x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul{strided=false})' | FileCheck %s --check-prefix=NOSTRIDE
 // RUN: ftuner-run %s --entry=filled --shape 0=3x8x16x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
+// Two threads: 3 images (the caller runs them, each image's tiles on the pool) and 4 (the
+// pool splits the images), with the epilogue and the residual.
+// RUN: ftuner-run %s --entry=bn_relu_residual --shape 0=3x8x16x12 --shape 4=3x16x16x12 --check --threads 2 | FileCheck %s --check-prefix=EXEC-BN
+// RUN: ftuner-run %s --entry=bn_relu_residual --shape 0=4x8x16x12 --shape 4=4x16x16x12 --check --threads 2 | FileCheck %s --check-prefix=EXEC-BN
 
 // CHECK-LABEL: func.func @filled(
 // CHECK: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
@@ -27,6 +31,9 @@
 // CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[OI]] : tensor<16x192xf32>)
 // CHECK: %[[M:.*]] = linalg.matmul ins(%[[W]], %[[XI]] : tensor<16x8xf32>, tensor<8x192xf32>) outs(%[[F]] : tensor<16x192xf32>)
 // CHECK: tensor.insert_slice %[[M]] into %[[ACC]][%[[I]], 0, 0] [1, 16, 192] [1, 1, 1]
+// A dynamic batch: the image loop is marked for the thread pool (convert-to-llvm's nested
+// rule then splits the images or each image's tile loops, whichever divides evenly).
+// CHECK: } {ftuner.parallel}
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [%{{.*}}, 16, 16, 12] : tensor<?x16x192xf32> into tensor<?x16x16x12xf32>
 // CHECK-NOT: linalg.conv_2d_nchw_fchw
 // EXEC: check: ok (every result matches
@@ -211,4 +218,21 @@ func.func @strided(%x: tensor<?x8x31x32xf32>, %w: tensor<16x8x1x1xf32>, %scale: 
 func.func @crop(%x: tensor<?x8x13x14xf32>, %w: tensor<4x8x1x1xf32>, %o: tensor<?x4x12x12xf32>) -> tensor<?x4x12x12xf32> {
   %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<?x8x13x14xf32>, tensor<4x8x1x1xf32>) outs(%o : tensor<?x4x12x12xf32>) -> tensor<?x4x12x12xf32>
   return %r : tensor<?x4x12x12xf32>
+}
+
+// -----
+
+// A static batch: the image loop stays serial (each image's tile loops take the pool; a
+// marked static loop would take it whatever its count).  Its views keep the static batch (upstream's
+// verifier, in the mlir-opt RUN above, rejects a static dim collapsed into a dynamic one).
+// RUN: ftuner-run %s --entry=static_batch --check --threads 2 --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
+// CHECK-LABEL: func.func @static_batch(
+// CHECK: tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<3x8x16x12xf32> into tensor<3x8x192xf32>
+// CHECK: linalg.matmul
+// CHECK-NOT: ftuner.parallel
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [3, 16, 16, 12] : tensor<3x16x192xf32> into tensor<3x16x16x12xf32>
+// CHECK: return
+func.func @static_batch(%x: tensor<3x8x16x12xf32>, %w: tensor<16x8x1x1xf32>, %o: tensor<3x16x16x12xf32>) -> tensor<3x16x16x12xf32> {
+  %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<3x8x16x12xf32>, tensor<16x8x1x1xf32>) outs(%o : tensor<3x16x16x12xf32>) -> tensor<3x16x16x12xf32>
+  return %r : tensor<3x16x16x12xf32>
 }

@@ -7,23 +7,28 @@
 // when its iterations divide evenly among the threads or are many, else runs it on the
 // calling thread and lets the inner loops use the pool. parallel=false keeps every loop
 // serial. Upstream's translation to LLVM IR accepts the result, and the JIT runs it on one,
-// two and three threads, with rows that split evenly and rows that do not, with the
-// interpreter's results.
+// two and three threads, the rows split or not, with the interpreter's results.
 // RUN: ftuner-opt %s --convert-to-llvm --mlir-pass-statistics 2>%t.stats | FileCheck %s
 // RUN: FileCheck %s --check-prefix=STATS < %t.stats
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(convert-to-llvm{parallel=false})' | FileCheck %s --check-prefix=SERIAL
 // RUN: ftuner-opt %s --convert-to-llvm | %mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=IR
+// Rows split by the pool (37 on two and three threads: at least 8 per thread; 38: even)
+// and rows run by the caller with the columns on the pool (5 on two threads).
 // RUN: ftuner-run %s --shape 0=37x5 --check --threads 1 | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --shape 0=37x5 --check --threads 2 | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --shape 0=38x5 --check --threads 2 | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --shape 0=5x5 --check --threads 2 | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --shape 0=37x5 --check --threads 3 | FileCheck %s --check-prefix=JIT
 // RUN: not ftuner-run %s --shape 0=37x5 --threads 0 2>&1 | FileCheck %s --check-prefix=BADTHREADS
 // REQUIRES: mlir-translate
 
 // CHECK-LABEL: sym_name = "scale_rows"
-// The context: the captured values in a struct, stored on the stack.
+// The context: a stack slot taken in the entry block (once per call, wherever the loop
+// is), the captured values in a struct stored in it.
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: "llvm.mlir.constant"
+// CHECK-NEXT: "llvm.alloca"(%{{.*}}) <{alignment = 8 : i64, elem_type = !llvm.struct<(
 // CHECK: "llvm.insertvalue"
-// CHECK: "llvm.alloca"(%{{.*}}) <{alignment = 8 : i64, elem_type = !llvm.struct<(
 // CHECK: "llvm.store"
 // CHECK: %[[F:.*]] = "llvm.mlir.addressof"() <{global_name = @scale_rows_par0}> : () -> !llvm.ptr
 // The trip count, then the call: the nested entry (the loop holds a marked loop).

@@ -17,7 +17,7 @@
 //!   %m = linalg.matmul ins(%w2, %xi : ...) outs(%oi : tensor<Fx(HW)xf32>) -> tensor<Fx(HW)xf32>
 //!   %u = tensor.insert_slice %m into %acc[%i, 0, 0] [1, F, HW] [1, 1, 1] : ...
 //!   scf.yield %u : tensor<?xFx(HW)xf32>
-//! } {ftuner.parallel}
+//! } {ftuner.parallel}   (a dynamic batch only)
 //! %r = tensor.expand_shape %r3 [[0], [1], [2, 3]] output_shape [%n, F, H, W] : ...
 //! ```
 //! (an init that is a `linalg.fill` of a constant is filled per image instead, so the
@@ -241,7 +241,15 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     let what = "the input and the output have different batch sizes";
     check_batch(&mut b, op, m.x, n, out, what);
     let t2 = |rows: i64| Type::tensor(vec![rows, p], m.elem);
-    let t3 = |rows: i64| Type::tensor(vec![DYNAMIC, rows, p], m.elem);
+    // A value viewed by image as `N x rows x HW`: its batch dim as it is (static or not).
+    let t3 = |ir: &ftuner_ir::Ir, v: Value, rows: i64| {
+        let t = ir.value_type(v);
+        let n0 = t
+            .shape()
+            .and_then(|s| s.first().copied())
+            .unwrap_or(DYNAMIC);
+        Type::tensor(vec![n0, rows, p], t.element_type())
+    };
     let by_image = reassociation_attr(&[&[0], &[1], &[2, 3]]);
     let collapse = |b: &mut OpBuilder<'_>, v: Value, ty: Type, r: Attribute| {
         b.value(
@@ -258,10 +266,10 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
         reassociation_attr(&[&[0], &[1, 2, 3]]),
     );
     // Unit strides: the image viewed by image as C x HW; strided: it is read per image.
-    let x3 = m
-        .subsample
-        .is_none()
-        .then(|| collapse(&mut b, m.x, t3(c), by_image));
+    let x3 = m.subsample.is_none().then(|| {
+        let ty = t3(b.ir, m.x, c);
+        collapse(&mut b, m.x, ty, by_image)
+    });
     // The loop carries the result: the consumer's output, or the conv's init (with a
     // filled init, the fill's destination, filled per image).
     let carried = match (&sink, m.fill) {
@@ -269,27 +277,25 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
         (None, Some((_, _, e))) => e,
         (None, None) => m.o,
     };
-    let o3 = collapse(&mut b, carried, t3(f), by_image);
+    let o3_ty = t3(b.ir, carried, f);
+    let o3 = collapse(&mut b, carried, o3_ty, by_image);
     // The conv's own init when the loop does not carry it.
     let init3 = match (&sink, m.fill) {
-        (Some(_), None) => Some(collapse(&mut b, m.o, t3(f), by_image)),
+        (Some(_), None) => {
+            let ty = t3(b.ir, m.o, f);
+            Some(collapse(&mut b, m.o, ty, by_image))
+        }
         _ => None,
     };
     // The consumer's per-element operands, viewed by image.
     for how in sink.iter_mut().flat_map(|s| &mut s.ins) {
         if let Input::Element(v) = how {
-            let vt = Type::tensor(vec![DYNAMIC, f, p], b.ir.value_type(*v).element_type());
+            let vt = t3(b.ir, *v, f);
             *v = collapse(&mut b, *v, vt, by_image);
         }
     }
     let (lp, iv, acc) = for_loop(&mut b, c0, n, o3);
-    // The images are independent (each writes its own slice): the thread pool may split
-    // them, or the tile loops of each image's matmul (convert-to-llvm's nested rule).
-    b.ir.set_attr(
-        lp,
-        ftuner_dialects::scf::PARALLEL_ATTR,
-        Some(Attribute::unit()),
-    );
+    mark_images_parallel(b.ir, lp, m.x);
     // The loop's body.
     let xi = match x3 {
         Some(x3) => image(&mut b, x3, iv, [c, p]),
@@ -329,15 +335,18 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     b.create(scf::YieldOp::NAME, vec![u], vec![], &[]);
     b.at = InsertPoint::Before(at);
     let r3 = b.ir.result(lp, 0);
+    // The batch of the result as it is: a dynamic one is the loop's count.
+    let n0 = b.ir.value_type(r3).shape().map_or(DYNAMIC, |s| s[0]);
+    let sizes = if n0 == DYNAMIC { vec![r3, n] } else { vec![r3] };
     let e = b.value(
         tensor::ExpandShapeOp::NAME,
-        vec![r3, n],
+        sizes,
         rt,
         &[
             ("reassociation", by_image),
             (
                 "static_output_shape",
-                Attribute::dense_i64_array(&[DYNAMIC, f, h, w]),
+                Attribute::dense_i64_array(&[n0, f, h, w]),
             ),
         ],
     );
@@ -347,6 +356,27 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     }
     b.ir.erase_op(op);
     Ok(())
+}
+
+/// The image loop `lp` over `x`'s images is marked `ftuner.parallel` when the batch is
+/// dynamic. The images are independent (each writes its own slice): the thread pool then
+/// splits them, or the tile loops of each image's matmul, whichever divides evenly at run
+/// time (convert-to-llvm's nested rule). A static batch keeps its loop serial and the tile
+/// loops on the pool (a static marked loop takes the pool whatever its count: 3 images on
+/// 2 threads would run 2 against 1).
+fn mark_images_parallel(ir: &mut Ir, lp: OpId, x: Value) {
+    let dynamic = ir
+        .value_type(x)
+        .shape()
+        .and_then(|s| s.first())
+        .is_some_and(|d| *d == DYNAMIC);
+    if dynamic {
+        ir.set_attr(
+            lp,
+            ftuner_dialects::scf::PARALLEL_ATTR,
+            Some(Attribute::unit()),
+        );
+    }
 }
 
 define_pass! {

@@ -252,13 +252,9 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
         }
         dims.push(d);
         // Enough iterations to split. A window op's dynamic batch is often 1: its channel
-        // loop is marked too, for a consumer that runs a one-iteration loop inline and
-        // gives the pool to the loop inside. convert-to-llvm does not (yet): it outlines
-        // only the outermost marked loop of a nest and converts marked loops inside an
-        // outlined body serially (`Cv::inner`), so at batch 1 this nest runs on one thread.
-        // Outlining again inside a body needs its context `alloca` hoisted out of the
-        // loop first; tried on BERT-base at batch 1 it gained nothing measurable
-        // (2026-12-05 note).
+        // loop is marked too, and convert-to-llvm outlines a marked loop of a dynamic count
+        // that holds marked loops with the runtime's nested entry, which runs a batch that
+        // does not split evenly on the caller and gives the pool to the loop inside.
         if extent(d).is_some_and(|e| e >= 8) || (extent(d).is_none() && !window) {
             break;
         }

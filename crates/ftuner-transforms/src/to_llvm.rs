@@ -274,7 +274,7 @@ define_pass! {
         description: "Lowers the output of bufferize and convert-linalg-to-loops to the llvm dialect with MLIR's memref descriptor ABI and _mlir_ciface_ wrappers; what ftuner-codegen and mlir-translate take.",
         options: ConvertToLlvmOptions {
             "parallel" => parallel: bool = "true",
-                "Outline the outermost scf.for marked 'ftuner.parallel' of each nest into a function run by ftuner_rt_parallel_for(body, ctx, n) (the runtime's thread pool); false keeps every loop serial and the module free of runtime calls";
+                "Outline the outermost scf.for marked 'ftuner.parallel' of each nest into a function run by ftuner_rt_parallel_for(body, ctx, n) (the runtime's thread pool); one of a dynamic trip count holding marked loops calls ftuner_rt_parallel_for_nested instead and its marked loops are outlined too (the runtime picks the level); false keeps every loop serial and the module free of runtime calls";
             "abort-on-failure" => abort_on_failure: bool = "false",
                 "A failed run-time check writes its message to stderr and aborts (code with no ftuner runtime to report to: a standalone object); false records it through ftuner_rt_fail and returns (the JIT, the AOT library)";
         },

@@ -311,8 +311,39 @@ impl Cv<'_> {
                 ("alignment", Attribute::i64(8)),
             ],
         );
+        self.hoist_to_entry(&[one, p]);
         self.store(agg, p, 8);
         p
+    }
+
+    /// Moves the ops defining `vals` (in order, operands first) to the start of the entry
+    /// block of the function being built. An `alloca` there takes its stack slot once per
+    /// call; where the call of a parallel loop sits in a loop (an image loop in a nested
+    /// loop's body, a serial loop around a marked one), an `alloca` in place would take a
+    /// new slot at every iteration, and nothing frees them before the function returns.
+    fn hoist_to_entry(&mut self, vals: &[Value]) {
+        let Some(entry) = self.ir.region_entry(self.region) else {
+            return;
+        };
+        let ops: Vec<OpId> = vals
+            .iter()
+            .filter_map(|v| self.ir.defining_op(*v))
+            .collect();
+        for o in &ops {
+            self.ir.unlink(*o);
+        }
+        match self.ir.block_ops(entry).next() {
+            Some(first) => {
+                for o in ops {
+                    self.ir.insert_before(first, o);
+                }
+            }
+            None => {
+                for o in ops {
+                    self.ir.append_op(entry, o);
+                }
+            }
+        }
     }
 
     /// n = ub > lb ? (ub - lb + step - 1) / step : 0 (a positive step, as scf.for's).
