@@ -242,13 +242,8 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     check_batch(&mut b, op, m.x, n, out, what);
     let t2 = |rows: i64| Type::tensor(vec![rows, p], m.elem);
     // A value viewed by image as `N x rows x HW`: its batch dim as it is (static or not).
-    let t3 = |ir: &ftuner_ir::Ir, v: Value, rows: i64| {
-        let t = ir.value_type(v);
-        let n0 = t
-            .shape()
-            .and_then(|s| s.first().copied())
-            .unwrap_or(DYNAMIC);
-        Type::tensor(vec![n0, rows, p], t.element_type())
+    let t3 = |ir: &Ir, v: Value, rows: i64| {
+        Type::tensor(vec![batch(ir, v), rows, p], ir.value_type(v).element_type())
     };
     let by_image = reassociation_attr(&[&[0], &[1], &[2, 3]]);
     let collapse = |b: &mut OpBuilder<'_>, v: Value, ty: Type, r: Attribute| {
@@ -336,7 +331,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     b.at = InsertPoint::Before(at);
     let r3 = b.ir.result(lp, 0);
     // The batch of the result as it is: a dynamic one is the loop's count.
-    let n0 = b.ir.value_type(r3).shape().map_or(DYNAMIC, |s| s[0]);
+    let n0 = batch(b.ir, r3);
     let sizes = if n0 == DYNAMIC { vec![r3, n] } else { vec![r3] };
     let e = b.value(
         tensor::ExpandShapeOp::NAME,
@@ -358,6 +353,14 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     Ok(())
 }
 
+/// The leading (batch) dim of tensor `v`, `DYNAMIC` when dynamic.
+fn batch(ir: &Ir, v: Value) -> i64 {
+    ir.value_type(v)
+        .shape()
+        .and_then(|s| s.first().copied())
+        .unwrap_or(DYNAMIC)
+}
+
 /// The image loop `lp` over `x`'s images is marked `ftuner.parallel` when the batch is
 /// dynamic. The images are independent (each writes its own slice): the thread pool then
 /// splits them, or the tile loops of each image's matmul, whichever divides evenly at run
@@ -365,12 +368,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
 /// loops on the pool (a static marked loop takes the pool whatever its count: 3 images on
 /// 2 threads would run 2 against 1).
 fn mark_images_parallel(ir: &mut Ir, lp: OpId, x: Value) {
-    let dynamic = ir
-        .value_type(x)
-        .shape()
-        .and_then(|s| s.first())
-        .is_some_and(|d| *d == DYNAMIC);
-    if dynamic {
+    if batch(ir, x) == DYNAMIC {
         ir.set_attr(
             lp,
             ftuner_dialects::scf::PARALLEL_ATTR,

@@ -106,9 +106,13 @@ impl Cv<'_> {
         // to the pool. A static count keeps the marked loops inside as plain loops (LLVM
         // then optimizes the body as one function: MobileNetV2's depthwise planes, whose
         // channel loop holds the planes' marked loops, were 6% slower outlined).
-        self.nested
-            && ftuner_dialects::scf::for_trip_count(self.ir, op).is_none()
-            && self.holds_parallel_loop(op)
+        self.may_nest(op) && self.holds_parallel_loop(op)
+    }
+
+    /// Whether the body of parallel loop `op` outlines its own marked loops: a loop of a
+    /// dynamic trip count in a function's body ([`Cv::nested_loop`] when it holds any).
+    fn may_nest(&self, op: OpId) -> bool {
+        self.nested && ftuner_dialects::scf::for_trip_count(self.ir, op).is_none()
     }
 
     /// Whether a loop the conversion would outline ([`Cv::parallel_loop`]) is nested in
@@ -201,9 +205,10 @@ impl Cv<'_> {
         params.extend(safe.iter().map(|_| ptr()));
         let entry = self.ir.append_block(region, &params);
         let fargs = self.ir.block_args(entry).to_vec();
-        let nested = self.nested_loop(op);
+        // (A body holding no marked loop outlines nothing either way: no second walk.)
+        let nests = self.may_nest(op);
         let mut cv = self.inner(entry, region);
-        cv.outline = nested;
+        cv.outline = nests;
         let inside = cv.unpack_context(caps, safe, fargs[0], &fargs[3..], [lb, step]);
         let (lb_in, step_in) = (inside[&lb], inside[&step]);
         let header = cv.block(&[Type::i64()]);
