@@ -151,6 +151,17 @@ def _dim_names(ds):
     return out
 
 
+def _finite(bound):
+    """A range bound as an int, or None for an unbounded one (a `Dim` without `max`:
+    sympy's or torch's infinity, which `int()` does not always reject with a TypeError)."""
+    if getattr(bound, "is_finite", True) is False:
+        return None
+    try:
+        return int(bound)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None
+
+
 def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = "forward") -> Exported:
     """Export `model` at `example_args` to linalg-on-tensors MLIR text."""
     import torch
@@ -218,12 +229,7 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
     # The inputs' dims: static sizes, or symbols with their ranges.
     ranges = {}
     for sym, vr in prog.range_constraints.items():
-        hi = vr.upper
-        try:
-            hi = int(hi)
-        except (TypeError, OverflowError):
-            hi = None
-        ranges[str(sym)] = (int(vr.lower), hi)
+        ranges[str(sym)] = (int(vr.lower), _finite(vr.upper))
     user = [n for n in prog.graph.nodes if n.op == "placeholder"][: len(example_args)]
     dim_names = _dim_names(ds)
     inputs = []

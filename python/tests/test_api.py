@@ -170,6 +170,19 @@ def test_explain(mlp):
         assert p["loc"].startswith("<MLP>:")
 
 
+def test_unbounded_dim():
+    # `Dim` without `max`: torch.export's range ends at infinity, which is no size limit
+    # (it raised an AttributeError from sympy before the bound was read as None).
+    m = torch.nn.Linear(8, 4).eval()
+    cm = ftuner.compile(m, (torch.randn(3, 8),), dynamic_shapes=({0: Dim("n")},))
+    x = torch.randn(5000, 8)
+    with torch.no_grad():
+        ref = m(x)
+    assert (cm(x) - ref).abs().max().item() < 1e-4
+    with pytest.raises(ValueError, match="dim 1"):
+        cm(torch.randn(3, 9))
+
+
 def test_compile_logs_phases(caplog):
     caplog.set_level(logging.INFO, logger="ftuner")
     cm = ftuner.compile(torch.nn.Linear(8, 8), (torch.randn(2, 8),), dynamic_shapes=({0: Dim("n", max=64)},))
