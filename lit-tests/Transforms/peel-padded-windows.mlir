@@ -33,7 +33,19 @@
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=maxpool_s1 --shape 0=2x3x6x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s1 --shape 0=3x4x9x11 --pass-pipeline='builtin.module(peel-padded-windows{flat=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_hugedil --shape 0=2x2x4x6 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
-// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows | FileCheck %s --check-prefix=FLAT
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows=vector=false | FileCheck %s --check-prefix=FLAT
+// In vectors over phase planes (the default for a depthwise conv of f32 with a filled
+// init): stride 2 with a consumer, an odd output width, strides 2 x 3 with a dilation and
+// asymmetric padding; each alone and through the whole CPU pipeline on two threads.
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows | FileCheck %s --check-prefix=VECTOR
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_s2 --shape 0=3x3x13x16 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_s2 --shape 0=3x3x13x16 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_odd --shape 0=2x2x6x15 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_odd --shape 0=3x2x6x15 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s23 --shape 0=2x2x11x14 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s2_w7 --shape 0=2x2x7x7 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s2_w7 --shape 0=3x2x7x7 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s23 --shape 0=1x2x11x14 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // An init of another batch than the image's: the plane loop's run-time check.
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc_scalar --shape 0=2x3x8x8 --shape 2=3x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=INIT
 // INIT: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:161:8: the image and an operand of the plane loop have different batch sizes
@@ -41,13 +53,21 @@
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=2x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=BATCH
 // BATCH: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:127:8: the image and an operand of the plane loop have different batch sizes
 // RUNOK: check: ok
-// Fourteen window ops over pads, thirteen rewritten (dw_tiny's 2x2 image has no interior),
-// three with their consumer; six of them (stride 1, a filled init, a row step that fits)
-// in the flat form:
+// Eighteen window ops over pads, seventeen rewritten (dw_tiny's 2x2 image has no
+// interior), five with their consumer; twelve of them in a flat form, ten of those (the
+// depthwise convs of f32 with a filled init, and a consumer read per channel if any) in
+// vectors:
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// STATS: 13 num-peeled
-// STATS: 3 num-consumers
-// STATS: 6 num-flat
+// STATS: 17 num-peeled
+// STATS: 5 num-consumers
+// STATS: 12 num-flat
+// STATS: 10 num-vector
+// Without vectors, seven in the generic flat form (stride 1, a filled init, a row step
+// that fits):
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows=vector=false --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS-GENERIC
+// STATS-GENERIC: 17 num-peeled
+// STATS-GENERIC: 7 num-flat
+// STATS-GENERIC: 0 num-vector
 
 // Per plane: chunks of channels on the thread pool (17 channels: 16 chunks), then each
 // channel's images; each plane's init filled on its own, the pieces on static 1x1 planes,
@@ -176,3 +196,87 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
 // FLAT-LABEL: func.func @dw_hugedil
 // FLAT-NOT: tensor.collapse_shape
 // FLAT: linalg.depthwise_conv_2d_nchw_chw
+// Stride 2: four phase planes of 9 x 9 (pitch 9: 8 outputs and the column the last tap
+// reaches), filled with the padding value and each a strided slice of the image; 64 flat
+// positions (7 rows of 9, rounded up to 16), nine fused multiply-adds at the taps' offsets
+// in the op's order (phase plane p at 81 p: tap (0, 1) in phase 1, (0, 2) one column
+// into phase 0, ...), the consumer on vectors, the rows copied out in 8 lanes.
+// VECTOR-LABEL: func.func @dw_bn_s2
+// VECTOR: scf.for
+// VECTOR: scf.for
+// VECTOR: scf.for
+// VECTOR: %[[B0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x9x9xf32>)
+// Phase (0, 0): image rows 1, 3, ..., 11 and columns 1, 3, ..., 15 (the last 16 columns
+// of each row, odd lanes), from row 1 column 1 of the phase plane.
+// VECTOR: %[[B1:.*]] = scf.for %[[R:.*]] = %{{.*}} to %c6 step %{{.*}} iter_args(%[[A:.*]] = %[[B0]]) -> (tensor<4x9x9xf32>)
+// VECTOR: %[[R2:.*]] = arith.muli %[[R]], %{{.*}}
+// VECTOR: %[[ROW:.*]] = arith.addi %[[R2]], %{{.*}}
+// VECTOR: %[[BR:.*]] = arith.addi %[[R]], %{{.*}}
+// VECTOR: %[[C8:.*]] = arith.constant 8 : index
+// VECTOR: %[[LO:.*]] = "vector.transfer_read"(%{{.*}}, %{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}, %{{.*}}) {{.*}} -> vector<8xf32>
+// VECTOR: %[[HI:.*]] = "vector.transfer_read"(%{{.*}}, %{{.*}}, %{{.*}}, %[[ROW]], %[[C8]], %{{.*}}) {{.*}} -> vector<8xf32>
+// VECTOR: %[[P:.*]] = "vector.shuffle"(%[[LO]], %[[HI]]) <{mask = array<i64: 1, 3, 5, 7, 9, 11, 13, 15>}>
+// VECTOR: "vector.transfer_write"(%[[P]], %[[A]], %{{.*}}, %[[BR]], %{{.*}})
+// Phase (0, 1): rows 1, 3, ..., 11, columns 0, 2, ..., 14 (the first 16, even lanes).
+// VECTOR: scf.for %{{.*}} = %{{.*}} to %c6{{.*}} step
+// VECTOR: "vector.shuffle"({{.*}}) <{mask = array<i64: 0, 2, 4, 6, 8, 10, 12, 14>}>
+// Phases (1, 0) and (1, 1): rows 0, 2, ..., 12.
+// VECTOR: scf.for %{{.*}} = %{{.*}} to %c7{{.*}} step
+// VECTOR: scf.for %{{.*}} = %{{.*}} to %c7{{.*}} step
+// VECTOR: %[[XF:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2]] : tensor<4x9x9xf32> into tensor<324xf32>
+// VECTOR: %[[Y:.*]] = scf.for %[[J:.*]] = %{{.*}} to %c64 step %c16 iter_args(%{{.*}} = %{{.*}}) -> (tensor<64xf32>)
+// VECTOR: "vector.transfer_read"(%[[XF]], %[[J]], %{{.*}})
+// VECTOR: vector.fma
+// VECTOR: arith.constant 81 : index
+// VECTOR: vector.fma
+// VECTOR: arith.constant 1 : index
+// VECTOR: vector.fma
+// VECTOR: arith.constant 162 : index
+// VECTOR: vector.fma
+// VECTOR: arith.constant 243 : index
+// VECTOR: vector.fma
+// VECTOR: arith.constant 163 : index
+// VECTOR: vector.fma
+// VECTOR: arith.constant 9 : index
+// VECTOR: vector.fma
+// VECTOR: arith.constant 90 : index
+// VECTOR: vector.fma
+// VECTOR: arith.constant 10 : index
+// VECTOR: vector.fma
+// VECTOR: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// VECTOR: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// VECTOR: arith.cmpf ogt, %{{.*}}, %{{.*}} : vector<16xf32>
+// VECTOR: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// VECTOR: arith.minimumf %{{.*}}, %{{.*}} : vector<16xf32>
+// VECTOR: "vector.transfer_write"
+// VECTOR: scf.for %[[H:.*]] = %{{.*}} to %c7{{.*}} step
+// VECTOR: arith.muli %[[H]], %c9
+// VECTOR: "vector.transfer_read"(%[[Y]], {{.*}} -> vector<8xf32>
+// VECTOR: "vector.transfer_write"({{.*}} : (vector<8xf32>, tensor<1x1x7x8xf32>, index, index, index, index) -> tensor<1x1x7x8xf32>
+// VECTOR: scf.yield
+// 15 outputs a row: copied out in 8, 4, 2 and 1 lanes.
+// VECTOR-LABEL: func.func @dw_bn_odd
+// VECTOR: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x9x17xf32>)
+// VECTOR: vector.fma
+// VECTOR: -> vector<8xf32>
+// VECTOR: -> vector<4xf32>
+// VECTOR: -> vector<2xf32>
+// VECTOR: -> vector<1xf32>
+// Strides 2 x 3, dilation 2: every tap in row phase 0, the column taps at 0, 2 and 4 in
+// column phases 0, 2 and 1; three phase planes.
+// VECTOR-LABEL: func.func @dw_s23
+// VECTOR: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x7x6xf32>)
+// VECTOR-COUNT-3: [1, 1, 2, 3] : tensor<1x1x11x14xf32>
+// Stride 2 over a width of 7: phase (0, 0) holds image columns 1, 3, 5 (2 lanes from
+// column 1, even; the last 2 ending at column 5, odd), phase (0, 1) columns 0, 2, 4, 6
+// (their 8 columns from 0 or to 6 leave the row: 2 lanes from column 0, then 2 ending at
+// column 6).
+// VECTOR-LABEL: func.func @dw_s2_w7
+// VECTOR: scf.for
+// VECTOR: "vector.shuffle"({{.*}}) <{mask = array<i64: 0, 2>}>
+// VECTOR: "vector.shuffle"({{.*}}) <{mask = array<i64: 1, 3>}>
+// VECTOR: scf.yield
+// VECTOR: scf.for
+// VECTOR: "vector.shuffle"({{.*}}) <{mask = array<i64: 0, 2>}>
+// VECTOR: "vector.shuffle"({{.*}}) <{mask = array<i64: 1, 3>}>
+// VECTOR: scf.yield

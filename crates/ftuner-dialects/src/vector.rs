@@ -25,6 +25,26 @@ pub fn register_extra(reg: &mut ftuner_ir::Registry) {
     }
 }
 
+/// `arith` ops that apply to vectors lane by lane as to scalars and that convert-to-llvm
+/// lowers one to one on vectors: what a scalar elementwise body (a contraction's
+/// epilogue, a convolution's consumer) may hold to be cloned on vectors. No `math` op:
+/// `approximate-math` expands those on scalars.
+pub const LANEWISE_ARITH: &[&str] = &[
+    crate::ops::arith::AddfOp::NAME,
+    crate::ops::arith::SubfOp::NAME,
+    crate::ops::arith::MulfOp::NAME,
+    crate::ops::arith::DivfOp::NAME,
+    crate::ops::arith::NegfOp::NAME,
+    crate::ops::arith::MaximumfOp::NAME,
+    crate::ops::arith::MinimumfOp::NAME,
+    crate::ops::arith::MaxnumfOp::NAME,
+    crate::ops::arith::MinnumfOp::NAME,
+    crate::ops::arith::CmpfOp::NAME,
+    crate::ops::arith::SelectOp::NAME,
+    crate::ops::arith::ExtfOp::NAME,
+    crate::ops::arith::TruncfOp::NAME,
+];
+
 /// Properties of an in-bounds 1-d `vector.transfer_read`/`transfer_write` along dim
 /// `along` of a rank-`rank` tensor or buffer; `segments` as `operandSegmentSizes`.
 pub fn transfer_props(

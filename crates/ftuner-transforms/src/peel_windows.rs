@@ -25,11 +25,14 @@
 //! By default (option `planes`) the pieces run per `(image, channel)` plane, with the op's
 //! elementwise consumer applied to each plane right after them ([`planes`]); the form
 //! above, over the whole tensor, is `planes=false`. Per plane, a stride-1 op whose init
-//! is a fill runs in its flat form instead of pieces (option `flat`, [`flat`]); an op
-//! whose image has no interior (or whose strip would read only padding) is left alone
-//! either way.
+//! is a fill runs in its flat form instead of pieces (option `flat`, [`flat`]), and a
+//! depthwise conv of f32 whose init is a fill, of any stride, in vectors over its phase
+//! planes with its consumer in registers (option `vector`, [`flat_vector`]); an op whose
+//! image has no interior (or whose strip would read only padding) is left alone either
+//! way.
 
 mod flat;
+mod flat_vector;
 mod planes;
 
 use crate::nchw_consumer::consumer;
@@ -349,12 +352,14 @@ define_pass! {
         argument: "peel-padded-windows",
         name: "PeelPaddedWindows",
         summary: "Split depthwise convolutions and poolings over a tensor.pad into an interior that reads the image in place and border strips over small pads",
-        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer. With flat (the default), a stride-1 op whose init is a fill runs over its plane padded once and viewed as one dimension, as a linalg.generic whose every output is one iteration of a loop LLVM vectorizes.",
+        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer. With flat (the default), a stride-1 op whose init is a fill runs over its plane padded once and viewed as one dimension, as a linalg.generic whose every output is one iteration of a loop LLVM vectorizes; with vector (the default) a depthwise conv of f32 is written in vectors instead, its consumer applied in registers.",
         options: PeelPaddedWindowsOptions {
             "planes" => planes: bool = "true",
                 "Run the pieces per (image, channel) plane in a loop over channels and images, each plane's init filled on its own; false: the pieces over the whole tensor";
             "flat" => flat: bool = "true",
                 "With planes: a stride-1 window op whose init is a fill runs over its plane padded once and viewed as one dimension, every output in one vectorizable loop, instead of an interior and border strips";
+            "vector" => vector: bool = "true",
+                "With flat: a depthwise conv of f32 is written in vectors of 16 flat positions, its consumer (lanewise arith, inputs read per channel) applied in registers before the store, and each output row copied out of the flat result in vectors; false: the flat form as a linalg.generic and the consumer as a second pass over the plane";
             "fuse-consumers" => fuse_consumers: bool = "true",
                 "With planes: move the op's one elementwise consumer (read per channel or per element) into the loop, applied to each plane after its pieces";
         },
@@ -362,6 +367,7 @@ define_pass! {
             peeled: "num-peeled" => "Window ops rewritten (split into interior and border, or in flat form)",
             consumers: "num-consumers" => "Elementwise consumers moved into the plane loop",
             flat: "num-flat" => "Window ops run in their flat form",
+            vector: "num-vector" => "Window ops written in vectors over their phase planes",
         },
     }
 }
@@ -404,9 +410,16 @@ impl PeelPaddedWindowsPass {
                 .then(|| crate::tensor_build::filled(cx.ir, w.o))
                 .flatten()
                 .and_then(|_| flat::geometry(&w));
-            self.flat += u64::from(flat.is_some());
+            // In vectors (a depthwise conv of f32 with a filled init), over its phases.
+            let vector = (opts.flat && opts.vector)
+                .then(|| crate::tensor_build::filled(cx.ir, w.o))
+                .flatten()
+                .filter(|_| flat_vector::applies(cx.ir, o, &w, sink.as_ref()))
+                .and_then(|_| flat_vector::geometry(&w));
+            self.flat += u64::from(flat.is_some() || vector.is_some());
+            self.vector += u64::from(vector.is_some());
             let loc = cx.ir.loc(o);
-            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink, flat) {
+            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink, flat, vector) {
                 cx.emit(ftuner_ir::Diagnostic::error(loc, e));
                 return Err(PassFailure);
             }

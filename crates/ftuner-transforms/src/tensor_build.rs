@@ -72,6 +72,66 @@ pub(crate) fn extract(b: &mut OpBuilder<'_>, src: Value, offs: &[Off], sizes: &[
     extract_as(b, src, offs, sizes, Type::tensor(sizes.to_vec(), elem))
 }
 
+/// `tensor.extract_slice %src[offs] [sizes] [strides]` (static), as a tensor of type `ty`
+/// (the sizes' shape, or with unit dims dropped).
+pub(crate) fn extract_as_strided(
+    b: &mut OpBuilder<'_>,
+    src: Value,
+    (offs, sizes, strides): (&[i64], &[i64], &[i64]),
+    ty: Type,
+) -> Value {
+    let props = [
+        ("static_offsets", Attribute::dense_i64_array(offs)),
+        ("static_sizes", Attribute::dense_i64_array(sizes)),
+        ("static_strides", Attribute::dense_i64_array(strides)),
+        (
+            "operandSegmentSizes",
+            Attribute::dense_i32_array(&[1, 0, 0, 0]),
+        ),
+    ];
+    b.value(ops::tensor::ExtractSliceOp::NAME, vec![src], ty, &props)
+}
+
+/// `tensor.insert_slice %v into %dst[offs] [sizes] [1, ...]` at static offsets, `v` of the
+/// sizes' shape or with unit dims dropped.
+pub(crate) fn insert_rank_reduced(
+    b: &mut OpBuilder<'_>,
+    v: Value,
+    dst: Value,
+    (offs, sizes): (&[i64], &[i64]),
+) -> Value {
+    let offs: Vec<Off> = offs.iter().map(|o| Off::Const(*o)).collect();
+    insert(b, v, dst, &offs, sizes)
+}
+
+/// `linalg.fill ins(%value) outs(%dest)`.
+pub(crate) fn splat_into(
+    b: &mut OpBuilder<'_>,
+    value: Value,
+    dest: Value,
+) -> Result<Value, String> {
+    let ty = b.ir.value_type(dest);
+    let f = b.insert(
+        OpSpec::new(intern_name(ops::linalg::FillOp::NAME), b.loc)
+            .operands([value, dest])
+            .results([ty])
+            .prop("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1]))
+            .regions(1),
+    );
+    let region = b.ir.regions_of(f)[0];
+    let loc = b.loc;
+    body::build_body(
+        b.ir,
+        ops::linalg::FillOp::NAME,
+        region,
+        &[value],
+        &[dest],
+        loc,
+        false,
+    )?;
+    Ok(b.ir.result(f, 0))
+}
+
 /// `tensor.insert_slice %v into %dst[offs] [sizes] [1, ...]`.
 pub(crate) fn insert(
     b: &mut OpBuilder<'_>,
@@ -95,11 +155,20 @@ pub(crate) fn for_loop(
     ub: Value,
     init: Value,
 ) -> (OpId, Value, Value) {
-    let ty = b.ir.value_type(init);
     let c1 = b.index(1);
+    for_loop_step(b, [lb, ub, c1], init)
+}
+
+/// [`for_loop`] with a step: `scf.for %iv = lb to ub step step iter_args(%acc = init)`.
+pub(crate) fn for_loop_step(
+    b: &mut OpBuilder<'_>,
+    [lb, ub, step]: [Value; 3],
+    init: Value,
+) -> (OpId, Value, Value) {
+    let ty = b.ir.value_type(init);
     let lp = b.insert(
         OpSpec::new(intern_name(ops::scf::ForOp::NAME), b.loc)
-            .operands([lb, ub, c1, init])
+            .operands([lb, ub, step, init])
             .results([ty])
             .regions(1),
     );

@@ -224,3 +224,83 @@ func.func @dw_hugedil(%x: tensor<?x2x4x6xf32>, %k: tensor<2x1x3xf32>) -> tensor<
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<[4611686018427387904, 1]> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x2x4x8xf32>, tensor<2x1x3xf32>) outs(%f : tensor<?x2x4x6xf32>) -> tensor<?x2x4x6xf32>
   return %r : tensor<?x2x4x6xf32>
 }
+// In vectors over phase planes (a filled init, a consumer read per channel): stride 2,
+// its four phases; stride 1 with an odd output width (rows copied out in 8 + 4 + 2 + 1
+// lanes); strides 2 x 3 with a dilation of 2 and asymmetric padding (phases of rows 0
+// and 1, columns 0, 1 and 2, some read by no tap).
+func.func @dw_bn_s2(%x: tensor<?x3x13x16xf32>, %k: tensor<3x3x3xf32>, %s: tensor<3x1x1xf32>, %t: tensor<3x1x1xf32>) -> tensor<?x3x7x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x13x16xf32>
+  %z = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x3x13x16xf32> to tensor<?x3x15x18xf32>
+  %e = tensor.empty(%n) : tensor<?x3x7x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x3x7x8xf32>) -> tensor<?x3x7x8xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %k : tensor<?x3x15x18xf32>, tensor<3x3x3xf32>) outs(%f : tensor<?x3x7x8xf32>) -> tensor<?x3x7x8xf32>
+  %e2 = tensor.empty(%n) : tensor<?x3x7x8xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %s, %t : tensor<?x3x7x8xf32>, tensor<3x1x1xf32>, tensor<3x1x1xf32>) outs(%e2 : tensor<?x3x7x8xf32>) {
+  ^bb0(%a: f32, %sc: f32, %sh: f32, %o: f32):
+    %m = arith.mulf %a, %sc : f32
+    %b = arith.addf %m, %sh : f32
+    %c = arith.cmpf ogt, %b, %z : f32
+    %lo = arith.select %c, %b, %z : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  } -> tensor<?x3x7x8xf32>
+  return %g : tensor<?x3x7x8xf32>
+}
+func.func @dw_bn_odd(%x: tensor<?x2x6x15xf32>, %k: tensor<2x3x3xf32>, %s: tensor<2x1x1xf32>) -> tensor<?x2x6x15xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x6x15xf32>
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x2x6x15xf32> to tensor<?x2x8x17xf32>
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty(%n) : tensor<?x2x6x15xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<?x2x6x15xf32>) -> tensor<?x2x6x15xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x2x8x17xf32>, tensor<2x3x3xf32>) outs(%f : tensor<?x2x6x15xf32>) -> tensor<?x2x6x15xf32>
+  %e2 = tensor.empty(%n) : tensor<?x2x6x15xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %s : tensor<?x2x6x15xf32>, tensor<2x1x1xf32>) outs(%e2 : tensor<?x2x6x15xf32>) {
+  ^bb0(%a: f32, %sc: f32, %o: f32):
+    %m = arith.mulf %a, %sc : f32
+    %h = arith.constant 0.5 : f32
+    %b = arith.subf %m, %h : f32
+    linalg.yield %b : f32
+  } -> tensor<?x2x6x15xf32>
+  return %g : tensor<?x2x6x15xf32>
+}
+func.func @dw_s23(%x: tensor<?x2x11x14xf32>, %k: tensor<2x2x3xf32>) -> tensor<?x2x5x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x11x14xf32>
+  %pv = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 0, 2] high[0, 0, 1, 0] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x2x11x14xf32> to tensor<?x2x12x16xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x2x5x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x5x4xf32>) -> tensor<?x2x5x4xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<2> : vector<2xi64>, strides = dense<[2, 3]> : vector<2xi64>} ins(%p, %k : tensor<?x2x12x16xf32>, tensor<2x2x3xf32>) outs(%f : tensor<?x2x5x4xf32>) -> tensor<?x2x5x4xf32>
+  return %r : tensor<?x2x5x4xf32>
+}
+// Stride 2 over an odd width (7): phase 1 holds image columns 0, 2, 4, 6, whose 8 columns
+// from the first or to the last leave the row; copied as two blocks of 2 lanes.
+func.func @dw_s2_w7(%x: tensor<?x2x7x7xf32>, %k: tensor<2x3x3xf32>) -> tensor<?x2x4x4xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x7x7xf32>
+  %pv = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x2x7x7xf32> to tensor<?x2x9x9xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x2x4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %k : tensor<?x2x9x9xf32>, tensor<2x3x3xf32>) outs(%f : tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32>
+  return %r : tensor<?x2x4x4xf32>
+}

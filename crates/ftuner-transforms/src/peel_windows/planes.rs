@@ -23,6 +23,7 @@
 //! is the image once and the result once. The channel loop runs on the thread pool.
 
 use super::flat::Flat;
+use super::flat_vector::Geom;
 use super::{erase, pieces, Operands, Region, Window};
 use crate::nchw_consumer::{Consumer, Input};
 use crate::tensor_build::{check_batch, extract, fill_into, filled, for_loop, insert, Off};
@@ -119,9 +120,10 @@ fn consumer_on_plane(
     out
 }
 
-/// Rewrite window op `op` (and its consumer `sink`) as the plane loop; with `flat` (its
-/// geometry, given when the op is stride-1 and its init a fill) in its flat form instead
-/// of pieces.
+/// Rewrite window op `op` (and its consumer `sink`) as the plane loop; with `vector` (its
+/// geometry, given when [`super::flat_vector`] applies and its init is a fill) in vectors
+/// over its phase planes, else with `flat` (given when the op is stride-1 and its init a
+/// fill) in its flat form, else as pieces.
 pub(super) fn rewrite(
     ir: &mut Ir,
     op: OpId,
@@ -129,6 +131,7 @@ pub(super) fn rewrite(
     regions: &[Region],
     sink: Option<Consumer>,
     flat: Option<Flat>,
+    vector: Option<Geom>,
 ) -> Result<(), String> {
     let (at, res) = match &sink {
         Some(s) => (s.g, ir.result(s.g, 0)),
@@ -141,6 +144,7 @@ pub(super) fn rewrite(
     let plane = Type::tensor(vec![1, 1, oh, ow], w.elem);
     let fill = filled(ir, w.o);
     let flat_form = flat.and_then(|g| Some((fill?.0, g)));
+    let vector_form = vector.and_then(|g| Some((fill?.0, g)));
     // The loops carry the result: the consumer's output, or the op's init (a filled init's
     // destination: each plane is filled on its own).
     let carried = match (&sink, fill) {
@@ -204,7 +208,11 @@ pub(super) fn rewrite(
     // (a filled init is filled there first); with one, into a plane of their own, and
     // the consumer writes there.
     let out = extract(&mut b, an, &at_nc, &[1, 1, oh, ow]);
-    let r = if let Some((fop, g)) = &flat_form {
+    let r = if let Some((fop, g)) = &vector_form {
+        let init = ftuner_dialects::linalg::ins_outs(b.ir, *fop).0[0];
+        let sink_c = sink.as_ref().map(|s| (s, ci));
+        super::flat_vector::plane(&mut b, w, g, (x, f), init, sink_c, out)?
+    } else if let Some((fop, g)) = &flat_form {
         let y = super::flat::compute(&mut b, op, w, g, x, f, *fop)?;
         match &sink {
             Some(s) => {

@@ -32,24 +32,6 @@ pub(crate) struct TileEpilogue {
     inputs: Vec<(Value, AffineMap)>,
 }
 
-/// Ops the epilogue may hold to be applied in registers: elementwise on vectors as on
-/// scalars, lowered one to one by `convert-to-llvm`.
-const ELEMENTWISE: &[&str] = &[
-    ops::arith::AddfOp::NAME,
-    ops::arith::SubfOp::NAME,
-    ops::arith::MulfOp::NAME,
-    ops::arith::DivfOp::NAME,
-    ops::arith::NegfOp::NAME,
-    ops::arith::MaximumfOp::NAME,
-    ops::arith::MinimumfOp::NAME,
-    ops::arith::MaxnumfOp::NAME,
-    ops::arith::MinnumfOp::NAME,
-    ops::arith::CmpfOp::NAME,
-    ops::arith::SelectOp::NAME,
-    ops::arith::ExtfOp::NAME,
-    ops::arith::TruncfOp::NAME,
-];
-
 /// The tile epilogue of `patch` for tile `t`, or None where the general path must run
 /// (no epilogue, k blocks, an op or an input this file does not vectorize). Emits the
 /// inputs' tile slices into `blk`.
@@ -70,7 +52,8 @@ pub(super) fn prepare(
     let (_, rest) = body.split_last()?;
     for o in rest {
         let name = b.ir.name(*o);
-        let ok = (ELEMENTWISE.contains(&name) || name == ops::arith::ConstantOp::NAME)
+        let ok = (ftuner_dialects::vector::LANEWISE_ARITH.contains(&name)
+            || name == ops::arith::ConstantOp::NAME)
             && b.ir.regions_of(*o).is_empty()
             && b.ir.results(*o).len() == 1
             && b.ir

@@ -1,0 +1,536 @@
+//! A depthwise convolution's plane in vectors over its phase planes, with the plane's
+//! consumer applied in registers (option `vector`).
+//!
+//! A stride-`(sh, sw)` window reads padded image position `(h*sh + r*dh, w*sw + s*dw)`
+//! for output `(h, w)`. Split the padded image by phase, plane `(a, b)` holding the
+//! positions `(a + sh*i, b + sw*j)`: that position is element `(h + (r*dh)/sh,
+//! w + (s*dw)/sw)` of phase `((r*dh) % sh, (s*dw) % sw)`. Laid out one after the other
+//! with a common row pitch `Q`, in one buffer viewed as one dimension, every tap is then
+//! a constant offset from the flat output index `j = h*Q + w`: tap `(r, s)` reads
+//! `buf[base(phase) + j + ((r*dh)/sh)*Q + (s*dw)/sw]`, contiguous in `j`. A stride-1 op
+//! has one phase, the padded plane itself ([`super::flat`]'s form); a stride-2 3x3 conv
+//! (MobileNetV2's downsampling blocks) has four, each a quarter of the image, and reads
+//! nine vectors per 16 outputs as the stride-1 form does, where its pieces ran a scalar
+//! interior and border strips.
+//!
+//! Per plane: the buffer filled with the padding value, each phase's positions of the
+//! image copied in (at a column stride of 2, per row: two reads of the row and a
+//! `vector.shuffle` of their even or odd lanes; otherwise a strided slice), then for each
+//! 16 flat positions `j`:
+//!
+//! ```mlir
+//! %acc0 = vector.broadcast %init : f32 to vector<16xf32>          // the fill's value
+//! %x0 = vector.transfer_read %buf[%j0], %zero : tensor<Lxf32>, vector<16xf32>
+//! %acc1 = vector.fma %x0, %f0, %acc0 : vector<16xf32>              // %f0: tap (0, 0), splat
+//! ... one read and fma per tap, at j + its offset, in the op's order ...
+//! %e = (the consumer's body on vectors: per-channel inputs splat)
+//! %y1 = vector.transfer_write %e, %y[%j] : vector<16xf32>, tensor<Lxf32>
+//! ```
+//!
+//! then each output row is copied out of the flat result in vectors of 16, 8, 4, 2 and 1
+//! lanes (28 = 16 + 8 + 4). The flat positions past a row's `OW` outputs are computed and
+//! never read. The generic flat form's LLVM-vectorized loop and the consumer's separate
+//! pass over rows of 28, 14 or 7 outputs (four lanes and a scalar remainder: 43% of a
+//! 28x28 plane's time under `perf annotate`) are gone; the sums are fused multiply-adds,
+//! so results differ from the op's own multiply-then-add order by rounding.
+//!
+//! Taken where the buffer of phases fits [`MAX_BYTES`]. An earlier try of phase planes
+//! (docs/patch-ukernels.md) kept the generic flat loop and copied the phases as strided
+//! slices, element by element: the copy cost more than the loop saved.
+
+use super::flat::LANES;
+use super::Window;
+use crate::nchw_consumer::{Consumer, Input};
+use crate::tensor_build::{extract_as_strided, for_loop_step, insert_rank_reduced};
+use ftuner_dialects::linalg::body::indexing_maps;
+use ftuner_dialects::ops;
+use ftuner_dialects::vector::{transfer_props, LANEWISE_ARITH};
+use ftuner_ir::{AffineExpr, Attribute, Ir, OpBuilder, OpId, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// Whether the vector form applies to `op` with its consumer `sink`: a depthwise conv of
+/// f32 without casts, and a consumer (if any) whose other inputs are read per channel and
+/// whose body is lanewise `arith` on scalars.
+pub(super) fn applies(ir: &Ir, op: OpId, w: &Window, sink: Option<&Consumer>) -> bool {
+    if ir.name(op) != ops::linalg::DepthwiseConv2dNchwChwOp::NAME
+        || ir.attr(op, "cast").is_some()
+        || w.elem != Type::f32()
+    {
+        return false;
+    }
+    let Some(s) = sink else {
+        return true;
+    };
+    if s.ins.iter().any(|i| matches!(i, Input::Element(_))) {
+        return false;
+    }
+    let Some(body) = ir.regions_of(s.g).first().and_then(|r| ir.region_entry(*r)) else {
+        return false;
+    };
+    let scalar = |v: &Value| !ir.value_type(*v).is_shaped();
+    let ops = ir.block_ops_vec(body);
+    let Some((_, rest)) = ops.split_last() else {
+        return false;
+    };
+    ir.block_args(body).iter().all(scalar)
+        && rest.iter().all(|o| {
+            let name = ir.name(*o);
+            (LANEWISE_ARITH.contains(&name) || name == ops::arith::ConstantOp::NAME)
+                && ir.regions_of(*o).is_empty()
+                && ir.results(*o).len() == 1
+                && ir.operands(*o).iter().all(scalar)
+        })
+}
+
+/// The largest buffer of phases taken: past it the plane, its phases and its flat result
+/// no longer share L1 (48 KiB on the machines measured), and the op ran faster otherwise.
+/// MobileNetV2's depthwise convs at batch 8 alone, one thread (Emerald Rapids): at
+/// 112x112, 52-53 KiB of phases, stride 1 2.46 ms here against 2.35 in the generic flat
+/// form, stride 2 5.0 ms against 3.0 as pieces; at 56x56, 14 KiB, stride 1 2.48 against
+/// 2.91, stride 2 1.60 against 1.89.
+const MAX_BYTES: i64 = 32 << 10;
+
+/// The phase planes of a window op's plane and its flat output.
+pub(super) struct Geom {
+    /// Row pitch of every phase plane and of the flat output.
+    pitch: i64,
+    /// Flat positions computed (`OH * pitch` rounded up to [`LANES`]).
+    len: i64,
+    /// Rows of each phase plane in the buffer (its data, then what the last phase's reads
+    /// reach past it).
+    rows: i64,
+    /// The phases read, in order: `(a, b)`, the image rows and columns they hold
+    /// (`first, count` each) and where (`row, col`) in the phase plane they start.
+    phases: Vec<Phase>,
+    /// Each tap's flat offset, in the op's order of `(r, s)`.
+    taps: Vec<i64>,
+    strides: [i64; 2],
+}
+
+struct Phase {
+    /// Image rows `src[0].0, + stride, ...` (`src[0].1` of them), likewise columns.
+    src: [(i64, i64); 2],
+    /// Where the first of them sits in the phase plane.
+    at: [i64; 2],
+}
+
+/// Positions `a + s*i` of a padded dim (`low` padding, image of `size`) that hold image
+/// data: the first image index, how many, and the first `i`.
+fn phase_span(a: i64, s: i64, low: i64, size: i64) -> ((i64, i64), i64) {
+    // The first i with a + s*i >= low.
+    let i0 = if a >= low { 0 } else { (low - a + s - 1) / s };
+    let first = a + s * i0 - low;
+    let count = if first < size {
+        (size - 1 - first) / s + 1
+    } else {
+        0
+    };
+    ((first, count), i0)
+}
+
+/// The geometry of `w` in phase planes, when every stride and dilation is positive and the
+/// buffer of phases stays within [`MAX_BYTES`].
+pub(super) fn geometry(w: &Window) -> Option<Geom> {
+    let [hd, wd] = w.dims;
+    if [hd.s, wd.s, hd.d, wd.d, hd.k, wd.k].iter().any(|v| *v < 1) || hd.out < 1 || wd.out < 1 {
+        return None;
+    }
+    let (sh, sw) = (hd.s, wd.s);
+    // Each tap's phase and offsets within it.
+    let mut tap_at = vec![];
+    let mut order: Vec<(i64, i64)> = vec![];
+    for r in 0..hd.k {
+        for s in 0..wd.k {
+            let (vr, vs) = (r.checked_mul(hd.d)?, s.checked_mul(wd.d)?);
+            let ph = (vr % sh, vs % sw);
+            if !order.contains(&ph) {
+                order.push(ph);
+            }
+            tap_at.push((ph, vr / sh, vs / sw));
+        }
+    }
+    let max_roff = tap_at.iter().map(|t| t.1).max()?;
+    let max_coff = tap_at.iter().map(|t| t.2).max()?;
+    let mut phases = vec![];
+    let (mut pitch, mut rows) = (wd.out.checked_add(max_coff)?, hd.out.checked_add(max_roff)?);
+    for &(a, b) in &order {
+        let (rs, i0) = phase_span(a, sh, hd.low, hd.size);
+        let (cs, j0) = phase_span(b, sw, wd.low, wd.size);
+        rows = rows.max(i0.checked_add(rs.1)?);
+        pitch = pitch.max(j0.checked_add(cs.1)?);
+        phases.push(Phase {
+            src: [rs, cs],
+            at: [i0, j0],
+        });
+    }
+    let len = hd.out.checked_mul(pitch)?.checked_add(LANES - 1)? / LANES * LANES;
+    // The last phase's furthest read, `len - 1 + max_roff*Q + max_coff`, inside it.
+    let reach = len
+        .checked_add(max_roff.checked_mul(pitch)?)?
+        .checked_add(max_coff)?;
+    rows = rows.max(reach.checked_add(pitch - 1)? / pitch);
+    let plane = rows.checked_mul(pitch)?;
+    let bytes = plane
+        .checked_mul(order.len() as i64)?
+        .checked_mul(w.elem.bit_width()?.div_ceil(8) as i64)?;
+    if bytes > MAX_BYTES {
+        return None;
+    }
+    let taps = tap_at
+        .iter()
+        .map(|(ph, ro, co)| {
+            let p = order.iter().position(|x| x == ph).unwrap_or(0) as i64;
+            p * plane + ro * pitch + co
+        })
+        .collect();
+    Some(Geom {
+        pitch,
+        len,
+        rows,
+        phases,
+        taps,
+        strides: [sh, sw],
+    })
+}
+
+/// Plane `x` (`1 x 1 x H x W`) as `g`'s phase planes, one after the other, in one
+/// dimension: filled with the padding value, each phase's image positions copied in.
+fn phase_buffer(b: &mut OpBuilder<'_>, w: &Window, g: &Geom, x: Value) -> Option<Value> {
+    let elem = w.elem;
+    let pad = match ftuner_dialects::tensor::pad_value(b.ir, w.pad)? {
+        ftuner_dialects::tensor::PadValue::Outside(v) => v,
+        ftuner_dialects::tensor::PadValue::Constant(c) => {
+            let k = b.ir.clone_op(c, &mut FxHashMap::default());
+            b.place(k);
+            b.ir.result(k, 0)
+        }
+    };
+    let n = g.phases.len() as i64;
+    let shape = vec![n, g.rows, g.pitch];
+    let empty = b.value(
+        ops::tensor::EmptyOp::NAME,
+        vec![],
+        Type::tensor(shape.clone(), elem),
+        &[],
+    );
+    let mut buf = crate::tensor_build::splat_into(b, pad, empty).ok()?;
+    for (p, ph) in g.phases.iter().enumerate() {
+        let [(r0, nr), (c0, nc)] = ph.src;
+        if nr == 0 || nc == 0 {
+            continue;
+        }
+        let [sh, sw] = g.strides;
+        if sw == 2 {
+            buf = pairs_copy(b, x, buf, (p as i64, ph, sh), w.dims[1].size);
+            continue;
+        }
+        let sl = extract_as_strided(
+            b,
+            x,
+            (&[0, 0, r0, c0], &[1, 1, nr, nc], &[1, 1, sh, sw]),
+            Type::tensor(vec![nr, nc], elem),
+        );
+        buf = insert_rank_reduced(b, sl, buf, (&[p as i64, ph.at[0], ph.at[1]], &[1, nr, nc]));
+    }
+    Some(b.value(
+        ops::tensor::CollapseShapeOp::NAME,
+        vec![buf],
+        Type::tensor(vec![n * g.rows * g.pitch], elem),
+        &[(
+            "reassociation",
+            ftuner_dialects::tensor::reassociation_attr(&[&[0, 1, 2]]),
+        )],
+    ))
+}
+
+/// The blocks a phase row of `n` elements at image columns `c0, c0 + 2, ...` (of a row of
+/// `width`) is copied in: `(end, lanes, odd)`, elements `[end - lanes, end)` of the
+/// phase row from the `2 * lanes` image columns ending at its last one (`odd`: they are
+/// the odd lanes) or starting at its first (the even lanes), whichever stays in the row.
+fn pair_blocks(n: i64, c0: i64, width: i64) -> Vec<(i64, i64, bool)> {
+    // The widest power of two up to 16 lanes that the row holds, halved when it is the
+    // whole row and neither its first nor its last `2 * lanes` columns fit (an odd-width
+    // row starting at column 0: no column before the first, none after the last).
+    let mut v = 1;
+    while v * 2 <= n.min(LANES) {
+        v *= 2;
+    }
+    if n == v && c0 + 2 * v > width && c0 < 1 {
+        v /= 2;
+    }
+    if v <= 1 {
+        return (1..=n).map(|e| (e, 1, false)).collect();
+    }
+    // The first block from its first column (inside: c0 + 2v - 1 <= c0 + 2(n - 1) when
+    // n > v, or checked above); the others from their last (c0 + 2(e - v) - 1 >= 0).
+    let first_even = c0 + 2 * v <= width;
+    let mut out = vec![(v, v, !first_even)];
+    let mut e = v;
+    while e < n {
+        e = (e + v).min(n);
+        out.push((e, v, true));
+    }
+    out
+}
+
+/// Phase `p` of a stride-2-wide window (its image rows `r0, r0 + sh, ...`, columns `c0,
+/// c0 + 2, ...`) copied into `buf` in vectors: per image row, each block of `lanes`
+/// phase columns from two `lanes`-wide reads of the row and a `vector.shuffle` of their
+/// even or odd lanes. A strided slice copied element by element (LLVM unrolls the loop
+/// and keeps it scalar) cost more than the phases' vector loop saved at 56x56.
+fn pairs_copy(
+    b: &mut OpBuilder<'_>,
+    x: Value,
+    buf: Value,
+    (p, ph, sh): (i64, &Phase, i64),
+    width: i64,
+) -> Value {
+    let elem = b.ir.value_type(x).element_type();
+    let [(r0, nr), (c0, nc)] = ph.src;
+    let zero = b.value(
+        ops::arith::ConstantOp::NAME,
+        vec![],
+        elem,
+        &[("value", Attribute::float(0.0, elem))],
+    );
+    let resume = b.at;
+    let bounds = [b.index(0), b.index(nr), b.index(1)];
+    let (lp, i, acc) = for_loop_step(b, bounds, buf);
+    let shc = b.index(sh);
+    let si = b.value(ops::arith::MuliOp::NAME, vec![i, shc], Type::index(), &[]);
+    let row = add_const(b, si, r0);
+    let brow = add_const(b, i, ph.at[0]);
+    let (z, pc) = (b.index(0), b.index(p));
+    let mut acc = acc;
+    for (end, lanes, odd) in pair_blocks(nc, c0, width) {
+        let v = if lanes == 1 {
+            let col = b.index(c0 + 2 * (end - 1));
+            read(b, x, &[z, z, row, col], 1, zero)
+        } else {
+            let start = if odd {
+                c0 + 2 * (end - 1) - (2 * lanes - 1)
+            } else {
+                c0 + 2 * (end - lanes)
+            };
+            let (c_lo, c_hi) = (b.index(start), b.index(start + lanes));
+            let lo = read(b, x, &[z, z, row, c_lo], lanes, zero);
+            let hi = read(b, x, &[z, z, row, c_hi], lanes, zero);
+            let mask: Vec<i64> = (0..lanes).map(|l| 2 * l + i64::from(odd)).collect();
+            let ty = Type::vector(vec![lanes], elem);
+            b.value(
+                ops::vector::ShuffleOp::NAME,
+                vec![lo, hi],
+                ty,
+                &[("mask", Attribute::dense_i64_array(&mask))],
+            )
+        };
+        let col = b.index(ph.at[1] + end - lanes);
+        acc = write(b, v, acc, &[pc, brow, col]);
+    }
+    b.create(ops::scf::YieldOp::NAME, vec![acc], vec![], &[]);
+    b.at = resume;
+    b.ir.result(lp, 0)
+}
+
+/// `vector.broadcast` of scalar `s` to `lanes` lanes.
+fn splat(b: &mut OpBuilder<'_>, s: Value, lanes: i64) -> Value {
+    let ty = Type::vector(vec![lanes], b.ir.value_type(s));
+    b.value(ops::vector::BroadcastOp::NAME, vec![s], ty, &[])
+}
+
+/// `a + k` on indices (`a` itself for 0).
+fn add_const(b: &mut OpBuilder<'_>, a: Value, k: i64) -> Value {
+    if k == 0 {
+        return a;
+    }
+    let c = b.index(k);
+    b.value(ops::arith::AddiOp::NAME, vec![a, c], Type::index(), &[])
+}
+
+/// A `lanes`-lane read of `src` along its last dim at `idx`.
+fn read(b: &mut OpBuilder<'_>, src: Value, idx: &[Value], lanes: i64, pad: Value) -> Value {
+    let rank = idx.len();
+    let elem = b.ir.value_type(src).element_type();
+    let mut operands = vec![src];
+    operands.extend_from_slice(idx);
+    operands.push(pad);
+    let props = transfer_props(rank, rank - 1, [1, rank as i32, 1, 0]);
+    let ty = Type::vector(vec![lanes], elem);
+    b.value(ops::vector::TransferReadOp::NAME, operands, ty, &props)
+}
+
+/// `v` written into `dst` along its last dim at `idx`: the updated tensor.
+fn write(b: &mut OpBuilder<'_>, v: Value, dst: Value, idx: &[Value]) -> Value {
+    let rank = idx.len();
+    let mut operands = vec![v, dst];
+    operands.extend_from_slice(idx);
+    let props = transfer_props(rank, rank - 1, [1, 1, rank as i32, 0]);
+    let ty = b.ir.value_type(dst);
+    b.value(ops::vector::TransferWriteOp::NAME, operands, ty, &props)
+}
+
+/// The consumer's inputs other than the conv's result, on channel `c`: each a scalar
+/// (`tensor.extract` at the channel and the map's constants), splat; None for the result.
+fn channel_inputs(b: &mut OpBuilder<'_>, s: &Consumer, c: Value) -> Vec<Option<Value>> {
+    let maps = indexing_maps(b.ir, s.g).unwrap_or_default();
+    s.ins
+        .iter()
+        .zip(&maps)
+        .map(|(how, map)| match how {
+            Input::Channel(v, _) => {
+                let ty = b.ir.value_type(*v);
+                let e = if ty.is_tensor() {
+                    let mut operands = vec![*v];
+                    for r in &map.results {
+                        operands.push(match r {
+                            AffineExpr::Const(k) => b.index(*k),
+                            _ => c,
+                        });
+                    }
+                    let elem = ty.element_type();
+                    b.value(ops::tensor::ExtractOp::NAME, operands, elem, &[])
+                } else {
+                    *v
+                };
+                Some(splat(b, e, LANES))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The consumer's body on vector `acc`, its other inputs `extra` (splat).
+fn consume(b: &mut OpBuilder<'_>, s: &Consumer, extra: &[Option<Value>], acc: Value) -> Value {
+    let Some(body) =
+        b.ir.regions_of(s.g)
+            .first()
+            .and_then(|r| b.ir.region_entry(*r))
+    else {
+        return acc;
+    };
+    let args = b.ir.block_args(body).to_vec();
+    let mut vmap: FxHashMap<Value, Value> = FxHashMap::default();
+    for (a, x) in args.iter().zip(extra) {
+        vmap.insert(*a, x.unwrap_or(acc));
+    }
+    let ops_ = b.ir.block_ops_vec(body);
+    let Some((y, rest)) = ops_.split_last() else {
+        return acc;
+    };
+    for o in rest {
+        if b.ir.name(*o) == ops::arith::ConstantOp::NAME {
+            let c = b.ir.clone_op(*o, &mut FxHashMap::default());
+            b.place(c);
+            let v = splat(b, b.ir.result(c, 0), LANES);
+            vmap.insert(b.ir.result(*o, 0), v);
+            continue;
+        }
+        // Values from outside the body enter as splats.
+        for v in b.ir.operands(*o).to_vec() {
+            if let std::collections::hash_map::Entry::Vacant(e) = vmap.entry(v) {
+                e.insert(splat(b, v, LANES));
+            }
+        }
+        let c = b.ir.clone_op(*o, &mut vmap);
+        b.place(c);
+        for r in b.ir.results(c).to_vec() {
+            let ty = b.ir.value_type(r);
+            b.ir.set_value_type(r, Type::vector(vec![LANES], ty));
+        }
+    }
+    let yv = b.ir.operands(*y)[0];
+    match vmap.get(&yv) {
+        Some(r) => *r,
+        None => splat(b, yv, LANES),
+    }
+}
+
+/// Blocks of a row of `n` outputs: `(offset, lanes)`, 16 lanes at a time, then 8, 4, 2, 1.
+fn row_blocks(n: i64) -> Vec<(i64, i64)> {
+    let mut out = vec![];
+    let mut at = 0;
+    for lanes in [16, 8, 4, 2, 1] {
+        while n - at >= lanes {
+            out.push((at, lanes));
+            at += lanes;
+        }
+    }
+    out
+}
+
+/// Depthwise conv `op` on plane `x` with filter plane `f` (`1 x KH x KW`) from the fill
+/// value `init`, then `sink` on channel `c` (when given), written into `out` (the plane's
+/// `1 x 1 x OH x OW`): the updated `out`.
+pub(super) fn plane(
+    b: &mut OpBuilder<'_>,
+    w: &Window,
+    g: &Geom,
+    (x, f): (Value, Value),
+    init: Value,
+    sink: Option<(&Consumer, Value)>,
+    out: Value,
+) -> Result<Value, String> {
+    let elem = w.elem;
+    let vty = Type::vector(vec![LANES], elem);
+    let xf = phase_buffer(b, w, g, x).ok_or("the padding value of the window's image")?;
+    let zero = b.value(
+        ops::arith::ConstantOp::NAME,
+        vec![],
+        elem,
+        &[("value", Attribute::float(0.0, elem))],
+    );
+    // The taps (filter values, splat) and their flat offsets, in the op's order.
+    let [hd, wd] = w.dims;
+    let mut taps = vec![];
+    for r in 0..hd.k {
+        for s in 0..wd.k {
+            let idx = vec![b.index(0), b.index(r), b.index(s)];
+            let mut operands = vec![f];
+            operands.extend(idx);
+            let t = b.value(ops::tensor::ExtractOp::NAME, operands, elem, &[]);
+            let off = g.taps[taps.len()];
+            taps.push((off, splat(b, t, LANES)));
+        }
+    }
+    let acc0 = splat(b, init, LANES);
+    let extra = sink.map(|(s, c)| (s, channel_inputs(b, s, c)));
+    let resume = b.at;
+    let y0 = b.value(
+        ops::tensor::EmptyOp::NAME,
+        vec![],
+        Type::tensor(vec![g.len], elem),
+        &[],
+    );
+    let bounds = [b.index(0), b.index(g.len), b.index(LANES)];
+    let (lp, j, y) = for_loop_step(b, bounds, y0);
+    let mut acc = acc0;
+    for (off, t) in &taps {
+        let at = add_const(b, j, *off);
+        let xv = read(b, xf, &[at], LANES, zero);
+        acc = b.value(ops::vector::FmaOp::NAME, vec![xv, *t, acc], vty, &[]);
+    }
+    if let Some((s, ins)) = &extra {
+        acc = consume(b, s, ins, acc);
+    }
+    let y1 = write(b, acc, y, &[j]);
+    b.create(ops::scf::YieldOp::NAME, vec![y1], vec![], &[]);
+    b.at = resume;
+    let yf = b.ir.result(lp, 0);
+    // The rows copied out.
+    let oh = hd.out;
+    let bounds = [b.index(0), b.index(oh), b.index(1)];
+    let (rows, h, o) = for_loop_step(b, bounds, out);
+    let p = b.index(g.pitch);
+    let base = b.value(ops::arith::MuliOp::NAME, vec![h, p], Type::index(), &[]);
+    let z = b.index(0);
+    let mut o = o;
+    for (w0, lanes) in row_blocks(wd.out) {
+        let at = add_const(b, base, w0);
+        let v = read(b, yf, &[at], lanes, zero);
+        let col = b.index(w0);
+        o = write(b, v, o, &[z, z, h, col]);
+    }
+    b.create(ops::scf::YieldOp::NAME, vec![o], vec![], &[]);
+    b.at = resume;
+    Ok(b.ir.result(rows, 0))
+}
