@@ -45,6 +45,7 @@
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s23 --shape 0=2x2x11x14 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s2_w7 --shape 0=2x2x7x7 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s2_w7 --shape 0=3x2x7x7 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_f16 --shape 0=2x2x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s23 --shape 0=1x2x11x14 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // An init of another batch than the image's: the plane loop's run-time check.
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_acc_scalar --shape 0=2x3x8x8 --shape 2=3x3x8x8 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=INIT
@@ -53,20 +54,20 @@
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=2x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=BATCH
 // BATCH: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:127:8: the image and an operand of the plane loop have different batch sizes
 // RUNOK: check: ok
-// Eighteen window ops over pads, seventeen rewritten (dw_tiny's 2x2 image has no
-// interior), five with their consumer; twelve of them in a flat form, ten of those (the
-// depthwise convs of f32 with a filled init, and a consumer read per channel if any) in
-// vectors:
+// Nineteen window ops over pads, eighteen rewritten (dw_tiny's 2x2 image has no
+// interior), five with their consumer; thirteen of them in a flat form, ten of those (the
+// depthwise convs of f32 image, filter and output with a filled init, and a consumer read
+// per channel if any) in vectors (dw_f16's filter is f16):
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// STATS: 17 num-peeled
+// STATS: 18 num-peeled
 // STATS: 5 num-consumers
-// STATS: 12 num-flat
+// STATS: 13 num-flat
 // STATS: 10 num-vector
-// Without vectors, seven in the generic flat form (stride 1, a filled init, a row step
+// Without vectors, eight in the generic flat form (stride 1, a filled init, a row step
 // that fits):
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows=vector=false --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS-GENERIC
-// STATS-GENERIC: 17 num-peeled
-// STATS-GENERIC: 7 num-flat
+// STATS-GENERIC: 18 num-peeled
+// STATS-GENERIC: 8 num-flat
 // STATS-GENERIC: 0 num-vector
 
 // Per plane: chunks of channels on the thread pool (17 channels: 16 chunks), then each

@@ -55,7 +55,7 @@ struct Window {
     elem: Type,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Dim {
     size: i64,
     out: i64,
@@ -352,22 +352,22 @@ define_pass! {
         argument: "peel-padded-windows",
         name: "PeelPaddedWindows",
         summary: "Split depthwise convolutions and poolings over a tensor.pad into an interior that reads the image in place and border strips over small pads",
-        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer. With flat (the default), a stride-1 op whose init is a fill runs over its plane padded once and viewed as one dimension, as a linalg.generic whose every output is one iteration of a loop LLVM vectorizes; with vector (the default) a depthwise conv of f32 is written in vectors instead, its consumer applied in registers.",
+        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer. With flat (the default), a stride-1 op whose init is a fill runs over its plane padded once and viewed as one dimension, as a linalg.generic whose every output is one iteration of a loop LLVM vectorizes; with vector (the default) a depthwise conv of f32 (image, filter, output) with a filled init, of any stride, is written in vectors over its phase planes instead of the generic flat form or the pieces, its consumer applied in registers.",
         options: PeelPaddedWindowsOptions {
             "planes" => planes: bool = "true",
                 "Run the pieces per (image, channel) plane in a loop over channels and images, each plane's init filled on its own; false: the pieces over the whole tensor";
             "flat" => flat: bool = "true",
                 "With planes: a stride-1 window op whose init is a fill runs over its plane padded once and viewed as one dimension, every output in one vectorizable loop, instead of an interior and border strips";
             "vector" => vector: bool = "true",
-                "With flat: a depthwise conv of f32 is written in vectors of 16 flat positions, its consumer (lanewise arith, inputs read per channel) applied in registers before the store, and each output row copied out of the flat result in vectors; false: the flat form as a linalg.generic and the consumer as a second pass over the plane";
+                "With flat: a depthwise conv of f32 (image, filter and output) with a filled init, of any stride, whose phase planes fit 32 KiB, is written in vectors of 16 flat positions, its consumer (lanewise arith, inputs read per channel) applied in registers before the store, and each output row copied out of the flat result in vectors; false: the flat form as a linalg.generic and the consumer as a second pass over the plane";
             "fuse-consumers" => fuse_consumers: bool = "true",
                 "With planes: move the op's one elementwise consumer (read per channel or per element) into the loop, applied to each plane after its pieces";
         },
         statistics: {
             peeled: "num-peeled" => "Window ops rewritten (split into interior and border, or in flat form)",
             consumers: "num-consumers" => "Elementwise consumers moved into the plane loop",
-            flat: "num-flat" => "Window ops run in their flat form",
-            vector: "num-vector" => "Window ops written in vectors over their phase planes",
+            flat: "num-flat" => "Window ops run in a flat form (the generic one, or in vectors)",
+            vector: "num-vector" => "Window ops written in vectors over their phase planes (any stride)",
         },
     }
 }

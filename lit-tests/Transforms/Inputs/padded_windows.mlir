@@ -304,3 +304,17 @@ func.func @dw_s2_w7(%x: tensor<?x2x7x7xf32>, %k: tensor<2x3x3xf32>) -> tensor<?x
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %k : tensor<?x2x9x9xf32>, tensor<2x3x3xf32>) outs(%f : tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32>
   return %r : tensor<?x2x4x4xf32>
 }
+// An f16 filter on an f32 image and output (the op casts in its body): not in vectors.
+func.func @dw_f16(%x: tensor<?x2x8x8xf32>, %k: tensor<2x3x3xf16>) -> tensor<?x2x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x8x8xf32>
+  %z = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x2x8x8xf32> to tensor<?x2x10x10xf32>
+  %e = tensor.empty(%n) : tensor<?x2x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x8x8xf32>) -> tensor<?x2x8x8xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x2x10x10xf32>, tensor<2x3x3xf16>) outs(%f : tensor<?x2x8x8xf32>) -> tensor<?x2x8x8xf32>
+  return %r : tensor<?x2x8x8xf32>
+}

@@ -52,9 +52,13 @@ use rustc_hash::FxHashMap;
 /// f32 without casts, and a consumer (if any) whose other inputs are read per channel and
 /// whose body is lanewise `arith` on scalars.
 pub(super) fn applies(ir: &Ir, op: OpId, w: &Window, sink: Option<&Consumer>) -> bool {
+    // Image, filter and output all f32 (the named op casts mixed types in its body).
+    let f32_of = |v: Value| ir.value_type(v).element_type() == Type::f32();
     if ir.name(op) != ops::linalg::DepthwiseConv2dNchwChwOp::NAME
         || ir.attr(op, "cast").is_some()
         || w.elem != Type::f32()
+        || !f32_of(w.x)
+        || !f32_of(w.f)
     {
         return false;
     }
@@ -90,6 +94,10 @@ pub(super) fn applies(ir: &Ir, op: OpId, w: &Window, sink: Option<&Consumer>) ->
 /// 2.91, stride 2 1.60 against 1.89.
 const MAX_BYTES: i64 = 32 << 10;
 
+/// The most taps taken: the loop reads and multiplies once per tap, unrolled (a 7x7
+/// filter has 49).
+const MAX_TAPS: i64 = 64;
+
 /// The phase planes of a window op's plane and its flat output.
 pub(super) struct Geom {
     /// Row pitch of every phase plane and of the flat output.
@@ -116,23 +124,35 @@ struct Phase {
 
 /// Positions `a + s*i` of a padded dim (`low` padding, image of `size`) that hold image
 /// data: the first image index, how many, and the first `i`.
-fn phase_span(a: i64, s: i64, low: i64, size: i64) -> ((i64, i64), i64) {
-    // The first i with a + s*i >= low.
-    let i0 = if a >= low { 0 } else { (low - a + s - 1) / s };
-    let first = a + s * i0 - low;
+fn phase_span(a: i64, s: i64, low: i64, size: i64) -> Option<((i64, i64), i64)> {
+    // The first i with a + s*i >= low (a < s, so i0 * s < low + s).
+    let i0 = if a >= low {
+        0
+    } else {
+        low.checked_sub(a)?.checked_add(s - 1)? / s
+    };
+    let first = i0.checked_mul(s)?.checked_add(a)?.checked_sub(low)?;
     let count = if first < size {
         (size - 1 - first) / s + 1
     } else {
         0
     };
-    ((first, count), i0)
+    Some(((first, count), i0))
 }
 
 /// The geometry of `w` in phase planes, when every stride and dilation is positive and the
 /// buffer of phases stays within [`MAX_BYTES`].
 pub(super) fn geometry(w: &Window) -> Option<Geom> {
-    let [hd, wd] = w.dims;
-    if [hd.s, wd.s, hd.d, wd.d, hd.k, wd.k].iter().any(|v| *v < 1) || hd.out < 1 || wd.out < 1 {
+    geometry_of(w.dims, w.elem.bit_width()?.div_ceil(8) as i64)
+}
+
+/// [`geometry`] from the window's dims and its element's bytes.
+fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<Geom> {
+    if [hd.s, wd.s, hd.d, wd.d, hd.k, wd.k].iter().any(|v| *v < 1)
+        || hd.out < 1
+        || wd.out < 1
+        || hd.k.checked_mul(wd.k)? > MAX_TAPS
+    {
         return None;
     }
     let (sh, sw) = (hd.s, wd.s);
@@ -154,8 +174,8 @@ pub(super) fn geometry(w: &Window) -> Option<Geom> {
     let mut phases = vec![];
     let (mut pitch, mut rows) = (wd.out.checked_add(max_coff)?, hd.out.checked_add(max_roff)?);
     for &(a, b) in &order {
-        let (rs, i0) = phase_span(a, sh, hd.low, hd.size);
-        let (cs, j0) = phase_span(b, sw, wd.low, wd.size);
+        let (rs, i0) = phase_span(a, sh, hd.low, hd.size)?;
+        let (cs, j0) = phase_span(b, sw, wd.low, wd.size)?;
         rows = rows.max(i0.checked_add(rs.1)?);
         pitch = pitch.max(j0.checked_add(cs.1)?);
         phases.push(Phase {
@@ -172,7 +192,7 @@ pub(super) fn geometry(w: &Window) -> Option<Geom> {
     let plane = rows.checked_mul(pitch)?;
     let bytes = plane
         .checked_mul(order.len() as i64)?
-        .checked_mul(w.elem.bit_width()?.div_ceil(8) as i64)?;
+        .checked_mul(elem_bytes)?;
     if bytes > MAX_BYTES {
         return None;
     }
@@ -533,4 +553,135 @@ pub(super) fn plane(
     b.create(ops::scf::YieldOp::NAME, vec![o], vec![], &[]);
     b.at = resume;
     Ok(b.ir.result(rows, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Dim;
+    use super::{geometry_of, pair_blocks};
+
+    /// Every window dim of sizes 1-6, kernels 1-3, strides 1-3, dilations 1-2, low padding
+    /// 0-2 and high 0-1 that has an output.
+    fn dims() -> Vec<Dim> {
+        let mut out = vec![];
+        for size in 1..=6 {
+            for k in 1..=3 {
+                for s in 1..=3 {
+                    for d in 1..=2 {
+                        for low in 0..=2 {
+                            for high in 0..=1 {
+                                let padded = size + low + high;
+                                let span = (k - 1) * d + 1;
+                                if padded >= span {
+                                    let o = (padded - span) / s + 1;
+                                    out.push(Dim {
+                                        size,
+                                        out: o,
+                                        k,
+                                        s,
+                                        d,
+                                        low,
+                                        high,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The buffer of phases as `geometry_of` lays it out, simulated: which image position
+    /// (or the padding, None) each element holds. Then every tap of every flat position
+    /// reads inside it, and every real output's taps read what the window reads.
+    #[test]
+    fn phases_read_what_the_window_reads() {
+        let all = dims();
+        let mut taken = 0;
+        for hd in &all {
+            for wd in all.iter().step_by(7) {
+                let Some(g) = geometry_of([*hd, *wd], 4) else {
+                    continue;
+                };
+                taken += 1;
+                let plane = (g.rows * g.pitch) as usize;
+                let mut buf = vec![None; plane * g.phases.len()];
+                for (p, ph) in g.phases.iter().enumerate() {
+                    let [(r0, nr), (c0, nc)] = ph.src;
+                    for i in 0..nr {
+                        for j in 0..nc {
+                            let at = (ph.at[0] + i) * g.pitch + ph.at[1] + j;
+                            assert!(ph.at[0] + i < g.rows && ph.at[1] + j < g.pitch);
+                            buf[p * plane + at as usize] = Some((r0 + hd.s * i, c0 + wd.s * j));
+                        }
+                    }
+                }
+                for t in &g.taps {
+                    assert!(
+                        (t + g.len - 1) < buf.len() as i64,
+                        "{hd:?} {wd:?}: tap {t} reads past the buffer"
+                    );
+                }
+                let mut t = 0;
+                for r in 0..hd.k {
+                    for s in 0..wd.k {
+                        for h in 0..hd.out {
+                            for w in 0..wd.out {
+                                let (ph, pw) =
+                                    (h * hd.s + r * hd.d - hd.low, w * wd.s + s * wd.d - wd.low);
+                                let want = (ph >= 0 && ph < hd.size && pw >= 0 && pw < wd.size)
+                                    .then_some((ph, pw));
+                                let got = buf[(g.taps[t] + h * g.pitch + w) as usize];
+                                assert_eq!(
+                                    got, want,
+                                    "{hd:?} {wd:?}: tap ({r}, {s}) at ({h}, {w})"
+                                );
+                            }
+                        }
+                        t += 1;
+                    }
+                }
+            }
+        }
+        assert!(taken > 10_000, "only {taken} geometries taken");
+    }
+
+    /// Each block of a stride-2 phase row reads inside the image row, and the lanes it
+    /// keeps are the row's elements `[end - lanes, end)`, every element once at least.
+    #[test]
+    fn pair_blocks_stay_in_the_row() {
+        for width in 1..80 {
+            for c0 in 0..2.min(width) {
+                let n = (width - 1 - c0) / 2 + 1;
+                let mut seen = vec![false; n as usize];
+                for (end, lanes, odd) in pair_blocks(n, c0, width) {
+                    assert!(end <= n && lanes <= end);
+                    let start = if lanes == 1 {
+                        c0 + 2 * (end - 1)
+                    } else if odd {
+                        c0 + 2 * (end - 1) - (2 * lanes - 1)
+                    } else {
+                        c0 + 2 * (end - lanes)
+                    };
+                    let span = if lanes == 1 { 1 } else { 2 * lanes };
+                    assert!(
+                        start >= 0 && start + span <= width,
+                        "width {width} c0 {c0}: block ({end}, {lanes}, {odd})"
+                    );
+                    for m in 0..lanes {
+                        let lane = if lanes == 1 {
+                            0
+                        } else {
+                            2 * m + i64::from(odd)
+                        };
+                        assert_eq!(start + lane, c0 + 2 * (end - lanes + m));
+                        seen[(end - lanes + m) as usize] = true;
+                    }
+                }
+                assert!(seen.iter().all(|s| *s), "width {width} c0 {c0}");
+            }
+        }
+    }
 }
