@@ -276,3 +276,70 @@ fn bert_weight_shapes() -> Vec<Vec<usize>> {
         .map(|s| s.iter().map(|d| *d as usize).collect())
         .collect()
 }
+
+/// `f`'s one result on a tensor argument `t` of four ones: the value or the error message.
+fn transfer_on(src: &str, n: usize) -> Result<Vec<f64>, String> {
+    let ctx = ftuner_dialects::context();
+    let m = parse_module(&ctx, src, "t.mlir").unwrap();
+    let t = Tensor::new(vec![n], Type::f32(), vec![1.0; n]);
+    run(&ctx, &m.ir, m.top, "f", vec![RtVal::Tensor(Rc::new(t))])
+        .map(|r| match &r[0] {
+            RtVal::Tensor(t) => t.data.clone(),
+            _ => vec![],
+        })
+        .map_err(|e| e.message)
+}
+
+/// A transfer declared in bounds whose lanes leave its source is an error (convert-to-llvm
+/// accesses them unchecked: the oracle must not pass an overread by handing back the
+/// padding); declared out of bounds, those lanes read the padding.
+#[test]
+fn transfers_declared_in_bounds_stay_in_bounds() {
+    let read = |in_bounds: &str| {
+        format!(
+            r#"func.func @f(%t: tensor<4xf32>) -> vector<4xf32> {{
+  %c1 = arith.constant 1 : index
+  %p = arith.constant 7.5 : f32
+  %v = "vector.transfer_read"(%t, %c1, %p) <{{in_bounds = [{in_bounds}], operandSegmentSizes = array<i32: 1, 1, 1, 0>, permutation_map = affine_map<(d0) -> (d0)>}}> : (tensor<4xf32>, index, f32) -> vector<4xf32>
+  return %v : vector<4xf32>
+}}"#
+        )
+    };
+    let e = transfer_on(&read("true"), 4).unwrap_err();
+    assert!(
+        e.contains("declared in bounds, but a lane's index [4] is outside its source of shape [4]"),
+        "{e}"
+    );
+    assert_eq!(
+        transfer_on(&read("false"), 4).unwrap(),
+        vec![1.0, 1.0, 1.0, 7.5]
+    );
+    // A write into a tensor, and into a buffer (the other path of each).
+    let write = r#"func.func @f(%t: tensor<4xf32>) -> tensor<4xf32> {
+  %c2 = arith.constant 2 : index
+  %z = arith.constant 0.0 : f32
+  %v = vector.broadcast %z : f32 to vector<4xf32>
+  %w = "vector.transfer_write"(%v, %t, %c2) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 1, 0>, permutation_map = affine_map<(d0) -> (d0)>}> : (vector<4xf32>, tensor<4xf32>, index) -> tensor<4xf32>
+  return %w : tensor<4xf32>
+}"#;
+    let e = transfer_on(write, 4).unwrap_err();
+    assert!(
+        e.contains("index [4] is outside its source of shape [4]"),
+        "{e}"
+    );
+    let buffer = r#"func.func @f(%t: tensor<4xf32>) -> vector<2xf32> {
+  %m = memref.alloc() : memref<2x3xf32>
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %p = arith.constant 0.0 : f32
+  %v = "vector.transfer_read"(%m, %c1, %c2, %p) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<2x3xf32>, index, index, f32) -> vector<2xf32>
+  "vector.transfer_write"(%v, %m, %c1, %c2) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<2xf32>, memref<2x3xf32>, index, index) -> ()
+  return %v : vector<2xf32>
+}"#;
+    let e = transfer_on(buffer, 4).unwrap_err();
+    assert!(
+        e.contains("'vector.transfer_read' op")
+            && e.contains("index [1, 3] is outside its source of shape [2, 3]"),
+        "{e}"
+    );
+}

@@ -44,6 +44,33 @@ impl Interp<'_> {
         Ok(out)
     }
 
+    /// Whether every dim of a transfer is declared in bounds (`in_bounds = [true, ...]`):
+    /// then a lane outside the source is an error, as convert-to-llvm reads and writes
+    /// such lanes unchecked; otherwise a read gives the padding and a write drops them
+    /// (MLIR's out-of-bounds semantics).
+    fn declared_in_bounds(&self, op: OpId) -> bool {
+        self.ir
+            .attr(op, "in_bounds")
+            .and_then(|a| a.as_array())
+            .is_some_and(|a| {
+                !a.is_empty()
+                    && a.iter()
+                        .all(|b| matches!(b.kind(), ftuner_ir::AttrKind::Bool(true)))
+            })
+    }
+
+    /// The error for lane index `idx` of transfer `op`, outside a source of `shape`
+    /// although the transfer is declared in bounds.
+    fn out_of_bounds(&self, op: OpId, idx: &[i64], shape: &[usize]) -> InterpError {
+        InterpError::at(
+            self.ir,
+            op,
+            format!(
+                "is declared in bounds, but a lane's index {idx:?} is outside its source of shape {shape:?} (compiled code would access memory outside it)"
+            ),
+        )
+    }
+
     /// The index operands of a transfer (segment `seg`, after `seg` leading operands),
     /// evaluated; masked transfers and malformed segments are errors. Returns the indices
     /// and how many there are.
@@ -105,16 +132,16 @@ impl Interp<'_> {
                 .iter()
                 .map(|d| *d as usize)
                 .collect();
+            let strict = self.declared_in_bounds(op);
             let data = m.store.data.borrow();
-            let vals = self
-                .transfer_indices(op, &base, &shape)?
-                .iter()
-                .map(|idx| {
-                    m.index_of(idx)
-                        .and_then(|o| data.get(o).copied())
-                        .unwrap_or(pad)
-                })
-                .collect();
+            let mut vals = vec![];
+            for idx in self.transfer_indices(op, &base, &shape)? {
+                match m.index_of(&idx).and_then(|o| data.get(o).copied()) {
+                    Some(x) => vals.push(x),
+                    None if strict => return Err(self.out_of_bounds(op, &idx, &m.sizes)),
+                    None => vals.push(pad),
+                }
+            }
             return Ok(vec![RtVal::Tensor(Rc::new(Tensor::new(
                 shape,
                 ty.element_type(),
@@ -123,14 +150,17 @@ impl Interp<'_> {
         }
         let (base, _) = self.transfer_base(env, op, &segs, 2)?;
         let v = self.tensor(env, ops[0], op)?;
+        let strict = self.declared_in_bounds(op);
         let mut data = m.store.data.borrow_mut();
         for (k, idx) in self
             .transfer_indices(op, &base, &v.shape)?
             .iter()
             .enumerate()
         {
-            if let Some(slot) = m.index_of(idx).and_then(|o| data.get_mut(o)) {
-                *slot = round_to(v.data[k], m.elem);
+            match m.index_of(idx).and_then(|o| data.get_mut(o)) {
+                Some(slot) => *slot = round_to(v.data[k], m.elem),
+                None if strict => return Err(self.out_of_bounds(op, idx, &m.sizes)),
+                None => {}
             }
         }
         Ok(vec![])
@@ -236,11 +266,15 @@ impl Interp<'_> {
                 let pad = self.scalar(env, ops[1 + n_idx], op)?;
                 let ty = ir.value_type(ir.result(op, 0));
                 let shape = vec_shape(ty);
-                let data = self
-                    .transfer_indices(op, &base, &shape)?
-                    .iter()
-                    .map(|idx| src.offset(idx).map_or(pad, |o| src.data[o]))
-                    .collect();
+                let strict = self.declared_in_bounds(op);
+                let mut data = vec![];
+                for idx in self.transfer_indices(op, &base, &shape)? {
+                    match src.offset(&idx) {
+                        Some(o) => data.push(src.data[o]),
+                        None if strict => return Err(self.out_of_bounds(op, &idx, &src.shape)),
+                        None => data.push(pad),
+                    }
+                }
                 Ok(RtVal::Tensor(Rc::new(Tensor::new(
                     shape,
                     ty.element_type(),
@@ -251,13 +285,16 @@ impl Interp<'_> {
                 let (base, _) = self.transfer_base(env, op, &segs, 2)?;
                 let v = self.tensor(env, ops[0], op)?;
                 let mut dst = (*self.tensor(env, ops[1], op)?).clone();
+                let strict = self.declared_in_bounds(op);
                 for (k, idx) in self
                     .transfer_indices(op, &base, &v.shape)?
                     .iter()
                     .enumerate()
                 {
-                    if let Some(o) = dst.offset(idx) {
-                        dst.data[o] = v.data[k];
+                    match dst.offset(idx) {
+                        Some(o) => dst.data[o] = v.data[k],
+                        None if strict => return Err(self.out_of_bounds(op, idx, &dst.shape)),
+                        None => {}
                     }
                 }
                 Ok(RtVal::Tensor(Rc::new(dst)))
