@@ -1,7 +1,11 @@
 //! `vector`: op definitions come from its spec (ir-specs/vector.toml); this module adds
 //! the verifiers a spec cannot state.
 
-use ftuner_ir::{AffineExpr, AffineMap, Attribute, Ir, MemoryEffects, OpId};
+use ftuner_ir::{
+    intern_name, AffineExpr, AffineMap, Attribute, BlockId, Ir, MemoryEffects, OpId, OpSpec, Type,
+    Value,
+};
+use rustc_hash::FxHashMap;
 
 /// Transfers read and write memory only when their base is a memref (MLIR's
 /// `TransferReadOp::getEffects`); on a tensor they are values.
@@ -44,6 +48,77 @@ pub const LANEWISE_ARITH: &[&str] = &[
     crate::ops::arith::ExtfOp::NAME,
     crate::ops::arith::TruncfOp::NAME,
 ];
+
+/// Whether scalar body `blk` (a `linalg.generic`'s: scalar block arguments, a terminator
+/// yielding its result) can be cloned on vectors by [`clone_lanewise`]: every op before
+/// the terminator is [`LANEWISE_ARITH`] or a constant, without regions, with one result
+/// and scalar operands.
+pub fn is_lanewise_body(ir: &Ir, blk: BlockId) -> bool {
+    let scalar = |v: &Value| !ir.value_type(*v).is_shaped();
+    let ops = ir.block_ops_vec(blk);
+    let Some((_, rest)) = ops.split_last() else {
+        return false;
+    };
+    ir.block_args(blk).iter().all(scalar)
+        && rest.iter().all(|o| {
+            let name = ir.name(*o);
+            (LANEWISE_ARITH.contains(&name) || name == crate::ops::arith::ConstantOp::NAME)
+                && ir.regions_of(*o).is_empty()
+                && ir.results(*o).len() == 1
+                && ir.operands(*o).iter().all(scalar)
+        })
+}
+
+/// The ops of scalar body `blk` ([`is_lanewise_body`]) cloned on `lanes`-lane vectors,
+/// each created op handed to `place` (which puts it at the caller's insertion point):
+/// `vmap` maps the block's arguments to their vectors; constants and values from outside
+/// the body enter as `vector.broadcast`s at `loc`. Returns the vector of the value the
+/// terminator yields first.
+pub fn clone_lanewise(
+    ir: &mut Ir,
+    blk: BlockId,
+    vmap: &mut FxHashMap<Value, Value>,
+    (lanes, loc): (i64, Attribute),
+    place: &mut dyn FnMut(&mut Ir, OpId),
+) -> Option<Value> {
+    let splat = |ir: &mut Ir, place: &mut dyn FnMut(&mut Ir, OpId), s: Value| {
+        let ty = Type::vector(vec![lanes], ir.value_type(s));
+        let o = ir.create_op(
+            OpSpec::new(intern_name(crate::ops::vector::BroadcastOp::NAME), loc)
+                .operands([s])
+                .results([ty]),
+        );
+        place(ir, o);
+        ir.result(o, 0)
+    };
+    let ops = ir.block_ops_vec(blk);
+    let (y, rest) = ops.split_last()?;
+    for o in rest {
+        if ir.name(*o) == crate::ops::arith::ConstantOp::NAME {
+            let c = ir.clone_op(*o, &mut FxHashMap::default());
+            place(ir, c);
+            let v = splat(ir, place, ir.result(c, 0));
+            vmap.insert(ir.result(*o, 0), v);
+            continue;
+        }
+        for v in ir.operands(*o).to_vec() {
+            if let std::collections::hash_map::Entry::Vacant(e) = vmap.entry(v) {
+                e.insert(splat(ir, place, v));
+            }
+        }
+        let c = ir.clone_op(*o, vmap);
+        place(ir, c);
+        for r in ir.results(c).to_vec() {
+            let ty = ir.value_type(r);
+            ir.set_value_type(r, Type::vector(vec![lanes], ty));
+        }
+    }
+    let yv = *ir.operands(*y).first()?;
+    Some(match vmap.get(&yv) {
+        Some(r) => *r,
+        None => splat(ir, place, yv),
+    })
+}
 
 /// Properties of an in-bounds 1-d `vector.transfer_read`/`transfer_write` along dim
 /// `along` of a rank-`rank` tensor or buffer; `segments` as `operandSegmentSizes`.

@@ -92,18 +92,6 @@ pub(crate) fn extract_as_strided(
     b.value(ops::tensor::ExtractSliceOp::NAME, vec![src], ty, &props)
 }
 
-/// `tensor.insert_slice %v into %dst[offs] [sizes] [1, ...]` at static offsets, `v` of the
-/// sizes' shape or with unit dims dropped.
-pub(crate) fn insert_rank_reduced(
-    b: &mut OpBuilder<'_>,
-    v: Value,
-    dst: Value,
-    (offs, sizes): (&[i64], &[i64]),
-) -> Value {
-    let offs: Vec<Off> = offs.iter().map(|o| Off::Const(*o)).collect();
-    insert(b, v, dst, &offs, sizes)
-}
-
 /// `linalg.fill ins(%value) outs(%dest)`.
 pub(crate) fn splat_into(
     b: &mut OpBuilder<'_>,

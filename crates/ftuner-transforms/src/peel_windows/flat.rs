@@ -77,31 +77,6 @@ pub(super) fn geometry(w: &Window) -> Option<Flat> {
     })
 }
 
-/// Plane `x` padded as `g` says and viewed as one dimension (`g.rows * g.pitch`).
-pub(super) fn padded(b: &mut OpBuilder<'_>, w: &Window, g: &Flat, x: Value) -> Value {
-    let pad = b.ir.clone_op(w.pad, &mut Default::default());
-    b.ir.set_operands(pad, vec![x]);
-    let [[rl, rh], [cl, ch]] = g.pad;
-    for (name, v) in [
-        ("static_low", [0, 0, rl, cl]),
-        ("static_high", [0, 0, rh, ch]),
-    ] {
-        b.ir.set_prop(pad, name, Some(Attribute::dense_i64_array(&v)));
-    }
-    let xp = b.ir.result(pad, 0);
-    b.ir.set_value_type(xp, Type::tensor(vec![1, 1, g.rows, g.pitch], w.elem));
-    b.place(pad);
-    b.value(
-        ops::tensor::CollapseShapeOp::NAME,
-        vec![xp],
-        Type::tensor(vec![g.rows * g.pitch], w.elem),
-        &[(
-            "reassociation",
-            ftuner_dialects::tensor::reassociation_attr(&[&[0, 1, 2, 3]]),
-        )],
-    )
-}
-
 /// The window op `op` on plane `x` (`1 x 1 x H x W`) with filter `f` (its plane, or the
 /// pooling's window shape), from `fill`'s value: the flat result, `g.len` values of
 /// which `h * pitch + w` is output `(h, w)`.
@@ -114,10 +89,32 @@ pub(super) fn compute(
     f: Value,
     fill: OpId,
 ) -> Result<Value, String> {
+    use ops::tensor;
     let elem = w.elem;
-    let xf = padded(b, w, g, x);
+    // The padded plane, then one dimension.
+    let pad = b.ir.clone_op(w.pad, &mut Default::default());
+    b.ir.set_operands(pad, vec![x]);
+    let [[rl, rh], [cl, ch]] = g.pad;
+    for (name, v) in [
+        ("static_low", [0, 0, rl, cl]),
+        ("static_high", [0, 0, rh, ch]),
+    ] {
+        b.ir.set_prop(pad, name, Some(Attribute::dense_i64_array(&v)));
+    }
+    let xp = b.ir.result(pad, 0);
+    b.ir.set_value_type(xp, Type::tensor(vec![1, 1, g.rows, g.pitch], elem));
+    b.place(pad);
+    let xf = b.value(
+        tensor::CollapseShapeOp::NAME,
+        vec![xp],
+        Type::tensor(vec![g.rows * g.pitch], elem),
+        &[(
+            "reassociation",
+            ftuner_dialects::tensor::reassociation_attr(&[&[0, 1, 2, 3]]),
+        )],
+    );
     let empty = b.value(
-        ops::tensor::EmptyOp::NAME,
+        tensor::EmptyOp::NAME,
         vec![],
         Type::tensor(vec![g.len], elem),
         &[],

@@ -41,11 +41,11 @@
 use super::flat::LANES;
 use super::Window;
 use crate::nchw_consumer::{Consumer, Input};
-use crate::tensor_build::{extract_as_strided, for_loop_step, insert_rank_reduced};
+use crate::tensor_build::{extract_as_strided, for_loop_step, insert, Off};
 use ftuner_dialects::linalg::body::indexing_maps;
 use ftuner_dialects::ops;
-use ftuner_dialects::vector::{transfer_props, LANEWISE_ARITH};
-use ftuner_ir::{AffineExpr, Attribute, Ir, OpBuilder, OpId, Type, Value};
+use ftuner_dialects::vector::{clone_lanewise, is_lanewise_body, transfer_props};
+use ftuner_ir::{AffineExpr, Attribute, InsertPoint, Ir, OpBuilder, OpId, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// Whether the vector form applies to `op` with its consumer `sink`: a depthwise conv of
@@ -68,22 +68,10 @@ pub(super) fn applies(ir: &Ir, op: OpId, w: &Window, sink: Option<&Consumer>) ->
     if s.ins.iter().any(|i| matches!(i, Input::Element(_))) {
         return false;
     }
-    let Some(body) = ir.regions_of(s.g).first().and_then(|r| ir.region_entry(*r)) else {
-        return false;
-    };
-    let scalar = |v: &Value| !ir.value_type(*v).is_shaped();
-    let ops = ir.block_ops_vec(body);
-    let Some((_, rest)) = ops.split_last() else {
-        return false;
-    };
-    ir.block_args(body).iter().all(scalar)
-        && rest.iter().all(|o| {
-            let name = ir.name(*o);
-            (LANEWISE_ARITH.contains(&name) || name == ops::arith::ConstantOp::NAME)
-                && ir.regions_of(*o).is_empty()
-                && ir.results(*o).len() == 1
-                && ir.operands(*o).iter().all(scalar)
-        })
+    ir.regions_of(s.g)
+        .first()
+        .and_then(|r| ir.region_entry(*r))
+        .is_some_and(|body| is_lanewise_body(ir, body))
 }
 
 /// The largest buffer of phases taken: past it the plane, its phases and its flat result
@@ -250,7 +238,12 @@ fn phase_buffer(b: &mut OpBuilder<'_>, w: &Window, g: &Geom, x: Value) -> Option
             (&[0, 0, r0, c0], &[1, 1, nr, nc], &[1, 1, sh, sw]),
             Type::tensor(vec![nr, nc], elem),
         );
-        buf = insert_rank_reduced(b, sl, buf, (&[p as i64, ph.at[0], ph.at[1]], &[1, nr, nc]));
+        let at = [
+            Off::Const(p as i64),
+            Off::Const(ph.at[0]),
+            Off::Const(ph.at[1]),
+        ];
+        buf = insert(b, sl, buf, &at, &[1, nr, nc]);
     }
     Some(b.value(
         ops::tensor::CollapseShapeOp::NAME,
@@ -428,41 +421,18 @@ fn consume(b: &mut OpBuilder<'_>, s: &Consumer, extra: &[Option<Value>], acc: Va
     else {
         return acc;
     };
-    let args = b.ir.block_args(body).to_vec();
-    let mut vmap: FxHashMap<Value, Value> = FxHashMap::default();
-    for (a, x) in args.iter().zip(extra) {
-        vmap.insert(*a, x.unwrap_or(acc));
-    }
-    let ops_ = b.ir.block_ops_vec(body);
-    let Some((y, rest)) = ops_.split_last() else {
-        return acc;
+    let mut vmap: FxHashMap<Value, Value> =
+        b.ir.block_args(body)
+            .iter()
+            .zip(extra)
+            .map(|(a, x)| (*a, x.unwrap_or(acc)))
+            .collect();
+    let at = b.at;
+    let mut place = |ir: &mut Ir, o: OpId| match at {
+        InsertPoint::End(blk) => ir.append_op(blk, o),
+        InsertPoint::Before(x) => ir.insert_before(x, o),
     };
-    for o in rest {
-        if b.ir.name(*o) == ops::arith::ConstantOp::NAME {
-            let c = b.ir.clone_op(*o, &mut FxHashMap::default());
-            b.place(c);
-            let v = splat(b, b.ir.result(c, 0), LANES);
-            vmap.insert(b.ir.result(*o, 0), v);
-            continue;
-        }
-        // Values from outside the body enter as splats.
-        for v in b.ir.operands(*o).to_vec() {
-            if let std::collections::hash_map::Entry::Vacant(e) = vmap.entry(v) {
-                e.insert(splat(b, v, LANES));
-            }
-        }
-        let c = b.ir.clone_op(*o, &mut vmap);
-        b.place(c);
-        for r in b.ir.results(c).to_vec() {
-            let ty = b.ir.value_type(r);
-            b.ir.set_value_type(r, Type::vector(vec![LANES], ty));
-        }
-    }
-    let yv = b.ir.operands(*y)[0];
-    match vmap.get(&yv) {
-        Some(r) => *r,
-        None => splat(b, yv, LANES),
-    }
+    clone_lanewise(b.ir, body, &mut vmap, (LANES, b.loc), &mut place).unwrap_or(acc)
 }
 
 /// Blocks of a row of `n` outputs: `(offset, lanes)`, 16 lanes at a time, then 8, 4, 2, 1.

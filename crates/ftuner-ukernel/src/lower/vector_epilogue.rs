@@ -44,25 +44,9 @@ pub(super) fn prepare(
 ) -> Option<TileEpilogue> {
     let eb = epilogue_block(b.ir, patch)?;
     let args = b.ir.block_args(eb).to_vec();
-    let scalar = |ty: Type| !ty.is_shaped();
-    if !args.iter().all(|a| scalar(b.ir.value_type(*a))) || !b.ir.value_type(args[0]).is_float() {
+    if !ftuner_dialects::vector::is_lanewise_body(b.ir, eb) || !b.ir.value_type(args[0]).is_float()
+    {
         return None;
-    }
-    let body = b.ir.block_ops_vec(eb);
-    let (_, rest) = body.split_last()?;
-    for o in rest {
-        let name = b.ir.name(*o);
-        let ok = (ftuner_dialects::vector::LANEWISE_ARITH.contains(&name)
-            || name == ops::arith::ConstantOp::NAME)
-            && b.ir.regions_of(*o).is_empty()
-            && b.ir.results(*o).len() == 1
-            && b.ir
-                .operands(*o)
-                .iter()
-                .all(|v| scalar(b.ir.value_type(*v)));
-        if !ok {
-            return None;
-        }
     }
     let extras = epilogue_inputs(b.ir, patch);
     let maps = epilogue_maps(b.ir, patch);
@@ -124,11 +108,6 @@ fn apply_row(
     let z = b.index(blk, 0);
     let iv = b.index(blk, i as i64);
     let eargs = b.ir.block_args(ep.block).to_vec();
-    let body = b.ir.block_ops_vec(ep.block);
-    let Some((y, rest)) = body.split_last() else {
-        return v;
-    };
-    let yv = b.ir.operands(*y)[0];
     let mut vmap: FxHashMap<Value, Value> = Default::default();
     vmap.insert(eargs[0], v);
     for (j, (s, m)) in ep.inputs.iter().enumerate() {
@@ -155,32 +134,10 @@ fn apply_row(
         };
         vmap.insert(eargs[1 + j], x);
     }
-    for o in rest {
-        // Values from outside the body (and constants) enter as splats.
-        for w in b.ir.operands(*o).to_vec() {
-            if let std::collections::hash_map::Entry::Vacant(e) = vmap.entry(w) {
-                e.insert(splat(b, blk, w, nt));
-            }
-        }
-        if b.ir.name(*o) == ops::arith::ConstantOp::NAME {
-            let mut keep = FxHashMap::default();
-            let c = b.ir.clone_op(*o, &mut keep);
-            b.ir.append_op(blk, c);
-            let s = splat(b, blk, b.ir.result(c, 0), nt);
-            vmap.insert(b.ir.result(*o, 0), s);
-            continue;
-        }
-        let c = b.ir.clone_op(*o, &mut vmap);
-        b.ir.append_op(blk, c);
-        for r in b.ir.results(c).to_vec() {
-            let ty = b.ir.value_type(r);
-            b.ir.set_value_type(r, Type::vector(vec![nt], ty));
-        }
-    }
-    match vmap.get(&yv) {
-        Some(r) => *r,
-        None => splat(b, blk, yv, nt),
-    }
+    let mut place = |ir: &mut ftuner_ir::Ir, o: ftuner_ir::OpId| ir.append_op(blk, o);
+    let loc = b.loc;
+    ftuner_dialects::vector::clone_lanewise(b.ir, ep.block, &mut vmap, (nt, loc), &mut place)
+        .unwrap_or(v)
 }
 
 /// `vector.broadcast` of scalar `s` to `vector<nt>`.
