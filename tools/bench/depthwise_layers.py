@@ -1,10 +1,11 @@
-"""MobileNetV2's depthwise convolutions one at a time, each with its BatchNorm and ReLU6:
-ftuner's pass pipelines side by side (by default `peel-padded-windows` with and without
-its vector form), optionally ONNX Runtime, in alternated rounds in one process (each round
+"""MobileNetV2's depthwise convolutions one at a time, each with its BatchNorm and ReLU6
+(or, with `--maxpool`, ResNet-50's max pooling): ftuner's pass pipelines side by side (by
+default `peel-padded-windows` with and without its vector form, or its separable form for
+the pooling), optionally ONNX Runtime, in alternated rounds in one process (each round
 starting at the next system), medians.
 
     python tools/bench/depthwise_layers.py [--batch 8] [--rounds 15] [--ort] [--layers 0,4]
-        [--pipeline NAME=PIPELINE ...]
+        [--maxpool] [--pipeline NAME=PIPELINE ...]
 
 Each layer (channels, image size, stride) is exported once (`torch.export` with a dynamic
 batch, random weights) and compiled with every pipeline (`ftuner.compile_mlir`, one
@@ -29,8 +30,11 @@ from ftuner import _export
 LAYERS = [(32, 112, 1), (96, 112, 2), (144, 56, 1), (144, 56, 2), (192, 28, 1), (192, 28, 2),
           (384, 14, 1), (576, 14, 1), (576, 14, 2), (960, 7, 1)]
 
+# ResNet-50's max pooling (channels, image size, stride; a 3x3 window, padding 1).
+POOLS = [(64, 112, 2)]
+
 PIPELINE = ("builtin.module(outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,"
-            "convert-1x1-conv-to-matmul,peel-padded-windows{{vector={v}}},patch-ukernels{{target=host}},"
+            "convert-1x1-conv-to-matmul,peel-padded-windows{{{opt}={v}}},patch-ukernels{{target=host}},"
             "lower-ukernels,canonicalize,cse,outline-weight-preparation)")
 
 
@@ -44,6 +48,15 @@ class Layer(torch.nn.Module):
 
     def forward(self, x):
         return torch.nn.functional.relu6(self.bn(self.conv(x)))
+
+
+class Pool(torch.nn.Module):
+    def __init__(self, c, stride):
+        super().__init__()
+        self.pool = torch.nn.MaxPool2d(3, stride, 1)
+
+    def forward(self, x):
+        return self.pool(x)
 
 
 def ort_session(model, x):
@@ -67,17 +80,21 @@ def main():
     ap.add_argument("--calls", type=int, default=3, help="calls per system per round")
     ap.add_argument("--layers", default=None, help="comma-separated indices into LAYERS")
     ap.add_argument("--ort", action="store_true", help="time ONNX Runtime on the same layer too")
-    ap.add_argument("--pipeline", action="append", help="NAME=PIPELINE (default: vector=true and false)")
+    ap.add_argument("--maxpool", action="store_true", help="ResNet-50's max pooling instead")
+    ap.add_argument("--pipeline", action="append",
+                    help="NAME=PIPELINE (default: vector=true and false, or separable=true and false)")
     args = ap.parse_args()
     ftuner.set_num_threads(1)
     torch.set_num_threads(1)
+    opt, names = ("separable", ("separable", "pieces")) if args.maxpool else ("vector", ("vector", "generic"))
     pipes = [p.partition("=")[::2] for p in args.pipeline] if args.pipeline else [
-        ("vector", PIPELINE.format(v="true")), ("generic", PIPELINE.format(v="false"))]
-    layers = LAYERS if args.layers is None else [LAYERS[int(i)] for i in args.layers.split(",")]
+        (names[0], PIPELINE.format(opt=opt, v="true")), (names[1], PIPELINE.format(opt=opt, v="false"))]
+    table, kind = (POOLS, Pool) if args.maxpool else (LAYERS, Layer)
+    layers = table if args.layers is None else [table[int(i)] for i in args.layers.split(",")]
     print(f"batch {args.batch}, one thread, {args.rounds} rounds of {args.calls} calls, medians (ms)")
     for c, hw, stride in layers:
         torch.manual_seed(0)
-        model = Layer(c, stride).eval()
+        model = kind(c, stride).eval()
         x = torch.randn(args.batch, c, hw, hw)
         ex = _export.export(model, (x,), ({0: torch.export.Dim("b", max=64)},))
         n_in = len(ex.inputs)

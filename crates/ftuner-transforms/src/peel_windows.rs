@@ -27,13 +27,16 @@
 //! above, over the whole tensor, is `planes=false`. Per plane, a stride-1 op whose init
 //! is a fill runs in its flat form instead of pieces (option `flat`, [`flat`]), and a
 //! depthwise conv of f32 whose init is a fill, of any stride, in vectors over its phase
-//! planes with its consumer in registers (option `vector`, [`flat_vector`]); an op whose
-//! image has no interior (or whose strip would read only padding) is left alone either
-//! way.
+//! planes with its consumer in registers (option `vector`, [`flat_vector`]), and a max
+//! pooling of f32 whose init is a fill, at a column stride of 1 or 2, in two passes of
+//! vectors per output row, over the window's rows then its columns (option `separable`,
+//! [`separable`]); an op whose image has no interior (or whose strip would read only
+//! padding) is left alone either way.
 
 mod flat;
 mod flat_vector;
 mod planes;
+mod separable;
 
 use crate::nchw_consumer::consumer;
 use ftuner_dialects::linalg::{body, ins_outs};
@@ -352,7 +355,7 @@ define_pass! {
         argument: "peel-padded-windows",
         name: "PeelPaddedWindows",
         summary: "Split depthwise convolutions and poolings over a tensor.pad into an interior that reads the image in place and border strips over small pads",
-        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer. With flat (the default), a stride-1 op whose init is a fill runs over its plane padded once and viewed as one dimension, as a linalg.generic whose every output is one iteration of a loop LLVM vectorizes; with vector (the default) a depthwise conv of f32 (image, filter, output) with a filled init, of any stride, is written in vectors over its phase planes instead of the generic flat form or the pieces, its consumer applied in registers.",
+        description: "A linalg.depthwise_conv_2d_nchw_chw, linalg.pooling_nchw_max or linalg.pooling_nchw_sum on tensors whose image is a tensor.pad of the spatial dims (static padding; static channel, spatial, filter and output sizes; the batch may be dynamic) becomes the same op on output slices: the interior, whose windows lie inside the image, over a slice of the unpadded image, and the strips above, below, left and right of it over pads of just the image rows or columns they read, each inserted into the output. The padded copy of the whole image is no longer made. By default the pieces run per (image, channel) plane, in a loop over channels (ftuner.parallel) and images, with the op's one elementwise consumer (read per channel or per element) applied to each plane after its pieces: a plane stays in cache from its init to the consumer. With flat (the default), a stride-1 op whose init is a fill runs over its plane padded once and viewed as one dimension, as a linalg.generic whose every output is one iteration of a loop LLVM vectorizes; with vector (the default) a depthwise conv of f32 (image, filter, output) with a filled init, of any stride, is written in vectors over its phase planes instead of the generic flat form or the pieces, its consumer applied in registers; with separable (the default) a max pooling of f32 with a filled init and a column stride of 1 or 2 is computed per output row in two passes of vectors, over the window's rows then its columns.",
         options: PeelPaddedWindowsOptions {
             "planes" => planes: bool = "true",
                 "Run the pieces per (image, channel) plane in a loop over channels and images, each plane's init filled on its own; false: the pieces over the whole tensor";
@@ -360,6 +363,8 @@ define_pass! {
                 "With planes: a stride-1 window op whose init is a fill runs over its plane padded once and viewed as one dimension, every output in one vectorizable loop, instead of an interior and border strips";
             "vector" => vector: bool = "true",
                 "With flat: a depthwise conv of f32 (image, filter and output) with a filled init, of any stride, whose phase planes fit 32 KiB, is written in vectors of 16 flat positions, its consumer (lanewise arith, inputs read per channel) applied in registers before the store, and each output row copied out of the flat result in vectors; false: the flat form as a linalg.generic and the consumer as a second pass over the plane";
+            "separable" => separable: bool = "true",
+                "With planes: a max pooling of f32 with a filled init, column stride 1 or 2, is computed per output row in two passes of vectors (the maximum over the window's rows into a row buffer, then over its columns), its consumer (lanewise arith, inputs read per channel) applied in registers; false: the flat form at stride 1, pieces otherwise";
             "fuse-consumers" => fuse_consumers: bool = "true",
                 "With planes: move the op's one elementwise consumer (read per channel or per element) into the loop, applied to each plane after its pieces";
         },
@@ -368,6 +373,7 @@ define_pass! {
             consumers: "num-consumers" => "Elementwise consumers moved into the plane loop",
             flat: "num-flat" => "Window ops run in a flat form (the generic one, or in vectors)",
             vector: "num-vector" => "Window ops written in vectors over their phase planes (any stride)",
+            separable: "num-separable" => "Max poolings computed in two passes of vectors per output row",
         },
     }
 }
@@ -403,23 +409,33 @@ impl PeelPaddedWindowsPass {
                 .flatten()
                 .filter(|s| planes::sliceable(cx.ir, s));
             self.consumers += u64::from(sink.is_some());
-            // The flat form: stride 1 and an init that is a fill (each plane's flat
-            // result starts from the fill's value).
-            let flat = opts
-                .flat
-                .then(|| crate::tensor_build::filled(cx.ir, w.o))
-                .flatten()
-                .and_then(|_| flat::geometry(&w));
-            // In vectors (a depthwise conv of f32 with a filled init), over its phases.
-            let vector = (opts.flat && opts.vector)
-                .then(|| crate::tensor_build::filled(cx.ir, w.o))
-                .flatten()
-                .filter(|_| flat_vector::applies(cx.ir, o, &w, sink.as_ref()))
+            // A form other than pieces needs an init that is a fill (each plane's result
+            // starts from the fill's value). In vectors: a depthwise conv of f32 over its
+            // phases; a max pooling of f32 in two passes; else the flat form at stride 1.
+            let filled = crate::tensor_build::filled(cx.ir, w.o).is_some();
+            let vector = (filled && opts.flat && opts.vector)
+                .then(|| flat_vector::applies(cx.ir, o, &w, sink.as_ref()))
+                .filter(|a| *a)
                 .and_then(|_| flat_vector::geometry(&w));
-            self.flat += u64::from(flat.is_some() || vector.is_some());
-            self.vector += u64::from(vector.is_some());
+            let separable = (filled && opts.separable && vector.is_none())
+                .then(|| separable::applies(cx.ir, o, &w, sink.as_ref()))
+                .filter(|a| *a)
+                .and_then(|_| separable::geometry(&w));
+            let flat = (filled && opts.flat).then(|| flat::geometry(&w)).flatten();
+            let form = match (vector, separable, flat) {
+                (Some(g), _, _) => planes::Form::Vector(g),
+                (None, Some(g), _) => planes::Form::Separable(g),
+                (None, None, Some(g)) => planes::Form::Flat(g),
+                (None, None, None) => planes::Form::Pieces,
+            };
+            self.flat += u64::from(matches!(
+                form,
+                planes::Form::Flat(_) | planes::Form::Vector(_)
+            ));
+            self.vector += u64::from(matches!(form, planes::Form::Vector(_)));
+            self.separable += u64::from(matches!(form, planes::Form::Separable(_)));
             let loc = cx.ir.loc(o);
-            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink, flat, vector) {
+            if let Err(e) = planes::rewrite(cx.ir, o, &w, &rs, sink, form) {
                 cx.emit(ftuner_ir::Diagnostic::error(loc, e));
                 return Err(PassFailure);
             }

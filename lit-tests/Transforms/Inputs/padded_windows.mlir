@@ -318,3 +318,46 @@ func.func @dw_f16(%x: tensor<?x2x8x8xf32>, %k: tensor<2x3x3xf16>) -> tensor<?x2x
   %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%p, %k : tensor<?x2x10x10xf32>, tensor<2x3x3xf16>) outs(%f : tensor<?x2x8x8xf32>) -> tensor<?x2x8x8xf32>
   return %r : tensor<?x2x8x8xf32>
 }
+// Max poolings in two passes of vectors (separable): ResNet-50's 3x3 stride-2 window over
+// a width of 37 (two 16-lane blocks in the loop, then 4 + 1 lanes), with a ReLU6 consumer
+// and a padding value that is not the lowest (it joins the edge rows' maxima).
+func.func @mp_relu(%x: tensor<?x2x9x37xf32>) -> tensor<?x2x5x19xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x9x37xf32>
+  %pv = arith.constant -0.25 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x2x9x37xf32> to tensor<?x2x11x39xf32>
+  %z = arith.constant 0xFF800000 : f32
+  %e = tensor.empty(%n) : tensor<?x2x5x19xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x5x19xf32>) -> tensor<?x2x5x19xf32>
+  %w = tensor.empty() : tensor<3x3xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %w : tensor<?x2x11x39xf32>, tensor<3x3xf32>) outs(%f : tensor<?x2x5x19xf32>) -> tensor<?x2x5x19xf32>
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %e2 = tensor.empty(%n) : tensor<?x2x5x19xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r : tensor<?x2x5x19xf32>) outs(%e2 : tensor<?x2x5x19xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %lo = arith.maximumf %a, %zero : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  } -> tensor<?x2x5x19xf32>
+  return %g : tensor<?x2x5x19xf32>
+}
+// Strides 3 x 1, dilations 2 x 3, a 2x4 window, asymmetric padding: edge rows at both
+// ends, column reads at each tap's offset.
+func.func @mp_dil(%x: tensor<?x3x10x20xf32>) -> tensor<?x3x4x17xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x10x20xf32>
+  %pv = arith.constant 0xFF800000 : f32
+  %p = tensor.pad %x low[0, 0, 2, 3] high[0, 0, 1, 3] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x3x10x20xf32> to tensor<?x3x13x26xf32>
+  %e = tensor.empty(%n) : tensor<?x3x4x17xf32>
+  %f = linalg.fill ins(%pv : f32) outs(%e : tensor<?x3x4x17xf32>) -> tensor<?x3x4x17xf32>
+  %w = tensor.empty() : tensor<2x4xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<[2, 3]> : vector<2xi64>, strides = dense<[3, 1]> : vector<2xi64>} ins(%p, %w : tensor<?x3x13x26xf32>, tensor<2x4xf32>) outs(%f : tensor<?x3x4x17xf32>) -> tensor<?x3x4x17xf32>
+  return %r : tensor<?x3x4x17xf32>
+}

@@ -62,16 +62,18 @@ pub(super) fn applies(ir: &Ir, op: OpId, w: &Window, sink: Option<&Consumer>) ->
     {
         return false;
     }
-    let Some(s) = sink else {
-        return true;
-    };
-    if s.ins.iter().any(|i| matches!(i, Input::Element(_))) {
-        return false;
-    }
-    ir.regions_of(s.g)
-        .first()
-        .and_then(|r| ir.region_entry(*r))
-        .is_some_and(|body| is_lanewise_body(ir, body))
+    sink.is_none_or(|s| lanewise_sink(ir, s))
+}
+
+/// A consumer whose other inputs are read per channel and whose body is lanewise `arith`
+/// on scalars: what can run on the window's vectors before they are stored.
+pub(super) fn lanewise_sink(ir: &Ir, s: &Consumer) -> bool {
+    !s.ins.iter().any(|i| matches!(i, Input::Element(_)))
+        && ir
+            .regions_of(s.g)
+            .first()
+            .and_then(|r| ir.region_entry(*r))
+            .is_some_and(|body| is_lanewise_body(ir, body))
 }
 
 /// The largest buffer of phases taken: past it the plane, its phases and its flat result
@@ -205,14 +207,7 @@ fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<Geom> {
 /// dimension: filled with the padding value, each phase's image positions copied in.
 fn phase_buffer(b: &mut OpBuilder<'_>, w: &Window, g: &Geom, x: Value) -> Option<Value> {
     let elem = w.elem;
-    let pad = match ftuner_dialects::tensor::pad_value(b.ir, w.pad)? {
-        ftuner_dialects::tensor::PadValue::Outside(v) => v,
-        ftuner_dialects::tensor::PadValue::Constant(c) => {
-            let k = b.ir.clone_op(c, &mut FxHashMap::default());
-            b.place(k);
-            b.ir.result(k, 0)
-        }
-    };
+    let pad = pad_scalar(b, w)?;
     let n = g.phases.len() as i64;
     let shape = vec![n, g.rows, g.pitch];
     let empty = b.value(
@@ -254,6 +249,18 @@ fn phase_buffer(b: &mut OpBuilder<'_>, w: &Window, g: &Geom, x: Value) -> Option
             ftuner_dialects::tensor::reassociation_attr(&[&[0, 1, 2]]),
         )],
     ))
+}
+
+/// The window's padding value at the builder's point (a constant cloned there).
+pub(super) fn pad_scalar(b: &mut OpBuilder<'_>, w: &Window) -> Option<Value> {
+    Some(match ftuner_dialects::tensor::pad_value(b.ir, w.pad)? {
+        ftuner_dialects::tensor::PadValue::Outside(v) => v,
+        ftuner_dialects::tensor::PadValue::Constant(c) => {
+            let k = b.ir.clone_op(c, &mut FxHashMap::default());
+            b.place(k);
+            b.ir.result(k, 0)
+        }
+    })
 }
 
 /// The blocks a phase row of `n` elements at image columns `c0, c0 + 2, ...` (of a row of
@@ -346,13 +353,13 @@ fn pairs_copy(
 }
 
 /// `vector.broadcast` of scalar `s` to `lanes` lanes.
-fn splat(b: &mut OpBuilder<'_>, s: Value, lanes: i64) -> Value {
+pub(super) fn splat(b: &mut OpBuilder<'_>, s: Value, lanes: i64) -> Value {
     let ty = Type::vector(vec![lanes], b.ir.value_type(s));
     b.value(ops::vector::BroadcastOp::NAME, vec![s], ty, &[])
 }
 
 /// `a + k` on indices (`a` itself for 0).
-fn add_const(b: &mut OpBuilder<'_>, a: Value, k: i64) -> Value {
+pub(super) fn add_const(b: &mut OpBuilder<'_>, a: Value, k: i64) -> Value {
     if k == 0 {
         return a;
     }
@@ -361,7 +368,13 @@ fn add_const(b: &mut OpBuilder<'_>, a: Value, k: i64) -> Value {
 }
 
 /// A `lanes`-lane read of `src` along its last dim at `idx`.
-fn read(b: &mut OpBuilder<'_>, src: Value, idx: &[Value], lanes: i64, pad: Value) -> Value {
+pub(super) fn read(
+    b: &mut OpBuilder<'_>,
+    src: Value,
+    idx: &[Value],
+    lanes: i64,
+    pad: Value,
+) -> Value {
     let rank = idx.len();
     let elem = b.ir.value_type(src).element_type();
     let mut operands = vec![src];
@@ -373,7 +386,7 @@ fn read(b: &mut OpBuilder<'_>, src: Value, idx: &[Value], lanes: i64, pad: Value
 }
 
 /// `v` written into `dst` along its last dim at `idx`: the updated tensor.
-fn write(b: &mut OpBuilder<'_>, v: Value, dst: Value, idx: &[Value]) -> Value {
+pub(super) fn write(b: &mut OpBuilder<'_>, v: Value, dst: Value, idx: &[Value]) -> Value {
     let rank = idx.len();
     let mut operands = vec![v, dst];
     operands.extend_from_slice(idx);
@@ -383,8 +396,8 @@ fn write(b: &mut OpBuilder<'_>, v: Value, dst: Value, idx: &[Value]) -> Value {
 }
 
 /// The consumer's inputs other than the conv's result, on channel `c`: each a scalar
-/// (`tensor.extract` at the channel and the map's constants), splat; None for the result.
-fn channel_inputs(b: &mut OpBuilder<'_>, s: &Consumer, c: Value) -> Vec<Option<Value>> {
+/// (`tensor.extract` at the channel and the map's constants); None for the result.
+pub(super) fn channel_scalars(b: &mut OpBuilder<'_>, s: &Consumer, c: Value) -> Vec<Option<Value>> {
     let maps = indexing_maps(b.ir, s.g).unwrap_or_default();
     s.ins
         .iter()
@@ -392,7 +405,7 @@ fn channel_inputs(b: &mut OpBuilder<'_>, s: &Consumer, c: Value) -> Vec<Option<V
         .map(|(how, map)| match how {
             Input::Channel(v, _) => {
                 let ty = b.ir.value_type(*v);
-                let e = if ty.is_tensor() {
+                Some(if ty.is_tensor() {
                     let mut operands = vec![*v];
                     for r in &map.results {
                         operands.push(match r {
@@ -404,16 +417,33 @@ fn channel_inputs(b: &mut OpBuilder<'_>, s: &Consumer, c: Value) -> Vec<Option<V
                     b.value(ops::tensor::ExtractOp::NAME, operands, elem, &[])
                 } else {
                     *v
-                };
-                Some(splat(b, e, LANES))
+                })
             }
             _ => None,
         })
         .collect()
 }
 
-/// The consumer's body on vector `acc`, its other inputs `extra` (splat).
-fn consume(b: &mut OpBuilder<'_>, s: &Consumer, extra: &[Option<Value>], acc: Value) -> Value {
+/// [`channel_scalars`] splat to `lanes` lanes.
+pub(super) fn splat_all(
+    b: &mut OpBuilder<'_>,
+    scalars: &[Option<Value>],
+    lanes: i64,
+) -> Vec<Option<Value>> {
+    scalars
+        .iter()
+        .map(|v| v.map(|v| splat(b, v, lanes)))
+        .collect()
+}
+
+/// The consumer's body on vector `acc` of `lanes` lanes, its other inputs `extra` (splat
+/// to as many).
+pub(super) fn consume(
+    b: &mut OpBuilder<'_>,
+    s: &Consumer,
+    extra: &[Option<Value>],
+    (acc, lanes): (Value, i64),
+) -> Value {
     let Some(body) =
         b.ir.regions_of(s.g)
             .first()
@@ -432,11 +462,11 @@ fn consume(b: &mut OpBuilder<'_>, s: &Consumer, extra: &[Option<Value>], acc: Va
         InsertPoint::End(blk) => ir.append_op(blk, o),
         InsertPoint::Before(x) => ir.insert_before(x, o),
     };
-    clone_lanewise(b.ir, body, &mut vmap, (LANES, b.loc), &mut place).unwrap_or(acc)
+    clone_lanewise(b.ir, body, &mut vmap, (lanes, b.loc), &mut place).unwrap_or(acc)
 }
 
 /// Blocks of a row of `n` outputs: `(offset, lanes)`, 16 lanes at a time, then 8, 4, 2, 1.
-fn row_blocks(n: i64) -> Vec<(i64, i64)> {
+pub(super) fn row_blocks(n: i64) -> Vec<(i64, i64)> {
     let mut out = vec![];
     let mut at = 0;
     for lanes in [16, 8, 4, 2, 1] {
@@ -483,7 +513,10 @@ pub(super) fn plane(
         }
     }
     let acc0 = splat(b, init, LANES);
-    let extra = sink.map(|(s, c)| (s, channel_inputs(b, s, c)));
+    let extra = sink.map(|(s, c)| {
+        let scalars = channel_scalars(b, s, c);
+        (s, splat_all(b, &scalars, LANES))
+    });
     let resume = b.at;
     let y0 = b.value(
         ops::tensor::EmptyOp::NAME,
@@ -500,7 +533,7 @@ pub(super) fn plane(
         acc = b.value(ops::vector::FmaOp::NAME, vec![xv, *t, acc], vty, &[]);
     }
     if let Some((s, ins)) = &extra {
-        acc = consume(b, s, ins, acc);
+        acc = consume(b, s, ins, (acc, LANES));
     }
     let y1 = write(b, acc, y, &[j]);
     b.create(ops::scf::YieldOp::NAME, vec![y1], vec![], &[]);

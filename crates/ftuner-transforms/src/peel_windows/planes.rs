@@ -24,6 +24,7 @@
 
 use super::flat::Flat;
 use super::flat_vector::Geom;
+use super::separable::Sep;
 use super::{erase, pieces, Operands, Region, Window};
 use crate::nchw_consumer::{Consumer, Input};
 use crate::tensor_build::{check_batch, extract, fill_into, filled, for_loop, insert, Off};
@@ -120,18 +121,27 @@ fn consumer_on_plane(
     out
 }
 
-/// Rewrite window op `op` (and its consumer `sink`) as the plane loop; with `vector` (its
-/// geometry, given when [`super::flat_vector`] applies and its init is a fill) in vectors
-/// over its phase planes, else with `flat` (given when the op is stride-1 and its init a
-/// fill) in its flat form, else as pieces.
+/// How a plane is computed.
+pub(super) enum Form {
+    /// The interior and border strips, each the window op on slices.
+    Pieces,
+    /// The generic flat form (a stride-1 op whose init is a fill).
+    Flat(Flat),
+    /// In vectors over the phase planes (a depthwise conv of f32 whose init is a fill).
+    Vector(Geom),
+    /// In two passes of vectors per output row (a max pooling of f32 whose init is a fill).
+    Separable(Sep),
+}
+
+/// Rewrite window op `op` (and its consumer `sink`) as the plane loop, each plane in
+/// `form` (a form other than pieces only when the op's init is a fill).
 pub(super) fn rewrite(
     ir: &mut Ir,
     op: OpId,
     w: &Window,
     regions: &[Region],
     sink: Option<Consumer>,
-    flat: Option<Flat>,
-    vector: Option<Geom>,
+    form: Form,
 ) -> Result<(), String> {
     let (at, res) = match &sink {
         Some(s) => (s.g, ir.result(s.g, 0)),
@@ -143,8 +153,10 @@ pub(super) fn rewrite(
     let (h, wd) = (w.dims[0].size, w.dims[1].size);
     let plane = Type::tensor(vec![1, 1, oh, ow], w.elem);
     let fill = filled(ir, w.o);
-    let flat_form = flat.and_then(|g| Some((fill?.0, g)));
-    let vector_form = vector.and_then(|g| Some((fill?.0, g)));
+    let form = match (form, fill) {
+        (Form::Pieces, _) | (_, None) => Form::Pieces,
+        (f, Some(_)) => f,
+    };
     // The loops carry the result: the consumer's output, or the op's init (a filled init's
     // destination: each plane is filled on its own).
     let carried = match (&sink, fill) {
@@ -208,12 +220,15 @@ pub(super) fn rewrite(
     // (a filled init is filled there first); with one, into a plane of their own, and
     // the consumer writes there.
     let out = extract(&mut b, an, &at_nc, &[1, 1, oh, ow]);
-    let r = if let Some((fop, g)) = &vector_form {
-        let init = ftuner_dialects::linalg::ins_outs(b.ir, *fop).0[0];
-        let sink_c = sink.as_ref().map(|s| (s, ci));
+    // The fill's value (a form other than pieces has a filled init).
+    let init = fill.map(|(_, v, _)| v);
+    let sink_c = sink.as_ref().map(|s| (s, ci));
+    let r = if let (Form::Vector(g), Some(init)) = (&form, init) {
         super::flat_vector::plane(&mut b, w, g, (x, f), init, sink_c, out)?
-    } else if let Some((fop, g)) = &flat_form {
-        let y = super::flat::compute(&mut b, op, w, g, x, f, *fop)?;
+    } else if let (Form::Separable(g), Some(init)) = (&form, init) {
+        super::separable::plane(&mut b, w, g, x, init, sink_c, out)?
+    } else if let (Form::Flat(g), Some((fop, _, _))) = (&form, fill) {
+        let y = super::flat::compute(&mut b, op, w, g, x, f, fop)?;
         match &sink {
             Some(s) => {
                 let m = super::flat::reader(g.pitch);
