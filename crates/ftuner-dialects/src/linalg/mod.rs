@@ -3,6 +3,7 @@
 
 pub mod batch_matmul;
 pub mod body;
+mod dead_results;
 mod windows;
 
 pub use batch_matmul::CANONICALIZE_BATCH_MATMUL;
@@ -417,7 +418,8 @@ fn generic_identity(ir: &mut Ir, op: OpId) -> bool {
     ir.erase_op(op);
     true
 }
-pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] = &[generic_identity];
+pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] =
+    &[generic_identity, dead_results::generic_dead_result];
 
 /// A transpose with the identity permutation, or a broadcast adding no dimension, on
 /// tensors of the same type is its input.
