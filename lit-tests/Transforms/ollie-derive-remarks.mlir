@@ -27,3 +27,18 @@ func.func @relu(%a: tensor<16xf32>) -> tensor<16xf32> {
   } -> tensor<16xf32>
   return %r : tensor<16xf32>
 }
+
+// Depthwise convolutions (MobileNetV2's, as torch-mlir exports them) and poolings are not
+// among the ops ollie-derive reads: it says so rather than leaving them in silence.
+func.func @depthwise(%x: tensor<1x8x10x10xf32>, %w: tensor<8x3x3xf32>, %o: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  // expected-remark @+1 {{ollie-derive: not derived: 'linalg.depthwise_conv_2d_nchw_chw' is not among the ops it reads}}
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<8x3x3xf32>) outs(%o : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %r : tensor<1x8x8x8xf32>
+}
+
+func.func @maxpool(%x: tensor<1x8x10x10xf32>, %o: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %w = tensor.empty() : tensor<3x3xf32>
+  // expected-remark @+1 {{ollie-derive: not derived: 'linalg.pooling_nchw_max' is not among the ops it reads}}
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<3x3xf32>) outs(%o : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}

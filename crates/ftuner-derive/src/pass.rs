@@ -508,6 +508,32 @@ fn candidates(ir: &Ir, top: OpId) -> Vec<OpId> {
     cands
 }
 
+/// The convolutions and poolings the pass does not read (depthwise, grouped, 1-d and
+/// other layouts; poolings are no contractions): each gets a remark saying so.
+fn unread_windows(ir: &Ir, top: OpId) -> Vec<OpId> {
+    use ops::linalg as l;
+    let names = [
+        l::Conv1dNwcWcfOp::NAME,
+        l::Conv1dNcwFcwOp::NAME,
+        l::Conv2dNhwcFhwcOp::NAME,
+        l::Conv2dNgchwFgchwOp::NAME,
+        l::DepthwiseConv2dNhwcHwcOp::NAME,
+        l::DepthwiseConv2dNchwChwOp::NAME,
+        l::PoolingNchwMaxOp::NAME,
+        l::PoolingNchwSumOp::NAME,
+        l::PoolingNhwcMaxOp::NAME,
+        l::PoolingNhwcMinOp::NAME,
+        l::PoolingNhwcSumOp::NAME,
+    ];
+    let mut out = vec![];
+    ir.walk_pre(top, &mut |o| {
+        if names.contains(&ir.name(o)) {
+            out.push(o);
+        }
+    });
+    out
+}
+
 /// The expression of candidate `op`, or why it has none.
 fn candidate(ir: &Ir, op: OpId) -> Result<Candidate, String> {
     if ir.name(op) == ops::ta::ExprOp::NAME {
@@ -611,6 +637,14 @@ impl OllieDerivePass {
         o: &OllieDeriveOptions,
     ) -> Result<(), PassFailure> {
         let su = self.setup(cx, top, o)?;
+        for op in unread_windows(cx.ir, top) {
+            let name = cx.ir.name(op);
+            cx.emit(Diagnostic::remark(
+                cx.ir.loc(op),
+                format!("ollie-derive: not derived: '{name}' is not among the ops it reads (linalg.conv_2d_nchw_fchw and conv_2d_nhwc_hwcf, matmul, batch_matmul, mul-add linalg.generic, ta.expr)"),
+            ));
+            self.kept += 1;
+        }
         for op in candidates(cx.ir, top) {
             match candidate(cx.ir, op) {
                 Ok(c) => self.derive_op(cx, op, c, &su)?,
