@@ -25,6 +25,7 @@ pub mod outline_weights;
 pub mod peel_windows;
 pub mod pipelines;
 pub mod prefetch;
+pub mod reassociate_reductions;
 pub mod runtime_checks;
 pub mod symbol_dce;
 mod tensor_build;
@@ -61,6 +62,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(OutlineWeightPreparationPass::default()));
     reg.register(|| Box::new(PeelPaddedWindowsPass::default()));
     reg.register(|| Box::new(PrefetchTileUpdatesPass::default()));
+    reg.register(|| Box::new(reassociate_reductions::ReassociateReductionsPass::default()));
     reg.register(|| Box::new(SymbolDcePass::default()));
     reg.register(|| Box::new(ConvertToLlvmPass::default()));
     reg.register(|| Box::new(library_calls::LibraryCallsPass::default()));

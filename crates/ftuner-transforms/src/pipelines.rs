@@ -69,7 +69,8 @@ fn cpu_patch(v: &[String]) -> String {
 }
 
 /// What follows `ftuner-cpu-patch` in `ftuner-cpu-pipeline`.
-pub const CPU_LOWER: &str = "lower-ukernels,canonicalize,cse,outline-weight-preparation";
+pub const CPU_LOWER: &str =
+    "lower-ukernels,reassociate-reductions,canonicalize,cse,outline-weight-preparation";
 
 pub fn register(r: &mut PassRegistry) {
     r.register_pipeline(PipelineInfo {
