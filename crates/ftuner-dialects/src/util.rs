@@ -3,7 +3,9 @@
 
 use ftuner_ir::dialect::FoldResult;
 use ftuner_ir::float::{bits_to_f64, f64_to_bits};
-use ftuner_ir::{AttrKind, Attribute, Ir, OpId, Scalar, Type, TypeKind, DYNAMIC};
+use ftuner_ir::{
+    intern_name, AttrKind, Attribute, Ir, OpId, OpSpec, Scalar, Type, TypeKind, Value, DYNAMIC,
+};
 
 /// A scalar or splat constant value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -316,4 +318,24 @@ pub fn result_types(ir: &Ir, op: OpId) -> Vec<Type> {
 /// The types of `vs`.
 pub fn value_types(ir: &Ir, vs: &[ftuner_ir::Value]) -> Vec<Type> {
     vs.iter().map(|v| ir.value_type(*v)).collect()
+}
+
+/// A new op like `op` (same name, discardable attributes and properties) with
+/// `operands` and `types`, before `op`, taking `op`'s regions' blocks.
+pub fn rebuild_op(ir: &mut Ir, op: OpId, operands: Vec<Value>, types: Vec<Type>) -> OpId {
+    let n = ir.regions_of(op).len();
+    let spec = OpSpec::new(intern_name(ir.name(op)), ir.loc(op))
+        .operands(operands)
+        .results(types)
+        .regions(n);
+    let new = ir.create_op(spec);
+    let (props, attrs) = (ir.op(op).props, ir.op(op).attrs);
+    ir.op_mut(new).props = props;
+    ir.op_mut(new).attrs = attrs;
+    ir.insert_before(op, new);
+    for r in 0..n {
+        let (from, to) = (ir.regions_of(op)[r], ir.regions_of(new)[r]);
+        ir.take_body(to, from);
+    }
+    new
 }

@@ -25,7 +25,7 @@
 
 use super::body;
 use crate::ops;
-use ftuner_ir::{intern_name, Attribute, Ir, OpId, OpSpec, Type, Value};
+use ftuner_ir::{Attribute, Ir, OpId, Type, Value};
 use rustc_hash::FxHashSet;
 
 /// Scalar ops of the body whose removal changes nothing but their results: `arith`,
@@ -59,26 +59,6 @@ fn slice_only_to(ir: &Ir, a: Value, y: OpId, i: usize) -> Option<FxHashSet<OpId>
         }
     }
     Some(slice)
-}
-
-/// A copy of `op` with `operands` and result `types`, its properties, attributes and
-/// regions, placed before it.
-fn rebuild(ir: &mut Ir, op: OpId, operands: Vec<Value>, types: Vec<Type>) -> OpId {
-    let n = ir.regions_of(op).len();
-    let spec = OpSpec::new(intern_name(ir.name(op)), ir.loc(op))
-        .operands(operands)
-        .results(types)
-        .regions(n);
-    let new = ir.create_op(spec);
-    let (props, attrs) = (ir.op(op).props, ir.op(op).attrs);
-    ir.op_mut(new).props = props;
-    ir.op_mut(new).attrs = attrs;
-    ir.insert_before(op, new);
-    for r in 0..n {
-        let (from, to) = (ir.regions_of(op)[r], ir.regions_of(new)[r]);
-        ir.take_body(to, from);
-    }
-    new
 }
 
 /// Drop one dead result of a `linalg.generic` on tensors (see the module's doc).
@@ -136,7 +116,7 @@ pub(super) fn generic_dead_result(ir: &mut Ir, op: OpId) -> bool {
             .filter(|k| *k != i)
             .map(|k| ir.value_type(ir.result(op, k)))
             .collect();
-        let new = rebuild(ir, op, operands, types);
+        let new = crate::util::rebuild_op(ir, op, operands, types);
         let mut new_maps = maps.clone();
         new_maps.remove(ins.len() + i);
         let maps_attr = Attribute::array(new_maps.into_iter().map(Attribute::affine_map).collect());

@@ -5,7 +5,7 @@ use crate::arith_canonicalize::{build, cst_attr};
 use crate::cf::constant_of;
 use crate::ops;
 use ftuner_ir::dialect::CanonFn;
-use ftuner_ir::{intern_name, AttrKind, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
+use ftuner_ir::{AttrKind, Attribute, BlockId, Ir, OpId, Type, Value};
 
 /// The integer value of a constant `v` (`true` is 1).
 pub(super) fn const_int(ir: &Ir, v: Value) -> Option<i128> {
@@ -95,25 +95,7 @@ fn region_within(ir: &Ir, outer: OpId, mut op: OpId) -> Option<usize> {
     }
 }
 
-/// A new op like `op` (same name, discardable attributes and properties) with
-/// `operands` and `types`, before `op`, taking `op`'s regions' blocks.
-pub(super) fn rebuild(ir: &mut Ir, op: OpId, operands: Vec<Value>, types: Vec<Type>) -> OpId {
-    let n = ir.regions_of(op).len();
-    let spec = OpSpec::new(intern_name(ir.name(op)), ir.loc(op))
-        .operands(operands)
-        .results(types)
-        .regions(n);
-    let new = ir.create_op(spec);
-    let (props, attrs) = (ir.op(op).props, ir.op(op).attrs);
-    ir.op_mut(new).props = props;
-    ir.op_mut(new).attrs = attrs;
-    ir.insert_before(op, new);
-    for r in 0..n {
-        let (from, to) = (ir.regions_of(op)[r], ir.regions_of(new)[r]);
-        ir.take_body(to, from);
-    }
-    new
-}
+pub(super) use crate::util::rebuild_op as rebuild;
 
 /// Keep only the yielded values at `keep` in the terminator of `b`.
 fn trim_yield(ir: &mut Ir, b: Option<BlockId>, keep: &[usize]) {
