@@ -54,24 +54,24 @@
 // RUN: not ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn --shape 0=3x17x9x10 --shape 4=2x17x5x5 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=BATCH
 // BATCH: run-time check failed: {{.*}}'linalg.depthwise_conv_2d_nchw_chw' op at {{.*}}padded_windows.mlir:127:8: the image and an operand of the plane loop have different batch sizes
 // RUNOK: check: ok
-// Twenty-one window ops over pads, twenty rewritten (dw_tiny's 2x2 image has no
+// Twenty-two window ops over pads, twenty-one rewritten (dw_tiny's 2x2 image has no
 // interior), six with their consumer; twelve of them in a flat form, ten of those (the
 // depthwise convs of f32 image, filter and output with a filled init, and a consumer read
-// per channel if any) in vectors (dw_f16's filter is f16); the four max poolings of f32
+// per channel if any) in vectors (dw_f16's filter is f16); the five max poolings of f32
 // in two passes (sumpool's sums would change order):
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// STATS: 20 num-peeled
+// STATS: 21 num-peeled
 // STATS: 6 num-consumers
 // STATS: 12 num-flat
 // STATS: 10 num-vector
-// STATS: 4 num-separable
+// STATS: 5 num-separable
 // Without vectors, seven in the generic flat form (stride 1, a filled init, a row step
 // that fits; maxpool_s1 stays separable):
 // RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows=vector=false --mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS-GENERIC
-// STATS-GENERIC: 20 num-peeled
+// STATS-GENERIC: 21 num-peeled
 // STATS-GENERIC: 7 num-flat
 // STATS-GENERIC: 0 num-vector
-// STATS-GENERIC: 4 num-separable
+// STATS-GENERIC: 5 num-separable
 // Max poolings in two passes (separable, the default for a max pooling of f32 with a
 // filled init and a column stride of 1 or 2): a consumer, a padding value above the
 // fill's, strides 3 x 1 with dilations and asymmetric padding; each against the
@@ -83,6 +83,7 @@
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=mp_dil --shape 0=1x3x10x20 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=maxpool --shape 0=2x3x11x9 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=maxpool --shape 0=2x3x11x9 --pass-pipeline='builtin.module(peel-padded-windows{separable=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=mp_pad --shape 0=3x2x9x20 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 
 // Per plane: chunks of channels on the thread pool (17 channels: 16 chunks), then each
 // channel's images; each plane's init filled on its own, the pieces on static 1x1 planes,
@@ -298,7 +299,7 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
 
 // A 3x3 stride-2 max pooling over 9 x 37: output row 0 on its own (its first window row
 // is padding: the padding value joins the maximum), rows 1-3 in a loop, row 4 on its own
-// (row 8 and padding). Per row, a buffer of 39 columns: the padding column at each end,
+// (rows 7 and 8 and padding). Per row, a buffer of 39 columns: the padding column at each end,
 // the maximum over the three image rows in 16-lane blocks (a loop over 32 columns, then
 // 4 + 1); then per 16 outputs, each tap two reads and their even lanes, the ReLU6 in
 // registers, one write.

@@ -2,7 +2,9 @@
 // reassociated (fastmath<reassoc>), so LLVM vectorizes it; a contraction's mul-add, a
 // maximum, an add whose addend reads the accumulator and elementwise ops are left alone.
 // The sums are checked against the module as read (the interpreter sums in order) on the
-// JIT, at a row length that is no multiple of the vector width.
+// JIT, at a row length that is no multiple of the vector width: the vector sums stay within
+// the f32 bound (the run passes without the flag too; FileCheck and the statistics are what
+// see the flag).
 // RUN: ftuner-opt %s --reassociate-reductions | FileCheck %s
 // RUN: ftuner-opt %s --reassociate-reductions --mlir-print-op-generic | %mlir-opt --verify-roundtrip -o /dev/null
 // RUN: ftuner-run %s --entry row_sum --shape 0=5x1037 --pass-pipeline='builtin.module(reassociate-reductions)' --check | FileCheck %s --check-prefix=JIT
@@ -77,4 +79,20 @@ func.func @left_alone(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %c: tensor<4x3xf
     linalg.yield %t : f32
   } -> tensor<4x8xf32>
   return %mm, %mx, %dep, %ew : tensor<4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>
+}
+
+// A mixed-precision contraction (f16 operands summed in f32): its k stays in order too.
+// CHECK-LABEL: func.func @mixed_contraction
+// CHECK-NOT: reassoc
+// CHECK: return
+func.func @mixed_contraction(%a: tensor<4x8xf16>, %b: tensor<8x3xf16>, %c: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %mm = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<4x8xf16>, tensor<8x3xf16>) outs(%c : tensor<4x3xf32>) {
+  ^bb0(%p: f16, %q: f16, %s: f32):
+    %pe = arith.extf %p : f16 to f32
+    %qe = arith.extf %q : f16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %t = arith.addf %s, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<4x3xf32>
+  return %mm : tensor<4x3xf32>
 }

@@ -619,7 +619,7 @@ define_pass! {
             g2bmms: "num-matched-g2bmms" => "Banded matmuls matched as G2BMM (sliding-chunk batch_matmuls, counted in num-matched-matmuls too)",
             convs: "num-matched-convs" => "Dense convs emitted in derived programs (linalg.conv_2d_nchw_fchw on a gathered image)",
             eops: "num-eoperators" => "eOperators emitted (ta.expr)",
-            kept: "num-kept" => "Ops whose original form the cost model kept",
+            kept: "num-kept" => "Ops left as they are (kept by the cost model, or not an expression the pass reads)",
             rejected: "num-rejected" => "Derivations dropped by the numeric check",
             reduced: "num-verified-reduced" => "Derivations verified with smaller dynamic dims to stay within verify-budget",
             unverified: "num-unverified" => "Derivations kept without the interpreter check (over verify-budget even at the smallest sizes)",

@@ -12,7 +12,7 @@
 //! Which adds: in a `linalg.generic` with a reduction iterator, an `arith.addf` that a
 //! result yields, one of whose operands is that result's output block argument and whose
 //! other operand does not depend on it. Contractions (an addend that multiplies two block
-//! arguments, `mulf(a, b)` with `a != b`) are left as they are: `lower-ukernels` sums their k in order,
+//! arguments, `mulf(a, b)` with `a != b`, each maybe cast) are left as they are: `lower-ukernels` sums their k in order,
 //! and one it did not take keeps that order too.
 
 use ftuner_dialects::ops;
@@ -39,13 +39,29 @@ fn depends_on(ir: &Ir, v: Value, a: Value) -> bool {
     false
 }
 
-/// A multiply of two distinct block arguments (a contraction's addend; a square is not).
+/// A multiply of two distinct block arguments, each maybe cast (`arith.extf`, `truncf`,
+/// `sitofp`, ...: a mixed-precision contraction's addend); a square is not one.
 fn is_mul_add_term(ir: &Ir, v: Value) -> bool {
+    let arg = |mut x: Value| {
+        while let Some(d) = ir.defining_op(x) {
+            let cast = [
+                ops::arith::ExtfOp::NAME,
+                ops::arith::TruncfOp::NAME,
+                ops::arith::SitofpOp::NAME,
+                ops::arith::UitofpOp::NAME,
+            ];
+            if !cast.contains(&ir.name(d)) {
+                return None;
+            }
+            x = ir.operand(d, 0);
+        }
+        Some(x)
+    };
     ir.defining_op(v)
         .filter(|d| ir.name(*d) == ops::arith::MulfOp::NAME)
-        .is_some_and(|d| {
-            let (a, b) = (ir.operand(d, 0), ir.operand(d, 1));
-            a != b && ir.defining_op(a).is_none() && ir.defining_op(b).is_none()
+        .is_some_and(|d| match (arg(ir.operand(d, 0)), arg(ir.operand(d, 1))) {
+            (Some(a), Some(b)) => a != b,
+            _ => false,
         })
 }
 

@@ -5,7 +5,7 @@
 // RUN: ftuner-opt %s --canonicalize | FileCheck %s
 // RUN: ftuner-opt %s --canonicalize --mlir-print-op-generic | %mlir-opt --verify-roundtrip -o /dev/null
 // RUN: ftuner-run %s --entry max_and_index --shape 0=3x37 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
-// RUN: ftuner-run %s --entry index_used --shape 0=3x37 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry first_dead --shape 0=3x37 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
 // REQUIRES: mlir-opt
 // JIT: check: ok
 
@@ -90,4 +90,43 @@ func.func @output_feeds_live(%x: tensor<?x?xf32>) -> tensor<?xf32> {
     linalg.yield %v, %s : f32, i64
   } -> (tensor<?xf32>, tensor<?xi64>)
   return %r#0 : tensor<?xf32>
+}
+
+// The first result is the dead one (the index is read): it goes, and the maps, block
+// arguments and results after it shift down.
+// CHECK-LABEL: func.func @first_dead
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<?x?xf32>) outs(%{{.*}} : tensor<?xf32>) {
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[V:.*]] = arith.addf %[[IN]], %[[OUT]] : f32
+// CHECK-NEXT: linalg.yield %[[V]] : f32
+// CHECK-NEXT: } -> tensor<?xf32>
+// CHECK: return %[[R]]
+func.func @first_dead(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %lo = arith.constant 0xFF800000 : f32
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %m0 = linalg.fill ins(%lo : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %s0 = linalg.fill ins(%z : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %r:2 = linalg.generic {indexing_maps = [#in, #red, #red], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<?x?xf32>) outs(%m0, %s0 : tensor<?xf32>, tensor<?xf32>) {
+  ^bb0(%a: f32, %m: f32, %s: f32):
+    %v = arith.maximumf %a, %m : f32
+    %t = arith.addf %a, %s : f32
+    linalg.yield %v, %t : f32, f32
+  } -> (tensor<?xf32>, tensor<?xf32>)
+  return %r#1 : tensor<?xf32>
+}
+
+// The dead output is the only operand that indexes d1 (its extent): it stays.
+// CHECK-LABEL: func.func @only_extent
+// CHECK: linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4x5xf32>)
+#d0 = affine_map<(d0, d1) -> (d0)>
+func.func @only_extent(%x: tensor<4xf32>, %acc: tensor<4xf32>, %b: tensor<4x5xf32>) -> tensor<4xf32> {
+  %r:2 = linalg.generic {indexing_maps = [#d0, #d0, #in], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4xf32>) outs(%acc, %b : tensor<4xf32>, tensor<4x5xf32>) {
+  ^bb0(%in: f32, %o: f32, %ob: f32):
+    %s = arith.addf %o, %in : f32
+    linalg.yield %s, %in : f32, f32
+  } -> (tensor<4xf32>, tensor<4x5xf32>)
+  return %r#0 : tensor<4xf32>
 }

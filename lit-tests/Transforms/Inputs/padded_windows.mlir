@@ -345,8 +345,8 @@ func.func @mp_relu(%x: tensor<?x2x9x37xf32>) -> tensor<?x2x5x19xf32> {
   } -> tensor<?x2x5x19xf32>
   return %g : tensor<?x2x5x19xf32>
 }
-// Strides 3 x 1, dilations 2 x 3, a 2x4 window, asymmetric padding: edge rows at both
-// ends, column reads at each tap's offset.
+// Strides 3 x 1, dilations 2 x 3, a 2x4 window, asymmetric padding: an edge row at the
+// top (the interior is rows 1-3 of 4), column reads at each tap's offset.
 func.func @mp_dil(%x: tensor<?x3x10x20xf32>) -> tensor<?x3x4x17xf32> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x3x10x20xf32>
@@ -360,4 +360,23 @@ func.func @mp_dil(%x: tensor<?x3x10x20xf32>) -> tensor<?x3x4x17xf32> {
   %w = tensor.empty() : tensor<2x4xf32>
   %r = linalg.pooling_nchw_max {dilations = dense<[2, 3]> : vector<2xi64>, strides = dense<[3, 1]> : vector<2xi64>} ins(%p, %w : tensor<?x3x13x26xf32>, tensor<2x4xf32>) outs(%f : tensor<?x3x4x17xf32>) -> tensor<?x3x4x17xf32>
   return %r : tensor<?x3x4x17xf32>
+}
+// A padding value above most inputs (0.5; the fill is -inf) and no consumer: the padding
+// joins the maxima of the first and last output rows and of the first and last columns
+// only (an interior row taken for a padded one, or the padding for the fill, gives 0.5
+// where the window's maximum is below it).
+func.func @mp_pad(%x: tensor<?x2x9x20xf32>) -> tensor<?x2x5x10xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x9x20xf32>
+  %pv = arith.constant 0.5 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k2: index, %l: index):
+    tensor.yield %pv : f32
+  } : tensor<?x2x9x20xf32> to tensor<?x2x11x22xf32>
+  %z = arith.constant 0xFF800000 : f32
+  %e = tensor.empty(%n) : tensor<?x2x5x10xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x2x5x10xf32>) -> tensor<?x2x5x10xf32>
+  %w = tensor.empty() : tensor<3x3xf32>
+  %r = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%p, %w : tensor<?x2x11x22xf32>, tensor<3x3xf32>) outs(%f : tensor<?x2x5x10xf32>) -> tensor<?x2x5x10xf32>
+  return %r : tensor<?x2x5x10xf32>
 }

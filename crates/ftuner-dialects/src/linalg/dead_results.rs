@@ -92,6 +92,17 @@ pub(super) fn generic_dead_result(ir: &mut Ir, op: OpId) -> bool {
         let Some(slice) = slice_only_to(ir, arg, y, i) else {
             continue;
         };
+        // The other maps must still name every loop (a loop only the dropped output
+        // indexes would lose its extent).
+        let others = maps.iter().enumerate().filter(|(k, _)| *k != ins.len() + i);
+        let n = maps[0].num_dims;
+        if !(0..n).all(|d| {
+            others
+                .clone()
+                .any(|(_, m)| m.results.iter().any(|e| e.uses_dim(d)))
+        }) {
+            continue;
+        }
         // The yield loses operand i; the slice (all of it depends on the argument) goes,
         // users first; what computed the yielded value otherwise is left to dead-code
         // elimination.

@@ -177,7 +177,7 @@ struct Plane<'a> {
     init: Value,
     zero: Value,
     /// The consumer and its per-channel inputs splat to each lane count used.
-    sink: Option<(&'a Consumer, Splats)>,
+    sink: Option<(&'a Consumer, Vec<Option<Value>>, Splats)>,
 }
 
 /// `arith.maximumf` of two vectors.
@@ -213,7 +213,7 @@ pub(super) fn plane(
                 e.insert(splat_all(b, &scalars, lanes));
             }
         }
-        (s, by_lanes)
+        (s, scalars, by_lanes)
     });
     let p = Plane {
         g,
@@ -350,10 +350,13 @@ fn row(
             };
             acc = max(b, acc, t);
         }
-        if let Some((s, by_lanes)) = &p.sink {
-            if let Some(extra) = by_lanes.get(&lanes) {
-                acc = consume(b, s, extra, (acc, lanes));
-            }
+        if let Some((s, scalars, by_lanes)) = &p.sink {
+            // Splat once per plane for every lane count `row_blocks` gives; here too if not.
+            let extra = match by_lanes.get(&lanes) {
+                Some(e) => e.clone(),
+                None => splat_all(b, scalars, lanes),
+            };
+            acc = consume(b, s, &extra, (acc, lanes));
         }
         write(b, acc, o, &[z, z, h, w0])
     })
