@@ -415,21 +415,11 @@ def conv_backend(mod, x):
         return f"? ({type(e).__name__})"
 
 
-def leaves(x):
-    import torch
-    import torch.utils._pytree as pytree
-
-    return [t for t in pytree.tree_leaves(x) if isinstance(t, torch.Tensor)]
-
-
-def max_err(out, ref):
-    errs = [(a.float() - b.float()).abs().max().item() for a, b in zip(leaves(out), leaves(ref)) if a.numel()]
-    return max(errs) if errs else 0.0
-
-
 def scale(ref):
     """The largest magnitude of the reference outputs (errors are relative to it: MobileNetV2's
     outputs with random weights are ~1e-9)."""
+    from models import leaves  # tools/bench/models.py (imports torch and ftuner)
+
     ls = leaves(ref)
     return max([1e-30] + [t.float().abs().max().item() for t in ls if t.numel()])
 
@@ -479,6 +469,7 @@ def compile_both(module, example, dynamic_shapes, threads, cap):
 def measure(rec, module, x, compiled, args, tol):
     """Time eager and both compilations on input x; fill rec."""
     import torch
+    from models import max_err  # tools/bench/models.py
 
     def eager(*a):
         with torch.no_grad():
@@ -653,14 +644,7 @@ def run_layers(args, cap, outf):
         if e.get("also"):
             rec["also"] = e["also"]
         compiled = compile_both(mod, example, ({0: Dim("batch", min=1, max=64)},), args.threads, cap)
-        try:
-            measure(rec, mod, (x,), compiled, args, args.tol)
-        except Exception as ex:  # noqa: BLE001
-            rec["error"] = f"{type(ex).__name__}: {ex}"[:2000]
-            traceback.print_exc()
-        outf.write(json.dumps(rec) + "\n")
-        outf.flush()
-        report_line(f"[{i + 1}/{len(layers)}] {e['name']}", rec)
+        measure_and_write(rec, mod, x, compiled, args, outf, f"[{i + 1}/{len(layers)}] {e['name']}")
         del compiled
     seqs = [128] if args.quick else args.seqs
     for name, mod, model in attention_modules()[: 1 if args.quick else None]:
@@ -669,15 +653,21 @@ def run_layers(args, cap, outf):
             torch.manual_seed(L)
             x = torch.randn(1, L, 768)
             rec = dict(kind="attention", name=name, models=[model], uses={model: 12}, seq=L, batch=1)
-            try:
-                measure(rec, mod, (x,), compiled, args, args.tol)
-            except Exception as ex:  # noqa: BLE001
-                rec["error"] = f"{type(ex).__name__}: {ex}"[:2000]
-                traceback.print_exc()
-            outf.write(json.dumps(rec) + "\n")
-            outf.flush()
-            report_line(f"{name.split(' (')[0]} L={L}", rec)
+            measure_and_write(rec, mod, x, compiled, args, outf, f"{name.split(' (')[0]} L={L}")
         del compiled
+
+
+def measure_and_write(rec, mod, x, compiled, args, outf, label):
+    """Measure layer `mod` on `x` into `rec` (an error recorded, not raised), write it as a
+    JSON line and report it."""
+    try:
+        measure(rec, mod, (x,), compiled, args, args.tol)
+    except Exception as ex:  # noqa: BLE001
+        rec["error"] = f"{type(ex).__name__}: {ex}"[:2000]
+        traceback.print_exc()
+    outf.write(json.dumps(rec) + "\n")
+    outf.flush()
+    report_line(label, rec)
 
 
 def report_line(label, rec):

@@ -94,6 +94,41 @@ impl Dim {
     }
 }
 
+#[cfg(test)]
+impl Dim {
+    /// Every window dim with an output over ranges of `[size, k, s, d, low, high]` (the
+    /// forms' geometry tests).
+    fn all(r: [std::ops::RangeInclusive<i64>; 6]) -> Vec<Dim> {
+        let mut out = vec![];
+        for size in r[0].clone() {
+            for k in r[1].clone() {
+                for s in r[2].clone() {
+                    for d in r[3].clone() {
+                        for low in r[4].clone() {
+                            for high in r[5].clone() {
+                                let (padded, span) = (size + low + high, (k - 1) * d + 1);
+                                if padded >= span {
+                                    let o = (padded - span) / s + 1;
+                                    out.push(Dim {
+                                        size,
+                                        out: o,
+                                        k,
+                                        s,
+                                        d,
+                                        low,
+                                        high,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// The window ops this pass splits: image operand 0, kernel shape from operand 1's last two
 /// dims (the depthwise filter `C x KH x KW`, the pooling window `KH x KW`).
 const WINDOW_OPS: [&str; 3] = [
@@ -349,6 +384,36 @@ fn erase(ir: &mut Ir, op: OpId, w: &Window) {
     }
 }
 
+/// How the planes of window op `op` are computed. A form other than pieces needs an init
+/// that is a fill (each plane's result starts from the fill's value): in vectors, a
+/// depthwise conv of f32 over its phases; in two passes, a max pooling of f32; else the
+/// flat form at stride 1.
+fn choose_form(
+    ir: &Ir,
+    op: OpId,
+    w: &Window,
+    sink: Option<&crate::nchw_consumer::Consumer>,
+    opts: &PeelPaddedWindowsOptions,
+) -> planes::Form {
+    if crate::tensor_build::filled(ir, w.o).is_none() {
+        return planes::Form::Pieces;
+    }
+    if opts.flat && opts.vector && flat_vector::applies(ir, op, w, sink) {
+        if let Some(g) = flat_vector::geometry(w) {
+            return planes::Form::Vector(g);
+        }
+    }
+    if opts.separable && separable::applies(ir, op, w, sink) {
+        if let Some(g) = separable::geometry(w) {
+            return planes::Form::Separable(g);
+        }
+    }
+    match opts.flat.then(|| flat::geometry(w)).flatten() {
+        Some(g) => planes::Form::Flat(g),
+        None => planes::Form::Pieces,
+    }
+}
+
 define_pass! {
     /// `peel-padded-windows`: depthwise convs and poolings over a pad, split by region.
     pub struct PeelPaddedWindowsPass {
@@ -409,25 +474,7 @@ impl PeelPaddedWindowsPass {
                 .flatten()
                 .filter(|s| planes::sliceable(cx.ir, s));
             self.consumers += u64::from(sink.is_some());
-            // A form other than pieces needs an init that is a fill (each plane's result
-            // starts from the fill's value). In vectors: a depthwise conv of f32 over its
-            // phases; a max pooling of f32 in two passes; else the flat form at stride 1.
-            let filled = crate::tensor_build::filled(cx.ir, w.o).is_some();
-            let vector = (filled && opts.flat && opts.vector)
-                .then(|| flat_vector::applies(cx.ir, o, &w, sink.as_ref()))
-                .filter(|a| *a)
-                .and_then(|_| flat_vector::geometry(&w));
-            let separable = (filled && opts.separable && vector.is_none())
-                .then(|| separable::applies(cx.ir, o, &w, sink.as_ref()))
-                .filter(|a| *a)
-                .and_then(|_| separable::geometry(&w));
-            let flat = (filled && opts.flat).then(|| flat::geometry(&w)).flatten();
-            let form = match (vector, separable, flat) {
-                (Some(g), _, _) => planes::Form::Vector(g),
-                (None, Some(g), _) => planes::Form::Separable(g),
-                (None, None, Some(g)) => planes::Form::Flat(g),
-                (None, None, None) => planes::Form::Pieces,
-            };
+            let form = choose_form(cx.ir, o, &w, sink.as_ref(), opts);
             self.flat += u64::from(matches!(
                 form,
                 planes::Form::Flat(_) | planes::Form::Vector(_)

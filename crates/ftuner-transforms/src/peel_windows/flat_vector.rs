@@ -563,45 +563,13 @@ mod tests {
     use super::super::Dim;
     use super::{geometry_of, pair_blocks};
 
-    /// Every window dim of sizes 1-6, kernels 1-3, strides 1-3, dilations 1-2, low padding
-    /// 0-2 and high 0-1 that has an output.
-    fn dims() -> Vec<Dim> {
-        let mut out = vec![];
-        for size in 1..=6 {
-            for k in 1..=3 {
-                for s in 1..=3 {
-                    for d in 1..=2 {
-                        for low in 0..=2 {
-                            for high in 0..=1 {
-                                let padded = size + low + high;
-                                let span = (k - 1) * d + 1;
-                                if padded >= span {
-                                    let o = (padded - span) / s + 1;
-                                    out.push(Dim {
-                                        size,
-                                        out: o,
-                                        k,
-                                        s,
-                                        d,
-                                        low,
-                                        high,
-                                    });
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out
-    }
-
     /// The buffer of phases as `geometry_of` lays it out, simulated: which image position
     /// (or the padding, None) each element holds. Then every tap of every flat position
     /// reads inside it, and every real output's taps read what the window reads.
     #[test]
     fn phases_read_what_the_window_reads() {
-        let all = dims();
+        // Sizes 1-6, kernels 1-3, strides 1-3, dilations 1-2, low padding 0-2, high 0-1.
+        let all = Dim::all([1..=6, 1..=3, 1..=3, 1..=2, 0..=2, 0..=1]);
         let mut taken = 0;
         for hd in &all {
             for wd in all.iter().step_by(7) {

@@ -51,7 +51,6 @@ use crate::nchw_consumer::Consumer;
 use crate::tensor_build::for_loop_step;
 use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, Ir, OpBuilder, OpId, Type, Value};
-use rustc_hash::FxHashMap;
 
 /// The largest window dim taken: the reads of a block are unrolled per window row and
 /// per window column.
@@ -166,9 +165,6 @@ fn geometry_of([hd, wd]: [Dim; 2]) -> Option<Sep> {
     })
 }
 
-/// A consumer's per-channel inputs splat to each lane count used.
-type Splats = FxHashMap<i64, Vec<Option<Value>>>;
-
 /// What every row of a plane uses.
 struct Plane<'a> {
     g: &'a Sep,
@@ -176,8 +172,9 @@ struct Plane<'a> {
     pad: Value,
     init: Value,
     zero: Value,
-    /// The consumer and its per-channel inputs splat to each lane count used.
-    sink: Option<(&'a Consumer, Vec<Option<Value>>, Splats)>,
+    /// The consumer and its per-channel inputs (scalars, splat where a block uses them:
+    /// LLVM hoists the splats out of the loops).
+    sink: Option<(&'a Consumer, Vec<Option<Value>>)>,
 }
 
 /// `arith.maximumf` of two vectors.
@@ -205,16 +202,7 @@ pub(super) fn plane(
         w.elem,
         &[("value", Attribute::float(0.0, w.elem))],
     );
-    let sink = sink.map(|(s, c)| {
-        let scalars = channel_scalars(b, s, c);
-        let mut by_lanes = Splats::default();
-        for (_, lanes) in row_blocks(g.dims[1].out) {
-            if let std::collections::hash_map::Entry::Vacant(e) = by_lanes.entry(lanes) {
-                e.insert(splat_all(b, &scalars, lanes));
-            }
-        }
-        (s, scalars, by_lanes)
-    });
+    let sink = sink.map(|(s, c)| (s, channel_scalars(b, s, c)));
     let p = Plane {
         g,
         x,
@@ -350,12 +338,8 @@ fn row(
             };
             acc = max(b, acc, t);
         }
-        if let Some((s, scalars, by_lanes)) = &p.sink {
-            // Splat once per plane for every lane count `row_blocks` gives; here too if not.
-            let extra = match by_lanes.get(&lanes) {
-                Some(e) => e.clone(),
-                None => splat_all(b, scalars, lanes),
-            };
+        if let Some((s, scalars)) = &p.sink {
+            let extra = splat_all(b, scalars, lanes);
             acc = consume(b, s, &extra, (acc, lanes));
         }
         write(b, acc, o, &[z, z, h, w0])
@@ -366,37 +350,6 @@ fn row(
 mod tests {
     use super::super::Dim;
     use super::{geometry_of, row_blocks, tap_read, LANES};
-
-    /// Window dims of sizes 1-40, kernels 1-4, strides 1-3, dilations 1-2, padding 0-2.
-    fn dims(sizes: impl Iterator<Item = i64> + Clone) -> Vec<Dim> {
-        let mut out = vec![];
-        for size in sizes {
-            for k in 1..=4 {
-                for s in 1..=3 {
-                    for d in 1..=2 {
-                        for low in 0..=2 {
-                            for high in 0..=2 {
-                                let padded = size + low + high;
-                                let span = (k - 1) * d + 1;
-                                if padded >= span {
-                                    out.push(Dim {
-                                        size,
-                                        out: (padded - span) / s + 1,
-                                        k,
-                                        s,
-                                        d,
-                                        low,
-                                        high,
-                                    });
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out
-    }
 
     /// A window dim of one tap over 4 positions: the other dim of a geometry under test.
     const UNIT: Dim = Dim {
@@ -414,7 +367,7 @@ mod tests {
     #[test]
     fn rows_are_the_windows_rows() {
         let mut taken = 0;
-        for hd in dims(1..=20) {
+        for hd in Dim::all([1..=20, 1..=4, 1..=3, 1..=2, 0..=2, 0..=2]) {
             let Some(g) = geometry_of([hd, UNIT]) else {
                 continue;
             };
@@ -448,7 +401,7 @@ mod tests {
     fn columns_give_the_windows_maximum() {
         const PAD: i64 = -1;
         let mut taken = 0;
-        for wd in dims(1..=70) {
+        for wd in Dim::all([1..=70, 1..=4, 1..=3, 1..=2, 0..=2, 0..=2]) {
             let Some(g) = geometry_of([UNIT, wd]) else {
                 continue;
             };
