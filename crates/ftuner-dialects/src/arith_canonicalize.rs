@@ -12,6 +12,7 @@
 mod bits;
 mod extended;
 mod select;
+mod sign;
 
 pub use extended::*;
 pub use select::*;

@@ -372,7 +372,7 @@ pub const CANONICALIZE_ANDI: &[CanonFn] = &[COMMUTE, andi_absorb, logic_of_ext, 
 pub const CANONICALIZE_ORI: &[CanonFn] = &[COMMUTE, logic_of_ext, DENSE];
 pub const CANONICALIZE_XORI: &[CanonFn] =
     &[COMMUTE, xori_cancel, xori_not_cmpi, logic_of_ext, DENSE];
-pub const CANONICALIZE_CMPI: &[CanonFn] = &[cmpi_canonical, DENSE];
+pub const CANONICALIZE_CMPI: &[CanonFn] = &[cmpi_canonical, super::sign::cmpi_non_negative, DENSE];
 pub const CANONICALIZE_CMPF: &[CanonFn] = &[cmpf_nan, DENSE];
 pub const CANONICALIZE_EXTSI: &[CanonFn] = &[ext_of_ext, DENSE];
 pub const CANONICALIZE_EXTUI: &[CanonFn] = &[ext_of_ext, DENSE];

@@ -3,6 +3,7 @@
 
 pub mod batch_matmul;
 pub mod body;
+mod broadcast_gather;
 mod dead_results;
 mod windows;
 
@@ -418,8 +419,11 @@ fn generic_identity(ir: &mut Ir, op: OpId) -> bool {
     ir.erase_op(op);
     true
 }
-pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] =
-    &[generic_identity, dead_results::generic_dead_result];
+pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] = &[
+    generic_identity,
+    dead_results::generic_dead_result,
+    broadcast_gather::generic_broadcast_gather,
+];
 
 /// A transpose with the identity permutation, or a broadcast adding no dimension, on
 /// tensors of the same type is its input.
