@@ -53,3 +53,19 @@ func.func @kept(%x: tensor<?xf32>, %y: i64) -> (i1, i1, i1, i1, i1) {
   %f = arith.cmpi slt, %y, %z : i64
   return %a, %b, %c, %e, %f : i1, i1, i1, i1, i1
 }
+
+// Narrow types: a zero extension is non-negative in its wider type (65535 : i16 is -1),
+// and i1's true is -1 (a maxsi with false is non-negative).
+// CHECK-LABEL: func.func @narrow
+// CHECK: %[[T:.*]] = arith.constant true
+// CHECK: return %[[T]], %[[T]]
+func.func @narrow(%a: i8, %b: i1) -> (i1, i1) {
+  %m1 = arith.constant 65535 : i16
+  %f = arith.constant false
+  %t = arith.constant true
+  %w = arith.extui %a : i8 to i16
+  %x = arith.cmpi sgt, %w, %m1 : i16
+  %mb = arith.maxsi %b, %f : i1
+  %y = arith.cmpi ne, %mb, %t : i1
+  return %x, %y : i1, i1
+}

@@ -8,6 +8,11 @@
 // RUN: ftuner-opt %s --canonicalize --mlir-print-op-generic | %mlir-opt --verify-roundtrip -o /dev/null
 // RUN: ftuner-run %s --entry expand --shape 0=1x5x4 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry expand --shape 0=3x5x4 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry expand --shape 0=3x5x1 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry expand --shape 0=1x5x1 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry expand --shape 0=0x5x0 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry select_only --shape 0=1x1 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry select_only --shape 0=3x1 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry static_unit --shape 0=1x7 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry broadcast_kept --shape 0=1x4 --shape 1=3x4 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
 // REQUIRES: mlir-opt
@@ -141,4 +146,47 @@ func.func @other_sizes_kept(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
     linalg.yield %v : f32
   } -> tensor<?xf32>
   return %r : tensor<?xf32>
+}
+
+// The select of a dim the loop runs over goes; the gather stays, as dim 1 is a real
+// broadcast (1 -> 4).
+// CHECK-LABEL: func.func @select_only
+// CHECK: linalg.generic
+// CHECK-NOT: arith.select
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK-NOT: arith.select
+// CHECK: tensor.extract %arg0[%[[I]], %c0{{.*}}] : tensor<?x1xf32>
+func.func @select_only(%x: tensor<?x1xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x1xf32>
+  %e = tensor.empty(%d0) : tensor<?x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<?x4xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %u = arith.cmpi eq, %d0, %c1 : index
+    %i0 = arith.select %u, %c0, %i : index
+    %v = tensor.extract %x[%i0, %c0] : tensor<?x1xf32>
+    linalg.yield %v : f32
+  } -> tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
+}
+
+// A gather over a reduction loop is left as it is (only all-parallel gathers are
+// copies by this pattern).
+// CHECK-LABEL: func.func @reduction_kept
+// CHECK: linalg.generic
+// CHECK: tensor.extract
+func.func @reduction_kept(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %c0 = arith.constant 0 : index
+  %d0 = tensor.dim %x, %c0 : tensor<?x3xf32>
+  %e = tensor.empty(%d0) : tensor<?x3xf32>
+  %r = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "reduction"]} outs(%e : tensor<?x3xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %v = tensor.extract %x[%i, %j] : tensor<?x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<?x3xf32>
+  return %r : tensor<?x3xf32>
 }

@@ -61,8 +61,12 @@ fn size(ir: &Ir, v: Value, j: usize, depth: u32) -> Option<Size> {
         if !name.starts_with("linalg.") || ir.results(d).len() != 1 {
             break;
         }
-        // The result has its init's shape: the last operand of a single-result op.
-        let init = *ir.operands(d).last()?;
+        // A destination-style op's result has its init's shape (the registered op's
+        // output operand; an unregistered op has none and ends the chase).
+        let (_, outs) = super::ins_outs(ir, d);
+        let [init] = outs[..] else {
+            break;
+        };
         if ir.value_type(init) != ir.value_type(v) {
             break;
         }
@@ -157,9 +161,9 @@ fn unit_extent_selects(ir: &mut Ir, op: OpId) -> bool {
     changed
 }
 
-/// A generic without inputs yielding `tensor.extract %src[index 0, ..., index n-1]` (0
-/// along a dim of size 1; identity output map, all loops parallel) into an output of `%src`'s type whose
-/// sizes are `%src`'s: `%src`.
+/// A generic without inputs (identity output map, every loop parallel) yielding
+/// `tensor.extract %src[index 0, ..., index n-1]` (0 along a dim of `%src` known to be 1)
+/// into an output of `%src`'s type whose sizes are provably `%src`'s: `%src`.
 fn gather_copy(ir: &mut Ir, op: OpId) -> bool {
     let (ins, outs) = super::ins_outs(ir, op);
     if !ins.is_empty() || outs.len() != 1 || ir.results(op).len() != 1 {
@@ -168,7 +172,7 @@ fn gather_copy(ir: &mut Ir, op: OpId) -> bool {
     let Some(maps) = body::indexing_maps(ir, op) else {
         return false;
     };
-    if maps.len() != 1 || !maps[0].is_identity() {
+    if maps.len() != 1 || !maps[0].is_identity() || !body::all_parallel(ir, op) {
         return false;
     }
     let Some(blk) = ir.regions_of(op).first().and_then(|r| ir.region_entry(*r)) else {
