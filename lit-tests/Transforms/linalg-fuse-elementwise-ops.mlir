@@ -6,6 +6,7 @@
 // RUN: ftuner-run %s --entry bn_relu --shape 0=2x4x3x3 --check --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry transposed --check --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry index --check --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry splat --shape 0=3x5 --shape 1=3x5 --shape 2=3x1 --check --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops)' | FileCheck %s --check-prefix=JIT
 // JIT: check: ok (every result matches the module as read)
 // The BERT layer as exported (LayerNorm in f64, GELU, softmax pieces): fused, then patched
 // with uKernels (which still absorb their epilogues), it computes what the layer as read does.
@@ -171,6 +172,41 @@ func.func @not_fused(%x: tensor<4xf32>, %m: tensor<3x4xf32>) -> (tensor<4xf32>, 
     linalg.yield %r : f32
   } -> tensor<4xf32>
   return %twice, %u1, %bc, %au, %neg : tensor<4xf32>, tensor<4xf32>, tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A splat (a 0-d constant broadcast: the zeros torch-mlir's masked softmax selects,
+// shared by every layer once CSE merges them) is fused into each consumer, its value
+// recomputed there; it goes with the last one.
+// CHECK-LABEL: func.func @splat
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%cst{{.*}}, %arg0 : tensor<f32>, tensor<?x5xf32>)
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg2, %cst{{.*}}, %arg1 : tensor<?x1xi1>, tensor<f32>, tensor<?x5xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[A]], %[[B]]
+#s0 = affine_map<(d0, d1) -> ()>
+#s2 = affine_map<(d0, d1) -> (d0, d1)>
+#s1 = affine_map<(d0, d1) -> (d0, 0)>
+func.func @splat(%x: tensor<?x5xf32>, %y: tensor<?x5xf32>, %m: tensor<?x1xi1>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<2.5> : tensor<f32>
+  %d = tensor.dim %x, %c0 : tensor<?x5xf32>
+  %e = tensor.empty(%d) : tensor<?x5xf32>
+  %z = linalg.generic {indexing_maps = [#s0, #s2], iterator_types = ["parallel", "parallel"]} ins(%zero : tensor<f32>) outs(%e : tensor<?x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<?x5xf32>
+  %u = linalg.generic {indexing_maps = [#s2, #s2, #s2], iterator_types = ["parallel", "parallel"]} ins(%z, %x : tensor<?x5xf32>, tensor<?x5xf32>) outs(%e : tensor<?x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<?x5xf32>
+  %v = linalg.generic {indexing_maps = [#s1, #s2, #s2, #s2], iterator_types = ["parallel", "parallel"]} ins(%m, %z, %y : tensor<?x1xi1>, tensor<?x5xf32>, tensor<?x5xf32>) outs(%e : tensor<?x5xf32>) {
+  ^bb0(%c: i1, %a: f32, %b: f32, %o: f32):
+    %r = arith.select %c, %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<?x5xf32>
+  return %u, %v : tensor<?x5xf32>, tensor<?x5xf32>
 }
 
 // -----

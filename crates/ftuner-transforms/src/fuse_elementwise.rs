@@ -9,7 +9,10 @@
 //!   calls or nested regions), so its computation can move down to the consumer;
 //! * the producer's result has exactly one use, an input of the consumer, read through a
 //!   permutation of all the consumer's loops (each produced element is computed exactly
-//!   once: nothing is recomputed, and broadcasting reads are left alone).
+//!   once: nothing is recomputed, and broadcasting reads are left alone) — or the
+//!   producer is a splat (every input 0-d, no `linalg.index`: one value everywhere),
+//!   which is fused into each of its consumers, its loop-invariant value recomputed
+//!   there, and goes with the last.
 //!
 //! The fused op reads the producer's inputs (maps composed with the consumer's read, so
 //! the producer's loop `k` becomes the consumer loop that reads its `k`-th output dim),
@@ -22,7 +25,7 @@
 //! so by recomputing: it also fuses producers with several uses (keeping the original for
 //! the others) and fuses through `tensor.expand_shape`, which on the DCGAN generator moves
 //! each BatchNorm's per-channel `rsqrt(var + eps)` into the per-element op (10 generics
-//! left of 34 there, 14 here). This pass never computes an element twice.
+//! left of 34 there, 14 here). This pass recomputes only splats.
 
 use ftuner_dialects::linalg::body::all_parallel;
 use ftuner_dialects::linalg::ins_outs;
@@ -52,6 +55,24 @@ fn body_of(ir: &Ir, op: OpId) -> Option<ftuner_ir::BlockId> {
     ir.region_entry(*ir.regions_of(op).first()?)
 }
 
+/// Whether generic `p` computes one value for every element: each input read through a
+/// map of no results (a 0-d tensor), no `linalg.index` in its body. Such a producer
+/// (torch-mlir's broadcast of a scalar constant, e.g. the zeros of a masked softmax,
+/// shared by every layer once CSE merges them) is fused into each of its consumers: the
+/// value it recomputes per element is loop-invariant, and the tensor it wrote goes.
+fn splat(ir: &Ir, p: OpId) -> bool {
+    let (p_ins, _) = ins_outs(ir, p);
+    let Some(maps) = ftuner_dialects::linalg::body::indexing_maps(ir, p) else {
+        return false;
+    };
+    maps.len() == p_ins.len() + 1
+        && maps[..p_ins.len()].iter().all(|m| m.results.is_empty())
+        && body_of(ir, p).is_some_and(|b| {
+            ir.block_ops(b)
+                .all(|o| ir.name(o) != ops::linalg::IndexOp::NAME)
+        })
+}
+
 /// What fusing producer `p` into input `i` of consumer `c` needs: the consumer loop each
 /// producer loop becomes.
 fn plan(ir: &Ir, c: OpId, i: usize) -> Option<(OpId, Vec<u32>)> {
@@ -64,7 +85,7 @@ fn plan(ir: &Ir, c: OpId, i: usize) -> Option<(OpId, Vec<u32>)> {
     {
         return None;
     }
-    if ir.uses(v).len() != 1 || ir.op(p).parent != ir.op(c).parent {
+    if (ir.uses(v).len() != 1 && !splat(ir, p)) || ir.op(p).parent != ir.op(c).parent {
         return None;
     }
     // Tensors only (a generic on buffers has no result to fuse through).
@@ -237,7 +258,10 @@ fn fuse_one(ir: &mut Ir, top: OpId) -> bool {
                 ir.replace_all_uses(*a, b);
             }
             ir.erase_op(c);
-            ir.erase_op(p);
+            // A splat with other consumers stays for them.
+            if !ir.has_uses(ir.result(p, 0)) {
+                ir.erase_op(p);
+            }
             return true;
         }
     }
@@ -250,7 +274,7 @@ define_pass! {
         argument: "linalg-fuse-elementwise-ops",
         name: "LinalgElementwiseOpFusion",
         summary: "Fuse elementwise linalg.generic producers into their consumers",
-        description: "A linalg.generic producer on tensors (all loops parallel, one result written through a permutation, its output not read) whose result has one use, an input of another linalg.generic read through a permutation of all its loops, is computed inside that consumer: the producer's inputs become the consumer's (maps composed), its body runs in place of the fused argument. Repeats until no pair qualifies; nothing is recomputed.",
+        description: "A linalg.generic producer on tensors (all loops parallel, one result written through a permutation, its output not read) whose result has one use, an input of another linalg.generic read through a permutation of all its loops, is computed inside that consumer: the producer's inputs become the consumer's (maps composed), its body runs in place of the fused argument. A splat producer (every input 0-d, no linalg.index: one value everywhere) is fused into each of its consumers and goes with the last. Repeats until no pair qualifies; nothing else is recomputed.",
         options: FuseElementwiseOptions {},
         statistics: {
             fused: "num-fused" => "Producers fused into their consumers",
