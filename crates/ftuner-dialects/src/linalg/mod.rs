@@ -5,6 +5,7 @@ pub mod batch_matmul;
 pub mod body;
 mod broadcast_gather;
 mod dead_results;
+mod masked_softmax;
 mod windows;
 
 pub use batch_matmul::CANONICALIZE_BATCH_MATMUL;
@@ -97,7 +98,7 @@ fn parse_results(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     Ok(())
 }
 
-fn iterator_attr(kind: &str) -> Attribute {
+pub(crate) fn iterator_attr(kind: &str) -> Attribute {
     Attribute::dialect("linalg", &format!("iterator_type<{kind}>"))
 }
 
@@ -423,6 +424,7 @@ pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] = &[
     generic_identity,
     dead_results::generic_dead_result,
     broadcast_gather::generic_broadcast_gather,
+    masked_softmax::all_neg_inf_rows,
 ];
 
 /// A transpose with the identity permutation, or a broadcast adding no dimension, on

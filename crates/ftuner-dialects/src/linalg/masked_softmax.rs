@@ -1,0 +1,280 @@
+//! Canonicalization of the row test of torch-mlir's masked ("safe") softmax.
+//!
+//! PyTorch's softmax over a row that is entirely `-inf` (every key masked) gives zeros,
+//! not NaNs; torch-mlir decomposes it as
+//!
+//! ```mlir
+//! %m    = max over the row of %x                     (linalg.generic, maximumf, init -inf)
+//! %is   = %x == -inf, per element                    (an i1 tensor the size of the scores)
+//! %all  = and over the row of %is                    (init true)
+//! %p    = select(%all, 0, exp(%x - %m) / sum)
+//! ```
+//!
+//! A row is all `-inf` exactly when its maximum is `-inf` (`maximumf` propagates NaN, and
+//! a NaN is not `-inf` either way; an empty row gives `true` both ways), so the and-
+//! reduction, one more pass over the scores, is a comparison of the maximum the softmax
+//! computes anyway:
+//!
+//! ```mlir
+//! %all = linalg.generic {iterator_types = [the row dims' parallel loops]}
+//!          ins(%m) outs(%init) { %b = arith.cmpf oeq, %in, -inf  linalg.yield %b }
+//! ```
+//!
+//! Matched: the and-reduction (body `andi` of its input and output, output initialised
+//! by a fill of `true`) of an all-parallel generic whose body compares its one input,
+//! maybe extended with `extf`, `oeq` to `-inf`; and a `maximumf` reduction of that same
+//! input over the same loops (identity input maps, the same iterator types, its output
+//! map the and-reduction's without its constant results, a fill of `-inf` as its init).
+
+use super::body;
+use crate::ops;
+use crate::util::{const_value, Const};
+use ftuner_ir::{AffineExpr, AffineMap, Attribute, Ir, OpBuilder, OpId, Type, Value};
+
+/// The ops of `op`'s body but the terminator, and the terminator's operands.
+fn body_ops(ir: &Ir, op: OpId) -> Option<(Vec<OpId>, Vec<Value>, Vec<Value>)> {
+    let blk = ir.region_entry(*ir.regions_of(op).first()?)?;
+    let y = ir.terminator(blk)?;
+    let mut ops = ir.block_ops_vec(blk);
+    ops.pop();
+    Some((ops, ir.operands(y).to_vec(), ir.block_args(blk).to_vec()))
+}
+
+/// The scalar value filled into `v` by a `linalg.fill` of a constant.
+fn filled(ir: &Ir, v: Value) -> Option<Const> {
+    let f = ir.defining_op(v)?;
+    if ir.name(f) != ops::linalg::FillOp::NAME {
+        return None;
+    }
+    let c = crate::cf::constant_of(ir, ir.operand(f, 0))?;
+    const_value(c).map(|(k, _)| k)
+}
+
+fn is_neg_inf(ir: &Ir, v: Value) -> bool {
+    crate::cf::constant_of(ir, v)
+        .and_then(const_value)
+        .is_some_and(|(c, _)| c == Const::Float(f64::NEG_INFINITY))
+}
+
+/// `%x == -inf` per element: an all-parallel generic with one input and identity maps.
+fn is_neg_inf_test(ir: &Ir, op: OpId) -> Option<Value> {
+    let (ins, outs) = super::ins_outs(ir, op);
+    let maps = body::indexing_maps(ir, op)?;
+    if ir.name(op) != ops::linalg::GenericOp::NAME
+        || ins.len() != 1
+        || outs.len() != 1
+        || !body::all_parallel(ir, op)
+        || !maps.iter().all(|m| m.is_identity())
+    {
+        return None;
+    }
+    let (ops_, ys, args) = body_ops(ir, op)?;
+    let cmp = ir.defining_op(*ys.first()?)?;
+    if ir.name(cmp) != ops::arith::CmpfOp::NAME
+        || ir.attr(cmp, "predicate").and_then(|a| a.as_i64()) != Some(1)
+        || !is_neg_inf(ir, ir.operand(cmp, 1))
+    {
+        return None;
+    }
+    let mut x = ir.operand(cmp, 0);
+    if let Some(e) = ir
+        .defining_op(x)
+        .filter(|e| ir.name(*e) == ops::arith::ExtfOp::NAME)
+    {
+        x = ir.operand(e, 0);
+    }
+    // Nothing else in the body (dead ops aside, which the driver removes first).
+    (x == args[0] && ops_.len() <= 3).then_some(ins[0])
+}
+
+/// The and-reduction of a `-inf` test, replaced by a test of the row maximum.
+pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
+    let (ins, outs) = super::ins_outs(ir, op);
+    let Some(maps) = body::indexing_maps(ir, op) else {
+        return false;
+    };
+    let Some(par) = body::parallel_iterators(ir, op) else {
+        return false;
+    };
+    if ins.len() != 1 || outs.len() != 1 || ir.results(op).len() != 1 || par.iter().all(|p| *p) {
+        return false;
+    }
+    if !maps[0].is_identity() || filled(ir, outs[0]) != Some(Const::Int(1)) {
+        return false;
+    }
+    // The body: andi of the input and the output.
+    let Some((ops_, ys, args)) = body_ops(ir, op) else {
+        return false;
+    };
+    let Some(and) = ys.first().and_then(|y| ir.defining_op(*y)) else {
+        return false;
+    };
+    let mut pair = ir.operands(and).to_vec();
+    pair.sort();
+    let mut want = vec![args[0], args[1]];
+    want.sort();
+    if ir.name(and) != ops::arith::AndiOp::NAME || pair != want || ops_.len() != 1 {
+        return false;
+    }
+    let Some(test) = ir.defining_op(ins[0]) else {
+        return false;
+    };
+    let Some(x) = is_neg_inf_test(ir, test) else {
+        return false;
+    };
+    // The output map keeps parallel dims (and constant 0s for kept unit dims).
+    let kept: Vec<u32> = maps[1]
+        .results
+        .iter()
+        .filter_map(|e| match e {
+            AffineExpr::Dim(d) => Some(*d),
+            _ => None,
+        })
+        .collect();
+    if maps[1]
+        .results
+        .iter()
+        .any(|e| !matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(0)))
+        || kept.iter().any(|d| !par[*d as usize])
+        || (0..par.len() as u32).any(|d| par[d as usize] && !kept.contains(&d))
+    {
+        return false;
+    }
+    // The maximum of the same rows.
+    let Some(max) = ir
+        .uses(x)
+        .iter()
+        .map(|u| u.op)
+        .find(|m| is_row_max(ir, *m, x, &par, &kept))
+    else {
+        return false;
+    };
+    let m = ir.result(max, 0);
+    if !before(ir, max, op) {
+        return false;
+    }
+    // The new op runs over the parallel loops only, renumbered in order.
+    let renum: Vec<AffineExpr> = (0..par.len())
+        .map(|d| {
+            let k = par[..d].iter().filter(|p| **p).count();
+            AffineExpr::Dim(k as u32)
+        })
+        .collect();
+    let n = kept.len() as u32;
+    let in_map = AffineMap::new(
+        n,
+        0,
+        kept.iter().map(|d| renum[*d as usize].clone()).collect(),
+    );
+    let out_map = AffineMap::new(
+        n,
+        0,
+        maps[1]
+            .results
+            .iter()
+            .map(|e| e.replace(&renum, &[]))
+            .collect(),
+    );
+    let m_ty = ir.value_type(m).element_type();
+    let res_ty = ir.value_type(ir.result(op, 0));
+    let loc = ir.loc(op);
+    let new = {
+        let mut b = OpBuilder::before(ir, op);
+        b.insert(
+            ftuner_ir::OpSpec::new(ftuner_ir::intern_name(ops::linalg::GenericOp::NAME), loc)
+                .operands([m, outs[0]])
+                .results([res_ty])
+                .regions(1),
+        )
+    };
+    let par_attr = super::iterator_attr("parallel");
+    let props = [
+        (
+            "indexing_maps",
+            Attribute::array(vec![
+                Attribute::affine_map(in_map),
+                Attribute::affine_map(out_map),
+            ]),
+        ),
+        (
+            "iterator_types",
+            Attribute::array(vec![par_attr; n as usize]),
+        ),
+        ("operandSegmentSizes", Attribute::dense_i32_array(&[1, 1])),
+    ];
+    for (k, a) in props {
+        ir.set_prop(new, k, Some(a));
+    }
+    let region = ir.regions_of(new)[0];
+    let blk = ir.append_block(region, &[m_ty, Type::i1()]);
+    let arg = ir.block_args(blk)[0];
+    let mut b = OpBuilder::at_end(ir, blk, loc);
+    let inf = b.value(
+        ops::arith::ConstantOp::NAME,
+        vec![],
+        m_ty,
+        &[("value", Attribute::float(f64::NEG_INFINITY, m_ty))],
+    );
+    let t = b.value(
+        ops::arith::CmpfOp::NAME,
+        vec![arg, inf],
+        Type::i1(),
+        &[("predicate", Attribute::i64(1))],
+    );
+    b.create(ops::linalg::YieldOp::NAME, vec![t], vec![], &[]);
+    ir.replace_op(op, &[ir.result(new, 0)]);
+    true
+}
+
+/// Whether `a` comes before `b` in the same block.
+fn before(ir: &Ir, a: OpId, b: OpId) -> bool {
+    let Some(blk) = ir
+        .parent_block(a)
+        .filter(|k| ir.parent_block(b) == Some(*k))
+    else {
+        return false;
+    };
+    for o in ir.block_ops(blk) {
+        if o == b {
+            return false;
+        }
+        if o == a {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `m` is a `maximumf` reduction of `x` (identity input map) over the loops `par`
+/// leaves out, its output map the parallel dims `kept` in order, its init a fill of
+/// `-inf`.
+fn is_row_max(ir: &Ir, m: OpId, x: Value, par: &[bool], kept: &[u32]) -> bool {
+    if ir.name(m) != ops::linalg::GenericOp::NAME || ir.results(m).len() != 1 {
+        return false;
+    }
+    let (ins, outs) = super::ins_outs(ir, m);
+    let (Some(maps), Some(mpar)) = (body::indexing_maps(ir, m), body::parallel_iterators(ir, m))
+    else {
+        return false;
+    };
+    if ins != [x]
+        || outs.len() != 1
+        || mpar != par
+        || !maps[0].is_identity()
+        || maps[1].results != kept.iter().map(|d| AffineExpr::Dim(*d)).collect::<Vec<_>>()
+        || filled(ir, outs[0]) != Some(Const::Float(f64::NEG_INFINITY))
+    {
+        return false;
+    }
+    let Some((ops_, ys, args)) = body_ops(ir, m) else {
+        return false;
+    };
+    let Some(mx) = ys.first().and_then(|y| ir.defining_op(*y)) else {
+        return false;
+    };
+    let mut pair = ir.operands(mx).to_vec();
+    pair.sort();
+    let mut want = vec![args[0], args[1]];
+    want.sort();
+    ir.name(mx) == ops::arith::MaximumfOp::NAME && pair == want && ops_.len() == 1
+}
