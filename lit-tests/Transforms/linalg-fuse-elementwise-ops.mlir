@@ -7,6 +7,8 @@
 // RUN: ftuner-run %s --entry transposed --check --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry index --check --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry splat --shape 0=3x5 --shape 1=3x5 --shape 2=3x1 --check --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry splat_kept --check --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry splat_kept --check | FileCheck %s --check-prefix=JIT
 // JIT: check: ok (every result matches the module as read)
 // The BERT layer as exported (LayerNorm in f64, GELU, softmax pieces): fused, then patched
 // with uKernels (which still absorb their epilogues), it computes what the layer as read does.
@@ -180,6 +182,7 @@ func.func @not_fused(%x: tensor<4xf32>, %m: tensor<3x4xf32>) -> (tensor<4xf32>, 
 // shared by every layer once CSE merges them) is fused into each consumer, its value
 // recomputed there; it goes with the last one.
 // CHECK-LABEL: func.func @splat
+// CHECK-NOT: linalg.generic
 // CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%cst{{.*}}, %arg0 : tensor<f32>, tensor<?x5xf32>)
 // CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg2, %cst{{.*}}, %arg1 : tensor<?x1xi1>, tensor<f32>, tensor<?x5xf32>)
 // CHECK-NOT: linalg.generic
@@ -207,6 +210,55 @@ func.func @splat(%x: tensor<?x5xf32>, %y: tensor<?x5xf32>, %m: tensor<?x1xi1>) -
     linalg.yield %r : f32
   } -> tensor<?x5xf32>
   return %u, %v : tensor<?x5xf32>, tensor<?x5xf32>
+}
+
+// -----
+
+// A splat stays where fusing it would leave a loop unindexed (the row sum's reduction
+// loop is read only through it), and a splat that computes (the square) is not copied
+// into its two consumers; the add takes the broadcast.
+// CHECK-LABEL: func.func @splat_kept
+// CHECK: %[[Z:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<f32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: linalg.yield
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<f32>)
+// CHECK: arith.mulf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[Z]] : tensor<4x5xf32>)
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<f32>, tensor<4x5xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[SQ]], %[[SQ]] : tensor<4x5xf32>, tensor<4x5xf32>)
+#z2 = affine_map<(d0, d1) -> ()>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+#r2 = affine_map<(d0, d1) -> (d0)>
+func.func @splat_kept(%s: tensor<f32>, %x: tensor<4x5xf32>) -> (tensor<4xf32>, tensor<4x5xf32>, tensor<4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %z = linalg.generic {indexing_maps = [#z2, #i2], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<f32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x5xf32>
+  %sq = linalg.generic {indexing_maps = [#z2, #i2], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<f32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x5xf32>
+  %sum = linalg.generic {indexing_maps = [#i2, #r2], iterator_types = ["parallel", "reduction"]} ins(%z : tensor<4x5xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %u = linalg.generic {indexing_maps = [#i2, #i2, #i2], iterator_types = ["parallel", "parallel"]} ins(%z, %x : tensor<4x5xf32>, tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  %v = linalg.generic {indexing_maps = [#i2, #i2, #i2], iterator_types = ["parallel", "parallel"]} ins(%sq, %sq : tensor<4x5xf32>, tensor<4x5xf32>) outs(%e : tensor<4x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<4x5xf32>
+  return %sum, %u, %v : tensor<4xf32>, tensor<4x5xf32>, tensor<4x5xf32>
 }
 
 // -----

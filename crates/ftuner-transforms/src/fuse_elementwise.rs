@@ -10,9 +10,11 @@
 //! * the producer's result has exactly one use, an input of the consumer, read through a
 //!   permutation of all the consumer's loops (each produced element is computed exactly
 //!   once: nothing is recomputed, and broadcasting reads are left alone) — or the
-//!   producer is a splat (every input 0-d, no `linalg.index`: one value everywhere),
-//!   which is fused into each of its consumers, its loop-invariant value recomputed
-//!   there, and goes with the last.
+//!   producer is a splat (every input 0-d, a body that only yields: a broadcast of one
+//!   value), which is fused into each of its consumers and goes once nothing else
+//!   reads it;
+//! * every loop of the consumer is still indexed by one of its operands afterwards (a
+//!   reduction loop read only through the fused input would lose its extent).
 //!
 //! The fused op reads the producer's inputs (maps composed with the consumer's read, so
 //! the producer's loop `k` becomes the consumer loop that reads its `k`-th output dim),
@@ -25,7 +27,7 @@
 //! so by recomputing: it also fuses producers with several uses (keeping the original for
 //! the others) and fuses through `tensor.expand_shape`, which on the DCGAN generator moves
 //! each BatchNorm's per-channel `rsqrt(var + eps)` into the per-element op (10 generics
-//! left of 34 there, 14 here). This pass recomputes only splats.
+//! left of 34 there, 14 here). This pass never computes an element twice (a splat computes nothing).
 
 use ftuner_dialects::linalg::body::all_parallel;
 use ftuner_dialects::linalg::ins_outs;
@@ -55,11 +57,13 @@ fn body_of(ir: &Ir, op: OpId) -> Option<ftuner_ir::BlockId> {
     ir.region_entry(*ir.regions_of(op).first()?)
 }
 
-/// Whether generic `p` computes one value for every element: each input read through a
-/// map of no results (a 0-d tensor), no `linalg.index` in its body. Such a producer
-/// (torch-mlir's broadcast of a scalar constant, e.g. the zeros of a masked softmax,
-/// shared by every layer once CSE merges them) is fused into each of its consumers: the
-/// value it recomputes per element is loop-invariant, and the tensor it wrote goes.
+/// Whether generic `p` is a broadcast of one value: each input read through a map of no
+/// results (a 0-d tensor) and a body that computes nothing (it yields an input's block
+/// argument or a value from outside). Such a producer (torch-mlir's broadcast of a scalar
+/// constant, e.g. the zeros of a masked softmax, shared by every layer once CSE merges
+/// them) is fused into each of its consumers: nothing is recomputed, and the tensor it
+/// wrote goes. (A splat that computes would be recomputed per element of each consumer,
+/// and a consumer made a splat by it would copy that again: exponential growth.)
 fn splat(ir: &Ir, p: OpId) -> bool {
     let (p_ins, _) = ins_outs(ir, p);
     let Some(maps) = ftuner_dialects::linalg::body::indexing_maps(ir, p) else {
@@ -68,8 +72,14 @@ fn splat(ir: &Ir, p: OpId) -> bool {
     maps.len() == p_ins.len() + 1
         && maps[..p_ins.len()].iter().all(|m| m.results.is_empty())
         && body_of(ir, p).is_some_and(|b| {
-            ir.block_ops(b)
-                .all(|o| ir.name(o) != ops::linalg::IndexOp::NAME)
+            let args = &ir.block_args(b)[..p_ins.len().min(ir.block_args(b).len())];
+            let ops = ir.block_ops_vec(b);
+            ops.len() == 1
+                && ir.name(ops[0]) == ops::linalg::YieldOp::NAME
+                && ir
+                    .operands(ops[0])
+                    .iter()
+                    .all(|v| args.contains(v) || ir.value_block(*v) != Some(b))
         })
 }
 
@@ -133,6 +143,24 @@ fn plan(ir: &Ir, c: OpId, i: usize) -> Option<(OpId, Vec<u32>)> {
     let mut loop_of = vec![0u32; p_out.len()];
     for (j, pd) in p_out.iter().enumerate() {
         loop_of[*pd as usize] = c_read[j];
+    }
+    // Every consumer loop keeps an operand that indexes it (its extent): a reduction
+    // loop only the fused input read would be lost behind the producer's broadcast
+    // inputs (upstream checks the same).
+    let sub: Vec<AffineExpr> = loop_of.iter().map(|d| AffineExpr::Dim(*d)).collect();
+    let composed: Vec<AffineExpr> = p_maps[..p_ins.len()]
+        .iter()
+        .flat_map(|m| m.results.iter().map(|e| e.replace(&sub, &[])))
+        .collect();
+    let nd = c_maps.first()?.num_dims;
+    let kept = c_maps
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| *k != i)
+        .flat_map(|(_, m)| m.results.iter());
+    let all: Vec<&AffineExpr> = kept.chain(composed.iter()).collect();
+    if !(0..nd).all(|d| all.iter().any(|e| e.uses_dim(d))) {
+        return None;
     }
     Some((p, loop_of))
 }
@@ -274,7 +302,7 @@ define_pass! {
         argument: "linalg-fuse-elementwise-ops",
         name: "LinalgElementwiseOpFusion",
         summary: "Fuse elementwise linalg.generic producers into their consumers",
-        description: "A linalg.generic producer on tensors (all loops parallel, one result written through a permutation, its output not read) whose result has one use, an input of another linalg.generic read through a permutation of all its loops, is computed inside that consumer: the producer's inputs become the consumer's (maps composed), its body runs in place of the fused argument. A splat producer (every input 0-d, no linalg.index: one value everywhere) is fused into each of its consumers and goes with the last. Repeats until no pair qualifies; nothing else is recomputed.",
+        description: "A linalg.generic producer on tensors (all loops parallel, one result written through a permutation, its output not read) whose result has one use, an input of another linalg.generic read through a permutation of all its loops, is computed inside that consumer: the producer's inputs become the consumer's (maps composed), its body runs in place of the fused argument. A splat producer (every input 0-d, a body that only yields: a broadcast of one value) is fused into each of its consumers and goes once nothing else reads it. Every consumer loop must stay indexed by some operand. Repeats until no pair qualifies; nothing is recomputed.",
         options: FuseElementwiseOptions {},
         statistics: {
             fused: "num-fused" => "Producers fused into their consumers",

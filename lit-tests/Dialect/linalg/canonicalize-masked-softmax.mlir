@@ -2,7 +2,8 @@
 // of the scores and an and-reduction over it; the row's maximumf (computed anyway, init
 // -inf) is -inf exactly then (a NaN makes both false), so the and-reduction becomes a
 // comparison of the maximum. Checked against the module as read on rows that are all
-// -inf, -inf with one NaN, partly -inf, and ordinary (JIT, canonicalized).
+// -inf, -inf with one NaN, partly -inf, and ordinary, and on empty rows (the row test is
+// a result too: JIT, canonicalized). A repeated dim in the output map is left alone.
 // RUN: ftuner-opt %s --canonicalize --cse | FileCheck %s
 // RUN: ftuner-opt %s --canonicalize --mlir-print-op-generic | %mlir-opt --verify-roundtrip -o /dev/null
 // RUN: ftuner-run %s --entry safe_softmax --shape 0=5x7 --pass-pipeline='builtin.module(canonicalize,cse)' --check | FileCheck %s --check-prefix=JIT
@@ -26,7 +27,7 @@
 // CHECK-NEXT: %[[T:.*]] = arith.cmpf oeq, %[[IN]], %{{.*}} : f32
 // CHECK-NEXT: linalg.yield %[[T]] : i1
 // CHECK-NOT: arith.andi
-func.func @safe_softmax(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
+func.func @safe_softmax(%a: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x1xi1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -95,7 +96,7 @@ func.func @safe_softmax(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
     %r = arith.select %c, %zero, %q : f32
     linalg.yield %r : f32
   } -> tensor<?x?xf32>
-  return %p : tensor<?x?xf32>
+  return %p, %all : tensor<?x?xf32>, tensor<?x1xi1>
 }
 
 // A maxnumf maximum ignores NaN (a row of -inf and one NaN has maximum -inf, yet is not
@@ -131,4 +132,33 @@ func.func @maxnum_kept(%a: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?x1xi1>) {
     linalg.yield %r : i1
   } -> tensor<?x1xi1>
   return %m, %all : tensor<?xf32>, tensor<?x1xi1>
+}
+
+// CHECK-LABEL: func.func @repeated_dim_kept
+// CHECK: arith.andi
+#diag = affine_map<(d0, d1) -> (d0, d0)>
+func.func @repeated_dim_kept(%a: tensor<4x6xf32>) -> (tensor<4xf32>, tensor<4x4xi1>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %true = arith.constant true
+  %er = tensor.empty() : tensor<4xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %m = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<4x6xf32>) outs(%fm : tensor<4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.maximumf %in, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %eb = tensor.empty() : tensor<4x6xi1>
+  %isinf = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x6xf32>) outs(%eb : tensor<4x6xi1>) {
+  ^bb0(%in: f32, %o: i1):
+    %t = arith.cmpf oeq, %in, %ninf : f32
+    linalg.yield %t : i1
+  } -> tensor<4x6xi1>
+  %ek = tensor.empty() : tensor<4x4xi1>
+  %ft = linalg.fill ins(%true : i1) outs(%ek : tensor<4x4xi1>) -> tensor<4x4xi1>
+  %all = linalg.generic {indexing_maps = [#id, #diag], iterator_types = ["parallel", "reduction"]} ins(%isinf : tensor<4x6xi1>) outs(%ft : tensor<4x4xi1>) {
+  ^bb0(%in: i1, %o: i1):
+    %r = arith.andi %in, %o : i1
+    linalg.yield %r : i1
+  } -> tensor<4x4xi1>
+  return %m, %all : tensor<4xf32>, tensor<4x4xi1>
 }

@@ -122,7 +122,8 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
     let Some(x) = is_neg_inf_test(ir, test) else {
         return false;
     };
-    // The output map keeps parallel dims (and constant 0s for kept unit dims).
+    // The output map names each parallel dim once, in any order, beside constant 0s
+    // (kept unit dims; the init, whose shape they index, is reused).
     let kept: Vec<u32> = maps[1]
         .results
         .iter()
@@ -136,6 +137,7 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
         .iter()
         .any(|e| !matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(0)))
         || kept.iter().any(|d| !par[*d as usize])
+        || (1..kept.len()).any(|k| kept[..k].contains(&kept[k]))
         || (0..par.len() as u32).any(|d| par[d as usize] && !kept.contains(&d))
     {
         return false;
