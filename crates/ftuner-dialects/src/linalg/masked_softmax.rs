@@ -103,17 +103,7 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
         return false;
     }
     // The body: andi of the input and the output.
-    let Some((ops_, ys, args)) = body_ops(ir, op) else {
-        return false;
-    };
-    let Some(and) = ys.first().and_then(|y| ir.defining_op(*y)) else {
-        return false;
-    };
-    let mut pair = ir.operands(and).to_vec();
-    pair.sort();
-    let mut want = vec![args[0], args[1]];
-    want.sort();
-    if ir.name(and) != ops::arith::AndiOp::NAME || pair != want || ops_.len() != 1 {
+    if !combines(ir, op, ops::arith::AndiOp::NAME) {
         return false;
     }
     let Some(test) = ir.defining_op(ins[0]) else {
@@ -268,15 +258,21 @@ fn is_row_max(ir: &Ir, m: OpId, x: Value, par: &[bool], kept: &[u32]) -> bool {
     {
         return false;
     }
-    let Some((ops_, ys, args)) = body_ops(ir, m) else {
+    combines(ir, m, ops::arith::MaximumfOp::NAME)
+}
+
+/// Whether `op`'s body is one `name` of its input and its output (in either order),
+/// yielded.
+fn combines(ir: &Ir, op: OpId, name: &str) -> bool {
+    let Some((ops_, ys, args)) = body_ops(ir, op) else {
         return false;
     };
-    let Some(mx) = ys.first().and_then(|y| ir.defining_op(*y)) else {
+    let Some(c) = ys.first().and_then(|y| ir.defining_op(*y)) else {
         return false;
     };
-    let mut pair = ir.operands(mx).to_vec();
+    let mut pair = ir.operands(c).to_vec();
     pair.sort();
-    let mut want = vec![args[0], args[1]];
+    let mut want = args.get(..2).map(|a| a.to_vec()).unwrap_or_default();
     want.sort();
-    ir.name(mx) == ops::arith::MaximumfOp::NAME && pair == want && ops_.len() == 1
+    ir.name(c) == name && pair == want && ops_.len() == 1
 }
