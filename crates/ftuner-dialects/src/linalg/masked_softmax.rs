@@ -96,7 +96,13 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
     let Some(par) = body::parallel_iterators(ir, op) else {
         return false;
     };
-    if ins.len() != 1 || outs.len() != 1 || ir.results(op).len() != 1 || par.iter().all(|p| *p) {
+    if ins.len() != 1
+        || outs.len() != 1
+        || maps.len() != 2
+        || ir.results(op).len() != 1
+        || par.len() != maps[0].num_dims as usize
+        || par.iter().all(|p| *p)
+    {
         return false;
     }
     if !maps[0].is_identity() || filled(ir, outs[0]) != Some(Const::Int(1)) {
@@ -251,6 +257,7 @@ fn is_row_max(ir: &Ir, m: OpId, x: Value, par: &[bool], kept: &[u32]) -> bool {
     };
     if ins != [x]
         || outs.len() != 1
+        || maps.len() != 2
         || mpar != par
         || !maps[0].is_identity()
         || maps[1].results != kept.iter().map(|d| AffineExpr::Dim(*d)).collect::<Vec<_>>()
