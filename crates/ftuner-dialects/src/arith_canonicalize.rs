@@ -37,6 +37,14 @@ pub(crate) fn int_of(ir: &Ir, v: Value) -> Option<i128> {
     }
 }
 
+/// The float value of a scalar or splat constant.
+pub(crate) fn float_of(ir: &Ir, v: Value) -> Option<f64> {
+    match const_value(constant_of(ir, v)?)? {
+        (Const::Float(f), _) => Some(f),
+        _ => None,
+    }
+}
+
 /// The integer value of a scalar (not splat) constant: upstream's `APIntAttr` matchers.
 pub(crate) fn scalar_int_of(ir: &Ir, v: Value) -> Option<i128> {
     match constant_of(ir, v)?.kind() {

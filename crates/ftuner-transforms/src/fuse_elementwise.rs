@@ -147,22 +147,34 @@ fn plan(ir: &Ir, c: OpId, i: usize) -> Option<(OpId, Vec<u32>)> {
     // Every consumer loop keeps an operand that indexes it (its extent): a reduction
     // loop only the fused input read would be lost behind the producer's broadcast
     // inputs (upstream checks the same).
-    let sub: Vec<AffineExpr> = loop_of.iter().map(|d| AffineExpr::Dim(*d)).collect();
-    let composed: Vec<AffineExpr> = p_maps[..p_ins.len()]
-        .iter()
-        .flat_map(|m| m.results.iter().map(|e| e.replace(&sub, &[])))
-        .collect();
     let nd = c_maps.first()?.num_dims;
+    let composed = compose(&p_maps[..p_ins.len()], &loop_of, nd);
     let kept = c_maps
         .iter()
         .enumerate()
         .filter(|(k, _)| *k != i)
         .flat_map(|(_, m)| m.results.iter());
-    let all: Vec<&AffineExpr> = kept.chain(composed.iter()).collect();
+    let all: Vec<&AffineExpr> = kept
+        .chain(composed.iter().flat_map(|m| m.results.iter()))
+        .collect();
     if !(0..nd).all(|d| all.iter().any(|e| e.uses_dim(d))) {
         return None;
     }
     Some((p, loop_of))
+}
+
+/// The producer's input maps in the consumer's `nd` loops: producer loop `k` is
+/// consumer loop `loop_of[k]`.
+fn compose(p_in_maps: &[AffineMap], loop_of: &[u32], nd: u32) -> Vec<AffineMap> {
+    let sub: Vec<AffineExpr> = loop_of.iter().map(|d| AffineExpr::Dim(*d)).collect();
+    p_in_maps
+        .iter()
+        .map(|m| AffineMap {
+            num_dims: nd,
+            num_symbols: 0,
+            results: m.results.iter().map(|e| e.replace(&sub, &[])).collect(),
+        })
+        .collect()
 }
 
 /// Fuse producer `p` (per [`plan`]) into input `i` of consumer `c`; returns the new op.
@@ -172,15 +184,7 @@ fn fuse(ir: &mut Ir, c: OpId, i: usize, p: OpId, loop_of: &[u32]) -> Option<OpId
     let p_maps = ftuner_dialects::linalg::body::indexing_maps(ir, p)?;
     let c_maps = ftuner_dialects::linalg::body::indexing_maps(ir, c)?;
     let nd = c_maps.first()?.num_dims;
-    let sub: Vec<AffineExpr> = loop_of.iter().map(|d| AffineExpr::Dim(*d)).collect();
-    let composed: Vec<AffineMap> = p_maps[..p_ins.len()]
-        .iter()
-        .map(|m| AffineMap {
-            num_dims: nd,
-            num_symbols: 0,
-            results: m.results.iter().map(|e| e.replace(&sub, &[])).collect(),
-        })
-        .collect();
+    let composed = compose(&p_maps[..p_ins.len()], loop_of, nd);
     let mut ins: Vec<Value> = c_ins[..i].to_vec();
     ins.extend(&p_ins);
     ins.extend(&c_ins[i + 1..]);

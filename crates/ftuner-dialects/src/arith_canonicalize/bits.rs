@@ -322,13 +322,6 @@ fn bitcast_canonical(ir: &mut Ir, op: OpId) -> bool {
 
 // ----- float identities --------------------------------------------------------------
 
-fn float_of(ir: &Ir, v: Value) -> Option<f64> {
-    match const_value(constant_of(ir, v)?)? {
-        (Const::Float(f), _) => Some(f),
-        _ => None,
-    }
-}
-
 /// `subf(x, +0.0) -> x`, `divf(x, 1.0) -> x` (upstream's folders).
 fn float_identity(ir: &mut Ir, op: OpId) -> bool {
     let r = ir.operand(op, 1);

@@ -27,8 +27,8 @@
 //! map the and-reduction's without its constant results, a fill of `-inf` as its init).
 
 use super::body;
+use crate::arith_canonicalize::{float_of, is_int};
 use crate::ops;
-use crate::util::{const_value, Const};
 use ftuner_ir::{AffineExpr, AffineMap, Attribute, Ir, OpBuilder, OpId, Type, Value};
 
 /// The ops of `op`'s body but the terminator, and the terminator's operands.
@@ -40,20 +40,14 @@ fn body_ops(ir: &Ir, op: OpId) -> Option<(Vec<OpId>, Vec<Value>, Vec<Value>)> {
     Some((ops, ir.operands(y).to_vec(), ir.block_args(blk).to_vec()))
 }
 
-/// The scalar value filled into `v` by a `linalg.fill` of a constant.
-fn filled(ir: &Ir, v: Value) -> Option<Const> {
+/// The scalar a `linalg.fill` writes into `v`.
+fn filled(ir: &Ir, v: Value) -> Option<Value> {
     let f = ir.defining_op(v)?;
-    if ir.name(f) != ops::linalg::FillOp::NAME {
-        return None;
-    }
-    let c = crate::cf::constant_of(ir, ir.operand(f, 0))?;
-    const_value(c).map(|(k, _)| k)
+    (ir.name(f) == ops::linalg::FillOp::NAME).then(|| ir.operand(f, 0))
 }
 
 fn is_neg_inf(ir: &Ir, v: Value) -> bool {
-    crate::cf::constant_of(ir, v)
-        .and_then(const_value)
-        .is_some_and(|(c, _)| c == Const::Float(f64::NEG_INFINITY))
+    float_of(ir, v) == Some(f64::NEG_INFINITY)
 }
 
 /// `%x == -inf` per element: an all-parallel generic with one input and identity maps.
@@ -105,7 +99,7 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
     {
         return false;
     }
-    if !maps[0].is_identity() || filled(ir, outs[0]) != Some(Const::Int(1)) {
+    if !maps[0].is_identity() || filled(ir, outs[0]).is_none_or(|t| !is_int(ir, t, 1)) {
         return false;
     }
     // The body: andi of the input and the output.
@@ -261,7 +255,7 @@ fn is_row_max(ir: &Ir, m: OpId, x: Value, par: &[bool], kept: &[u32]) -> bool {
         || mpar != par
         || !maps[0].is_identity()
         || maps[1].results != kept.iter().map(|d| AffineExpr::Dim(*d)).collect::<Vec<_>>()
-        || filled(ir, outs[0]) != Some(Const::Float(f64::NEG_INFINITY))
+        || filled(ir, outs[0]).is_none_or(|m| !is_neg_inf(ir, m))
     {
         return false;
     }
