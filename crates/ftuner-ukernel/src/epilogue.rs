@@ -29,13 +29,18 @@ fn maps_of(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
 }
 
 /// A patch whose epilogue can take consumers: the positions of its C dims (patch dims).
-fn patch_c_dims(ir: &Ir, p: OpId) -> Option<Vec<u32>> {
+/// With `windowed`, a windowed contraction (a convolution as implicit GEMM,
+/// `lower::conv_layout`) qualifies too: its tiles apply a lanewise epilogue in registers
+/// (`lower::conv`), which only the CPU lowering does.
+fn patch_c_dims(ir: &Ir, p: OpId, windowed: bool) -> Option<Vec<u32>> {
     let maps = maps_of(ir, p)?;
     if maps.len() != 3 || ir.results(p).len() != 1 {
         return None;
     }
     let plain = |m: &AffineMap| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_)));
-    if !maps.iter().all(plain) || maps[0].num_dims != 3 || maps[2].results.len() != 2 {
+    let gemm = maps.iter().all(plain) && maps[0].num_dims == 3 && maps[2].results.len() == 2;
+    let conv = windowed && crate::lower::conv_layout(ir, p).is_some();
+    if !gemm && !conv {
         return None;
     }
     Some(
@@ -115,9 +120,10 @@ fn compose(outer: &AffineMap, inner: &AffineMap) -> Option<AffineMap> {
 }
 
 /// Absorb the consumers of patch `p` into its epilogue; returns how many were absorbed.
-pub fn fuse_epilogues(ir: &mut Ir, p: OpId) -> usize {
+/// `windowed`: a convolution's patch takes lanewise consumers too (CPU targets).
+pub fn fuse_epilogues(ir: &mut Ir, p: OpId, windowed: bool) -> usize {
     let mut n = 0;
-    while fuse_one(ir, p) {
+    while fuse_one(ir, p, windowed) {
         n += 1;
     }
     n
@@ -142,8 +148,8 @@ struct Consumer {
     extras: Vec<(Value, AffineMap, Option<OpId>)>,
 }
 
-fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
-    match fusable_consumer(ir, p) {
+fn fuse_one(ir: &mut Ir, p: OpId, windowed: bool) -> bool {
+    match fusable_consumer(ir, p, windowed) {
         Some(c) => absorb(ir, p, c),
         None => false,
     }
@@ -151,8 +157,8 @@ fn fuse_one(ir: &mut Ir, p: OpId) -> bool {
 
 /// The single elementwise consumer of `p` that its epilogue can take (checked here so
 /// that nothing changes otherwise).
-fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
-    let cdims = patch_c_dims(ir, p)?;
+fn fusable_consumer(ir: &Ir, p: OpId, windowed: bool) -> Option<Consumer> {
+    let cdims = patch_c_dims(ir, p, windowed)?;
     let nd = maps_of(ir, p)?[0].num_dims;
     let r = ir.result(p, 0);
     let u = single_user(ir, r)?;
@@ -167,6 +173,11 @@ fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
         (u, r, None, cdims.iter().map(|d| Some(*d)).collect())
     };
     let c = consumer_at(ir, ir.op(p).parent, nd, g, read, expand, &by)?;
+    // A windowed contraction's tiles apply the epilogue in registers only: lanewise
+    // `arith` on floats, every operand read through dims and constants.
+    if maps_of(ir, p)?[0].num_dims != 3 && !lanewise_consumer(ir, &c) {
+        return None;
+    }
     // An existing epilogue ends in one `ukernel.yield` (verified; checked here so nothing
     // changes otherwise).
     if let Some(eb) = epilogue_block(ir, p) {
@@ -185,7 +196,7 @@ fn fusable_consumer(ir: &Ir, p: OpId) -> Option<Consumer> {
 /// it extracts a kernel, and the kernel class names them ([`describe_chain`]).
 pub fn epilogue_chain(ir: &Ir, op: OpId) -> Vec<OpId> {
     let mut out = vec![];
-    let Some(cdims) = patch_c_dims(ir, op) else {
+    let Some(cdims) = patch_c_dims(ir, op, false) else {
         return out;
     };
     let Some(nd) = maps_of(ir, op).map(|m| m[0].num_dims) else {
@@ -218,6 +229,23 @@ pub fn epilogue_chain(ir: &Ir, op: OpId) -> Vec<OpId> {
         read = ir.result(g, 0);
     }
     out
+}
+
+/// Whether consumer `c` can run in a windowed contraction's register tiles: a lanewise
+/// body on floats (`vector::is_lanewise_body`), the other operands floats read through
+/// dims and constants.
+fn lanewise_consumer(ir: &Ir, c: &Consumer) -> bool {
+    let Some(body) = ir.regions_of(c.g).first().and_then(|r| ir.region_entry(*r)) else {
+        return false;
+    };
+    ftuner_dialects::vector::is_lanewise_body(ir, body)
+        && c.gargs.iter().all(|a| ir.value_type(*a).is_float())
+        && c.extras.iter().all(|(v, m, _)| {
+            ir.value_type(*v).element_type().is_float()
+                && m.results
+                    .iter()
+                    .all(|e| matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(_)))
+        })
 }
 
 /// The epilogue part of a kernel class: the consumers' body ops in order, `none` without.

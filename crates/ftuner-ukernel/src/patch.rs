@@ -435,7 +435,9 @@ impl PatchUkernelsPass {
             match done {
                 Ok((new, used)) => {
                     if fuse {
-                        self.epilogues += crate::epilogue::fuse_epilogues(cx.ir, new) as u64;
+                        let windowed = model.kind == ftuner_hw::Kind::Cpu;
+                        self.epilogues +=
+                            crate::epilogue::fuse_epilogues(cx.ir, new, windowed) as u64;
                     }
                     if let Some(s) = sched {
                         cx.ir.set_attr(

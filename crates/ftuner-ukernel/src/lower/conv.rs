@@ -9,12 +9,13 @@ use super::conv_flat::{block_rows, flat_k, flat_k_loop, pack_rows, FlatK, RowsOf
 use super::packing::copy_generic;
 use super::padding::plan_padding;
 use super::plan_loops::take_zero_fill;
-use super::register_tile::{fma_rows, indices, mul_add_elem, read_rows, write_rows};
+use super::register_tile::{fma_rows, indices, mul_add_elem, pick, read_rows, write_rows};
 use super::tiles::{dim_roles, patch_maps};
+use super::vector_epilogue::through_body;
 use super::{res_pos, Blocking, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ops;
-use ftuner_dialects::ukernel::epilogue_block;
+use ftuner_dialects::ukernel::{epilogue_block, epilogue_inputs, epilogue_maps};
 use ftuner_ir::{AffineExpr, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
 /// Below this many N panels, a flat-form conv's row loops run in parallel instead of its
@@ -110,9 +111,28 @@ pub(super) fn lower_conv(
     if outs.len() != 1 || ins.len() != 2 || ir.results(op).len() != 1 {
         return Err("expects two inputs and one tensor output".into());
     }
-    if epilogue_block(ir, op).is_some() {
-        return Err("epilogues of windowed contractions are not lowered".into());
-    }
+    // The epilogue (patch-ukernels takes only lanewise ones into a windowed
+    // contraction's patch): applied to each row of a register tile before its store.
+    let epilogue = match epilogue_block(ir, op) {
+        Some(eb) => {
+            let extras = epilogue_inputs(ir, op);
+            let maps = epilogue_maps(ir, op);
+            let args = ir.block_args(eb);
+            if !ftuner_dialects::vector::is_lanewise_body(ir, eb)
+                || !args.iter().all(|a| ir.value_type(*a).is_float())
+                || extras.len() != maps.len()
+                || maps.iter().any(|m| {
+                    !m.results
+                        .iter()
+                        .all(|e| matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(_)))
+                })
+            {
+                return Err("a windowed contraction's epilogue must be lanewise arith on floats, its operands read through dims and constants".into());
+            }
+            Some((eb, extras.into_iter().zip(maps).collect::<Vec<_>>()))
+        }
+        None => None,
+    };
     if [&plans.m, &plans.n]
         .iter()
         .any(|p| plan_padding(p).iter().any(|x| *x > 0))
@@ -168,12 +188,13 @@ pub(super) fn lower_conv(
         }
     };
     let flat = flat_k(&mut b, scratch, cl, a, w, plans.n.0);
+    let ep = epilogue.as_ref().map(|(eb, x)| (*eb, x.as_slice()));
     let mut tile = |b: &mut B<'_>, blk: BlockId, acc: Value, t| {
         let form = match &flat {
             Some(fk) => KForm::Flat(fk, None),
             None => KForm::Nested { a, w, kext: &kext },
         };
-        conv_tile(b, blk, cl, &form, zero, acc, t, &mext)
+        conv_tile(b, blk, cl, (&form, ep), zero, acc, t, &mext)
     };
     let result = match block_rows(b.ir, op, cl, plans, flat.as_ref(), out) {
         Some(mc) if b.blocking.mc => {
@@ -191,7 +212,7 @@ pub(super) fn lower_conv(
             let packed = pack_rows(&mut b, fb, cl, fk, (m0, chunk, mc), &mext);
             let mut tile = |b: &mut B<'_>, blk: BlockId, acc: Value, t| {
                 let form = KForm::Flat(fk, Some((packed, m0)));
-                conv_tile(b, blk, cl, &form, zero, acc, t, &mext)
+                conv_tile(b, blk, cl, (&form, ep), zero, acc, t, &mext)
             };
             let r = nest_from(&mut b, fb, (chunk, nsz), plans, acc[0], Some(m0), &mut tile);
             b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);
@@ -286,7 +307,7 @@ fn conv_tile(
     b: &mut B<'_>,
     blk: BlockId,
     cl: &ConvLayout,
-    form: &KForm<'_>,
+    (form, ep): (&KForm<'_>, Option<ConvEpilogue<'_>>),
     zero: bool,
     c: Value,
     (moff, mt, noff, nt): (Value, i64, Value, i64),
@@ -328,8 +349,28 @@ fn conv_tile(
             flat_k_loop(b, blk, cl, fk, a_at, noff, vty, accs)
         }
     };
+    let accs = match ep {
+        Some(ep) => rows
+            .iter()
+            .zip(accs)
+            .map(|(row, v)| {
+                let at = |d: u32| {
+                    if d == cl.dn {
+                        noff
+                    } else {
+                        pick(d, row, c0)
+                    }
+                };
+                through_body(b, blk, ep, cl.dn, &at, v)
+            })
+            .collect(),
+        None => accs,
+    };
     write_rows(b, blk, c, &c_rows, &accs, cn)
 }
+
+/// A patch's epilogue block and its inputs with their maps over the patch's dims.
+type ConvEpilogue<'a> = (BlockId, &'a [(Value, ftuner_ir::AffineMap)]);
 
 #[allow(clippy::too_many_arguments)]
 fn conv_k_loops(

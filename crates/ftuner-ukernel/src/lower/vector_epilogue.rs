@@ -85,13 +85,9 @@ pub(super) fn apply(
     vals: &[Value],
 ) -> Vec<Value> {
     b.in_last_k_block(blk, vals, |b, inner| {
-        let nt = match b.ir.value_type(vals[0]).shape() {
-            Some([n]) => *n,
-            _ => return vals.to_vec(),
-        };
         vals.iter()
             .enumerate()
-            .map(|(i, v)| apply_row(b, inner, ep, lay, batch_of, (i, *v, nt)))
+            .map(|(i, v)| apply_row(b, inner, ep, lay, batch_of, (i, *v)))
             .collect()
     })
 }
@@ -103,40 +99,68 @@ fn apply_row(
     ep: &TileEpilogue,
     lay: &Layout,
     batch_of: &dyn Fn(u32) -> Option<Value>,
-    (i, v, nt): (usize, Value, i64),
+    (i, v): (usize, Value),
 ) -> Value {
     let z = b.index(blk, 0);
     let iv = b.index(blk, i as i64);
-    let eargs = b.ir.block_args(ep.block).to_vec();
+    let at = |d: u32| {
+        if d == lay.dm {
+            iv
+        } else {
+            batch_of(d).unwrap_or(z)
+        }
+    };
+    through_body(b, blk, (ep.block, &ep.inputs), lay.dn, &at, v)
+}
+
+/// `v: vector<nt>` (a row of a register tile: lanes along patch dim `dn`) through
+/// epilogue body `block` on vectors: each of `inputs` (over the patch's dims) read at the
+/// row's indices (`at`: each dim's index; `dn` the row's first column) — a vector along
+/// the position where its map reads `dn`, else its scalar broadcast.
+pub(super) fn through_body(
+    b: &mut B<'_>,
+    blk: BlockId,
+    (block, inputs): (BlockId, &[(Value, AffineMap)]),
+    dn: u32,
+    at: &dyn Fn(u32) -> Value,
+    v: Value,
+) -> Value {
+    let nt = match b.ir.value_type(v).shape() {
+        Some([n]) => *n,
+        _ => return v,
+    };
+    let z = b.index(blk, 0);
+    let eargs = b.ir.block_args(block).to_vec();
     let mut vmap: FxHashMap<Value, Value> = Default::default();
     vmap.insert(eargs[0], v);
-    for (j, (s, m)) in ep.inputs.iter().enumerate() {
+    for (j, (s, m)) in inputs.iter().enumerate() {
         let idx: Vec<Value> = m
             .results
             .iter()
             .map(|e| match e {
-                AffineExpr::Dim(d) if *d == lay.dm => iv,
-                AffineExpr::Dim(d) => batch_of(*d).unwrap_or(z),
+                AffineExpr::Dim(d) => at(*d),
                 _ => z,
             })
             .collect();
         let elem = b.ir.value_type(*s).element_type();
         let vty = Type::vector(vec![nt], elem);
-        let x = if m.results.iter().any(|e| e.uses_dim(lay.dn)) {
-            let pad = b.fzero(blk, elem);
-            let along = idx.len() - 1;
-            read_rows(b, blk, *s, std::slice::from_ref(&idx), pad, vty, along)[0]
-        } else {
-            let mut ops = vec![*s];
-            ops.extend(idx);
-            let e = b.val(blk, ops::tensor::ExtractOp::NAME, ops, elem, vec![]);
-            splat(b, blk, e, nt)
+        let x = match m.results.iter().position(|e| e.uses_dim(dn)) {
+            Some(along) => {
+                let pad = b.fzero(blk, elem);
+                read_rows(b, blk, *s, std::slice::from_ref(&idx), pad, vty, along)[0]
+            }
+            None => {
+                let mut ops = vec![*s];
+                ops.extend(idx);
+                let e = b.val(blk, ops::tensor::ExtractOp::NAME, ops, elem, vec![]);
+                splat(b, blk, e, nt)
+            }
         };
         vmap.insert(eargs[1 + j], x);
     }
     let mut place = |ir: &mut ftuner_ir::Ir, o: ftuner_ir::OpId| ir.append_op(blk, o);
     let loc = b.loc;
-    ftuner_dialects::vector::clone_lanewise(b.ir, ep.block, &mut vmap, (nt, loc), &mut place)
+    ftuner_dialects::vector::clone_lanewise(b.ir, block, &mut vmap, (nt, loc), &mut place)
         .unwrap_or(v)
 }
 
