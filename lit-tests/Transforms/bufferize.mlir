@@ -138,20 +138,27 @@ func.func @pad(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
 
 // A pad whose padded dims are static (a CNN's, batch dynamic): the padding value is written
 // on the border only — for each padded dim its low and high slabs, over the interior of the
-// dims before it — not over the whole buffer the copy overwrites; after the copy, whose
-// run-time check (the source fits) comes before any write.
+// dims before it — not over the whole buffer the copy overwrites. The padded dims trail
+// unpadded ones: plane by plane, in a loop over the leading dims, each plane's interior
+// copied and its border filled while its lines are in cache; the run-time check (the
+// source fits) comes before the loop, and with it any write.
 // CHECK-LABEL: func.func @pad_border
 // CHECK: %[[D:.*]] = memref.dim %arg0, %c0{{.*}} : memref<?x3x4x5xf32>
 // CHECK: %[[P:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x3x7x6xf32>
 // CHECK-NOT: outs(%[[P]]
+// CHECK: cf.assert
 // CHECK: %[[I:.*]] = memref.subview %[[P]][0, 0, 1, 0] [%[[D]], 3, 4, 5] [1, 1, 1, 1]
-// CHECK: memref.copy %arg0, %[[I]]
-// CHECK: %[[T:.*]] = memref.subview %[[P]][0, 0, 0, 0] [%[[D]], 3, 1, 6] [1, 1, 1, 1]
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[T]]
-// CHECK: %[[B:.*]] = memref.subview %[[P]][0, 0, 5, 0] [%[[D]], 3, 2, 6] [1, 1, 1, 1]
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[B]]
-// CHECK: %[[R:.*]] = memref.subview %[[P]][0, 0, 1, 5] [%[[D]], 3, 4, 1] [1, 1, 1, 1]
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[R]]
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT: %[[S:.*]] = memref.subview %arg0[%[[N]], %[[C]], 0, 0] [1, 1, 4, 5] [1, 1, 1, 1]
+// CHECK-NEXT: %[[J:.*]] = memref.subview %[[I]][%[[N]], %[[C]], 0, 0] [1, 1, 4, 5] [1, 1, 1, 1]
+// CHECK-NEXT: memref.copy %[[S]], %[[J]]
+// CHECK-NEXT: %[[T:.*]] = memref.subview %[[P]][%[[N]], %[[C]], 0, 0] [1, 1, 1, 6] [1, 1, 1, 1]
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[T]]
+// CHECK: %[[B:.*]] = memref.subview %[[P]][%[[N]], %[[C]], 5, 0] [1, 1, 2, 6] [1, 1, 1, 1]
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[B]]
+// CHECK: %[[R:.*]] = memref.subview %[[P]][%[[N]], %[[C]], 1, 5] [1, 1, 4, 1] [1, 1, 1, 1]
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[R]]
 // CHECK-NOT: linalg.fill
 // CHECK: return
 func.func @pad_border(%a: tensor<?x3x4x5xf32>) -> tensor<?x3x7x6xf32> {
@@ -161,6 +168,27 @@ func.func @pad_border(%a: tensor<?x3x4x5xf32>) -> tensor<?x3x7x6xf32> {
     tensor.yield %z : f32
   } : tensor<?x3x4x5xf32> to tensor<?x3x7x6xf32>
   return %p : tensor<?x3x7x6xf32>
+}
+
+// -----
+
+// A padded leading dim: no plane loop, the copy and the slabs over the whole buffer.
+// CHECK-LABEL: func.func @pad_border_leading
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x7xf32>
+// CHECK-NOT: scf.for
+// CHECK: %[[I:.*]] = memref.subview %[[P]][1, 2] [2, 4] [1, 1]
+// CHECK: memref.copy %arg0, %[[I]]
+// CHECK: %[[T:.*]] = memref.subview %[[P]][0, 0] [1, 7] [1, 1]
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[T]]
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @pad_border_leading(%a: tensor<2x4xf32>) -> tensor<4x7xf32> {
+  %z = arith.constant 0.5 : f32
+  %p = tensor.pad %a low[1, 2] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<2x4xf32> to tensor<4x7xf32>
+  return %p : tensor<4x7xf32>
 }
 
 // -----

@@ -8,7 +8,7 @@ use super::{Rw, R};
 use crate::runtime_checks::{what, Checks};
 use ftuner_dialects::ops;
 use ftuner_dialects::tensor::PadValue;
-use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
+use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
 /// The padding of a `tensor.pad`, per dim: the static low padding (`DYNAMIC` where it is
 /// dynamic) with its dynamic value, and the source's dynamic size where it has one.
@@ -39,12 +39,21 @@ impl Rw<'_> {
         // The copy first: its run-time check that the source fits the result comes before
         // any write (the slabs of an unpadded dim span the source's size).
         match border(&padding, ty, self.ir.value_type(src)) {
-            Some(slabs) => {
-                self.copy_interior(op, b, src, out, ty, &padding)?;
-                for s in slabs {
-                    self.fill_slab(op, b, pad, (out, ty), &padding, &s)?;
+            Some(slabs) => match leading_unpadded(&padding) {
+                // A CNN's pad of H and W: plane by plane, each plane's interior and border
+                // written while its lines are in L1 (as a copy over the whole buffer and
+                // then four border passes, each border column brought back from L3).
+                Some(lead) => {
+                    let interior = self.interior_view(op, b, out, ty, &padding)?;
+                    self.per_plane(op, b, (src, interior, out), pad, lead, &slabs)?;
                 }
-            }
+                None => {
+                    self.copy_interior(op, b, src, out, ty, &padding)?;
+                    for s in slabs {
+                        self.fill_slab(op, b, pad, (out, ty), &padding, &s)?;
+                    }
+                }
+            },
             None => {
                 self.fill(b, pad, out, ty.element_type(), loc);
                 self.copy_interior(op, b, src, out, ty, &padding)?;
@@ -162,38 +171,19 @@ impl Rw<'_> {
             .collect();
         let sv_ty = subview_type(ty, &slab.offsets, &slab.sizes, &ones, &slab.sizes)
             .ok_or((op, "cannot type a slab of the pad".into()))?;
-        let nsz = dyn_sizes.len() as i32;
-        let mut operands = vec![out];
-        operands.extend(dyn_sizes);
-        let sv = self.new_op(
+        let sv = self.subview(
             b,
-            ops::memref::SubviewOp::NAME,
-            operands,
-            vec![sv_ty],
-            vec![
-                (
-                    "static_offsets".into(),
-                    Attribute::dense_i64_array(&slab.offsets),
-                ),
-                (
-                    "static_sizes".into(),
-                    Attribute::dense_i64_array(&slab.sizes),
-                ),
-                ("static_strides".into(), Attribute::dense_i64_array(&ones)),
-                (
-                    "operandSegmentSizes".into(),
-                    Attribute::dense_i32_array(&[1, 0, nsz, 0]),
-                ),
-            ],
+            out,
+            sv_ty,
+            (&slab.offsets, &[]),
+            (&slab.sizes, &dyn_sizes),
             loc,
         );
-        let sv = self.ir.result(sv, 0);
         self.fill(b, pad, sv, ty.element_type(), loc);
         Ok(())
     }
 
-    /// Copy `src` into the interior of `out` (of type `ty`): a subview at the low offsets
-    /// with the source's sizes, checked at run time to fit.
+    /// Copy `src` into the interior of `out` (of type `ty`).
     fn copy_interior(
         &mut self,
         op: OpId,
@@ -203,8 +193,24 @@ impl Rw<'_> {
         ty: Type,
         padding: &Padding,
     ) -> R<()> {
+        let sv = self.interior_view(op, b, out, ty, padding)?;
+        self.copy(b, src, sv, self.ir.loc(op));
+        self.copies += 1;
+        Ok(())
+    }
+
+    /// The interior of `out` (of type `ty`): a subview at the low offsets with the
+    /// source's sizes, checked at run time to fit.
+    fn interior_view(
+        &mut self,
+        op: OpId,
+        b: BlockId,
+        out: Value,
+        ty: Type,
+        padding: &Padding,
+    ) -> R<Value> {
         let loc = self.ir.loc(op);
-        let st = self.ir.value_type(src);
+        let st = self.ir.value_type(self.ir.operand(op, 0));
         let rank = st.rank().unwrap_or(0);
         let Padding {
             static_low: slow,
@@ -254,29 +260,132 @@ impl Rw<'_> {
             }
         }
         ck.assert(&msg);
-        let nlo = lows.iter().flatten().count() as i32;
-        let nsz = src_sizes.iter().flatten().count() as i32;
+        let dyn_lows: Vec<Value> = lows.iter().flatten().copied().collect();
+        let dyn_sizes: Vec<Value> = src_sizes.iter().flatten().copied().collect();
+        let sv = self.subview(b, out, sv_ty, (&offs, &dyn_lows), (&sizes, &dyn_sizes), loc);
+        Ok(sv)
+    }
+
+    /// The pad written plane by plane: a loop over each of the `lead` leading (unpadded)
+    /// dims of `out`, and in it the plane's interior copied from `src` and its border
+    /// slabs (`slabs` over the whole buffer, restricted to the plane) filled with `pad`.
+    fn per_plane(
+        &mut self,
+        op: OpId,
+        b: BlockId,
+        (src, interior, out): (Value, Value, Value),
+        pad: Value,
+        lead: usize,
+        slabs: &[Slab],
+    ) -> R<()> {
+        let loc = self.ir.loc(op);
+        let (c0, c1) = (self.index_const(b, 0, loc), self.index_const(b, 1, loc));
+        let ubs: Vec<Value> = (0..lead).map(|d| self.dim(b, out, d, loc)).collect();
+        let mut body = b;
+        let mut ivs = vec![];
+        for ub in ubs {
+            let lp = self.ir.create_op(
+                OpSpec::new(intern_name(ops::scf::ForOp::NAME), loc)
+                    .operands([c0, ub, c1])
+                    .regions(1),
+            );
+            self.ir.append_op(body, lp);
+            let region = self.ir.regions_of(lp)[0];
+            let blk = self.ir.append_block(region, &[Type::index()]);
+            ivs.push(self.ir.block_args(blk)[0]);
+            if body != b {
+                self.new_op(body, ops::scf::YieldOp::NAME, vec![], vec![], vec![], loc);
+            }
+            body = blk;
+        }
+        let plane = |v: Value, ir: &Ir| -> Vec<i64> {
+            let sh = ir.value_type(v).shape().unwrap_or(&[]).to_vec();
+            (0..sh.len())
+                .map(|d| if d < lead { 1 } else { sh[d] })
+                .collect()
+        };
+        let zeros = |n: usize| vec![0i64; n];
+        let sp = plane(src, self.ir);
+        let from = self.view(op, body, src, (&ivs, &zeros(sp.len()), &sp))?;
+        let to = self.view(op, body, interior, (&ivs, &zeros(sp.len()), &sp))?;
+        self.copy(body, from, to, loc);
+        self.copies += 1;
+        let elem = self.ir.value_type(out).element_type();
+        for s in slabs {
+            let mut sizes = s.sizes.clone();
+            sizes[..lead].fill(1);
+            let v = self.view(op, body, out, (&ivs, &s.offsets, &sizes))?;
+            self.fill(body, pad, v, elem, loc);
+        }
+        self.new_op(body, ops::scf::YieldOp::NAME, vec![], vec![], vec![], loc);
+        Ok(())
+    }
+
+    /// `memref.subview` of `buf` at `ivs` along its leading dims and `offs` along the
+    /// rest, of static `sizes`, unit strides.
+    fn view(
+        &mut self,
+        op: OpId,
+        b: BlockId,
+        buf: Value,
+        (ivs, offs, sizes): (&[Value], &[i64], &[i64]),
+    ) -> R<Value> {
+        let ty = self.ir.value_type(buf);
+        let mut offsets = offs.to_vec();
+        offsets[..ivs.len()].fill(DYNAMIC);
+        let ones = vec![1i64; sizes.len()];
+        let sv_ty = subview_type(ty, &offsets, sizes, &ones, sizes)
+            .ok_or((op, "cannot type a plane of the pad".into()))?;
+        let loc = self.ir.loc(op);
+        let sv = self.subview(b, buf, sv_ty, (&offsets, ivs), (sizes, &[]), loc);
+        Ok(sv)
+    }
+
+    /// `memref.subview` of `buf` (result type `ty`) at static `offsets` (`DYNAMIC` where
+    /// given by `dyn_offs`, in order) and static `sizes` (likewise `dyn_sizes`), unit
+    /// strides.
+    fn subview(
+        &mut self,
+        b: BlockId,
+        buf: Value,
+        ty: Type,
+        (offsets, dyn_offs): (&[i64], &[Value]),
+        (sizes, dyn_sizes): (&[i64], &[Value]),
+        loc: Attribute,
+    ) -> Value {
+        let ones = vec![1i64; sizes.len()];
+        let mut operands = vec![buf];
+        operands.extend_from_slice(dyn_offs);
+        operands.extend_from_slice(dyn_sizes);
+        let segs = [1, dyn_offs.len() as i32, dyn_sizes.len() as i32, 0];
         let sv = self.new_op(
             b,
             ops::memref::SubviewOp::NAME,
-            ops,
-            vec![sv_ty],
+            operands,
+            vec![ty],
             vec![
-                ("static_offsets".into(), Attribute::dense_i64_array(&offs)),
-                ("static_sizes".into(), Attribute::dense_i64_array(&sizes)),
+                ("static_offsets".into(), Attribute::dense_i64_array(offsets)),
+                ("static_sizes".into(), Attribute::dense_i64_array(sizes)),
                 ("static_strides".into(), Attribute::dense_i64_array(&ones)),
                 (
                     "operandSegmentSizes".into(),
-                    Attribute::dense_i32_array(&[1, nlo, nsz, 0]),
+                    Attribute::dense_i32_array(&segs),
                 ),
             ],
             loc,
         );
-        let sv = self.ir.result(sv, 0);
-        self.copy(b, src, sv, loc);
-        self.copies += 1;
-        Ok(())
+        self.ir.result(sv, 0)
     }
+}
+
+/// How many leading dims of a pad are unpadded, when at least one is, at least one dim is
+/// padded, and every dim after the first padded one is padded or static: the pad then runs
+/// plane by plane ([`Rw::per_plane`]).
+fn leading_unpadded(p: &Padding) -> Option<usize> {
+    let rank = p.static_low.len();
+    let padded = |i: usize| p.static_low[i] != 0 || p.static_high[i] != 0;
+    let lead = (0..rank).find(|i| padded(*i))?;
+    (lead >= 1 && (lead..rank).all(|i| p.src_sizes[i].is_none())).then_some(lead)
 }
 
 /// A box of the padded buffer: static offsets, sizes (`DYNAMIC` where the size is the
