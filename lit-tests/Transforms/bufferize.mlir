@@ -7,6 +7,7 @@
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=border --shape 0=2x3x4x5 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=border --shape 0=0x3x4x5 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=corners --shape 0=3x4 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/pads.mlir --entry=nhwc --shape 0=2x4x5x3 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=dynamic --shape 0=3x4 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=unpadded_mismatch --shape 0=2x4 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: not ftuner-run %S/Inputs/pads.mlir --entry=unpadded_mismatch --shape 0=1000x4 2>&1 | FileCheck %s --check-prefix=MISMATCH

@@ -529,6 +529,13 @@ impl AffineMap {
     pub fn eval(&self, dims: &[i64], syms: &[i64]) -> Option<Vec<i64>> {
         self.results.iter().map(|e| e.eval(dims, syms)).collect()
     }
+    /// The dims of the results that are plain dims, in order (others skipped).
+    pub fn result_dims(&self) -> Vec<u32> {
+        self.results
+            .iter()
+            .filter_map(|e| if let E::Dim(d) = e { Some(*d) } else { None })
+            .collect()
+    }
     pub fn write(&self, out: &mut String) {
         write_dims_syms(out, self.num_dims, self.num_symbols);
         out.push_str(" -> (");

@@ -12,7 +12,10 @@
 //! * the contraction, and the `linalg.fill` that zeroes its accumulator (the lowering
 //!   starts such tiles at zero instead of loading C);
 //! * the consumers its epilogue takes (`ftuner_ukernel::epilogue::epilogue_chain`: a
-//!   bias-add and an activation, a batch norm, a residual add), so the class says which;
+//!   bias-add and an activation, a batch norm, a residual add), so the class says which —
+//!   for 2-d contractions: a convolution's lanewise consumer, which the CPU pipeline also
+//!   fuses into its patch, is not taken (its key and class say `none`, and it is measured
+//!   without it; taking it would change the stored keys of convolutions);
 //! * every other operand is an argument of `@kernel`; those the model knows with its
 //!   weights (`{ftuner.weight}` arguments, prepared values, views of them) are marked
 //!   `{ftuner.weight}` too, so B is packed once, in `@kernel_prepare`, as in the model.

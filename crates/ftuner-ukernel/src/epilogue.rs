@@ -5,7 +5,10 @@
 //!
 //! A consumer is absorbed when
 //! * the patch is a plain 2-d contraction (C indexed by the M and N dims, A and B by plain
-//!   dims, one reduction dim: `linalg.matmul` and its transposed forms);
+//!   dims, one reduction dim: `linalg.matmul` and its transposed forms), or, on CPU
+//!   targets, a windowed contraction (a convolution as implicit GEMM) whose consumer is
+//!   lanewise `arith` on floats, its other operands float tensors read through dims and
+//!   constants, the channel dim at most once (`lower/conv.rs` applies it in registers);
 //! * the consumer is a `linalg.generic` in the same block, all loops parallel, with one
 //!   output of the patch's result type written through the identity map and not read;
 //! * it reads the patch's result (its only use) through the identity map;
@@ -28,31 +31,22 @@ fn maps_of(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
     ftuner_dialects::linalg::body::indexing_maps(ir, op)
 }
 
-/// A patch whose epilogue can take consumers: the positions of its C dims (patch dims).
-/// With `windowed`, a windowed contraction (a convolution as implicit GEMM,
-/// `lower::conv_layout`) qualifies too: its tiles apply a lanewise epilogue in registers
-/// (`lower::conv`), which only the CPU lowering does.
-fn patch_c_dims(ir: &Ir, p: OpId, windowed: bool) -> Option<Vec<u32>> {
+/// A patch whose epilogue can take consumers: the positions of its C dims (patch dims),
+/// and whether it is a windowed contraction. With `windowed`, a windowed contraction (a
+/// convolution as implicit GEMM, `lower::conv_layout`) qualifies too: its tiles apply a
+/// lanewise epilogue in registers (`lower::conv`), which only the CPU lowering does.
+fn patch_c_dims(ir: &Ir, p: OpId, windowed: bool) -> Option<(Vec<u32>, bool)> {
     let maps = maps_of(ir, p)?;
     if maps.len() != 3 || ir.results(p).len() != 1 {
         return None;
     }
     let plain = |m: &AffineMap| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_)));
     let gemm = maps.iter().all(plain) && maps[0].num_dims == 3 && maps[2].results.len() == 2;
-    let conv = windowed && crate::lower::conv_layout(ir, p).is_some();
+    let conv = !gemm && windowed && crate::lower::conv_layout(ir, p).is_some();
     if !gemm && !conv {
         return None;
     }
-    Some(
-        maps[2]
-            .results
-            .iter()
-            .filter_map(|e| match e {
-                AffineExpr::Dim(d) => Some(*d),
-                _ => None,
-            })
-            .collect(),
-    )
+    Some((maps[2].result_dims(), conv))
 }
 
 /// `op` is a broadcast: a generic copying its one input into its output (identity output
@@ -158,7 +152,7 @@ fn fuse_one(ir: &mut Ir, p: OpId, windowed: bool) -> bool {
 /// The single elementwise consumer of `p` that its epilogue can take (checked here so
 /// that nothing changes otherwise).
 fn fusable_consumer(ir: &Ir, p: OpId, windowed: bool) -> Option<Consumer> {
-    let cdims = patch_c_dims(ir, p, windowed)?;
+    let (cdims, conv) = patch_c_dims(ir, p, windowed)?;
     let nd = maps_of(ir, p)?[0].num_dims;
     let r = ir.result(p, 0);
     let u = single_user(ir, r)?;
@@ -175,7 +169,7 @@ fn fusable_consumer(ir: &Ir, p: OpId, windowed: bool) -> Option<Consumer> {
     let c = consumer_at(ir, ir.op(p).parent, nd, g, read, expand, &by)?;
     // A windowed contraction's tiles apply the epilogue in registers only: lanewise
     // `arith` on floats, every operand read through dims and constants.
-    if maps_of(ir, p)?[0].num_dims != 3 && !lanewise_consumer(ir, &c) {
+    if conv && !lanewise_consumer(ir, &c, crate::lower::conv_layout(ir, p)?.dn) {
         return None;
     }
     // An existing epilogue ends in one `ukernel.yield` (verified; checked here so nothing
@@ -196,7 +190,7 @@ fn fusable_consumer(ir: &Ir, p: OpId, windowed: bool) -> Option<Consumer> {
 /// it extracts a kernel, and the kernel class names them ([`describe_chain`]).
 pub fn epilogue_chain(ir: &Ir, op: OpId) -> Vec<OpId> {
     let mut out = vec![];
-    let Some(cdims) = patch_c_dims(ir, op, false) else {
+    let Some((cdims, _)) = patch_c_dims(ir, op, false) else {
         return out;
     };
     let Some(nd) = maps_of(ir, op).map(|m| m[0].num_dims) else {
@@ -231,21 +225,29 @@ pub fn epilogue_chain(ir: &Ir, op: OpId) -> Vec<OpId> {
     out
 }
 
-/// Whether consumer `c` can run in a windowed contraction's register tiles: a lanewise
-/// body on floats (`vector::is_lanewise_body`), the other operands floats read through
-/// dims and constants.
-fn lanewise_consumer(ir: &Ir, c: &Consumer) -> bool {
+/// Whether consumer `c` can run in the register tiles of a windowed contraction whose
+/// lanes run along patch dim `dn`: a lanewise body on floats
+/// (`vector::is_lanewise_body`), the other operands float tensors read through dims and
+/// constants, `dn` at most once ([`plain_reading_once`]).
+fn lanewise_consumer(ir: &Ir, c: &Consumer, dn: u32) -> bool {
     let Some(body) = ir.regions_of(c.g).first().and_then(|r| ir.region_entry(*r)) else {
         return false;
     };
     ftuner_dialects::vector::is_lanewise_body(ir, body)
         && c.gargs.iter().all(|a| ir.value_type(*a).is_float())
         && c.extras.iter().all(|(v, m, _)| {
-            ir.value_type(*v).element_type().is_float()
-                && m.results
-                    .iter()
-                    .all(|e| matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(_)))
+            let t = ir.value_type(*v);
+            t.is_tensor() && t.element_type().is_float() && plain_reading_once(m, dn)
         })
+}
+
+/// Map `m` reads through dims and constants only, and dim `dn` at most once (a row's
+/// lanes are read as one vector along it).
+pub(crate) fn plain_reading_once(m: &AffineMap, dn: u32) -> bool {
+    m.results
+        .iter()
+        .all(|e| matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(_)))
+        && m.results.iter().filter(|e| e.uses_dim(dn)).count() <= 1
 }
 
 /// The epilogue part of a kernel class: the consumers' body ops in order, `none` without.

@@ -305,7 +305,7 @@ define_pass! {
             "fit-output-lines" => fit_output_lines: bool = "true",
                 "Narrow the main tile along N for a contraction whose output rows of a tile (one line per N index, an NCHW conv's channels) would not stay in L1 together (analytic default only)";
             "fuse-epilogues" => fuse_epilogues: bool = "true",
-                "Absorb elementwise consumers (bias-add, activations; broadcasts read at their source) of 2-d contractions into the patch's epilogue";
+                "Absorb elementwise consumers (bias-add, activations; broadcasts read at their source) of 2-d contractions, and on CPU targets the lanewise ones of convolutions (BatchNorm, ReLU, a residual add), into the patch's epilogue";
             "tuning-db" => tuning_db: String = "",
                 "A tuning database (ftuner-tune): each contraction whose workload has measured schedules gets the best one";
         },

@@ -47,3 +47,14 @@ func.func @dynamic_result(%a: tensor<4x4xf32>) -> tensor<?x?xf32> {
   } : tensor<4x4xf32> to tensor<?x?xf32>
   return %p : tensor<?x?xf32>
 }
+
+// NHWC: the padded dims (H, W) between unpadded ones; plane by plane over N, each plane
+// with its channels.
+func.func @nhwc(%a: tensor<?x4x5x3xf32>) -> tensor<?x6x8x3xf32> {
+  %z = arith.constant -1.5 : f32
+  %p = tensor.pad %a low[0, 1, 2, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %z : f32
+  } : tensor<?x4x5x3xf32> to tensor<?x6x8x3xf32>
+  return %p : tensor<?x6x8x3xf32>
+}

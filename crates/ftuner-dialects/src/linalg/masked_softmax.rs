@@ -114,14 +114,7 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
     };
     // The output map names each parallel dim once, in any order, beside constant 0s
     // (kept unit dims; the init, whose shape they index, is reused).
-    let kept: Vec<u32> = maps[1]
-        .results
-        .iter()
-        .filter_map(|e| match e {
-            AffineExpr::Dim(d) => Some(*d),
-            _ => None,
-        })
-        .collect();
+    let kept: Vec<u32> = maps[1].result_dims();
     if maps[1]
         .results
         .iter()

@@ -1,7 +1,8 @@
 //! Bufferization of `tensor.pad`: a new buffer, the source copied into its interior (a
 //! subview at the low padding, checked at run time where the padding is dynamic) and the
 //! padding value written around it — only on the border where every padded dim is static
-//! (a CNN's pads: 2-4% of the buffer), else over the whole buffer first.
+//! (a CNN's pads: 2-4% of the buffer), else over the whole buffer first. A border pad of
+//! two or more trailing dims after unpadded ones (a CNN's H and W) runs plane by plane.
 
 use super::types::{memref_of, subview_type};
 use super::{Rw, R};
@@ -36,8 +37,9 @@ impl Rw<'_> {
         let pad = self.padding_value(op, b)?;
         let padding = self.padding(op, b, src, ty)?;
         let out = self.alloc(b, ty, padding.dyn_sizes.clone(), loc);
-        // The copy first: its run-time check that the source fits the result comes before
-        // any write (the slabs of an unpadded dim span the source's size).
+        // The run-time check that the source fits the result comes before any write (the
+        // slabs of an unpadded dim span the source's size): with the copy, or before the
+        // plane loop.
         match border(&padding, ty, self.ir.value_type(src)) {
             Some(slabs) => match leading_unpadded(&padding) {
                 // A CNN's pad of H and W: plane by plane, each plane's interior and border
@@ -378,14 +380,15 @@ impl Rw<'_> {
     }
 }
 
-/// How many leading dims of a pad are unpadded, when at least one is, at least one dim is
-/// padded, and every dim after the first padded one is padded or static: the pad then runs
-/// plane by plane ([`Rw::per_plane`]).
+/// How many leading dims of a pad are unpadded, when at least one is, at least two dims
+/// follow them (a plane, not a row of a few elements per iteration), and every dim after
+/// the first padded one is static: the pad then runs plane by plane ([`Rw::per_plane`]).
 fn leading_unpadded(p: &Padding) -> Option<usize> {
     let rank = p.static_low.len();
     let padded = |i: usize| p.static_low[i] != 0 || p.static_high[i] != 0;
     let lead = (0..rank).find(|i| padded(*i))?;
-    (lead >= 1 && (lead..rank).all(|i| p.src_sizes[i].is_none())).then_some(lead)
+    (lead >= 1 && rank - lead >= 2 && (lead..rank).all(|i| p.src_sizes[i].is_none()))
+        .then_some(lead)
 }
 
 /// A box of the padded buffer: static offsets, sizes (`DYNAMIC` where the size is the

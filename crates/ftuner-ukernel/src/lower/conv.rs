@@ -121,11 +121,10 @@ pub(super) fn lower_conv(
             if !ftuner_dialects::vector::is_lanewise_body(ir, eb)
                 || !args.iter().all(|a| ir.value_type(*a).is_float())
                 || extras.len() != maps.len()
-                || maps.iter().any(|m| {
-                    !m.results
-                        .iter()
-                        .all(|e| matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(_)))
-                })
+                || !extras.iter().all(|v| ir.value_type(*v).is_tensor())
+                || !maps
+                    .iter()
+                    .all(|m| crate::epilogue::plain_reading_once(m, cl.dn))
             {
                 return Err("a windowed contraction's epilogue must be lanewise arith on floats, its operands read through dims and constants".into());
             }
@@ -361,7 +360,7 @@ fn conv_tile(
                         pick(d, row, c0)
                     }
                 };
-                through_body(b, blk, ep, cl.dn, &at, v)
+                through_body(b, blk, ep, (cl.dn, false), &at, v)
             })
             .collect(),
         None => accs,

@@ -13,6 +13,8 @@
 //! Taken when the epilogue is elementwise `arith` only (no calls, no `math` op: the
 //! approximations of `approximate-math` run on scalars), each input is read through
 //! dims and constants with N, if read at all, as its last (contiguous) dim, and floats.
+//! A windowed contraction's tiles (`conv.rs`) put their rows through the same body
+//! ([`through_body`]), their inputs read whole, N along any one dim.
 //! Inside k blocks the rows take it in the last block only (an `scf.if` on the block's
 //! flag, as the general path does).
 
@@ -110,18 +112,20 @@ fn apply_row(
             batch_of(d).unwrap_or(z)
         }
     };
-    through_body(b, blk, (ep.block, &ep.inputs), lay.dn, &at, v)
+    through_body(b, blk, (ep.block, &ep.inputs), (lay.dn, true), &at, v)
 }
 
 /// `v: vector<nt>` (a row of a register tile: lanes along patch dim `dn`) through
 /// epilogue body `block` on vectors: each of `inputs` (over the patch's dims) read at the
-/// row's indices (`at`: each dim's index; `dn` the row's first column) — a vector along
-/// the position where its map reads `dn`, else its scalar broadcast.
+/// row's indices (`at`: each dim's index; `dn` the row's first column; a constant its
+/// value, or 0 where `sliced`: the inputs are the tile's slices, a constant dim already
+/// taken) — a vector along the position where its map reads `dn` (callers admit maps
+/// reading it at most once), else its scalar broadcast.
 pub(super) fn through_body(
     b: &mut B<'_>,
     blk: BlockId,
     (block, inputs): (BlockId, &[(Value, AffineMap)]),
-    dn: u32,
+    (dn, sliced): (u32, bool),
     at: &dyn Fn(u32) -> Value,
     v: Value,
 ) -> Value {
@@ -139,6 +143,7 @@ pub(super) fn through_body(
             .iter()
             .map(|e| match e {
                 AffineExpr::Dim(d) => at(*d),
+                AffineExpr::Const(c) if !sliced => b.index(blk, *c),
                 _ => z,
             })
             .collect();
