@@ -142,17 +142,21 @@ func.func @pad(%a: tensor<?x4xf32>) -> tensor<?x7xf32> {
 // dims before it — not over the whole buffer the copy overwrites. The padded dims trail
 // unpadded ones: plane by plane, in a loop over the leading dims, each plane's interior
 // copied and its border filled while its lines are in cache; the run-time check (the
-// source fits) comes before the loop, and with it any write.
+// source fits) comes before the loop, and with it any write. The planes are views of the
+// new buffer itself (not of a view of it passed beside it: LLVM then copied element by
+// element, unable to tell the two apart).
 // CHECK-LABEL: func.func @pad_border
 // CHECK: %[[D:.*]] = memref.dim %arg0, %c0{{.*}} : memref<?x3x4x5xf32>
 // CHECK: %[[P:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x3x7x6xf32>
 // CHECK-NOT: outs(%[[P]]
 // CHECK: cf.assert
-// CHECK: %[[I:.*]] = memref.subview %[[P]][0, 0, 1, 0] [%[[D]], 3, 4, 5] [1, 1, 1, 1]
-// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT: scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NOT: memref.subview
+// CHECK: %[[DN:.*]] = memref.dim %[[P]], %c0
+// CHECK: %[[DC:.*]] = memref.dim %[[P]], %c1
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %[[DN]] step
+// CHECK-NEXT: scf.for %[[C:.*]] = %{{.*}} to %[[DC]] step
 // CHECK-NEXT: %[[S:.*]] = memref.subview %arg0[%[[N]], %[[C]], 0, 0] [1, 1, 4, 5] [1, 1, 1, 1]
-// CHECK-NEXT: %[[J:.*]] = memref.subview %[[I]][%[[N]], %[[C]], 0, 0] [1, 1, 4, 5] [1, 1, 1, 1]
+// CHECK-NEXT: %[[J:.*]] = memref.subview %[[P]][%[[N]], %[[C]], 1, 0] [1, 1, 4, 5] [1, 1, 1, 1]
 // CHECK-NEXT: memref.copy %[[S]], %[[J]]
 // CHECK-NEXT: %[[T:.*]] = memref.subview %[[P]][%[[N]], %[[C]], 0, 0] [1, 1, 1, 6] [1, 1, 1, 1]
 // CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[T]]

@@ -46,8 +46,15 @@ impl Rw<'_> {
                 // written while its lines are in L1 (as a copy over the whole buffer and
                 // then four border passes, each border column brought back from L3).
                 Some(lead) => {
-                    let interior = self.interior_view(op, b, out, ty, &padding)?;
-                    self.per_plane(op, b, (src, interior, out), pad, lead, &slabs)?;
+                    // The checks; the planes' interiors are views of `out` itself, so the
+                    // loop nest reads `src` and writes `out`, two buffers LLVM sees apart
+                    // (through a view of `out` beside `out`, it copied element by element).
+                    let view = self.interior_view(op, b, out, ty, &padding)?;
+                    if let Some(v) = self.ir.defining_op(view) {
+                        self.ir.erase_op(v);
+                    }
+                    let lows = padding.static_low.clone();
+                    self.per_plane(op, b, (src, out), (pad, &lows), lead, &slabs)?;
                 }
                 None => {
                     self.copy_interior(op, b, src, out, ty, &padding)?;
@@ -275,8 +282,8 @@ impl Rw<'_> {
         &mut self,
         op: OpId,
         b: BlockId,
-        (src, interior, out): (Value, Value, Value),
-        pad: Value,
+        (src, out): (Value, Value),
+        (pad, lows): (Value, &[i64]),
         lead: usize,
         slabs: &[Slab],
     ) -> R<()> {
@@ -309,7 +316,7 @@ impl Rw<'_> {
         let zeros = |n: usize| vec![0i64; n];
         let sp = plane(src, self.ir);
         let from = self.view(op, body, src, (&ivs, &zeros(sp.len()), &sp))?;
-        let to = self.view(op, body, interior, (&ivs, &zeros(sp.len()), &sp))?;
+        let to = self.view(op, body, out, (&ivs, lows, &sp))?;
         self.copy(body, from, to, loc);
         self.copies += 1;
         let elem = self.ir.value_type(out).element_type();
