@@ -32,21 +32,23 @@ fn maps_of(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
 }
 
 /// A patch whose epilogue can take consumers: the positions of its C dims (patch dims),
-/// and whether it is a windowed contraction. With `windowed`, a windowed contraction (a
-/// convolution as implicit GEMM, `lower::conv_layout`) qualifies too: its tiles apply a
-/// lanewise epilogue in registers (`lower::conv`), which only the CPU lowering does.
-fn patch_c_dims(ir: &Ir, p: OpId, windowed: bool) -> Option<(Vec<u32>, bool)> {
+/// and for a windowed contraction its N dim (the lanes of its register tiles). With
+/// `windowed`, a windowed contraction (a convolution as implicit GEMM,
+/// `lower::conv_layout`) qualifies too: its tiles apply a lanewise epilogue in registers
+/// (`lower::conv`), which only the CPU lowering does.
+fn patch_c_dims(ir: &Ir, p: OpId, windowed: bool) -> Option<(Vec<u32>, Option<u32>)> {
     let maps = maps_of(ir, p)?;
     if maps.len() != 3 || ir.results(p).len() != 1 {
         return None;
     }
     let plain = |m: &AffineMap| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_)));
     let gemm = maps.iter().all(plain) && maps[0].num_dims == 3 && maps[2].results.len() == 2;
-    let conv = !gemm && windowed && crate::lower::conv_layout(ir, p).is_some();
-    if !gemm && !conv {
-        return None;
-    }
-    Some((maps[2].result_dims(), conv))
+    let conv_dn = match gemm {
+        true => None,
+        false if windowed => Some(crate::lower::conv_layout(ir, p)?.dn),
+        false => return None,
+    };
+    Some((maps[2].result_dims(), conv_dn))
 }
 
 /// `op` is a broadcast: a generic copying its one input into its output (identity output
@@ -152,7 +154,7 @@ fn fuse_one(ir: &mut Ir, p: OpId, windowed: bool) -> bool {
 /// The single elementwise consumer of `p` that its epilogue can take (checked here so
 /// that nothing changes otherwise).
 fn fusable_consumer(ir: &Ir, p: OpId, windowed: bool) -> Option<Consumer> {
-    let (cdims, conv) = patch_c_dims(ir, p, windowed)?;
+    let (cdims, conv_dn) = patch_c_dims(ir, p, windowed)?;
     let nd = maps_of(ir, p)?[0].num_dims;
     let r = ir.result(p, 0);
     let u = single_user(ir, r)?;
@@ -169,8 +171,15 @@ fn fusable_consumer(ir: &Ir, p: OpId, windowed: bool) -> Option<Consumer> {
     let c = consumer_at(ir, ir.op(p).parent, nd, g, read, expand, &by)?;
     // A windowed contraction's tiles apply the epilogue in registers only: lanewise
     // `arith` on floats, every operand read through dims and constants.
-    if conv && !lanewise_consumer(ir, &c, crate::lower::conv_layout(ir, p)?.dn) {
-        return None;
+    if let Some(dn) = conv_dn {
+        let body = ir
+            .regions_of(c.g)
+            .first()
+            .and_then(|r| ir.region_entry(*r))?;
+        let extras = c.extras.iter().map(|(v, m, _)| (*v, m));
+        if !lanewise_epilogue(ir, body, extras, dn) {
+            return None;
+        }
     }
     // An existing epilogue ends in one `ukernel.yield` (verified; checked here so nothing
     // changes otherwise).
@@ -225,25 +234,32 @@ pub fn epilogue_chain(ir: &Ir, op: OpId) -> Vec<OpId> {
     out
 }
 
-/// Whether consumer `c` can run in the register tiles of a windowed contraction whose
-/// lanes run along patch dim `dn`: a lanewise body on floats
-/// (`vector::is_lanewise_body`), the other operands float tensors read through dims and
-/// constants, `dn` at most once ([`plain_reading_once`]).
-fn lanewise_consumer(ir: &Ir, c: &Consumer, dn: u32) -> bool {
-    let Some(body) = ir.regions_of(c.g).first().and_then(|r| ir.region_entry(*r)) else {
-        return false;
-    };
+/// Whether an epilogue body `body` (a consumer's, or a patch's epilogue block) with
+/// operands `extras` (and their maps over the patch's dims) can run in the register tiles
+/// of a windowed contraction whose lanes run along patch dim `dn`: a lanewise body on
+/// floats (`vector::is_lanewise_body`), the operands float tensors read through dims and
+/// constants, `dn` at most once ([`plain_reading_once`]). patch-ukernels absorbs only
+/// such consumers into a conv's patch, and `lower/conv.rs` lowers only such epilogues.
+pub(crate) fn lanewise_epilogue<'a>(
+    ir: &Ir,
+    body: ftuner_ir::BlockId,
+    mut extras: impl Iterator<Item = (Value, &'a AffineMap)>,
+    dn: u32,
+) -> bool {
     ftuner_dialects::vector::is_lanewise_body(ir, body)
-        && c.gargs.iter().all(|a| ir.value_type(*a).is_float())
-        && c.extras.iter().all(|(v, m, _)| {
-            let t = ir.value_type(*v);
+        && ir
+            .block_args(body)
+            .iter()
+            .all(|a| ir.value_type(*a).is_float())
+        && extras.all(|(v, m)| {
+            let t = ir.value_type(v);
             t.is_tensor() && t.element_type().is_float() && plain_reading_once(m, dn)
         })
 }
 
 /// Map `m` reads through dims and constants only, and dim `dn` at most once (a row's
 /// lanes are read as one vector along it).
-pub(crate) fn plain_reading_once(m: &AffineMap, dn: u32) -> bool {
+fn plain_reading_once(m: &AffineMap, dn: u32) -> bool {
     m.results
         .iter()
         .all(|e| matches!(e, AffineExpr::Dim(_) | AffineExpr::Const(_)))

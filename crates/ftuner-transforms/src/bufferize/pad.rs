@@ -49,10 +49,7 @@ impl Rw<'_> {
                     // The checks; the planes' interiors are views of `out` itself, so the
                     // loop nest reads `src` and writes `out`, two buffers LLVM sees apart
                     // (through a view of `out` beside `out`, it copied element by element).
-                    let view = self.interior_view(op, b, out, ty, &padding)?;
-                    if let Some(v) = self.ir.defining_op(view) {
-                        self.ir.erase_op(v);
-                    }
+                    self.check_interior(op, b, out, ty, &padding)?;
                     let lows = padding.static_low.clone();
                     self.per_plane(op, b, (src, out), (pad, &lows), lead, &slabs)?;
                 }
@@ -192,7 +189,8 @@ impl Rw<'_> {
         Ok(())
     }
 
-    /// Copy `src` into the interior of `out` (of type `ty`).
+    /// Copy `src` into the interior of `out` (of type `ty`): a subview at the low offsets
+    /// with the source's sizes, checked at run time to fit ([`Self::check_interior`]).
     fn copy_interior(
         &mut self,
         op: OpId,
@@ -202,22 +200,30 @@ impl Rw<'_> {
         ty: Type,
         padding: &Padding,
     ) -> R<()> {
-        let sv = self.interior_view(op, b, out, ty, padding)?;
-        self.copy(b, src, sv, self.ir.loc(op));
+        let (offs, sizes) = self.check_interior(op, b, out, ty, padding)?;
+        let ones = vec![1i64; sizes.len()];
+        let sv_ty = subview_type(ty, &offs, &sizes, &ones, &sizes)
+            .ok_or((op, "cannot type the interior of the pad".into()))?;
+        let dyn_lows: Vec<Value> = padding.lows.iter().flatten().copied().collect();
+        let dyn_sizes: Vec<Value> = padding.src_sizes.iter().flatten().copied().collect();
+        let loc = self.ir.loc(op);
+        let sv = self.subview(b, out, sv_ty, (&offs, &dyn_lows), (&sizes, &dyn_sizes), loc);
+        self.copy(b, src, sv, loc);
         self.copies += 1;
         Ok(())
     }
 
-    /// The interior of `out` (of type `ty`): a subview at the low offsets with the
-    /// source's sizes, checked at run time to fit.
-    fn interior_view(
+    /// The run-time check that the source fits the interior of `out` (of type `ty`) at
+    /// the low offsets, emitted in `b`; the interior's static offsets and sizes
+    /// (`DYNAMIC` where dynamic).
+    fn check_interior(
         &mut self,
         op: OpId,
         b: BlockId,
         out: Value,
         ty: Type,
         padding: &Padding,
-    ) -> R<Value> {
+    ) -> R<(Vec<i64>, Vec<i64>)> {
         let loc = self.ir.loc(op);
         let st = self.ir.value_type(self.ir.operand(op, 0));
         let rank = st.rank().unwrap_or(0);
@@ -242,8 +248,6 @@ impl Rw<'_> {
             })
             .collect();
         let ones = vec![1i64; rank];
-        let sv_ty = subview_type(ty, &offs, &sizes, &ones, &sizes)
-            .ok_or((op, "cannot type the interior of the pad".into()))?;
         let mut ops = vec![out];
         ops.extend(lows.iter().flatten().copied());
         ops.extend(src_sizes.iter().flatten().copied());
@@ -269,10 +273,7 @@ impl Rw<'_> {
             }
         }
         ck.assert(&msg);
-        let dyn_lows: Vec<Value> = lows.iter().flatten().copied().collect();
-        let dyn_sizes: Vec<Value> = src_sizes.iter().flatten().copied().collect();
-        let sv = self.subview(b, out, sv_ty, (&offs, &dyn_lows), (&sizes, &dyn_sizes), loc);
-        Ok(sv)
+        Ok((offs, sizes))
     }
 
     /// The pad written plane by plane: a loop over each of the `lead` leading (unpadded)

@@ -117,14 +117,9 @@ pub(super) fn lower_conv(
         Some(eb) => {
             let extras = epilogue_inputs(ir, op);
             let maps = epilogue_maps(ir, op);
-            let args = ir.block_args(eb);
-            if !ftuner_dialects::vector::is_lanewise_body(ir, eb)
-                || !args.iter().all(|a| ir.value_type(*a).is_float())
-                || extras.len() != maps.len()
-                || !extras.iter().all(|v| ir.value_type(*v).is_tensor())
-                || !maps
-                    .iter()
-                    .all(|m| crate::epilogue::plain_reading_once(m, cl.dn))
+            let pairs = extras.iter().copied().zip(&maps);
+            if extras.len() != maps.len()
+                || !crate::epilogue::lanewise_epilogue(ir, eb, pairs, cl.dn)
             {
                 return Err("a windowed contraction's epilogue must be lanewise arith on floats, its operands read through dims and constants".into());
             }
