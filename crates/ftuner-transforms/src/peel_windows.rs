@@ -27,12 +27,14 @@
 //! above, over the whole tensor, is `planes=false`. Per plane, a stride-1 op whose init
 //! is a fill runs in its flat form instead of pieces (option `flat`, [`flat`]), and a
 //! depthwise conv of f32 whose init is a fill, of any stride, in vectors over its phase
-//! planes with its consumer in registers (option `vector`, [`flat_vector`]), and a max
+//! planes with its consumer in registers (option `vector`, [`flat_vector`]; a large plane
+//! in bands of output rows, [`bands`]), and a max
 //! pooling of f32 whose init is a fill, at a column stride of 1 or 2, in two passes of
 //! vectors per output row, over the window's rows then its columns (option `separable`,
 //! [`separable`]); an op whose image has no interior (or whose strip would read only
 //! padding) is left alone either way.
 
+mod bands;
 mod flat;
 mod flat_vector;
 mod planes;
@@ -45,6 +47,7 @@ use ftuner_ir::{Attribute, Ir, OpBuilder, OpId, Type, Value, DYNAMIC};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// A window op over a padded image, with everything static past the batch.
+#[derive(Clone)]
 struct Window {
     /// The pad's source (`N x C x H x W`), the pad op.
     x: Value,
@@ -58,7 +61,7 @@ struct Window {
     elem: Type,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Dim {
     size: i64,
     out: i64,
@@ -399,8 +402,8 @@ fn choose_form(
         return planes::Form::Pieces;
     }
     if opts.flat && opts.vector && flat_vector::applies(ir, op, w, sink) {
-        if let Some(g) = flat_vector::geometry(w) {
-            return planes::Form::Vector(g);
+        if let Some(bands) = bands::bands(w) {
+            return planes::Form::Vector(bands);
         }
     }
     if opts.separable && separable::applies(ir, op, w, sink) {
@@ -427,7 +430,7 @@ define_pass! {
             "flat" => flat: bool = "true",
                 "With planes: a stride-1 window op whose init is a fill runs over its plane padded once and viewed as one dimension, every output in one vectorizable loop, instead of an interior and border strips";
             "vector" => vector: bool = "true",
-                "With flat: a depthwise conv of f32 (image, filter and output) with a filled init, of any stride, whose phase planes fit 32 KiB, is written in vectors of 16 flat positions, its consumer (lanewise arith, inputs read per channel) applied in registers before the store, and each output row copied out of the flat result in vectors; false: the flat form as a linalg.generic and the consumer as a second pass over the plane";
+                "With flat: a depthwise conv of f32 (image, filter and output) with a filled init, of any stride, whose phase planes fit 32 KiB (whole, or in bands of output rows), is written in vectors of 16 flat positions, its consumer (lanewise arith, inputs read per channel) applied in registers before the store, and each output row copied out of the flat result in vectors; false: the flat form as a linalg.generic and the consumer as a second pass over the plane";
             "separable" => separable: bool = "true",
                 "With planes: a max pooling of f32 with a filled init, column stride 1 or 2, is computed per output row in two passes of vectors (the maximum over the window's rows into a row buffer, then over its columns), its consumer (lanewise arith, inputs read per channel) applied in registers; false: the flat form at stride 1, pieces otherwise";
             "fuse-consumers" => fuse_consumers: bool = "true",

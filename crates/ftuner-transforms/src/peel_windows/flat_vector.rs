@@ -34,7 +34,8 @@
 //! 28x28 plane's time under `perf annotate`) are gone; the sums are fused multiply-adds,
 //! so results differ from the op's own multiply-then-add order by rounding.
 //!
-//! Taken where the buffer of phases fits [`MAX_BYTES`]. An earlier try of phase planes
+//! Taken where the buffer of phases fits [`MAX_BYTES`], the plane whole or in bands of
+//! output rows ([`super::bands`]). An earlier try of phase planes
 //! (docs/patch-ukernels.md) kept the generic flat loop and copied the phases as strided
 //! slices, element by element: the copy cost more than the loop saved.
 
@@ -76,13 +77,14 @@ pub(super) fn lanewise_sink(ir: &Ir, s: &Consumer) -> bool {
             .is_some_and(|body| is_lanewise_body(ir, body))
 }
 
-/// The largest buffer of phases taken: past it the plane, its phases and its flat result
-/// no longer share L1 (48 KiB on the machines measured), and the op ran faster otherwise.
-/// MobileNetV2's depthwise convs at batch 8 alone, one thread (Emerald Rapids): at
-/// 112x112, 52-53 KiB of phases, stride 1 2.46 ms here against 2.35 in the generic flat
-/// form, stride 2 5.0 ms against 3.0 as pieces; at 56x56, 14 KiB, stride 1 2.48 against
-/// 2.91, stride 2 1.60 against 1.89.
-const MAX_BYTES: i64 = 32 << 10;
+/// The largest buffer of phases taken at once: past it the plane, its phases and its flat
+/// result no longer share L1 (48 KiB on the machines measured), and the op ran faster
+/// otherwise. MobileNetV2's depthwise convs at batch 8 alone, one thread (Emerald
+/// Rapids): at 112x112, 52-53 KiB of phases, stride 1 2.46 ms here against 2.35 in the
+/// generic flat form, stride 2 5.0 ms against 3.0 as pieces; at 56x56, 14 KiB, stride 1
+/// 2.48 against 2.91, stride 2 1.60 against 1.89. A larger plane is taken in bands of
+/// output rows whose phases fit ([`super::bands`]).
+pub(super) const MAX_BYTES: i64 = 32 << 10;
 
 /// The most taps taken: the loop reads and multiplies once per tap, unrolled (a 7x7
 /// filter has 49).
@@ -103,6 +105,8 @@ pub(super) struct Geom {
     /// Each tap's flat offset, in the op's order of `(r, s)`.
     taps: Vec<i64>,
     strides: [i64; 2],
+    /// Bytes of the buffer of phases.
+    pub(super) bytes: i64,
 }
 
 struct Phase {
@@ -130,14 +134,10 @@ fn phase_span(a: i64, s: i64, low: i64, size: i64) -> Option<((i64, i64), i64)> 
     Some(((first, count), i0))
 }
 
-/// The geometry of `w` in phase planes, when every stride and dilation is positive and the
-/// buffer of phases stays within [`MAX_BYTES`].
-pub(super) fn geometry(w: &Window) -> Option<Geom> {
-    geometry_of(w.dims, w.elem.bit_width()?.div_ceil(8) as i64)
-}
-
-/// [`geometry`] from the window's dims and its element's bytes.
-fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<Geom> {
+/// The geometry of a window of dims `[hd, wd]` in phase planes of elements of
+/// `elem_bytes`, when every stride and dilation is positive and the filter has at most
+/// [`MAX_TAPS`] taps (the caller checks the buffer's bytes against [`MAX_BYTES`]).
+pub(super) fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<Geom> {
     if [hd.s, wd.s, hd.d, wd.d, hd.k, wd.k].iter().any(|v| *v < 1)
         || hd.out < 1
         || wd.out < 1
@@ -183,9 +183,6 @@ fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<Geom> {
     let bytes = plane
         .checked_mul(order.len() as i64)?
         .checked_mul(elem_bytes)?;
-    if bytes > MAX_BYTES {
-        return None;
-    }
     let taps = tap_at
         .iter()
         .map(|(ph, ro, co)| {
@@ -200,6 +197,7 @@ fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<Geom> {
         phases,
         taps,
         strides: [sh, sw],
+        bytes,
     })
 }
 

@@ -22,8 +22,8 @@
 //! KiB) stays in L1/L2 from its fill to the consumer; what is read and written in memory
 //! is the image once and the result once. The channel loop runs on the thread pool.
 
+use super::bands::Band;
 use super::flat::Flat;
-use super::flat_vector::Geom;
 use super::separable::Sep;
 use super::{erase, pieces, Operands, Region, Window};
 use crate::nchw_consumer::{Consumer, Input};
@@ -127,8 +127,9 @@ pub(super) enum Form {
     Pieces,
     /// The generic flat form (a stride-1 op whose init is a fill).
     Flat(Flat),
-    /// In vectors over the phase planes (a depthwise conv of f32 whose init is a fill).
-    Vector(Geom),
+    /// In vectors over the phase planes, whole or in bands of output rows (a depthwise
+    /// conv of f32 whose init is a fill).
+    Vector(Vec<Band>),
     /// In two passes of vectors per output row (a max pooling of f32 whose init is a fill).
     Separable(Sep),
 }
@@ -224,7 +225,7 @@ pub(super) fn rewrite(
     let init = fill.map(|(_, v, _)| v);
     let sink_c = sink.as_ref().map(|s| (s, ci));
     let r = if let (Form::Vector(g), Some(init)) = (&form, init) {
-        super::flat_vector::plane(&mut b, w, g, (x, f), init, sink_c, out)?
+        super::bands::planes(&mut b, w, g, (x, f), init, sink_c, out)?
     } else if let (Form::Separable(g), Some(init)) = (&form, init) {
         super::separable::plane(&mut b, w, g, x, init, sink_c, out)?
     } else if let (Form::Flat(g), Some((fop, _, _))) = (&form, fill) {
