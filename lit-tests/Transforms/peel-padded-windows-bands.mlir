@@ -15,7 +15,7 @@
 // RUNOK: check: ok
 // STATS: 4 num-vector
 
-// MobileNetV2's stride-2 depthwise at 112x112 (four phases of 57x57: 52 KiB): two bands
+// MobileNetV2's stride-2 depthwise at 112x112 (four phases of 58 rows of 57: 51.7 KiB): two bands
 // of 28 output rows, image rows [0, 56) with one padding row above, and [55, 112) with
 // none below (the last window ends at row 111).
 // CHECK-LABEL: func.func @band_s2
@@ -55,7 +55,7 @@ func.func @band_s2(%x: tensor<?x2x112x112xf32>, %k: tensor<2x3x3xf32>, %s: tenso
   return %g : tensor<?x2x56x56xf32>
 }
 
-// Stride 1 at 100x100 (102x102 padded: 41 KiB): two bands of 50 rows, padding above the
+// Stride 1 at 100x100 (102x102 padded: 40.6 KiB): two bands of 50 rows, padding above the
 // first and below the last.
 // CHECK-LABEL: func.func @band_s1
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 1, 51, 100] [1, 1, 1, 1]
@@ -76,7 +76,7 @@ func.func @band_s1(%x: tensor<?x2x100x100xf32>, %k: tensor<2x3x3xf32>) -> tensor
   return %r : tensor<?x2x100x100xf32>
 }
 
-// 400 rows of 66 padded columns (106 KiB): four bands of 100 rows; the two between the
+// 400 rows of 66 padded columns (103.9 KiB): four bands of 100 rows; the two between the
 // first and the last read alike and run as one loop, at image rows 99 + 100 * t.
 // CHECK-LABEL: func.func @band_loop
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 1, 101, 64] [1, 1, 1, 1]

@@ -187,10 +187,11 @@ func.func @in_place_unmarked(%b: memref<4096x1024xf32>, %k0: index, %j: index, %
 
 // -----
 
-// Packed panels [8][256][64] read at [p, k, 0] by a k loop inside a loop over row strips
-// (step 6): the next panel's row is prefetched into L2 by the first four strips only, the
-// loop split at min(lb + 4 * 6, ub); its copy runs the other strips without those
-// prefetches (each strip prefetched the whole next panel again).
+// Packed panels [8][256][64] read at [p, k, 0] by a k loop inside the loop over row strips
+// (step 6, marked ftuner.row_strips by lower-ukernels): the next panel's row is prefetched
+// into L2 by the first four strips only, the loop split at min(lb + 4 * 6, ub); its copy
+// runs the other strips without those prefetches (each strip prefetched the whole next
+// panel again) and keeps the C tile's prefetch (localityHint 3) before its k loop.
 // CHECK-LABEL: func.func @strips
 // CHECK: %[[FOUR:.*]] = arith.constant 4 : index
 // CHECK: %[[SPAN:.*]] = arith.muli %{{.*}}, %[[FOUR]] : index
@@ -200,6 +201,8 @@ func.func @in_place_unmarked(%b: memref<4096x1024xf32>, %k0: index, %j: index, %
 // CHECK: scf.for
 // CHECK: localityHint = 2
 // CHECK: scf.for %{{.*}} = %[[SPLIT]] to %arg3 step
+// CHECK-NOT: localityHint = 2
+// CHECK: localityHint = 3
 // CHECK-NOT: localityHint = 2
 // CHECK: return
 func.func @strips(%p: memref<8x256x64xf32>, %panel: index, %lb: index, %ub: index, %k: index, %out: memref<?x64xf32>) {
@@ -217,8 +220,40 @@ func.func @strips(%p: memref<8x256x64xf32>, %panel: index, %lb: index, %ub: inde
       %s3 = arith.addf %a3, %row : vector<64xf32>
       scf.yield %s0, %s1, %s2, %s3 : vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>
     }
-    %r = arith.addf %acc#0, %acc#3 : vector<64xf32>
+    %old = "vector.transfer_read"(%out, %m, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x64xf32>, index, index, f32) -> vector<64xf32>
+    %r = arith.addf %old, %acc#3 : vector<64xf32>
     "vector.transfer_write"(%r, %out, %m, %c0) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<64xf32>, memref<?x64xf32>, index, index) -> ()
+  } {ftuner.row_strips}
+  return
+}
+
+// -----
+
+// The same k loop in a loop over panels (what is left around it when canonicalization
+// folds a one-strip loop away: no ftuner.row_strips): every panel keeps its successor's
+// prefetch, nothing is split.
+// CHECK-LABEL: func.func @panels
+// CHECK-NOT: arith.minsi
+// CHECK: scf.for
+// CHECK: localityHint = 2
+// CHECK-NOT: arith.minsi
+// CHECK: return
+func.func @panels(%p: memref<8x256x64xf32>, %k: index, %np: index, %out: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<64xf32>
+  scf.for %panel = %c0 to %np step %c1 {
+    %acc:4 = scf.for %kk = %c0 to %k step %c1 iter_args(%a0 = %zero, %a1 = %zero, %a2 = %zero, %a3 = %zero) -> (vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>) {
+      %row = "vector.transfer_read"(%p, %panel, %kk, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 3, 1, 0>, permutation_map = affine_map<(d0, d1, d2) -> (d2)>}> : (memref<8x256x64xf32>, index, index, index, f32) -> vector<64xf32>
+      %s0 = arith.addf %a0, %row : vector<64xf32>
+      %s1 = arith.addf %a1, %row : vector<64xf32>
+      %s2 = arith.addf %a2, %row : vector<64xf32>
+      %s3 = arith.addf %a3, %row : vector<64xf32>
+      scf.yield %s0, %s1, %s2, %s3 : vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>
+    }
+    %r = arith.addf %acc#0, %acc#3 : vector<64xf32>
+    "vector.transfer_write"(%r, %out, %panel, %c0) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<64xf32>, memref<?x64xf32>, index, index) -> ()
   }
   return
 }

@@ -49,6 +49,14 @@ pub const PARALLEL_ATTR: &str = "ftuner.parallel";
 /// this one is computed. Without it, no such prefetch.
 pub const PREFETCH_NEXT_PANEL_ATTR: &str = "ftuner.prefetch_next_panel";
 
+/// Discardable unit attribute on the loop over a contraction's full row strips (register
+/// tiles along M, an `scf.for` over one column panel): `lower-ukernels` puts it there;
+/// `prefetch-tile-updates` lets only the first few strips of such a loop prefetch the next
+/// panel (the strips after them would fetch it again). A loop over panels, or over
+/// anything else, never carries it, so a strip loop that canonicalization folded away
+/// (a static M of one strip) leaves no loop to mistake for it.
+pub const ROW_STRIPS_ATTR: &str = "ftuner.row_strips";
+
 /// `scf.for %iv = %lb to %ub step %s [iter_args(%a = %init, ...) -> (types)] [: type] { ... }`
 pub fn parse_for(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     let iv = p.parse_operand()?;

@@ -30,6 +30,10 @@
 //! k loop `lower-ukernels` marked `ftuner.prefetch_next_panel` gets the same treatment:
 //! row `o0 + k` of the next panel (`min(j + nr, N - nr)`) into L2 at each k step.
 //!
+//! Either way only the first [`PREFETCHING_STRIPS`] row strips of a panel prefetch its
+//! successor: the loop over strips (`ftuner.row_strips`) is split after them, its copy
+//! running the other strips without those prefetches.
+//!
 //! A tile's epilogue (BatchNorm, a residual add, ReLU after a conv's matmul) runs after
 //! the loop on the tile just stored, reading its other operands element by element from
 //! slices (`memref.subview`s taken after the loop). A residual was written layers ago and
@@ -55,13 +59,20 @@ const LINE: i64 = 64;
 /// over where M is large.
 const PREFETCHING_STRIPS: i64 = 4;
 
-/// The strip loop around k loop `lp` (an `scf.for` without results, not parallel, whose
-/// body holds `lp` and no other k loop), copied: the copy, placed after it, will run the
-/// strips from the [`PREFETCHING_STRIPS`]th on without the next panel's prefetches
-/// ([`Strips::split`]).
+/// The strip loop around k loop `lp` (the `scf.for` over full row strips that
+/// `lower-ukernels` marked `ftuner.row_strips`, without results, whose body holds `lp`
+/// and no other k loop), copied: the copy, placed after it, will run the strips from the
+/// [`PREFETCHING_STRIPS`]th on without the next panel's prefetches ([`Strips::split`]).
+/// Only the marked loop: when canonicalization folds a one-strip loop away, the loop
+/// around the k loop is the one over panels, and splitting that would leave all but four
+/// panels without their successor's prefetch. A parallel strip loop splits into two
+/// parallel loops.
 fn first_strips(ir: &mut Ir, lp: OpId) -> Option<Strips> {
     let m = ir.parent_op(lp)?;
-    if ir.name(m) != ops::scf::ForOp::NAME || !ir.results(m).is_empty() {
+    if ir.name(m) != ops::scf::ForOp::NAME
+        || !ir.results(m).is_empty()
+        || ir.attr(m, ftuner_dialects::scf::ROW_STRIPS_ATTR).is_none()
+    {
         return None;
     }
     let mut k_loops = 0;
@@ -510,7 +521,7 @@ define_pass! {
         argument: "prefetch-tile-updates",
         name: "PrefetchTileUpdates",
         summary: "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it",
-        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. A k loop marked `ftuner.prefetch_next_panel` (B read in place through a 2-d subview of nr columns) prefetches the next column panel's row k of B into L2 the same way. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
+        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. A k loop marked `ftuner.prefetch_next_panel` (B read in place through a 2-d subview of nr columns) prefetches the next column panel's row k of B into L2 the same way. Only the first four row strips of a panel do: the loop over strips around such a k loop (marked `ftuner.row_strips` by lower-ukernels) is split after them, its copy running the other strips without those prefetches. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
         options: PrefetchTileUpdatesOptions {},
         statistics: {
             prefetches: "num-prefetches" => "Prefetches inserted",

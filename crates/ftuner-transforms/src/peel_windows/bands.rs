@@ -6,23 +6,25 @@
 //! windows read (`Dim::reads`: the band's rows of the image and the padding above or
 //! below them), as a window op of its own on that slice of the image, written into that
 //! slice of the plane's output. Consecutive bands that read alike (the same number of
-//! image rows, no padding: every band but the first and the last, at a stride of `bh * s`
-//! image rows) run as one `scf.for`; the others are written out one by one:
+//! image rows and the same padding, `bh * s` image rows apart: the bands between the
+//! first and the last, and those too when they read no padding) run as one `scf.for`;
+//! the others are written out one by one. A 3x3 stride-1 conv of a 400 x 64 plane,
+//! padding 1 all round (103.9 KiB of phases), in four bands of 100 rows:
 //!
 //! ```mlir
-//! %x0 = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 29, 112] [1, 1, 1, 1]   // rows of band 0
-//! %o0 = tensor.extract_slice %out[0, 0, 0, 0] [1, 1, 14, 56] [1, 1, 1, 1]
-//! ... the vector form on %x0 (top padding 1) into %o0 ...
-//! %u0 = tensor.insert_slice %r0 into %out[0, 0, 0, 0] [1, 1, 14, 56] [1, 1, 1, 1]
-//! %u = scf.for %t = %c0 to %c2 step %c1 iter_args(%a = %u0) -> (tensor<1x1x56x56xf32>) {
-//!   ... rows 27 + 28 * %t of the image, 14 + 14 * %t of the output, no padding ...
+//! %x0 = tensor.extract_slice %x[0, 0, 0, 0] [1, 1, 101, 64] [1, 1, 1, 1]   // band 0's rows
+//! %o0 = tensor.extract_slice %out[0, 0, 0, 0] [1, 1, 100, 64] [1, 1, 1, 1]
+//! ... the vector form on %x0 (one padding row above) into %o0 ...
+//! %u0 = tensor.insert_slice %r0 into %out[0, 0, 0, 0] [1, 1, 100, 64] [1, 1, 1, 1]
+//! %u = scf.for %t = %c0 to %c2 step %c1 iter_args(%a = %u0) -> (tensor<1x1x400x64xf32>) {
+//!   ... image rows from 99 + 100 * %t (102 of them), output rows from 100 + 100 * %t ...
 //! }
-//! ... the last band (bottom padding) ...
+//! ... the last band: image rows [299, 400) and one padding row below ...
 //! ```
 //!
 //! MobileNetV2's depthwise convs at 112x112 (stride 1: 32 channels, stride 2: 96) have
-//! 52-53 KiB of phases: whole, they ran slower than the generic flat form and the pieces;
-//! in two bands of 26-28 KiB they take the vector form.
+//! 51.2-51.7 KiB of phases: whole, they ran slower than the generic flat form and the
+//! pieces; in two bands of 26.3-26.7 KiB they take the vector form.
 
 use super::flat_vector::{geometry_of, plane, Geom, MAX_BYTES};
 use super::{Dim, Window};
@@ -56,8 +58,17 @@ fn bands_of([hd, wd]: [Dim; 2], elem_bytes: i64, max: i64) -> Option<Vec<Band>> 
         Some(r) if r.iter().all(|b| b.geom.bytes <= max) => Some(r),
         _ => None,
     };
-    if let Some(r) = fits(hd.out) {
-        return Some(r);
+    // The whole plane as the one band it is (its own dims: the IR it had before bands).
+    let whole = geometry_of([hd, wd], elem_bytes)?;
+    if whole.bytes <= max {
+        return Some(vec![Band {
+            h0: 0,
+            i0: 0,
+            count: 1,
+            step: hd.out,
+            dim: hd,
+            geom: whole,
+        }]);
     }
     fits(1)?;
     // The tallest band that fits (a band's phases grow with its rows), then as many bands

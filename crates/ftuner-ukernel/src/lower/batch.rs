@@ -2,12 +2,18 @@
 //! own (`split_batch`), and the loop-nest builders it uses.
 
 use super::plan_loops::zero_fill;
-use super::tiles::{cover, insert_back, layout, switch, SliceSpec, TileFn};
+use super::tiles::{cover, insert_back, layout, switch, Marks, SliceSpec, TileFn};
 use super::{res_pos, Blocking, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ops::{arith, scf, tensor, ukernel};
 use ftuner_dialects::ukernel::epilogue_block;
 use ftuner_ir::{intern_name, AffineExpr, Attribute, BlockId, Ir, OpId, OpSpec, Value, DYNAMIC};
+
+/// The marks of the loop over full row strips: parallel, and `ftuner.row_strips`.
+const ROWS: Marks = Marks {
+    parallel: true,
+    row_strips: true,
+};
 
 /// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
 /// kc x nr panel of B stays in cache (L1, or L2 where it streams from there: cpu.rs) while
@@ -66,7 +72,7 @@ pub(super) fn nest_from(
             main,
             res,
             st,
-            true,
+            ROWS,
             acc,
             &mut |b, cb, moff, mval, acc| {
                 let (sz, main, res, st) = nn;
@@ -78,7 +84,10 @@ pub(super) fn nest_from(
                     main,
                     res,
                     st,
-                    pn,
+                    Marks {
+                        parallel: pn,
+                        row_strips: false,
+                    },
                     acc,
                     &mut |b, rb, noff, nval, acc| tile(b, rb, (moff, mval), (noff, nval), acc),
                 )
@@ -94,7 +103,10 @@ pub(super) fn nest_from(
         main,
         res,
         st,
-        pn,
+        Marks {
+            parallel: pn,
+            row_strips: false,
+        },
         acc,
         &mut |b, rb, noff, nval, acc| {
             let (sz, main, res, st) = mm;
@@ -105,7 +117,7 @@ pub(super) fn nest_from(
                 main,
                 res,
                 st,
-                true,
+                ROWS,
                 acc,
                 &mut |b, cb, moff, mval, acc| tile(b, cb, (moff, mval), (noff, nval), acc),
             )

@@ -411,9 +411,18 @@ pub(super) fn switch(
     b.ir.result(sw, 0)
 }
 
+/// What the loop over one dimension's full tiles is marked with.
+#[derive(Clone, Copy)]
+pub(super) struct Marks {
+    /// Parallel (`ftuner.parallel`, when the lowering marks loops).
+    pub parallel: bool,
+    /// The loop over row strips (`ftuner.row_strips`: the M dim's).
+    pub row_strips: bool,
+}
+
 /// Loop over the tiles of one dimension: full tiles, then the residue's tiles from the
-/// plan table. `body(b, block, offset, size_value, acc) -> acc`. `parallel`: the full
-/// tiles' loop is marked parallel (when the lowering marks loops).
+/// plan table. `body(b, block, offset, size_value, acc) -> acc`. `marks`: what the full
+/// tiles' loop is marked with.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cover(
     b: &mut B<'_>,
@@ -422,7 +431,7 @@ pub(super) fn cover(
     main: i64,
     residues: &[Vec<i64>],
     static_extent: Option<i64>,
-    parallel: bool,
+    marks: Marks,
     acc: Value,
     body: &mut dyn FnMut(&mut B<'_>, BlockId, Value, Value, Value) -> Value,
 ) -> Value {
@@ -433,8 +442,15 @@ pub(super) fn cover(
     let rem = b.ibin(blk, ops::arith::SubiOp::NAME, total, full);
     // Full tiles.
     let (f, fb, iv, a) = b.for_loop(blk, (c0, full, cm), vec![acc]);
-    if parallel {
+    if marks.parallel {
         b.mark_parallel(f);
+    }
+    if marks.row_strips {
+        b.ir.set_attr(
+            f,
+            ftuner_dialects::scf::ROW_STRIPS_ATTR,
+            Some(ftuner_ir::Attribute::unit()),
+        );
     }
     let cmain = b.index(fb, main);
     let r = body(b, fb, iv, cmain, a[0]);
