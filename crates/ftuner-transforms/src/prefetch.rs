@@ -59,59 +59,45 @@ const LINE: i64 = 64;
 /// over where M is large.
 const PREFETCHING_STRIPS: i64 = 4;
 
-/// The strip loop around k loop `lp` (the `scf.for` over full row strips that
-/// `lower-ukernels` marked `ftuner.row_strips`, without results, whose body holds `lp`
-/// and no other k loop), copied: the copy, placed after it, will run the strips from the
-/// [`PREFETCHING_STRIPS`]th on without the next panel's prefetches ([`Strips::split`]).
-/// Only the marked loop: when canonicalization folds a one-strip loop away, the loop
-/// around the k loop is the one over panels, and splitting that would leave all but four
-/// panels without their successor's prefetch. A parallel strip loop splits into two
-/// parallel loops.
-fn first_strips(ir: &mut Ir, lp: OpId) -> Option<Strips> {
-    let m = ir.parent_op(lp)?;
+/// The loop over full row strips around k loop `lp` (the `scf.for` that `lower-ukernels`
+/// marked `ftuner.row_strips`, without results, whose body holds `lp` and no other k
+/// loop), split after [`PREFETCHING_STRIPS`] strips: `[lb, split)` keeps the next panel's
+/// prefetches `added` to `lp`, a copy over `[split, ub)` runs without them, `split =
+/// min(lb + PREFETCHING_STRIPS * step, ub)`. Only the marked loop: when canonicalization
+/// folds a one-strip loop away, the loop around the k loop is the one over panels, and
+/// splitting that would leave all but four panels without their successor's prefetch. A
+/// parallel strip loop splits into two parallel loops.
+fn split_strips(ir: &mut Ir, lp: OpId, added: &[OpId]) {
+    let Some(m) = ir.parent_op(lp) else {
+        return;
+    };
     if ir.name(m) != ops::scf::ForOp::NAME
         || !ir.results(m).is_empty()
         || ir.attr(m, ftuner_dialects::scf::ROW_STRIPS_ATTR).is_none()
     {
-        return None;
+        return;
     }
-    let mut k_loops = 0;
-    ir.walk_pre(m, &mut |o| k_loops += usize::from(is_k_loop(ir, o)));
-    if k_loops != 1 {
-        return None;
+    let nest = ir.collect_pre(m);
+    if nest.iter().filter(|o| is_k_loop(ir, **o)).count() != 1 {
+        return;
     }
-    let copy = ir.clone_op(m, &mut Default::default());
-    ir.insert_after(m, copy);
-    Some(Strips {
-        first: m,
-        rest: copy,
-    })
-}
-
-/// A strip loop and its copy.
-struct Strips {
-    first: OpId,
-    rest: OpId,
-}
-
-impl Strips {
-    /// No prefetch was added: the copy goes.
-    fn undo(self, ir: &mut Ir) {
-        ir.erase_op(self.rest);
+    let rest = ir.clone_op(m, &mut Default::default());
+    ir.insert_after(m, rest);
+    // The copy's ops in the same order as the original's: the prefetches' copies go (the
+    // index arithmetic they leave unused, canonicalization removes).
+    for (o, c) in nest.iter().zip(ir.collect_pre(rest)) {
+        if added.contains(o) {
+            ir.erase_op(c);
+        }
     }
-
-    /// `scf.for %m = %lb to %ub step %s` runs `[lb, split)` with the prefetches and the
-    /// copy `[split, ub)` without, `split = min(lb + PREFETCHING_STRIPS * s, ub)`.
-    fn split(self, ir: &mut Ir) {
-        let loc = ir.loc(self.first);
-        let [lb, ub, step] = [0, 1, 2].map(|i| ir.operand(self.first, i));
-        let n = index_const(ir, loc, self.first, PREFETCHING_STRIPS);
-        let span = index_binary(ir, loc, self.first, ops::arith::MuliOp::NAME, step, n);
-        let end = index_binary(ir, loc, self.first, ops::arith::AddiOp::NAME, lb, span);
-        let split = index_binary(ir, loc, self.first, ops::arith::MinsiOp::NAME, end, ub);
-        ir.set_operand(self.first, 1, split);
-        ir.set_operand(self.rest, 0, split);
-    }
+    let loc = ir.loc(m);
+    let [lb, ub, step] = [0, 1, 2].map(|i| ir.operand(m, i));
+    let n = index_const(ir, loc, m, PREFETCHING_STRIPS);
+    let span = index_binary(ir, loc, m, ops::arith::MuliOp::NAME, step, n);
+    let end = index_binary(ir, loc, m, ops::arith::AddiOp::NAME, lb, span);
+    let split = index_binary(ir, loc, m, ops::arith::MinsiOp::NAME, end, ub);
+    ir.set_operand(m, 1, split);
+    ir.set_operand(rest, 0, split);
 }
 
 /// `v` is available at `anchor`: defined by an op before it in its block, or by an
@@ -287,7 +273,14 @@ fn body_reads(ir: &Ir, lp: OpId) -> Vec<OpId> {
         .collect()
 }
 
-fn prefetch(ir: &mut Ir, loc: Attribute, anchor: OpId, operands: Vec<Value>, locality: i64) {
+/// A `memref.prefetch` (for reading, data cache) of `operands` before `anchor`: the op.
+fn prefetch(
+    ir: &mut Ir,
+    loc: Attribute,
+    anchor: OpId,
+    operands: Vec<Value>,
+    locality: i64,
+) -> OpId {
     let p = ir.create_op(
         OpSpec::new(intern_name(ops::memref::PrefetchOp::NAME), loc)
             .operands(operands)
@@ -299,6 +292,7 @@ fn prefetch(ir: &mut Ir, loc: Attribute, anchor: OpId, operands: Vec<Value>, loc
             .prop("isDataCache", Attribute::bool(true)),
     );
     ir.insert_before(anchor, p);
+    p
 }
 
 /// An `scf.for` with vector results only: a register tile's k loop.
@@ -371,8 +365,9 @@ impl PrefetchTileUpdatesPass {
         }
     }
 
-    /// The next panel's row, for each read of a packed B's row in `lp`'s body.
-    fn next_panel(&mut self, ir: &mut Ir, lp: OpId) {
+    /// The next panel's row, for each read of a packed B's row in `lp`'s body (the
+    /// prefetches pushed on `added`).
+    fn next_panel(&mut self, ir: &mut Ir, lp: OpId, added: &mut Vec<OpId>) {
         let loc = ir.loc(lp);
         for r in body_reads(ir, lp) {
             let Some((2, lanes)) = read_along(ir, r) else {
@@ -401,7 +396,7 @@ impl PrefetchTileUpdatesPass {
             let next = index_binary(ir, loc, lp, ops::arith::MinuiOp::NAME, next, last);
             for l in (0..nr).step_by(per_line(elem) as usize) {
                 let col = index_const(ir, loc, r, l);
-                prefetch(ir, loc, r, vec![ops[0], next, ops[2], col], 2);
+                added.push(prefetch(ir, loc, r, vec![ops[0], next, ops[2], col], 2));
                 self.prefetches += 1;
             }
         }
@@ -416,8 +411,9 @@ impl PrefetchTileUpdatesPass {
     /// 1024 f32, so the hardware prefetchers (which stay within a page) do not follow
     /// them: the first row strip of every panel waits for L3 at each k step. Prefetching
     /// `B[o0 + k, min(o1 + nr, N - nr) ..]` into L2 brings the next panel in while this
-    /// one's strips compute, as [`Self::next_panel`] does for packed panels.
-    fn next_panel_in_place(&mut self, ir: &mut Ir, lp: OpId) {
+    /// one's strips compute, as [`Self::next_panel`] does for packed panels (the
+    /// prefetches pushed on `added`).
+    fn next_panel_in_place(&mut self, ir: &mut Ir, lp: OpId, added: &mut Vec<OpId>) {
         if ir.results(lp).len() < MIN_ROWS_IN_PLACE
             || ir
                 .attr(lp, ftuner_dialects::scf::PREFETCH_NEXT_PANEL_ATTR)
@@ -462,7 +458,7 @@ impl PrefetchTileUpdatesPass {
             };
             for l in (0..lanes).step_by(per_line(bits) as usize) {
                 let c = plus(ir, loc, r, next, l);
-                prefetch(ir, loc, r, vec![view.src, row, c], 2);
+                added.push(prefetch(ir, loc, r, vec![view.src, row, c], 2));
                 self.prefetches += 1;
             }
         }
@@ -545,18 +541,11 @@ impl PrefetchTileUpdatesPass {
         for l in loops {
             self.tile_loop(cx.ir, l);
             self.epilogue_slices(cx.ir, l);
-            // The row strips after the first few compute with and without the next
-            // panel's prefetches alike: a copy of their loop without them.
-            let rest = first_strips(cx.ir, l);
-            let before = self.prefetches;
-            self.next_panel(cx.ir, l);
-            self.next_panel_in_place(cx.ir, l);
-            if let Some(rest) = rest {
-                if self.prefetches == before {
-                    rest.undo(cx.ir);
-                } else {
-                    rest.split(cx.ir);
-                }
+            let mut added = vec![];
+            self.next_panel(cx.ir, l, &mut added);
+            self.next_panel_in_place(cx.ir, l, &mut added);
+            if !added.is_empty() {
+                split_strips(cx.ir, l, &added);
             }
         }
         Ok(())

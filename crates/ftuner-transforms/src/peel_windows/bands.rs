@@ -70,21 +70,24 @@ fn bands_of([hd, wd]: [Dim; 2], elem_bytes: i64, max: i64) -> Option<Vec<Band>> 
             geom: whole,
         }]);
     }
-    fits(1)?;
     // The tallest band that fits (a band's phases grow with its rows), then as many bands
     // of equal height as that takes.
+    let mut best = fits(1)?;
     let (mut lo, mut hi) = (1, hd.out);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if fits(mid).is_some() {
-            lo = mid;
-        } else {
-            hi = mid;
+        match fits(mid) {
+            Some(r) => (lo, best) = (mid, r),
+            None => hi = mid,
         }
     }
     let ceil = |a: i64, b: i64| (a + b - 1) / b;
     let even = ceil(hd.out, ceil(hd.out, lo));
-    fits(even).or_else(|| fits(lo))
+    Some(if even < lo {
+        fits(even).unwrap_or(best)
+    } else {
+        best
+    })
 }
 
 /// The plane's bands of `bh` output rows, grouped into runs; None when a band has no

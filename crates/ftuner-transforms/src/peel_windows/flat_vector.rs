@@ -80,7 +80,7 @@ pub(super) fn lanewise_sink(ir: &Ir, s: &Consumer) -> bool {
 /// The largest buffer of phases taken at once: past it the plane, its phases and its flat
 /// result no longer share L1 (48 KiB on the machines measured), and the op ran faster
 /// otherwise. MobileNetV2's depthwise convs at batch 8 alone, one thread (Emerald
-/// Rapids): at 112x112, 52-53 KiB of phases, stride 1 2.46 ms here against 2.35 in the
+/// Rapids): at 112x112, 51.2-51.7 KiB of phases, stride 1 2.46 ms here against 2.35 in the
 /// generic flat form, stride 2 5.0 ms against 3.0 as pieces; at 56x56, 14 KiB, stride 1
 /// 2.48 against 2.91, stride 2 1.60 against 1.89. A larger plane is taken in bands of
 /// output rows whose phases fit ([`super::bands`]).
