@@ -4,9 +4,11 @@
 //! for a marked loop holding marked loops (split only when its iterations split evenly or
 //! are many: [`nested_splits`]).
 //!
-//! * Persistent: `threads - 1` workers, started at the first parallel call, spin briefly
-//!   after each job (a GEMM forks once per kc x mc block: the next job comes within
-//!   microseconds) and then sleep on a condition variable.
+//! * Persistent: `threads - 1` workers, started at the first parallel call. After a job a
+//!   worker waits for the next one spinning, by the clock ([`BUSY_SPIN`] on `spin_loop`:
+//!   a GEMM forks once per kc x mc block, the next job comes within microseconds; then
+//!   yielding the CPU to other runnable threads at each turn), [`SPIN_DEFAULT`] in all
+//!   (`FTUNER_SPIN_US`), and then sleeps on a condition variable.
 //! * The split: `0 .. n` in `min(threads, n)` contiguous chunks of equal size (the loops
 //!   the compiler marks are over equal tiles or batches), claimed from a shared counter,
 //!   the calling thread included: a worker that is descheduled delays nobody, its chunk is
@@ -22,12 +24,35 @@ use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The outlined body of a parallel loop: runs iterations `lo .. hi`.
 pub type BodyFn = unsafe extern "C" fn(*mut c_void, i64, i64);
 
-/// Spins of a worker waiting for the next job before it sleeps (about 50 µs).
-const SPINS: u32 = 20_000;
+/// How long a worker waits for the next job, spinning, before it sleeps, unless
+/// `FTUNER_SPIN_US` says otherwise (microseconds; 0: sleep at once). Measured on a KVM
+/// guest (Xeon family 6 model 167, two vCPUs; the DCGAN generator saved, batch 8, two
+/// threads, calls 50 ms apart, `FTUNER_SPIN_US` swept): workers that slept within 5 ms
+/// of a call's end made the next call 13.5-17.9 ms; spinning 10-60 ms, 9.7-10.4 ms (back to
+/// back: 7.7). ONNX Runtime's workers spin for 20-30 ms after a run by default (the CPU
+/// time its process used during a 50 ms sleep after one), and its next call lost 13%
+/// against ftuner's 75-120% when ftuner's workers slept at once.
+const SPIN_DEFAULT: Duration = Duration::from_millis(20);
+
+/// The first part of the wait spins on `spin_loop` only (the next job of a GEMM comes
+/// within microseconds); after it, each turn yields the CPU to any other runnable thread.
+const BUSY_SPIN: Duration = Duration::from_micros(100);
+
+/// [`SPIN_DEFAULT`], or `FTUNER_SPIN_US` when set (at most 10 s).
+fn spin_time() -> Duration {
+    static SPIN: OnceLock<Duration> = OnceLock::new();
+    *SPIN.get_or_init(|| {
+        std::env::var("FTUNER_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(SPIN_DEFAULT, |us| Duration::from_micros(us.min(10_000_000)))
+    })
+}
 
 struct Pool {
     /// Job generation (high 32 bits) and the next chunk to claim (low 32 bits).
@@ -159,16 +184,25 @@ impl Pool {
     fn worker(&'static self) {
         IN_JOB.with(|j| j.set(true));
         let mut seen = self.state.load(SeqCst) >> 32;
+        let spin = spin_time();
         loop {
-            let mut spins = 0;
+            let mut start = Instant::now();
+            let mut turns = 0u32;
             let g = loop {
                 let g = self.state.load(SeqCst) >> 32;
                 if g != seen {
                     break g;
                 }
-                if spins < SPINS {
-                    spins += 1;
+                turns = turns.wrapping_add(1);
+                if !turns.is_multiple_of(256) {
                     std::hint::spin_loop();
+                    continue;
+                }
+                let waited = start.elapsed();
+                if waited < spin {
+                    if waited >= BUSY_SPIN {
+                        std::thread::yield_now();
+                    }
                     continue;
                 }
                 let Ok(mut guard) = self.lock.lock() else {
@@ -182,7 +216,7 @@ impl Pool {
                     };
                 }
                 self.sleepers.fetch_sub(1, SeqCst);
-                spins = 0;
+                start = Instant::now();
             };
             seen = g;
             self.run_chunks(g);

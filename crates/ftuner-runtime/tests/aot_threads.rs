@@ -2,7 +2,8 @@
 //! C compiler into a test program: every iteration runs once, nested and concurrent calls
 //! run serially, the nested entry splits a loop only when its iterations divide evenly or
 //! are many, a failed check in any chunk reaches the caller, and the workers start,
-//! work and stop (counted by their name, ftuner-aot). Skipped (with a line) where there is no C compiler.
+//! work and stop (counted by their name, ftuner-aot), whether they spin between jobs or
+//! sleep after each (`FTUNER_SPIN_US=0`). Skipped (with a line) where there is no C compiler.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -175,10 +176,24 @@ fn pool_runs_every_iteration_once_and_hands_failures_to_the_caller() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let run = Command::new(&exe).output().unwrap();
-    let text = String::from_utf8_lossy(&run.stdout).to_string();
+    // Workers waiting the default 20 ms between jobs, and sleeping after every job
+    // (FTUNER_SPIN_US=0: each job wakes them from the condition variable).
+    let runs: Vec<_> = [None, Some("0")]
+        .into_iter()
+        .map(|spin| {
+            let mut cmd = Command::new(&exe);
+            if let Some(us) = spin {
+                cmd.env("FTUNER_SPIN_US", us);
+            }
+            let run = cmd.output().unwrap();
+            (
+                spin,
+                run.status.success(),
+                String::from_utf8_lossy(&run.stdout).to_string(),
+            )
+        })
+        .collect();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(run.status.success(), "{text}");
     let want = [
         "workers started: 2",
         "nested: ok",
@@ -191,5 +206,12 @@ fn pool_runs_every_iteration_once_and_hands_failures_to_the_caller() {
         "threads: 1",
         "after stop: 0",
     ];
-    assert_eq!(text.lines().collect::<Vec<_>>(), want, "{text}");
+    for (spin, ok, text) in runs {
+        assert!(ok, "FTUNER_SPIN_US={spin:?}: {text}");
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            want,
+            "FTUNER_SPIN_US={spin:?}: {text}"
+        );
+    }
 }

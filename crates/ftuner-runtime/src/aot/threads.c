@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Failed run-time checks (the protocol of ftuner_codegen::status): the first message of a
@@ -24,9 +25,12 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
 /* The thread pool: what ftuner_codegen::parallel does for the JIT, the same way.
    convert-to-llvm outlines each loop marked ftuner.parallel into body(ctx, lo, hi) and
    calls ftuner_rt_parallel_for(body, ctx, n).
-   - Persistent: threads - 1 workers, started at the first parallel call; each spins a
-     while after a job (a GEMM forks once per block: the next job comes within
-     microseconds), then sleeps on a condition variable.
+   - Persistent: threads - 1 workers, started at the first parallel call. After a job a
+     worker waits for the next one spinning, by the clock: 100 us with PAUSE (a GEMM
+     forks once per block: the next job comes within microseconds), then yielding the CPU
+     to any other runnable thread at each turn, 20 ms in all (FTUNER_SPIN_US sets it; 0:
+     no spin), then it sleeps on a condition variable. Why 20 ms: SPIN_DEFAULT in
+     ftuner_codegen::parallel (the JIT's pool, the same policy).
    - The split: 0 .. n in min(threads, n) contiguous chunks of equal size, claimed from a
      shared counter, the calling thread included.
    - No oversubscription: a call made while the pool is busy (from inside a body, or from
@@ -40,7 +44,8 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
      starts its own.
    - A failed check in a chunk is handed to the calling thread (FAILED_MSG) after the job. */
 typedef void (*ftuner_body_fn)(void *, int64_t, int64_t);
-#define FTUNER_SPINS 20000
+#define FTUNER_SPIN_US_DEFAULT 20000
+#define FTUNER_BUSY_SPIN_NS 100000
 #define FTUNER_MAX_WORKERS 255
 static atomic_int POOL_THREADS;            /* 0: not read from the environment yet */
 static atomic_ullong POOL_STATE;           /* job generation << 32 | next chunk to claim */
@@ -125,30 +130,63 @@ static void pool_run_chunks(uint64_t g) {
   }
 }
 
+/* Nanoseconds on the monotonic clock. */
+static int64_t pool_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* How long a worker waits for the next job before it sleeps: FTUNER_SPIN_US if set to a
+   number of microseconds (0: sleep at once; at most 10 s), else FTUNER_SPIN_US_DEFAULT. */
+static int64_t pool_spin_ns(void) {
+  static _Atomic int64_t SPIN_NS = -1;
+  int64_t ns = atomic_load(&SPIN_NS);
+  if (ns >= 0) return ns;
+  const char *env = getenv("FTUNER_SPIN_US");
+  char *end = 0;
+  long us = env ? strtol(env, &end, 10) : -1;
+  if (!env || end == env || *end != 0 || us < 0) us = FTUNER_SPIN_US_DEFAULT;
+  ns = (int64_t)(us > 10000000 ? 10000000 : us) * 1000;
+  atomic_store(&SPIN_NS, ns);
+  return ns;
+}
+
+/* Wait until generation `seen` is over (returns the new one) or the pool stops (returns
+   `seen`): pause-spin for FTUNER_BUSY_SPIN_NS, then spin yielding the CPU to any other
+   runnable thread until the spin time is up, then sleep on the condition variable. */
+static uint64_t pool_wait(uint64_t seen) {
+  int64_t start = pool_now_ns(), spin = pool_spin_ns();
+  for (unsigned k = 1;; k++) {
+    if (atomic_load(&POOL_STOP)) return seen;
+    uint64_t g = atomic_load(&POOL_STATE) >> 32;
+    if (g != seen) return g;
+    if (k % 256 != 0) {
+      POOL_PAUSE();
+      continue;
+    }
+    int64_t waited = pool_now_ns() - start;
+    if (waited < spin) {
+      if (waited >= FTUNER_BUSY_SPIN_NS) sched_yield();
+      continue;
+    }
+    pthread_mutex_lock(&POOL_LOCK);
+    atomic_fetch_add(&POOL_SLEEPERS, 1);
+    while (atomic_load(&POOL_STATE) >> 32 == seen && !atomic_load(&POOL_STOP))
+      pthread_cond_wait(&POOL_WAKE, &POOL_LOCK);
+    atomic_fetch_sub(&POOL_SLEEPERS, 1);
+    pthread_mutex_unlock(&POOL_LOCK);
+    start = pool_now_ns();
+  }
+}
+
 static void *pool_worker(void *arg) {
   (void)arg;
   IN_JOB = 1;
   uint64_t seen = atomic_load(&POOL_STATE) >> 32;
   for (;;) {
-    int spins = 0;
-    uint64_t g;
-    for (;;) {
-      if (atomic_load(&POOL_STOP)) return 0;
-      g = atomic_load(&POOL_STATE) >> 32;
-      if (g != seen) break;
-      if (spins < FTUNER_SPINS) {
-        spins++;
-        POOL_PAUSE();
-        continue;
-      }
-      pthread_mutex_lock(&POOL_LOCK);
-      atomic_fetch_add(&POOL_SLEEPERS, 1);
-      while (atomic_load(&POOL_STATE) >> 32 == seen && !atomic_load(&POOL_STOP))
-        pthread_cond_wait(&POOL_WAKE, &POOL_LOCK);
-      atomic_fetch_sub(&POOL_SLEEPERS, 1);
-      pthread_mutex_unlock(&POOL_LOCK);
-      spins = 0;
-    }
+    uint64_t g = pool_wait(seen);
+    if (g == seen) return 0;
     seen = g;
     pool_run_chunks(g);
   }
