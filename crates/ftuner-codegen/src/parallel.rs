@@ -7,7 +7,7 @@
 //! * Persistent: `threads - 1` workers, started at the first parallel call. After a job a
 //!   worker waits for the next one spinning, by the clock ([`BUSY_SPIN`] on `spin_loop`:
 //!   a GEMM forks once per kc x mc block, the next job comes within microseconds; then
-//!   yielding the CPU to other runnable threads at each turn), [`SPIN_DEFAULT`] in all
+//!   yielding the CPU to other runnable threads every 256 turns), [`SPIN_DEFAULT`] in all
 //!   (`FTUNER_SPIN_US`), and then sleeps on a condition variable.
 //! * The split: `0 .. n` in `min(threads, n)` contiguous chunks of equal size (the loops
 //!   the compiler marks are over equal tiles or batches), claimed from a shared counter,
@@ -36,22 +36,36 @@ pub type BodyFn = unsafe extern "C" fn(*mut c_void, i64, i64);
 /// of a call's end made the next call 13.5-17.9 ms; spinning 10-60 ms, 9.7-10.4 ms (back to
 /// back: 7.7). ONNX Runtime's workers spin for 20-30 ms after a run by default (the CPU
 /// time its process used during a 50 ms sleep after one), and its next call lost 13%
-/// against ftuner's 75-120% when ftuner's workers slept at once.
+/// against ftuner's 75-130% when ftuner's workers slept at once.
 const SPIN_DEFAULT: Duration = Duration::from_millis(20);
 
 /// The first part of the wait spins on `spin_loop` only (the next job of a GEMM comes
-/// within microseconds); after it, each turn yields the CPU to any other runnable thread.
+/// within microseconds); after it, the worker yields the CPU to any other runnable thread
+/// every 256 turns.
 const BUSY_SPIN: Duration = Duration::from_micros(100);
 
-/// [`SPIN_DEFAULT`], or `FTUNER_SPIN_US` when set (at most 10 s).
+/// `FTUNER_SPIN_US` when it is a number of microseconds (digits, an optional `+`, blanks
+/// around; at most 10 s; 0: sleep at once), else [`SPIN_DEFAULT`]; the rule of the shared
+/// libraries' pool (`ftuner-runtime/src/aot/threads.c`). First read by the caller that
+/// starts the workers ([`Pool::ensure_workers`]), not on a worker thread.
 fn spin_time() -> Duration {
     static SPIN: OnceLock<Duration> = OnceLock::new();
     *SPIN.get_or_init(|| {
         std::env::var("FTUNER_SPIN_US")
             .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
+            .and_then(|v| parse_spin_us(&v))
             .map_or(SPIN_DEFAULT, |us| Duration::from_micros(us.min(10_000_000)))
     })
+}
+
+/// `FTUNER_SPIN_US`'s value as microseconds, if it is one.
+fn parse_spin_us(v: &str) -> Option<u64> {
+    let t = v.trim_matches([' ', '\t', '\n']);
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse::<i64>().ok())
+        .flatten()
+        .map(|us| us.unsigned_abs())
 }
 
 struct Pool {
@@ -133,6 +147,7 @@ fn chunk(n: i64, parts: u64, c: u64) -> (i64, i64) {
 impl Pool {
     /// Start workers up to `want`. Only the thread holding `busy` calls this.
     fn ensure_workers(&'static self, want: usize) {
+        let _ = spin_time(); // the environment read here, not by the workers
         let mut started = self.workers.load(SeqCst);
         while started < want {
             let spawned = std::thread::Builder::new()
@@ -318,6 +333,26 @@ pub unsafe extern "C" fn ftuner_rt_parallel_for_nested(body: BodyFn, ctx: *mut c
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicI64;
+
+    /// `FTUNER_SPIN_US` as the shared libraries' pool reads it (tests/aot_threads.rs in
+    /// ftuner-runtime runs the same values through the C pool).
+    #[test]
+    fn spin_us_is_read_like_the_c_pool() {
+        for (v, want) in [
+            ("0", Some(0)),
+            (" +7 ", Some(7)),
+            ("20\n", Some(20)),
+            ("-5", None),
+            ("-0", None),
+            ("7us", None),
+            ("+", None),
+            ("", None),
+            ("99999999999", Some(99_999_999_999)),
+            ("99999999999999999999", None),
+        ] {
+            assert_eq!(parse_spin_us(v), want, "{v:?}");
+        }
+    }
 
     struct Ctx {
         hits: Vec<AtomicI64>,

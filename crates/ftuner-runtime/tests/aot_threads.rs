@@ -2,8 +2,9 @@
 //! C compiler into a test program: every iteration runs once, nested and concurrent calls
 //! run serially, the nested entry splits a loop only when its iterations divide evenly or
 //! are many, a failed check in any chunk reaches the caller, and the workers start,
-//! work and stop (counted by their name, ftuner-aot), whether they spin between jobs or
-//! sleep after each (`FTUNER_SPIN_US=0`). Skipped (with a line) where there is no C compiler.
+//! work and stop (counted by their name, ftuner-aot), sleeping workers are woken for a
+//! job, whether they spin between jobs or sleep after each (`FTUNER_SPIN_US`, read as
+//! the JIT's pool reads it). Skipped (with a line) where there is no C compiler.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -97,6 +98,30 @@ static int workers_settled(int want) {
   return n;
 }
 
+/* Workers woken for a job: its three chunks each wait (up to 2 s) until all three have
+   started, which only three threads at once can bring about; the jobs come 30 ms apart
+   (past the default 20 ms of spinning: the workers sleep between them) and then back to
+   back (they spin). */
+static atomic_int STARTED, TIMED_OUT;
+static void gather_body(void *p, int64_t lo, int64_t hi) {
+  (void)p;
+  for (int64_t i = lo; i < hi; i++) {
+    atomic_fetch_add(&STARTED, 1);
+    int64_t end = pool_now_ns() + 2000000000LL;
+    while (atomic_load(&STARTED) < 3)
+      if (pool_now_ns() > end) { atomic_store(&TIMED_OUT, 1); break; }
+  }
+}
+static int woken(void) {
+  for (int r = 0; r < 5; r++) {
+    if (r < 3) usleep(30000);
+    atomic_store(&STARTED, 0);
+    ftuner_rt_parallel_for(gather_body, 0, 3);
+    if (atomic_load(&TIMED_OUT) || atomic_load(&STARTED) != 3) return 0;
+  }
+  return 1;
+}
+
 static void *other_caller(void *arg) {
   (void)arg;
   for (int r = 0; r < 200; r++) {
@@ -133,6 +158,8 @@ int main(void) {
   other_caller(0);
   pthread_join(t, 0);
   printf("concurrent: ok\n");
+  printf("woken: %s\n", woken() ? "ok" : "FAIL");
+  printf("spin: %lld ns\n", (long long)pool_spin_ns());
   ftuner_aot_set_num_threads(1);
   run(9, 0, -1);
   printf("threads: %d\n", ftuner_aot_num_threads());
@@ -177,22 +204,29 @@ fn pool_runs_every_iteration_once_and_hands_failures_to_the_caller() {
         String::from_utf8_lossy(&out.stderr)
     );
     // Workers waiting the default 20 ms between jobs, and sleeping after every job
-    // (FTUNER_SPIN_US=0: each job wakes them from the condition variable).
-    let runs: Vec<_> = [None, Some("0")]
-        .into_iter()
-        .map(|spin| {
-            let mut cmd = Command::new(&exe);
-            if let Some(us) = spin {
-                cmd.env("FTUNER_SPIN_US", us);
-            }
-            let run = cmd.output().unwrap();
-            (
-                spin,
-                run.status.success(),
-                String::from_utf8_lossy(&run.stdout).to_string(),
-            )
-        })
-        .collect();
+    // (FTUNER_SPIN_US=0); the variable read as the JIT's pool reads it (a number of
+    // microseconds, blanks around, at most 10 s; anything else: the default).
+    let runs: Vec<_> = [
+        (None, 20_000_000i64),
+        (Some("0"), 0),
+        (Some(" +7 "), 7_000),
+        (Some("-5"), 20_000_000),
+        (Some("7us"), 20_000_000),
+        (Some("99999999999"), 10_000_000_000),
+        (Some("99999999999999999999"), 20_000_000),
+    ]
+    .into_iter()
+    .map(|(spin, ns)| {
+        let mut cmd = Command::new(&exe);
+        match spin {
+            Some(us) => cmd.env("FTUNER_SPIN_US", us),
+            None => cmd.env_remove("FTUNER_SPIN_US"),
+        };
+        let run = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&run.stdout).to_string();
+        (spin, ns, run.status.success(), text)
+    })
+    .collect();
     let _ = std::fs::remove_dir_all(&dir);
     let want = [
         "workers started: 2",
@@ -203,11 +237,17 @@ fn pool_runs_every_iteration_once_and_hands_failures_to_the_caller() {
         "failed at 42: check failed in a chunk",
         "failed at 63: check failed in a chunk",
         "concurrent: ok",
+        "woken: ok",
+        "spin: NS ns",
         "threads: 1",
         "after stop: 0",
     ];
-    for (spin, ok, text) in runs {
+    for (spin, ns, ok, text) in runs {
         assert!(ok, "FTUNER_SPIN_US={spin:?}: {text}");
+        let want: Vec<String> = want
+            .iter()
+            .map(|l| l.replace("NS", &ns.to_string()))
+            .collect();
         assert_eq!(
             text.lines().collect::<Vec<_>>(),
             want,

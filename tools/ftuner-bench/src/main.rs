@@ -362,15 +362,18 @@ fn cli_line() -> String {
 /// machine with few cores the spinning workers take cores from whichever system the
 /// alternated rounds run next (measured on a 2-core Zen 4: ftuner at two threads ran
 /// 2048x768x768 at 100 GFLOP/s between MKL and OpenBLAS calls, 200 GFLOP/s alone; the
-/// libraries' own two-thread times scattered likewise). ftuner's pool sleeps after
-/// ~20,000 spins. The linked OpenBLAS reads its variable when the program loads, so the
-/// process runs itself again with them set; a variable the user set is kept.
+/// libraries' own two-thread times scattered likewise). ftuner's workers, which spin 20 ms
+/// after a job by default, spin 200 µs here (`FTUNER_SPIN_US`): still across the forks of
+/// one GEMM (microseconds apart), not into the next library's call. The linked OpenBLAS
+/// reads its variable when the program loads, so the process runs itself again with them
+/// set; a variable the user set is kept.
 #[cfg(unix)]
 fn quiet_idle_workers() {
-    const QUIET: [(&str, &str); 3] = [
+    const QUIET: [(&str, &str); 4] = [
         ("KMP_BLOCKTIME", "0"),
         ("OMP_WAIT_POLICY", "PASSIVE"),
         ("OPENBLAS_THREAD_TIMEOUT", "4"),
+        ("FTUNER_SPIN_US", "200"),
     ];
     if std::env::var_os("FTUNER_BENCH_QUIET").is_some() {
         return;

@@ -8,6 +8,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity */
 #endif
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -28,8 +29,8 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
    - Persistent: threads - 1 workers, started at the first parallel call. After a job a
      worker waits for the next one spinning, by the clock: 100 us with PAUSE (a GEMM
      forks once per block: the next job comes within microseconds), then yielding the CPU
-     to any other runnable thread at each turn, 20 ms in all (FTUNER_SPIN_US sets it; 0:
-     no spin), then it sleeps on a condition variable. Why 20 ms: SPIN_DEFAULT in
+     to any other runnable thread every 256 turns, 20 ms in all (FTUNER_SPIN_US sets it;
+     0: no spin), then it sleeps on a condition variable. Why 20 ms: SPIN_DEFAULT in
      ftuner_codegen::parallel (the JIT's pool, the same policy).
    - The split: 0 .. n in min(threads, n) contiguous chunks of equal size, claimed from a
      shared counter, the calling thread included.
@@ -137,16 +138,30 @@ static int64_t pool_now_ns(void) {
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* How long a worker waits for the next job before it sleeps: FTUNER_SPIN_US if set to a
-   number of microseconds (0: sleep at once; at most 10 s), else FTUNER_SPIN_US_DEFAULT. */
+/* How long a worker waits for the next job before it sleeps: FTUNER_SPIN_US if it is a
+   number of microseconds (digits, an optional +, blanks around; at most 10 s; 0: sleep
+   at once), else FTUNER_SPIN_US_DEFAULT; the rule of ftuner_codegen::parallel. Read by
+   the caller that starts the workers (pool_ensure_workers), not on a worker thread. */
 static int64_t pool_spin_ns(void) {
   static _Atomic int64_t SPIN_NS = -1;
   int64_t ns = atomic_load(&SPIN_NS);
   if (ns >= 0) return ns;
   const char *env = getenv("FTUNER_SPIN_US");
-  char *end = 0;
-  long us = env ? strtol(env, &end, 10) : -1;
-  if (!env || end == env || *end != 0 || us < 0) us = FTUNER_SPIN_US_DEFAULT;
+  long us = FTUNER_SPIN_US_DEFAULT;
+  if (env) {
+    const char *p = env;
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (*p == '+') p++;
+    const char *q = p;
+    while (*q >= '0' && *q <= '9') q++;
+    const char *r = q;
+    while (*r == ' ' || *r == '\t' || *r == '\n') r++;
+    if (q > p && *r == 0) {
+      errno = 0;
+      long v = strtol(p, 0, 10);
+      if (errno == 0) us = v;
+    }
+  }
   ns = (int64_t)(us > 10000000 ? 10000000 : us) * 1000;
   atomic_store(&SPIN_NS, ns);
   return ns;
@@ -154,7 +169,8 @@ static int64_t pool_spin_ns(void) {
 
 /* Wait until generation `seen` is over (returns the new one) or the pool stops (returns
    `seen`): pause-spin for FTUNER_BUSY_SPIN_NS, then spin yielding the CPU to any other
-   runnable thread until the spin time is up, then sleep on the condition variable. */
+   runnable thread every 256 turns until the spin time is up, then sleep on the condition
+   variable. */
 static uint64_t pool_wait(uint64_t seen) {
   int64_t start = pool_now_ns(), spin = pool_spin_ns();
   for (unsigned k = 1;; k++) {
@@ -194,6 +210,7 @@ static void *pool_worker(void *arg) {
 
 /* Start workers up to want; only the thread holding BUSY calls this. */
 static void pool_ensure_workers(int want) {
+  (void)pool_spin_ns(); /* the environment read here, not by the workers */
   int started = atomic_load(&POOL_WORKERS);
   while (started < want && started < FTUNER_MAX_WORKERS) {
     if (pthread_create(&POOL_TID[started], 0, pool_worker, 0) != 0) break;
