@@ -62,10 +62,11 @@ fn spin_time() -> Duration {
 fn parse_spin_us(v: &str) -> Option<u64> {
     let t = v.trim_matches([' ', '\t', '\n']);
     let digits = t.strip_prefix('+').unwrap_or(t);
-    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse::<i64>().ok())
-        .flatten()
-        .map(|us| us.unsigned_abs())
+    // Digits only (`parse` would also take a sign), and no more than C's `long` holds.
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<i64>().ok()?.try_into().ok()
 }
 
 struct Pool {

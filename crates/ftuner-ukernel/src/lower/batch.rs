@@ -2,18 +2,12 @@
 //! own (`split_batch`), and the loop-nest builders it uses.
 
 use super::plan_loops::zero_fill;
-use super::tiles::{cover, insert_back, layout, switch, Marks, SliceSpec, TileFn};
+use super::tiles::{cover, insert_back, layout, switch, Along, SliceSpec, TileFn};
 use super::{res_pos, Blocking, Plans, B};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::ops::{arith, scf, tensor, ukernel};
 use ftuner_dialects::ukernel::epilogue_block;
 use ftuner_ir::{intern_name, AffineExpr, Attribute, BlockId, Ir, OpId, OpSpec, Value, DYNAMIC};
-
-/// The marks of the loop over full row strips: parallel, and `ftuner.row_strips`.
-const ROWS: Marks = Marks {
-    parallel: true,
-    row_strips: true,
-};
 
 /// The tile loops of a patch: N tiles outside, M strips inside (BLIS's jr/ir, so one
 /// kc x nr panel of B stays in cache (L1, or L2 where it streams from there: cpu.rs) while
@@ -72,7 +66,7 @@ pub(super) fn nest_from(
             main,
             res,
             st,
-            ROWS,
+            Along::Rows,
             acc,
             &mut |b, cb, moff, mval, acc| {
                 let (sz, main, res, st) = nn;
@@ -84,10 +78,7 @@ pub(super) fn nest_from(
                     main,
                     res,
                     st,
-                    Marks {
-                        parallel: pn,
-                        row_strips: false,
-                    },
+                    Along::Columns { parallel: pn },
                     acc,
                     &mut |b, rb, noff, nval, acc| tile(b, rb, (moff, mval), (noff, nval), acc),
                 )
@@ -103,10 +94,7 @@ pub(super) fn nest_from(
         main,
         res,
         st,
-        Marks {
-            parallel: pn,
-            row_strips: false,
-        },
+        Along::Columns { parallel: pn },
         acc,
         &mut |b, rb, noff, nval, acc| {
             let (sz, main, res, st) = mm;
@@ -117,7 +105,7 @@ pub(super) fn nest_from(
                 main,
                 res,
                 st,
-                ROWS,
+                Along::Rows,
                 acc,
                 &mut |b, cb, moff, mval, acc| tile(b, cb, (moff, mval), (noff, nval), acc),
             )

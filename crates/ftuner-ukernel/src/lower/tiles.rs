@@ -411,18 +411,20 @@ pub(super) fn switch(
     b.ir.result(sw, 0)
 }
 
-/// What the loop over one dimension's full tiles is marked with.
+/// The dimension whose full tiles a [`cover`] loop runs over, which says how the loop is
+/// marked.
 #[derive(Clone, Copy)]
-pub(super) struct Marks {
-    /// Parallel (`ftuner.parallel`, when the lowering marks loops).
-    pub parallel: bool,
-    /// The loop over row strips (`ftuner.row_strips`: the M dim's).
-    pub row_strips: bool,
+pub(super) enum Along {
+    /// M's row strips: parallel (`ftuner.parallel`, when the lowering marks loops) and
+    /// `ftuner.row_strips`.
+    Rows,
+    /// N's column tiles: parallel when `parallel`.
+    Columns { parallel: bool },
 }
 
 /// Loop over the tiles of one dimension: full tiles, then the residue's tiles from the
-/// plan table. `body(b, block, offset, size_value, acc) -> acc`. `marks`: what the full
-/// tiles' loop is marked with.
+/// plan table. `body(b, block, offset, size_value, acc) -> acc`. `along`: which
+/// dimension, and so how the full tiles' loop is marked.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn cover(
     b: &mut B<'_>,
@@ -431,7 +433,7 @@ pub(super) fn cover(
     main: i64,
     residues: &[Vec<i64>],
     static_extent: Option<i64>,
-    marks: Marks,
+    along: Along,
     acc: Value,
     body: &mut dyn FnMut(&mut B<'_>, BlockId, Value, Value, Value) -> Value,
 ) -> Value {
@@ -442,10 +444,10 @@ pub(super) fn cover(
     let rem = b.ibin(blk, ops::arith::SubiOp::NAME, total, full);
     // Full tiles.
     let (f, fb, iv, a) = b.for_loop(blk, (c0, full, cm), vec![acc]);
-    if marks.parallel {
+    if matches!(along, Along::Rows | Along::Columns { parallel: true }) {
         b.mark_parallel(f);
     }
-    if marks.row_strips {
+    if matches!(along, Along::Rows) {
         b.ir.set_attr(
             f,
             ftuner_dialects::scf::ROW_STRIPS_ATTR,
