@@ -125,13 +125,7 @@ impl OllieDerivePass {
         let elem = Type::f32();
         let mk = |sh: &[usize], rng: &mut crate::check::Rng| {
             let n = sh.iter().product();
-            ftuner_interp::Tensor::new(
-                sh.to_vec(),
-                elem,
-                (0..n)
-                    .map(|_| ftuner_interp::round_to(rng.unit(), elem))
-                    .collect(),
-            )
+            ftuner_interp::Tensor::from_f64(sh.to_vec(), elem, (0..n).map(|_| rng.unit()).collect())
         };
         let ins: Vec<ftuner_interp::Tensor> = shapes.iter().map(|s| mk(s, &mut rng)).collect();
         let init = mk(init_shape, &mut rng);
@@ -149,9 +143,10 @@ impl OllieDerivePass {
             .first()
             .and_then(|v| v.tensor())
             .ok_or("the derived IR returned no tensor")?;
+        let numbers: Vec<Vec<f64>> = ins.iter().map(|t| t.to_f64()).collect();
         let inputs = ta::expr::Inputs {
             shapes: shapes.to_vec(),
-            data: ins.iter().map(|t| t.data.as_slice()).collect(),
+            data: numbers.iter().map(|d| d.as_slice()).collect(),
         };
         let (_, want) = ta::expr::evaluate(scope, &inputs)?;
         if got.data.len() != want.len() {
@@ -161,8 +156,8 @@ impl OllieDerivePass {
                 want.len()
             ));
         }
-        for (i, (g, w)) in got.data.iter().zip(&want).enumerate() {
-            let w = if add_init { w + init.data[i] } else { *w };
+        for (i, (g, w)) in got.to_f64().into_iter().zip(&want).enumerate() {
+            let w = if add_init { w + init.data[i].f() } else { *w };
             if (g - w).abs() > 1e-3 * (1.0 + w.abs()) {
                 return Err(format!("element {i}: derived {g}, original {w}"));
             }

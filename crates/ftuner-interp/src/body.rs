@@ -2,6 +2,7 @@
 
 use crate::eval::InterpError;
 use crate::tensor::{round_to, RtVal, Tensor};
+use crate::word::Word;
 use ftuner_dialects::ops;
 use ftuner_ir::{AttrKind, Context, Ir, OpId, ScalarEval, Type, Value};
 use rustc_hash::FxHashMap;
@@ -9,9 +10,7 @@ use rustc_hash::FxHashMap;
 /// One scalar operation with everything it needs decided up front.
 #[derive(Clone, Debug)]
 pub enum ScalarOp {
-    Const(f64),
-    /// An integer constant the f64 carrier cannot hold exactly: an error when evaluated.
-    Inexact(i128),
+    Const(Word),
     Bin(&'static str),
     Un(&'static str),
     /// The predicate and the operands' type (signed predicates sign-extend from its
@@ -35,12 +34,20 @@ fn width(t: Type) -> u32 {
 }
 
 /// The integer value `v` of type `t`, read signed or unsigned.
-fn int_of(v: f64, t: Type, unsigned: bool) -> i128 {
+fn int_of(v: Word, t: Type, unsigned: bool) -> i128 {
     use ftuner_dialects::util::{sext, zext};
     if unsigned {
-        zext(v as i128, width(t))
+        zext(v.i() as i128, width(t))
     } else {
-        sext(v as i128, width(t))
+        sext(v.i() as i128, width(t))
+    }
+}
+
+/// The integer `v` wrapped to `t`'s width (of at most 64 bits) as a word.
+pub(crate) fn int_word(v: i128, t: Type) -> Word {
+    match width(t) {
+        1 => Word::int((v & 1) as i64),
+        w => Word::int(ftuner_dialects::util::sext(v, w) as i64),
     }
 }
 
@@ -48,38 +55,44 @@ fn int_of(v: f64, t: Type, unsigned: bool) -> i128 {
 /// `to`): integers are read signed or unsigned as the cast says and wrapped to the result
 /// width, integer-to-float conversions round once, float-to-integer ones are poison (an
 /// error) for NaN, infinities and values out of range, bitcasts reinterpret the bits.
-fn cast(kind: &str, from: Type, to: Type, x: f64) -> Result<f64, String> {
-    let to_float = |v: i128| match to.float_kind() {
-        // Rounded once from the exact value (through f64 it could round twice).
-        Some(ftuner_ir::FloatKind::F32) if !crate::tensor::is_wide() => v as f32 as f64,
-        _ => v as f64,
+fn cast(kind: &str, from: Type, to: Type, x: Word) -> Result<Word, String> {
+    let to_float = |v: i128| {
+        Word::float(match to.float_kind() {
+            // Rounded once from the exact value (through f64 it could round twice).
+            Some(ftuner_ir::FloatKind::F32) if !crate::tensor::is_wide() => v as f32 as f64,
+            _ => v as f64,
+        })
     };
     Ok(match kind {
         "extf" | "truncf" => x,
-        "extsi" | "trunci" | "index_cast" => int_of(x, from, false) as f64,
+        "extsi" | "trunci" | "index_cast" => int_word(int_of(x, from, false), to),
         "extui" | "index_castui" => {
             // Zero-extend when widening; narrowing keeps the low bits either way.
             let unsigned = width(to) > width(from);
-            int_of(x, from, unsigned) as f64
+            int_word(int_of(x, from, unsigned), to)
         }
         "sitofp" => to_float(int_of(x, from, false)),
         "uitofp" => to_float(int_of(x, from, true)),
         "fptosi" | "fptoui" => {
-            let v = ftuner_dialects::arith_semantics::float_to_int(x, width(to), kind == "fptosi")
-                .ok_or_else(|| {
-                    format!("arith.{kind} of {x} to {to} is poison (NaN, infinite or out of range)")
-                })?;
+            let v =
+                ftuner_dialects::arith_semantics::float_to_int(x.f(), width(to), kind == "fptosi")
+                    .ok_or_else(|| {
+                        format!(
+                            "arith.{kind} of {} to {to} is poison (NaN, infinite or out of range)",
+                            x.f()
+                        )
+                    })?;
             // Signless: an unsigned result past the signed maximum reads negative.
-            int_of(v as f64, to, false) as f64
+            int_word(v, to)
         }
         "bitcast" => {
             let bits = match from.float_kind() {
-                Some(k) => ftuner_ir::float::f64_to_bits(x, from) & ((1u128 << k.width()) - 1),
+                Some(k) => ftuner_ir::float::f64_to_bits(x.f(), from) & ((1u128 << k.width()) - 1),
                 None => int_of(x, from, true) as u128,
             };
             match to.float_kind() {
-                Some(k) => ftuner_ir::float::bits_to_f64(bits, k),
-                None => ftuner_dialects::util::sext(bits as i128, width(to)) as f64,
+                Some(k) => Word::float(ftuner_ir::float::bits_to_f64(bits, k)),
+                None => int_word(bits as i128, to),
             }
         }
         _ => return Err(format!("arith.{kind} is not supported by the interpreter")),
@@ -101,14 +114,16 @@ impl ScalarOp {
             "constant" => {
                 let a = ir.attr(op, "value")?;
                 match a.kind() {
-                    AttrKind::Integer { value, .. } => match exact_int(*value) {
-                        Ok(c) => ScalarOp::Const(c),
-                        Err(_) => ScalarOp::Inexact(*value),
-                    },
-                    AttrKind::Bool(b) => ScalarOp::Const(*b as i64 as f64),
-                    AttrKind::Float { bits, ty } => {
-                        ScalarOp::Const(ftuner_ir::float::bits_to_f64(*bits, ty.float_kind()?))
+                    // Wrapped to the result's width (an i1 to 0 or 1 by `apply`); wider
+                    // than 64 bits, `apply` refuses it.
+                    AttrKind::Integer { value, .. } => {
+                        let t = ir.value_type(ir.result(op, 0)).element_type();
+                        ScalarOp::Const(int_word(*value, t))
                     }
+                    AttrKind::Bool(b) => ScalarOp::Const(Word::bool(*b)),
+                    AttrKind::Float { bits, ty } => ScalarOp::Const(Word::float(
+                        ftuner_ir::float::bits_to_f64(*bits, ty.float_kind()?),
+                    )),
                     _ => return None,
                 }
             }
@@ -134,7 +149,7 @@ impl ScalarOp {
     }
 
     /// Apply to scalar operands; `ty` is the result type (element type for tensors).
-    pub fn apply(&self, a: &[f64], ty: Type) -> Result<f64, InterpError> {
+    pub fn apply(&self, a: &[Word], ty: Type) -> Result<Word, InterpError> {
         let err = |m: String| InterpError::new(m);
         // Integers of more than 64 bits are not modelled (their operands' type for a
         // compare or a cast, which may narrow them).
@@ -148,49 +163,51 @@ impl ScalarOp {
                 return Err(err(m));
             }
         }
+        let float = Word::float;
         let r = match self {
             ScalarOp::Const(c) => *c,
-            ScalarOp::Inexact(v) => {
-                return Err(err(exact_int(*v).map(|_| ()).unwrap_err()));
-            }
             ScalarOp::Select => {
-                if a[0] != 0.0 {
+                if a[0].truth() {
                     a[1]
                 } else {
                     a[2]
                 }
             }
             // One rounding, to the result type (through f64, f32 would round twice).
-            ScalarOp::Fma => match ty.float_kind() {
+            ScalarOp::Fma => float(match ty.float_kind() {
                 Some(ftuner_ir::FloatKind::F32) if !crate::tensor::is_wide() => {
-                    (a[0] as f32).mul_add(a[1] as f32, a[2] as f32) as f64
+                    (a[0].f() as f32).mul_add(a[1].f() as f32, a[2].f() as f32) as f64
                 }
-                _ => a[0].mul_add(a[1], a[2]),
-            },
+                _ => a[0].f().mul_add(a[1].f(), a[2].f()),
+            }),
             ScalarOp::Eval(e) if e.is_int() => {
-                let w = if ty.is_index() {
-                    64
-                } else {
-                    ty.int_width().unwrap_or(64)
-                };
+                let w = width(ty);
                 // Operands read signed at the width (an i1 `true` is carried as 1).
-                let args: Vec<i128> = a
-                    .iter()
-                    .map(|x| ftuner_dialects::util::sext(*x as i128, w))
-                    .collect();
+                let args: Vec<i128> = a.iter().map(|x| int_of(*x, ty, false)).collect();
                 let r = e
                     .apply_int(&args, w)
                     .ok_or_else(|| err("undefined at these operands (poison)".into()))?;
-                exact_int(ftuner_dialects::util::sext(r, w)).map_err(err)?
+                int_word(r, ty)
             }
-            ScalarOp::Eval(e) => e
-                .apply(a)
-                .ok_or_else(|| err("wrong number of operands".into()))?,
-            ScalarOp::FPowI => a[0].powi(a[1].clamp(i32::MIN as f64, i32::MAX as f64) as i32),
+            ScalarOp::Eval(e) => {
+                let mut x = [0f64; 4];
+                let n = a.len().min(4);
+                for (d, s) in x.iter_mut().zip(a) {
+                    *d = s.f();
+                }
+                float(
+                    e.apply(&x[..n])
+                        .ok_or_else(|| err("wrong number of operands".into()))?,
+                )
+            }
+            ScalarOp::FPowI => {
+                let n = a[1].i().clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+                float(a[0].f().powi(n))
+            }
             ScalarOp::CmpF(p) => {
-                let (x, y) = (a[0], a[1]);
+                let (x, y) = (a[0].f(), a[1].f());
                 let uno = x.is_nan() || y.is_nan();
-                (match p {
+                Word::bool(match p {
                     0 => false,
                     1 => !uno && x == y,
                     2 => !uno && x > y,
@@ -207,12 +224,12 @@ impl ScalarOp {
                     13 => uno || x != y,
                     14 => uno,
                     _ => true,
-                }) as i64 as f64
+                })
             }
             ScalarOp::CmpI(p, t) => {
                 let (x, y) = (int_of(a[0], *t, false), int_of(a[1], *t, false));
                 let (ux, uy) = (int_of(a[0], *t, true), int_of(a[1], *t, true));
-                (match p {
+                Word::bool(match p {
                     0 => x == y,
                     1 => x != y,
                     2 => x < y,
@@ -223,31 +240,25 @@ impl ScalarOp {
                     7 => ux <= uy,
                     8 => ux > uy,
                     _ => ux >= uy,
-                }) as i64 as f64
+                })
             }
             ScalarOp::Cast(kind, from) => cast(kind, from.element_type(), ty, a[0]).map_err(err)?,
-            ScalarOp::Un(n) => {
-                let x = a[0];
-                match *n {
-                    "negf" => -x,
-                    "absi" => x.abs(),
-                    _ => {
-                        return Err(err(format!(
-                            "unary op '{n}' is not supported by the interpreter"
-                        )))
-                    }
+            ScalarOp::Un(n) => match *n {
+                "negf" => float(-a[0].f()),
+                // Wrapped: |MIN| is MIN, as LLVM's abs without the poison flag.
+                "absi" => int_word(int_of(a[0], ty, false).abs(), ty),
+                _ => {
+                    return Err(err(format!(
+                        "unary op '{n}' is not supported by the interpreter"
+                    )))
                 }
-            }
+            },
             ScalarOp::Bin(n) if ftuner_dialects::arith_semantics::is_int_binary(n) => {
                 // The folders' definition (wrapping, signedness, rounding of divisions).
-                let w = if ty.is_index() {
-                    64
-                } else {
-                    ty.int_width().unwrap_or(64)
-                };
-                let (x, y) = (a[0], a[1]);
-                match ftuner_dialects::arith_semantics::int_binary(n, x as i128, y as i128, w) {
-                    Some(v) => exact_int(v).map_err(err)?,
+                let (x, y) = (a[0].i(), a[1].i());
+                match ftuner_dialects::arith_semantics::int_binary(n, x as i128, y as i128, width(ty))
+                {
+                    Some(v) => int_word(v, ty),
                     None => {
                         return Err(err(format!(
                             "arith.{n} of {x} and {y} is undefined (division by zero, signed division overflow, or a shift by the width or more)"
@@ -257,8 +268,10 @@ impl ScalarOp {
             }
             ScalarOp::Bin(n) if ftuner_dialects::arith_semantics::FLOAT_BINARY_OPS.contains(n) => {
                 // The folders' definition (maximumf orders -0 < +0 and propagates NaN).
-                ftuner_dialects::arith_semantics::float_binary(n, a[0], a[1])
-                    .ok_or_else(|| err(format!("arith.{n} is not defined")))?
+                float(
+                    ftuner_dialects::arith_semantics::float_binary(n, a[0].f(), a[1].f())
+                        .ok_or_else(|| err(format!("arith.{n} is not defined")))?,
+                )
             }
             ScalarOp::Bin(n) => {
                 return Err(err(format!(
@@ -267,22 +280,6 @@ impl ScalarOp {
             }
         };
         Ok(round_to(r, ty))
-    }
-}
-
-/// `v` as the f64 carrier holds it, when it holds it exactly (every integer up to 2^53
-/// in magnitude, and larger ones with enough trailing zero bits, as 2^62); otherwise why
-/// not, as an error outside the interpreter's model. Constants and integer results are
-/// checked, so every integer the interpreter computes on is exact.
-pub(crate) fn exact_int(v: i128) -> Result<f64, String> {
-    let x = v as f64;
-    if x as i128 == v {
-        Ok(x)
-    } else {
-        Err(format!(
-            "{v} is {}: the f64 carrier does not hold it exactly (nor every integer beyond 2^53)",
-            crate::UNMODELLED
-        ))
     }
 }
 
@@ -301,7 +298,7 @@ fn wide_int(t: Type) -> Option<String> {
 pub struct Program {
     /// Slots: block args first, then captured outer scalars, then op results.
     pub num_slots: usize,
-    pub inits: Vec<(usize, f64)>,
+    pub inits: Vec<(usize, Word)>,
     pub steps: Vec<Step>,
     pub yields: Vec<usize>,
 }
@@ -372,7 +369,7 @@ pub fn compile_region(
     let get = |v: Value,
                slot: &mut FxHashMap<Value, usize>,
                n: &mut usize,
-               inits: &mut Vec<(usize, f64)>|
+               inits: &mut Vec<(usize, Word)>|
      -> Result<usize, InterpError> {
         if let Some(s) = slot.get(&v) {
             return Ok(*s);
@@ -490,8 +487,8 @@ pub fn compile_region(
 
 impl Program {
     /// Run with `slots[..num_args]` already set and the loop point `point`.
-    pub fn run(&self, slots: &mut [f64], point: &[i64]) -> Result<(), InterpError> {
-        let mut buf = [0f64; 4];
+    pub fn run(&self, slots: &mut [Word], point: &[i64]) -> Result<(), InterpError> {
+        let mut buf = [Word::ZERO; 4];
         for s in &self.steps {
             match s {
                 Step::Op { op, args, dst, ty } => {
@@ -500,20 +497,21 @@ impl Program {
                     }
                     slots[*dst] = op.apply(&buf[..args.len()], *ty)?;
                 }
-                Step::Index { dim, dst } => slots[*dst] = point[*dim] as f64,
+                Step::Index { dim, dst } => slots[*dst] = Word::int(point[*dim]),
                 Step::Assert { cond, msg } => {
-                    if slots[*cond] == 0.0 {
+                    if !slots[*cond].truth() {
                         return Err(InterpError::new(msg.clone()));
                     }
                 }
                 Step::Dim { shape, idx, dst } => {
-                    let i = slots[*idx] as usize;
-                    slots[*dst] = *shape.get(i).ok_or_else(|| {
+                    let i = slots[*idx].i();
+                    let d = usize::try_from(i).ok().and_then(|i| shape.get(i));
+                    slots[*dst] = Word::int(*d.ok_or_else(|| {
                         InterpError::new(format!("tensor.dim index {i} out of range"))
-                    })? as f64;
+                    })? as i64);
                 }
                 Step::Extract { tensor, idx, dst } => {
-                    let ix: Vec<i64> = idx.iter().map(|i| slots[*i] as i64).collect();
+                    let ix: Vec<i64> = idx.iter().map(|i| slots[*i].i()).collect();
                     let off = tensor.offset(&ix).ok_or_else(|| {
                         InterpError::new(format!(
                             "tensor.extract index {ix:?} out of bounds for shape {:?}",
@@ -531,12 +529,19 @@ impl Program {
 #[cfg(test)]
 mod tests {
     use super::ScalarOp;
+    use crate::word::Word;
     use ftuner_ir::Type;
 
-    fn cast(kind: &'static str, from: Type, to: Type, x: f64) -> Result<f64, String> {
+    fn cast(kind: &'static str, from: Type, to: Type, x: Word) -> Result<Word, String> {
         ScalarOp::Cast(kind, from)
             .apply(&[x], to)
             .map_err(|e| e.message)
+    }
+    fn f(x: f64) -> Word {
+        Word::float(x)
+    }
+    fn i(v: i64) -> Word {
+        Word::int(v)
     }
 
     /// The cases the differential test (ftuner-runtime) found wrong against the folder
@@ -545,48 +550,79 @@ mod tests {
     fn casts_read_their_operand_at_its_width() {
         let (i1, i8, i64) = (Type::i1(), Type::integer(8), Type::i64());
         // An i1 `true` is -1 signed.
-        assert_eq!(cast("extsi", i1, i8, 1.0), Ok(-1.0));
-        assert_eq!(cast("sitofp", i1, Type::f32(), 1.0), Ok(-1.0));
-        assert_eq!(cast("index_cast", i1, Type::index(), 1.0), Ok(-1.0));
-        assert_eq!(cast("extui", i1, i8, 1.0), Ok(1.0));
+        assert_eq!(cast("extsi", i1, i8, i(1)), Ok(i(-1)));
+        assert_eq!(cast("sitofp", i1, Type::f32(), i(1)), Ok(f(-1.0)));
+        assert_eq!(cast("index_cast", i1, Type::index(), i(1)), Ok(i(-1)));
+        assert_eq!(cast("extui", i1, i8, i(1)), Ok(i(1)));
         // Narrowing keeps the low bits (was 0 and 1: 2^64 - 1 does not fit an f64).
-        assert_eq!(cast("index_castui", Type::index(), i8, -1.0), Ok(-1.0));
-        assert_eq!(cast("index_castui", Type::index(), i1, -2.0), Ok(0.0));
-        // Poison is an error, not a value; an unsigned result reads signless.
-        assert!(cast("fptosi", Type::f32(), Type::i32(), f64::NAN).is_err());
-        assert!(cast("fptoui", Type::f64(), i1, 2.5).is_err());
+        assert_eq!(cast("index_castui", Type::index(), i8, i(-1)), Ok(i(-1)));
+        assert_eq!(cast("index_castui", Type::index(), i1, i(-2)), Ok(i(0)));
+        // Widening an unsigned i32 to i64 (exact past 2^53 now).
         assert_eq!(
-            cast("fptoui", Type::f64(), Type::i32(), 2f64.powi(31)),
-            Ok(-(2f64.powi(31)))
+            cast("extui", Type::i32(), i64, i(-1)),
+            Ok(i(u32::MAX as i64))
         );
         assert_eq!(
-            cast("fptoui", Type::f64(), i64, 2f64.powi(63)),
-            Ok(-(2f64.powi(63)))
+            cast("uitofp", i64, Type::f64(), i(-1)),
+            Ok(f(2f64.powi(64)))
+        );
+        // Poison is an error, not a value; an unsigned result reads signless.
+        assert!(cast("fptosi", Type::f32(), Type::i32(), f(f64::NAN)).is_err());
+        assert!(cast("fptoui", Type::f64(), i1, f(2.5)).is_err());
+        assert_eq!(
+            cast("fptoui", Type::f64(), Type::i32(), f(2f64.powi(31))),
+            Ok(i(i32::MIN as i64))
+        );
+        assert_eq!(
+            cast("fptoui", Type::f64(), i64, f(2f64.powi(63))),
+            Ok(i(i64::MIN))
         );
         // bitcast was not supported.
         assert_eq!(
-            cast("bitcast", Type::f32(), Type::i32(), -0.0),
-            Ok(i32::MIN as f64)
+            cast("bitcast", Type::f32(), Type::i32(), f(-0.0)),
+            Ok(i(i32::MIN as i64))
         );
         assert_eq!(
-            cast("bitcast", i64, Type::f64(), 1.0),
-            Ok(f64::from_bits(1))
+            cast("bitcast", i64, Type::f64(), i(1)),
+            Ok(f(f64::from_bits(1)))
         );
+        assert_eq!(cast("bitcast", Type::f64(), i64, f(-0.0)), Ok(i(i64::MIN)));
     }
 
     #[test]
     fn signed_compares_of_i1_and_ieee_maximum_and_fma() {
         let slt = ScalarOp::CmpI(2, Type::i1());
-        assert_eq!(slt.apply(&[1.0, 0.0], Type::i1()).unwrap(), 1.0);
-        let max = ScalarOp::Bin("maximumf").apply(&[-0.0, 0.0], Type::f32());
-        assert_eq!(max.unwrap().to_bits(), 0f64.to_bits());
-        let min = ScalarOp::Bin("minimumf").apply(&[0.0, -0.0], Type::f64());
-        assert_eq!(min.unwrap().to_bits(), (-0f64).to_bits());
+        assert_eq!(slt.apply(&[i(1), i(0)], Type::i1()).unwrap(), i(1));
+        let max = ScalarOp::Bin("maximumf").apply(&[f(-0.0), f(0.0)], Type::f32());
+        assert_eq!(max.unwrap(), f(0.0));
+        let min = ScalarOp::Bin("minimumf").apply(&[f(0.0), f(-0.0)], Type::f64());
+        assert_eq!(min.unwrap(), f(-0.0));
         // Fused: (1 + e)(1 - e) - 1 = -e^2, not 0; in f32 rounded once.
         let e = 2f64.powi(-52);
-        let r = ScalarOp::Fma.apply(&[1.0 + e, 1.0 - e, -1.0], Type::f64());
-        assert_eq!(r.unwrap(), -e * e);
-        let r = ScalarOp::Fma.apply(&[1.5, -1e10, 1e-38], Type::f32());
-        assert_eq!(r.unwrap(), -14999999488.0);
+        let r = ScalarOp::Fma.apply(&[f(1.0 + e), f(1.0 - e), f(-1.0)], Type::f64());
+        assert_eq!(r.unwrap(), f(-e * e));
+        let r = ScalarOp::Fma.apply(&[f(1.5), f(-1e10), f(1e-38)], Type::f32());
+        assert_eq!(r.unwrap(), f(-14999999488.0));
+    }
+
+    /// 64-bit integers are exact: the f64 carrier rounded 2^63 - 1 to 2^63.
+    #[test]
+    fn sixty_four_bit_integers_are_exact() {
+        let i64t = Type::i64();
+        let add = ScalarOp::Bin("addi").apply(&[i(i64::MAX), i(1)], i64t);
+        assert_eq!(add.unwrap(), i(i64::MIN));
+        let mul = ScalarOp::Bin("muli").apply(&[i(i64::MAX), i(2)], i64t);
+        assert_eq!(mul.unwrap(), i(-2));
+        let sub = ScalarOp::Bin("subi").apply(&[i((1 << 53) + 1), i(0)], i64t);
+        assert_eq!(sub.unwrap(), i((1 << 53) + 1));
+        let div = ScalarOp::Bin("divui").apply(&[i(-1), i(2)], i64t);
+        assert_eq!(div.unwrap(), i(i64::MAX));
+        let absi = ScalarOp::Un("absi").apply(&[i(i64::MIN)], i64t);
+        assert_eq!(absi.unwrap(), i(i64::MIN));
+        let cmp = ScalarOp::CmpI(6, i64t).apply(&[i(i64::MAX), i(-1)], Type::i1());
+        assert_eq!(cmp.unwrap(), i(1));
+        // Wider than 64 bits is still outside the model.
+        let wide = ScalarOp::Bin("addi").apply(&[i(1), i(1)], Type::integer(65));
+        assert!(wide.unwrap_err().message.contains(crate::UNMODELLED));
     }
 }

@@ -29,6 +29,8 @@
 //! are not compared: compiled code reads whatever memory held there.
 
 use crate::tensor::{is_undefined, RtVal, Tensor};
+#[cfg(test)]
+use crate::word::Word;
 use ftuner_ir::{FloatKind, Type};
 
 /// How many times the reference's own error a result may be off: compiled code sums in
@@ -48,12 +50,19 @@ fn eps(ty: Type) -> f64 {
 }
 
 /// Compare result `got` with the interpreter's `single` and `wide` references (see the
-/// module doc); `r` bounds the length of any reduction. `Err` names the worst element.
-pub fn compare(got: &RtVal, single: &RtVal, wide: &RtVal, r: usize) -> Result<(), String> {
+/// module doc); `r` bounds the length of any reduction; `ty` is the result's type (what a
+/// scalar holds; a tensor says its element type). `Err` names the worst element.
+pub fn compare(
+    got: &RtVal,
+    single: &RtVal,
+    wide: &RtVal,
+    r: usize,
+    ty: Type,
+) -> Result<(), String> {
     let as_tensor = |v: &RtVal| -> Option<Tensor> {
         match v {
             RtVal::Tensor(t) => Some((**t).clone()),
-            RtVal::Scalar(s) => Some(Tensor::new(vec![], Type::f64(), vec![*s])),
+            RtVal::Scalar(s) => Some(Tensor::new(vec![], ty.element_type(), vec![*s])),
             _ => None,
         }
     };
@@ -67,46 +76,49 @@ pub fn compare(got: &RtVal, single: &RtVal, wide: &RtVal, r: usize) -> Result<()
             fmt_shape(&s.shape)
         ));
     }
-    // A scalar carries no type: held to f32's precision, what the programs compare.
-    let elem = match got {
-        RtVal::Tensor(t) => t.elem,
-        _ => Type::f32(),
-    };
+    let elem = g.elem;
+    // Integers are compared as words (exactly, past 2^53 too) where both references agree.
+    let exact = !elem.is_float();
+    let (gv, sv, wv) = (g.to_f64(), s.to_f64(), w.to_f64());
     let finite = |v: f64| v.is_finite();
-    let n = w.data.len().max(1) as f64;
-    let mean = w
-        .data
+    let n = wv.len().max(1) as f64;
+    let mean = wv
         .iter()
         .filter(|v| finite(**v))
         .map(|v| v.abs())
         .sum::<f64>()
         / n;
-    let err: Vec<f64> = s
-        .data
-        .iter()
-        .zip(&w.data)
-        .map(|(a, b)| (a - b).abs())
-        .collect();
+    let err: Vec<f64> = sv.iter().zip(&wv).map(|(a, b)| (a - b).abs()).collect();
     let scale = |x: f64| x.abs() + mean;
     let mut rho = eps(elem) * (r.max(1) as f64).sqrt();
-    for (e, x) in err.iter().zip(&w.data) {
+    for (e, x) in err.iter().zip(&wv) {
         if e.is_finite() && scale(*x) > 0.0 {
             rho = rho.max(e / scale(*x));
         }
     }
     let mut worst: Option<(usize, f64, f64)> = None;
-    for (i, ((x, y), e)) in g.data.iter().zip(&w.data).zip(&err).enumerate() {
-        let (bad, tol) = if is_undefined(*y) || is_undefined(s.data[i]) {
+    for (i, ((x, y), e)) in gv.iter().zip(&wv).zip(&err).enumerate() {
+        let (bad, tol) = if exact && s.data[i] == w.data[i] {
+            // Both references agree on the integer: the result must be it.
+            (
+                if g.data[i] == w.data[i] {
+                    0.0
+                } else {
+                    f64::INFINITY
+                },
+                0.0,
+            )
+        } else if !exact && (is_undefined(*y) || is_undefined(sv[i])) {
             // The reference read contents no op wrote: nothing to hold the result to.
             (0.0, f64::INFINITY)
         } else if x.is_nan() || y.is_nan() {
             // NaN meets NaN (or the single reference's NaN where wide is a number).
-            let ok = x.is_nan() == (y.is_nan() || s.data[i].is_nan());
+            let ok = x.is_nan() == (y.is_nan() || sv[i].is_nan());
             (if ok { 0.0 } else { f64::INFINITY }, 0.0)
         } else if !e.is_finite() {
             // The wide value is beyond single precision: agreeing with single passes.
             (
-                if *x == s.data[i] || (x - y).abs() <= K * rho * scale(*y) {
+                if *x == sv[i] || (x - y).abs() <= K * rho * scale(*y) {
                     0.0
                 } else {
                     f64::INFINITY
@@ -143,12 +155,19 @@ pub fn compare(got: &RtVal, single: &RtVal, wide: &RtVal, r: usize) -> Result<()
             .map(|(s, d)| ((i / s) % d.max(&1)).to_string())
             .collect()
     };
+    let show = |t: &Tensor| {
+        if exact {
+            t.data[i].i().to_string()
+        } else {
+            t.data[i].f().to_string()
+        }
+    };
     Err(format!(
         "worst element [{}]: {} vs reference {} (f64 reference {}; tolerance {:.2e}: {K} x (the reference's own error {:.2e} + {:.2e} relative))",
         idx.join(", "),
-        g.data[i],
-        s.data[i],
-        w.data[i],
+        show(&g),
+        show(&s),
+        show(&w),
         tol,
         err[i],
         rho
@@ -168,7 +187,10 @@ mod tests {
     use std::rc::Rc;
 
     fn t(data: Vec<f64>) -> RtVal {
-        RtVal::Tensor(Rc::new(Tensor::new(vec![2, 2], Type::f32(), data)))
+        RtVal::Tensor(Rc::new(Tensor::from_f64(vec![2, 2], Type::f32(), data)))
+    }
+    fn compare(got: &RtVal, single: &RtVal, wide: &RtVal, r: usize) -> Result<(), String> {
+        super::compare(got, single, wide, r, Type::f32())
     }
 
     #[test]
@@ -186,7 +208,7 @@ mod tests {
         // A wrong element is caught however noisy the rest.
         let e = compare(&t(vec![1.0, 2.5, 3.0, 4.0]), &noisy, &wide, 1).unwrap_err();
         assert!(
-            e.starts_with("worst element [0, 1]: 2.5 vs reference 2.000002"),
+            e.starts_with("worst element [0, 1]: 2.5 vs reference 2.0000019"),
             "{e}"
         );
     }
@@ -208,7 +230,7 @@ mod tests {
         assert!(e.contains("[0, 1]"), "{e}");
         let e = compare(&t(vec![f64::NAN, f64::NAN, 3.0, 4.0]), &wide, &wide, 1).unwrap_err();
         assert!(e.contains("[0, 0]"), "{e}");
-        let other = RtVal::Tensor(Rc::new(Tensor::new(vec![4], Type::f32(), vec![0.0; 4])));
+        let other = RtVal::Tensor(Rc::new(Tensor::zeros(vec![4], Type::f32())));
         assert!(compare(&other, &wide, &wide, 1)
             .unwrap_err()
             .contains("shape 4 vs reference 2x2"));
@@ -227,9 +249,22 @@ mod tests {
 
     #[test]
     fn integers_must_match() {
-        let i = |d: Vec<f64>| RtVal::Tensor(Rc::new(Tensor::new(vec![2], Type::i32(), d)));
-        let want = i(vec![3.0, 7.0]);
-        assert!(compare(&i(vec![3.0, 7.0]), &want, &want, 100).is_ok());
-        assert!(compare(&i(vec![3.0, 8.0]), &want, &want, 100).is_err());
+        let i = |d: Vec<i64>| RtVal::Tensor(Rc::new(Tensor::from_i64(vec![2], Type::i32(), d)));
+        let want = i(vec![3, 7]);
+        assert!(compare(&i(vec![3, 7]), &want, &want, 100).is_ok());
+        assert!(compare(&i(vec![3, 8]), &want, &want, 100).is_err());
+        // Exactly, past 2^53 (the f64 numbers of these two are equal).
+        let big = |d: Vec<i64>| RtVal::Tensor(Rc::new(Tensor::from_i64(vec![2], Type::i64(), d)));
+        let want = big(vec![i64::MAX, 1 << 53]);
+        assert!(compare(&big(vec![i64::MAX, 1 << 53]), &want, &want, 1).is_ok());
+        let e = compare(&big(vec![i64::MAX - 1, 1 << 53]), &want, &want, 1).unwrap_err();
+        assert!(
+            e.contains("9223372036854775806 vs reference 9223372036854775807"),
+            "{e}"
+        );
+        // A scalar result is read as its type says.
+        let (a, b) = (RtVal::Scalar(Word::int(-1)), RtVal::Scalar(Word::int(-2)));
+        assert!(super::compare(&a, &a, &a, 1, Type::i64()).is_ok());
+        assert!(super::compare(&b, &a, &a, 1, Type::i64()).is_err());
     }
 }

@@ -19,6 +19,7 @@ mod vector;
 
 use crate::body::ScalarOp;
 use crate::tensor::{RtVal, Tensor};
+use crate::word::Word;
 use ftuner_ir::{Context, Ir, OpId, Type, Value, DYNAMIC};
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
@@ -264,7 +265,7 @@ impl<'a> Interp<'a> {
             _ => Err(InterpError::at(self.ir, op, "expected a tensor operand")),
         }
     }
-    pub(crate) fn scalar(&self, env: &Env, v: Value, op: OpId) -> Result<f64, InterpError> {
+    pub(crate) fn scalar(&self, env: &Env, v: Value, op: OpId) -> Result<Word, InterpError> {
         match self.get(env, v, op)? {
             RtVal::Scalar(s) => Ok(s),
             _ => Err(InterpError::at(self.ir, op, "expected a scalar operand")),
@@ -280,7 +281,7 @@ impl<'a> Interp<'a> {
         vals.iter().map(|v| self.index(env, *v, op)).collect()
     }
     pub(crate) fn index(&self, env: &Env, v: Value, op: OpId) -> Result<i64, InterpError> {
-        Ok(self.scalar(env, v, op)? as i64)
+        Ok(self.scalar(env, v, op)?.i())
     }
 
     /// Static values with `?` replaced by the dynamic operands, in order.

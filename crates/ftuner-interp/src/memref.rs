@@ -4,6 +4,7 @@
 
 use crate::eval::{Env, Interp, InterpError};
 use crate::tensor::{row_major, MemRef, RtVal};
+use crate::word::Word;
 use ftuner_dialects::ops;
 use ftuner_ir::{Ir, OpId, Type, DYNAMIC};
 
@@ -56,7 +57,7 @@ impl Interp<'_> {
                     .sizes
                     .get(usize::try_from(i).unwrap_or(usize::MAX))
                     .ok_or_else(|| err(format!("dimension {i} out of range")))?;
-                Ok(vec![RtVal::Scalar(*d as f64)])
+                Ok(vec![RtVal::Scalar(Word::int(*d as i64))])
             }
             "cast" => {
                 let m = self.memref(env, ops[0], op)?;
@@ -254,13 +255,14 @@ impl Interp<'_> {
         let sizes: Vec<usize> = shape
             .data
             .iter()
-            .map(|d| if *d < 0.0 { usize::MAX } else { *d as usize })
+            .map(|d| usize::try_from(d.i()).unwrap_or(usize::MAX))
             .collect();
         if sizes.iter().try_fold(1usize, |a, b| a.checked_mul(*b)) != Some(m.sizes.iter().product())
         {
             return Err(err(format!(
                 "cannot reshape {:?} into {:?}",
-                m.sizes, shape.data
+                m.sizes,
+                shape.to_i64()
             )));
         }
         Ok(MemRef {

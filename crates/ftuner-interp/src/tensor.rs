@@ -1,15 +1,16 @@
 //! Run-time values.
 
+use crate::word::Word;
 use ftuner_ir::{FloatKind, Type};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-/// A dense row-major n-d array.
+/// A dense row-major n-d array of `elem`s, each a [`Word`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tensor {
     pub shape: Vec<usize>,
     pub elem: Type,
-    pub data: Vec<f64>,
+    pub data: Vec<Word>,
 }
 
 /// The value of a float element no op wrote (`tensor.empty`, `memref.alloc`): a NaN whose
@@ -25,11 +26,11 @@ pub fn is_undefined(v: f64) -> bool {
 }
 
 /// What an element of type `elem` holds before anything writes it.
-pub fn undefined(elem: Type) -> f64 {
+pub fn undefined(elem: Type) -> Word {
     if elem.is_float() {
-        UNDEFINED
+        Word::float(UNDEFINED)
     } else {
-        0.0
+        Word::ZERO
     }
 }
 
@@ -60,7 +61,20 @@ pub fn checked_sizes(dims: &[i64]) -> Result<Vec<usize>, String> {
 }
 
 impl Tensor {
-    pub fn new(shape: Vec<usize>, elem: Type, data: Vec<f64>) -> Tensor {
+    pub fn new(shape: Vec<usize>, elem: Type, data: Vec<Word>) -> Tensor {
+        Tensor { shape, elem, data }
+    }
+    /// A tensor of the numbers `data` as `elem` holds them ([`Word::of_number`]).
+    pub fn from_f64(shape: Vec<usize>, elem: Type, data: Vec<f64>) -> Tensor {
+        let data = data.into_iter().map(|x| Word::of_number(x, elem)).collect();
+        Tensor { shape, elem, data }
+    }
+    /// A tensor of the integers `data` wrapped to `elem`'s width.
+    pub fn from_i64(shape: Vec<usize>, elem: Type, data: Vec<i64>) -> Tensor {
+        let data = data
+            .into_iter()
+            .map(|v| round_to(Word::int(v), elem))
+            .collect();
         Tensor { shape, elem, data }
     }
     pub fn zeros(shape: Vec<usize>, elem: Type) -> Tensor {
@@ -68,8 +82,16 @@ impl Tensor {
         Tensor {
             shape,
             elem,
-            data: vec![0.0; n],
+            data: vec![Word::ZERO; n],
         }
+    }
+    /// The elements as numbers ([`Word::number`]: integers past 2^53 rounded).
+    pub fn to_f64(&self) -> Vec<f64> {
+        self.data.iter().map(|w| w.number(self.elem)).collect()
+    }
+    /// The elements of an integer tensor, exactly.
+    pub fn to_i64(&self) -> Vec<i64> {
+        self.data.iter().map(|w| w.i()).collect()
     }
     pub fn strides(&self) -> Vec<usize> {
         let mut s = vec![1; self.shape.len()];
@@ -98,7 +120,7 @@ impl Tensor {
 /// access through a view is an error (use after free), as is a second dealloc.
 #[derive(Debug)]
 pub struct Store {
-    pub data: RefCell<Vec<f64>>,
+    pub data: RefCell<Vec<Word>>,
     pub freed: Cell<bool>,
 }
 
@@ -128,7 +150,7 @@ impl MemRef {
         let n = sizes.iter().product();
         MemRef::over(sizes, elem, vec![undefined(elem); n])
     }
-    fn over(sizes: Vec<usize>, elem: Type, data: Vec<f64>) -> MemRef {
+    fn over(sizes: Vec<usize>, elem: Type, data: Vec<Word>) -> MemRef {
         MemRef {
             store: Rc::new(Store {
                 data: RefCell::new(data),
@@ -196,7 +218,7 @@ impl MemRef {
             .positions()
             .into_iter()
             .map(|p| data.get(p).copied().ok_or("view exceeds its buffer"))
-            .collect::<Result<Vec<f64>, _>>()?;
+            .collect::<Result<Vec<Word>, _>>()?;
         Ok(Tensor::new(self.sizes.clone(), self.elem, vals))
     }
     /// Overwrite the elements with `t`'s (same number of elements, row-major order).
@@ -218,12 +240,12 @@ impl MemRef {
     }
 }
 
-/// A value: a tensor, a buffer view or a scalar (ints, index and i1 as exact `f64`).
+/// A value: a tensor, a buffer view or a scalar (its type is the IR value's).
 #[derive(Clone, Debug)]
 pub enum RtVal {
     Tensor(Rc<Tensor>),
     MemRef(MemRef),
-    Scalar(f64),
+    Scalar(Word),
 }
 
 impl RtVal {
@@ -247,7 +269,7 @@ impl RtVal {
             RtVal::Scalar(_) => None,
         }
     }
-    pub fn scalar(&self) -> Option<f64> {
+    pub fn scalar(&self) -> Option<Word> {
         match self {
             RtVal::Scalar(s) => Some(*s),
             _ => None,
@@ -280,29 +302,21 @@ pub(crate) fn is_wide() -> bool {
 }
 
 /// Round a value to the precision of `ty` (floats; not in [`wide`] mode) or wrap it to
-/// its width (integers).
-pub fn round_to(v: f64, ty: Type) -> f64 {
+/// its width (integers: sign-extended, an `i1` to 0 or 1).
+pub fn round_to(v: Word, ty: Type) -> Word {
+    let f = |x: f64| Word::float(x);
     match ty.float_kind() {
         Some(_) if is_wide() => v,
-        Some(FloatKind::F32) => v as f32 as f64,
-        Some(FloatKind::F16) => {
-            ftuner_ir::float::bits_to_f64(ftuner_ir::float::f64_to_bits(v, ty), FloatKind::F16)
-        }
-        Some(FloatKind::BF16) => {
-            ftuner_ir::float::bits_to_f64(ftuner_ir::float::f64_to_bits(v, ty), FloatKind::BF16)
-        }
+        Some(FloatKind::F32) => f(v.f() as f32 as f64),
+        Some(k @ (FloatKind::F16 | FloatKind::BF16)) => f(ftuner_ir::float::bits_to_f64(
+            ftuner_ir::float::f64_to_bits(v.f(), ty),
+            k,
+        )),
         Some(_) => v,
         None => match ty.int_width() {
-            Some(1) => (v as i64 & 1) as f64,
-            Some(w) if w < 64 => {
-                let m = 1i128 << w;
-                let mut x = (v as i128).rem_euclid(m);
-                if x >= m / 2 {
-                    x -= m;
-                }
-                x as f64
-            }
-            _ => v.trunc(),
+            Some(1) => Word::int(v.i() & 1),
+            Some(w) if w < 64 => Word::int(ftuner_dialects::util::sext(v.i() as i128, w) as i64),
+            _ => v,
         },
     }
 }

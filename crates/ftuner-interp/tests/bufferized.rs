@@ -4,7 +4,7 @@
 //! interpreter checks every buffer access for bounds and use after `memref.dealloc`, so
 //! an early free or a clobbered input fails here too.
 
-use ftuner_interp::{run, RtVal, Tensor};
+use ftuner_interp::{run, RtVal, Tensor, Word};
 use ftuner_ir::{parse_module, Type};
 use std::rc::Rc;
 
@@ -23,7 +23,7 @@ fn rand_tensor(seed: &mut u64, shape: Vec<usize>, elem: Type) -> Tensor {
             }
         })
         .collect();
-    Tensor::new(shape, elem, data)
+    Tensor::from_f64(shape, elem, data)
 }
 
 fn registry() -> ftuner_pass::PassRegistry {
@@ -58,7 +58,7 @@ fn run_src(src: &str, pipeline: &str, func: &str, args: &[Tensor]) -> (Vec<Tenso
             .collect(),
     )
     .unwrap_or_else(|e| panic!("{pipeline}: {e}\n{text}"));
-    // Scalars compare as 0-d tensors.
+    // Scalars compare as 0-d tensors (the functions here return floats).
     let out = out
         .iter()
         .map(|v| match v.scalar() {
@@ -165,7 +165,9 @@ fn bert_layer_bufferizes_exactly() {
         .map(|s| s.iter().map(|d| *d as usize).collect())
     {
         let mut x = rand_tensor(&mut seed, shape, f32t);
-        x.data.iter_mut().for_each(|v| *v *= 0.05);
+        x.data
+            .iter_mut()
+            .for_each(|v| *v = Word::float(v.f() * 0.05));
         args.push(x);
     }
     same(
@@ -372,7 +374,7 @@ fn in_place_decisions_are_sound() {
             .iter()
             .map(|s| {
                 if s == &vec![1] {
-                    Tensor::new(vec![1], Type::index(), vec![(seed % 4) as f64])
+                    Tensor::from_f64(vec![1], Type::index(), vec![(seed % 4) as f64])
                 } else {
                     rand_tensor(&mut seed, s.clone(), f32t)
                 }

@@ -30,7 +30,7 @@ fn rand(seed: &mut u64, shape: Vec<usize>, ty: &str) -> Tensor {
     } else {
         Type::f64()
     };
-    Tensor::new(shape, t, data)
+    Tensor::from_f64(shape, t, data)
 }
 
 /// A generic with `maps` over `iters`, body `out + a * b` (or its general-path spelling).
@@ -64,7 +64,7 @@ fn interpret(src: &str, args: &[Tensor]) -> Vec<f64> {
         .map(|t| RtVal::Tensor(Rc::new(t.clone())))
         .collect();
     let out = run(&ctx, &m.ir, m.top, "f", args).unwrap();
-    out[0].tensor().unwrap().data.clone()
+    out[0].tensor().unwrap().to_f64()
 }
 
 fn dims(shape: &[usize]) -> Vec<usize> {
@@ -121,9 +121,9 @@ fn matmul_fast_path_is_the_general_path_and_rounds_as_f32() {
         let r = |x: f64| if ty == "f32" { x as f32 as f64 } else { x };
         for i in 0..m {
             for j in 0..n {
-                let mut acc = c.data[i * n + j];
+                let mut acc = c.data[i * n + j].f();
                 for kk in 0..k {
-                    acc = r(acc + r(a.data[i * k + kk] * b.data[kk * n + j]));
+                    acc = r(acc + r(a.data[i * k + kk].f() * b.data[kk * n + j].f()));
                 }
                 assert_eq!(acc.to_bits(), got[i * n + j].to_bits(), "{ty} ({i}, {j})");
             }

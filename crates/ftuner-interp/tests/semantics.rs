@@ -1,7 +1,7 @@
 //! The interpreter against direct computation, and rewrites against the interpreter:
 //! canonicalize+cse and patch-ukernels must not change what a real layer computes.
 
-use ftuner_interp::{run, RtVal, Tensor};
+use ftuner_interp::{run, RtVal, Tensor, Word};
 use ftuner_ir::{parse_module, Type};
 use std::rc::Rc;
 
@@ -15,7 +15,7 @@ fn rand_tensor(seed: &mut u64, shape: Vec<usize>) -> Tensor {
             (((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0) as f32 as f64
         })
         .collect();
-    Tensor::new(shape, Type::f32(), data)
+    Tensor::from_f64(shape, Type::f32(), data)
 }
 
 fn example(name: &str) -> String {
@@ -54,13 +54,13 @@ fn dense_layer_matches_direct_computation() {
         for j in (0..n).step_by(97) {
             let mut acc = 0f32;
             for kk in 0..k {
-                acc += x.data[i * k + kk] as f32 * w.data[j * k + kk] as f32;
+                acc += x.data[i * k + kk].f() as f32 * w.data[j * k + kk].f() as f32;
             }
-            let expect = acc + b.data[j] as f32;
+            let expect = acc + b.data[j].f() as f32;
             assert!(
-                (y.data[i * n + j] as f32 - expect).abs() <= 1e-4,
+                (y.data[i * n + j].f() as f32 - expect).abs() <= 1e-4,
                 "({i},{j}): {} vs {expect}",
-                y.data[i * n + j]
+                y.data[i * n + j].f()
             );
         }
     }
@@ -150,14 +150,16 @@ fn bert_layer_runs_and_rewrites_preserve_it() {
     let mut args = vec![rand_tensor(&mut seed, vec![1, t, 768])];
     for shape in bert_weight_shapes() {
         let mut x = rand_tensor(&mut seed, shape);
-        x.data.iter_mut().for_each(|v| *v *= 0.05);
+        x.data
+            .iter_mut()
+            .for_each(|v| *v = Word::float(v.f() * 0.05));
         args.push(x);
     }
     let base = run_after("", "bert_layer_dynamic.mlir", "bert_layer_dynamic", &args);
     assert_eq!(base[0].shape, vec![1, t, 768]);
-    assert!(base[0].data.iter().all(|v| v.is_finite()));
+    assert!(base[0].to_f64().iter().all(|v| v.is_finite()));
     // LayerNorm output: each row has mean ~0.
-    let row: f64 = base[0].data[..768].iter().sum::<f64>() / 768.0;
+    let row: f64 = base[0].to_f64()[..768].iter().sum::<f64>() / 768.0;
     assert!(row.abs() < 0.2, "mean {row}");
     let got = run_after(
         "builtin.module(canonicalize,cse,patch-ukernels{target=zen4})",
@@ -165,7 +167,7 @@ fn bert_layer_runs_and_rewrites_preserve_it() {
         "bert_layer_dynamic",
         &args,
     );
-    for (a, b) in got[0].data.iter().zip(&base[0].data) {
+    for (a, b) in got[0].to_f64().iter().zip(&base[0].to_f64()) {
         assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{a} vs {b}");
     }
     // The whole layer lowered: every contraction (dense and batched) in register tiles.
@@ -184,7 +186,7 @@ fn assert_close(got: &[Tensor], want: &[Tensor], what: &str) {
     assert_eq!(got.len(), want.len(), "{what}");
     for (g, w) in got.iter().zip(want) {
         assert_eq!(g.shape, w.shape, "{what}");
-        for (a, b) in g.data.iter().zip(&w.data) {
+        for (a, b) in g.to_f64().iter().zip(&w.to_f64()) {
             assert!(
                 (a - b).abs() <= 1e-4 * (1.0 + b.abs()),
                 "{what}: {a} vs {b}"
@@ -250,8 +252,8 @@ fn masked_transfer_is_an_error() {
 }"#;
     let ctx = ftuner_dialects::context();
     let m = parse_module(&ctx, src, "t.mlir").unwrap();
-    let t = Tensor::new(vec![4], Type::f32(), vec![1.0; 4]);
-    let mask = Tensor::new(vec![4], Type::i1(), vec![1.0; 4]);
+    let t = Tensor::from_f64(vec![4], Type::f32(), vec![1.0; 4]);
+    let mask = Tensor::from_f64(vec![4], Type::i1(), vec![1.0; 4]);
     let e = run(
         &ctx,
         &m.ir,
@@ -281,10 +283,10 @@ fn bert_weight_shapes() -> Vec<Vec<usize>> {
 fn transfer_on(src: &str, n: usize) -> Result<Vec<f64>, String> {
     let ctx = ftuner_dialects::context();
     let m = parse_module(&ctx, src, "t.mlir").unwrap();
-    let t = Tensor::new(vec![n], Type::f32(), vec![1.0; n]);
+    let t = Tensor::from_f64(vec![n], Type::f32(), vec![1.0; n]);
     run(&ctx, &m.ir, m.top, "f", vec![RtVal::Tensor(Rc::new(t))])
         .map(|r| match &r[0] {
-            RtVal::Tensor(t) => t.data.clone(),
+            RtVal::Tensor(t) => t.to_f64(),
             _ => vec![],
         })
         .map_err(|e| e.message)

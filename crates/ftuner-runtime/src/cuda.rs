@@ -548,7 +548,7 @@ impl Launcher for CudaLauncher<'_> {
                         return Err(format!("argument #{i}: only f32 buffers are copied"));
                     }
                     let t = m.to_tensor()?;
-                    let data: Vec<f32> = t.data.iter().map(|x| *x as f32).collect();
+                    let data: Vec<f32> = t.data.iter().map(|x| x.f() as f32).collect();
                     let buf = cuda.upload(&data)?;
                     descriptor(&mut words, buf.ptr, &t.shape);
                     if let Some(r) = &mut self.recording {
@@ -560,9 +560,9 @@ impl Launcher for CudaLauncher<'_> {
                 // integers as 64-bit (a narrower integer reads the low bytes).
                 RtVal::Scalar(s) => {
                     let w = match types.get(i).and_then(|t| t.float_kind()) {
-                        Some(ftuner_ir::FloatKind::F32) => (*s as f32).to_bits() as u64,
-                        Some(_) => s.to_bits(),
-                        None => *s as i64 as u64,
+                        Some(ftuner_ir::FloatKind::F32) => (s.f() as f32).to_bits() as u64,
+                        Some(_) => s.f().to_bits(),
+                        None => s.i() as u64,
                     };
                     words.push(w);
                     params.push(LaunchParam::Word(w));
@@ -578,7 +578,11 @@ impl Launcher for CudaLauncher<'_> {
                 continue;
             };
             let t = m.to_tensor()?;
-            let data = buf.download()?.into_iter().map(|x| x as f64).collect();
+            let data = buf
+                .download()?
+                .into_iter()
+                .map(|x| ftuner_interp::Word::float(x as f64))
+                .collect();
             m.write(&Tensor::new(t.shape.clone(), t.elem, data))?;
         }
         self.launches += 1;

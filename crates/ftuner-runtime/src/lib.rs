@@ -21,7 +21,7 @@ pub mod raw;
 pub use ftuner_codegen::parallel::{num_threads, set_num_threads};
 pub use ftuner_codegen::{allow_native_calls, Target};
 use ftuner_codegen::{OrcJit, PackedFn};
-use ftuner_interp::{RtVal, Tensor};
+use ftuner_interp::{RtVal, Tensor, Word};
 use ftuner_ir::{Context, Ir, OpId, Type, TypeKind, DYNAMIC};
 pub use raw::{free_output, Owner, RawArg, RawOutput};
 use rustc_hash::FxHashMap;
@@ -376,21 +376,24 @@ pub(crate) fn elem_bytes(t: Type) -> Result<usize, RuntimeError> {
 ///
 /// # Safety
 /// `p` must point at `elem_bytes(t)` writable bytes.
-pub(crate) unsafe fn put(p: *mut u8, x: f64, t: Type) {
+pub(crate) unsafe fn put(p: *mut u8, x: Word, t: Type) {
     unsafe {
         match t.kind() {
-            TypeKind::Float(ftuner_ir::FloatKind::F32) => (p as *mut f32).write_unaligned(x as f32),
-            TypeKind::Float(ftuner_ir::FloatKind::F64) => (p as *mut f64).write_unaligned(x),
+            TypeKind::Float(ftuner_ir::FloatKind::F32) => {
+                (p as *mut f32).write_unaligned(x.f() as f32)
+            }
+            TypeKind::Float(ftuner_ir::FloatKind::F64) => (p as *mut f64).write_unaligned(x.f()),
             TypeKind::Float(_) => {
-                let bits = ftuner_ir::float::f64_to_bits(x, t) as u16;
+                let bits = ftuner_ir::float::f64_to_bits(x.f(), t) as u16;
                 (p as *mut u16).write_unaligned(bits)
             }
-            TypeKind::Index => (p as *mut i64).write_unaligned(x as i64),
+            // The low bytes of the sign-extended word.
+            TypeKind::Index => (p as *mut i64).write_unaligned(x.i()),
             TypeKind::Integer { width, .. } => match width {
-                1..=8 => p.write(x as i64 as u8),
-                9..=16 => (p as *mut i16).write_unaligned(x as i16),
-                17..=32 => (p as *mut i32).write_unaligned(x as i32),
-                _ => (p as *mut i64).write_unaligned(x as i64),
+                1..=8 => p.write(x.i() as u8),
+                9..=16 => (p as *mut i16).write_unaligned(x.i() as i16),
+                17..=32 => (p as *mut i32).write_unaligned(x.i() as i32),
+                _ => (p as *mut i64).write_unaligned(x.i()),
             },
             _ => {}
         }
@@ -401,23 +404,29 @@ pub(crate) unsafe fn put(p: *mut u8, x: f64, t: Type) {
 ///
 /// # Safety
 /// `p` must point at `elem_bytes(t)` readable bytes.
-pub(crate) unsafe fn get(p: *const u8, t: Type) -> f64 {
+pub(crate) unsafe fn get(p: *const u8, t: Type) -> Word {
     unsafe {
+        let int = |v: i64| ftuner_interp::round_to(Word::int(v), t);
         match t.kind() {
-            TypeKind::Float(ftuner_ir::FloatKind::F32) => (p as *const f32).read_unaligned() as f64,
-            TypeKind::Float(ftuner_ir::FloatKind::F64) => (p as *const f64).read_unaligned(),
-            TypeKind::Float(k) => {
-                ftuner_ir::float::bits_to_f64((p as *const u16).read_unaligned() as u128, *k)
+            TypeKind::Float(ftuner_ir::FloatKind::F32) => {
+                Word::float((p as *const f32).read_unaligned() as f64)
             }
-            TypeKind::Index => (p as *const i64).read_unaligned() as f64,
+            TypeKind::Float(ftuner_ir::FloatKind::F64) => {
+                Word::float((p as *const f64).read_unaligned())
+            }
+            TypeKind::Float(k) => Word::float(ftuner_ir::float::bits_to_f64(
+                (p as *const u16).read_unaligned() as u128,
+                *k,
+            )),
+            TypeKind::Index => Word::int((p as *const i64).read_unaligned()),
+            // Wrapped to the width (an i3 in a byte reads its low three bits).
             TypeKind::Integer { width, .. } => match width {
-                1 => (p.read() & 1) as f64,
-                2..=8 => p.read() as i8 as f64,
-                9..=16 => (p as *const i16).read_unaligned() as f64,
-                17..=32 => (p as *const i32).read_unaligned() as f64,
-                _ => (p as *const i64).read_unaligned() as f64,
+                1..=8 => int(p.read() as i64),
+                9..=16 => int((p as *const i16).read_unaligned() as i64),
+                17..=32 => int((p as *const i32).read_unaligned() as i64),
+                _ => int((p as *const i64).read_unaligned()),
             },
-            _ => f64::NAN,
+            _ => Word::float(f64::NAN),
         }
     }
 }

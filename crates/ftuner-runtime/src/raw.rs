@@ -18,7 +18,8 @@ use std::ffi::c_void;
 pub enum RawArg {
     /// Row-major contiguous elements at `data` (element-aligned), `shape` dims.
     Buffer { data: *mut u8, shape: Vec<usize> },
-    /// A scalar of the parameter's type (integers exactly up to 2^53).
+    /// A scalar of the parameter's type, as a number ([`ftuner_interp::Word::of_number`]:
+    /// integers exactly up to 2^53).
     Scalar(f64),
 }
 
@@ -55,6 +56,7 @@ pub enum RawOutput {
         elem: Type,
         owner: Owner,
     },
+    /// A scalar result as a number ([`ftuner_interp::Word::number`]).
     Scalar(f64),
 }
 
@@ -236,7 +238,8 @@ fn arg_slot(
             }
             let mut slot = vec![0i64];
             // SAFETY: 8 bytes hold any scalar.
-            unsafe { crate::put(slot.as_mut_ptr() as *mut u8, *x, t) };
+            let w = ftuner_interp::Word::of_number(*x, t);
+            unsafe { crate::put(slot.as_mut_ptr() as *mut u8, w, t) };
             Ok(slot)
         }
     }
@@ -253,7 +256,7 @@ unsafe fn output_at(
 ) -> Result<RawOutput, RuntimeError> {
     unsafe {
         if !t.is_memref() {
-            return Ok(RawOutput::Scalar(crate::get(p, t)));
+            return Ok(RawOutput::Scalar(crate::get(p, t).number(t)));
         }
         let r = t.rank().unwrap_or(0);
         let d = std::slice::from_raw_parts(p as *const i64, 3 + 2 * r);

@@ -153,11 +153,11 @@ fn cuda_bert_layer_matches_the_interpreter() {
         let before = launcher.launches;
         let got = on_device(&c, func, &args, &mut launcher);
         assert_eq!(got.shape, want.shape);
-        let scale = want.data.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let scale = want.to_f64().iter().fold(1.0f64, |m, v| m.max(v.abs()));
         let err = got
-            .data
+            .to_f64()
             .iter()
-            .zip(&want.data)
+            .zip(&want.to_f64())
             .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
         eprintln!(
             "bert layer T={t}: {} launches, max |diff| {err:.2e} (max |value| {scale:.2})",
@@ -171,7 +171,9 @@ fn cuda_bert_layer_matches_the_interpreter() {
 }
 
 fn scaled(mut t: Tensor, by: f64) -> Tensor {
-    t.data.iter_mut().for_each(|v| *v *= by);
+    t.data
+        .iter_mut()
+        .for_each(|v| *v = ftuner_interp::Word::float(v.f() * by));
     t
 }
 

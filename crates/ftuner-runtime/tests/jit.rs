@@ -2,7 +2,7 @@
 //! bufferize, loops, llvm, LLVM O3 for this CPU, JIT) on the shipped layers and on
 //! fully dynamic matmuls at shapes around every tile boundary.
 
-use ftuner_interp::{RtVal, Tensor};
+use ftuner_interp::{RtVal, Tensor, Word};
 use ftuner_ir::{parse_module, Type};
 use ftuner_runtime::Executable;
 use std::rc::Rc;
@@ -17,7 +17,7 @@ fn rand_tensor(seed: &mut u64, shape: Vec<usize>, scale: f64) -> Tensor {
             ((((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0) * scale) as f32 as f64
         })
         .collect();
-    Tensor::new(shape, Type::f32(), data)
+    Tensor::from_f64(shape, Type::f32(), data)
 }
 
 /// The allocation counters are process-wide: tests that call compiled code run one at a
@@ -71,7 +71,7 @@ fn close(got: &[RtVal], want: &[RtVal], k: usize, what: &str) {
         assert_eq!(g.shape, w.shape, "{what}");
         // f32 accumulation in another order (FMA): a few ulps per reduction step.
         let tol = 4.0 * f32::EPSILON as f64 * (k as f64).sqrt().max(1.0);
-        for (i, (a, b)) in g.data.iter().zip(&w.data).enumerate() {
+        for (i, (a, b)) in g.to_f64().iter().zip(&w.to_f64()).enumerate() {
             assert!(
                 (a - b).abs() <= tol * (1.0 + b.abs()) * 8.0,
                 "{what}: element {i}: {a} vs {b}"
@@ -229,7 +229,7 @@ fn dynamic_matmul_is_exact_at_every_residue() {
         let mut ints = |shape: Vec<usize>| {
             let len: usize = shape.iter().product();
             let data = (0..len).map(|_| next(9) as f64 - 4.0).collect();
-            RtVal::Tensor(Rc::new(Tensor::new(shape, Type::f32(), data)))
+            RtVal::Tensor(Rc::new(Tensor::from_f64(shape, Type::f32(), data)))
         };
         let args = vec![ints(vec![m, k]), ints(vec![k, n])];
         let got = exe.call("mm", &args).unwrap();
@@ -282,15 +282,15 @@ fn ceildivui_compiles_and_rounds_up_unsigned() {
     let ctx = ftuner_dialects::context();
     let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
     let exe = Executable::compile(&ctx, &mut m.ir, m.top).unwrap();
-    for (a, b, want) in [
-        (7.0, 2.0, 4.0),
-        (6.0, 3.0, 2.0),
-        (0.0, 5.0, 0.0),
-        (-1.0, 2.0, -2147483648.0),
-    ] {
+    for (a, b, want) in [(7, 2, 4), (6, 3, 2), (0, 5, 0), (-1, 2, -2147483648)] {
+        let (a, b) = (Word::int(a), Word::int(b));
         let got = exe
             .call("f", &[RtVal::Scalar(a), RtVal::Scalar(b)])
             .unwrap();
-        assert_eq!(got[0].scalar(), Some(want), "ceildivui({a}, {b})");
+        assert_eq!(
+            got[0].scalar(),
+            Some(Word::int(want)),
+            "ceildivui({a:?}, {b:?})"
+        );
     }
 }

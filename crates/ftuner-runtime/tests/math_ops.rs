@@ -6,7 +6,7 @@
 //! function of the type (`cbrtf` on f32), the folder and the interpreter compute in f64 and
 //! round.
 
-use ftuner_interp::{RtVal, Tensor};
+use ftuner_interp::{RtVal, Tensor, Word};
 use ftuner_ir::{parse_module, ScalarEval, Type};
 use ftuner_runtime::Executable;
 use std::rc::Rc;
@@ -192,7 +192,10 @@ fn every_math_float_op_folds_interprets_and_runs_as_defined() {
                 let args: Vec<f64> = args.iter().map(|x| round(*x, ty)).collect();
                 let want = round(eval.apply(&args).unwrap(), ty);
                 let what = format!("{op} {ty} {args:?}");
-                let scalars: Vec<RtVal> = args.iter().map(|x| RtVal::Scalar(*x)).collect();
+                let scalars: Vec<RtVal> = args
+                    .iter()
+                    .map(|x| RtVal::Scalar(Word::float(*x)))
+                    .collect();
                 let interp = ftuner_interp::run(
                     &ctx,
                     &reference.ir,
@@ -201,7 +204,7 @@ fn every_math_float_op_folds_interprets_and_runs_as_defined() {
                     scalars.clone(),
                 )
                 .unwrap();
-                let got = interp[0].scalar().unwrap();
+                let got = interp[0].scalar().unwrap().f();
                 assert!(
                     near(got, want, ty, 0.0),
                     "{what}: interpreter {got}, want {want}"
@@ -218,7 +221,7 @@ fn every_math_float_op_folds_interprets_and_runs_as_defined() {
                     "{what}: folded to {f:?}, want {want}"
                 );
                 let jit = exe.call(&format!("s_{s}_{ty}"), &scalars).unwrap();
-                let got = jit[0].scalar().unwrap();
+                let got = jit[0].scalar().unwrap().f();
                 assert!(near(got, want, ty, 2.0), "{what}: JIT {got}, want {want}");
                 checked += 1;
             }
@@ -226,7 +229,7 @@ fn every_math_float_op_folds_interprets_and_runs_as_defined() {
             let cols: Vec<RtVal> = (0..n)
                 .map(|k| {
                     let data = all.iter().map(|a| round(a[k], ty)).collect();
-                    RtVal::Tensor(Rc::new(Tensor::new(vec![all.len()], t, data)))
+                    RtVal::Tensor(Rc::new(Tensor::from_f64(vec![all.len()], t, data)))
                 })
                 .collect();
             let out = exe.call(&format!("t_{s}_{ty}"), &cols).unwrap();
@@ -234,7 +237,7 @@ fn every_math_float_op_folds_interprets_and_runs_as_defined() {
             for (i, args) in all.iter().enumerate() {
                 let args: Vec<f64> = args.iter().map(|x| round(*x, ty)).collect();
                 let want = round(eval.apply(&args).unwrap(), ty);
-                let got = out.data[i];
+                let got = out.data[i].f();
                 assert!(
                     near(got, want, ty, 2.0),
                     "{op} {ty} {args:?} over a tensor: JIT {got}, want {want}"

@@ -43,7 +43,7 @@
 //! modules per family (default 40, 16 calls each), `FTUNER_OOB_TRACE=1` prints each case
 //! before it runs (to find the case of a crash).
 
-use ftuner_interp::{RtVal, Tensor};
+use ftuner_interp::{RtVal, Tensor, Word};
 use ftuner_ir::{parse_module, Context, ParsedModule, Type};
 use ftuner_runtime::Executable;
 use std::fmt::Write as _;
@@ -281,7 +281,7 @@ fn consume(f: &mut Func, rng: &mut Rng, v: &str, dims: &[Dim]) -> (String, Strin
 fn data(rng: &mut Rng, shape: &[usize]) -> Tensor {
     let n: usize = shape.iter().product();
     let v = (0..n).map(|_| rng.range(-3, 3) as f64).collect();
-    Tensor::new(shape.to_vec(), Type::f32(), v)
+    Tensor::from_f64(shape.to_vec(), Type::f32(), v)
 }
 
 fn t(x: Tensor) -> RtVal {
@@ -418,7 +418,7 @@ fn spoil(rng: &mut Rng, vals: &mut [i64], his: &[i64]) {
 }
 
 fn scalars(vals: &[i64]) -> impl Iterator<Item = RtVal> + '_ {
-    vals.iter().map(|v| RtVal::Scalar(*v as f64))
+    vals.iter().map(|v| RtVal::Scalar(Word::int(*v)))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -798,7 +798,7 @@ fn gen_pad(rng: &mut Rng) -> Case {
         let mut args = vec![t(data(rng, &shape))];
         args.extend(scalars(&vals));
         if by_arg {
-            args.push(RtVal::Scalar(0.5));
+            args.push(RtVal::Scalar(Word::float(0.5)));
         }
         let mut call = Call::new(args, bad);
         let sizes = padded(&dims, &lows, &highs, &vals);
@@ -1244,13 +1244,13 @@ fn gen_gather(rng: &mut Rng) -> Case {
         } else {
             Type::i32()
         };
-        args.push(t(Tensor::new(
+        args.push(t(Tensor::from_f64(
             vec![l as usize],
             it,
             idx.iter().map(|x| *x as f64).collect(),
         )));
         if with_off {
-            args.push(RtVal::Scalar(off as f64));
+            args.push(RtVal::Scalar(Word::int(off)));
         }
         Call::new(args, bad)
     });
@@ -1401,20 +1401,27 @@ fn same(got: &[RtVal], want: &[RtVal], tol: f64) -> Result<(), String> {
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
         match (g, w) {
             (RtVal::Tensor(a), RtVal::Tensor(b)) => {
-                // The interpreter's sizes went through f64 (exact up to 2^53).
-                let dims_f64 = |t: &Tensor| t.shape.iter().map(|d| *d as f64).collect::<Vec<_>>();
-                if dims_f64(a) != dims_f64(b) {
+                if a.shape != b.shape {
                     return Err(format!("result #{k}: shape {:?} vs {:?}", a.shape, b.shape));
                 }
-                if let Some(i) = (0..a.data.len()).find(|i| !close(a.data[*i], b.data[*i])) {
+                // Integers exactly, floats within the tolerance.
+                let same = |x: Word, y: Word| {
+                    if a.elem.is_float() {
+                        close(x.f(), y.f())
+                    } else {
+                        x == y
+                    }
+                };
+                if let Some(i) = (0..a.data.len()).find(|i| !same(a.data[*i], b.data[*i])) {
                     return Err(format!(
-                        "result #{k}: element {i}: {} vs {}",
+                        "result #{k}: element {i}: {:?} vs {:?}",
                         a.data[i], b.data[i]
                     ));
                 }
             }
+            // No family returns a scalar: compared as the words they are.
             _ => match (g.scalar(), w.scalar()) {
-                (Some(x), Some(y)) if close(x, y) => {}
+                (Some(x), Some(y)) if x == y => {}
                 _ => return Err(format!("result #{k}: {g:?} vs {w:?}")),
             },
         }
@@ -1435,7 +1442,7 @@ fn describe(args: &[RtVal]) -> String {
                 s.push('\n');
             }
             other => {
-                let _ = writeln!(s, "  #{i}: {:?}", other.scalar().map(|v| v as i64));
+                let _ = writeln!(s, "  #{i}: {:?}", other.scalar());
             }
         }
     }

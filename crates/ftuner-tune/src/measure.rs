@@ -113,7 +113,7 @@ fn random(shape: &[usize], seed: &mut u64) -> Tensor {
             ((*seed >> 40) as f64 / (1u64 << 24) as f64) - 0.5
         })
         .collect();
-    Tensor::new(shape.to_vec(), ftuner_ir::Type::f32(), data)
+    Tensor::from_f64(shape.to_vec(), ftuner_ir::Type::f32(), data)
 }
 
 impl Bench {
@@ -253,8 +253,7 @@ impl Bench {
                 .first()
                 .and_then(|v| v.tensor())
                 .ok_or("kernel returned no tensor")?
-                .data
-                .clone();
+                .to_f64();
             match &self.reference[i] {
                 None => self.reference[i] = Some(got),
                 Some(want) => {

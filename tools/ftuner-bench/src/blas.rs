@@ -6,7 +6,7 @@ use cblas_sys::{cblas_sgemm, CBLAS_LAYOUT, CBLAS_TRANSPOSE};
 use ftuner_interp::Tensor;
 
 fn f32s(t: &Tensor) -> Vec<f32> {
-    t.data.iter().map(|x| *x as f32).collect()
+    t.data.iter().map(|x| x.f() as f32).collect()
 }
 
 /// OpenBLAS on the same problem: C = A(MxK) * B, B as KxN (NN) or NxK (NT), `batch`

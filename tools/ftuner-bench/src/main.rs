@@ -156,7 +156,7 @@ impl Rng {
                 ((self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 as f64
             })
             .collect();
-        Tensor::new(shape, Type::f32(), data)
+        Tensor::from_f64(shape, Type::f32(), data)
     }
 }
 

@@ -40,7 +40,7 @@ pub(crate) struct Case<'a> {
 /// `t` zero-padded to `dims` (same rank, each at least `t`'s).
 pub(crate) fn pad_to(t: &Tensor, dims: &[usize]) -> Tensor {
     let total: usize = dims.iter().product();
-    let mut data = vec![0.0; total];
+    let mut data = vec![ftuner_interp::Word::float(0.0); total];
     let rank = dims.len();
     let inner = t.shape[rank - 1];
     let rows: usize = t.shape[..rank - 1].iter().product();
@@ -67,7 +67,7 @@ fn block_err(got: &Tensor, (batch, m, n): (usize, usize, usize), want: &[f32]) -
     for b in 0..batch {
         for i in 0..m {
             for j in 0..n {
-                let x = got.data[(b * pm + i) * pn + j];
+                let x = got.data[(b * pm + i) * pn + j].f();
                 err = err.max((x - want[(b * m + i) * n + j] as f64).abs());
             }
         }
@@ -132,7 +132,7 @@ pub(crate) fn measure(
         .data
         .iter()
         .zip(&blas.c)
-        .map(|(x, y)| (x - *y as f64).abs())
+        .map(|(x, y)| (x.f() - *y as f64).abs())
         .fold(0.0, f64::max);
     let prepared = exe.prepare("mm", &rargs).map_err(|e| e.0)?;
     drop(rargs);

@@ -75,14 +75,15 @@ fn args(
                 .collect();
             let mut t = rng.tensor(shape.clone());
             let fan: usize = shape.iter().skip(1).product::<usize>().max(1);
-            for x in &mut t.data {
-                *x = if i == 0 || activations_only {
-                    *x
+            for w in &mut t.data {
+                let x = w.f();
+                *w = ftuner_interp::Word::float(if i == 0 || activations_only {
+                    x
                 } else if shape.len() == 1 {
-                    1.0 + 0.5 * *x
+                    1.0 + 0.5 * x
                 } else {
-                    *x / (fan as f64).sqrt()
-                } as f32 as f64;
+                    x / (fan as f64).sqrt()
+                } as f32 as f64);
             }
             t
         })
@@ -275,7 +276,7 @@ fn check_agree(
     let mut results = vec![];
     for e in exes {
         let r = e.call(entry, rargs).map_err(|e| e.0)?;
-        results.push(r[0].tensor().ok_or("no result")?.data.clone());
+        results.push(r[0].tensor().ok_or("no result")?.to_f64());
     }
     let scale = results[0].iter().fold(0f64, |m, x| m.max(x.abs()));
     let err = results[1..]

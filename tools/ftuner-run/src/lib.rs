@@ -25,7 +25,7 @@ mod report;
 
 use clap::Parser as _;
 use ftuner_dialects::func_attrs::{prepared, Prepared};
-use ftuner_interp::{RtVal, Tensor};
+use ftuner_interp::{RtVal, Tensor, Word};
 use ftuner_ir::{Context, Ir, OpId, Type, DYNAMIC};
 use ftuner_pass::PassRegistry;
 use std::rc::Rc;
@@ -205,14 +205,14 @@ impl Rng {
         self.0
     }
     /// A value suited to `elem`: uniform in [-1, 1) for floats, small integers otherwise.
-    pub fn value(&mut self, elem: Type) -> f64 {
+    pub fn value(&mut self, elem: Type) -> Word {
         let u = self.next();
         if elem.float_kind().is_some() {
-            ftuner_interp::round_to((u >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0, elem)
+            Word::of_number((u >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0, elem)
         } else if elem.int_width() == Some(1) {
-            (u & 1) as f64
+            Word::int((u & 1) as i64)
         } else {
-            (u % 16) as f64
+            Word::int((u % 16) as i64)
         }
     }
 }
@@ -406,7 +406,13 @@ fn execute(cli: &Cli, reg: &PassRegistry) -> Result<bool, RunError> {
     if let Some(path) = &cli.output {
         write_result(path, &outcome.results)?;
     }
-    let sums: Vec<report::Summary> = outcome.results.iter().map(report::summarize).collect();
+    let tys = ftuner_interp::result_types(&original.ir, original.top, &name).unwrap_or_default();
+    let sums: Vec<report::Summary> = outcome
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| report::summarize(r, tys.get(i).copied().unwrap_or(Type::f32())))
+        .collect();
     if cli.json {
         report::print_json(&name, jit, &outcome, &sums, &check);
     } else {
@@ -558,7 +564,7 @@ fn check_results(
 ) -> Result<Result<(), String>, RunError> {
     // The compiled code ran: a reference that cannot is said as such (the compiled code
     // accepted what the oracle rejects — or the oracle's limits; the fuzzer counts them).
-    // A program outside the interpreter's model (integers past its f64 carrier) cannot be
+    // A program outside the interpreter's model (integers of more than 64 bits) cannot be
     // checked: said as such, a failure of the check but not a finding about the program.
     let refused = |e: RunError| {
         if e.0.contains(ftuner_interp::UNMODELLED) {
@@ -580,6 +586,8 @@ fn check_results(
         .flat_map(|t| t.shape.iter().copied())
         .max()
         .unwrap_or(1);
+    let result_tys =
+        ftuner_interp::result_types(&original.ir, original.top, name).unwrap_or_default();
     let mut res = Ok(());
     if want.len() != results.len() {
         res = Err(format!(
@@ -591,12 +599,13 @@ fn check_results(
     for (i, ((g, w), x)) in results.iter().zip(&want).zip(&wide).enumerate() {
         let nans = w
             .tensor()
-            .map_or(0, |t| t.data.iter().filter(|v| v.is_nan()).count());
+            .filter(|t| t.elem.is_float())
+            .map_or(0, |t| t.data.iter().filter(|v| v.f().is_nan()).count());
         let total = w.tensor().map_or(0, |t| t.data.len());
-        let undefined = w.tensor().map_or(0, |t| {
+        let undefined = w.tensor().filter(|t| t.elem.is_float()).map_or(0, |t| {
             t.data
                 .iter()
-                .filter(|v| ftuner_interp::is_undefined(**v))
+                .filter(|v| ftuner_interp::is_undefined(v.f()))
                 .count()
         });
         if total > 0 && undefined == total {
@@ -624,7 +633,8 @@ fn check_results(
                 "ftuner-run: warning: result #{i} of the reference has {nans} NaN values; NaN matches NaN, so those elements check nothing"
             );
         }
-        if let Err(e) = compare(g, w, x, r) {
+        let ty = result_tys.get(i).copied().unwrap_or(Type::f32());
+        if let Err(e) = compare(g, w, x, r, ty) {
             res = Err(format!("result #{i}: {e}"));
             break;
         }
@@ -648,7 +658,10 @@ mod tests {
     use super::*;
 
     fn t(data: Vec<f64>) -> RtVal {
-        RtVal::Tensor(Rc::new(Tensor::new(vec![2, 2], Type::f32(), data)))
+        RtVal::Tensor(Rc::new(Tensor::from_f64(vec![2, 2], Type::f32(), data)))
+    }
+    fn compare(got: &RtVal, single: &RtVal, wide: &RtVal, r: usize) -> Result<(), String> {
+        super::compare(got, single, wide, r, Type::f32())
     }
 
     #[test]

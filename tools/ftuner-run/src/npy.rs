@@ -1,7 +1,7 @@
 //! NumPy `.npy` files (format versions 1.0–3.0, C order, little-endian `f2`/`f4`/`f8`,
 //! `i1`…`i8`, `u1`…`u8`, `b1`): read into and written from interpreter tensors.
 
-use ftuner_interp::Tensor;
+use ftuner_interp::{Tensor, Word};
 use ftuner_ir::Type;
 
 const MAGIC: &[u8] = b"\x93NUMPY";
@@ -110,14 +110,18 @@ pub fn read(bytes: &[u8]) -> Result<Tensor, String> {
             b[..size].copy_from_slice(c);
             let u = u64::from_le_bytes(b);
             match (kind, size) {
-                ('f', 2) => ftuner_ir::float::bits_to_f64(u as u128, ftuner_ir::FloatKind::F16),
-                ('f', 4) => f32::from_bits(u as u32) as f64,
-                ('f', _) => f64::from_bits(u),
+                ('f', 2) => Word::float(ftuner_ir::float::bits_to_f64(
+                    u as u128,
+                    ftuner_ir::FloatKind::F16,
+                )),
+                ('f', 4) => Word::float(f32::from_bits(u as u32) as f64),
+                ('f', _) => Word::float(f64::from_bits(u)),
                 ('i', s) => {
                     let sh = 64 - 8 * s as u32;
-                    ((u << sh) as i64 >> sh) as f64
+                    Word::int((u << sh) as i64 >> sh)
                 }
-                _ => u as f64,
+                // Exactly, wrapped to the element type's width.
+                _ => ftuner_interp::round_to(Word::int(u as i64), elem),
             }
         })
         .collect();
@@ -164,11 +168,11 @@ pub fn write(t: &Tensor) -> Result<Vec<u8>, String> {
     for v in &t.data {
         match (descr, size) {
             ("<f2", _) => out.extend_from_slice(
-                &(ftuner_ir::float::f64_to_bits(*v, t.elem) as u16).to_le_bytes(),
+                &(ftuner_ir::float::f64_to_bits(v.f(), t.elem) as u16).to_le_bytes(),
             ),
-            ("<f4", _) => out.extend_from_slice(&(*v as f32).to_le_bytes()),
-            ("<f8", _) => out.extend_from_slice(&v.to_le_bytes()),
-            (_, s) => out.extend_from_slice(&(*v as i64).to_le_bytes()[..s]),
+            ("<f4", _) => out.extend_from_slice(&(v.f() as f32).to_le_bytes()),
+            ("<f8", _) => out.extend_from_slice(&v.f().to_le_bytes()),
+            (_, s) => out.extend_from_slice(&v.i().to_le_bytes()[..s]),
         }
     }
     Ok(out)

@@ -3,6 +3,7 @@
 
 use crate::{fmt_shape, Cli, Outcome};
 use ftuner_interp::RtVal;
+use ftuner_ir::Type;
 
 /// One result, summarized.
 pub(crate) struct Summary {
@@ -14,21 +15,23 @@ pub(crate) struct Summary {
     head: Vec<f64>,
 }
 
-pub(crate) fn summarize(v: &RtVal) -> Summary {
+/// Result `v`, of type `ty` (what a scalar's word holds).
+pub(crate) fn summarize(v: &RtVal, ty: Type) -> Summary {
     match v {
         RtVal::Tensor(t) => {
             let n = t.data.len().max(1) as f64;
+            let x = t.to_f64();
             Summary {
                 shape: fmt_shape(&t.shape),
                 elem: t.elem.to_string(),
-                min: t.data.iter().copied().fold(f64::INFINITY, f64::min),
-                max: t.data.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                mean: t.data.iter().sum::<f64>() / n,
-                head: t.data.iter().take(8).copied().collect(),
+                min: x.iter().copied().fold(f64::INFINITY, f64::min),
+                max: x.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                mean: x.iter().sum::<f64>() / n,
+                head: x.iter().take(8).copied().collect(),
             }
         }
         other => {
-            let x = other.scalar().unwrap_or(f64::NAN);
+            let x = other.scalar().map_or(f64::NAN, |w| w.number(ty));
             Summary {
                 shape: String::new(),
                 elem: "scalar".into(),

@@ -59,7 +59,7 @@ fn lowered_pipeline_checks_against_the_module_as_read() {
 #[test]
 fn npy_input_and_output_round_trip() {
     // x: 2x768 of known values; weights random (seeded); the output file holds result #0.
-    let x = Tensor::new(
+    let x = Tensor::from_f64(
         vec![2, 768],
         Type::f32(),
         (0..1536).map(|i| ((i % 7) as f64 - 3.0) * 0.5).collect(),
@@ -161,12 +161,12 @@ fn npy_reads_numpy_headers() {
     }
     let t = npy::read(&f).unwrap();
     assert_eq!(t.shape, vec![2, 3]);
-    assert_eq!(t.data, vec![-2.0, -1.0, 0.0, 1.0, 2.0, 3.0]);
+    assert_eq!(t.to_f64(), vec![-2.0, -1.0, 0.0, 1.0, 2.0, 3.0]);
     assert_eq!(npy::write(&t).unwrap(), f);
     // Scalars (shape ()) and 1-d shapes with the trailing comma.
-    let s = npy::write(&Tensor::new(vec![], Type::f64(), vec![2.5])).unwrap();
-    assert_eq!(npy::read(&s).unwrap().data, vec![2.5]);
-    let v = npy::write(&Tensor::new(vec![3], Type::f32(), vec![1.0, 2.0, 3.0])).unwrap();
+    let s = npy::write(&Tensor::from_f64(vec![], Type::f64(), vec![2.5])).unwrap();
+    assert_eq!(npy::read(&s).unwrap().to_f64(), vec![2.5]);
+    let v = npy::write(&Tensor::from_f64(vec![3], Type::f32(), vec![1.0, 2.0, 3.0])).unwrap();
     assert!(String::from_utf8_lossy(&v).contains("'shape': (3,)"));
     // Fortran order and big-endian data are refused, not misread.
     let fo = replace(&f, b"False", b"True ");
@@ -187,7 +187,7 @@ proptest! {
     #[test]
     fn npy_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200), cut in 0usize..200) {
         let _ = npy::read(&bytes);
-        let good = npy::write(&Tensor::new(vec![2, 2], Type::f32(), vec![1.0, 2.0, 3.0, 4.0])).unwrap();
+        let good = npy::write(&Tensor::from_f64(vec![2, 2], Type::f32(), vec![1.0, 2.0, 3.0, 4.0])).unwrap();
         let _ = npy::read(&good[..cut.min(good.len())]);
         let mut flipped = good.clone();
         let i = cut % flipped.len();

@@ -2,7 +2,9 @@
 //! elements, `dense_resource` blobs) turned into run-time values.
 
 use super::{Interp, InterpError};
+use crate::body::int_word;
 use crate::tensor::{RtVal, Tensor};
+use crate::word::Word;
 use ftuner_ir::{AttrKind, OpId, Scalar, Type};
 use std::rc::Rc;
 
@@ -14,36 +16,39 @@ impl Interp<'_> {
             .first()
             .map(|v| ir.value_type(*v).to_string())
             .unwrap_or_default();
-        let scalar = |s: &Scalar, e: Type| -> f64 {
+        let scalar = |s: &Scalar, e: Type| -> Word {
             match s {
-                Scalar::Int(v) => *v as f64,
-                Scalar::Float(b) => ftuner_ir::float::bits_to_f64(
+                Scalar::Int(v) => int_word(*v, e),
+                Scalar::Float(b) => Word::float(ftuner_ir::float::bits_to_f64(
                     *b,
                     e.float_kind().unwrap_or(ftuner_ir::FloatKind::F64),
-                ),
-                _ => f64::NAN,
+                )),
+                _ => Word::float(f64::NAN),
             }
         };
-        // An integer the f64 carrier would round (2^63 - 1 becomes 2^63) is refused here,
-        // so every integer the interpreter computes on is exact (crate::exact_int).
-        let exact = |v: i128| {
-            crate::body::exact_int(v)
-                .map_err(|m| InterpError::at(ir, op, format!("the constant {m}")))
-        };
-        if let AttrKind::DenseElements { elements, .. } = a.kind() {
-            for s in elements {
-                if let Scalar::Int(v) = s {
-                    exact(*v)?;
-                }
+        // Integers of more than 64 bits are outside the model (a word holds 64).
+        let result_ty = ir.results(op).first().map(|v| ir.value_type(*v));
+        if let Some(w) = result_ty.and_then(|t| t.element_type().int_width()) {
+            if w > 64 {
+                return Err(InterpError::at(
+                    ir,
+                    op,
+                    format!(
+                        "the constant of type {ty} is {}: integers of more than 64 bits are not modelled",
+                        crate::UNMODELLED
+                    ),
+                ));
             }
         }
         Ok(match a.kind() {
-            AttrKind::Integer { value, .. } => RtVal::Scalar(exact(*value)?),
-            AttrKind::Bool(b) => RtVal::Scalar(*b as i64 as f64),
-            AttrKind::Float { bits, ty } => RtVal::Scalar(ftuner_ir::float::bits_to_f64(
-                *bits,
-                ty.float_kind().unwrap_or(ftuner_ir::FloatKind::F64),
-            )),
+            AttrKind::Integer { value, ty: t } => RtVal::Scalar(int_word(*value, *t)),
+            AttrKind::Bool(b) => RtVal::Scalar(Word::bool(*b)),
+            AttrKind::Float { bits, ty } => {
+                RtVal::Scalar(Word::float(ftuner_ir::float::bits_to_f64(
+                    *bits,
+                    ty.float_kind().unwrap_or(ftuner_ir::FloatKind::F64),
+                )))
+            }
             AttrKind::DenseElements {
                 ty: t,
                 splat,
@@ -58,7 +63,7 @@ impl Interp<'_> {
                 let n: usize = shape.iter().product();
                 let e = t.element_type();
                 let data = if *splat {
-                    vec![elements.first().map(|s| scalar(s, e)).unwrap_or(0.0); n]
+                    vec![elements.first().map(|s| scalar(s, e)).unwrap_or(Word::ZERO); n]
                 } else {
                     elements.iter().map(|s| scalar(s, e)).collect()
                 };
@@ -85,11 +90,11 @@ impl Interp<'_> {
                     ));
                 }
                 // The blob starts with a 4-byte alignment header.
-                let data: Vec<f64> = bytes
+                let data: Vec<Word> = bytes
                     .get(4..)
                     .unwrap_or(&[])
                     .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+                    .map(|c| Word::float(f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64))
                     .collect();
                 let shape: Vec<usize> = t
                     .shape()

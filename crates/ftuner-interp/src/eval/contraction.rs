@@ -7,6 +7,7 @@
 //! body's ops do, so results are identical to the general path's, bit for bit.
 
 use crate::body::{Program, ScalarOp, Step};
+use crate::word::Word;
 use ftuner_ir::{FloatKind, Type};
 
 /// How one operand is read: offset at the origin and step per loop dim.
@@ -71,7 +72,7 @@ pub(super) fn run(
     sizes: &[i64],
     acc: [Linear; 3],
     out_dims: &[bool],
-    (a, b, c): (&[f64], &[f64], &mut [f64]),
+    (a, b, c): (&[Word], &[Word], &mut [Word]),
     f32: bool,
 ) {
     let nd = sizes.len();
@@ -128,10 +129,11 @@ pub(super) fn run(
 }
 
 #[inline(always)]
-fn mac(c: f64, a: f64, b: f64, f32: bool) -> f64 {
-    if f32 {
+fn mac(c: Word, a: Word, b: Word, f32: bool) -> Word {
+    let (c, a, b) = (c.f(), a.f(), b.f());
+    Word::float(if f32 {
         (c + (a * b) as f32 as f64) as f32 as f64
     } else {
         c + a * b
-    }
+    })
 }

@@ -3,6 +3,7 @@
 
 use super::{Env, Interp, InterpError};
 use crate::tensor::RtVal;
+use crate::word::Word;
 use ftuner_ir::{OpId, RegionId};
 
 impl Interp<'_> {
@@ -24,7 +25,7 @@ impl Interp<'_> {
     /// `cf.assert`: an error with the op's message when the condition is false.
     pub(super) fn cf_assert(&mut self, op: OpId, env: &Env) -> Result<Vec<RtVal>, InterpError> {
         let ir = self.ir;
-        if self.scalar(env, ir.operand(op, 0), op)? == 0.0 {
+        if !self.scalar(env, ir.operand(op, 0), op)?.truth() {
             let msg = ir.attr(op, "msg").and_then(|a| a.as_str()).unwrap_or("");
             return Err(InterpError::at(ir, op, format!("assertion failed: {msg}")));
         }
@@ -59,7 +60,7 @@ impl Interp<'_> {
         let mut i = lb;
         while i < ub {
             let mut inner = env.clone();
-            inner.insert(args[0], RtVal::Scalar(i as f64));
+            inner.insert(args[0], RtVal::Scalar(Word::int(i)));
             for (a, v) in args[1..].iter().zip(&iters) {
                 inner.insert(*a, v.clone());
             }
@@ -73,7 +74,7 @@ impl Interp<'_> {
     pub(super) fn scf_if(&mut self, op: OpId, env: &Env) -> Result<Vec<RtVal>, InterpError> {
         let ir = self.ir;
         let c = self.scalar(env, ir.operand(op, 0), op)?;
-        let r = ir.regions_of(op)[if c != 0.0 { 0 } else { 1 }];
+        let r = ir.regions_of(op)[if c.truth() { 0 } else { 1 }];
         self.exec_region_in_copy(r, env)
     }
 
@@ -85,7 +86,7 @@ impl Interp<'_> {
     ) -> Result<Vec<RtVal>, InterpError> {
         let ir = self.ir;
         let err = |m: String| InterpError::at(ir, op, m);
-        let sel = self.scalar(env, ir.operand(op, 0), op)? as i64;
+        let sel = self.scalar(env, ir.operand(op, 0), op)?.i();
         let cases = ir
             .attr(op, "cases")
             .and_then(|a| a.as_dense_i64s())

@@ -3,6 +3,7 @@
 
 use super::{Env, Interp, InterpError};
 use crate::tensor::RtVal;
+use crate::word::Word;
 use ftuner_dialects::ops;
 use ftuner_ir::{OpId, Type};
 use rustc_hash::FxHashMap;
@@ -142,6 +143,6 @@ impl Interp<'_> {
         } else {
             0
         };
-        Ok(RtVal::Scalar(g[which][d] as f64))
+        Ok(RtVal::Scalar(Word::int(g[which][d])))
     }
 }

@@ -4,6 +4,7 @@
 use super::{Env, Interp, InterpError};
 use crate::body::ScalarOp;
 use crate::tensor::{RtVal, Tensor};
+use crate::word::Word;
 use ftuner_ir::OpId;
 use std::rc::Rc;
 
@@ -19,7 +20,7 @@ impl Interp<'_> {
         let vals: Vec<i64> = ir
             .operands(op)
             .iter()
-            .map(|v| self.scalar(env, *v, op).map(|x| x as i64))
+            .map(|v| self.scalar(env, *v, op).map(|x| x.i()))
             .collect::<Result<_, _>>()?;
         let nd = (m.num_dims as usize).min(vals.len());
         let r = m
@@ -27,7 +28,7 @@ impl Interp<'_> {
             .first()
             .and_then(|e| e.eval(&vals[..nd], &vals[nd..]))
             .ok_or_else(|| err("the map has no value here (division by zero?)".into()))?;
-        Ok(RtVal::Scalar(r as f64))
+        Ok(RtVal::Scalar(Word::int(r)))
     }
 
     /// A scalar `arith`/`math` op: on scalars, or elementwise over tensors of one shape
@@ -49,12 +50,12 @@ impl Interp<'_> {
         // A select by one condition chooses a whole value, buffers included.
         if let [RtVal::Scalar(c), a @ RtVal::MemRef(_), b] = vals.as_slice() {
             if ir.name(op) == ftuner_dialects::ops::arith::SelectOp::NAME {
-                return Ok(if *c != 0.0 { a.clone() } else { b.clone() });
+                return Ok(if c.truth() { a.clone() } else { b.clone() });
             }
         }
         let ty = ir.value_type(ir.result(op, 0));
         if vals.iter().all(|v| matches!(v, RtVal::Scalar(_))) {
-            let a: Vec<f64> = vals.iter().filter_map(|v| v.scalar()).collect();
+            let a: Vec<Word> = vals.iter().filter_map(|v| v.scalar()).collect();
             return Ok(RtVal::Scalar(
                 sop.apply(&a, ty).map_err(|e| err(e.message))?,
             ));
@@ -65,7 +66,7 @@ impl Interp<'_> {
             .unwrap_or_default();
         let n: usize = shape.iter().product();
         let mut out = Tensor::zeros(shape.clone(), ty.element_type());
-        let mut a = vec![0.0; vals.len()];
+        let mut a = vec![Word::ZERO; vals.len()];
         for i in 0..n {
             for (k, v) in vals.iter().enumerate() {
                 a[k] = match v {

@@ -5,6 +5,7 @@
 use super::{check_type, contraction, unravel, Env, Interp, InterpError};
 use crate::body::{compile, Program};
 use crate::tensor::{round_to, RtVal, Tensor};
+use crate::word::Word;
 use ftuner_dialects::linalg::{body as lbody, ins_outs};
 use ftuner_dialects::ops;
 use ftuner_ir::{AffineExpr, AffineMap, Ir, OpId, Type, Value};
@@ -206,13 +207,15 @@ impl Interp<'_> {
                 _ => return Err(err("takes tensors".into())),
             }
         }
+        // Tensor-algebra expressions compute on numbers (their operands are floats).
+        let numbers: Vec<Vec<f64>> = ins.iter().map(|t| t.to_f64()).collect();
         let inputs = ftuner_dialects::ta::expr::Inputs {
             shapes: ins.iter().map(|t| t.shape.clone()).collect(),
-            data: ins.iter().map(|t| t.data.as_slice()).collect(),
+            data: numbers.iter().map(|d| d.as_slice()).collect(),
         };
         let (shape, data) = ftuner_dialects::ta::expr::evaluate(&scope, &inputs).map_err(err)?;
         let ty = ir.value_type(ir.result(op, 0));
-        Ok(RtVal::Tensor(Rc::new(Tensor::new(
+        Ok(RtVal::Tensor(Rc::new(Tensor::from_f64(
             shape,
             ty.element_type(),
             data,
@@ -347,7 +350,7 @@ impl Interp<'_> {
         let err = |m: String| InterpError::at(ir, op, m);
         let (sizes, access, nin) = (&nest.sizes, &nest.access, nest.nin);
         let nd = sizes.len();
-        let mut slots = vec![0.0; prog.num_slots];
+        let mut slots = vec![Word::ZERO; prog.num_slots];
         for (s, v) in &prog.inits {
             slots[*s] = *v;
         }
@@ -357,7 +360,7 @@ impl Interp<'_> {
             unravel(k as usize, sizes, &mut point);
             for (i, a) in access.iter().enumerate() {
                 match a {
-                    None => slots[i] = vals[i].scalar().unwrap_or(0.0),
+                    None => slots[i] = vals[i].scalar().unwrap_or(Word::ZERO),
                     Some((base, coeff, _, t)) => {
                         // In bounds: checked for the whole loop space (check_bounds).
                         let off = base + coeff.iter().zip(&point).map(|(c, p)| c * p).sum::<i64>();
@@ -423,7 +426,7 @@ impl Interp<'_> {
         if total == 0 {
             return Ok(());
         }
-        let mut slots = vec![0.0; prog.num_slots];
+        let mut slots = vec![Word::ZERO; prog.num_slots];
         for (s, v) in &prog.inits {
             slots[*s] = *v;
         }

@@ -6,6 +6,7 @@
 use super::{check_type, unravel, Env, Interp, InterpError};
 use crate::body::compile;
 use crate::tensor::{checked_sizes, RtVal, Tensor};
+use crate::word::Word;
 use ftuner_ir::{Ir, OpId};
 use std::rc::Rc;
 
@@ -40,9 +41,9 @@ impl Interp<'_> {
         let out = match short {
             "dim" => return self.tensor_dim(op, env),
             "rank" => {
-                return Ok(RtVal::Scalar(
-                    self.tensor(env, ops[0], op)?.shape.len() as f64
-                ))
+                return Ok(RtVal::Scalar(Word::int(
+                    self.tensor(env, ops[0], op)?.shape.len() as i64,
+                )))
             }
             "extract" => return self.tensor_extract(op, env),
             "cast" => {
@@ -60,7 +61,7 @@ impl Interp<'_> {
             }
             "insert" => self.tensor_insert(op, env)?,
             "from_elements" => {
-                let data: Vec<f64> = ops
+                let data: Vec<Word> = ops
                     .iter()
                     .map(|v| self.scalar(env, *v, op))
                     .collect::<Result<_, _>>()?;
@@ -103,7 +104,7 @@ impl Interp<'_> {
             .shape
             .get(usize::try_from(i).unwrap_or(usize::MAX))
             .ok_or_else(|| InterpError::at(self.ir, op, format!("dimension {i} out of range")))?;
-        Ok(RtVal::Scalar(*d as f64))
+        Ok(RtVal::Scalar(Word::int(*d as i64)))
     }
 
     /// Where element `idx` of `t` is, or an error at `op` when it is out of bounds.
@@ -145,8 +146,7 @@ impl Interp<'_> {
         let shape: Vec<usize> = s
             .data
             .iter()
-            .map(|d| *d as i64)
-            .map(|d| if d < 0 { usize::MAX } else { d as usize })
+            .map(|d| usize::try_from(d.i()).unwrap_or(usize::MAX))
             .collect();
         if shape
             .iter()
@@ -157,7 +157,7 @@ impl Interp<'_> {
             return Err(InterpError::at(
                 self.ir,
                 op,
-                format!("cannot reshape {:?} into {:?}", t.shape, s.data),
+                format!("cannot reshape {:?} into {:?}", t.shape, s.to_i64()),
             ));
         }
         Ok(Tensor::new(shape, t.elem, t.data.clone()))
@@ -405,7 +405,7 @@ impl Interp<'_> {
         let sizes = checked_sizes(&shape).map_err(err)?;
         let prog = compile(self.ctx, ir, op, env)?;
         let mut out = Tensor::zeros(sizes, rt.element_type());
-        let mut slots = vec![0.0; prog.num_slots];
+        let mut slots = vec![Word::ZERO; prog.num_slots];
         for (s, v) in &prog.inits {
             slots[*s] = *v;
         }
@@ -420,7 +420,7 @@ impl Interp<'_> {
                 }
             }
             for (d, p) in point.iter().enumerate() {
-                slots[d] = *p as f64;
+                slots[d] = Word::int(*p);
             }
             prog.run(&mut slots, &point)?;
             out.data[k] = slots[*prog

@@ -3,6 +3,7 @@
 
 use super::{Env, Interp, InterpError};
 use crate::tensor::{round_to, RtVal, Tensor};
+use crate::word::Word;
 use ftuner_ir::{AffineExpr, OpId, Type};
 use std::rc::Rc;
 
@@ -222,7 +223,10 @@ impl Interp<'_> {
                     return Err(err("operand shapes differ".into()));
                 }
                 let data = (0..a.data.len())
-                    .map(|i| round_to(a.data[i] * b.data[i] + c.data[i], a.elem))
+                    .map(|i| {
+                        let (x, y, z) = (a.data[i].f(), b.data[i].f(), c.data[i].f());
+                        round_to(Word::float(x * y + z), a.elem)
+                    })
                     .collect();
                 Ok(RtVal::Tensor(Rc::new(Tensor::new(
                     a.shape.clone(),
@@ -248,7 +252,7 @@ impl Interp<'_> {
                         i if (na..na + nb).contains(&i) => (&b.data, i - na),
                         // -1: an undefined row.
                         -1 => {
-                            data.extend(std::iter::repeat_n(0.0, row));
+                            data.extend(std::iter::repeat_n(Word::ZERO, row));
                             continue;
                         }
                         i => return Err(err(format!("mask entry {i} is out of range"))),

@@ -117,7 +117,7 @@ pub fn tensor(shape: Vec<usize>, seed: u64) -> Tensor {
             ((s >> 40) % 7) as f64 - 3.0
         })
         .collect();
-    Tensor::new(shape, Type::f32(), data)
+    Tensor::from_f64(shape, Type::f32(), data)
 }
 
 /// Extents: 0, 1, primes, and every boundary ± 1 of the main tiles (14/32 CPU,

@@ -3,6 +3,7 @@
 
 use super::types::{cast_edges, Cmp, Ty, FLOATS, INTS};
 use ftuner_dialects::arith_semantics::{int_binary, INT_BINARY_OPS};
+use ftuner_interp::Word;
 
 /// One op at one type signature, with every case it runs on.
 pub struct Func {
@@ -15,10 +16,10 @@ pub struct Func {
     /// The op applied to operands named `%x0`, `%x1`…, with `{0}`, `{1}`… standing for
     /// them: `arith.addi {0}, {1} : i32`.
     pub text: String,
-    pub cases: Vec<Vec<f64>>,
+    pub cases: Vec<Vec<Word>>,
     /// Undefined per MLIR (poison or undefined behavior): not run compiled, an error in
     /// the interpreter, never folded.
-    pub undefined: fn(&Func, &[f64]) -> bool,
+    pub undefined: fn(&Func, &[Word]) -> bool,
     pub cmp: Cmp,
 }
 
@@ -33,11 +34,11 @@ impl Func {
     }
 }
 
-fn never(_: &Func, _: &[f64]) -> bool {
+fn never(_: &Func, _: &[Word]) -> bool {
     false
 }
 
-fn pairs(a: &[f64], b: &[f64]) -> Vec<Vec<f64>> {
+fn pairs(a: &[Word], b: &[Word]) -> Vec<Vec<Word>> {
     a.iter()
         .flat_map(|x| b.iter().map(move |y| vec![*x, *y]))
         .collect()
@@ -57,9 +58,9 @@ fn func(op: &str, suffix: &str, args: Vec<Ty>, res: Ty, text: String) -> Func {
     }
 }
 
-fn int_undefined(f: &Func, c: &[f64]) -> bool {
+fn int_undefined(f: &Func, c: &[Word]) -> bool {
     let op = f.op.trim_start_matches("arith.");
-    int_binary(op, c[0] as i128, c[1] as i128, f.res.width()).is_none()
+    int_binary(op, c[0].i() as i128, c[1].i() as i128, f.res.width()).is_none()
 }
 
 /// Every integer binary op of `arith_semantics` at every integer type.
@@ -157,7 +158,7 @@ pub fn select_funcs() -> Vec<Func> {
                 format!("arith.select {{0}}, {{1}}, {{2}} : {}", t.name()),
             );
             let e = t.edges();
-            for c in [0.0, 1.0] {
+            for c in [Word::int(0), Word::int(1)] {
                 for (a, b) in e.iter().zip(e.iter().rev()) {
                     f.cases.push(vec![c, *a, *b]);
                 }
@@ -169,8 +170,8 @@ pub fn select_funcs() -> Vec<Func> {
 
 /// fptosi/fptoui of NaN, an infinity or a value whose integer part the result type
 /// cannot hold is poison.
-fn fpto_undefined(f: &Func, c: &[f64]) -> bool {
-    let x = c[0].trunc();
+fn fpto_undefined(f: &Func, c: &[Word]) -> bool {
+    let x = c[0].f().trunc();
     let w = f.res.width();
     // The bound past the largest value is a power of two, exact in an f64.
     let (lo, past) = if f.op == "arith.fptosi" {
@@ -195,16 +196,21 @@ fn cast(op: &str, from: Ty, to: Ty) -> Func {
         "truncf" => {
             let mut v = from.edges();
             let t = 2f64.powi(-24);
-            v.extend([
-                0.1,
-                1e-40,
-                1e39,
-                -1e39,
-                1.0 + t,
-                1.0 + 3.0 * t,
-                3.4028235e38 + 1e30,
-            ]);
-            v.extend([f32::MAX as f64 * (1.0 + t / 2.0), 1e-46, f64::MIN_POSITIVE]);
+            v.extend(
+                [
+                    0.1,
+                    1e-40,
+                    1e39,
+                    -1e39,
+                    1.0 + t,
+                    1.0 + 3.0 * t,
+                    3.4028235e38 + 1e30,
+                    f32::MAX as f64 * (1.0 + t / 2.0),
+                    1e-46,
+                    f64::MIN_POSITIVE,
+                ]
+                .map(|x| from.float(x)),
+            );
             v
         }
         _ => from.edges(),
@@ -306,19 +312,19 @@ pub fn math_funcs(ctx: &ftuner_ir::Context) -> Vec<Func> {
 }
 
 /// Undefined per the op's one definition (`math.ipowi` of 0 to a negative power).
-fn math_int_undefined(f: &Func, c: &[f64]) -> bool {
+fn math_int_undefined(f: &Func, c: &[Word]) -> bool {
     let eval = ftuner_dialects::registry()
         .op(&f.op)
         .and_then(|d| d.scalar_eval);
-    let args: Vec<i128> = c.iter().map(|x| *x as i128).collect();
+    let args: Vec<i128> = c.iter().map(|x| x.i() as i128).collect();
     eval.is_some_and(|e| e.apply_int(&args, f.res.width()).is_none())
 }
 
-fn math_cases(args: &[Ty]) -> Vec<Vec<f64>> {
+fn math_cases(args: &[Ty]) -> Vec<Vec<Word>> {
     let edges = |t: Ty| {
         if t == Ty::I32 && args[0].is_float() {
             // Exponents of fpowi.
-            vec![0.0, 1.0, -1.0, 2.0, -2.0, 3.0, 7.0, -7.0, 31.0]
+            [0, 1, -1, 2, -2, 3, 7, -7, 31].map(Word::int).to_vec()
         } else {
             t.edges()
         }
@@ -328,15 +334,17 @@ fn math_cases(args: &[Ty]) -> Vec<Vec<f64>> {
         2 => pairs(&edges(args[0]), &edges(args[1])),
         _ => {
             let t = args[0];
-            let sub: Vec<f64> = edges(t)
+            // Three operands: the float ones (fma).
+            assert!(t.is_float(), "three integer operands are new to this test");
+            let sub: Vec<Word> = edges(t)
                 .into_iter()
-                .filter(|x| x.is_sign_positive() || matches!(*x, -1.0 | -2.5 | -1e10))
+                .filter(|x| x.f().is_sign_positive() || matches!(x.f(), -1.0 | -2.5 | -1e10))
                 .collect();
             let mut out = vec![vec![]];
             for _ in args {
                 out = out
                     .into_iter()
-                    .flat_map(|c: Vec<f64>| {
+                    .flat_map(|c: Vec<Word>| {
                         sub.iter().map(move |x| {
                             let mut c = c.clone();
                             c.push(*x);
@@ -353,12 +361,13 @@ fn math_cases(args: &[Ty]) -> Vec<Vec<f64>> {
                 } else {
                     2f64.powi(-52)
                 };
-                let max = t.edges().into_iter().fold(0.0, f64::max);
+                let max = t.edges().into_iter().map(|x| x.f()).fold(0.0, f64::max);
+                let w = |v: [f64; 3]| v.map(|x| t.float(x)).to_vec();
                 out.extend([
-                    vec![1.0 + e, 1.0 - e, -1.0],
-                    vec![1.0 + e, 1.0 + e, -1.0],
-                    vec![max, 1.5, -max],
-                    vec![max, 2.0, -max],
+                    w([1.0 + e, 1.0 - e, -1.0]),
+                    w([1.0 + e, 1.0 + e, -1.0]),
+                    w([max, 1.5, -max]),
+                    w([max, 2.0, -max]),
                 ]);
             }
             out

@@ -4,14 +4,14 @@
 
 use super::cases::Func;
 use super::types::Ty;
-use ftuner_interp::RtVal;
+use ftuner_interp::{RtVal, Word};
 use ftuner_ir::{parse_module, Context};
 use ftuner_runtime::Executable;
 
 /// What an engine made of one case.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Out {
-    Val(f64),
+    Val(Word),
     /// An error (the interpreter and the JIT), or not folded (the folder).
     None(String),
     /// The engine does not run the op at all.
@@ -39,11 +39,8 @@ fn with_args(f: &Func) -> String {
     )
 }
 
-fn args(f: &Func, case: &[f64]) -> Vec<RtVal> {
-    case.iter()
-        .zip(&f.args)
-        .map(|(x, t)| RtVal::Scalar(t.round(*x)))
-        .collect()
+fn args(case: &[Word]) -> Vec<RtVal> {
+    case.iter().map(|x| RtVal::Scalar(*x)).collect()
 }
 
 /// The interpreter on every case of `f`.
@@ -55,7 +52,7 @@ pub fn interpret(ctx: &Context, f: &Func) -> Vec<Out> {
     f.cases
         .iter()
         .map(
-            |c| match ftuner_interp::run(ctx, &m.ir, m.top, &f.name, args(f, c)) {
+            |c| match ftuner_interp::run(ctx, &m.ir, m.top, &f.name, args(c)) {
                 Ok(v) => match v.first() {
                     Some(RtVal::Scalar(x)) => Out::Val(*x),
                     other => Out::None(format!("returned {other:?}")),
@@ -141,15 +138,10 @@ pub fn fold(ctx: &Context, funcs: &[Func]) -> Vec<Vec<Out>> {
                     };
                     let a = ir.attr(def, "value").expect("a constant has a value");
                     match ftuner_dialects::util::const_value(a) {
-                        Some((ftuner_dialects::util::Const::Int(x), _)) => {
-                            let x = if f.res == Ty::I1 {
-                                x & 1
-                            } else {
-                                ftuner_dialects::util::sext(x, f.res.width())
-                            };
-                            Out::Val(x as f64)
+                        Some((ftuner_dialects::util::Const::Int(x), _)) => Out::Val(f.res.int(x)),
+                        Some((ftuner_dialects::util::Const::Float(x), _)) => {
+                            Out::Val(Word::float(x))
                         }
-                        Some((ftuner_dialects::util::Const::Float(x), _)) => Out::Val(x),
                         None => Out::None(format!("folded to {a:?}")),
                     }
                 })
@@ -191,7 +183,7 @@ pub fn jit(ctx: &Context, funcs: &[Func]) -> (Vec<Vec<Out>>, f64) {
                     if (f.undefined)(f, c) {
                         return Out::Skipped;
                     }
-                    match exe.call(&f.name, &args(f, c)) {
+                    match exe.call(&f.name, &args(c)) {
                         Ok(v) => match v.first() {
                             Some(RtVal::Scalar(x)) => Out::Val(*x),
                             other => Out::None(format!("returned {other:?}")),

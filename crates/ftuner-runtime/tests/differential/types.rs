@@ -1,4 +1,8 @@
 //! The scalar types under test, their edge values, literals and how results compare.
+//! Values are [`Word`]s, as the interpreter and the runtime carry them: integers exact to
+//! 64 bits (sign-extended; an i1 is 0 or 1), floats as f64 bits.
+
+use ftuner_interp::Word;
 
 /// A scalar type the test runs ops on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,75 +45,77 @@ impl Ty {
         matches!(self, Ty::F32 | Ty::F64)
     }
 
-    /// Edge values, each exactly representable in the type and in an f64 (the carrier of
-    /// the interpreter and the runtime): 2^53 stands in for the i64 maximum.
-    pub fn edges(self) -> Vec<f64> {
+    /// Edge values: for integers 0, ±1, ±2, ±7, the width less one, the minimum and the
+    /// maximum and their neighbours (exactly: `i64::MAX` is itself, not 2^53).
+    pub fn edges(self) -> Vec<Word> {
         match self {
-            Ty::I1 => vec![0.0, 1.0],
+            Ty::I1 => vec![Word::int(0), Word::int(1)],
             Ty::F32 | Ty::F64 => float_edges(self),
             _ => {
                 let w = self.width();
-                let exact = |v: i128| -> f64 {
-                    if v.abs() > 1 << 53 && v != -(1i128 << 63) {
-                        (v.signum() << 53) as f64
-                    } else {
-                        v as f64
-                    }
-                };
                 let (min, max) = (-(1i128 << (w - 1)), (1i128 << (w - 1)) - 1);
-                let mut v: Vec<i128> = vec![0, 1, -1, 2, -2, 7, -7, w as i128 - 1];
-                let mut out: Vec<f64> = v.drain(..).map(|x| x as f64).collect();
-                out.extend([min, max, min + 1, max - 1].map(exact));
-                if w == 64 {
-                    // max - 1 stands for 2^53 - 1 (the largest odd value an f64 holds).
-                    out.push(((1i64 << 53) - 1) as f64);
-                }
-                dedup(out)
+                let v = [
+                    0,
+                    1,
+                    -1,
+                    2,
+                    -2,
+                    7,
+                    -7,
+                    w as i128 - 1,
+                    min,
+                    max,
+                    min + 1,
+                    max - 1,
+                ];
+                dedup(v.into_iter().map(|x| self.int(x)).collect())
             }
         }
     }
 
-    /// `v` rounded to this type (floats) or wrapped to its width (integers, sign-extended;
-    /// an i1 is 0 or 1).
-    pub fn round(self, v: f64) -> f64 {
+    /// The float `x` rounded to this (float) type.
+    pub fn float(self, x: f64) -> Word {
+        Word::float(if self == Ty::F32 { x as f32 as f64 } else { x })
+    }
+
+    /// The integer `v` wrapped to this type's width (sign-extended; an i1 is 0 or 1).
+    pub fn int(self, v: i128) -> Word {
         match self {
-            Ty::F32 => v as f32 as f64,
-            Ty::F64 => v,
-            Ty::I1 => (v as i128 & 1) as f64,
-            _ => ftuner_dialects::util::sext(v as i128, self.width()) as f64,
+            Ty::I1 => Word::int((v & 1) as i64),
+            _ => Word::int(ftuner_dialects::util::sext(v, self.width()) as i64),
         }
     }
 
     /// The typed MLIR literal of `v` (floats as their bit pattern, so every value is
     /// exact): `true`, `-7 : i8`, `0x3F800000 : f32`.
-    pub fn literal(self, v: f64) -> String {
+    pub fn literal(self, v: Word) -> String {
         match self {
-            Ty::I1 => (if v != 0.0 { "true" } else { "false" }).to_string(),
-            Ty::F32 => format!("0x{:08X} : f32", (v as f32).to_bits()),
-            Ty::F64 => format!("0x{:016X} : f64", v.to_bits()),
-            _ => format!("{} : {}", v as i128, self.name()),
+            Ty::I1 => (if v.truth() { "true" } else { "false" }).to_string(),
+            Ty::F32 => format!("0x{:08X} : f32", (v.f() as f32).to_bits()),
+            Ty::F64 => format!("0x{:016X} : f64", v.f().to_bits()),
+            _ => format!("{} : {}", v.i(), self.name()),
         }
     }
 
     /// The bit pattern of a value of this type.
-    pub fn bits(self, v: f64) -> u64 {
+    pub fn bits(self, v: Word) -> u64 {
         match self {
-            Ty::F32 => (v as f32).to_bits() as u64,
-            Ty::F64 => v.to_bits(),
-            _ => ftuner_dialects::util::zext(v as i128, self.width()) as u64,
+            Ty::F32 => (v.f() as f32).to_bits() as u64,
+            Ty::F64 => v.f().to_bits(),
+            _ => ftuner_dialects::util::zext(v.i() as i128, self.width()) as u64,
         }
     }
 }
 
-fn dedup(mut v: Vec<f64>) -> Vec<f64> {
+fn dedup(mut v: Vec<Word>) -> Vec<Word> {
     let mut seen = std::collections::HashSet::new();
-    v.retain(|x| seen.insert(x.to_bits()));
+    v.retain(|x| seen.insert(*x));
     v
 }
 
 /// 0, -0, ±inf, NaN, ±1, ±0.5, ±1.5, ±2.5 (ties of the rounding ops), ±3, ±1e10, the
 /// largest finite value, the smallest normal and the smallest subnormal.
-fn float_edges(t: Ty) -> Vec<f64> {
+fn float_edges(t: Ty) -> Vec<Word> {
     let mut v = vec![
         0.0,
         -0.0,
@@ -138,13 +144,13 @@ fn float_edges(t: Ty) -> Vec<f64> {
     } else {
         v.extend([f64::MAX, f64::MIN_POSITIVE, f64::from_bits(1)]);
     }
-    dedup(v.into_iter().map(|x| t.round(x)).collect())
+    dedup(v.into_iter().map(|x| t.float(x)).collect())
 }
 
 /// Extra inputs of the float-to-integer casts: values at and just past each integer
 /// type's bounds.
-pub fn cast_edges(t: Ty) -> Vec<f64> {
-    let mut v = float_edges(t);
+pub fn cast_edges(t: Ty) -> Vec<Word> {
+    let mut v: Vec<f64> = float_edges(t).into_iter().map(|w| w.f()).collect();
     for x in [
         -0.75, 126.5, 127.0, 128.0, -128.0, -128.5, -129.0, 255.0, 255.5, 256.0,
     ] {
@@ -156,7 +162,7 @@ pub fn cast_edges(t: Ty) -> Vec<f64> {
     }
     // The largest f32 below 2^31 and 2^32, and the largest f64 below 2^63.
     v.extend([2147483520.0, 4294967040.0, 9223372036854774784.0]);
-    dedup(v.into_iter().map(|x| t.round(x)).collect())
+    dedup(v.into_iter().map(|x| t.float(x)).collect())
 }
 
 /// How the results of an op are compared.
@@ -174,16 +180,17 @@ pub enum Cmp {
 }
 
 /// Whether `a` and `b`, values of type `t`, are the same under `cmp`.
-pub fn same(t: Ty, cmp: Cmp, a: f64, b: f64) -> bool {
+pub fn same(t: Ty, cmp: Cmp, a: Word, b: Word) -> bool {
     if !t.is_float() {
         return a == b;
     }
+    let (a, b) = (a.f(), b.f());
     if a.is_nan() || b.is_nan() {
         return a.is_nan() && b.is_nan();
     }
     match cmp {
-        Cmp::Exact => t.bits(a) == t.bits(b),
-        Cmp::AnyZero => t.bits(a) == t.bits(b) || (a == 0.0 && b == 0.0),
+        Cmp::Exact => t.bits(Word::float(a)) == t.bits(Word::float(b)),
+        Cmp::AnyZero => t.bits(Word::float(a)) == t.bits(Word::float(b)) || (a == 0.0 && b == 0.0),
         Cmp::Ulps(n) => {
             if a.is_infinite() || b.is_infinite() {
                 return a == b;

@@ -251,7 +251,10 @@ fn run(cli: &Cli) -> Result<bool, String> {
         .map(|i| {
             (!layer.shapes[i].contains(&DYNAMIC)).then(|| {
                 let mut w = tensor(&layer.shape_at(i, 0), layer.elems[i], &mut rng);
-                w.data.iter_mut().for_each(|x| *x *= cli.weight_scale);
+                let elem = w.elem;
+                w.data.iter_mut().for_each(|x| {
+                    *x = ftuner_interp::Word::of_number(x.number(elem) * cli.weight_scale, elem)
+                });
                 w
             })
         })
@@ -388,7 +391,7 @@ impl Sweep<'_> {
             .map_err(|e| format!("T={t}: {}", e.0))?;
         // Two single-precision computations: held to each other (no wide reference).
         for (g, w) in got.iter().zip(&want) {
-            if let Err(e) = ftuner_run::compare(g, w, w, self.r) {
+            if let Err(e) = ftuner_run::compare(g, w, w, self.r, ftuner_ir::Type::f32()) {
                 self.ok = false;
                 status.push(format!("MISMATCH vs loops: {e}"));
             }
@@ -417,7 +420,7 @@ impl Sweep<'_> {
         let wide = ftuner_interp::wide(run).map_err(|e| format!("T={t}: interpreter: {e}"))?;
         let mut good = true;
         for ((g, w), x) in got.iter().zip(&want).zip(&wide) {
-            if let Err(e) = ftuner_run::compare(g, w, x, self.r) {
+            if let Err(e) = ftuner_run::compare(g, w, x, self.r, ftuner_ir::Type::f32()) {
                 self.ok = false;
                 good = false;
                 status.push(format!("MISMATCH vs interpreter: {e}"));
@@ -445,7 +448,7 @@ impl Sweep<'_> {
             .call(&self.layer.name, args)
             .map_err(|e| format!("T={t}: {}", e.0))?;
         for (g, w) in got.iter().zip(&want) {
-            if let Err(e) = ftuner_run::compare(g, w, w, self.r) {
+            if let Err(e) = ftuner_run::compare(g, w, w, self.r, ftuner_ir::Type::f32()) {
                 self.ok = false;
                 status.push(format!("MISMATCH vs the OpenBLAS variant: {e}"));
             }

@@ -270,7 +270,7 @@ fn measure(
         .iter()
         .zip(&data)
         .map(|(s, d)| {
-            RtVal::Tensor(Rc::new(Tensor::new(
+            RtVal::Tensor(Rc::new(Tensor::from_f64(
                 s.clone(),
                 Type::f32(),
                 d.iter().map(|x| *x as f64).collect(),
@@ -286,7 +286,7 @@ fn measure(
         .ok_or("the host function returned no tensor")?
         .data
         .iter()
-        .map(|x| *x as f32)
+        .map(|x| x.f() as f32)
         .collect();
     let replay = Replay::new(launcher.module(), &rec)?;
     let mut run_ours = || replay.run();
