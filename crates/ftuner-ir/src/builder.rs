@@ -1,8 +1,10 @@
 //! `OpBuilder`: creates operations at an insertion point (the end of a block, or before an
-//! operation) with a location, as MLIR's `OpBuilder`. New rewriting code builds through it,
-//! as do the hidden bodies of linalg's named ops and convert-linalg-to-loops; the builders
-//! of lower-ukernels (`B`) and convert-to-llvm (`Cv`) still create ops their own way
-//! (issue 27).
+//! operation) with a location, as MLIR's `OpBuilder`. Passes that place ops build through
+//! it; their own helpers (lower-ukernels' `B`, convert-to-llvm's `Cv`, the hidden bodies
+//! of linalg's named ops, convert-linalg-to-loops) are conveniences over it (constants,
+//! loops, compares in one call), as MLIR's `ImplicitLocOpBuilder` and the dialects' builder
+//! functions are. `Ir::create_op` alone makes a detached op (a function or global to be
+//! placed later, MLIR's `Operation::create`).
 
 use crate::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 

@@ -24,9 +24,7 @@ impl Cv<'_> {
             s = s.prop(k, v);
         }
         s.successors = succ;
-        let o = self.ir.create_op(s);
-        self.ir.append_op(self.cur, o);
-        o
+        ftuner_ir::OpBuilder::at_end(&mut *self.ir, self.cur, self.loc).insert(s)
     }
     pub(super) fn val(&mut self, name: &str, operands: Vec<Value>, ty: Type) -> Value {
         let o = self.emit(name, operands, vec![ty], vec![], vec![]);

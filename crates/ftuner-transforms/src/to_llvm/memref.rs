@@ -527,8 +527,7 @@ pub(super) fn convert_global(ir: &mut Ir, op: OpId) -> Result<(), Diagnostic> {
     if let Some(a) = dict_get(props, "alignment") {
         s = s.prop("alignment", a);
     }
-    let g = ir.create_op(s);
-    ir.insert_before(op, g);
+    ftuner_ir::OpBuilder::before(ir, op).insert(s);
     ir.erase_op(op);
     Ok(())
 }

@@ -249,7 +249,7 @@ pub(super) fn split_batch(
     props.push(("iterator_types".into(), Attribute::array(its)));
     let attrs: Vec<(String, Attribute)> = data.attrs.as_dict().unwrap_or(&[]).to_vec();
     let c2 = b.ir.value_type(slices[2]);
-    let inner = b.ir.create_op(OpSpec {
+    let inner = ftuner_ir::OpBuilder::at_end(&mut *b.ir, fb, loc).insert(OpSpec {
         name: intern_name(ukernel::PatchOp::NAME),
         operands: slices.clone(),
         result_types: vec![c2],
@@ -262,7 +262,6 @@ pub(super) fn split_batch(
     let (src_r, dst_r) = (b.ir.regions_of(op)[0], b.ir.regions_of(inner)[0]);
     let (mut map, mut bmap) = (Default::default(), Default::default());
     b.ir.clone_region_into(src_r, dst_r, &mut map, &mut bmap);
-    b.ir.append_op(fb, inner);
     let r = b.ir.result(inner, 0);
     let spec = c_spec.ok_or("no output slice")?;
     let back = insert_back(&mut b, fb, r, &spec, acc);

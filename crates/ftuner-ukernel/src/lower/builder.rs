@@ -41,8 +41,7 @@ impl<'a> B<'a> {
         for (k, v) in props {
             s = s.prop(k, v);
         }
-        let o = self.ir.create_op(s);
-        self.ir.append_op(block, o);
+        let o = ftuner_ir::OpBuilder::at_end(&mut *self.ir, block, self.loc).insert(s);
         if matches!(
             name,
             ops::tensor::ExtractSliceOp::NAME | ops::tensor::InsertSliceOp::NAME

@@ -251,10 +251,9 @@ pub(super) fn tile(
         if let Some(term) = b.ir.terminator(blk2) {
             if b.ir.name(term) == ops::ukernel::YieldOp::NAME {
                 let vals = b.ir.operands(term).to_vec();
-                let y = b.ir.create_op(
+                ftuner_ir::OpBuilder::before(&mut *b.ir, term).insert(
                     OpSpec::new(intern_name(ops::linalg::YieldOp::NAME), b.loc).operands(vals),
                 );
-                b.ir.insert_before(term, y);
                 b.ir.erase_op(term);
             }
         }
