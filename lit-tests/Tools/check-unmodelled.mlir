@@ -13,6 +13,8 @@
 // RUN: ftuner-run %s --entry=below_2_53 --check | FileCheck %s --check-prefix=OK
 // RUN: ftuner-run %s --entry=huge_constant --check | FileCheck %s --check-prefix=CONST
 // RUN: not ftuner-run %s --entry=wide_constant --check 2>&1 | FileCheck %s --check-prefix=WIDE-CONST
+// RUN: not ftuner-run %s --entry=wide_global --check 2>&1 | FileCheck %s --check-prefix=WIDE-GLOBAL
+// RUN: ftuner-run %s --entry=narrow --check | FileCheck %s --check-prefix=NARROW
 // JIT: result #0
 // The first i200 value met is the shift amount's constant.
 // WIDE: ftuner-run: error: cannot check: {{.*}}check-unmodelled.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'arith.constant' op the constant of type i200 is outside the reference interpreter's model: integers of more than 64 bits are not modelled
@@ -23,6 +25,11 @@
 // 2 x (2^63 - 1) wraps to -2 in index; then + i.
 // CONST: check: ok
 // WIDE-CONST: ftuner-run: error: cannot check: {{.*}}'arith.constant' op the constant of type i65 is outside the reference interpreter's model
+// A global's initial value is refused by its own type (it has no result to look at).
+// WIDE-GLOBAL: ftuner-run: error: cannot check: {{.*}}'memref.global' op the constant of type tensor<2xi128> is outside the reference interpreter's model
+// Random i4 inputs are wrapped to the width (15 is -1), as the compiled code reads them.
+// NARROW: result #0: tensor 8xi4 min -{{[1-8]}}.000000
+// NARROW: check: ok
 
 func.func @wide_shift(%x: i200) -> i200 {
   %c150 = arith.constant 150 : i200
@@ -55,4 +62,17 @@ func.func @wide_constant(%x: i65) -> i65 {
   %k = arith.constant 1 : i65
   %r = arith.addi %x, %k : i65
   return %r : i65
+}
+
+"memref.global"() <{constant, initial_value = dense<[1180591620717411303424, 1]> : tensor<2xi128>, sym_name = "g", sym_visibility = "private", type = memref<2xi128>}> : () -> ()
+
+func.func @wide_global() -> i128 {
+  %m = memref.get_global @g : memref<2xi128>
+  %c0 = arith.constant 0 : index
+  %v = memref.load %m[%c0] : memref<2xi128>
+  return %v : i128
+}
+
+func.func @narrow(%x: tensor<8xi4>) -> tensor<8xi4> {
+  return %x : tensor<8xi4>
 }

@@ -7,7 +7,7 @@ is a crash, and the input that caused it is kept. With --check, a result the ora
 rejects or a program the compiled code ran but the interpreter refuses is a silent
 failure, kept and counted the same way (a failure of the run with --fail-on-silent).
 Two outcomes of --check are counted apart and are not failures: a check the oracle says it
-cannot make (integers its f64 carrier does not hold exactly, or of more than 64 bits), and a
+cannot make (integers of more than 64 bits), and a
 program the interpreter refuses only for undefined behaviour (dims that disagree at run
 time, a poison value) in ops that canonicalization removes — the interpreter runs the
 canonicalized program — so the compiled code had nothing left to check.
@@ -154,7 +154,7 @@ def verdict(proc):
         return "silent: wrong result"
     if "the compiled code ran but the reference interpreter failed" in err:
         return "silent: ran where the interpreter refuses"
-    # The program is outside the oracle's model (integers past its f64 carrier): the check
+    # The program is outside the oracle's model (integers of more than 64 bits): the check
     # failed saying so; counted apart, neither a finding nor a pass.
     if "ftuner-run: error: cannot check:" in err:
         return "unchecked"
@@ -237,7 +237,7 @@ def main():
     print(f"fuzz_drivers: {args.cases} cases (from {args.start}) from {len(seed_files)} seeds (seed {args.seed}) in "
           f"{time.time() - t0:.0f} s: {len(crashes)} crashes, {len(silent)} silent failures, "
           f"{len(hangs)} hangs past {args.timeout:.0f} s; not failures: {counts['unchecked']} checks "
-          f"the oracle cannot make (integers past its f64 carrier), {counts['ub removed']} inputs "
+          f"the oracle cannot make (integers of more than 64 bits), {counts['ub removed']} inputs "
           f"whose undefined behaviour canonicalization removed"
           + (f"; inputs in {out}" if found else ""))
     failed = crashes or (hangs and not args.allow_hangs) or (silent and args.fail_on_silent)

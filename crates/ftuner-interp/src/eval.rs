@@ -145,6 +145,26 @@ fn run_inner<'a>(
         .collect()
 }
 
+/// Argument `a` of a parameter of type `ty` with its integers wrapped to the width (a
+/// caller may pass 15 for an i4, which is -1): scalars and integer tensors; a tensor
+/// already normalized is not copied.
+fn normalize(a: RtVal, ty: Type) -> RtVal {
+    let elem = ty.element_type();
+    if elem.is_float() {
+        return a;
+    }
+    match a {
+        RtVal::Scalar(w) => RtVal::Scalar(crate::round_to(w, elem)),
+        RtVal::Tensor(t) if t.data.iter().any(|w| crate::round_to(*w, t.elem) != *w) => {
+            let mut t = (*t).clone();
+            let e = t.elem;
+            t.data.iter_mut().for_each(|w| *w = crate::round_to(*w, e));
+            RtVal::Tensor(Rc::new(t))
+        }
+        other => other,
+    }
+}
+
 fn check_type(ir: &Ir, op: OpId, ty: Type, t: &Tensor) -> Result<(), InterpError> {
     if let Some(s) = ty.shape() {
         if s.len() != t.shape.len()
@@ -209,6 +229,9 @@ impl<'a> Interp<'a> {
                     }
                 }
             }
+            // Integers wrapped to the parameter's width, so that every word the program
+            // computes on is normalized (sign-extended; an i1 0 or 1) whoever made it.
+            let a = normalize(a, ty);
             // A tensor passed for a buffer parameter becomes a fresh buffer.
             let a = match a {
                 RtVal::Tensor(t) if ty.is_memref() => {

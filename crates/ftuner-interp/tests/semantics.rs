@@ -345,3 +345,48 @@ fn transfers_declared_in_bounds_stay_in_bounds() {
         "{e}"
     );
 }
+
+/// `f`'s one scalar result on no arguments.
+fn scalar_of(src: &str) -> Word {
+    let ctx = ftuner_dialects::context();
+    let m = parse_module(&ctx, src, "t.mlir").unwrap();
+    let r = run(&ctx, &m.ir, m.top, "f", vec![]).unwrap();
+    r[0].scalar().unwrap()
+}
+
+/// A loop whose next induction value would pass i64's maximum ends (it wrapped, or
+/// overflowed, when the bound became exact).
+#[test]
+fn a_loop_to_the_largest_index_ends() {
+    let src = "func.func @f() -> index {
+  %lb = arith.constant 9223372036854775806 : index
+  %ub = arith.constant 9223372036854775807 : index
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %r = scf.for %i = %lb to %ub step %c2 iter_args(%a = %c0) -> (index) {
+    %c1 = arith.constant 1 : index
+    %n = arith.addi %a, %c1 : index
+    scf.yield %n : index
+  }
+  return %r : index
+}";
+    assert_eq!(scalar_of(src), Word::int(1));
+}
+
+/// `vector.fma` rounds once, as `math.fma` and the JIT's `llvm.fma`: (1 + e)(1 - e) - 1
+/// is -e^2 in f64 (0 computed unfused).
+#[test]
+fn vector_fma_is_fused() {
+    let src = "func.func @f() -> vector<2xf64> {
+  %a = arith.constant dense<1.0000000000000002> : vector<2xf64>
+  %b = arith.constant dense<0.9999999999999998> : vector<2xf64>
+  %c = arith.constant dense<-1.0> : vector<2xf64>
+  %r = vector.fma %a, %b, %c : vector<2xf64>
+  return %r : vector<2xf64>
+}";
+    let ctx = ftuner_dialects::context();
+    let m = parse_module(&ctx, src, "t.mlir").unwrap();
+    let r = run(&ctx, &m.ir, m.top, "f", vec![]).unwrap();
+    let e = 2f64.powi(-52);
+    assert_eq!(r[0].tensor().unwrap().to_f64(), vec![-e * e; 2]);
+}

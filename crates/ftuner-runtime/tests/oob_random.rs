@@ -1476,10 +1476,6 @@ struct Counts {
     /// check multiplies the bytes of the dims before the zero one: `[2^62, 0]` of f32
     /// overflows). Reported; conservative on the JIT's side.
     lenient_interpreter: usize,
-    /// The JIT returned empty tensors with a dim beyond 2^53 where the interpreter, whose
-    /// index arithmetic goes through f64, computed a size it then refused (documented:
-    /// docs/robustness.md, "The oracle").
-    imprecise_interpreter: usize,
     /// Debug builds: the interpreter's i64 sums of offsets, sizes and paddings overflowed
     /// (a panic; reported) where the JIT refused the call.
     interpreter_overflow: usize,
@@ -1490,13 +1486,6 @@ fn empty(results: &[RtVal]) -> bool {
     results
         .iter()
         .all(|r| matches!(r, RtVal::Tensor(t) if t.data.is_empty()))
-}
-
-/// Whether a result has a dim beyond what an f64 holds exactly.
-fn beyond_f64(results: &[RtVal]) -> bool {
-    results
-        .iter()
-        .any(|r| matches!(r, RtVal::Tensor(t) if t.shape.iter().any(|d| *d > 1 << 53)))
 }
 
 fn env_usize(k: &str, default: usize) -> usize {
@@ -1578,10 +1567,6 @@ fn run_family(name: &str, salt: u64, generate: fn(&mut Rng) -> Case) -> Counts {
                             || (e.contains("'memref.alloc'") && empty(w))) =>
                 {
                     counts.lenient_interpreter += 1;
-                    None
-                }
-                (Outcome::Ok(g), Outcome::Err(_)) if empty(g) && beyond_f64(g) => {
-                    counts.imprecise_interpreter += 1;
                     None
                 }
                 (Outcome::Err(_), Outcome::Panic(p))

@@ -209,10 +209,9 @@ impl Rng {
         let u = self.next();
         if elem.float_kind().is_some() {
             Word::of_number((u >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0, elem)
-        } else if elem.int_width() == Some(1) {
-            Word::int((u & 1) as i64)
         } else {
-            Word::int((u % 16) as i64)
+            // Small integers, wrapped to the width (15 is -1 in an i4).
+            ftuner_interp::round_to(Word::int((u % 16) as i64), elem)
         }
     }
 }

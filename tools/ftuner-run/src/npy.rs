@@ -120,6 +120,8 @@ pub fn read(bytes: &[u8]) -> Result<Tensor, String> {
                     let sh = 64 - 8 * s as u32;
                     Word::int((u << sh) as i64 >> sh)
                 }
+                // numpy's bool: any non-zero byte is true.
+                ('b', _) => Word::bool(u != 0),
                 // Exactly, wrapped to the element type's width.
                 _ => ftuner_interp::round_to(Word::int(u as i64), elem),
             }

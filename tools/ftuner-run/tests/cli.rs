@@ -163,6 +163,16 @@ fn npy_reads_numpy_headers() {
     assert_eq!(t.shape, vec![2, 3]);
     assert_eq!(t.to_f64(), vec![-2.0, -1.0, 0.0, 1.0, 2.0, 3.0]);
     assert_eq!(npy::write(&t).unwrap(), f);
+    // Integers exactly past 2^53, and numpy's bool (any non-zero byte is true).
+    let big = Tensor::from_i64(vec![2], Type::i64(), vec![i64::MAX, (1 << 53) + 1]);
+    assert_eq!(
+        npy::read(&npy::write(&big).unwrap()).unwrap().to_i64(),
+        big.to_i64()
+    );
+    let mut b1 = npy::write(&Tensor::from_i64(vec![3], Type::i1(), vec![0, 1, 1])).unwrap();
+    let n = b1.len();
+    b1[n - 1] = 2;
+    assert_eq!(npy::read(&b1).unwrap().to_i64(), vec![0, 1, 1]);
     // Scalars (shape ()) and 1-d shapes with the trailing comma.
     let s = npy::write(&Tensor::from_f64(vec![], Type::f64(), vec![2.5])).unwrap();
     assert_eq!(npy::read(&s).unwrap().to_f64(), vec![2.5]);

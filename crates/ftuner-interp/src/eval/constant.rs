@@ -26,9 +26,11 @@ impl Interp<'_> {
                 _ => Word::float(f64::NAN),
             }
         };
-        // Integers of more than 64 bits are outside the model (a word holds 64).
-        let result_ty = ir.results(op).first().map(|v| ir.value_type(*v));
-        if let Some(w) = result_ty.and_then(|t| t.element_type().int_width()) {
+        // Integers of more than 64 bits are outside the model (a word holds 64): the
+        // attribute's own type (a `memref.global`'s initial value has no result).
+        let attr_ty = a.typed_type();
+        let ty = attr_ty.map(|t| t.to_string()).unwrap_or(ty);
+        if let Some(w) = attr_ty.and_then(|t| t.element_type().int_width()) {
             if w > 64 {
                 return Err(InterpError::at(
                     ir,

@@ -65,7 +65,12 @@ impl Interp<'_> {
                 inner.insert(*a, v.clone());
             }
             iters = self.exec_block(b, &mut inner)?;
-            i += step;
+            // The induction variable is exact to i64's maximum: past it there is no
+            // next iteration (i < ub fails), not a wrap.
+            match i.checked_add(step) {
+                Some(n) => i = n,
+                None => break,
+            }
         }
         Ok(iters)
     }

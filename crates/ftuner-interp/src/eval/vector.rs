@@ -2,6 +2,7 @@
 //! padding), and the value ops (broadcast, fma, shuffle) on vectors held as tensors.
 
 use super::{Env, Interp, InterpError};
+use crate::body::ScalarOp;
 use crate::tensor::{round_to, RtVal, Tensor};
 use crate::word::Word;
 use ftuner_ir::{AffineExpr, OpId, Type};
@@ -223,11 +224,9 @@ impl Interp<'_> {
                     return Err(err("operand shapes differ".into()));
                 }
                 let data = (0..a.data.len())
-                    .map(|i| {
-                        let (x, y, z) = (a.data[i].f(), b.data[i].f(), c.data[i].f());
-                        round_to(Word::float(x * y + z), a.elem)
-                    })
-                    .collect();
+                    .map(|i| ScalarOp::Fma.apply(&[a.data[i], b.data[i], c.data[i]], a.elem))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| err(e.message))?;
                 Ok(RtVal::Tensor(Rc::new(Tensor::new(
                     a.shape.clone(),
                     a.elem,
