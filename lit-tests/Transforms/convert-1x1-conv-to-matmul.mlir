@@ -1,8 +1,10 @@
 // convert-1x1-conv-to-matmul: an NCHW conv with a 1x1 filter, static past the batch, is
 // an scf.for over the images of a matmul (filter F x C) x (image C x HW), on
 // collapse_shape views; a filled init is filled per image; a strided conv first copies the
-// positions it reads into a contiguous image. 3x3, dynamic-image and small-image convs are
-// left alone (the last unless min-positions allows it). The conv's one elementwise consumer moves into the loop when its operands
+// positions it reads into a contiguous image, and a conv of at most im2col-max-k k steps
+// (C x KH x KW: a stem's 3 channels, 3x3) copies its windows into an im2col matrix. Other
+// 3x3, dynamic-image and small-image convs are left alone (the last unless min-positions
+// allows it). The conv's one elementwise consumer moves into the loop when its operands
 // are read per channel or per element, and patch-ukernels makes it the matmul's epilogue.
 // mlir-opt-22 accepts the result; ftuner-run computes what the conv does.
 // RUN: ftuner-opt %s --split-input-file --convert-1x1-conv-to-matmul | FileCheck %s
@@ -15,6 +17,9 @@
 // RUN: ftuner-run %s --entry=strided --shape 0=2x8x31x32 --check --threads 2 | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %s --entry=crop --shape 0=2x8x13x14 --shape 2=2x4x12x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul{strided=false})' | FileCheck %s --check-prefix=NOSTRIDE
+// RUN: ftuner-run %s --entry=stem --shape 0=2x3x35x23 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --entry=stem --shape 0=3x3x35x23 --check --threads 2 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul{im2col-max-k=26})' | FileCheck %s --check-prefix=NOIM2COL
 // RUN: ftuner-run %s --entry=filled --shape 0=3x8x16x12 --check --pass-pipeline='builtin.module(convert-1x1-conv-to-matmul,ftuner-cpu-pipeline{target=host})' | FileCheck %s --check-prefix=EXEC
 // Two threads: 3 images (the caller runs them, each image's tiles on the pool) and 4 (the
 // pool splits the images), with the epilogue and the residual.
@@ -68,7 +73,7 @@ func.func @accumulates(%x: tensor<?x8x16x16xf32>, %w: tensor<4x8x1x1xf32>, %o: t
 
 // -----
 
-// Left alone: a 3x3 filter, a dynamic image, and (by default) images of fewer than 128
+// Left alone: a 3x3 filter of 72 k steps, a dynamic image, and (by default) images of fewer than 128
 // output positions (the strided one's 8x8, the 7x7).
 // CHECK-LABEL: func.func @left(
 // CHECK-NOT: linalg.matmul
@@ -235,4 +240,40 @@ func.func @crop(%x: tensor<?x8x13x14xf32>, %w: tensor<4x8x1x1xf32>, %o: tensor<?
 func.func @static_batch(%x: tensor<3x8x16x12xf32>, %w: tensor<16x8x1x1xf32>, %o: tensor<3x16x16x12xf32>) -> tensor<3x16x16x12xf32> {
   %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<3x8x16x12xf32>, tensor<16x8x1x1xf32>) outs(%o : tensor<3x16x16x12xf32>) -> tensor<3x16x16x12xf32>
   return %r : tensor<3x16x16x12xf32>
+}
+
+// -----
+
+// A stem (3 channels, 3x3: 27 k steps), stride 2 and dilation 2 along H: each image's
+// windows x[c, 2i + 2u, j + v] are copied into a 27 x (OH*OW) im2col matrix (its k order
+// the filter's C x KH x KW) for the matmul, BatchNorm and ReLU6 after it as before.
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3 * 2 + d1 * 2, d4 + d2)>
+// CHECK-LABEL: func.func @stem(
+// CHECK: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<8x3x3x3xf32> into tensor<8x27xf32>
+// CHECK: scf.for
+// CHECK: %[[IMG:.*]] = tensor.extract_slice %arg0[%{{.*}}, 0, 0, 0] [1, 3, 33, 23] [1, 1, 1, 1] : tensor<?x3x35x23xf32> to tensor<3x33x23xf32>
+// CHECK: %[[WINS:.*]] = linalg.generic {indexing_maps = [#[[WIN]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[IMG]] : tensor<3x33x23xf32>) outs(%{{.*}} : tensor<3x3x3x15x21xf32>)
+// CHECK: %[[COLS:.*]] = tensor.collapse_shape %[[WINS]] {{\[}}[0, 1, 2], [3, 4]] : tensor<3x3x3x15x21xf32> into tensor<27x315xf32>
+// CHECK: linalg.matmul ins(%[[W]], %[[COLS]] : tensor<8x27xf32>, tensor<27x315xf32>)
+// CHECK: linalg.generic
+// CHECK: } {ftuner.parallel}
+// NOIM2COL-LABEL: func.func @stem(
+// NOIM2COL-NOT: linalg.matmul
+// NOIM2COL: linalg.conv_2d_nchw_fchw
+func.func @stem(%x: tensor<?x3x35x23xf32>, %w: tensor<8x3x3x3xf32>, %scale: tensor<8x1x1xf32>) -> tensor<?x8x15x21xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x35x23xf32>
+  %z = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %e = tensor.empty(%n) : tensor<?x8x15x21xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x8x15x21xf32>) -> tensor<?x8x15x21xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<[2, 1]> : vector<2xi64>, strides = dense<[2, 1]> : vector<2xi64>} ins(%x, %w : tensor<?x3x35x23xf32>, tensor<8x3x3x3xf32>) outs(%f : tensor<?x8x15x21xf32>) -> tensor<?x8x15x21xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r, %scale : tensor<?x8x15x21xf32>, tensor<8x1x1xf32>) outs(%e : tensor<?x8x15x21xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %m = arith.mulf %a, %s : f32
+    %lo = arith.maximumf %m, %z : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  } -> tensor<?x8x15x21xf32>
+  return %g : tensor<?x8x15x21xf32>
 }

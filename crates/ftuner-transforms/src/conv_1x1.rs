@@ -30,6 +30,12 @@
 //! image, a strided element per row and k step, and wrote the NCHW output along its
 //! channel dim.
 //!
+//! A conv with a larger filter but few k steps (`C x KH x KW` at most `im2col-max-k`: a
+//! network's stem, 3 channels 3x3) copies its windows per image the same way, into an
+//! im2col matrix `(C*KH*KW) x (OH*OW)` in the filter's k order, and its matmul reads that:
+//! as an implicit GEMM over so few k steps each tile's scatter of its output channels into
+//! the NCHW planes costs as much as its FMAs (docs/patch-ukernels.md).
+//!
 //! The conv's one elementwise consumer (BatchNorm, ReLU, a residual add: what
 //! `linalg-fuse-elementwise-ops` leaves after each conv of a CNN) moves into the loop, as a
 //! `linalg.generic` over the image's `F x HW` output right after its matmul, when each of
@@ -62,15 +68,25 @@ struct Match {
     o: Value,
     /// (F, C, H, W): H and W the output's.
     fchw: [i64; 4],
-    /// The strides, when the conv reads only some of the image's positions (a stride
-    /// above 1, or an image larger than the output): each image is subsampled first.
+    /// The filter's (KH, KW) and the dilations.
+    kernel: [i64; 2],
+    dilations: [i64; 2],
+    /// The strides, when the conv does not read the image as it is (a stride above 1, an
+    /// image larger than the output, a filter larger than 1x1): each image's windows are
+    /// copied out first (an im2col matrix; for a 1x1 filter, the positions read).
     subsample: Option<[i64; 2]>,
     elem: Type,
     /// The init's `linalg.fill`, its value and the filled tensor.
     fill: Option<(OpId, Value, Value)>,
 }
 
-fn matches(ir: &Ir, op: OpId) -> Option<Match> {
+/// The matmul's k: C x KH x KW.
+fn k_of(m: &Match) -> i64 {
+    m.fchw[1] * m.kernel[0] * m.kernel[1]
+}
+
+/// `op` as a [`Match`]: a 1x1 filter, or one of at most `max_k` k steps (C x KH x KW).
+fn matches(ir: &Ir, op: OpId, max_k: i64) -> Option<Match> {
     if ir.name(op) != ops::linalg::Conv2dNchwFchwOp::NAME
         || ir.attr(op, "cast").is_some()
         || ir.results(op).len() != 1
@@ -90,7 +106,8 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
         || !static_past_batch(os)
         || ws.len() != 4
         || ws.contains(&DYNAMIC)
-        || ws[2..] != [1, 1]
+        || (ws[2..] != [1, 1] && ws[1..].iter().product::<i64>() > max_k)
+        || ws[2..].iter().any(|k| *k < 1)
         || xs[1] != ws[1]
         || os[1] != ws[0]
         || xt.element_type() != elem
@@ -100,24 +117,32 @@ fn matches(ir: &Ir, op: OpId) -> Option<Match> {
     {
         return None;
     }
-    // Output position i of a dim reads the image at s*i (a 1x1 filter: the dilation
-    // does not matter): every read inside, and an output of at least one position.
+    // Output position i of a dim reads the image at s*i + t*dil for filter tap t: every
+    // read inside, and an output of at least one position.
     let strides = body::ints(ir, op, "strides", 2);
+    let dilations = body::ints(ir, op, "dilations", 2);
     let inside = |d: usize| {
-        let s = strides[d - 2];
-        s >= 1 && os[d] >= 1 && (os[d] - 1).checked_mul(s).is_some_and(|last| last < xs[d])
+        let (s, dil, k) = (strides[d - 2], dilations[d - 2], ws[d]);
+        let last = (os[d] - 1)
+            .checked_mul(s)
+            .and_then(|x| x.checked_add((k - 1).checked_mul(dil)?));
+        s >= 1 && dil >= 1 && os[d] >= 1 && last.is_some_and(|last| last < xs[d])
     };
     // (`ints` gives two values, [1, 1] when absent; the verifier requires two.)
     if !inside(2) || !inside(3) {
         return None;
     }
-    let subsample = (strides != [1, 1] || xs[2..] != os[2..]).then(|| [strides[0], strides[1]]);
+    let kernel = [ws[2], ws[3]];
+    let subsample = (strides != [1, 1] || xs[2..] != os[2..] || kernel != [1, 1])
+        .then(|| [strides[0], strides[1]]);
     let fill = filled(ir, o);
     Some(Match {
         x,
         w,
         o,
         fchw: [ws[0], ws[1], os[2], os[3]],
+        kernel,
+        dilations: [dilations[0], dilations[1]],
         subsample,
         elem,
         fill,
@@ -136,15 +161,21 @@ fn image(b: &mut OpBuilder<'_>, v: Value, iv: Value, [rows, cols]: [i64; 2]) -> 
     )
 }
 
-/// Image `iv` of a strided conv's input, its positions `(sh*i, sw*j)` copied into a
-/// contiguous `C x (OH*OW)` (a `linalg.generic` per image, so the copy is still in cache
-/// when the matmul reads it).
+/// Image `iv` of the conv's input as the matmul's `K x (OH*OW)` operand, copied by a
+/// `linalg.generic` per image (still in cache when the matmul reads it): for a 1x1
+/// filter the positions `(sh*i, sw*j)` a strided conv reads (`C x OH x OW`), for a larger
+/// one its windows, `x[c, sh*i + dh*u, sw*j + dw*v]` at `(c, u, v, i, j)` (im2col, the
+/// k order of the filter's `C x KH x KW`; a filter dim of 1 has no loop).
 fn subsampled(b: &mut OpBuilder<'_>, m: &Match, iv: Value) -> Result<Value, String> {
     let [_, c, oh, ow] = m.fchw;
     let [sh, sw] = m.subsample.unwrap_or([1, 1]);
-    // The extent read (a unit-stride dim then has the output's size, as the generic's
-    // verifier requires of a dim indexed alone).
-    let (h, w) = ((oh - 1) * sh + 1, (ow - 1) * sw + 1);
+    let ([kh, kw], [dh, dw]) = (m.kernel, m.dilations);
+    // The extent read (a unit-stride dim of a 1x1 filter then has the output's size, as
+    // the generic's verifier requires of a dim indexed alone).
+    let (h, w) = (
+        (oh - 1) * sh + (kh - 1) * dh + 1,
+        (ow - 1) * sw + (kw - 1) * dw + 1,
+    );
     let img = extract_as(
         b,
         m.x,
@@ -152,35 +183,59 @@ fn subsampled(b: &mut OpBuilder<'_>, m: &Match, iv: Value) -> Result<Value, Stri
         &[1, c, h, w],
         Type::tensor(vec![c, h, w], m.elem),
     );
-    let empty = b.value(
-        ops::tensor::EmptyOp::NAME,
-        vec![],
-        Type::tensor(vec![c, oh, ow], m.elem),
-        &[],
-    );
+    // The copy's dims: c, the filter's taps along each dim larger than 1, oh, ow.
     let d = AffineExpr::dim;
+    let mut shape = vec![c];
+    let tap = |k: i64, dil: i64, shape: &mut Vec<i64>| {
+        (k > 1).then(|| {
+            shape.push(k);
+            let t = d(shape.len() as u32 - 1);
+            if dil == 1 {
+                t
+            } else {
+                t * AffineExpr::constant(dil)
+            }
+        })
+    };
+    let (th, tw) = (tap(kh, dh, &mut shape), tap(kw, dw, &mut shape));
+    let n = shape.len() as u32;
+    shape.extend([oh, ow]);
+    let at = |pos: AffineExpr, t: Option<AffineExpr>| match t {
+        Some(t) => pos + t,
+        None => pos,
+    };
     let read = AffineMap::new(
-        3,
+        n + 2,
         0,
         vec![
             d(0),
-            d(1) * AffineExpr::constant(sh),
-            d(2) * AffineExpr::constant(sw),
+            at(d(n) * AffineExpr::constant(sh), th),
+            at(d(n + 1) * AffineExpr::constant(sw), tw),
         ],
     );
-    let maps = [read, AffineMap::identity(3)];
+    let empty = b.value(
+        ops::tensor::EmptyOp::NAME,
+        vec![],
+        Type::tensor(shape, m.elem),
+        &[],
+    );
+    let maps = [read, AffineMap::identity(n + 2)];
     let copy = generic(
         b,
         (&[img], empty),
         &maps,
-        &["parallel"; 3],
+        &vec!["parallel"; n as usize + 2],
         ("linalg.copy", false),
     )?;
+    let ks: Vec<i64> = (0..n as i64).collect();
     Ok(b.value(
         ops::tensor::CollapseShapeOp::NAME,
         vec![copy],
-        Type::tensor(vec![c, oh * ow], m.elem),
-        &[("reassociation", reassociation_attr(&[&[0], &[1, 2]]))],
+        Type::tensor(vec![k_of(m), oh * ow], m.elem),
+        &[(
+            "reassociation",
+            reassociation_attr(&[&ks, &[n as i64, n as i64 + 1]]),
+        )],
     ))
 }
 
@@ -257,7 +312,7 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     let w2 = collapse(
         &mut b,
         m.w,
-        Type::tensor(vec![f, c], m.elem),
+        Type::tensor(vec![f, k_of(m)], m.elem),
         reassociation_attr(&[&[0], &[1, 2, 3]]),
     );
     // Unit strides: the image viewed by image as C x HW; strided: it is read per image.
@@ -382,13 +437,15 @@ define_pass! {
     pub struct Conv1x1ToMatmulPass {
         argument: "convert-1x1-conv-to-matmul",
         name: "Convert1x1ConvToMatmul",
-        summary: "Rewrite NCHW convolutions with a 1x1 filter as a matmul per image",
-        description: "A linalg.conv_2d_nchw_fchw on tensors whose filter is 1x1 and whose image, filter and output dims past the batch are static becomes an scf.for over the batch of linalg.matmul(filter as F x C, image as C x HW) into the output as F x HW (collapse_shape views, no copies at unit strides); an init that is a linalg.fill is filled per image; the conv's one elementwise consumer (read per channel or per element) moves into the loop after each image's matmul, where patch-ukernels makes it the matmul's epilogue. Positions are the matmul's columns, contiguous in the image and the output alike: no gathers or scatters along the strided channel dim, no transposes. A strided conv (or one reading only part of its image) copies, per image inside the loop, the positions it reads into a contiguous C x (OH*OW) (a linalg.generic) for its matmul.",
+        summary: "Rewrite NCHW convolutions with a 1x1 filter (or few k steps) as a matmul per image",
+        description: "A linalg.conv_2d_nchw_fchw on tensors whose filter is 1x1 and whose image, filter and output dims past the batch are static becomes an scf.for over the batch of linalg.matmul(filter as F x C, image as C x HW) into the output as F x HW (collapse_shape views, no copies at unit strides); an init that is a linalg.fill is filled per image; the conv's one elementwise consumer (read per channel or per element) moves into the loop after each image's matmul, where patch-ukernels makes it the matmul's epilogue. Positions are the matmul's columns, contiguous in the image and the output alike: no gathers or scatters along the strided channel dim, no transposes. A strided conv (or one reading only part of its image) copies, per image inside the loop, the positions it reads into a contiguous C x (OH*OW) (a linalg.generic) for its matmul; a conv with a larger filter and at most im2col-max-k k steps (C x KH x KW) copies its windows into a (C*KH*KW) x (OH*OW) im2col matrix the same way.",
         options: Conv1x1ToMatmulOptions {
             "min-positions" => min_positions: i64 = "128",
                 "Rewrite only images of at least this many positions (H x W): a matmul per image has that many columns, and below a few main tiles' widths its tiles are mostly edges (ResNet-50's 7x7 stage, 49 columns: 63 GFLOP/s as matmuls, against 160 as an implicit GEMM over batch x positions)";
             "strided" => strided: bool = "true",
                 "Rewrite strided 1x1 convolutions too, after copying out the positions they read (off: they stay implicit GEMMs)";
+            "im2col-max-k" => im2col_max_k: i64 = "32",
+                "Rewrite a convolution with a larger filter too when its k steps (C x KH x KW) are at most this many (a network's stem: 3 channels, 3x3), its windows copied per image into a K x (OH*OW) im2col matrix for the matmul: as an implicit GEMM over so few k steps, each tile's scatter along the output's channel dim costs as much as its FMAs (MobileNetV2's stem, 27 k steps: 0.49 ms against ONNX Runtime's 0.24); 0 leaves every filter larger than 1x1 alone";
             "fuse-consumers" => fuse_consumers: bool = "true",
                 "Move the conv's one elementwise consumer (read per channel or per element) into the loop, after each image's matmul, where patch-ukernels makes it the matmul's epilogue";
         },
@@ -408,9 +465,9 @@ impl Conv1x1ToMatmulPass {
     ) -> Result<(), PassFailure> {
         let mut found = vec![];
         cx.ir.walk_pre(top, &mut |o| {
-            if let Some(m) = matches(cx.ir, o) {
+            if let Some(m) = matches(cx.ir, o, opts.im2col_max_k) {
                 if m.fchw[2].saturating_mul(m.fchw[3]) >= opts.min_positions
-                    && (opts.strided || m.subsample.is_none())
+                    && (opts.strided || m.subsample.is_none() || m.kernel != [1, 1])
                 {
                     found.push(o);
                 }
@@ -418,7 +475,7 @@ impl Conv1x1ToMatmulPass {
         });
         for o in found {
             // Matched again: an earlier rewrite may have replaced its operands.
-            let Some(m) = matches(cx.ir, o) else {
+            let Some(m) = matches(cx.ir, o, opts.im2col_max_k) else {
                 continue;
             };
             let loc = cx.ir.loc(o);
