@@ -145,9 +145,10 @@ fn run_inner<'a>(
         .collect()
 }
 
-/// Argument `a` of a parameter of type `ty` with its integers wrapped to the width (a
-/// caller may pass 15 for an i4, which is -1): scalars and integer tensors; a tensor
-/// already normalized is not copied.
+/// Argument `a` of a parameter of type `ty` with its integers wrapped to the parameter's
+/// width (a caller may pass 15 for an i4, which is -1): scalars and integer tensors; a
+/// tensor already normalized is not copied. A buffer is passed as it is (the caller's
+/// storage, written by the interpreter's own stores, which wrap).
 fn normalize(a: RtVal, ty: Type) -> RtVal {
     let elem = ty.element_type();
     if elem.is_float() {
@@ -155,10 +156,11 @@ fn normalize(a: RtVal, ty: Type) -> RtVal {
     }
     match a {
         RtVal::Scalar(w) => RtVal::Scalar(crate::round_to(w, elem)),
-        RtVal::Tensor(t) if t.data.iter().any(|w| crate::round_to(*w, t.elem) != *w) => {
+        RtVal::Tensor(t) if t.data.iter().any(|w| crate::round_to(*w, elem) != *w) => {
             let mut t = (*t).clone();
-            let e = t.elem;
-            t.data.iter_mut().for_each(|w| *w = crate::round_to(*w, e));
+            t.data
+                .iter_mut()
+                .for_each(|w| *w = crate::round_to(*w, elem));
             RtVal::Tensor(Rc::new(t))
         }
         other => other,

@@ -201,3 +201,15 @@ fn the_folds_the_differential_test_found() {
         Some((-0f64).to_bits())
     );
 }
+
+/// An argument is wrapped to its parameter's width, whatever the tensor says it holds (15
+/// passed as an i64 to an i4 parameter is -1, as compiled code reads the low bits).
+#[test]
+fn arguments_are_wrapped_to_the_parameters_width() {
+    let src = "func.func @f(%x: tensor<2xi4>) -> tensor<2xi4> {\n  return %x : tensor<2xi4>\n}\n";
+    let ctx = ftuner_dialects::context();
+    let m = parse_module(&ctx, src, "t.mlir").unwrap();
+    let t = ftuner_interp::Tensor::from_i64(vec![2], ftuner_ir::Type::i64(), vec![15, 3]);
+    let out = run(&ctx, &m.ir, m.top, "f", vec![RtVal::Tensor(t.into())]).unwrap();
+    assert_eq!(out[0].tensor().unwrap().to_i64(), vec![-1, 3]);
+}

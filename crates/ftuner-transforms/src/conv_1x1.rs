@@ -106,7 +106,11 @@ fn matches(ir: &Ir, op: OpId, max_k: i64) -> Option<Match> {
         || !static_past_batch(os)
         || ws.len() != 4
         || ws.contains(&DYNAMIC)
-        || (ws[2..] != [1, 1] && ws[1..].iter().product::<i64>() > max_k)
+        || (ws[2..] != [1, 1]
+            && ws[1..]
+                .iter()
+                .try_fold(1i64, |a, d| a.checked_mul(*d))
+                .is_none_or(|k| k > max_k))
         || ws[2..].iter().any(|k| *k < 1)
         || xs[1] != ws[1]
         || os[1] != ws[0]
@@ -433,7 +437,8 @@ fn mark_images_parallel(ir: &mut Ir, lp: OpId, x: Value) {
 }
 
 define_pass! {
-    /// `convert-1x1-conv-to-matmul`: NCHW 1x1 convolutions as a matmul per image.
+    /// `convert-1x1-conv-to-matmul`: NCHW 1x1 convolutions (and convolutions of few k steps,
+    /// through an im2col matrix) as a matmul per image.
     pub struct Conv1x1ToMatmulPass {
         argument: "convert-1x1-conv-to-matmul",
         name: "Convert1x1ConvToMatmul",

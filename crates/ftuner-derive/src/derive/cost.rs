@@ -168,7 +168,8 @@ pub(super) fn count_ops(t: &Term) -> (f64, f64) {
 }
 
 /// Whether every input's dims past the first (the batch) are static: what lower-ukernels'
-/// flat-k form (and, for 1x1 filters, convert-1x1-conv-to-matmul) needs.
+/// flat-k form (and, for 1x1 filters or a stem's few k steps, convert-1x1-conv-to-matmul)
+/// needs.
 fn static_image(s: &Scope, shape: &dyn Fn(&Src) -> Option<Vec<Option<i64>>>) -> bool {
     s.body
         .accesses()
@@ -225,7 +226,9 @@ pub fn node_cost(
         Kind::DenseConv(_) if as_op => match target {
             Target::Matmul => f64::INFINITY,
             // Over a static image: the flat-k form, or a matmul per image for a 1x1
-            // filter (convert-1x1-conv-to-matmul), in the layout the tensors have (derived,
+            // filter or a stem's few k steps through an im2col matrix
+            // (convert-1x1-conv-to-matmul), priced as the flat form; in the layout the
+            // tensors have (derived,
             // ResNet-50 paid 113 transposes and an im2col per 3x3 conv: 572 ms at batch 8
             // against 490 kept). Not when the image is zero-inserted (`flat_dense_convs`
             // off), which a derivation skips.
