@@ -241,24 +241,28 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
 // VECTOR: scf.for %{{.*}} = %{{.*}} to %c7{{.*}} step
 // VECTOR: %[[XF:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2]] : tensor<4x9x9xf32> into tensor<324xf32>
 // VECTOR: %[[Y:.*]] = scf.for %[[J:.*]] = %{{.*}} to %c64 step %c16 iter_args(%{{.*}} = %{{.*}}) -> (tensor<64xf32>)
+// One chain per filter row (the first from the fill's value, the others from a product),
+// summed at the end.
 // VECTOR: "vector.transfer_read"(%[[XF]], %[[J]], %{{.*}})
-// VECTOR: vector.fma
+// VECTOR: %[[R0A:.*]] = vector.fma
 // VECTOR: arith.constant 81 : index
-// VECTOR: vector.fma
+// VECTOR: %[[R0B:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R0A]]
 // VECTOR: arith.constant 1 : index
-// VECTOR: vector.fma
+// VECTOR: %[[R0:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R0B]]
 // VECTOR: arith.constant 162 : index
-// VECTOR: vector.fma
+// VECTOR: %[[R1A:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
 // VECTOR: arith.constant 243 : index
-// VECTOR: vector.fma
+// VECTOR: %[[R1B:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R1A]]
 // VECTOR: arith.constant 163 : index
-// VECTOR: vector.fma
+// VECTOR: %[[R1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R1B]]
 // VECTOR: arith.constant 9 : index
-// VECTOR: vector.fma
+// VECTOR: %[[R2A:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
 // VECTOR: arith.constant 90 : index
-// VECTOR: vector.fma
+// VECTOR: %[[R2B:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R2A]]
 // VECTOR: arith.constant 10 : index
-// VECTOR: vector.fma
+// VECTOR: %[[R2:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R2B]]
+// VECTOR: %[[S:.*]] = arith.addf %[[R0]], %[[R1]] : vector<16xf32>
+// VECTOR: arith.addf %[[S]], %[[R2]] : vector<16xf32>
 // VECTOR: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
 // VECTOR: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
 // VECTOR: arith.cmpf ogt, %{{.*}}, %{{.*}} : vector<16xf32>

@@ -21,8 +21,10 @@
 //! ```mlir
 //! %acc0 = vector.broadcast %init : f32 to vector<16xf32>          // the fill's value
 //! %x0 = vector.transfer_read %buf[%j0], %zero : tensor<Lxf32>, vector<16xf32>
-//! %acc1 = vector.fma %x0, %f0, %acc0 : vector<16xf32>              // %f0: tap (0, 0), splat
-//! ... one read and fma per tap, at j + its offset, in the op's order ...
+//! %r0 = vector.fma %x0, %f0, %acc0 : vector<16xf32>                // %f0: tap (0, 0), splat
+//! ... one read and fma per tap of filter row 0, at j + its offset ...
+//! %r1 = arith.mulf %x3, %f3 : vector<16xf32>                       // row 1's first tap
+//! ... each filter row its own chain, then %acc = %r0 + %r1 + %r2 ...
 //! %e = (the consumer's body on vectors: per-channel inputs splat)
 //! %y1 = vector.transfer_write %e, %y[%j] : vector<16xf32>, tensor<Lxf32>
 //! ```
@@ -32,7 +34,12 @@
 //! never read. The generic flat form's LLVM-vectorized loop and the consumer's separate
 //! pass over rows of 28, 14 or 7 outputs (four lanes and a scalar remainder: 43% of a
 //! 28x28 plane's time under `perf annotate`) are gone; the sums are fused multiply-adds,
-//! so results differ from the op's own multiply-then-add order by rounding.
+//! so results differ from the op's own multiply-then-add order by rounding. One chain per
+//! filter row, summed at the end, instead of all nine taps in one: each 16 outputs waited
+//! nine FMA latencies (36 cycles) behind the samples `perf annotate` put on the consumer's
+//! instructions; three chains of three and two additions wait 20 (MobileNetV2 saved, one
+//! thread, `tools/bench/ab_saved.py`, 9 rounds: batch 1 7.97 -> 7.64 ms, batch 8 61.3 ->
+//! 59.9).
 //!
 //! Taken where the buffer of phases fits [`MAX_BYTES`], the plane whole or in bands of
 //! output rows ([`super::bands`]). An earlier try of phase planes
@@ -524,11 +531,28 @@ pub(super) fn plane(
     );
     let bounds = [b.index(0), b.index(g.len), b.index(LANES)];
     let (lp, j, y) = for_loop_step(b, bounds, y0);
-    let mut acc = acc0;
-    for (off, t) in &taps {
+    // One chain of fused multiply-adds per filter row, summed at the end: nine taps in
+    // one chain made each 16 outputs wait 9 FMA latencies.
+    let mut rows: Vec<Value> = vec![];
+    for (i, (off, t)) in taps.iter().enumerate() {
         let at = add_const(b, j, *off);
         let xv = read(b, xf, &[at], LANES, zero);
-        acc = b.value(ops::vector::FmaOp::NAME, vec![xv, *t, acc], vty, &[]);
+        let r = i / wd.k as usize;
+        if r == rows.len() && r > 0 {
+            rows.push(b.value(ops::arith::MulfOp::NAME, vec![xv, *t], vty, &[]));
+        } else {
+            let prev = rows.get(r).copied().unwrap_or(acc0);
+            let v = b.value(ops::vector::FmaOp::NAME, vec![xv, *t, prev], vty, &[]);
+            if r == rows.len() {
+                rows.push(v);
+            } else {
+                rows[r] = v;
+            }
+        }
+    }
+    let mut acc = rows.first().copied().unwrap_or(acc0);
+    for r in rows.iter().skip(1) {
+        acc = b.value(ops::arith::AddfOp::NAME, vec![acc, *r], vty, &[]);
     }
     if let Some((s, ins)) = &extra {
         acc = consume(b, s, ins, (acc, LANES));
