@@ -385,7 +385,7 @@ fn packed_or_in_place(
     let collide = !strided_n && rows_collide_in_l2(b.ir, op, ins[1], l2);
     let colliding = collide && once_per_call(b.ir, op);
     // A contiguous B read in place whose next panel is worth prefetching.
-    let streams = !strided_n && !collide && b_larger_than_l2(b.ir, ins[1], l2);
+    let streams = !strided_n && !collide && b_streams(b.ir, op, ins[1], l2);
     match pack_b {
         _ if always => {
             pack(b, scratch);
@@ -442,7 +442,7 @@ fn packed_or_in_place(
 
 /// Marks every k loop of the in-place branch `blk` (`scf.for`s with vector results: the
 /// register tiles of every strip, residue rows included) `ftuner.prefetch_next_panel`
-/// when B streams from L3 ([`b_larger_than_l2`]) and the target's L2 holds its next
+/// when B streams from L3 ([`b_streams`]) and the target's L2 holds its next
 /// column panel beside the current one (B's rows do not collide in L2,
 /// [`rows_collide_in_l2`]): `streams`. `prefetch-tile-updates` then fetches the next
 /// panel while the strips compute on this one, in the loops that read B's rows through a
@@ -563,19 +563,32 @@ fn target_l2(ir: &Ir, op: OpId) -> Option<ftuner_hw::CacheLevel> {
         .map(|c| c.l2)
 }
 
-/// Whether B (static `k x n`) is larger than the target's L2, so that read in place each
-/// column panel comes from L3 at its first row strip, every call: what prefetching the
-/// next panel hides. A B that L2 holds is read from L2 by every strip after the first
-/// call, and the prefetches would only take load slots. A dynamic shape is not known to
-/// be larger: no prefetch (measured on an Emerald Rapids with prefetches there: W3's
-/// 35 x 700 x 2048, dynamic N, 8-10% slower).
-fn b_larger_than_l2(ir: &Ir, bval: Value, l2: Option<&ftuner_hw::CacheLevel>) -> bool {
+/// Whether B (static `k x n`) comes from L3 at each call, so that read in place each
+/// column panel misses at its first row strip: what prefetching the next panel hides.
+/// Read once per call, when it is larger than the target's L2: a B that L2 holds is read
+/// from L2 by every strip after the first call, and the prefetches would only take load
+/// slots. Read in a loop (a matmul per image of a batched activation: a slice an earlier
+/// layer wrote, another at each iteration), when it is larger than half of L2: written
+/// a layer ago beside that layer's own operands, it is not resident (MobileNetV2's 1x1
+/// convs at 56x56, 144 -> 24, B 1.8 MiB on a 2 MiB L2; the whole model saved, one
+/// thread, tools/bench/ab_saved.py 9 rounds, two runs, Xeon family 6 model 167: batch 8
+/// 74.1 -> 67.9 and 63.7 -> 60.8 ms, batch 1 9.04 -> 8.56 and 7.48 -> 7.18; two threads
+/// batch 8 37.9 -> 35.5; ResNet-50 level, 426 / 430 ms at batch 8, 61.2 / 60.7 at 1). A
+/// dynamic shape is not
+/// known to be larger: no prefetch (measured on an Emerald Rapids with prefetches there:
+/// W3's 35 x 700 x 2048, dynamic N, 8-10% slower).
+fn b_streams(ir: &Ir, op: OpId, bval: Value, l2: Option<&ftuner_hw::CacheLevel>) -> bool {
     let ty = ir.value_type(bval);
     let (Some(l2), Some(&[k, n]), Some(bits)) = (l2, ty.shape(), ty.element_type().bit_width())
     else {
         return false;
     };
-    k != DYNAMIC && n != DYNAMIC && k * n * (bits as i64 / 8) > l2.size as i64
+    let resident = if once_per_call(ir, op) {
+        l2.size as i64
+    } else {
+        l2.size as i64 / 2
+    };
+    k != DYNAMIC && n != DYNAMIC && k * n * (bits as i64 / 8) > resident
 }
 
 /// Whether `op` sits directly in a function's body.
