@@ -21,9 +21,15 @@
 // CHECK-LABEL: func.func @ndyn
 // CHECK-NOT: ftuner.prefetch_next_panel
 // CHECK: return
+// The same 1.5 MB B read in a loop, a slice of a batched activation at each iteration
+// (a matmul per image): not resident, it streams past half of L2, and is marked.
+// CHECK-LABEL: func.func @n512_per_image
+// CHECK: scf.for
+// CHECK: } {ftuner.prefetch_next_panel}
 // Both paths compute the product: packed (M = 30) and in place (M = 7).
 // RUN: ftuner-run %s --entry n3072 --shape 0=30x768 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
 // RUN: ftuner-run %s --entry n3072 --shape 0=7x768 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
+// RUN: ftuner-run %s --entry n512_per_image --shape 1=2x768x512 --shape 2=2x8x512 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
 // OK: check: ok
 
 func.func @n3072(%a: tensor<?x768xf32>, %b: tensor<768x3072xf32>) -> tensor<?x3072xf32> {
@@ -66,4 +72,20 @@ func.func @ndyn(%a: tensor<?x768xf32>, %b: tensor<768x?xf32>) -> tensor<?x?xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
   %r = linalg.matmul ins(%a, %b : tensor<?x768xf32>, tensor<768x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
+}
+
+func.func @n512_per_image(%a: tensor<8x768xf32>, %x: tensor<?x768x512xf32>, %o: tensor<?x8x512xf32>) -> tensor<?x8x512xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x768x512xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %o) -> (tensor<?x8x512xf32>) {
+    %xi = tensor.extract_slice %x[%i, 0, 0] [1, 768, 512] [1, 1, 1] : tensor<?x768x512xf32> to tensor<768x512xf32>
+    %oi = tensor.extract_slice %acc[%i, 0, 0] [1, 8, 512] [1, 1, 1] : tensor<?x8x512xf32> to tensor<8x512xf32>
+    %f = linalg.fill ins(%z : f32) outs(%oi : tensor<8x512xf32>) -> tensor<8x512xf32>
+    %m = linalg.matmul ins(%a, %xi : tensor<8x768xf32>, tensor<768x512xf32>) outs(%f : tensor<8x512xf32>) -> tensor<8x512xf32>
+    %u = tensor.insert_slice %m into %acc[%i, 0, 0] [1, 8, 512] [1, 1, 1] : tensor<8x512xf32> into tensor<?x8x512xf32>
+    scf.yield %u : tensor<?x8x512xf32>
+  }
+  return %r : tensor<?x8x512xf32>
 }
