@@ -26,6 +26,10 @@
 // CHECK-LABEL: func.func @n512_per_image
 // CHECK: scf.for
 // CHECK: } {ftuner.prefetch_next_panel}
+// A loop-invariant B (a weight read at every step) stays resident: not marked.
+// CHECK-LABEL: func.func @n512_weight_in_loop
+// CHECK-NOT: ftuner.prefetch_next_panel
+// CHECK: return
 // Both paths compute the product: packed (M = 30) and in place (M = 7).
 // RUN: ftuner-run %s --entry n3072 --shape 0=30x768 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
 // RUN: ftuner-run %s --entry n3072 --shape 0=7x768 --pass-pipeline="builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=OK
@@ -84,6 +88,22 @@ func.func @n512_per_image(%a: tensor<8x768xf32>, %x: tensor<?x768x512xf32>, %o: 
     %oi = tensor.extract_slice %acc[%i, 0, 0] [1, 8, 512] [1, 1, 1] : tensor<?x8x512xf32> to tensor<8x512xf32>
     %f = linalg.fill ins(%z : f32) outs(%oi : tensor<8x512xf32>) -> tensor<8x512xf32>
     %m = linalg.matmul ins(%a, %xi : tensor<8x768xf32>, tensor<768x512xf32>) outs(%f : tensor<8x512xf32>) -> tensor<8x512xf32>
+    %u = tensor.insert_slice %m into %acc[%i, 0, 0] [1, 8, 512] [1, 1, 1] : tensor<8x512xf32> into tensor<?x8x512xf32>
+    scf.yield %u : tensor<?x8x512xf32>
+  }
+  return %r : tensor<?x8x512xf32>
+}
+
+func.func @n512_weight_in_loop(%x: tensor<?x8x768xf32>, %w: tensor<768x512xf32>, %o: tensor<?x8x512xf32>) -> tensor<?x8x512xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x8x768xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %o) -> (tensor<?x8x512xf32>) {
+    %xi = tensor.extract_slice %x[%i, 0, 0] [1, 8, 768] [1, 1, 1] : tensor<?x8x768xf32> to tensor<8x768xf32>
+    %oi = tensor.extract_slice %acc[%i, 0, 0] [1, 8, 512] [1, 1, 1] : tensor<?x8x512xf32> to tensor<8x512xf32>
+    %f = linalg.fill ins(%z : f32) outs(%oi : tensor<8x512xf32>) -> tensor<8x512xf32>
+    %m = linalg.matmul ins(%xi, %w : tensor<8x768xf32>, tensor<768x512xf32>) outs(%f : tensor<8x512xf32>) -> tensor<8x512xf32>
     %u = tensor.insert_slice %m into %acc[%i, 0, 0] [1, 8, 512] [1, 1, 1] : tensor<8x512xf32> into tensor<?x8x512xf32>
     scf.yield %u : tensor<?x8x512xf32>
   }

@@ -136,6 +136,8 @@ fn matches(ir: &Ir, op: OpId, max_k: i64) -> Option<Match> {
     if !inside(2) || !inside(3) {
         return None;
     }
+    // The image's positions (the matmul's columns) as one dim.
+    os[2].checked_mul(os[3])?;
     let kernel = [ws[2], ws[3]];
     let subsample = (strides != [1, 1] || xs[2..] != os[2..] || kernel != [1, 1])
         .then(|| [strides[0], strides[1]]);

@@ -537,7 +537,8 @@ pub(super) fn plane(
     for (i, (off, t)) in taps.iter().enumerate() {
         let at = add_const(b, j, *off);
         let xv = read(b, xf, &[at], LANES, zero);
-        let r = i / wd.k as usize;
+        // A filter of one column has one chain (a row each would only add additions).
+        let r = if wd.k > 1 { i / wd.k as usize } else { 0 };
         if r == rows.len() && r > 0 {
             rows.push(b.value(ops::arith::MulfOp::NAME, vec![xv, *t], vty, &[]));
         } else {

@@ -565,16 +565,17 @@ fn target_l2(ir: &Ir, op: OpId) -> Option<ftuner_hw::CacheLevel> {
 
 /// Whether B (static `k x n`) comes from L3 at each call, so that read in place each
 /// column panel misses at its first row strip: what prefetching the next panel hides.
-/// Read once per call, when it is larger than the target's L2: a B that L2 holds is read
-/// from L2 by every strip after the first call, and the prefetches would only take load
-/// slots. Read in a loop (a matmul per image of a batched activation: a slice an earlier
-/// layer wrote, another at each iteration), when it is larger than half of L2: written
-/// a layer ago beside that layer's own operands, it is not resident (MobileNetV2's 1x1
+/// When it is larger than the target's L2: a B that L2 holds is read from L2 by every
+/// strip after the first call (or iteration), and the prefetches would only take load
+/// slots. A slice of a tensor taken per iteration of the loop around the op
+/// ([`sliced_per_iteration`]: a matmul per image of a batched activation, another part of
+/// it at each iteration) when it is larger than half of L2: written a layer ago beside
+/// that layer's own operands, it is not resident (MobileNetV2's 1x1
 /// convs at 56x56, 144 -> 24, B 1.8 MiB on a 2 MiB L2; the whole model saved, one
-/// thread, tools/bench/ab_saved.py 9 rounds, two runs, Xeon family 6 model 167: batch 8
-/// 74.1 -> 67.9 and 63.7 -> 60.8 ms, batch 1 9.04 -> 8.56 and 7.48 -> 7.18; two threads
-/// batch 8 37.9 -> 35.5; ResNet-50 level, 426 / 430 ms at batch 8, 61.2 / 60.7 at 1). A
-/// dynamic shape is not
+/// thread, tools/bench/ab_saved.py 9 rounds, Xeon family 6 model 167: batch 8 65.2 ->
+/// 62.7 ms, batch 1 8.96 -> 8.70; with every B in a loop at half of L2 (the im2col of a
+/// stem and loop-invariant weights too) 63.7 -> 60.8 and 7.48 -> 7.18, two threads batch
+/// 8 37.9 -> 35.5, ResNet-50 level, 426 / 430 ms at batch 8). A dynamic shape is not
 /// known to be larger: no prefetch (measured on an Emerald Rapids with prefetches there:
 /// W3's 35 x 700 x 2048, dynamic N, 8-10% slower).
 fn b_streams(ir: &Ir, op: OpId, bval: Value, l2: Option<&ftuner_hw::CacheLevel>) -> bool {
@@ -583,12 +584,35 @@ fn b_streams(ir: &Ir, op: OpId, bval: Value, l2: Option<&ftuner_hw::CacheLevel>)
     else {
         return false;
     };
-    let resident = if once_per_call(ir, op) {
-        l2.size as i64
-    } else {
+    let resident = if sliced_per_iteration(ir, op, bval) {
         l2.size as i64 / 2
+    } else {
+        l2.size as i64
     };
     k != DYNAMIC && n != DYNAMIC && k * n * (bits as i64 / 8) > resident
+}
+
+/// Whether `bval` is a `tensor.extract_slice`, taken inside the innermost `scf.for` around
+/// `op`, of a tensor defined outside that loop: another part of it at each iteration.
+/// Not a loop-invariant operand (a weight read at every step stays resident) nor one
+/// computed in the iteration (an im2col copy made just before).
+fn sliced_per_iteration(ir: &Ir, op: OpId, bval: Value) -> bool {
+    let mut cur = op;
+    let lp = loop {
+        let Some(p) = ir.op(cur).parent.and_then(|blk| ir.block_parent_op(blk)) else {
+            return false;
+        };
+        match ir.name(p) {
+            n if n == scf::ForOp::NAME => break p,
+            n if n == func::FuncOp::NAME => return false,
+            _ => cur = p,
+        }
+    };
+    ir.defining_op(bval).is_some_and(|d| {
+        ir.name(d) == tensor::ExtractSliceOp::NAME
+            && ir.defined_inside(bval, lp)
+            && !ir.defined_inside(ir.operand(d, 0), lp)
+    })
 }
 
 /// Whether `op` sits directly in a function's body.
