@@ -1,4 +1,4 @@
-// B's rows colliding in L2 (lower/plan_loops.rs, rows_collide_in_l2). A contiguous B read
+// B's rows colliding in L2 (lower/l2.rs, rows_collide_in_l2). A contiguous B read
 // in place at a stride of 3072 f32 (192 cache lines) visits 32 of a 2 MiB 16-way L2's 2048
 // sets: 768 rows put 24 lines in each, over its ways, so B is packed from four row strips
 // (M >= 4 * 6 = 24), decided at run time. At N = 2304 (144 lines: 128 sets, 6 lines each)

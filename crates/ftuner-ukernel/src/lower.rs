@@ -17,6 +17,7 @@ mod builder;
 mod conv;
 mod conv_flat;
 mod dot;
+mod l2;
 mod packing;
 mod padding;
 mod pass;
