@@ -51,6 +51,17 @@ pub(crate) fn int_word(v: i128, t: Type) -> Word {
     }
 }
 
+/// `x * y + z` of type `ty` with one rounding, to the type (through f64, f32 would round
+/// twice): `math.fma` and `vector.fma`; the caller rounds other types.
+pub(crate) fn fused(x: f64, y: f64, z: f64, ty: Type) -> f64 {
+    match ty.float_kind() {
+        Some(ftuner_ir::FloatKind::F32) if !crate::tensor::is_wide() => {
+            (x as f32).mul_add(y as f32, z as f32) as f64
+        }
+        _ => x.mul_add(y, z),
+    }
+}
+
 /// `arith.<kind>` of `x` from type `from` to type `to` (the caller rounds the result to
 /// `to`): integers are read signed or unsigned as the cast says and wrapped to the result
 /// width, integer-to-float conversions round once, float-to-integer ones are poison (an
@@ -173,13 +184,7 @@ impl ScalarOp {
                     a[2]
                 }
             }
-            // One rounding, to the result type (through f64, f32 would round twice).
-            ScalarOp::Fma => float(match ty.float_kind() {
-                Some(ftuner_ir::FloatKind::F32) if !crate::tensor::is_wide() => {
-                    (a[0].f() as f32).mul_add(a[1].f() as f32, a[2].f() as f32) as f64
-                }
-                _ => a[0].f().mul_add(a[1].f(), a[2].f()),
-            }),
+            ScalarOp::Fma => float(fused(a[0].f(), a[1].f(), a[2].f(), ty)),
             ScalarOp::Eval(e) if e.is_int() => {
                 let w = width(ty);
                 // Operands read signed at the width (an i1 `true` is carried as 1).

@@ -2,7 +2,7 @@
 //! padding), and the value ops (broadcast, fma, shuffle) on vectors held as tensors.
 
 use super::{Env, Interp, InterpError};
-use crate::body::ScalarOp;
+use crate::body::fused;
 use crate::tensor::{round_to, RtVal, Tensor};
 use crate::word::Word;
 use ftuner_ir::{AffineExpr, OpId, Type};
@@ -223,10 +223,14 @@ impl Interp<'_> {
                 if a.shape != b.shape || a.shape != c.shape {
                     return Err(err("operand shapes differ".into()));
                 }
+                // Each lane as math.fma computes it (one rounding), without its checks.
+                let e = a.elem;
                 let data = (0..a.data.len())
-                    .map(|i| ScalarOp::Fma.apply(&[a.data[i], b.data[i], c.data[i]], a.elem))
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| err(e.message))?;
+                    .map(|i| {
+                        let (x, y, z) = (a.data[i].f(), b.data[i].f(), c.data[i].f());
+                        round_to(Word::float(fused(x, y, z, e)), e)
+                    })
+                    .collect();
                 Ok(RtVal::Tensor(Rc::new(Tensor::new(
                     a.shape.clone(),
                     a.elem,
