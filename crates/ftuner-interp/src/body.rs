@@ -2,7 +2,7 @@
 
 use crate::eval::InterpError;
 use crate::tensor::{round_to, RtVal, Tensor};
-use crate::word::Word;
+use crate::word::{width, Word};
 use ftuner_dialects::ops;
 use ftuner_ir::{AttrKind, Context, Ir, OpId, ScalarEval, Type, Value};
 use rustc_hash::FxHashMap;
@@ -25,14 +25,6 @@ pub enum ScalarOp {
     Eval(ScalarEval),
 }
 
-fn width(t: Type) -> u32 {
-    if t.is_index() {
-        64
-    } else {
-        t.int_width().unwrap_or(64)
-    }
-}
-
 /// The integer value `v` of type `t`, read signed or unsigned.
 fn int_of(v: Word, t: Type, unsigned: bool) -> i128 {
     use ftuner_dialects::util::{sext, zext};
@@ -40,14 +32,6 @@ fn int_of(v: Word, t: Type, unsigned: bool) -> i128 {
         zext(v.i() as i128, width(t))
     } else {
         sext(v.i() as i128, width(t))
-    }
-}
-
-/// The integer `v` wrapped to `t`'s width (of at most 64 bits) as a word.
-pub(crate) fn int_word(v: i128, t: Type) -> Word {
-    match width(t) {
-        1 => Word::int((v & 1) as i64),
-        w => Word::int(ftuner_dialects::util::sext(v, w) as i64),
     }
 }
 
@@ -76,11 +60,11 @@ fn cast(kind: &str, from: Type, to: Type, x: Word) -> Result<Word, String> {
     };
     Ok(match kind {
         "extf" | "truncf" => x,
-        "extsi" | "trunci" | "index_cast" => int_word(int_of(x, from, false), to),
+        "extsi" | "trunci" | "index_cast" => Word::wrapped(int_of(x, from, false), to),
         "extui" | "index_castui" => {
             // Zero-extend when widening; narrowing keeps the low bits either way.
             let unsigned = width(to) > width(from);
-            int_word(int_of(x, from, unsigned), to)
+            Word::wrapped(int_of(x, from, unsigned), to)
         }
         "sitofp" => to_float(int_of(x, from, false)),
         "uitofp" => to_float(int_of(x, from, true)),
@@ -94,7 +78,7 @@ fn cast(kind: &str, from: Type, to: Type, x: Word) -> Result<Word, String> {
                         )
                     })?;
             // Signless: an unsigned result past the signed maximum reads negative.
-            int_word(v, to)
+            Word::wrapped(v, to)
         }
         "bitcast" => {
             let bits = match from.float_kind() {
@@ -103,7 +87,7 @@ fn cast(kind: &str, from: Type, to: Type, x: Word) -> Result<Word, String> {
             };
             match to.float_kind() {
                 Some(k) => Word::float(ftuner_ir::float::bits_to_f64(bits, k)),
-                None => int_word(bits as i128, to),
+                None => Word::wrapped(bits as i128, to),
             }
         }
         _ => return Err(format!("arith.{kind} is not supported by the interpreter")),
@@ -129,7 +113,7 @@ impl ScalarOp {
                     // than 64 bits, `apply` refuses it.
                     AttrKind::Integer { value, .. } => {
                         let t = ir.value_type(ir.result(op, 0)).element_type();
-                        ScalarOp::Const(int_word(*value, t))
+                        ScalarOp::Const(Word::wrapped(*value, t))
                     }
                     AttrKind::Bool(b) => ScalarOp::Const(Word::bool(*b)),
                     AttrKind::Float { bits, ty } => ScalarOp::Const(Word::float(
@@ -192,7 +176,7 @@ impl ScalarOp {
                 let r = e
                     .apply_int(&args, w)
                     .ok_or_else(|| err("undefined at these operands (poison)".into()))?;
-                int_word(r, ty)
+                Word::wrapped(r, ty)
             }
             ScalarOp::Eval(e) => {
                 let mut x = [0f64; 4];
@@ -251,7 +235,7 @@ impl ScalarOp {
             ScalarOp::Un(n) => match *n {
                 "negf" => float(-a[0].f()),
                 // Wrapped: |MIN| is MIN, as LLVM's abs without the poison flag.
-                "absi" => int_word(int_of(a[0], ty, false).abs(), ty),
+                "absi" => Word::wrapped(int_of(a[0], ty, false).abs(), ty),
                 _ => {
                     return Err(err(format!(
                         "unary op '{n}' is not supported by the interpreter"
@@ -263,7 +247,7 @@ impl ScalarOp {
                 let (x, y) = (a[0].i(), a[1].i());
                 match ftuner_dialects::arith_semantics::int_binary(n, x as i128, y as i128, width(ty))
                 {
-                    Some(v) => int_word(v, ty),
+                    Some(v) => Word::wrapped(v, ty),
                     None => {
                         return Err(err(format!(
                             "arith.{n} of {x} and {y} is undefined (division by zero, signed division overflow, or a shift by the width or more)"

@@ -313,10 +313,6 @@ pub fn round_to(v: Word, ty: Type) -> Word {
             k,
         )),
         Some(_) => v,
-        None => match ty.int_width() {
-            Some(1) => Word::int(v.i() & 1),
-            Some(w) if w < 64 => Word::int(ftuner_dialects::util::sext(v.i() as i128, w) as i64),
-            _ => v,
-        },
+        None => Word::wrapped(v.i() as i128, ty),
     }
 }

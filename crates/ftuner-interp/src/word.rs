@@ -36,6 +36,14 @@ impl Word {
     pub const fn i(self) -> i64 {
         self.0 as i64
     }
+    /// The integer `v` wrapped to the width of `ty` (an integer or `index`, 64 bits): the
+    /// low bits sign-extended, an `i1` 0 or 1. The one definition of an integer word.
+    pub fn wrapped(v: i128, ty: Type) -> Word {
+        match width(ty) {
+            1 => Word::int((v & 1) as i64),
+            w => Word::int(ftuner_dialects::util::sext(v, w) as i64),
+        }
+    }
     /// Whether an `i1` (or any integer) is non-zero.
     pub const fn truth(self) -> bool {
         self.0 != 0
@@ -59,6 +67,15 @@ impl Word {
         } else {
             crate::round_to(Word::int(x as i64), ty)
         }
+    }
+}
+
+/// The width of integer type `t` (`index`: 64).
+pub(crate) fn width(t: Type) -> u32 {
+    if t.is_index() {
+        64
+    } else {
+        t.int_width().unwrap_or(64)
     }
 }
 

@@ -391,11 +391,12 @@ fn execute(cli: &Cli, reg: &PassRegistry) -> Result<bool, RunError> {
         run_interp(&ctx, &module, &name, &call_args, cli.bench)?
     };
     outcome.times.sort_by(f64::total_cmp);
+    // What each result is (a scalar's word says nothing of its type).
+    let tys = ftuner_interp::result_types(&original.ir, original.top, &name).unwrap_or_default();
     let check = if cli.check {
         Some(check_results(
             &ctx,
-            &original,
-            &name,
+            (&original, &name, &tys),
             &args,
             &outcome.results,
         )?)
@@ -405,7 +406,6 @@ fn execute(cli: &Cli, reg: &PassRegistry) -> Result<bool, RunError> {
     if let Some(path) = &cli.output {
         write_result(path, &outcome.results)?;
     }
-    let tys = ftuner_interp::result_types(&original.ir, original.top, &name).unwrap_or_default();
     let sums: Vec<report::Summary> = outcome
         .results
         .iter()
@@ -554,10 +554,10 @@ fn run_interp(
 }
 
 /// `--check`: run the module as read on the interpreter and compare every result.
+/// The entry: the module as read, the function's name and its result types.
 fn check_results(
     ctx: &Context,
-    original: &ftuner_ir::ParsedModule,
-    name: &str,
+    (original, name, result_tys): (&ftuner_ir::ParsedModule, &str, &[Type]),
     args: &[RtVal],
     results: &[RtVal],
 ) -> Result<Result<(), String>, RunError> {
@@ -585,8 +585,6 @@ fn check_results(
         .flat_map(|t| t.shape.iter().copied())
         .max()
         .unwrap_or(1);
-    let result_tys =
-        ftuner_interp::result_types(&original.ir, original.top, name).unwrap_or_default();
     let mut res = Ok(());
     if want.len() != results.len() {
         res = Err(format!(

@@ -2,7 +2,6 @@
 //! elements, `dense_resource` blobs) turned into run-time values.
 
 use super::{Interp, InterpError};
-use crate::body::int_word;
 use crate::tensor::{RtVal, Tensor};
 use crate::word::Word;
 use ftuner_ir::{AttrKind, OpId, Scalar, Type};
@@ -18,7 +17,7 @@ impl Interp<'_> {
             .unwrap_or_default();
         let scalar = |s: &Scalar, e: Type| -> Word {
             match s {
-                Scalar::Int(v) => int_word(*v, e),
+                Scalar::Int(v) => Word::wrapped(*v, e),
                 Scalar::Float(b) => Word::float(ftuner_ir::float::bits_to_f64(
                     *b,
                     e.float_kind().unwrap_or(ftuner_ir::FloatKind::F64),
@@ -28,22 +27,20 @@ impl Interp<'_> {
         };
         // Integers of more than 64 bits are outside the model (a word holds 64): the
         // attribute's own type (a `memref.global`'s initial value has no result).
-        let attr_ty = a.typed_type();
-        let ty = attr_ty.map(|t| t.to_string()).unwrap_or(ty);
-        if let Some(w) = attr_ty.and_then(|t| t.element_type().int_width()) {
-            if w > 64 {
+        if let Some(t) = a.typed_type() {
+            if t.element_type().int_width().is_some_and(|w| w > 64) {
                 return Err(InterpError::at(
                     ir,
                     op,
                     format!(
-                        "the constant of type {ty} is {}: integers of more than 64 bits are not modelled",
+                        "the constant of type {t} is {}: integers of more than 64 bits are not modelled",
                         crate::UNMODELLED
                     ),
                 ));
             }
         }
         Ok(match a.kind() {
-            AttrKind::Integer { value, ty: t } => RtVal::Scalar(int_word(*value, *t)),
+            AttrKind::Integer { value, ty: t } => RtVal::Scalar(Word::wrapped(*value, *t)),
             AttrKind::Bool(b) => RtVal::Scalar(Word::bool(*b)),
             AttrKind::Float { bits, ty } => {
                 RtVal::Scalar(Word::float(ftuner_ir::float::bits_to_f64(

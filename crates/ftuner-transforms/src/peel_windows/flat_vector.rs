@@ -533,26 +533,28 @@ pub(super) fn plane(
     let (lp, j, y) = for_loop_step(b, bounds, y0);
     // One chain of fused multiply-adds per filter row, summed at the end: nine taps in
     // one chain made each 16 outputs wait 9 FMA latencies.
-    let mut rows: Vec<Value> = vec![];
-    for (i, (off, t)) in taps.iter().enumerate() {
-        let at = add_const(b, j, *off);
-        let xv = read(b, xf, &[at], LANES, zero);
-        // A filter of one column has one chain (a row each would only add additions).
-        let r = if wd.k > 1 { i / wd.k as usize } else { 0 };
-        if r == rows.len() && r > 0 {
-            rows.push(b.value(ops::arith::MulfOp::NAME, vec![xv, *t], vty, &[]));
-        } else {
-            let prev = rows.get(r).copied().unwrap_or(acc0);
-            let v = b.value(ops::vector::FmaOp::NAME, vec![xv, *t, prev], vty, &[]);
-            if r == rows.len() {
-                rows.push(v);
-            } else {
-                rows[r] = v;
-            }
+    // One chain per filter row (a filter of one column: one chain), the first from the
+    // fill's value, each other from its first product; the chains summed at the end.
+    let per_chain = if wd.k > 1 {
+        wd.k as usize
+    } else {
+        taps.len().max(1)
+    };
+    let mut chains = vec![];
+    for (c, row) in taps.chunks(per_chain).enumerate() {
+        let mut acc = (c == 0).then_some(acc0);
+        for (off, t) in row {
+            let at = add_const(b, j, *off);
+            let xv = read(b, xf, &[at], LANES, zero);
+            acc = Some(match acc {
+                Some(a) => b.value(ops::vector::FmaOp::NAME, vec![xv, *t, a], vty, &[]),
+                None => b.value(ops::arith::MulfOp::NAME, vec![xv, *t], vty, &[]),
+            });
         }
+        chains.extend(acc);
     }
-    let mut acc = rows.first().copied().unwrap_or(acc0);
-    for r in rows.iter().skip(1) {
+    let mut acc = chains.first().copied().unwrap_or(acc0);
+    for r in chains.iter().skip(1) {
         acc = b.value(ops::arith::AddfOp::NAME, vec![acc, *r], vty, &[]);
     }
     if let Some((s, ins)) = &extra {
