@@ -5,6 +5,7 @@
 use ftuner_ir::dialect::FoldResult;
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{
     intern_name, AffineExpr, AffineMap, Attribute, Ir, OpId, OpPrinter, OpSpec, Type, Value,
 };
@@ -70,7 +71,7 @@ pub fn print_apply(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &["map"]);
 }
 
-pub fn verify_apply(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_apply(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let m = map_of(ir, op).ok_or("requires an affine map 'map'")?;
     if m.results.len() != 1 {
         return Err("mapping must produce one value".into());
@@ -172,8 +173,8 @@ impl Emit<'_> {
 }
 
 /// Replace `affine.apply` `op` by the `arith` ops computing it; false if it is malformed.
-pub fn expand_apply(ir: &mut Ir, op: OpId) -> bool {
-    if ir.name(op) != "affine.apply" || verify_apply(ir, op).is_err() {
+pub fn expand_apply(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    if ir.name(op) != "affine.apply" || verify_apply(ctx, ir, op).is_err() {
         return false;
     }
     let Some(m) = map_of(ir, op) else {

@@ -6,6 +6,7 @@ use crate::util::*;
 use ftuner_ir::dialect::{FoldResult, TypeEnv};
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter, OpSpec, Type, TypeKind};
 
 /// Constants of any dialect are materialized as `arith.constant`.
@@ -40,7 +41,7 @@ pub fn infer_constant(env: &mut TypeEnv) -> Result<(), String> {
     env.set("result", vec![t]);
     Ok(())
 }
-pub fn verify_constant(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_constant(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let v = ir.attr(op, "value").ok_or("requires attribute 'value'")?;
     let rt = ir.value_type(ir.result(op, 0));
     let vt = v.typed_type().ok_or("value must be a typed attribute")?;
@@ -128,7 +129,7 @@ pub fn print_select(pr: &mut OpPrinter<'_>, op: OpId) {
     }
     pr.print_type(pr.ir.value_type(pr.ir.result(op, 0)));
 }
-pub fn verify_select(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_select(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let o = ir.operands(op);
     let (ct, at, bt) = (
         ir.value_type(o[0]),
@@ -393,7 +394,7 @@ fn same_container(a: Type, b: Type) -> bool {
 }
 macro_rules! cast_verifier {
     ($name:ident, $check:expr, $msg:expr) => {
-        pub fn $name(ir: &Ir, op: OpId) -> Result<(), String> {
+        pub fn $name(_: &ftuner_ir::Context, ir: &Ir, op: OpId) -> Result<(), String> {
             let (i, o) = cast_shapes(ir, op);
             if !same_container(i, o) {
                 return Err(format!(

@@ -20,6 +20,7 @@ pub use select::*;
 use crate::cf::constant_of;
 use crate::util::{const_value, make_const, sext, zext, Const};
 use ftuner_ir::dialect::{CanonFn, FoldResult};
+use ftuner_ir::Context;
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpSpec, Scalar, Type, Value};
 
 // ----- helpers ---------------------------------------------------------------------
@@ -30,24 +31,24 @@ pub(crate) fn width(t: Type) -> u32 {
 }
 
 /// The integer value of a scalar or splat constant.
-pub(crate) fn int_of(ir: &Ir, v: Value) -> Option<i128> {
-    match const_value(constant_of(ir, v)?)? {
+pub(crate) fn int_of(ctx: &Context, ir: &Ir, v: Value) -> Option<i128> {
+    match const_value(constant_of(ctx, ir, v)?)? {
         (Const::Int(x), _) => Some(x),
         _ => None,
     }
 }
 
 /// The float value of a scalar or splat constant.
-pub(crate) fn float_of(ir: &Ir, v: Value) -> Option<f64> {
-    match const_value(constant_of(ir, v)?)? {
+pub(crate) fn float_of(ctx: &Context, ir: &Ir, v: Value) -> Option<f64> {
+    match const_value(constant_of(ctx, ir, v)?)? {
         (Const::Float(f), _) => Some(f),
         _ => None,
     }
 }
 
 /// The integer value of a scalar (not splat) constant: upstream's `APIntAttr` matchers.
-pub(crate) fn scalar_int_of(ir: &Ir, v: Value) -> Option<i128> {
-    match constant_of(ir, v)?.kind() {
+pub(crate) fn scalar_int_of(ctx: &Context, ir: &Ir, v: Value) -> Option<i128> {
+    match constant_of(ctx, ir, v)?.kind() {
         AttrKind::Integer { value, .. } => Some(*value),
         AttrKind::Bool(b) => Some(*b as i128),
         _ => None,
@@ -55,13 +56,13 @@ pub(crate) fn scalar_int_of(ir: &Ir, v: Value) -> Option<i128> {
 }
 
 /// Whether `v` is a scalar or splat integer constant equal to `k` modulo its width.
-pub(crate) fn is_int(ir: &Ir, v: Value, k: i128) -> bool {
+pub(crate) fn is_int(ctx: &Context, ir: &Ir, v: Value, k: i128) -> bool {
     let w = width(ir.value_type(v));
-    int_of(ir, v).is_some_and(|x| zext(x, w) == zext(k, w))
+    int_of(ctx, ir, v).is_some_and(|x| zext(x, w) == zext(k, w))
 }
 
-pub(crate) fn is_const(ir: &Ir, v: Value) -> bool {
-    constant_of(ir, v).is_some()
+pub(crate) fn is_const(ctx: &Context, ir: &Ir, v: Value) -> bool {
+    constant_of(ctx, ir, v).is_some()
 }
 
 /// The op defining `v` if it is named `name`.
@@ -142,9 +143,9 @@ fn merged_flags(ir: &Ir, a: OpId, b: OpId) -> Vec<(&'static str, Attribute)> {
 /// A constant operand of a commutative op goes to the right (upstream's
 /// `OpTrait::IsCommutative` folding, `foldCommutative`): constants after non-constants,
 /// otherwise in their order.
-fn constants_to_rhs(ir: &mut Ir, op: OpId) -> bool {
+fn constants_to_rhs(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let ops = ir.operands(op).to_vec();
-    if ops.len() != 2 || !is_const(ir, ops[0]) || is_const(ir, ops[1]) {
+    if ops.len() != 2 || !is_const(ctx, ir, ops[0]) || is_const(ctx, ir, ops[1]) {
         return false;
     }
     ir.set_operands(op, vec![ops[1], ops[0]]);
@@ -157,15 +158,15 @@ fn constants_to_rhs(ir: &mut Ir, op: OpId) -> bool {
 /// non-splat `dense<[...]>`: the op's own folder runs on each element (as a splat), so
 /// the semantics stay those of the folder. Upstream's folders do this through
 /// `constFoldBinaryOp`/`constFoldCastOp` on `DenseElementsAttr`.
-fn fold_dense_elements(ir: &mut Ir, op: OpId) -> bool {
+fn fold_dense_elements(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     const MAX_ELEMENTS: usize = 1 << 14;
-    let Some(fold) = crate::registry().op(ir.name(op)).and_then(|d| d.fold) else {
+    let Some(fold) = ctx.op_def(ir.name(op)).and_then(|d| d.fold) else {
         return false;
     };
     let ops = ir.operands(op).to_vec();
     let mut elems: Vec<(Type, &'static [Scalar], bool)> = vec![];
     for v in &ops {
-        match constant_of(ir, *v).map(|a| a.kind()) {
+        match constant_of(ctx, ir, *v).map(|a| a.kind()) {
             Some(AttrKind::DenseElements {
                 ty,
                 splat,
@@ -223,7 +224,7 @@ fn fold_dense_elements(ir: &mut Ir, op: OpId) -> bool {
 // ----- addi / subi / muli ------------------------------------------------------------
 
 /// `addi(subi(a, b), b) -> a` and `addi(b, subi(a, b)) -> a` (upstream's `AddIOp::fold`).
-fn addi_of_subi(ir: &mut Ir, op: OpId) -> bool {
+fn addi_of_subi(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     for (s, other) in [(l, r), (r, l)] {
         if let Some(d) = def(ir, s, "arith.subi") {
@@ -239,9 +240,9 @@ fn addi_of_subi(ir: &mut Ir, op: OpId) -> bool {
 /// `addi(addi(x, c0), c1) -> addi(x, c0 + c1)` (AddIAddConstant),
 /// `addi(subi(x, c0), c1) -> addi(x, c1 - c0)` (AddISubConstantRHS),
 /// `addi(subi(c0, x), c1) -> subi(c0 + c1, x)` (AddISubConstantLHS).
-fn addi_reassociate(ir: &mut Ir, op: OpId) -> bool {
+fn addi_reassociate(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
-    let Some(c1) = scalar_int_of(ir, r) else {
+    let Some(c1) = scalar_int_of(ctx, ir, r) else {
         return false;
     };
     let Some(d) = ir.defining_op(l) else {
@@ -254,11 +255,11 @@ fn addi_reassociate(ir: &mut Ir, op: OpId) -> bool {
     let (a, b) = (ir.operand(d, 0), ir.operand(d, 1));
     let props = merged_flags(ir, op, d);
     let (name, lhs, c, rhs_const) = match ir.name(d) {
-        "arith.addi" => match scalar_int_of(ir, b) {
+        "arith.addi" => match scalar_int_of(ctx, ir, b) {
             Some(c0) => ("arith.addi", a, c0.wrapping_add(c1), true),
             None => return false,
         },
-        "arith.subi" => match (scalar_int_of(ir, a), scalar_int_of(ir, b)) {
+        "arith.subi" => match (scalar_int_of(ctx, ir, a), scalar_int_of(ctx, ir, b)) {
             (_, Some(c0)) => ("arith.addi", a, c1.wrapping_sub(c0), true),
             (Some(c0), None) => ("arith.subi", b, c0.wrapping_add(c1), false),
             _ => return false,
@@ -275,11 +276,11 @@ fn addi_reassociate(ir: &mut Ir, op: OpId) -> bool {
 
 /// `addi(x, muli(y, -1)) -> subi(x, y)` (AddIMulNegativeOneRhs) and
 /// `addi(muli(x, -1), y) -> subi(y, x)` (AddIMulNegativeOneLhs); no overflow flags.
-fn addi_mul_neg_one(ir: &mut Ir, op: OpId) -> bool {
+fn addi_mul_neg_one(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     for (m, other) in [(r, l), (l, r)] {
         if let Some(d) = def(ir, m, "arith.muli") {
-            if is_int(ir, ir.operand(d, 1), -1) {
+            if is_int(ctx, ir, ir.operand(d, 1), -1) {
                 let y = ir.operand(d, 0);
                 let ty = result_type(ir, op);
                 let v = build(ir, op, "arith.subi", &[other, y], ty, &[]);
@@ -291,7 +292,7 @@ fn addi_mul_neg_one(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// `subi(addi(a, b), b) -> a`, `subi(addi(a, b), a) -> b` (upstream's `SubIOp::fold`).
-fn subi_of_addi(ir: &mut Ir, op: OpId) -> bool {
+fn subi_of_addi(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     if let Some(d) = def(ir, l, "arith.addi") {
         let (a, b) = (ir.operand(d, 0), ir.operand(d, 1));
@@ -312,17 +313,21 @@ fn subi_of_addi(ir: &mut Ir, op: OpId) -> bool {
 /// `subi(subi(c0, x), c1) -> subi(c0 - c1, x)` (SubIRHSSubConstantLHS),
 /// `subi(c1, subi(x, c0)) -> subi(c0 + c1, x)` (SubILHSSubConstantRHS),
 /// `subi(c1, subi(c0, x)) -> addi(x, c1 - c0)` (SubILHSSubConstantLHS).
-fn subi_reassociate(ir: &mut Ir, op: OpId) -> bool {
+fn subi_reassociate(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     let ty = result_type(ir, op);
     // (new op, non-constant operand, constant, constant on the right)
-    let plan = if let Some(c1) = scalar_int_of(ir, r) {
+    let plan = if let Some(c1) = scalar_int_of(ctx, ir, r) {
         ir.defining_op(l).and_then(|d| {
             if !matches!(ir.name(d), "arith.addi" | "arith.subi") {
                 return None;
             }
             let (a, b) = (ir.operand(d, 0), ir.operand(d, 1));
-            let p = match (ir.name(d), scalar_int_of(ir, a), scalar_int_of(ir, b)) {
+            let p = match (
+                ir.name(d),
+                scalar_int_of(ctx, ir, a),
+                scalar_int_of(ctx, ir, b),
+            ) {
                 ("arith.addi", _, Some(c0)) => ("arith.addi", a, c0.wrapping_sub(c1), true),
                 ("arith.subi", _, Some(c0)) => ("arith.subi", a, c0.wrapping_add(c1), true),
                 ("arith.subi", Some(c0), None) => ("arith.subi", b, c0.wrapping_sub(c1), false),
@@ -330,13 +335,17 @@ fn subi_reassociate(ir: &mut Ir, op: OpId) -> bool {
             };
             Some((d, p))
         })
-    } else if let Some(c1) = scalar_int_of(ir, l) {
+    } else if let Some(c1) = scalar_int_of(ctx, ir, l) {
         ir.defining_op(r).and_then(|d| {
             if !matches!(ir.name(d), "arith.addi" | "arith.subi") {
                 return None;
             }
             let (a, b) = (ir.operand(d, 0), ir.operand(d, 1));
-            let p = match (ir.name(d), scalar_int_of(ir, a), scalar_int_of(ir, b)) {
+            let p = match (
+                ir.name(d),
+                scalar_int_of(ctx, ir, a),
+                scalar_int_of(ctx, ir, b),
+            ) {
                 ("arith.addi", _, Some(c0)) => ("arith.subi", a, c1.wrapping_sub(c0), false),
                 ("arith.subi", _, Some(c0)) => ("arith.subi", a, c0.wrapping_add(c1), false),
                 ("arith.subi", Some(c0), None) => ("arith.addi", b, c1.wrapping_sub(c0), true),
@@ -366,7 +375,7 @@ fn subi_reassociate(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// `subi(subi(a, b), a) -> subi(0, b)` (SubISubILHSRHSLHS).
-fn subi_sub_lhs(ir: &mut Ir, op: OpId) -> bool {
+fn subi_sub_lhs(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     let Some(d) = def(ir, l, "arith.subi") else {
         return false;
@@ -385,15 +394,15 @@ fn subi_sub_lhs(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// `muli(muli(x, c0), c1) -> muli(x, c0 * c1)` (MulIMulIConstant).
-fn muli_reassociate(ir: &mut Ir, op: OpId) -> bool {
+fn muli_reassociate(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
-    let Some(c1) = scalar_int_of(ir, r) else {
+    let Some(c1) = scalar_int_of(ctx, ir, r) else {
         return false;
     };
     let Some(d) = def(ir, l, "arith.muli") else {
         return false;
     };
-    let Some(c0) = scalar_int_of(ir, ir.operand(d, 1)) else {
+    let Some(c0) = scalar_int_of(ctx, ir, ir.operand(d, 1)) else {
         return false;
     };
     let ty = result_type(ir, op);
@@ -408,8 +417,8 @@ fn muli_reassociate(ir: &mut Ir, op: OpId) -> bool {
 
 /// Upstream folders: `divsi/divui/ceildivsi/ceildivui/floordivsi(x, 1) -> x`,
 /// `remsi/remui(x, 1) -> 0`.
-fn div_by_one(ir: &mut Ir, op: OpId) -> bool {
-    if !is_int(ir, ir.operand(op, 1), 1) {
+fn div_by_one(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    if !is_int(ctx, ir, ir.operand(op, 1), 1) {
         return false;
     }
     let ty = result_type(ir, op);
@@ -434,12 +443,12 @@ fn div_by_one(ir: &mut Ir, op: OpId) -> bool {
 
 /// Upstream's min/max folders: `op(x, x) -> x`; `maxsi(x, MAX) -> MAX`,
 /// `maxsi(x, MIN) -> x`, and the same for `maxui`, `minsi`, `minui` with their bounds.
-fn minmax_bounds(ir: &mut Ir, op: OpId) -> bool {
+fn minmax_bounds(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     if l == r {
         return replace(ir, op, l);
     }
-    let Some(c) = int_of(ir, r) else {
+    let Some(c) = int_of(ctx, ir, r) else {
         return false;
     };
     let w = width(ir.value_type(r));

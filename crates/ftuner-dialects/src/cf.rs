@@ -6,22 +6,21 @@ pub use canonicalize::{CANONICALIZE_BR, CANONICALIZE_COND_BR};
 
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter};
 
-/// The constant value of `v` if it is defined by a constant-like op.
-pub fn constant_of(ir: &Ir, v: ftuner_ir::Value) -> Option<Attribute> {
+/// The constant value of `v` if it is defined by an op the context registers as
+/// `ConstantLike` (its `value` attribute): upstream's `m_Constant`.
+pub fn constant_of(ctx: &Context, ir: &Ir, v: ftuner_ir::Value) -> Option<Attribute> {
     let d = ir.defining_op(v)?;
-    if crate::registry()
-        .op(ir.name(d))
-        .is_some_and(|def| def.has(ftuner_ir::traits::CONSTANT_LIKE))
-    {
+    if ctx.has_trait(ir.name(d), ftuner_ir::traits::CONSTANT_LIKE) {
         return ir.attr(d, "value");
     }
     None
 }
 
-fn erase_true_assert(ir: &mut Ir, op: OpId) -> bool {
-    if let Some(a) = constant_of(ir, ir.operand(op, 0)) {
+fn erase_true_assert(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    if let Some(a) = constant_of(ctx, ir, ir.operand(op, 0)) {
         if matches!(a.kind(), AttrKind::Bool(true)) {
             ir.erase_op(op);
             return true;
@@ -62,7 +61,7 @@ pub fn print_br(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &[]);
 }
 
-pub fn verify_br(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_br(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let b = ir.op(op).successors[0];
     check_succ_args(ir, b, ir.operands(op), "")
 }
@@ -118,8 +117,8 @@ pub fn parse_cond_br(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()>
 pub fn print_cond_br(pr: &mut OpPrinter<'_>, op: OpId) {
     let ir = pr.ir;
     let c = ir.operand(op, 0);
-    let tv = crate::segment(ir, op, "operandSegmentSizes", 1, true).to_vec();
-    let fv = crate::segment(ir, op, "operandSegmentSizes", 2, true).to_vec();
+    let br = crate::ops::cf::CondBrOp(op);
+    let (tv, fv) = (br.truedestoperands(ir), br.falsedestoperands(ir));
     let s = ir.op(op).successors.clone();
     pr.write(" ");
     pr.print_operand(c);
@@ -130,18 +129,18 @@ pub fn print_cond_br(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &["operandSegmentSizes"]);
 }
 
-pub fn verify_cond_br(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_cond_br(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let s = &ir.op(op).successors;
     check_succ_args(
         ir,
         s[0],
-        crate::segment(ir, op, "operandSegmentSizes", 1, true),
+        &crate::ops::cf::CondBrOp(op).truedestoperands(ir),
         " #0",
     )?;
     check_succ_args(
         ir,
         s[1],
-        crate::segment(ir, op, "operandSegmentSizes", 2, true),
+        &crate::ops::cf::CondBrOp(op).falsedestoperands(ir),
         " #1",
     )
 }

@@ -2,6 +2,7 @@
 
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{Attribute, Ir, OpId, OpPrinter, Type};
 
 /// `func.func [private] @name(%a: t {attrs}, ...) -> (t {attrs}, ...) [attributes {...}] [{ body }]`
@@ -190,7 +191,7 @@ pub fn print_func(pr: &mut OpPrinter<'_>, op: OpId) {
     }
 }
 
-pub fn verify_func(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_func(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let fty = ir
         .attr(op, "function_type")
         .and_then(|a| a.as_type())
@@ -218,7 +219,7 @@ pub fn verify_func(ir: &Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub fn verify_return(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_return(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let Some(f) = ir.parent_op(op) else {
         return Ok(());
     };

@@ -62,11 +62,16 @@ pub mod ops {
 
 use ftuner_ir::{Ir, OpId, Value};
 
-/// The values of operand (or result) group `index` of `op`, using the segment-size
-/// property when the op has several variadic groups.
+/// The values of operand (or result) group `index` of `op`, whose groups are `defs` (an
+/// op's `OPERANDS`/`RESULTS`, generated with its typed wrapper), using the segment-size
+/// property `seg_attr` when the op has several variadic groups; `same`: they have one size
+/// (`SameVariadicOperandSize`). Empty when the op's values do not fit its groups (it fails
+/// to verify).
 pub fn segment<'a>(
     ir: &'a Ir,
     op: OpId,
+    defs: &[ftuner_ir::dialect::ArgDef],
+    same: bool,
     seg_attr: &str,
     index: usize,
     operands: bool,
@@ -76,11 +81,6 @@ pub fn segment<'a>(
     } else {
         ir.results(op)
     };
-    let Some(def) = ftuner_ir_registry_def(ir, op) else {
-        return &[];
-    };
-    let defs = if operands { def.operands } else { def.results };
-    let same = operands && def.has(ftuner_ir::dialect::traits::SAME_VARIADIC_OPERAND_SIZE);
     let sizes = ftuner_ir::verify::segment_sizes(ir, op, defs, vals.len(), seg_attr, same)
         .unwrap_or_default();
     let start: usize = sizes.iter().take(index).sum();
@@ -88,19 +88,11 @@ pub fn segment<'a>(
     vals.get(start..start + len).unwrap_or(&[])
 }
 
-fn ftuner_ir_registry_def(ir: &Ir, op: OpId) -> Option<&'static ftuner_ir::OpDef> {
-    REGISTRY.op(ir.name(op))
-}
-
-static REGISTRY: std::sync::LazyLock<ftuner_ir::Registry> = std::sync::LazyLock::new(|| {
+/// A registry with every dialect.
+pub fn registry() -> ftuner_ir::Registry {
     let mut r = ftuner_ir::Registry::default();
     register_all(&mut r);
     r
-});
-
-/// The registry with every dialect (shared, built once).
-pub fn registry() -> &'static ftuner_ir::Registry {
-    &REGISTRY
 }
 
 /// Register every dialect into `reg`.
@@ -122,7 +114,7 @@ pub fn after_parse(ir: &mut Ir, top: OpId) {
 /// A context with all dialects registered.
 pub fn context() -> ftuner_ir::Context {
     ftuner_ir::Context {
-        registry: REGISTRY.clone(),
+        registry: registry(),
         allow_unregistered: false,
     }
 }

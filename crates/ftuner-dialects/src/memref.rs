@@ -1,6 +1,7 @@
 //! `memref`: verifiers, type inference and result names.
 
 use ftuner_ir::dialect::TypeEnv;
+use ftuner_ir::Context;
 use ftuner_ir::{Ir, OpId, Type, Value, DYNAMIC};
 
 macro_rules! names {
@@ -16,13 +17,14 @@ names! {
     asm_names_reshape => "reshape",
 }
 
-fn verify_alloc_like(ir: &Ir, op: OpId) -> Result<(), String> {
+fn verify_alloc_like(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let t = ir.value_type(ir.result(op, 0));
     let dyns = t
         .shape()
         .map(|s| s.iter().filter(|d| **d == DYNAMIC).count())
         .unwrap_or(0);
-    let n = crate::segment(ir, op, "operandSegmentSizes", 0, true).len();
+    // alloc and alloca have the same operand groups.
+    let n = crate::ops::memref::AllocOp(op).dynamicsizes(ir).len();
     if dyns != n {
         return Err("dimension operand count does not equal memref dynamic dimension count".into());
     }
@@ -33,11 +35,11 @@ fn verify_alloc_like(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     Ok(())
 }
-pub fn verify_alloc(ir: &Ir, op: OpId) -> Result<(), String> {
-    verify_alloc_like(ir, op)
+pub fn verify_alloc(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
+    verify_alloc_like(ctx, ir, op)
 }
-pub fn verify_alloca(ir: &Ir, op: OpId) -> Result<(), String> {
-    verify_alloc_like(ir, op)
+pub fn verify_alloca(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
+    verify_alloc_like(ctx, ir, op)
 }
 pub fn infer_load(env: &mut TypeEnv) -> Result<(), String> {
     if let Some(t) = env.get1("memref") {
@@ -65,10 +67,10 @@ fn check_indices(ir: &Ir, m: Value, n: usize) -> Result<(), String> {
     }
     Ok(())
 }
-pub fn verify_load(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_load(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     check_indices(ir, ir.operand(op, 0), ir.operands(op).len() - 1)
 }
-pub fn verify_store(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_store(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let m = ir.operand(op, 1);
     if ir.value_type(ir.operand(op, 0)) != ir.value_type(m).element_type() {
         return Err(
@@ -125,7 +127,7 @@ pub fn fold_dim(
     Some(vec![FoldResult::Value(v)])
 }
 
-pub fn verify_subview(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_subview(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));
     let res = ir.value_type(ir.result(op, 0));
     if src.element_type() != res.element_type() {

@@ -29,6 +29,7 @@ pub use while_loop::{parse_while, print_while, verify_condition, verify_while};
 
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{Ir, OpId, OpPrinter, Type};
 
 /// Discardable unit attribute on an `scf.for` whose iterations are independent: each
@@ -155,7 +156,7 @@ pub fn print_for(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &[]);
 }
 
-pub fn verify_for(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_for(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let ops = ir.operands(op);
     let r = ir.regions_of(op)[0];
     let b = ir.region_entry(r).ok_or("expected body region")?;
@@ -258,7 +259,7 @@ pub fn print_if(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &[]);
 }
 
-pub fn verify_if(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_if(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let regions = ir.regions_of(op);
     let n = ir.results(op).len();
     if n > 0
@@ -278,8 +279,9 @@ pub fn verify_if(ir: &Ir, op: OpId) -> Result<(), String> {
 
 /// `scf.index_switch` on a constant: inline the region that would run (upstream's
 /// `FoldConstantCase`).
-fn index_switch_constant_case(ir: &mut Ir, op: OpId) -> bool {
-    let Some(sel) = crate::cf::constant_of(ir, ir.operand(op, 0)).and_then(|a| a.as_i64()) else {
+fn index_switch_constant_case(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    let Some(sel) = crate::cf::constant_of(ctx, ir, ir.operand(op, 0)).and_then(|a| a.as_i64())
+    else {
         return false;
     };
     let Some(cases) = ir.attr(op, "cases").and_then(|a| a.as_dense_i64s()) else {

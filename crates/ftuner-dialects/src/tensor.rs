@@ -10,6 +10,7 @@ pub use concat::{decompose_concat, verify_concat};
 
 use crate::cf::constant_of;
 use ftuner_ir::dialect::{FoldResult, TypeEnv};
+use ftuner_ir::Context;
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
 macro_rules! names {
@@ -28,7 +29,7 @@ names! {
     asm_names_concat => "concat",
 }
 
-pub fn verify_empty(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_empty(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let t = ir.value_type(ir.result(op, 0));
     let dyns = t
         .shape()
@@ -44,7 +45,7 @@ pub fn verify_empty(ir: &Ir, op: OpId) -> Result<(), String> {
 }
 
 /// Dynamic sizes given by constants become static dims (with a cast back).
-fn empty_static_dims(ir: &mut Ir, op: OpId) -> bool {
+fn empty_static_dims(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let t = ir.value_type(ir.result(op, 0));
     let Some(shape) = t.shape() else { return false };
     let ops = ir.operands(op).to_vec();
@@ -56,7 +57,7 @@ fn empty_static_dims(ir: &mut Ir, op: OpId) -> bool {
         if *d == DYNAMIC {
             let v = ops[k];
             k += 1;
-            match constant_of(ir, v).and_then(|a| a.as_i64()) {
+            match constant_of(ctx, ir, v).and_then(|a| a.as_i64()) {
                 Some(c) if c >= 0 => {
                     *d = c;
                     changed = true;
@@ -168,7 +169,7 @@ pub fn infer_extract(env: &mut TypeEnv) -> Result<(), String> {
     }
     Ok(())
 }
-pub fn verify_extract(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_extract(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let t = ir.value_type(ir.operand(op, 0));
     let n = ir.operands(op).len() - 1;
     if t.rank() != Some(n) {
@@ -210,7 +211,7 @@ pub fn infer_from_elements(env: &mut TypeEnv) -> Result<(), String> {
     }
     Ok(())
 }
-pub fn verify_from_elements(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_from_elements(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let t = ir.value_type(ir.result(op, 0));
     let n = ir.operands(op).len() as i64;
     if t.num_elements() != Some(n) {
@@ -221,7 +222,7 @@ pub fn verify_from_elements(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     Ok(())
 }
-pub fn verify_reshape(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_reshape(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));
     let shape = ir.value_type(ir.operand(op, 1));
     let res = ir.value_type(ir.result(op, 0));
@@ -339,14 +340,14 @@ fn verify_reassoc(ir: &Ir, op: OpId, small: Type, big: Type) -> Result<(), Strin
     }
     Ok(())
 }
-pub fn verify_collapse_shape(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_collapse_shape(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let (s, r) = (
         ir.value_type(ir.operand(op, 0)),
         ir.value_type(ir.result(op, 0)),
     );
     verify_reassoc(ir, op, r, s)
 }
-pub fn verify_expand_shape(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_expand_shape(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let (s, r) = (
         ir.value_type(ir.operand(op, 0)),
         ir.value_type(ir.result(op, 0)),
@@ -371,7 +372,7 @@ pub fn verify_expand_shape(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     Ok(())
 }
-pub fn verify_cast(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_cast(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let (a, b) = (
         ir.value_type(ir.operand(op, 0)),
         ir.value_type(ir.result(op, 0)),
@@ -498,7 +499,7 @@ fn verify_slice_type(sizes: &[i64], slice: Type, what: &str) -> Result<(), Strin
     Ok(())
 }
 
-pub fn verify_extract_slice(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_extract_slice(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));
     let sizes = verify_slice_bounds(ir, op, src.shape().unwrap_or(&[]))?;
     let res = ir.value_type(ir.result(op, 0));
@@ -507,7 +508,7 @@ pub fn verify_extract_slice(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     verify_slice_type(&sizes, res, "result type")
 }
-pub fn verify_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_insert_slice(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let dst = ir.value_type(ir.operand(op, 1));
     let sizes = verify_slice_bounds(ir, op, dst.shape().unwrap_or(&[]))?;
     let src = ir.value_type(ir.operand(op, 0));
@@ -518,7 +519,7 @@ pub fn verify_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
 }
 /// An insert into a shared output of the `scf.forall` whose `scf.forall.in_parallel`
 /// holds it, otherwise as `tensor.insert_slice`.
-pub fn verify_parallel_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_parallel_insert_slice(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let Some(p) = ir
         .parent_op(op)
         .filter(|p| ir.name(*p) == "scf.forall.in_parallel")
@@ -539,9 +540,9 @@ pub fn verify_parallel_insert_slice(ir: &Ir, op: OpId) -> Result<(), String> {
     if !is_output {
         return Err("may only insert into a shared output block argument of the loop".into());
     }
-    verify_insert_slice(ir, op)
+    verify_insert_slice(ctx, ir, op)
 }
-pub fn verify_pad(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_pad(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let src = ir.value_type(ir.operand(op, 0));
     let res = ir.value_type(ir.result(op, 0));
     let r = src.rank().unwrap_or(0);
@@ -631,7 +632,7 @@ fn index_block_args(
 
 /// `tensor.generate`: one dynamic extent per `?` of the result, one index argument of
 /// the body per dim.
-pub fn verify_generate(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_generate(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let res = ir.value_type(ir.result(op, 0));
     let shape = res.shape().unwrap_or(&[]);
     let dynamic = shape.iter().filter(|d| **d == DYNAMIC).count();

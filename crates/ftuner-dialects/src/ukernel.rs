@@ -3,6 +3,7 @@
 use crate::linalg::ins_outs;
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, OpPrinter, Scalar, Type};
 
 /// `ukernel.patch` is destination-style, as the linalg ops it replaces: on buffers it
@@ -226,7 +227,7 @@ pub fn parse_patch(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
 
 /// The operands of a patch's fused epilogue (after its inputs and outputs).
 pub fn epilogue_inputs(ir: &Ir, op: OpId) -> Vec<ftuner_ir::Value> {
-    crate::segment(ir, op, "operandSegmentSizes", 2, true).to_vec()
+    crate::ops::ukernel::PatchOp(op).epilogue_inputs(ir)
 }
 
 /// The maps of a patch's epilogue operands (over the patch's loop dims).
@@ -357,7 +358,7 @@ pub fn print_patch(pr: &mut OpPrinter<'_>, op: OpId) {
     }
 }
 
-pub fn verify_patch(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_patch(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let tiles = ir
         .attr(op, "tiles")
         .and_then(|a| a.as_dense_i64s())
@@ -390,8 +391,8 @@ pub fn verify_patch(ir: &Ir, op: OpId) -> Result<(), String> {
         }
     }
     // The structured part (maps against operand ranks, results against outputs).
-    crate::linalg::verify_structured(ir, op)?;
-    verify_epilogue(ir, op)?;
+    crate::linalg::verify_structured(ctx, ir, op)?;
+    verify_epilogue(ctx, ir, op)?;
     let _ = Scalar::Int(0);
     Ok(())
 }
@@ -399,7 +400,7 @@ pub fn verify_patch(ir: &Ir, op: OpId) -> Result<(), String> {
 /// The fused epilogue: one map per operand, over the patch's loop dims but no reduction
 /// dim, ranks matching; a region taking (output element, one element per operand) and
 /// yielding one output element.
-fn verify_epilogue(ir: &Ir, op: OpId) -> Result<(), String> {
+fn verify_epilogue(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let epi = epilogue_inputs(ir, op);
     let maps = epilogue_maps(ir, op);
     let regions = ir.regions_of(op).len();

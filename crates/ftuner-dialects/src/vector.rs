@@ -1,6 +1,7 @@
 //! `vector`: op definitions come from its spec (ir-specs/vector.toml); this module adds
 //! the verifiers a spec cannot state.
 
+use ftuner_ir::Context;
 use ftuner_ir::{
     intern_name, AffineExpr, AffineMap, Attribute, BlockId, Ir, MemoryEffects, OpId, OpSpec, Type,
     Value,
@@ -142,7 +143,7 @@ pub fn transfer_props(
 /// `vector.shuffle`: operands of one element type and rank (0-d ones read as one lane)
 /// with the same trailing dims; one mask entry per leading row of the result, each naming
 /// a row of the two operands concatenated along the leading dim.
-pub fn verify_shuffle(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_shuffle(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let (a, b) = (
         ir.value_type(ir.operand(op, 0)),
         ir.value_type(ir.operand(op, 1)),

@@ -89,7 +89,7 @@ pub struct AttrDef {
 pub type ParseFn = fn(&mut Parser<'_>, &mut OperationState) -> PResult<()>;
 pub type PrintFn = fn(&mut OpPrinter<'_>, OpId);
 /// Returns an error message; the verifier prefixes it with `'op.name' op `.
-pub type VerifyFn = fn(&Ir, OpId) -> Result<(), String>;
+pub type VerifyFn = fn(&crate::Context, &Ir, OpId) -> Result<(), String>;
 
 /// What a folder produces for one result.
 #[derive(Clone, Copy, Debug)]
@@ -101,7 +101,7 @@ pub enum FoldResult {
 /// An in-place fold (the op was updated) returns `Some(vec![])`.
 pub type FoldFn = fn(&mut Ir, OpId, &[Option<Attribute>]) -> Option<Vec<FoldResult>>;
 /// A canonicalization pattern: rewrites around `op`, returns whether anything changed.
-pub type CanonFn = fn(&mut Ir, OpId) -> bool;
+pub type CanonFn = fn(&crate::Context, &mut Ir, OpId) -> bool;
 pub type AsmNamesFn = fn(&Ir, OpId, &mut dyn FnMut(Value, String));
 pub type BlockArgNamesFn = fn(&Ir, OpId, RegionId, &mut dyn FnMut(Value, String));
 /// Materialize a constant of `ty` with value `attr` as an op of this dialect.

@@ -25,7 +25,7 @@ pub fn verify(ctx: &Context, ir: &Ir, top: OpId) -> Vec<Diagnostic> {
                 continue;
             }
             if let Some(v) = def.verify {
-                if let Err(m) = v(ir, op) {
+                if let Err(m) = v(ctx, ir, op) {
                     errs.push(op_err(ir, op, m));
                 }
             }

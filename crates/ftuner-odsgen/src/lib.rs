@@ -346,8 +346,9 @@ fn register_op(out: &mut String, d: &DialectSpec, op: &OpSpec) {
     );
     let _ = writeln!(out, "        defaults: &[{}],", defaults.join(", "));
     let _ = writeln!(out, "        traits: {traits},");
-    let _ = writeln!(out, "        operands: {},", arg_defs(&op.operands));
-    let _ = writeln!(out, "        results: {},", arg_defs(&op.results));
+    let tn = type_name(&op.name);
+    let _ = writeln!(out, "        operands: {tn}::OPERANDS,");
+    let _ = writeln!(out, "        results: {tn}::RESULTS,");
     let _ = writeln!(out, "        attributes: &[{}],", attrs.join(", "));
     let _ = writeln!(out, "        num_regions: {},", op.regions);
     let _ = writeln!(out, "        variadic_regions: {},", op.variadic_regions);
@@ -434,10 +435,21 @@ fn typed_wrapper(out: &mut String, d: &DialectSpec, op: &OpSpec) {
     );
     let _ = writeln!(out, "impl {tn} {{");
     let _ = writeln!(out, "    pub const NAME: &'static str = {};", lit(&full));
+    let _ = writeln!(
+        out,
+        "    /// The operand groups, as the op's definition declares them.\n    pub const OPERANDS: &'static [ArgDef] = {};",
+        arg_defs(&op.operands)
+    );
+    let _ = writeln!(
+        out,
+        "    /// The result groups.\n    pub const RESULTS: &'static [ArgDef] = {};",
+        arg_defs(&op.results)
+    );
     let _ = writeln!(out, "    pub fn from(ir: &Ir, op: OpId) -> Option<Self> {{ if ir.name(op) == Self::NAME {{ Some(Self(op)) }} else {{ None }} }}");
     builder(out, op, &full);
-    accessors(out, &op.operands, "operands", "operandSegmentSizes");
-    accessors(out, &op.results, "results", "resultSegmentSizes");
+    let same = op.traits.iter().any(|t| t == "SameVariadicOperandSize");
+    accessors(out, &op.operands, "operands", "operandSegmentSizes", same);
+    accessors(out, &op.results, "results", "resultSegmentSizes", false);
     for a in &op.attributes {
         let _ = writeln!(
             out,
@@ -556,7 +568,9 @@ fn builder(out: &mut String, op: &OpSpec, full: &str) {
     let _ = writeln!(out, "    }}");
 }
 
-fn accessors(out: &mut String, args: &[ArgSpec], kind: &str, seg: &str) {
+/// `args`' accessors; `same_size`: the op's variadic operand groups have one size
+/// (`SameVariadicOperandSize`), not a segment-size property.
+fn accessors(out: &mut String, args: &[ArgSpec], kind: &str, seg: &str, same_size: bool) {
     let variadic = args.iter().filter(|a| a.variadic || a.optional).count();
     for (i, a) in args.iter().enumerate() {
         let name = rust_ident(&a.name).to_lowercase();
@@ -617,9 +631,14 @@ fn accessors(out: &mut String, args: &[ArgSpec], kind: &str, seg: &str) {
             } else {
                 "r[0]"
             };
+            let (defs, same) = if kind == "operands" {
+                ("Self::OPERANDS", same_size)
+            } else {
+                ("Self::RESULTS", false)
+            };
             let _ = writeln!(
                 out,
-                "    pub fn {name}(self, ir: &Ir) -> {ret} {{ let r = crate::segment(ir, self.0, {}, {i}, {}); {conv} }}",
+                "    pub fn {name}(self, ir: &Ir) -> {ret} {{ let r = crate::segment(ir, self.0, {defs}, {same}, {}, {i}, {}); {conv} }}",
                 lit(seg),
                 kind == "operands"
             );
@@ -738,13 +757,26 @@ pub fn generate_all(dir: &Path) -> Result<(String, Vec<(String, String)>), Strin
     let mut rust = String::new();
     let mut docs = vec![];
     let mut regs = vec![];
+    let mut groups = vec![];
     for f in files {
         let spec = load(&f)?;
         let modname = format!("gen_{}", spec.dialect.name);
         let _ = writeln!(rust, "pub mod {modname} {{\n{}\n}}", generate_rust(&spec));
+        for op in &spec.ops {
+            let same = op.traits.iter().any(|t| t == "SameVariadicOperandSize");
+            groups.push(format!(
+                "        {modname}::{tn}::NAME => Some(({modname}::{tn}::OPERANDS, {same})),",
+                tn = type_name(&op.name)
+            ));
+        }
         regs.push(modname);
         docs.push((spec.dialect.name.clone(), generate_markdown(&spec)));
     }
+    let _ = writeln!(
+        rust,
+        "/// The operand groups of op `name` as its definition declares them, and whether its\n/// variadic groups have one size (`SameVariadicOperandSize`); `None` for an op no spec\n/// defines. What the typed wrappers' accessors know, for code that holds an op of\n/// one of several kinds (a structured op's `ins`/`outs`).\npub fn operand_groups(name: &str) -> Option<(&'static [ftuner_ir::dialect::ArgDef], bool)> {{\n    match name {{\n{}\n        _ => None,\n    }}\n}}",
+        groups.join("\n")
+    );
     let _ = writeln!(rust, "/// Register every generated dialect.\npub fn register_all_generated(reg: &mut ftuner_ir::Registry) {{");
     for r in regs {
         let _ = writeln!(rust, "    {r}::register(reg);");

@@ -339,7 +339,7 @@ impl BufferizePass {
             }
         });
         for c in concats {
-            ftuner_dialects::tensor::decompose_concat(cx.ir, c);
+            ftuner_dialects::tensor::decompose_concat(cx.ctx, cx.ir, c);
         }
         let mut funcs = vec![];
         cx.ir.walk_pre(op, &mut |o| {

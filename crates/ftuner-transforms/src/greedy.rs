@@ -39,15 +39,6 @@ pub struct GreedyStats {
     pub converged: bool,
 }
 
-/// The constant value an SSA value is known to have (defined by a constant-like op).
-pub fn constant_value(ctx: &Context, ir: &Ir, v: ftuner_ir::Value) -> Option<Attribute> {
-    let d = ir.defining_op(v)?;
-    if ctx.has_trait(ir.name(d), traits::CONSTANT_LIKE) {
-        return ir.attr(d, "value");
-    }
-    None
-}
-
 fn materialize(
     ir: &mut Ir,
     ctx: &Context,
@@ -79,7 +70,7 @@ pub fn try_fold(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let consts: Vec<Option<Attribute>> = ir
         .operands(op)
         .iter()
-        .map(|v| constant_value(ctx, ir, *v))
+        .map(|v| ftuner_dialects::cf::constant_of(ctx, ir, *v))
         .collect();
     let folded = match (def.fold, def.scalar_eval) {
         (Some(fold), _) => fold(ir, op, &consts),
@@ -163,7 +154,7 @@ pub fn apply_greedily(ctx: &Context, ir: &mut Ir, root: OpId, cfg: GreedyConfig)
                 .map(|d| d.canonicalize)
                 .unwrap_or(&[]);
             for p in pats {
-                if p(ir, op) {
+                if p(ctx, ir, op) {
                     stats.patterns += 1;
                     rewrites += 1;
                     changed = true;
@@ -237,4 +228,47 @@ pub fn make_constant(ir: &mut Ir, loc: Attribute, value: Attribute, ty: ftuner_i
             .prop("value", value)
             .results([ty]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `cf.assert` is left after canonicalizing a function that asserts the value
+    /// of a `test.constant` op, under `ctx`.
+    fn assert_left(ctx: &Context) -> bool {
+        let src = r#"func.func @f() {
+  %t = "test.constant"() <{value = true}> : () -> i1
+  cf.assert %t, "never"
+  return
+}"#;
+        let mut m = ftuner_ir::parser::parse_module(ctx, src, "t.mlir").unwrap();
+        apply_greedily(ctx, &mut m.ir, m.top, GreedyConfig::default());
+        m.ir.collect_post(m.top)
+            .iter()
+            .any(|o| m.ir.name(*o) == "cf.assert")
+    }
+
+    /// The dialects' patterns read an op's traits from the context the driver is given,
+    /// not from a registry of their own: a constant-like op that a compiler embedding our
+    /// passes registers (a copy of `arith.constant`'s definition, named `test.constant`)
+    /// is a constant to them, and `cf.assert` of its `true` goes; left unregistered, the
+    /// op is opaque and the assert stays.
+    #[test]
+    fn patterns_read_traits_from_the_context() {
+        let mut opaque = ftuner_dialects::context();
+        opaque.allow_unregistered = true;
+        assert!(assert_left(&opaque));
+        let mut registry = ftuner_dialects::registry();
+        let mut def = registry.op("arith.constant").unwrap().clone();
+        def.name = "test.constant";
+        (def.parse, def.print, def.verify, def.fold) = (None, None, None, None);
+        registry.register_dialect("test");
+        registry.register_op(def);
+        let ctx = Context {
+            registry,
+            allow_unregistered: false,
+        };
+        assert!(!assert_left(&ctx));
+    }
 }

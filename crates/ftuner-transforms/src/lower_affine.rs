@@ -33,7 +33,7 @@ impl LowerAffinePass {
             }
         });
         for a in applies {
-            if ftuner_dialects::affine::expand_apply(cx.ir, a) {
+            if ftuner_dialects::affine::expand_apply(cx.ctx, cx.ir, a) {
                 self.lowered += 1;
             }
         }

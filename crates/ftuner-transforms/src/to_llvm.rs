@@ -261,7 +261,7 @@ impl Cv<'_> {
         {
             return false;
         }
-        !matches!(ftuner_dialects::scf::for_trip_count(self.ir, op), Some(n) if n <= 1)
+        !matches!(ftuner_dialects::scf::for_trip_count(self.ctx, self.ir, op), Some(n) if n <= 1)
     }
 }
 

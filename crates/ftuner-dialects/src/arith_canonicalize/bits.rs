@@ -1,14 +1,15 @@
 //! Bitwise ops, comparisons, casts and the float identities.
 
 use super::*;
+use ftuner_ir::Context;
 
 /// `andi(x, xori(x, -1)) -> 0` on either side (upstream's `AndIOp::fold`), and
 /// `andi(a, andi(a, b)) -> andi(a, b)` in all four operand orders (`foldAndIofAndI`).
-fn andi_absorb(ir: &mut Ir, op: OpId) -> bool {
+fn andi_absorb(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     for (n, x) in [(r, l), (l, r)] {
         if let Some(d) = def(ir, n, "arith.xori") {
-            if ir.operand(d, 0) == x && is_int(ir, ir.operand(d, 1), -1) {
+            if ir.operand(d, 0) == x && is_int(ctx, ir, ir.operand(d, 1), -1) {
                 let ty = result_type(ir, op);
                 if ty.is_shaped() && !ty.has_static_shape() {
                     return false;
@@ -32,7 +33,7 @@ fn andi_absorb(ir: &mut Ir, op: OpId) -> bool {
 
 /// `xori(x, x) -> 0`, `xori(x, 0) -> x`, `xori(xori(x, a), a) -> x` and its operand
 /// orders (upstream's `XOrIOp::fold`).
-fn xori_cancel(ir: &mut Ir, op: OpId) -> bool {
+fn xori_cancel(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     let ty = result_type(ir, op);
     if l == r {
@@ -44,7 +45,7 @@ fn xori_cancel(ir: &mut Ir, op: OpId) -> bool {
         };
         return replace(ir, op, z);
     }
-    if is_int(ir, r, 0) {
+    if is_int(ctx, ir, r, 0) {
         return replace(ir, op, l);
     }
     for (inner, a) in [(l, r), (r, l)] {
@@ -62,9 +63,9 @@ fn xori_cancel(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// `xori(cmpi(pred, a, b), true) -> cmpi(!pred, a, b)` for scalar `i1` (XOrINotCmpI).
-fn xori_not_cmpi(ir: &mut Ir, op: OpId) -> bool {
+fn xori_not_cmpi(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
-    if scalar_int_of(ir, r) != Some(1) || ir.value_type(r) != Type::i1() {
+    if scalar_int_of(ctx, ir, r) != Some(1) || ir.value_type(r) != Type::i1() {
         return false;
     }
     let Some(d) = def(ir, l, "arith.cmpi") else {
@@ -88,7 +89,7 @@ fn xori_not_cmpi(ir: &mut Ir, op: OpId) -> bool {
 /// `op(extui(x), extui(y)) -> extui(op(x, y))` and the same with `extsi`, when `x` and
 /// `y` have the same type: AndOfExtUI/AndOfExtSI, OrIOfExtUI/OrIOfExtSI,
 /// XOrIOfExtUI/XOrIOfExtSI.
-fn logic_of_ext(ir: &mut Ir, op: OpId) -> bool {
+fn logic_of_ext(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     for ext in ["arith.extui", "arith.extsi"] {
         let (Some(a), Some(b)) = (def(ir, l, ext), def(ir, r, ext)) else {
@@ -113,12 +114,12 @@ fn logic_of_ext(ir: &mut Ir, op: OpId) -> bool {
 /// the same extension and operand types (CmpIExtSI, CmpIExtUI); on `i1` elements
 /// `cmpi(ne, x, false) -> x` and `cmpi(eq, x, true) -> x`, and
 /// `cmpi(ne, ext(x : i1), 0) -> x` (upstream's folder).
-fn cmpi_canonical(ir: &mut Ir, op: OpId) -> bool {
+fn cmpi_canonical(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     let Some(p) = ir.attr(op, "predicate").and_then(|a| a.as_i64()) else {
         return false;
     };
-    if is_const(ir, l) && !is_const(ir, r) {
+    if is_const(ctx, ir, l) && !is_const(ctx, ir, r) {
         // eq, ne stay; slt<->sgt, sle<->sge, ult<->ugt, ule<->uge
         const SWAP: [i64; 10] = [0, 1, 4, 5, 2, 3, 8, 9, 6, 7];
         let Some(np) = SWAP.get(p as usize) else {
@@ -133,11 +134,11 @@ fn cmpi_canonical(ir: &mut Ir, op: OpId) -> bool {
         return true;
     }
     let i1 = ir.value_type(l).element_type() == Type::i1();
-    if (p == 1 && i1 && is_int(ir, r, 0)) || (p == 0 && i1 && is_int(ir, r, 1)) {
+    if (p == 1 && i1 && is_int(ctx, ir, r, 0)) || (p == 0 && i1 && is_int(ctx, ir, r, 1)) {
         return replace(ir, op, l);
     }
     for ext in ["arith.extui", "arith.extsi"] {
-        if p == 1 && is_int(ir, r, 0) {
+        if p == 1 && is_int(ctx, ir, r, 0) {
             if let Some(d) = def(ir, l, ext) {
                 let x = ir.operand(d, 0);
                 if ir.value_type(x).element_type() == Type::i1() {
@@ -163,10 +164,10 @@ fn cmpi_canonical(ir: &mut Ir, op: OpId) -> bool {
 
 /// `cmpf` with a NaN scalar constant operand: ordered predicates are false, unordered
 /// true (upstream's `CmpFOp::fold`).
-fn cmpf_nan(ir: &mut Ir, op: OpId) -> bool {
-    let nan = |v: Value| match constant_of(ir, v).map(|a| a.kind()) {
+fn cmpf_nan(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    let nan = |v: Value| match constant_of(ctx, ir, v).map(|a| a.kind()) {
         Some(AttrKind::Float { .. }) => matches!(
-            constant_of(ir, v).and_then(const_value),
+            constant_of(ctx, ir, v).and_then(const_value),
             Some((Const::Float(f), _)) if f.is_nan()
         ),
         _ => false,
@@ -188,7 +189,7 @@ fn cmpf_nan(ir: &mut Ir, op: OpId) -> bool {
 
 /// `extsi(extui(x)) -> extui(x)` (ExtSIOfExtUI); `extsi(extsi(x)) -> extsi(x)`,
 /// `extui(extui(x)) -> extui(x)` (upstream's folders).
-fn ext_of_ext(ir: &mut Ir, op: OpId) -> bool {
+fn ext_of_ext(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let src = ir.operand(op, 0);
     let Some(d) = ir.defining_op(src) else {
         return false;
@@ -208,7 +209,7 @@ fn ext_of_ext(ir: &mut Ir, op: OpId) -> bool {
 /// `trunci(ext(x))`: `x` when the types match, `ext(x)` when `x` is narrower
 /// (TruncIExtSIToExtSI, TruncIExtUIToExtUI), `trunci(x)` when wider; and
 /// `trunci(trunci(x)) -> trunci(x)` (upstream's `TruncIOp::fold`).
-fn trunci_of_cast(ir: &mut Ir, op: OpId) -> bool {
+fn trunci_of_cast(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let src = ir.operand(op, 0);
     let Some(d) = ir.defining_op(src) else {
         return false;
@@ -235,7 +236,7 @@ fn trunci_of_cast(ir: &mut Ir, op: OpId) -> bool {
 /// `index_cast(index_cast(x)) -> x` for equal types when the middle type is not
 /// narrower (IndexCastOfIndexCast, IndexCastUIOfIndexCastUI); `index_cast(extsi(x)) -> index_cast(x)`
 /// (IndexCastOfExtSI), `index_castui(extui(x)) -> index_castui(x)` (IndexCastUIOfExtUI).
-fn index_cast_chain(ir: &mut Ir, op: OpId) -> bool {
+fn index_cast_chain(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let me = ir.name(op);
     let ext = if me == "arith.index_cast" {
         "arith.extsi"
@@ -262,7 +263,7 @@ fn index_cast_chain(ir: &mut Ir, op: OpId) -> bool {
 
 /// `bitcast(bitcast(x)) -> bitcast(x)` (BitcastOfBitcast; equal types then fold to
 /// `x`), and bitcasts of scalar or dense constants (upstream's `BitcastOp::fold`).
-fn bitcast_canonical(ir: &mut Ir, op: OpId) -> bool {
+fn bitcast_canonical(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let src = ir.operand(op, 0);
     let ty = result_type(ir, op);
     if let Some(d) = def(ir, src, "arith.bitcast") {
@@ -273,7 +274,7 @@ fn bitcast_canonical(ir: &mut Ir, op: OpId) -> bool {
         ir.set_operands(op, vec![x]);
         return true;
     }
-    let Some(a) = constant_of(ir, src) else {
+    let Some(a) = constant_of(ctx, ir, src) else {
         return false;
     };
     let et = ty.element_type();
@@ -323,9 +324,9 @@ fn bitcast_canonical(ir: &mut Ir, op: OpId) -> bool {
 // ----- float identities --------------------------------------------------------------
 
 /// `subf(x, +0.0) -> x`, `divf(x, 1.0) -> x` (upstream's folders).
-fn float_identity(ir: &mut Ir, op: OpId) -> bool {
+fn float_identity(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let r = ir.operand(op, 1);
-    let Some(c) = float_of(ir, r) else {
+    let Some(c) = float_of(ctx, ir, r) else {
         return false;
     };
     let id = match ir.name(op) {
@@ -341,7 +342,7 @@ fn float_identity(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// `negf(negf(x)) -> x` (upstream's `NegFOp::fold`).
-fn negf_negf(ir: &mut Ir, op: OpId) -> bool {
+fn negf_negf(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     if let Some(d) = def(ir, ir.operand(op, 0), "arith.negf") {
         let x = ir.operand(d, 0);
         return replace(ir, op, x);
@@ -351,7 +352,7 @@ fn negf_negf(ir: &mut Ir, op: OpId) -> bool {
 
 /// `mulf(negf(x), negf(y)) -> mulf(x, y)` and the same for `divf` (MulFOfNegF,
 /// DivFOfNegF); the fastmath flags stay those of the `mulf`/`divf`.
-fn negf_pair(ir: &mut Ir, op: OpId) -> bool {
+fn negf_pair(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     let (Some(a), Some(b)) = (def(ir, l, "arith.negf"), def(ir, r, "arith.negf")) else {
         return false;

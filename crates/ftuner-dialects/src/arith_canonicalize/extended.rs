@@ -4,6 +4,7 @@
 
 use super::*;
 use ftuner_ir::dialect::TypeEnv;
+use ftuner_ir::Context;
 
 pub fn infer_mulsi_extended(env: &mut TypeEnv) -> Result<(), String> {
     if let Some(t) = env.get1("lhs") {
@@ -120,7 +121,7 @@ pub fn fold_mului_extended(
 
 /// The second result unused: the plain op on the first (AddUIExtendedToAddI,
 /// MulSIExtendedToMulI, MulUIExtendedToMulI), without overflow flags.
-fn extended_to_plain(ir: &mut Ir, op: OpId) -> bool {
+fn extended_to_plain(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     if ir.has_uses(ir.result(op, 1)) {
         return false;
     }
@@ -140,10 +141,10 @@ fn extended_to_plain(ir: &mut Ir, op: OpId) -> bool {
 /// `mulsi_extended(x, 1) -> x, extsi(cmpi(slt, x, 0))` (MulSIExtendedRHSOne), for
 /// elements wider than `i1` (where 1 is not -1) and not `index` (`arith.extsi` does not
 /// make an index: upstream's pattern leaves IR that does not verify there).
-fn mulsi_extended_one(ir: &mut Ir, op: OpId) -> bool {
+fn mulsi_extended_one(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (x, one) = (ir.operand(op, 0), ir.operand(op, 1));
     let ty = result_type(ir, op);
-    if width(ty) < 2 || crate::util::elem(ty).is_index() || !is_int(ir, one, 1) {
+    if width(ty) < 2 || crate::util::elem(ty).is_index() || !is_int(ctx, ir, one, 1) {
         return false;
     }
     let Some(z) = cst(ir, op, Const::Int(0), ty) else {

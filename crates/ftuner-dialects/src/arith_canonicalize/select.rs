@@ -1,18 +1,19 @@
 //! `arith.select` patterns.
 
 use super::*;
+use ftuner_ir::Context;
 
 /// Upstream's `SelectOp::fold` beyond ours: a splat constant condition picks a side;
 /// `select(c, true, false) -> c` on `i1`; `select(cmpi(eq, a, b), a, b) -> b` and
 /// `select(cmpi(ne, a, b), a, b) -> a`; all-constant operands fold elementwise.
-fn select_fold(ir: &mut Ir, op: OpId) -> bool {
+fn select_fold(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (c, a, b) = (ir.operand(op, 0), ir.operand(op, 1), ir.operand(op, 2));
     let ty = result_type(ir, op);
-    if let Some(k) = int_of(ir, c) {
+    if let Some(k) = int_of(ctx, ir, c) {
         let v = if k & 1 != 0 { a } else { b };
         return replace(ir, op, v);
     }
-    if ty == Type::i1() && is_int(ir, a, 1) && is_int(ir, b, 0) {
+    if ty == Type::i1() && is_int(ctx, ir, a, 1) && is_int(ctx, ir, b, 0) {
         return replace(ir, op, c);
     }
     if let Some(d) = def(ir, c, "arith.cmpi") {
@@ -25,7 +26,7 @@ fn select_fold(ir: &mut Ir, op: OpId) -> bool {
             }
         }
     }
-    let kinds = [c, a, b].map(|v| constant_of(ir, v).map(|x| x.kind()));
+    let kinds = [c, a, b].map(|v| constant_of(ctx, ir, v).map(|x| x.kind()));
     if let [Some(AttrKind::DenseElements {
         elements: ce,
         splat: false,
@@ -59,7 +60,7 @@ fn select_fold(ir: &mut Ir, op: OpId) -> bool {
 /// `select(c, 1, 0) -> extui(c)` and `select(c, 0, 1) -> extui(xori(c, true))` for a
 /// scalar integer result wider than `i1` (SelectToExtUI); `select(c, false, true) ->
 /// xori(c, true)` on `i1` (SelectI1ToNot).
-fn select_to_ext(ir: &mut Ir, op: OpId) -> bool {
+fn select_to_ext(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (c, a, b) = (ir.operand(op, 0), ir.operand(op, 1), ir.operand(op, 2));
     let ty = result_type(ir, op);
     // Not i0, where 1 is 0 (select(c, 0, 0) became an `extui` to i0, which does not verify).
@@ -67,8 +68,8 @@ fn select_to_ext(ir: &mut Ir, op: OpId) -> bool {
         return false;
     }
     let (one_zero, zero_one) = (
-        is_int(ir, a, 1) && is_int(ir, b, 0),
-        is_int(ir, a, 0) && is_int(ir, b, 1),
+        is_int(ctx, ir, a, 1) && is_int(ctx, ir, b, 0),
+        is_int(ctx, ir, a, 0) && is_int(ctx, ir, b, 1),
     );
     if ty == Type::i1() {
         if !zero_one {
@@ -97,7 +98,7 @@ fn select_to_ext(ir: &mut Ir, op: OpId) -> bool {
 /// `select(c, select(c, a, b), d) -> select(c, a, d)` (RedundantSelectTrue),
 /// `select(c, a, select(c, b, d)) -> select(c, a, d)` (RedundantSelectFalse),
 /// `select(xori(c, true), a, b) -> select(c, b, a)` for `i1` conditions (SelectNotCond).
-fn select_redundant(ir: &mut Ir, op: OpId) -> bool {
+fn select_redundant(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (c, a, b) = (ir.operand(op, 0), ir.operand(op, 1), ir.operand(op, 2));
     if let Some(d) = def(ir, a, "arith.select") {
         if ir.operand(d, 0) == c {
@@ -115,7 +116,7 @@ fn select_redundant(ir: &mut Ir, op: OpId) -> bool {
     }
     if let Some(d) = def(ir, c, "arith.xori") {
         let n = ir.operand(d, 1);
-        if ir.value_type(c) == Type::i1() && scalar_int_of(ir, n) == Some(1) {
+        if ir.value_type(c) == Type::i1() && scalar_int_of(ctx, ir, n) == Some(1) {
             let p = ir.operand(d, 0);
             ir.set_operands(op, vec![p, b, a]);
             return true;

@@ -19,17 +19,18 @@
 
 use super::*;
 use crate::ops;
+use ftuner_ir::Context;
 
 /// Whether the scalar integer `v` is non-negative as a signed value of its type: a
 /// `tensor.dim` / `memref.dim` (a size), a non-negative constant, a zero extension to a
 /// wider type, an `index_cast` of a non-negative value to a type at least as wide (64
 /// bits: `index` is 64 bits wide on every target ftuner compiles for), a `select` of
 /// two non-negative values, or a `maxsi` with a non-negative operand.
-fn non_negative(ir: &Ir, v: Value, depth: u32) -> bool {
+fn non_negative(ctx: &Context, ir: &Ir, v: Value, depth: u32) -> bool {
     if depth > 8 || ir.value_type(v).is_shaped() {
         return false;
     }
-    if let Some(c) = scalar_int_of(ir, v) {
+    if let Some(c) = scalar_int_of(ctx, ir, v) {
         let w = width(ir.value_type(v));
         return w > 0 && w <= 128 && sext(c, w) >= 0;
     }
@@ -49,13 +50,15 @@ fn non_negative(ir: &Ir, v: Value, depth: u32) -> bool {
         return width(ir.value_type(v)) > width(ir.value_type(operand(0)));
     }
     if name == ops::arith::IndexCastOp::NAME || name == ops::arith::IndexCastuiOp::NAME {
-        return wide(operand(0)) && non_negative(ir, operand(0), depth + 1);
+        return wide(operand(0)) && non_negative(ctx, ir, operand(0), depth + 1);
     }
     if name == ops::arith::SelectOp::NAME {
-        return non_negative(ir, operand(1), depth + 1) && non_negative(ir, operand(2), depth + 1);
+        return non_negative(ctx, ir, operand(1), depth + 1)
+            && non_negative(ctx, ir, operand(2), depth + 1);
     }
     if name == ops::arith::MaxsiOp::NAME {
-        return non_negative(ir, operand(0), depth + 1) || non_negative(ir, operand(1), depth + 1);
+        return non_negative(ctx, ir, operand(0), depth + 1)
+            || non_negative(ctx, ir, operand(1), depth + 1);
     }
     false
 }
@@ -63,11 +66,11 @@ fn non_negative(ir: &Ir, v: Value, depth: u32) -> bool {
 /// `cmpi(pred, x, c)` with `x` non-negative and `c <= 0` (after `cmpi_canonical` moved
 /// the constant right): `slt` / `sle` / `eq` are false and `sge` / `sgt` / `ne` true where
 /// the answer holds for every non-negative `x` (`x < 0`, `x <= c < 0`, `x == c < 0`, ...).
-pub(super) fn cmpi_non_negative(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn cmpi_non_negative(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (l, r) = (ir.operand(op, 0), ir.operand(op, 1));
     let (Some(p), Some(c)) = (
         ir.attr(op, "predicate").and_then(|a| a.as_i64()),
-        scalar_int_of(ir, r),
+        scalar_int_of(ctx, ir, r),
     ) else {
         return false;
     };
@@ -86,7 +89,7 @@ pub(super) fn cmpi_non_negative(ir: &mut Ir, op: OpId) -> bool {
         5 if c <= 0 => true,
         _ => return false,
     };
-    if !non_negative(ir, l, 0) {
+    if !non_negative(ctx, ir, l, 0) {
         return false;
     }
     let ty = result_type(ir, op);

@@ -3,6 +3,7 @@
 //! the greedy driver's region simplification (`ftuner_transforms::greedy`).
 
 use super::constant_of;
+use ftuner_ir::Context;
 use ftuner_ir::{intern_name, AttrKind, BlockId, Ir, OpId, OpSpec, Value};
 
 /// How many branches in `b`'s region name `b` as a successor (each edge counts).
@@ -42,7 +43,7 @@ fn dest_operands(ir: &Ir, op: OpId, k: usize) -> Option<Vec<Value>> {
 /// A constant condition takes one branch; two identical successors with the same
 /// operands are one (upstream's `SimplifyConstCondBranchPred`,
 /// `SimplifyCondBranchIdenticalSuccessors`).
-fn cond_br_simple(ir: &mut Ir, op: OpId) -> bool {
+fn cond_br_simple(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let succ = ir.op(op).successors.clone();
     let [t, f] = succ[..] else {
         return false;
@@ -50,7 +51,7 @@ fn cond_br_simple(ir: &mut Ir, op: OpId) -> bool {
     let (Some(ta), Some(fa)) = (dest_operands(ir, op, 0), dest_operands(ir, op, 1)) else {
         return false;
     };
-    let c = match constant_of(ir, ir.operand(op, 0)).map(|a| a.kind()) {
+    let c = match constant_of(ctx, ir, ir.operand(op, 0)).map(|a| a.kind()) {
         Some(AttrKind::Bool(b)) => Some(*b),
         Some(AttrKind::Integer { value, .. }) => Some(*value != 0),
         _ => None,
@@ -66,7 +67,7 @@ fn cond_br_simple(ir: &mut Ir, op: OpId) -> bool {
 
 /// A `cf.br` to a block only it reaches merges that block into its own (upstream's
 /// `SimplifyBrToBlockWithSinglePred`).
-fn br_single_predecessor(ir: &mut Ir, op: OpId) -> bool {
+fn br_single_predecessor(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(&dest) = ir.op(op).successors.first() else {
         return false;
     };

@@ -99,10 +99,33 @@ fn group_values(
     n: &str,
 ) -> Option<Vec<ftuner_ir::Value>> {
     if let Some(i) = def.operands.iter().position(|a| a.name == n) {
-        return Some(crate::segment(pr.ir, op, "operandSegmentSizes", i, true).to_vec());
+        let same = def.has(ftuner_ir::dialect::traits::SAME_VARIADIC_OPERAND_SIZE);
+        return Some(
+            crate::segment(
+                pr.ir,
+                op,
+                def.operands,
+                same,
+                "operandSegmentSizes",
+                i,
+                true,
+            )
+            .to_vec(),
+        );
     }
     if let Some(i) = def.results.iter().position(|a| a.name == n) {
-        return Some(crate::segment(pr.ir, op, "resultSegmentSizes", i, false).to_vec());
+        return Some(
+            crate::segment(
+                pr.ir,
+                op,
+                def.results,
+                false,
+                "resultSegmentSizes",
+                i,
+                false,
+            )
+            .to_vec(),
+        );
     }
     if n == "operands" {
         return Some(pr.ir.operands(op).to_vec());

@@ -22,6 +22,7 @@
 //! same single matmul, the right operand collapsed to `KxN`.
 
 use crate::linalg::{body, ins_outs};
+use ftuner_ir::Context;
 use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
 /// The `KxN` value `v` is a broadcast of along a new leading dim, if it is one.
@@ -109,7 +110,7 @@ fn dim(ir: &mut Ir, before: OpId, v: Value, i: i64) -> Option<Value> {
     Some(ir.result(d, 0))
 }
 
-fn batch_matmul_broadcast_rhs(ir: &mut Ir, op: OpId) -> bool {
+fn batch_matmul_broadcast_rhs(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     rewrite(ir, op).is_some()
 }
 

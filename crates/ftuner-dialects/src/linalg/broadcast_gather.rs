@@ -28,6 +28,7 @@
 
 use super::body;
 use crate::ops;
+use ftuner_ir::Context;
 use ftuner_ir::{AffineExpr, Ir, OpId, Value};
 
 /// A size as far as it is known: a constant, an SSA value, or dim `j` of a tensor whose
@@ -42,7 +43,7 @@ enum Size {
 /// The size of dim `j` of tensor `v`: static, a dynamic size operand of the
 /// `tensor.empty` behind `v` (through the inits of the linalg ops that produced it), or
 /// dim `j` of the tensor that chain starts from.
-fn size(ir: &Ir, v: Value, j: usize, depth: u32) -> Option<Size> {
+fn size(ctx: &Context, ir: &Ir, v: Value, j: usize, depth: u32) -> Option<Size> {
     let shape = ir.value_type(v).shape()?.to_vec();
     let s = *shape.get(j)?;
     if s >= 0 {
@@ -56,7 +57,7 @@ fn size(ir: &Ir, v: Value, j: usize, depth: u32) -> Option<Size> {
         let name = ir.name(d);
         if name == ops::tensor::EmptyOp::NAME {
             let k = shape[..j].iter().filter(|s| **s < 0).count();
-            return value_size(ir, *ir.operands(d).get(k)?, depth);
+            return value_size(ctx, ir, *ir.operands(d).get(k)?, depth);
         }
         if !name.starts_with("linalg.") || ir.results(d).len() != 1 {
             break;
@@ -77,15 +78,15 @@ fn size(ir: &Ir, v: Value, j: usize, depth: u32) -> Option<Size> {
 
 /// An index value as a [`Size`]: a constant, `tensor.dim` of a tensor (that tensor's
 /// size), or the value itself.
-fn value_size(ir: &Ir, x: Value, depth: u32) -> Option<Size> {
-    if let Some(c) = crate::arith_canonicalize::scalar_int_of(ir, x) {
+fn value_size(ctx: &Context, ir: &Ir, x: Value, depth: u32) -> Option<Size> {
+    if let Some(c) = crate::arith_canonicalize::scalar_int_of(ctx, ir, x) {
         return i64::try_from(c).ok().map(Size::Static);
     }
     if let Some(d) = ir.defining_op(x) {
         if ir.name(d) == ops::tensor::DimOp::NAME && depth < 8 {
             let t = ir.operand(d, 0);
-            if let Some(j) = crate::arith_canonicalize::scalar_int_of(ir, ir.operand(d, 1)) {
-                return size(ir, t, usize::try_from(j).ok()?, depth + 1);
+            if let Some(j) = crate::arith_canonicalize::scalar_int_of(ctx, ir, ir.operand(d, 1)) {
+                return size(ctx, ir, t, usize::try_from(j).ok()?, depth + 1);
             }
         }
     }
@@ -94,24 +95,24 @@ fn value_size(ir: &Ir, x: Value, depth: u32) -> Option<Size> {
 
 /// Whether loop `k` of `op` runs `extent` times: an operand indexes its dim `j` by `d_k`
 /// alone, and that dim's size is `extent`.
-fn loop_runs(ir: &Ir, op: OpId, k: u32, extent: Value) -> bool {
+fn loop_runs(ctx: &Context, ir: &Ir, op: OpId, k: u32, extent: Value) -> bool {
     let Some(maps) = body::indexing_maps(ir, op) else {
         return false;
     };
     let (ins, outs) = super::ins_outs(ir, op);
-    let want = value_size(ir, extent, 0);
+    let want = value_size(ctx, ir, extent, 0);
     want.is_some()
         && ins.iter().chain(&outs).zip(&maps).any(|(v, m)| {
             m.results
                 .iter()
                 .enumerate()
-                .any(|(j, e)| *e == AffineExpr::Dim(k) && size(ir, *v, j, 0) == want)
+                .any(|(j, e)| *e == AffineExpr::Dim(k) && size(ctx, ir, *v, j, 0) == want)
         })
 }
 
 /// `select(cmpi eq(D, 1), 0, linalg.index k) -> linalg.index k` in the body of `op` where
 /// loop `k` runs `D` times.
-fn unit_extent_selects(ir: &mut Ir, op: OpId) -> bool {
+fn unit_extent_selects(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(blk) = ir.regions_of(op).first().and_then(|r| ir.region_entry(*r)) else {
         return false;
     };
@@ -127,7 +128,7 @@ fn unit_extent_selects(ir: &mut Ir, op: OpId) -> bool {
         // This op's loop index (an enclosing generic's would be another loop).
         if ir.name(ix) != ops::linalg::IndexOp::NAME
             || ir.parent_block(ix) != Some(blk)
-            || crate::arith_canonicalize::scalar_int_of(ir, zero) != Some(0)
+            || crate::arith_canonicalize::scalar_int_of(ctx, ir, zero) != Some(0)
         {
             continue;
         }
@@ -144,14 +145,14 @@ fn unit_extent_selects(ir: &mut Ir, op: OpId) -> bool {
         }
         let (a, b) = (ir.operand(cmp, 0), ir.operand(cmp, 1));
         let extent = match (
-            crate::arith_canonicalize::scalar_int_of(ir, a),
-            crate::arith_canonicalize::scalar_int_of(ir, b),
+            crate::arith_canonicalize::scalar_int_of(ctx, ir, a),
+            crate::arith_canonicalize::scalar_int_of(ctx, ir, b),
         ) {
             (_, Some(1)) => a,
             (Some(1), _) => b,
             _ => continue,
         };
-        if !loop_runs(ir, op, k as u32, extent) {
+        if !loop_runs(ctx, ir, op, k as u32, extent) {
             continue;
         }
         ir.replace_all_uses(ir.result(s, 0), idx);
@@ -164,7 +165,7 @@ fn unit_extent_selects(ir: &mut Ir, op: OpId) -> bool {
 /// A generic without inputs (identity output map, every loop parallel) yielding
 /// `tensor.extract %src[index 0, ..., index n-1]` (0 along a dim of `%src` known to be 1)
 /// into an output of `%src`'s type whose sizes are provably `%src`'s: `%src`.
-fn gather_copy(ir: &mut Ir, op: OpId) -> bool {
+fn gather_copy(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (ins, outs) = super::ins_outs(ir, op);
     if !ins.is_empty() || outs.len() != 1 || ir.results(op).len() != 1 {
         return false;
@@ -213,18 +214,18 @@ fn gather_copy(ir: &mut Ir, op: OpId) -> bool {
     }
     for (j, v) in indices.iter().enumerate() {
         // Loop j's index, or 0 along a dim of size 1 (the only index it has).
-        let unit = size(ir, src, j, 0) == Some(Size::Static(1));
+        let unit = size(ctx, ir, src, j, 0) == Some(Size::Static(1));
         let is_index = ir.defining_op(*v).is_some_and(|d| {
             ir.name(d) == ops::linalg::IndexOp::NAME
                 && ir.parent_block(d) == Some(blk)
                 && ir.attr(d, "dim").and_then(|a| a.as_i64()) == Some(j as i64)
         });
-        let zero = crate::arith_canonicalize::scalar_int_of(ir, *v) == Some(0);
+        let zero = crate::arith_canonicalize::scalar_int_of(ctx, ir, *v) == Some(0);
         if !(is_index || unit && zero) {
             return false;
         }
-        let same = size(ir, src, j, 0);
-        if same.is_none() || same != size(ir, outs[0], j, 0) {
+        let same = size(ctx, ir, src, j, 0);
+        if same.is_none() || same != size(ctx, ir, outs[0], j, 0) {
             return false;
         }
     }
@@ -234,6 +235,6 @@ fn gather_copy(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// Both patterns, in order, on one generic.
-pub(super) fn generic_broadcast_gather(ir: &mut Ir, op: OpId) -> bool {
-    unit_extent_selects(ir, op) | gather_copy(ir, op)
+pub(super) fn generic_broadcast_gather(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    unit_extent_selects(ctx, ir, op) | gather_copy(ctx, ir, op)
 }

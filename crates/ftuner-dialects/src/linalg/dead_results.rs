@@ -25,6 +25,7 @@
 
 use super::body;
 use crate::ops;
+use ftuner_ir::Context;
 use ftuner_ir::{Attribute, Ir, OpId, Type, Value};
 use rustc_hash::FxHashSet;
 
@@ -62,7 +63,7 @@ fn slice_only_to(ir: &Ir, a: Value, y: OpId, i: usize) -> Option<FxHashSet<OpId>
 }
 
 /// Drop one dead result of a `linalg.generic` on tensors (see the module's doc).
-pub(super) fn generic_dead_result(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn generic_dead_result(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (ins, outs) = super::ins_outs(ir, op);
     let nres = ir.results(op).len();
     // Tensor results, one per output; at least one result stays.

@@ -29,6 +29,7 @@
 use super::body;
 use crate::arith_canonicalize::{float_of, is_int};
 use crate::ops;
+use ftuner_ir::Context;
 use ftuner_ir::{AffineExpr, AffineMap, Attribute, Ir, OpBuilder, OpId, Type, Value};
 
 /// The ops of `op`'s body but the terminator, and the terminator's operands.
@@ -46,12 +47,12 @@ fn filled(ir: &Ir, v: Value) -> Option<Value> {
     (ir.name(f) == ops::linalg::FillOp::NAME).then(|| ir.operand(f, 0))
 }
 
-fn is_neg_inf(ir: &Ir, v: Value) -> bool {
-    float_of(ir, v) == Some(f64::NEG_INFINITY)
+fn is_neg_inf(ctx: &Context, ir: &Ir, v: Value) -> bool {
+    float_of(ctx, ir, v) == Some(f64::NEG_INFINITY)
 }
 
 /// `%x == -inf` per element: an all-parallel generic with one input and identity maps.
-fn is_neg_inf_test(ir: &Ir, op: OpId) -> Option<Value> {
+fn is_neg_inf_test(ctx: &Context, ir: &Ir, op: OpId) -> Option<Value> {
     let (ins, outs) = super::ins_outs(ir, op);
     let maps = body::indexing_maps(ir, op)?;
     if ir.name(op) != ops::linalg::GenericOp::NAME
@@ -66,7 +67,7 @@ fn is_neg_inf_test(ir: &Ir, op: OpId) -> Option<Value> {
     let cmp = ir.defining_op(*ys.first()?)?;
     if ir.name(cmp) != ops::arith::CmpfOp::NAME
         || ir.attr(cmp, "predicate").and_then(|a| a.as_i64()) != Some(1)
-        || !is_neg_inf(ir, ir.operand(cmp, 1))
+        || !is_neg_inf(ctx, ir, ir.operand(cmp, 1))
     {
         return None;
     }
@@ -82,7 +83,7 @@ fn is_neg_inf_test(ir: &Ir, op: OpId) -> Option<Value> {
 }
 
 /// The and-reduction of a `-inf` test, replaced by a test of the row maximum.
-pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn all_neg_inf_rows(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (ins, outs) = super::ins_outs(ir, op);
     let Some(maps) = body::indexing_maps(ir, op) else {
         return false;
@@ -99,7 +100,7 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
     {
         return false;
     }
-    if !maps[0].is_identity() || filled(ir, outs[0]).is_none_or(|t| !is_int(ir, t, 1)) {
+    if !maps[0].is_identity() || filled(ir, outs[0]).is_none_or(|t| !is_int(ctx, ir, t, 1)) {
         return false;
     }
     // The body: andi of the input and the output.
@@ -109,7 +110,7 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
     let Some(test) = ir.defining_op(ins[0]) else {
         return false;
     };
-    let Some(x) = is_neg_inf_test(ir, test) else {
+    let Some(x) = is_neg_inf_test(ctx, ir, test) else {
         return false;
     };
     // The output map names each parallel dim once, in any order, beside constant 0s
@@ -130,7 +131,7 @@ pub(super) fn all_neg_inf_rows(ir: &mut Ir, op: OpId) -> bool {
         .uses(x)
         .iter()
         .map(|u| u.op)
-        .find(|m| is_row_max(ir, *m, x, &par, &kept))
+        .find(|m| is_row_max(ctx, ir, *m, x, &par, &kept))
     else {
         return false;
     };
@@ -233,7 +234,7 @@ fn before(ir: &Ir, a: OpId, b: OpId) -> bool {
 /// Whether `m` is a `maximumf` reduction of `x` (identity input map) over the loops `par`
 /// leaves out, its output map the parallel dims `kept` in order, its init a fill of
 /// `-inf`.
-fn is_row_max(ir: &Ir, m: OpId, x: Value, par: &[bool], kept: &[u32]) -> bool {
+fn is_row_max(ctx: &Context, ir: &Ir, m: OpId, x: Value, par: &[bool], kept: &[u32]) -> bool {
     if ir.name(m) != ops::linalg::GenericOp::NAME || ir.results(m).len() != 1 {
         return false;
     }
@@ -248,7 +249,7 @@ fn is_row_max(ir: &Ir, m: OpId, x: Value, par: &[bool], kept: &[u32]) -> bool {
         || mpar != par
         || !maps[0].is_identity()
         || maps[1].results != kept.iter().map(|d| AffineExpr::Dim(*d)).collect::<Vec<_>>()
-        || filled(ir, outs[0]).is_none_or(|m| !is_neg_inf(ir, m))
+        || filled(ir, outs[0]).is_none_or(|m| !is_neg_inf(ctx, ir, m))
     {
         return false;
     }

@@ -9,6 +9,7 @@ mod masked_softmax;
 mod windows;
 
 pub use batch_matmul::CANONICALIZE_BATCH_MATMUL;
+use ftuner_ir::Context;
 use windows::verify_windows;
 pub use windows::{linear_coeffs, linear_range};
 
@@ -44,12 +45,14 @@ pub fn register_extra(reg: &mut ftuner_ir::Registry) {
     }
 }
 
-/// Inputs and outputs of a structured op.
+/// Inputs and outputs of a structured op (its first two operand groups, `ins(...)` and
+/// `outs(...)`, as its definition declares them); none for an op no spec defines.
 pub fn ins_outs(ir: &Ir, op: OpId) -> (Vec<Value>, Vec<Value>) {
-    (
-        crate::segment(ir, op, "operandSegmentSizes", 0, true).to_vec(),
-        crate::segment(ir, op, "operandSegmentSizes", 1, true).to_vec(),
-    )
+    let Some((defs, same)) = crate::operand_groups(ir.name(op)) else {
+        return (vec![], vec![]);
+    };
+    let group = |i| crate::segment(ir, op, defs, same, "operandSegmentSizes", i, true).to_vec();
+    (group(0), group(1))
 }
 
 /// `ins(%a, %b : ta, tb)` / `outs(...)`; returns resolved values.
@@ -278,7 +281,7 @@ fn verify_region_args(ir: &Ir, op: OpId, ins: &[Value], outs: &[Value]) -> Resul
 }
 
 /// Checks shared by every structured op.
-pub fn verify_structured(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_structured(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let (ins, outs) = ins_outs(ir, op);
     if outs.is_empty() {
         return Err("expected at least one output operand".into());
@@ -354,7 +357,7 @@ pub fn verify_structured(ir: &Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
-pub fn verify_generic(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_generic(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     if let Some(it) = ir.attr(op, "iterator_types").and_then(|a| a.as_array()) {
         for x in it {
             let ok = x.dialect_body().is_some_and(|(d, b)| {
@@ -365,7 +368,7 @@ pub fn verify_generic(ir: &Ir, op: OpId) -> Result<(), String> {
             }
         }
     }
-    verify_structured(ir, op)?;
+    verify_structured(ctx, ir, op)?;
     // The body must yield one value per output, of the output element types.
     let (_, outs) = ins_outs(ir, op);
     let r = ir.regions_of(op)[0];
@@ -389,7 +392,7 @@ pub fn verify_generic(ir: &Ir, op: OpId) -> Result<(), String> {
 }
 
 /// A `linalg.generic` with no inputs whose body yields its output is the identity: fold.
-fn generic_identity(ir: &mut Ir, op: OpId) -> bool {
+fn generic_identity(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (ins, outs) = ins_outs(ir, op);
     let Some(maps) = body::indexing_maps(ir, op) else {
         return false;
@@ -429,7 +432,7 @@ pub const CANONICALIZE_GENERIC: &[ftuner_ir::dialect::CanonFn] = &[
 
 /// A transpose with the identity permutation, or a broadcast adding no dimension, on
 /// tensors of the same type is its input.
-fn identity_data_movement(ir: &mut Ir, op: OpId) -> bool {
+fn identity_data_movement(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let attr = if ir.name(op) == "linalg.transpose" {
         "permutation"
     } else {
@@ -458,7 +461,7 @@ fn identity_data_movement(ir: &mut Ir, op: OpId) -> bool {
 pub const CANONICALIZE_TRANSPOSE: &[ftuner_ir::dialect::CanonFn] = &[identity_data_movement];
 pub const CANONICALIZE_BROADCAST: &[ftuner_ir::dialect::CanonFn] = &[identity_data_movement];
 
-pub fn verify_index(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_index(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let dim = ir.attr(op, "dim").and_then(|a| a.as_i64()).unwrap_or(-1);
     let Some(parent) = ir.parent_op(op) else {
         return Err("expected parent op with LinalgOp interface".into());
@@ -531,8 +534,8 @@ pub fn parse_named(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> {
     body::build_body(p.ir, st.name, region, &ins, &outs, st.loc, unsigned)
         .map_err(|m| p.err_here(format!("'{}' op {m}", st.name)))?;
     st.regions.push(region);
-    if crate::registry()
-        .op(st.name)
+    if p.ctx
+        .op_def(st.name)
         .is_some_and(|d| d.has(ftuner_ir::traits::ATTR_SIZED_OPERAND_SEGMENTS))
     {
         st.props.push((
@@ -629,8 +632,8 @@ pub fn asm_names_named(ir: &Ir, op: OpId, f: &mut dyn FnMut(Value, String)) {
     }
 }
 
-pub fn verify_named(ir: &Ir, op: OpId) -> Result<(), String> {
-    verify_structured(ir, op)?;
+pub fn verify_named(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
+    verify_structured(ctx, ir, op)?;
     let (ins, outs) = ins_outs(ir, op);
     if body::WINDOW_OPS.contains(&ir.name(op)) {
         // As upstream's ODS constraint: read as ones otherwise (found by the fuzzer).
@@ -699,7 +702,7 @@ macro_rules! named {
     ($($p:ident, $q:ident, $v:ident, $a:ident);* $(;)?) => {$(
         pub fn $p(p: &mut Parser<'_>, st: &mut OperationState) -> PResult<()> { parse_named(p, st) }
         pub fn $q(pr: &mut OpPrinter<'_>, op: OpId) { print_named(pr, op) }
-        pub fn $v(ir: &Ir, op: OpId) -> Result<(), String> { verify_named(ir, op) }
+        pub fn $v(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> { verify_named(ctx, ir, op) }
         pub fn $a(ir: &Ir, op: OpId, f: &mut dyn FnMut(Value, String)) { asm_names_named(ir, op, f) }
     )*};
 }

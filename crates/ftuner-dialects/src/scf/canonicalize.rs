@@ -5,11 +5,12 @@ use crate::arith_canonicalize::{build, cst_attr};
 use crate::cf::constant_of;
 use crate::ops;
 use ftuner_ir::dialect::CanonFn;
+use ftuner_ir::Context;
 use ftuner_ir::{AttrKind, Attribute, BlockId, Ir, OpId, Type, Value};
 
 /// The integer value of a constant `v` (`true` is 1).
-pub(super) fn const_int(ir: &Ir, v: Value) -> Option<i128> {
-    match constant_of(ir, v)?.kind() {
+pub(super) fn const_int(ctx: &Context, ir: &Ir, v: Value) -> Option<i128> {
+    match constant_of(ctx, ir, v)?.kind() {
         AttrKind::Integer { value, .. } => Some(*value),
         AttrKind::Bool(b) => Some(*b as i128),
         _ => None,
@@ -34,12 +35,15 @@ pub(super) fn trip_count(same_bounds: bool, [lb, ub, step]: [Option<i128>; 3]) -
 
 /// The trip count of `scf.for` `op` from its constant bounds and step; none when one is
 /// not constant, the step is not positive, or the loop compares unsigned.
-pub fn for_trip_count(ir: &Ir, op: OpId) -> Option<i128> {
+pub fn for_trip_count(ctx: &Context, ir: &Ir, op: OpId) -> Option<i128> {
     if ir.attr(op, "unsignedCmp").is_some() {
         return None;
     }
     let o = ir.operands(op);
-    trip_count(o[0] == o[1], [o[0], o[1], o[2]].map(|v| const_int(ir, v)))
+    trip_count(
+        o[0] == o[1],
+        [o[0], o[1], o[2]].map(|v| const_int(ctx, ir, v)),
+    )
 }
 
 /// What the terminator of `b` yields.
@@ -55,7 +59,7 @@ fn only_terminator(ir: &Ir, b: BlockId) -> bool {
 }
 
 /// `x` when `v` is `arith.xori x, true` (either order) on `i1`.
-fn negation_of(ir: &Ir, v: Value) -> Option<Value> {
+fn negation_of(ctx: &Context, ir: &Ir, v: Value) -> Option<Value> {
     let d = ir
         .defining_op(v)
         .filter(|d| ir.name(*d) == ops::arith::XoriOp::NAME)?;
@@ -63,7 +67,7 @@ fn negation_of(ir: &Ir, v: Value) -> Option<Value> {
         return None;
     }
     let (a, b) = (ir.operand(d, 0), ir.operand(d, 1));
-    match (const_int(ir, a), const_int(ir, b)) {
+    match (const_int(ctx, ir, a), const_int(ctx, ir, b)) {
         (_, Some(c)) if c != 0 => Some(a),
         (Some(c), _) if c != 0 => Some(b),
         _ => None,
@@ -108,8 +112,8 @@ fn trim_yield(ir: &mut Ir, b: Option<BlockId>, keep: &[usize]) {
 // ----- scf.if --------------------------------------------------------------------------
 
 /// A constant condition runs one region in place (upstream's `RemoveStaticCondition`).
-fn if_static_condition(ir: &mut Ir, op: OpId) -> bool {
-    let Some(c) = const_int(ir, ir.operand(op, 0)) else {
+fn if_static_condition(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    let Some(c) = const_int(ctx, ir, ir.operand(op, 0)) else {
         return false;
     };
     match block(ir, op, if c != 0 { 0 } else { 1 }) {
@@ -124,7 +128,7 @@ fn if_static_condition(ir: &mut Ir, op: OpId) -> bool {
 
 /// Results nobody uses are dropped with what their regions yield for them (upstream's
 /// `RemoveUnusedResults`).
-fn if_unused_results(ir: &mut Ir, op: OpId) -> bool {
+fn if_unused_results(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let res = ir.results(op).to_vec();
     let keep: Vec<usize> = (0..res.len()).filter(|i| ir.has_uses(res[*i])).collect();
     if keep.len() == res.len() {
@@ -147,7 +151,7 @@ fn if_unused_results(ir: &mut Ir, op: OpId) -> bool {
 /// sides) or an `arith.select` of the two (scalars only), and `true` / `false` yielded
 /// the other way round is the condition or its negation (upstream's
 /// `ConvertTrivialIfToSelect`, `ReplaceIfYieldWithConditionOrValue`).
-fn if_to_select(ir: &mut Ir, op: OpId) -> bool {
+fn if_to_select(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (Some(tb), Some(eb)) = (block(ir, op, 0), block(ir, op, 1)) else {
         return false;
     };
@@ -178,7 +182,7 @@ fn if_to_select(ir: &mut Ir, op: OpId) -> bool {
 
 /// An `else` of nothing but its terminator, on an `if` without results, goes (upstream's
 /// `RemoveEmptyElseBranch`).
-fn if_empty_else(ir: &mut Ir, op: OpId) -> bool {
+fn if_empty_else(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     match block(ir, op, 1) {
         Some(eb) if ir.results(op).is_empty() && only_terminator(ir, eb) => {
             ir.erase_block(eb);
@@ -199,11 +203,11 @@ fn swap_regions(ir: &mut Ir, op: OpId) {
 
 /// `if not(c) {a} else {b}` is `if c {b} else {a}` (upstream's `IfConditionSwap`... in
 /// `RemoveStaticCondition`'s neighbourhood: `SwapNegatedCondition`).
-fn if_negated_condition(ir: &mut Ir, op: OpId) -> bool {
+fn if_negated_condition(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     if block(ir, op, 1).is_none() {
         return false;
     }
-    let Some(x) = negation_of(ir, ir.operand(op, 0)) else {
+    let Some(x) = negation_of(ctx, ir, ir.operand(op, 0)) else {
         return false;
     };
     ir.set_operand(op, 0, x);
@@ -213,9 +217,9 @@ fn if_negated_condition(ir: &mut Ir, op: OpId) -> bool {
 
 /// Uses of the condition inside the regions are `true` in `then`, `false` in `else`
 /// (upstream's `ConditionPropagation`).
-fn if_condition_propagation(ir: &mut Ir, op: OpId) -> bool {
+fn if_condition_propagation(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let cond = ir.operand(op, 0);
-    if const_int(ir, cond).is_some() {
+    if const_int(ctx, ir, cond).is_some() {
         return false;
     }
     let inside: Vec<(OpId, usize, usize)> = ir
@@ -247,7 +251,7 @@ fn if_condition_propagation(ir: &mut Ir, op: OpId) -> bool {
 
 /// `if a { if b { ... } }`, neither with results nor `else`, is `if (a and b) { ... }`
 /// (upstream's `CombineNestedIfs`, the case without results).
-fn if_nested(ir: &mut Ir, op: OpId) -> bool {
+fn if_nested(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     if !ir.results(op).is_empty() || block(ir, op, 1).is_some() {
         return false;
     }
@@ -279,7 +283,7 @@ fn if_nested(ir: &mut Ir, op: OpId) -> bool {
 /// Two adjacent `if`s on the same condition (or its negation) are one, the second's
 /// uses of the first's results replaced by what the first yields on that side
 /// (upstream's `CombineIfs`).
-fn if_combine_previous(ir: &mut Ir, op: OpId) -> bool {
+fn if_combine_previous(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(prev) = ir
         .op(op)
         .prev
@@ -290,7 +294,7 @@ fn if_combine_previous(ir: &mut Ir, op: OpId) -> bool {
     let (pc, nc) = (ir.operand(prev, 0), ir.operand(op, 0));
     let negated = if pc == nc {
         false
-    } else if negation_of(ir, nc) == Some(pc) || negation_of(ir, pc) == Some(nc) {
+    } else if negation_of(ctx, ir, nc) == Some(pc) || negation_of(ctx, ir, pc) == Some(nc) {
         true
     } else {
         return false;
@@ -368,7 +372,7 @@ pub const CANONICALIZE_IF: &[CanonFn] = &[
 /// Loops of no iteration are their inits, of one iteration their body, and a body that
 /// only yields values from outside, run at least once, is those values (upstream's
 /// `SimplifyTrivialLoops`).
-fn for_trivial(ir: &mut Ir, op: OpId) -> bool {
+fn for_trivial(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let o = ir.operands(op).to_vec();
     let (lb, ub, step, inits) = (o[0], o[1], o[2], &o[3..]);
     if lb == ub {
@@ -378,8 +382,11 @@ fn for_trivial(ir: &mut Ir, op: OpId) -> bool {
     if ir.attr(op, "unsignedCmp").is_some() {
         return false;
     }
-    let (Some(a), Some(b), Some(s)) = (const_int(ir, lb), const_int(ir, ub), const_int(ir, step))
-    else {
+    let (Some(a), Some(b), Some(s)) = (
+        const_int(ctx, ir, lb),
+        const_int(ctx, ir, ub),
+        const_int(ctx, ir, step),
+    ) else {
         return false;
     };
     if a >= b {
@@ -421,7 +428,7 @@ fn holds_parallel_loop(ir: &Ir, op: OpId) -> bool {
 /// An iteration argument that the body yields back unchanged, or that is yielded its
 /// own init, is its init; one neither the body nor anyone after the loop reads is
 /// dropped (upstream's `ForOpIterArgsFolder`).
-fn for_iter_args(ir: &mut Ir, op: OpId) -> bool {
+fn for_iter_args(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(body) = block(ir, op, 0) else {
         return false;
     };

@@ -15,6 +15,7 @@ use crate::util::{result_types, value_types};
 use ftuner_ir::dialect::CanonFn;
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{intern_name, Attribute, Ir, OpId, OpPrinter, OpSpec, Type, Value};
 
 /// `scf.execute_region [-> types] [no_inline] region [attr-dict]`
@@ -47,7 +48,7 @@ pub fn print_execute_region(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &["no_inline"]);
 }
 
-pub fn verify_execute_region(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_execute_region(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let r = *ir.regions_of(op).first().ok_or("expects one region")?;
     let b = ir
         .region_entry(r)
@@ -72,7 +73,7 @@ pub fn verify_execute_region(ir: &Ir, op: OpId) -> Result<(), String> {
 }
 
 /// A single-block region runs in place (upstream's `SingleBlockExecuteInliner`).
-fn execute_single_block(ir: &mut Ir, op: OpId) -> bool {
+fn execute_single_block(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     if ir.attr(op, "no_inline").is_some() {
         return false;
     }
@@ -102,7 +103,7 @@ fn branch(ir: &mut Ir, loc: Attribute, dest: ftuner_ir::BlockId, args: Vec<Value
 /// A region of several blocks, directly in a function (or another execute_region), is
 /// spliced into it: the block is split after the op, each `scf.yield` becomes a branch to
 /// the second half, whose arguments are the results (upstream's `MultiBlockExecuteInliner`).
-fn execute_multi_block(ir: &mut Ir, op: OpId) -> bool {
+fn execute_multi_block(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     if ir.attr(op, "no_inline").is_some() {
         return false;
     }

@@ -17,6 +17,7 @@ use crate::format::{parse_dynamic_index_list, print_dynamic_index_list_in};
 use crate::tensor::slices::{dynamics, read_lists, statics, write_lists, Ofr};
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser, UnresolvedOperand};
+use ftuner_ir::Context;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpPrinter, OpSpec, Type, Value};
 
 pub(crate) const BOUNDS: [&str; 3] = ["staticLowerBound", "staticUpperBound", "staticStep"];
@@ -55,10 +56,10 @@ impl Forall {
     }
     /// Lower bounds all 0 and steps all 1, static or constants (upstream's
     /// `isNormalized`): printed `in (upper bounds)`.
-    fn normalized(&self, ir: &Ir) -> bool {
+    fn normalized(&self, ctx: &Context, ir: &Ir) -> bool {
         let is = |x: &Ofr, k: i64| match *x {
             Ofr::S(s) => s == k,
-            Ofr::V(v) => crate::cf::constant_of(ir, v).and_then(|a| a.as_i64()) == Some(k),
+            Ofr::V(v) => crate::cf::constant_of(ctx, ir, v).and_then(|a| a.as_i64()) == Some(k),
         };
         self.bounds[0].iter().all(|b| is(b, 0)) && self.bounds[2].iter().all(|b| is(b, 1))
     }
@@ -189,7 +190,7 @@ pub fn print_forall(pr: &mut OpPrinter<'_>, op: OpId) {
     let n = f.rank().min(args.len());
     pr.write(" (");
     pr.print_operands(&args[..n]);
-    if f.normalized(ir) {
+    if f.normalized(pr.ctx, ir) {
         pr.write(") in ");
         print_index_list(pr, &f.bounds[1]);
     } else {
@@ -225,7 +226,7 @@ pub fn print_forall(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &elided);
 }
 
-pub fn verify_forall(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_forall(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let f = Forall::read(ir, op).ok_or(
         "expects lower bounds, upper bounds and steps of one length, with an operand per dynamic entry",
     )?;
@@ -299,7 +300,7 @@ pub fn print_forall_in_parallel(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &[]);
 }
 
-pub fn verify_forall_in_parallel(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_forall_in_parallel(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     if ir.parent_op(op).is_none_or(|p| ir.name(p) != "scf.forall") {
         return Err("expects parent op 'scf.forall'".into());
     }

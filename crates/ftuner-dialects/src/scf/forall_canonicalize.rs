@@ -9,6 +9,7 @@ use crate::cf::constant_of;
 use crate::tensor::cast_folds::loosening_cast_of;
 use crate::tensor::slices::{cast_before, Ofr};
 use ftuner_ir::dialect::CanonFn;
+use ftuner_ir::Context;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
 /// The ops of the `scf.forall.in_parallel` that ends `b`.
@@ -21,15 +22,15 @@ fn combining_ops(ir: &Ir, b: BlockId) -> Vec<OpId> {
         .unwrap_or_default()
 }
 
-fn static_of(ir: &Ir, x: Ofr) -> Option<i128> {
+fn static_of(ctx: &Context, ir: &Ir, x: Ofr) -> Option<i128> {
     match x {
         Ofr::S(s) => Some(s.into()),
-        Ofr::V(v) => const_int(ir, v),
+        Ofr::V(v) => const_int(ctx, ir, v),
     }
 }
 
 /// Constant bounds become static entries (upstream's `ForallOpControlOperandsFolder`).
-fn forall_control_operands(ir: &mut Ir, op: OpId) -> bool {
+fn forall_control_operands(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(mut f) = Forall::read(ir, op) else {
         return false;
     };
@@ -37,7 +38,7 @@ fn forall_control_operands(ir: &mut Ir, op: OpId) -> bool {
     for (k, l) in f.bounds.iter_mut().enumerate() {
         for x in l.iter_mut() {
             if let Ofr::V(v) = *x {
-                if let Some(c) = constant_of(ir, v).and_then(|a| a.as_i64()) {
+                if let Some(c) = constant_of(ctx, ir, v).and_then(|a| a.as_i64()) {
                     // -2^63 is the static lists' mark for a dynamic entry.
                     if c != DYNAMIC && (k != 2 || c > 0) {
                         *x = Ofr::S(c);
@@ -65,7 +66,7 @@ fn value_of(ir: &mut Ir, at: OpId, x: Ofr) -> Value {
 /// are dropped (the variable is the lower bound; a loop mapped to processing units keeps
 /// the dimension); with none left, the body runs in place, each parallel insert an `insert_slice`
 /// (upstream's `ForallOpSingleOrZeroIterationDimsFolder` and `ForallOp::promote`).
-fn forall_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
+fn forall_trivial_dims(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (Some(f), Some(b)) = (Forall::read(ir, op), block(ir, op, 0)) else {
         return false;
     };
@@ -77,7 +78,7 @@ fn forall_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
     let trips: Vec<Option<i128>> = (0..rank)
         .map(|d| {
             let [lb, ub, st] = [0, 1, 2].map(|k| f.bounds[k][d]);
-            trip_count(lb == ub, [lb, ub, st].map(|x| static_of(ir, x)))
+            trip_count(lb == ub, [lb, ub, st].map(|x| static_of(ctx, ir, x)))
         })
         .collect();
     if trips.contains(&Some(0)) {
@@ -158,7 +159,7 @@ fn promote(ir: &mut Ir, op: OpId, b: BlockId, f: &Forall) -> bool {
 /// A result no one reads: its parallel inserts go, other reads of its block argument read
 /// the output, and the output leaves the loop; a result whose block argument is never used
 /// is its output (upstream's `ForallOpIterArgsFolder`).
-fn forall_unused_results(ir: &mut Ir, op: OpId) -> bool {
+fn forall_unused_results(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (Some(f), Some(b)) = (Forall::read(ir, op), block(ir, op, 0)) else {
         return false;
     };
@@ -203,7 +204,7 @@ fn forall_unused_results(ir: &mut Ir, op: OpId) -> bool {
 /// An output that is a `tensor.cast` forgetting static sizes is replaced by the cast's
 /// source: the block argument and result take its type, with casts back for the body's
 /// other readers and the loop's users (upstream's `FoldTensorCastOfOutputIntoForallOp`).
-fn forall_cast_outputs(ir: &mut Ir, op: OpId) -> bool {
+fn forall_cast_outputs(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (Some(mut f), Some(b)) = (Forall::read(ir, op), block(ir, op, 0)) else {
         return false;
     };

@@ -13,6 +13,7 @@
 
 use crate::util::{result_types, value_types};
 use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{Attribute, Ir, OpId, OpPrinter, Type};
 
 /// `scf.index_switch %arg [attr-dict] [-> types] (case N region)* default region`
@@ -72,7 +73,7 @@ pub fn print_index_switch(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_region(regions[0], false, false);
 }
 
-pub fn verify_index_switch(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_index_switch(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let cases = ir
         .attr(op, "cases")
         .and_then(|a| a.as_dense_i64s())

@@ -19,6 +19,7 @@ use crate::util::result_types;
 use ftuner_ir::dialect::CanonFn;
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{Attribute, Ir, OpId, OpPrinter, Type, Value};
 
 /// `scf.parallel (ivs) = (lbs) to (ubs) step (steps) [init (vals)] [-> types] region [attr-dict]`
@@ -139,7 +140,7 @@ pub fn print_parallel(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &["operandSegmentSizes"]);
 }
 
-pub fn verify_parallel(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_parallel(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let [lbs, ubs, steps, inits] = parts(ir, op).ok_or("expects four operand segments")?;
     if steps.is_empty() {
         return Err("needs at least one tuple element for lowerBound, upperBound and step".into());
@@ -149,7 +150,7 @@ pub fn verify_parallel(ir: &Ir, op: OpId) -> Result<(), String> {
     }
     if steps
         .iter()
-        .any(|s| const_int(ir, *s).is_some_and(|c| c <= 0))
+        .any(|s| const_int(ctx, ir, *s).is_some_and(|c| c <= 0))
     {
         return Err("constant step operand must be positive".into());
     }
@@ -230,7 +231,7 @@ pub fn print_reduce(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_optional_attr_dict(op, &[]);
 }
 
-pub fn verify_reduce(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_reduce(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let vals = ir.operands(op);
     let regions = ir.regions_of(op);
     if regions.len() != vals.len() {
@@ -286,13 +287,13 @@ fn set_parts(ir: &mut Ir, op: OpId, parts: [Vec<Value>; 4]) {
 /// iteration are dropped (their variable is the lower bound); with none left, the body
 /// runs once in place and each reduction combines its initial value with the one value
 /// (upstream's `ParallelOpSingleOrZeroIterationDimsFolder`).
-fn parallel_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
+fn parallel_trivial_dims(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (Some([lbs, ubs, steps, inits]), Some(b)) = (parts(ir, op), block(ir, op, 0)) else {
         return false;
     };
     let trips: Vec<Option<i128>> = (0..lbs.len())
         .map(|d| {
-            let c = [lbs[d], ubs[d], steps[d]].map(|v| const_int(ir, v));
+            let c = [lbs[d], ubs[d], steps[d]].map(|v| const_int(ctx, ir, v));
             trip_count(lbs[d] == ubs[d], c)
         })
         .collect();
@@ -301,7 +302,7 @@ fn parallel_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
     // goes like one of no iterations, as upstream's canonicalization leaves nothing of it.
     let bad_step = steps
         .iter()
-        .any(|s| const_int(ir, *s).is_some_and(|c| c <= 0));
+        .any(|s| const_int(ctx, ir, *s).is_some_and(|c| c <= 0));
     if trips.contains(&Some(0)) || bad_step {
         ir.replace_op(op, &inits);
         return true;
@@ -343,7 +344,7 @@ fn parallel_trivial_dims(ir: &mut Ir, op: OpId) -> bool {
 /// An `scf.parallel` whose body is only another `scf.parallel` (neither reducing, the
 /// inner bounds not using the outer variables) becomes one loop over both sets of
 /// dimensions (upstream's `MergeNestedParallelLoops`).
-fn parallel_merge_nested(ir: &mut Ir, op: OpId) -> bool {
+fn parallel_merge_nested(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (Some([lbs, ubs, steps, inits]), Some(b)) = (parts(ir, op), block(ir, op, 0)) else {
         return false;
     };

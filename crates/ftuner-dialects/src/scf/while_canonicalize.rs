@@ -7,6 +7,7 @@
 use super::canonicalize::rebuild;
 use crate::arith_canonicalize::cst_attr;
 use ftuner_ir::dialect::CanonFn;
+use ftuner_ir::Context;
 use ftuner_ir::{Attribute, BlockId, Ir, OpId, Type, Value};
 
 /// The loop's parts: before block, `scf.condition`, after block, `scf.yield`.
@@ -165,7 +166,7 @@ fn while_before_args(ir: &mut Ir, op: OpId) -> bool {
 
 /// The patterns above to a fixed point in one application (each makes work for the
 /// others; the greedy driver's sweeps are bounded), the one that replaces the op last.
-fn while_simplify(ir: &mut Ir, op: OpId) -> bool {
+fn while_simplify(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let mut changed = false;
     for _ in 0..64 {
         let step = while_forwarded(ir, op) | while_before_args(ir, op);

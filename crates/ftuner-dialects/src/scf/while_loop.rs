@@ -15,6 +15,7 @@
 use crate::util::{result_types, value_types};
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{Argument, OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{BlockId, Ir, OpId, OpPrinter, Type, TypeKind};
 
 /// `scf.while [(%a = %v, ...)] : (inputs) -> results before-region do after-region [attributes attr-dict]`
@@ -133,7 +134,7 @@ fn mismatch(what: &str, a: &[Type], b: &[Type]) -> Result<(), String> {
     Err(format!("{what}: ({}) vs ({})", show(a), show(b)))
 }
 
-pub fn verify_while(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_while(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     if ir.regions_of(op).len() != 2 {
         return Err("expects two regions".into());
     }
@@ -165,7 +166,7 @@ pub fn verify_while(ir: &Ir, op: OpId) -> Result<(), String> {
 }
 
 /// `scf.condition` ends the `before` region of an `scf.while` and nowhere else.
-pub fn verify_condition(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_condition(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     match ir.parent_op(op) {
         Some(p) if ir.name(p) == "scf.while" => Ok(()),
         _ => Err("expects parent op 'scf.while'".into()),

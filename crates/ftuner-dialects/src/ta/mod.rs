@@ -7,6 +7,7 @@ pub use expr::{Atom, BinOp, Bound, Idx, Iter, Scope, Src, Term};
 
 use ftuner_ir::lexer::Tok;
 use ftuner_ir::parser::{OperationState, PResult, Parser};
+use ftuner_ir::Context;
 use ftuner_ir::{Attribute, Ir, OpId, OpPrinter};
 
 /// The expression of a `ta.expr` (None when its attribute is missing or malformed).
@@ -87,7 +88,7 @@ pub fn print_expr(pr: &mut OpPrinter<'_>, op: OpId) {
     pr.print_type(ir.value_type(ir.result(op, 0)));
 }
 
-pub fn verify_expr(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_expr(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let text = ir
         .attr(op, "expr")
         .and_then(|a| a.as_str())

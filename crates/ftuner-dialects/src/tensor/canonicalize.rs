@@ -12,6 +12,7 @@ use super::slices::{
 use crate::arith_canonicalize::{cst_attr, replace, result_type};
 use crate::cf::constant_of;
 use ftuner_ir::dialect::CanonFn;
+use ftuner_ir::Context;
 use ftuner_ir::{AttrKind, Attribute, Ir, OpId, Scalar, Type, Value, DYNAMIC};
 
 /// A scalar constant attribute as a dense element.
@@ -34,7 +35,7 @@ fn attr_of(s: Scalar, e: Type) -> Option<Attribute> {
 }
 
 /// `tensor.rank` of a ranked tensor is a constant (upstream's `RankOp::fold`).
-fn rank_of_ranked(ir: &mut Ir, op: OpId) -> bool {
+fn rank_of_ranked(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(shape) = ir.value_type(ir.operand(op, 0)).shape() else {
         return false;
     };
@@ -44,12 +45,12 @@ fn rank_of_ranked(ir: &mut Ir, op: OpId) -> bool {
 
 /// `tensor.splat` of a constant into a static shape is a splat constant (upstream's
 /// `SplatOp::fold`).
-fn splat_of_constant(ir: &mut Ir, op: OpId) -> bool {
+fn splat_of_constant(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let ty = result_type(ir, op);
     if !ty.has_static_shape() {
         return false;
     }
-    let Some(s) = constant_of(ir, ir.operand(op, 0)).and_then(scalar_of) else {
+    let Some(s) = constant_of(ctx, ir, ir.operand(op, 0)).and_then(scalar_of) else {
         return false;
     };
     let v = cst_attr(ir, op, Attribute::dense(ty, vec![s]), ty);
@@ -58,7 +59,7 @@ fn splat_of_constant(ir: &mut Ir, op: OpId) -> bool {
 
 /// `tensor.from_elements` of constants is a constant (upstream's
 /// `FromElementsOp::fold`).
-fn from_elements_of_constants(ir: &mut Ir, op: OpId) -> bool {
+fn from_elements_of_constants(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let ty = result_type(ir, op);
     if !ty.has_static_shape() {
         return false;
@@ -66,7 +67,7 @@ fn from_elements_of_constants(ir: &mut Ir, op: OpId) -> bool {
     let elems: Option<Vec<Scalar>> = ir
         .operands(op)
         .iter()
-        .map(|v| constant_of(ir, *v).and_then(scalar_of))
+        .map(|v| constant_of(ctx, ir, *v).and_then(scalar_of))
         .collect();
     let Some(elems) = elems else {
         return false;
@@ -79,13 +80,13 @@ fn from_elements_of_constants(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// Row-major position of constant `indices` in `shape`, if in bounds.
-fn linear_index(ir: &Ir, shape: &[i64], indices: &[Value]) -> Option<usize> {
+fn linear_index(ctx: &Context, ir: &Ir, shape: &[i64], indices: &[Value]) -> Option<usize> {
     if indices.len() != shape.len() {
         return None;
     }
     let mut pos: i64 = 0;
     for (d, v) in shape.iter().zip(indices) {
-        let i = constant_of(ir, *v)?.as_i64()?;
+        let i = constant_of(ctx, ir, *v)?.as_i64()?;
         if *d == DYNAMIC || i < 0 || i >= *d {
             return None;
         }
@@ -96,14 +97,14 @@ fn linear_index(ir: &Ir, shape: &[i64], indices: &[Value]) -> Option<usize> {
 
 /// `tensor.extract` at constant indices of a dense constant is the element, of a
 /// `tensor.from_elements` the operand (upstream's `ExtractOp::fold`).
-fn extract_of_known(ir: &mut Ir, op: OpId) -> bool {
+fn extract_of_known(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let t = ir.operand(op, 0);
     let tt = ir.value_type(t);
     let Some(shape) = tt.shape() else {
         return false;
     };
     let idx = ir.operands(op)[1..].to_vec();
-    let Some(pos) = linear_index(ir, shape, &idx) else {
+    let Some(pos) = linear_index(ctx, ir, shape, &idx) else {
         return false;
     };
     if let Some(d) = ir
@@ -119,7 +120,7 @@ fn extract_of_known(ir: &mut Ir, op: OpId) -> bool {
         splat: false,
         elements,
         ..
-    }) = constant_of(ir, t).map(|a| a.kind())
+    }) = constant_of(ctx, ir, t).map(|a| a.kind())
     else {
         return false;
     };
@@ -161,7 +162,7 @@ fn identity_slice(ir: &Ir, op: OpId, shape: &[i64]) -> bool {
 /// A slice that is the whole tensor is its source: `tensor.extract_slice` and
 /// `tensor.insert_slice` with source type equal to the result type (upstream's
 /// `ExtractSliceOp::fold`, `InsertSliceOp::fold`).
-fn identity_slice_op(ir: &mut Ir, op: OpId) -> bool {
+fn identity_slice_op(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let src = ir.operand(op, 0);
     let st = ir.value_type(src);
     if st != result_type(ir, op) {
@@ -198,7 +199,7 @@ fn join(a: Option<Vec<i64>>, b: Option<Vec<i64>>) -> Option<Option<Vec<i64>>> {
 
 /// `cast(cast(x : A to B) : B to C) -> cast(x : A to C)` when dropping `B` loses no
 /// run-time check: join(join(A, B), C) == join(A, C) (upstream's ChainedTensorCast).
-fn chained_cast(ir: &mut Ir, op: OpId) -> bool {
+fn chained_cast(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let src = ir.operand(op, 0);
     let Some(d) = ir.defining_op(src).filter(|d| ir.name(*d) == "tensor.cast") else {
         return false;

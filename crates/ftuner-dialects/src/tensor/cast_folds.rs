@@ -6,6 +6,7 @@
 use super::slices::{kept_dims, retype_with_cast, statics, try_write, Mixed, Ofr};
 use super::{verify_extract_slice, verify_insert_slice, verify_pad};
 use crate::cf::constant_of;
+use ftuner_ir::Context;
 use ftuner_ir::{AttrKind, Ir, OpId, Type, Value, DYNAMIC};
 
 /// Whether `a` is as static as `b` or more: both ranked, of one rank, and `a` static
@@ -28,7 +29,7 @@ pub(crate) fn loosening_cast_of(ir: &Ir, v: Value) -> Option<Value> {
 }
 
 /// `extract_slice(cast(x))` reads `x` (upstream's `ExtractSliceOpCastFolder`).
-pub(super) fn slice_of_cast(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn slice_of_cast(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(x) = loosening_cast_of(ir, ir.operand(op, 0)) else {
         return false;
     };
@@ -37,13 +38,13 @@ pub(super) fn slice_of_cast(ir: &mut Ir, op: OpId) -> bool {
     };
     let mut new = old.clone();
     new.prefix[0] = x;
-    try_write(ir, op, &new, &old, verify_extract_slice)
+    try_write(ctx, ir, op, &new, &old, verify_extract_slice)
 }
 
 /// `insert_slice(cast(s) into d)` inserts `s`, its static dims becoming static sizes;
 /// `insert_slice(s into cast(d))` inserts into `d`, with a cast of the result (upstream's
 /// `InsertSliceOpCastFolder`).
-pub(super) fn insert_of_cast(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn insert_of_cast(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(old) = Mixed::slice(ir, op) else {
         return false;
     };
@@ -69,7 +70,7 @@ pub(super) fn insert_of_cast(ir: &mut Ir, op: OpId) -> bool {
     let r = ir.result(op, 0);
     let rt = ir.value_type(r);
     ir.set_value_type(r, ir.value_type(new.prefix[1]));
-    if !try_write(ir, op, &new, &old, verify_insert_slice) {
+    if !try_write(ctx, ir, op, &new, &old, verify_insert_slice) {
         ir.set_value_type(r, rt);
         return false;
     }
@@ -82,13 +83,13 @@ pub(super) fn insert_of_cast(ir: &mut Ir, op: OpId) -> bool {
 }
 
 /// `pad(cast(x))` pads `x` (upstream's `FoldSourceTensorCast`).
-pub(super) fn pad_of_cast(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn pad_of_cast(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let src = ir.operand(op, 0);
     let Some(x) = loosening_cast_of(ir, src) else {
         return false;
     };
     ir.set_operand(op, 0, x);
-    if verify_pad(ir, op).is_ok() {
+    if verify_pad(ctx, ir, op).is_ok() {
         super::slices::sharpen_pad(ir, op);
         return true;
     }
@@ -99,7 +100,7 @@ pub(super) fn pad_of_cast(ir: &mut Ir, op: OpId) -> bool {
 /// A cast to a more static type of a slice, an empty tensor or a pad is that op made
 /// more static (upstream's `TensorCastExtractSlice`, `FoldEmptyTensorWithCastOp`,
 /// `FoldTargetTensorCast`): a copy of the producer with the cast's type replaces the cast.
-pub(super) fn cast_into_producer(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn cast_into_producer(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let src = ir.operand(op, 0);
     let ct = ir.value_type(ir.result(op, 0));
     let Some(p) = ir.defining_op(src) else {
@@ -123,7 +124,7 @@ pub(super) fn cast_into_producer(ir: &mut Ir, op: OpId) -> bool {
     let cr = ir.result(c, 0);
     ir.set_value_type(cr, ct);
     let ok = match name {
-        "tensor.extract_slice" => sharpen_slice_sizes(ir, c, ir.value_type(src), ct),
+        "tensor.extract_slice" => sharpen_slice_sizes(ctx, ir, c, ir.value_type(src), ct),
         "tensor.empty" => {
             let (old, new) = (ir.value_type(src).shape(), ct.shape());
             let (Some(old), Some(new)) = (old, new) else {
@@ -141,9 +142,9 @@ pub(super) fn cast_into_producer(ir: &mut Ir, op: OpId) -> bool {
                 }
             }
             ir.set_operands(c, keep);
-            super::verify_empty(ir, c).is_ok()
+            super::verify_empty(ctx, ir, c).is_ok()
         }
-        _ => verify_pad(ir, c).is_ok(),
+        _ => verify_pad(ctx, ir, c).is_ok(),
     };
     if !ok {
         ir.erase_op(c);
@@ -155,7 +156,7 @@ pub(super) fn cast_into_producer(ir: &mut Ir, op: OpId) -> bool {
 
 /// The slice `c`, whose result was `old` and is now `new` (more static), given the static
 /// sizes `new` implies; whether it verifies.
-fn sharpen_slice_sizes(ir: &mut Ir, c: OpId, old: Type, new: Type) -> bool {
+fn sharpen_slice_sizes(ctx: &Context, ir: &mut Ir, c: OpId, old: Type, new: Type) -> bool {
     let Some(mut m) = Mixed::slice(ir, c) else {
         return false;
     };
@@ -172,13 +173,13 @@ fn sharpen_slice_sizes(ir: &mut Ir, c: OpId, old: Type, new: Type) -> bool {
         }
     }
     m.write(ir, c);
-    verify_extract_slice(ir, c).is_ok()
+    verify_extract_slice(ctx, ir, c).is_ok()
 }
 
 /// `extract(cast(x))` reads `x` (upstream's `ExtractFromTensorCast`); `extract` of a
 /// `tensor.generate` is its body at the indices (upstream's `ExtractFromTensorGenerate`),
 /// when the body has no effects.
-pub(super) fn extract_through(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn extract_through(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let t = ir.operand(op, 0);
     let Some(d) = ir.defining_op(t) else {
         return false;
@@ -201,11 +202,10 @@ pub(super) fn extract_through(ir: &mut Ir, op: OpId) -> bool {
     let Some((term, inner)) = ops.split_last() else {
         return false;
     };
-    let reg = crate::registry();
     let pure = |o: &OpId| {
         ir.regions_of(*o).is_empty()
-            && reg
-                .op(ir.name(*o))
+            && ctx
+                .op_def(ir.name(*o))
                 .is_some_and(|def| def.has(ftuner_ir::traits::PURE))
     };
     if !inner.iter().all(pure) {
@@ -233,17 +233,17 @@ pub(super) fn extract_through(ir: &mut Ir, op: OpId) -> bool {
 
 /// `insert` of a splat constant's own value into it is the constant (upstream's
 /// `InsertOp::fold`).
-pub(super) fn insert_same_splat(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn insert_same_splat(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let (s, t) = (ir.operand(op, 0), ir.operand(op, 1));
     let Some(AttrKind::DenseElements {
         splat: true,
         elements,
         ..
-    }) = constant_of(ir, t).map(|a| a.kind())
+    }) = constant_of(ctx, ir, t).map(|a| a.kind())
     else {
         return false;
     };
-    let Some(e) = constant_of(ir, s).and_then(super::canonicalize::scalar_of) else {
+    let Some(e) = constant_of(ctx, ir, s).and_then(super::canonicalize::scalar_of) else {
         return false;
     };
     if elements.first() != Some(&e) {
@@ -255,7 +255,7 @@ pub(super) fn insert_same_splat(ir: &mut Ir, op: OpId) -> bool {
 
 /// `tensor.generate`'s constant extents become static dims, with a cast back (upstream's
 /// `StaticTensorGenerate`).
-pub(super) fn generate_static(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn generate_static(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let rt = ir.value_type(ir.result(op, 0));
     let Some(shape) = rt.shape() else {
         return false;
@@ -270,7 +270,7 @@ pub(super) fn generate_static(ir: &mut Ir, op: OpId) -> bool {
                 return false;
             };
             k += 1;
-            match constant_of(ir, v).and_then(|a| a.as_i64()) {
+            match constant_of(ctx, ir, v).and_then(|a| a.as_i64()) {
                 Some(c) if c >= 0 && c != DYNAMIC => *d = c,
                 _ => keep.push(v),
             }
@@ -303,7 +303,7 @@ fn compose(inner: &[Vec<i64>], outer: &[Vec<i64>]) -> Option<Vec<Vec<i64>>> {
 /// of a more static result (upstream's `FoldCollapseOfCastOp`); a collapse of
 /// `tensor.from_elements` to a static shape is `tensor.from_elements` of that shape
 /// (upstream's `FoldReshapeWithFromElements`).
-pub(super) fn collapse_of_producer(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn collapse_of_producer(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let src = ir.operand(op, 0);
     let rt = ir.value_type(ir.result(op, 0));
     let Some(d) = ir.defining_op(src) else {
@@ -354,7 +354,7 @@ pub(super) fn collapse_of_producer(ir: &mut Ir, op: OpId) -> bool {
                 .map(|(r, i)| if *r == DYNAMIC { *i } else { *r })
                 .collect();
             ir.set_operand(op, 0, x);
-            if super::verify_collapse_shape(ir, op).is_err() {
+            if super::verify_collapse_shape(ctx, ir, op).is_err() {
                 ir.set_operand(op, 0, src);
                 return false;
             }

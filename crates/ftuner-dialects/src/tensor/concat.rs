@@ -2,6 +2,7 @@
 //! `tensor.insert_slice` per input (upstream's `decomposeTensorConcatOp`), which is how
 //! bufferization and the interpreter give it meaning.
 
+use ftuner_ir::Context;
 use ftuner_ir::{intern_name, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
 fn dim_of(ir: &Ir, op: OpId) -> Result<usize, String> {
@@ -12,7 +13,7 @@ fn dim_of(ir: &Ir, op: OpId) -> Result<usize, String> {
     usize::try_from(d).map_err(|_| format!("concatenation dim must be non-negative, got {d}"))
 }
 
-pub fn verify_concat(ir: &Ir, op: OpId) -> Result<(), String> {
+pub fn verify_concat(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     let ins = ir.operands(op);
     if ins.is_empty() {
         return Err("requires at least one input".into());
@@ -93,8 +94,8 @@ fn size(ir: &mut Ir, before: OpId, v: Value, k: usize) -> Value {
 
 /// Replace `op` by `tensor.empty` and one `tensor.insert_slice` per input; false when
 /// `op` is not a verified concat.
-pub fn decompose_concat(ir: &mut Ir, op: OpId) -> bool {
-    if ir.name(op) != "tensor.concat" || verify_concat(ir, op).is_err() {
+pub fn decompose_concat(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
+    if ir.name(op) != "tensor.concat" || verify_concat(ctx, ir, op).is_err() {
         return false;
     }
     let Ok(d) = dim_of(ir, op) else { return false };

@@ -9,6 +9,7 @@
 
 use super::{verify_extract_slice, verify_insert_slice, verify_pad};
 use crate::cf::constant_of;
+use ftuner_ir::Context;
 use ftuner_ir::{intern_name, AttrKind, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
 /// One entry of an index list: static, or an SSA value.
@@ -135,14 +136,15 @@ pub(crate) fn statics(l: &[Ofr]) -> Vec<i64> {
 
 /// Write `new` into `op`, keep it if `verify` accepts the op, else write `old` back.
 pub(super) fn try_write(
+    ctx: &Context,
     ir: &mut Ir,
     op: OpId,
     new: &Mixed,
     old: &Mixed,
-    verify: fn(&Ir, OpId) -> Result<(), String>,
+    verify: ftuner_ir::dialect::VerifyFn,
 ) -> bool {
     new.write(ir, op);
-    if verify(ir, op).is_ok() {
+    if verify(ctx, ir, op).is_ok() {
         return true;
     }
     old.write(ir, op);
@@ -180,13 +182,18 @@ pub(crate) fn cast_before(ir: &mut Ir, at: OpId, v: Value, ty: Type) -> Value {
 /// Index operands that are constants become static entries (upstream's
 /// `OpWithOffsetSizesAndStridesConstantArgumentFolder`, `FoldStaticPadding`'s first
 /// half); `ok(list, value)` says which constants may.
-fn fold_constants(ir: &Ir, m: &Mixed, ok: &dyn Fn(usize, i64) -> bool) -> Option<Mixed> {
+fn fold_constants(
+    ctx: &Context,
+    ir: &Ir,
+    m: &Mixed,
+    ok: &dyn Fn(usize, i64) -> bool,
+) -> Option<Mixed> {
     let mut new = m.clone();
     let mut changed = false;
     for (li, l) in new.lists.iter_mut().enumerate() {
         for x in l.iter_mut() {
             if let Ofr::V(v) = *x {
-                if let Some(c) = constant_of(ir, v).and_then(|a| a.as_i64()) {
+                if let Some(c) = constant_of(ctx, ir, v).and_then(|a| a.as_i64()) {
                     if c != DYNAMIC && ok(li, c) {
                         *x = Ofr::S(c);
                         changed = true;
@@ -225,11 +232,11 @@ fn sharpen_slice_shape(old: &[i64], old_sizes: &[i64], sizes: &[i64]) -> Option<
     Some(out)
 }
 
-pub(super) fn slice_constants(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn slice_constants(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(old) = Mixed::slice(ir, op) else {
         return false;
     };
-    let Some(new) = fold_constants(ir, &old, &|l, c| l == 2 || c >= 0) else {
+    let Some(new) = fold_constants(ctx, ir, &old, &|l, c| l == 2 || c >= 0) else {
         return false;
     };
     let extract = ir.name(op) == "tensor.extract_slice";
@@ -238,7 +245,7 @@ pub(super) fn slice_constants(ir: &mut Ir, op: OpId) -> bool {
     } else {
         verify_insert_slice
     };
-    if !try_write(ir, op, &new, &old, verify) {
+    if !try_write(ctx, ir, op, &new, &old, verify) {
         return false;
     }
     let (os, ns) = (statics(&old.lists[1]), statics(&new.lists[1]));
@@ -270,14 +277,14 @@ pub(super) fn slice_constants(ir: &mut Ir, op: OpId) -> bool {
 
 /// `tensor.pad`'s constant low / high become static, and the result type as static as
 /// the source and padding make it (upstream's `FoldStaticPadding`).
-pub(super) fn pad_constants(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn pad_constants(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(old) = Mixed::read(ir, op, 1, PAD) else {
         return false;
     };
-    let Some(new) = fold_constants(ir, &old, &|_, c| c >= 0) else {
+    let Some(new) = fold_constants(ctx, ir, &old, &|_, c| c >= 0) else {
         return false;
     };
-    if !try_write(ir, op, &new, &old, verify_pad) {
+    if !try_write(ctx, ir, op, &new, &old, verify_pad) {
         return false;
     }
     sharpen_pad(ir, op);
@@ -313,7 +320,7 @@ pub(super) fn sharpen_pad(ir: &mut Ir, op: OpId) {
 /// A `tensor.pad` that adds nothing is its source, or a cast of it to the result type
 /// (upstream's `PadOp::fold` and `FoldStaticZeroPadding`); one whose static result type
 /// is its source's is its source too (the padding can only be zero).
-pub(super) fn pad_nothing(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn pad_nothing(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     if ir.attr(op, "nofold").is_some() {
         return false;
     }
@@ -340,7 +347,7 @@ pub(super) fn pad_nothing(ir: &mut Ir, op: OpId) -> bool {
 
 /// `extract_slice(insert_slice(s into d, P), P)` is `s` (upstream's
 /// `foldExtractAfterInsertSlice`).
-pub(super) fn extract_after_insert(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn extract_after_insert(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(ins) = ir
         .defining_op(ir.operand(op, 0))
         .filter(|d| ir.name(*d) == "tensor.insert_slice")
@@ -360,7 +367,7 @@ pub(super) fn extract_after_insert(ir: &mut Ir, op: OpId) -> bool {
 
 /// `extract_slice` of a splat constant is a splat constant (upstream's
 /// `ExtractSliceOp::fold` of a splat).
-pub(super) fn extract_of_splat(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn extract_of_splat(ctx: &Context, ir: &mut Ir, op: OpId) -> bool {
     let rt = ir.value_type(ir.result(op, 0));
     if !rt.has_static_shape() {
         return false;
@@ -369,7 +376,7 @@ pub(super) fn extract_of_splat(ir: &mut Ir, op: OpId) -> bool {
         splat: true,
         elements,
         ..
-    }) = constant_of(ir, ir.operand(op, 0)).map(|a| a.kind())
+    }) = constant_of(ctx, ir, ir.operand(op, 0)).map(|a| a.kind())
     else {
         return false;
     };
@@ -383,7 +390,7 @@ pub(super) fn extract_of_splat(ir: &mut Ir, op: OpId) -> bool {
 /// slice of a previous insert makes that one dead: `insert_slice(s2 into
 /// insert_slice(s1 into d, P), P)` is `insert_slice(s2 into d, P)` (upstream's
 /// `foldInsertAfterExtractSlice`, `foldInsertAfterInsertSlice`).
-pub(super) fn insert_over_same_slice(ir: &mut Ir, op: OpId) -> bool {
+pub(super) fn insert_over_same_slice(_: &Context, ir: &mut Ir, op: OpId) -> bool {
     let Some(m) = Mixed::slice(ir, op) else {
         return false;
     };

@@ -112,7 +112,7 @@ impl Cv<'_> {
     /// Whether the body of parallel loop `op` outlines its own marked loops: a loop of a
     /// dynamic trip count in a function's body ([`Cv::nested_loop`] when it holds any).
     fn may_nest(&self, op: OpId) -> bool {
-        self.nested && ftuner_dialects::scf::for_trip_count(self.ir, op).is_none()
+        self.nested && ftuner_dialects::scf::for_trip_count(self.ctx, self.ir, op).is_none()
     }
 
     /// Whether a loop the conversion would outline ([`Cv::parallel_loop`]) is nested in
