@@ -19,7 +19,7 @@
 // RUN: ftuner-translate %examples/dense_dynamic.mlir --emit=llvm -O0 | FileCheck %s --check-prefix=SERIAL
 // RUN: ftuner-translate %examples/dense_dynamic.mlir --emit=llvm -O0 --parallel | FileCheck %s --check-prefix=PARALLEL
 // SERIAL-NOT: ftuner_rt_parallel_for
-// PARALLEL: call void @ftuner_rt_parallel_for(ptr @dense_dynamic_nest{{[0-9]+}}_par0,
+// PARALLEL: call void @ftuner_rt_parallel_for(ptr @dense_dynamic_nest{{[0-9]+}}_par0_pool,
 // PARALLEL: declare void @ftuner_rt_parallel_for(ptr, ptr, i64)
 // ERR1: error: --emit=ptx needs a cuda:sm_XX target
 // ERR2: error: unknown target 'bad target'

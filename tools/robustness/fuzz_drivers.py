@@ -37,8 +37,8 @@ PIPELINES = [
     "builtin.module(canonicalize,cse)",
     "builtin.module(canonicalize,cse,patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)",
     "builtin.module(linalg-fuse-elementwise-ops,bufferize)",
-    "builtin.module(bufferize,convert-linalg-to-loops,convert-to-llvm)",
-    "builtin.module(patch-ukernels{target=skylake-avx512},lower-ukernels,bufferize,convert-linalg-to-loops,convert-to-llvm)",
+    "builtin.module(bufferize,convert-linalg-to-loops,convert-parallel-loops-to-runtime,convert-to-llvm)",
+    "builtin.module(patch-ukernels{target=skylake-avx512},lower-ukernels,bufferize,convert-linalg-to-loops,convert-parallel-loops-to-runtime,convert-to-llvm)",
 ]
 
 # Tokens a mutation may insert: syntax, types, numbers at the edges of their ranges.

@@ -1,6 +1,7 @@
 //! The thread pool behind `ftuner_rt_parallel_for`, the runtime call parallel code makes
-//! (`convert-to-llvm` outlines each loop marked `ftuner.parallel` into `body(ctx, lo, hi)`
-//! and calls `ftuner_rt_parallel_for(body, ctx, n)`), and `ftuner_rt_parallel_for_nested`
+//! (`convert-parallel-loops-to-runtime` outlines each loop marked `ftuner.parallel`, and
+//! `convert-to-llvm` makes its `rt.parallel_for` a call `ftuner_rt_parallel_for(body, ctx,
+//! n)` of a `body(ctx, lo, hi)`), and `ftuner_rt_parallel_for_nested`
 //! for a marked loop holding marked loops (split only when its iterations split evenly or
 //! are many: [`nested_splits`]).
 //!
@@ -245,7 +246,7 @@ impl Pool {
 ///
 /// # Safety
 /// `body` must be safe to call on disjoint ranges of `0 .. n` from several threads at
-/// once with `ctx` (what `convert-to-llvm` emits for a loop marked `ftuner.parallel`).
+/// once with `ctx` (what `convert-to-llvm` emits for an `rt.parallel_for`).
 pub unsafe extern "C" fn ftuner_rt_parallel_for(body: BodyFn, ctx: *mut c_void, n: i64) {
     if n <= 0 {
         return;
@@ -310,7 +311,7 @@ pub fn nested_splits(n: i64, threads: i64) -> bool {
 }
 
 /// Run `body(ctx, lo, hi)` over `0 .. n` for a loop whose body holds parallel loops (a
-/// batch of GEMMs with their tile loops, which `convert-to-llvm` outlines too): on the
+/// batch of GEMMs with their tile loops, outlined too: `rt.parallel_for {nested}`): on the
 /// pool as [`ftuner_rt_parallel_for`] when [`nested_splits`] (each thread then keeps its
 /// batches' data in its own cache and forks once), else on the calling thread, whose
 /// inner loops use the pool. Inside a pool job it runs serially.

@@ -26,6 +26,7 @@ pub mod linalg;
 pub mod llvm;
 pub mod math;
 pub mod memref;
+pub mod rt;
 pub mod scf;
 pub mod ta;
 pub mod tensor;
@@ -53,6 +54,7 @@ pub mod ops {
     pub use crate::generated::gen_llvm as llvm;
     pub use crate::generated::gen_math as math;
     pub use crate::generated::gen_memref as memref;
+    pub use crate::generated::gen_rt as rt;
     pub use crate::generated::gen_scf as scf;
     pub use crate::generated::gen_ta as ta;
     pub use crate::generated::gen_tensor as tensor;

@@ -36,9 +36,9 @@ use ftuner_ir::{Ir, OpId, OpPrinter, Type};
 /// writes its own part of the memory the loop writes and reads nothing another iteration
 /// writes. `lower-ukernels` puts it on the loops over batches and full tiles;
 /// `bufferize` does not hoist buffers out of such a loop (each iteration keeps its own);
-/// `convert-to-llvm` outlines the outermost one and runs it on the runtime's thread pool
-/// (`ftuner_rt_parallel_for`; one of a dynamic trip count holding marked loops through
-/// `ftuner_rt_parallel_for_nested`, its marked loops outlined too). Any other consumer,
+/// `convert-parallel-loops-to-runtime` outlines the outermost one for the runtime's thread
+/// pool (`rt.parallel_for`; one of a dynamic trip count holding marked loops `nested`, its
+/// marked loops outlined too). Any other consumer,
 /// upstream MLIR included, runs it as the plain loop it is.
 pub const PARALLEL_ATTR: &str = "ftuner.parallel";
 

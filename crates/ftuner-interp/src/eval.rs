@@ -340,6 +340,7 @@ impl<'a> Interp<'a> {
         let name = ir.name(op);
         match name {
             ops::func::CallOp::NAME => return self.func_call(op, env),
+            ops::rt::ParallelForOp::NAME => return self.parallel_for(op, env),
             ops::cf::AssertOp::NAME => return self.cf_assert(op, env),
             // Hints without effect on values.
             ops::memref::PrefetchOp::NAME => return Ok(vec![]),

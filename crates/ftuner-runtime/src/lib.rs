@@ -4,7 +4,8 @@
 //!
 //! [`Executable::compile`] takes a module at any level the pipeline knows (tensors after
 //! `lower-ukernels`, buffers, or the `llvm` dialect), finishes lowering it
-//! (`bufferize`, `convert-linalg-to-loops`, `canonicalize`, `cse`, `convert-to-llvm`),
+//! (`bufferize`, `convert-linalg-to-loops`, `canonicalize`, `cse`,
+//! `convert-parallel-loops-to-runtime`, `convert-to-llvm`),
 //! records the buffer-level signature of every public function, and JIT-compiles it for
 //! the host (O3, the host CPU's features). [`Executable::call`] checks the arguments
 //! against that signature (rank, element type, every static dimension) before any code

@@ -1,7 +1,7 @@
 //! Where the memory of a buffer comes from, and which buffers may be `noalias`: the
-//! analysis `convert-to-llvm` uses for the thread-pool bodies it outlines and for the
-//! `llvm.noalias` arguments of functions, and `outline-loop-nests` for the arguments of
-//! the nests it outlines.
+//! analysis `convert-parallel-loops-to-runtime` uses for the thread-pool bodies it
+//! outlines, `convert-to-llvm` for the `llvm.noalias` arguments of functions, and
+//! `outline-loop-nests` for the arguments of the nests it outlines.
 
 use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, Ir, OpId, Type, Value};
@@ -71,40 +71,27 @@ pub fn arg_is_noalias(ir: &Ir, f: OpId, i: usize) -> bool {
         .is_some_and(|d| d.iter().any(|(k, _)| k == "llvm.noalias"))
 }
 
-/// Context fields (indices into `captured`) of an outlined loop that may be `noalias`: a
-/// buffer rooted in an allocation of the enclosing function that no other capture is
-/// rooted in (a fresh allocation is reachable from nothing else: not from the
-/// function's arguments, not from a global). None when some captured buffer's origin is
-/// unknown (it could view any allocation). `live`: (value outside, its conversion).
-pub fn noalias_fields(ir: &Ir, live: &[(Value, Value)], captured: &[Value]) -> Vec<usize> {
-    let roots: Vec<(Value, Root)> = live
+/// Which of `args`, the values a loop body outlined for the thread pool takes, may be
+/// `noalias` arguments: a buffer rooted in an allocation (or a noalias argument) of the
+/// enclosing function that no other argument is rooted in (a fresh allocation is
+/// reachable from nothing else: not from the function's arguments, not from a global).
+/// None when some buffer's origin is unknown (it could view any allocation).
+pub fn noalias_args(ir: &Ir, args: &[Value]) -> Vec<bool> {
+    let roots: Vec<Option<Root>> = args
         .iter()
-        .filter(|(old, _)| ir.value_type(*old).is_memref())
-        .map(|(old, c)| (*c, root_of(ir, *old)))
+        .map(|v| ir.value_type(*v).is_memref().then(|| root_of(ir, *v)))
         .collect();
-    if roots.iter().any(|(_, r)| *r == Root::Unknown) {
-        return vec![];
+    if roots.contains(&Some(Root::Unknown)) {
+        return vec![false; args.len()];
     }
-    let mut out = vec![];
-    for (i, c) in captured.iter().enumerate() {
-        let mine: Vec<Root> = roots
-            .iter()
-            .filter(|(x, _)| x == c)
-            .map(|(_, r)| *r)
-            .collect();
-        let Some(a) = mine
-            .first()
-            .copied()
-            .filter(|r| matches!(r, Root::Alloc(_) | Root::NoaliasArg(_)))
-        else {
-            continue;
-        };
-        let shared = mine.iter().any(|r| *r != a) || roots.iter().any(|(x, r)| x != c && *r == a);
-        if !shared {
-            out.push(i);
-        }
-    }
-    out
+    roots
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            matches!(r, Some(Root::Alloc(_) | Root::NoaliasArg(_)))
+                && roots.iter().enumerate().all(|(j, x)| j == i || x != r)
+        })
+        .collect()
 }
 
 /// The `arg_attrs` of the LLVM function converted from `f` (inputs `ins`): each memref

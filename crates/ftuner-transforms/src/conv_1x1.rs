@@ -425,7 +425,7 @@ fn batch(ir: &Ir, v: Value) -> i64 {
 /// The image loop `lp` over `x`'s images is marked `ftuner.parallel` when the batch is
 /// dynamic. The images are independent (each writes its own slice): the thread pool then
 /// splits them, or the tile loops of each image's matmul, whichever divides evenly at run
-/// time (convert-to-llvm's nested rule). A static batch keeps its loop serial and the tile
+/// time (convert-parallel-loops-to-runtime's nested rule). A static batch keeps its loop serial and the tile
 /// loops on the pool (a static marked loop takes the pool whatever its count: 3 images on
 /// 2 threads would run 2 against 1).
 fn mark_images_parallel(ir: &mut Ir, lp: OpId, x: Value) {

@@ -22,6 +22,7 @@ pub mod math_approx;
 mod nchw_consumer;
 pub mod outline_nests;
 pub mod outline_weights;
+pub mod parallel_loops;
 pub mod peel_windows;
 pub mod pipelines;
 pub mod prefetch;
@@ -64,6 +65,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(PrefetchTileUpdatesPass::default()));
     reg.register(|| Box::new(reassociate_reductions::ReassociateReductionsPass::default()));
     reg.register(|| Box::new(SymbolDcePass::default()));
+    reg.register(|| Box::new(parallel_loops::ConvertParallelLoopsToRuntimePass::default()));
     reg.register(|| Box::new(ConvertToLlvmPass::default()));
     reg.register(|| Box::new(library_calls::LibraryCallsPass::default()));
 }
@@ -75,7 +77,8 @@ macro_rules! buffer_passes {
     };
 }
 
-/// From buffers to the llvm dialect: what follows `bufferize` on the way to machine code.
+/// From buffers to the llvm dialect: what follows `bufferize` on the way to machine code,
+/// serial (no `convert-parallel-loops-to-runtime`: the GPU path's host code).
 pub const BUFFERS_TO_LLVM: &str = concat!("builtin.module(", buffer_passes!(), ",convert-to-llvm)");
 
 /// Whether some `func.func` under `top` takes or returns tensors (so `bufferize` must run
@@ -98,7 +101,7 @@ pub fn has_tensor_functions(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
 
 /// The pipeline that takes `top` (tensors or buffers) to the llvm dialect: `bufferize`
 /// when some function still has tensors, then [`BUFFERS_TO_LLVM`]; with `parallel` false,
-/// `convert-to-llvm{parallel=false}` (serial code, no thread-pool calls); with
+/// no `convert-parallel-loops-to-runtime` (serial code, no thread-pool calls); with
 /// `abort_on_failure`, failed run-time checks abort instead of returning through the
 /// runtime's `ftuner_rt_fail` (code with no ftuner runtime around it: a standalone object).
 /// None when there is no function left to convert (the module is in the llvm dialect
@@ -121,8 +124,12 @@ pub fn to_llvm_pipeline(
     } else {
         ""
     };
-    let convert =
-        format!("convert-to-llvm{{parallel={parallel} abort-on-failure={abort_on_failure}}}");
+    let pool = if parallel {
+        "convert-parallel-loops-to-runtime,"
+    } else {
+        ""
+    };
+    let convert = format!("{pool}convert-to-llvm{{abort-on-failure={abort_on_failure}}}");
     Some(format!(
         "builtin.module({prefix}{},{convert})",
         buffer_passes!()

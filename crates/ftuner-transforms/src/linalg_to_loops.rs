@@ -10,8 +10,9 @@
 //! Unlike upstream, the outer loops of a `linalg.generic` (or a depthwise conv, a pooling,
 //! or a `linalg.transpose` walked as a plain nest) whose iterations write disjoint output
 //! elements (a parallel dim every output indexes
-//! plainly; a body that computes and reads only) are marked `ftuner.parallel` for `convert-to-llvm`'s thread pool
-//! (`parallel=false` turns it off; other consumers run marked loops serially).
+//! plainly; a body that computes and reads only) are marked `ftuner.parallel` for the
+//! runtime's thread pool (`convert-parallel-loops-to-runtime`; `parallel=false` turns the
+//! marking off; without that pass marked loops run serially).
 
 use ftuner_dialects::ops;
 mod checks;
@@ -252,7 +253,7 @@ fn parallel_dims(ctx: &ftuner_ir::Context, ir: &Ir, op: OpId, maps: &[AffineMap]
         }
         dims.push(d);
         // Enough iterations to split. A window op's dynamic batch is often 1: its channel
-        // loop is marked too, and convert-to-llvm outlines a marked loop of a dynamic count
+        // loop is marked too, and convert-parallel-loops-to-runtime outlines a marked loop of a dynamic count
         // that holds marked loops with the runtime's nested entry, which runs a batch that
         // does not split evenly on the caller and gives the pool to the loop inside.
         if extent(d).is_some_and(|e| e >= 8) || (extent(d).is_none() && !window) {
@@ -597,7 +598,7 @@ define_pass! {
         description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first; the output's contiguous dim moves inside the small static reductions after it, which are unrolled) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic, a linalg.transpose of the outer dims, a depthwise conv or a pooling whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
         options: ConvertLinalgToLoopsOptions {
             "parallel" => parallel: bool = "true",
-                "Mark the outer loops of a linalg.generic, a linalg.transpose walked as a plain nest (rows of 64 or more elements kept in place), a depthwise conv or a pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for convert-to-llvm's thread pool; not for generics of fewer than 16384 iterations";
+                "Mark the outer loops of a linalg.generic, a linalg.transpose walked as a plain nest (rows of 64 or more elements kept in place), a depthwise conv or a pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for the runtime's thread pool (convert-parallel-loops-to-runtime); not for generics of fewer than 16384 iterations";
         },
         statistics: {
             lowered: "num-lowered" => "Structured ops lowered to loops",

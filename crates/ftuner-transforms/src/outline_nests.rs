@@ -17,9 +17,10 @@
 //!   attributes, types and argument order; locations aside: `ftuner_ir::structure_key`)
 //!   calls that function instead;
 //! * an argument is `llvm.noalias` when at every call it is a view of an allocation of
-//!   the caller that no other argument of that call views: the outlined code then knows what
-//!   the caller knew (`convert-to-llvm` passes such buffers to thread-pool loop bodies as
-//!   `noalias` pointers, which made outlined loops 2x faster, docs/codegen.md).
+//!   the caller that no other argument of that call views, and no argument is of unknown
+//!   origin: the outlined code then knows what the caller knew
+//!   (`convert-parallel-loops-to-runtime` passes such buffers to thread-pool loop bodies as
+//!   `noalias` arguments, which made outlined loops 2x faster, docs/codegen.md).
 //!
 //! Outlined functions are `noinline` (`passthrough = ["noinline"]` once lowered), so LLVM
 //! compiles each once and does not paste the copies back.
@@ -46,16 +47,23 @@ fn free_values(ir: &Ir, op: OpId) -> Vec<Value> {
     out
 }
 
-fn is_constant(ctx: &Context, ir: &Ir, v: Value) -> Option<OpId> {
+/// The constant-like op without operands defining `v`, if one does (what outlining
+/// clones into the outlined function).
+pub(crate) fn is_constant(ctx: &Context, ir: &Ir, v: Value) -> Option<OpId> {
     let d = ir.defining_op(v)?;
     (ctx.has_trait(ir.name(d), ftuner_ir::traits::CONSTANT_LIKE) && ir.operands(d).is_empty())
         .then_some(d)
 }
 
 /// Whether argument `i` of a call with arguments `args` is a view of a caller
-/// allocation that no other argument views.
+/// allocation that no other argument views (none is when some buffer argument's origin
+/// is unknown: it may view any allocation).
 fn fresh(ir: &Ir, args: &[Value], i: usize) -> bool {
-    if !ir.value_type(args[i]).is_memref() {
+    if !ir.value_type(args[i]).is_memref()
+        || args
+            .iter()
+            .any(|v| ir.value_type(*v).is_memref() && root_of(ir, *v) == Root::Unknown)
+    {
         return false;
     }
     let Root::Alloc(a) = root_of(ir, args[i]) else {

@@ -25,7 +25,7 @@
 //! each op dispatched by its dialect); the conversions are the submodules of `to_llvm/`,
 //! as MLIR's conversion libraries: `types` (the type converter), `descriptor` (the memref
 //! descriptor ABI), `builder` (building `llvm` ops), `arith`, `math`, `vector`, `gpu`,
-//! `memref`, `scf_to_cf`, `parallel` (thread-pool outlining), `func` (the calling
+//! `memref`, `scf_to_cf`, `parallel` (`rt.parallel_for` as the thread pool's call), `func` (the calling
 //! convention, functions and calls), `ciface` (C interfaces) and `checks` (run-time checks
 //! and failure propagation).
 
@@ -89,14 +89,11 @@ struct Cv<'a> {
     decls: &'a mut BTreeMap<String, String>,
     /// Assertion messages: (global name, bytes with the trailing NUL).
     strings: &'a mut Vec<(String, String)>,
-    /// Outline loops marked `ftuner.parallel` (false when parallelism is off, or inside an
-    /// outlined body already), and the functions outlined so far.
-    outline: bool,
-    /// Outline a marked loop that holds marked loops with [`PARALLEL_FOR_NESTED`], the
-    /// marked loops of its body outlined too (one level: true in a function's body only).
-    nested: bool,
+    /// The functions this conversion made beside the converted one (the thread pool's
+    /// entries of `rt.parallel_for` callees), and their names in the whole symbol table.
     outlined: &'a mut Vec<OpId>,
-    /// The function being converted (outlined bodies are named after it).
+    pools: &'a mut FxHashSet<String>,
+    /// The function being converted.
     fname: &'a str,
     /// The LLVM result type of the function being built (`None`: void), what a failed
     /// run-time check returns undefined.
@@ -126,8 +123,8 @@ fn unsupported(op: OpId) -> (OpId, String) {
 
 impl Cv<'_> {
     /// A converter for the body of a function made during the conversion (block `cur` of
-    /// `region`: an outlined loop body, a wrapper): no further outlining, the module's
-    /// declarations and strings shared.
+    /// `region`: a pool entry, a C interface): the module's declarations and strings
+    /// shared.
     fn inner(&mut self, cur: BlockId, region: RegionId) -> Cv<'_> {
         Cv {
             ctx: self.ctx,
@@ -139,9 +136,8 @@ impl Cv<'_> {
             loc: self.loc,
             decls: &mut *self.decls,
             strings: &mut *self.strings,
-            outline: false,
-            nested: false,
             outlined: &mut *self.outlined,
+            pools: &mut *self.pools,
             fname: self.fname,
             ret: None,
             may_fail: self.may_fail,
@@ -229,9 +225,7 @@ impl Cv<'_> {
         self.loc = self.ir.loc(op);
         let dialect = name.split_once('.').map_or("", |(d, _)| d);
         match (dialect, name) {
-            (_, ops::scf::ForOp::NAME) if self.outline && self.parallel_loop(op) => {
-                self.outline_parallel(op)
-            }
+            (_, ops::rt::ParallelForOp::NAME) => self.parallel_for(op),
             (_, ops::scf::ForOp::NAME) => self.scf_for(op),
             (_, ops::scf::IfOp::NAME) => self.scf_if(op),
             (_, ops::scf::IndexSwitchOp::NAME) => self.scf_switch(op),
@@ -245,24 +239,6 @@ impl Cv<'_> {
             _ => Err(unsupported(op)),
         }
     }
-
-    /// Whether `scf.for` `op` is to run on the thread pool: marked `ftuner.parallel`, no
-    /// results, and not of one iteration at most by its constant bounds. Such a loop (the
-    /// batch of one of a `1x?x768` generic, marked with the loop inside it) stays in place,
-    /// so that the marked loop inside it is the outermost and goes to the pool: outlined,
-    /// the one-iteration loop took the pool and the loop inside ran serially in its body
-    /// (GPT-2's elementwise ops at two threads).
-    fn parallel_loop(&self, op: OpId) -> bool {
-        if !self.ir.results(op).is_empty()
-            || self
-                .ir
-                .attr(op, ftuner_dialects::scf::PARALLEL_ATTR)
-                .is_none()
-        {
-            return false;
-        }
-        !matches!(ftuner_dialects::scf::for_trip_count(self.ctx, self.ir, op), Some(n) if n <= 1)
-    }
 }
 
 define_pass! {
@@ -273,14 +249,11 @@ define_pass! {
         summary: "Convert buffer-level func/arith/math/scf/cf/memref/vector IR to the llvm dialect",
         description: "Lowers the output of bufferize and convert-linalg-to-loops to the llvm dialect with MLIR's memref descriptor ABI and _mlir_ciface_ wrappers; what ftuner-codegen and mlir-translate take.",
         options: ConvertToLlvmOptions {
-            "parallel" => parallel: bool = "true",
-                "Outline the outermost scf.for marked 'ftuner.parallel' of each nest into a function run by ftuner_rt_parallel_for(body, ctx, n) (the runtime's thread pool); one of a dynamic trip count holding marked loops calls ftuner_rt_parallel_for_nested instead and its marked loops are outlined too (the runtime picks the level); false keeps every loop serial and the module free of runtime calls";
             "abort-on-failure" => abort_on_failure: bool = "false",
                 "A failed run-time check writes its message to stderr and aborts (code with no ftuner runtime to report to: a standalone object); false records it through ftuner_rt_fail and returns (the JIT, the AOT library)";
         },
         statistics: {
             funcs: "num-functions" => "Functions converted",
-            outlined: "num-parallel-loops" => "Parallel loops outlined to run on the thread pool",
         },
     }
 }
@@ -309,6 +282,7 @@ impl ConvertToLlvmPass {
         let mut failed = false;
         let mut defined = vec![];
         let may_fail = failing_functions(cx.ir, body);
+        let mut pools = FxHashSet::default();
         for op in cx.ir.block_ops_vec(body) {
             match cx.ir.name(op) {
                 ops::func::FuncOp::NAME | ops::gpu::FuncOp::NAME => {
@@ -316,13 +290,12 @@ impl ConvertToLlvmPass {
                         ctx: cx.ctx,
                         decls: &mut decls,
                         strings: &mut strings,
-                        parallel: o.parallel && !gpu,
+                        pools: &mut pools,
                         may_fail: &may_fail,
                         abort_on_failure: o.abort_on_failure,
                     };
                     match convert_func(cx.ir, op, shared) {
-                        Ok((new, outlined)) => {
-                            self.outlined += outlined;
+                        Ok(new) => {
                             for n in new {
                                 if let Some(s) = cx.ir.symbol_name(n) {
                                     defined.push(s.to_string());

@@ -5,7 +5,8 @@
 //! CPU the hardware model describes: znver4/5 as zen4, Skylake-SP and later as
 //! skylake-avx512),
 //! lowered and bufferized; then `convert-linalg-to-loops`, `canonicalize`, `cse` and
-//! `convert-to-llvm` (serial code unless `--parallel`). The `llvm` dialect is then translated to LLVM IR, verified,
+//! `convert-to-llvm` (serial code unless `--parallel`, which runs
+//! `convert-parallel-loops-to-runtime` before it). The `llvm` dialect is then translated to LLVM IR, verified,
 //! optimized (`-O`, default 3) for the target and emitted. Targets: `host` (default; the
 //! detected CPU and features), an x86-64 CPU by LLVM's name (`znver4`,
 //! `skylake-avx512`, ...), a hardware model's name (`zen4`, `a100`, ...), or

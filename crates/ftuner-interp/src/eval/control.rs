@@ -1,4 +1,4 @@
-//! Control flow: `func.call`, `cf.assert`, and the `scf` loops and conditionals
+//! Control flow: `func.call`, `rt.parallel_for`, `cf.assert`, and the `scf` loops and conditionals
 //! (`scf.for`, `scf.if`, `scf.index_switch`).
 
 use super::{Env, Interp, InterpError};
@@ -20,6 +20,26 @@ impl Interp<'_> {
             .map(|v| self.get(env, *v, op))
             .collect();
         self.call(callee, args?)
+    }
+
+    /// `rt.parallel_for @f(%n) args(...)`: `@f(0, n, args...)` when `n` is positive (its
+    /// chunks run one after the other; its iterations are independent).
+    pub(super) fn parallel_for(&mut self, op: OpId, env: &Env) -> Result<Vec<RtVal>, InterpError> {
+        let ir = self.ir;
+        let callee = ir
+            .attr(op, "callee")
+            .and_then(|a| a.as_symbol())
+            .ok_or_else(|| InterpError::at(ir, op, "missing callee"))?;
+        let n = self.index(env, ir.operand(op, 0), op)?;
+        if n <= 0 {
+            return Ok(vec![]);
+        }
+        let mut args = vec![RtVal::Scalar(Word::int(0)), RtVal::Scalar(Word::int(n))];
+        for v in &ir.operands(op)[1..] {
+            args.push(self.get(env, *v, op)?);
+        }
+        self.call(callee, args)?;
+        Ok(vec![])
     }
 
     /// `cf.assert`: an error with the op's message when the condition is false.

@@ -24,8 +24,9 @@ __attribute__((visibility("hidden"))) void ftuner_rt_fail(const char *msg) { if 
 __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FAILED_MSG != 0; }
 
 /* The thread pool: what ftuner_codegen::parallel does for the JIT, the same way.
-   convert-to-llvm outlines each loop marked ftuner.parallel into body(ctx, lo, hi) and
-   calls ftuner_rt_parallel_for(body, ctx, n).
+   convert-parallel-loops-to-runtime outlines each loop marked ftuner.parallel, and
+   convert-to-llvm makes its rt.parallel_for a call ftuner_rt_parallel_for(body, ctx, n)
+   of a body(ctx, lo, hi).
    - Persistent: threads - 1 workers, started at the first parallel call. After a job a
      worker waits for the next one spinning, by the clock: 100 us with PAUSE (a GEMM
      forks once per block: the next job comes within microseconds), then yielding the CPU

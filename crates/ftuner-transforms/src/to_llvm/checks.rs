@@ -247,7 +247,7 @@ pub(super) fn fails_inside(ir: &Ir, op: OpId, may_fail: &FxHashSet<String>) -> b
             }
             n if DIVISIONS.contains(&n) => constant(ops[1]).is_none_or(|k| k <= 0),
             ops::scf::ForOp::NAME => ops.get(2).and_then(|s| constant(*s)).is_none_or(|k| k <= 0),
-            ops::func::CallOp::NAME => ir
+            ops::func::CallOp::NAME | ops::rt::ParallelForOp::NAME => ir
                 .attr(o, "callee")
                 .and_then(|a| a.as_symbol())
                 .is_some_and(|c| may_fail.contains(c)),

@@ -1,12 +1,11 @@
 //! `func` to `llvm` with MLIR's calling convention: each memref argument passed as its
 //! 3 + 2R descriptor fields, several results returned as a struct. Converting a whole
 //! `func.func` (or `gpu.func` kernel): its `llvm.func`, the descriptors rebuilt from the
-//! expanded arguments, its body, its return, its C interface (ciface.rs) and the bodies of
-//! its parallel loops (parallel.rs); and `func.call`.
+//! expanded arguments, its body, its return, its C interface (ciface.rs) and the pool's
+//! entries of its `rt.parallel_for`s (parallel.rs); and `func.call`.
 
 use super::ciface::ciface;
 use super::descriptor::is_identity_layout;
-use super::parallel::pool_bodies;
 use super::types::{conv, llvm_ty, ptr, struct_of, text};
 use super::{Cv, R};
 use crate::aliasing;
@@ -170,8 +169,8 @@ pub(super) struct Shared<'a> {
     pub(super) decls: &'a mut BTreeMap<String, String>,
     /// Assertion messages: (global name, bytes with the trailing NUL).
     pub(super) strings: &'a mut Vec<(String, String)>,
-    /// Outline loops marked `ftuner.parallel`.
-    pub(super) parallel: bool,
+    /// The thread pool's entries made so far (`rt.parallel_for` callees').
+    pub(super) pools: &'a mut FxHashSet<String>,
     /// Functions of the module that may fail a run-time check.
     pub(super) may_fail: &'a FxHashSet<String>,
     /// A failed check aborts the process instead of returning.
@@ -179,8 +178,8 @@ pub(super) struct Shared<'a> {
 }
 
 /// Convert one `func.func`; returns the new ops to put in its place (the function, its
-/// C interface, the bodies of its parallel loops) and how many loops were outlined.
-pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<(Vec<OpId>, u64)> {
+/// C interface, the thread pool's entries of the `rt.parallel_for`s it holds).
+pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<Vec<OpId>> {
     let sig = signature(ir, f)?;
     let loc = ir.loc(f);
     let private = ir.attr(f, "sym_visibility").and_then(|a| a.as_str()) == Some("private");
@@ -188,7 +187,7 @@ pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<(Vec<OpId>,
     let old_entry = body_region.and_then(|r| ir.region_entry(r));
     let nf = declare(ir, f, &sig, private && old_entry.is_some());
     let Some(old_entry) = old_entry else {
-        return Ok((vec![nf], 0));
+        return Ok(vec![nf]);
     };
     if ir
         .region(body_region.unwrap_or_else(|| ir.regions_of(f)[0]))
@@ -214,9 +213,8 @@ pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<(Vec<OpId>,
         loc,
         decls: m.decls,
         strings: m.strings,
-        outline: m.parallel,
-        nested: m.parallel,
         outlined: &mut outlined,
+        pools: m.pools,
         fname: &sig.name,
         ret: sig.ret,
         may_fail: m.may_fail,
@@ -243,9 +241,8 @@ pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<(Vec<OpId>,
             loc,
         ));
     }
-    let n = pool_bodies(ir, &outlined) as u64;
     out.extend(outlined);
-    Ok((out, n))
+    Ok(out)
 }
 
 impl Cv<'_> {

@@ -22,7 +22,7 @@ define_pass! {
             "mc-blocking" => mc_blocking: bool = "true",
                 "Split a dynamic M into blocks of the patch's mc (an scf.for around the tile loops, inside the kc loop)";
             "parallel" => parallel: bool = "true",
-                "Mark the loops over batches and over full N and M tiles 'ftuner.parallel' (independent iterations); convert-to-llvm runs the outermost one with enough iterations on the thread pool";
+                "Mark the loops over batches and over full N and M tiles 'ftuner.parallel' (independent iterations); convert-parallel-loops-to-runtime runs the outermost one with enough iterations on the thread pool";
             "k-blocking" => k_blocking: bool = "true",
                 "Split the reduction into blocks of the patch's kc (an scf.for around the tile loops)";
         },

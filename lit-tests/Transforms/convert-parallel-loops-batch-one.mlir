@@ -3,20 +3,22 @@
 // outlined: it stays a loop in the function and the marked loop inside it goes to the
 // thread pool. Outlined, the one-iteration loop took the pool and the rows ran serially
 // in its body (GPT-2 small's elementwise ops at two threads; seq 75: 72.7 -> 65.2 ms).
-// RUN: ftuner-opt %s --convert-to-llvm | FileCheck %s
+// RUN: ftuner-opt %s --convert-parallel-loops-to-runtime | FileCheck %s
+// RUN: ftuner-opt %s --convert-parallel-loops-to-runtime --convert-to-llvm | FileCheck %s --check-prefix=LLVM
 // RUN: ftuner-run %s --shape 0=1x37x5 --check --threads 1 | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --shape 0=1x37x5 --check --threads 3 | FileCheck %s --check-prefix=JIT
 
-// CHECK-LABEL: sym_name = "batch_one"
+// CHECK-LABEL: func.func @batch_one
 // The one-iteration loop, in the function, around the call.
-// CHECK: "llvm.cond_br"
-// CHECK: "llvm.call"(%{{.*}}) <{callee = @ftuner_rt_parallel_for
-// CHECK: sym_name = "_mlir_ciface_batch_one"
+// CHECK: scf.for %[[B:.*]] = %c0 to %c1 step %c1 {
+// CHECK: rt.parallel_for @batch_one_par0(%{{.*}}) args(%arg0, %[[B]], %arg1, %alloc :
+// CHECK-NEXT: } {ftuner.parallel}
 // The outlined body: the chunk of rows and the columns inside, not the batch.
-// CHECK: sym_name = "batch_one_par0_noalias"
-// CHECK-COUNT-2: "llvm.cond_br"
-// CHECK-NOT: "llvm.cond_br"
-// CHECK: "llvm.return"
+// CHECK: func.func private @batch_one_par0(
+// CHECK-COUNT-2: scf.for
+// CHECK-NOT: scf.for
+// CHECK: return
+// LLVM: "llvm.call"(%{{.*}}) <{callee = @ftuner_rt_parallel_for,
 // JIT: check: ok
 
 func.func @batch_one(%a: memref<1x?x5xf32>, %s: f32) -> memref<1x?x5xf32> {
