@@ -44,7 +44,7 @@ mod scf_to_cf;
 mod types;
 mod vector;
 
-use checks::{failing_functions, message_global};
+use checks::{failing_functions, message_global, recursive_call};
 use ftuner_ir::{Attribute, BlockId, Diagnostic, Ir, OpId, RegionId, Type, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 use func::{convert_func, new_func, Shared};
@@ -281,6 +281,16 @@ impl ConvertToLlvmPass {
         let mut strings = vec![];
         let mut failed = false;
         let mut defined = vec![];
+        if let Some(call) = recursive_call(cx.ir, body) {
+            cx.emit(Diagnostic::error(
+                cx.ir.loc(call),
+                format!(
+                    "'{}' op is a recursive call (a cycle of calls): compiled code does not support recursion",
+                    cx.ir.name(call)
+                ),
+            ));
+            return false;
+        }
         let may_fail = failing_functions(cx.ir, body);
         let mut pools = FxHashSet::default();
         for op in cx.ir.block_ops_vec(body) {

@@ -9,7 +9,7 @@ use super::types::{conv, llvm_ty};
 use super::{Cv, FAIL, FAILED, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, AttrKind, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The integer divisions: undefined for a zero divisor (and signed overflow), so the
 /// conversion checks them at run time unless the divisor is a positive constant.
@@ -278,6 +278,74 @@ pub(super) fn failing_functions(ir: &Ir, body: BlockId) -> FxHashSet<String> {
             return set;
         }
     }
+}
+
+/// A call (`func.call`, `rt.parallel_for`) on a cycle of the call graph of a symbol table's
+/// functions, if there is one. Compiled code has no bound on its stack: a recursive call
+/// would run until the stack overflows and the process dies, so recursion is refused
+/// where it is converted (the interpreter runs it to a depth of 64). A depth-first search
+/// with its own stack (a chain of thousands of functions is fine).
+pub(super) fn recursive_call(ir: &Ir, body: BlockId) -> Option<OpId> {
+    let funcs: Vec<OpId> = ir
+        .block_ops_vec(body)
+        .into_iter()
+        .filter(|o| {
+            matches!(
+                ir.name(*o),
+                ops::func::FuncOp::NAME | ops::gpu::FuncOp::NAME
+            )
+        })
+        .collect();
+    let index: FxHashMap<&str, usize> = funcs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| Some((ir.symbol_name(*f)?, i)))
+        .collect();
+    let edges: Vec<Vec<(usize, OpId)>> = funcs
+        .iter()
+        .map(|f| {
+            let mut out = vec![];
+            ir.walk_pre(*f, &mut |o| {
+                if matches!(
+                    ir.name(o),
+                    ops::func::CallOp::NAME | ops::rt::ParallelForOp::NAME
+                ) {
+                    let callee = ir.attr(o, "callee").and_then(|a| a.as_symbol());
+                    if let Some(k) = callee.and_then(|c| index.get(c)) {
+                        out.push((*k, o));
+                    }
+                }
+            });
+            out
+        })
+        .collect();
+    // 0: not seen, 1: on the search's path, 2: done.
+    let mut state = vec![0u8; funcs.len()];
+    for start in 0..funcs.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        state[start] = 1;
+        let mut path = vec![(start, 0usize)];
+        while let Some((v, next)) = path.last_mut() {
+            let v = *v;
+            let Some(&(w, call)) = edges[v].get(*next) else {
+                state[v] = 2;
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            match state[w] {
+                1 => return Some(call),
+                0 => {
+                    state[w] = 1;
+                    path.push((w, 0));
+                }
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 /// The constant global `name` holding a failed check's message `bytes`.
