@@ -92,7 +92,7 @@ struct Cv<'a> {
     /// The functions this conversion made beside the converted one (the thread pool's
     /// entries of `rt.parallel_for` callees), and their names in the whole symbol table.
     outlined: &'a mut Vec<OpId>,
-    pools: &'a mut FxHashSet<String>,
+    pools: &'a mut parallel::Pools,
     /// The function being converted.
     fname: &'a str,
     /// The LLVM result type of the function being built (`None`: void), what a failed
@@ -292,7 +292,7 @@ impl ConvertToLlvmPass {
             return false;
         }
         let may_fail = failing_functions(cx.ir, body);
-        let mut pools = FxHashSet::default();
+        let mut pools = parallel::Pools::new(cx.ir, body);
         for op in cx.ir.block_ops_vec(body) {
             match cx.ir.name(op) {
                 ops::func::FuncOp::NAME | ops::gpu::FuncOp::NAME => {

@@ -170,7 +170,7 @@ pub(super) struct Shared<'a> {
     /// Assertion messages: (global name, bytes with the trailing NUL).
     pub(super) strings: &'a mut Vec<(String, String)>,
     /// The thread pool's entries made so far (`rt.parallel_for` callees').
-    pub(super) pools: &'a mut FxHashSet<String>,
+    pub(super) pools: &'a mut super::parallel::Pools,
     /// Functions of the module that may fail a run-time check.
     pub(super) may_fail: &'a FxHashSet<String>,
     /// A failed check aborts the process instead of returning.

@@ -13,7 +13,31 @@ use super::func::new_func;
 use super::types::{ptr, struct_of};
 use super::{Cv, PARALLEL_FOR, PARALLEL_FOR_NESTED, R};
 use ftuner_dialects::ops;
-use ftuner_ir::{Attribute, OpId, Type, Value};
+use ftuner_ir::{Attribute, Ir, OpId, Type, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The pool entries of a symbol table: the one made for each callee, and every name the
+/// table holds (an entry takes the first of `<callee>_pool`, `<callee>_pool1`, ... that
+/// no function of the input has).
+#[derive(Default)]
+pub(super) struct Pools {
+    made: FxHashMap<String, String>,
+    taken: FxHashSet<String>,
+}
+
+impl Pools {
+    /// For the symbol table whose body is `body`.
+    pub(super) fn new(ir: &Ir, body: ftuner_ir::BlockId) -> Pools {
+        let taken = ir
+            .block_ops(body)
+            .filter_map(|o| ir.symbol_name(o).map(str::to_string))
+            .collect();
+        Pools {
+            made: FxHashMap::default(),
+            taken,
+        }
+    }
+}
 
 impl Cv<'_> {
     /// Convert `rt.parallel_for` `op`; see the module's doc.
@@ -61,7 +85,8 @@ impl Cv<'_> {
         Ok(())
     }
 
-    /// `<callee>_pool`, what the pool calls for `callee`, made the first time: the fields of
+    /// `<callee>_pool` (or the first free `<callee>_pool<k>`), what the pool calls for
+    /// `callee`, made the first time: the fields of
     /// the context struct `sty` (of types `tys`; a buffer of rank R where `ranks` says),
     /// then the call of `callee` over `lo .. hi` with them.
     fn pool_entry(
@@ -71,10 +96,16 @@ impl Cv<'_> {
         ranks: &[Option<usize>],
         sty: Type,
     ) -> String {
-        let name = format!("{callee}_pool");
-        if !self.pools.insert(name.clone()) {
-            return name;
+        if let Some(name) = self.pools.made.get(callee) {
+            return name.clone();
         }
+        let mut name = format!("{callee}_pool");
+        let mut k = 0;
+        while !self.pools.taken.insert(name.clone()) {
+            k += 1;
+            name = format!("{callee}_pool{k}");
+        }
+        self.pools.made.insert(callee.to_string(), name.clone());
         let wf = new_func(self.ir, &name, "void (ptr, i64, i64)", self.loc, true);
         self.outlined.push(wf);
         let region = self.ir.regions_of(wf)[0];
