@@ -1,12 +1,21 @@
-//! `rt`: the verifier of `rt.parallel_for` (its callee is a function of the enclosing
-//! symbol table taking the iteration range then the op's arguments).
+//! `rt`: the verifier of `rt.parallel_for` (host code: not in a GPU module; its callee is a
+//! function of the enclosing symbol table taking the iteration range then the op's
+//! arguments).
 
 use crate::ops;
 use ftuner_ir::{Context, Ir, OpId, Type};
 
-/// The callee of `rt.parallel_for` exists in the nearest enclosing symbol table and takes
-/// `(index, index, args...)` with no results.
+/// `rt.parallel_for` is not in a GPU module (it runs on the host's thread pool), and its
+/// callee exists in the nearest enclosing symbol table and takes `(index, index, args...)`
+/// with no results.
 pub fn verify_parallel_for(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
+    let mut up = ir.parent_op(op);
+    while let Some(p) = up {
+        if ir.name(p) == ops::gpu::ModuleOp::NAME {
+            return Err("cannot run on the host's thread pool in a GPU module".into());
+        }
+        up = ir.parent_op(p);
+    }
     let name = ir
         .attr(op, "callee")
         .and_then(|a| a.as_symbol())

@@ -409,15 +409,7 @@ pub const IN_BOUNDS: &str = "ftuner.in_bounds";
 
 /// Drop [`IN_BOUNDS`] from every op under `top` (input from outside: checked again).
 pub fn forget_in_bounds(ir: &mut Ir, top: OpId) {
-    let mut marked = vec![];
-    ir.walk_pre(top, &mut |o| {
-        if ir.discardable_attr(o, IN_BOUNDS).is_some() {
-            marked.push(o);
-        }
-    });
-    for o in marked {
-        ir.set_attr(o, IN_BOUNDS, None);
-    }
+    ir.remove_attr_under(top, IN_BOUNDS);
 }
 
 /// Check the static offsets, sizes and strides of a slice (`tensor.extract_slice`,

@@ -243,6 +243,18 @@ impl Ir {
         let o = &mut self.ops[op.index()];
         o.attrs = dict_set(o.attrs, name, value);
     }
+    /// Remove the discardable attribute `name` from `top` and every op nested in it.
+    pub fn remove_attr_under(&mut self, top: OpId, name: &str) {
+        let mut marked = vec![];
+        self.walk_pre(top, &mut |o| {
+            if self.discardable_attr(o, name).is_some() {
+                marked.push(o);
+            }
+        });
+        for o in marked {
+            self.set_attr(o, name, None);
+        }
+    }
     pub fn defining_op(&self, v: Value) -> Option<OpId> {
         match self.values[v.index()].def {
             ValueDef::OpResult(op, _) => Some(op),

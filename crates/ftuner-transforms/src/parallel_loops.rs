@@ -214,7 +214,7 @@ impl ConvertParallelLoopsToRuntimePass {
         }
         b.insert(call);
         // The function: constants cloned in, iterations lo .. hi of the loop (iv = lb +
-        // i * step), the loop itself moved in with its body as it was.
+        // i * step), the loop itself cloned in with its body as it was.
         let nf = ir.create_op(spec);
         ir.insert_after(o.last, nf);
         o.last = nf;
@@ -235,40 +235,28 @@ impl ConvertParallelLoopsToRuntimePass {
         let (lb_k, step_k) = (constant(ctx, ir, lb), constant(ctx, ir, step));
         let mut b = OpBuilder::at_end(ir, blk, loc);
         let at = |b: &mut OpBuilder<'_>, i: Value| {
-            let off = match step_k {
-                Some(1) => i,
-                _ => b.value(
-                    ops::arith::MuliOp::NAME,
-                    vec![i, step_in],
-                    Type::index(),
-                    &[],
-                ),
-            };
-            match lb_k {
-                Some(0) => off,
-                _ => b.value(
-                    ops::arith::AddiOp::NAME,
-                    vec![lb_in, off],
-                    Type::index(),
-                    &[],
-                ),
-            }
+            let off = index_op(
+                b,
+                ops::arith::MuliOp::NAME,
+                [i, step_in],
+                (step_k == Some(1)).then_some(i),
+            );
+            index_op(
+                b,
+                ops::arith::AddiOp::NAME,
+                [lb_in, off],
+                (lb_k == Some(0)).then_some(off),
+            )
         };
         let start = at(&mut b, params[0]);
         let end = at(&mut b, params[1]);
-        ir.unlink(op);
-        ir.append_op(blk, op);
-        ir.set_operands(op, vec![start, end, step_in]);
-        ir.set_attr(op, PARALLEL_ATTR, None);
-        let mut inside = vec![];
-        ir.walk_pre(op, &mut |x| inside.push(x));
-        for x in inside.into_iter().skip(1) {
-            let vals: Vec<Value> = ir.operands(x).to_vec();
-            if vals.iter().any(|v| map.contains_key(v)) {
-                let new = vals.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
-                ir.set_operands(x, new);
-            }
-        }
+        // The loop, cloned in (what it reads from outside mapped to the arguments and the
+        // cloned constants), over the range.
+        let moved = ir.clone_op(op, &mut map);
+        ir.append_op(blk, moved);
+        ir.set_operands(moved, vec![start, end, step_in]);
+        ir.set_attr(moved, PARALLEL_ATTR, None);
+        ir.erase_op(op);
         let ret = ir.create_op(OpSpec::new(intern_name(ops::func::ReturnOp::NAME), loc));
         ir.append_op(blk, ret);
         self.outlined += 1;
@@ -283,15 +271,7 @@ impl ConvertParallelLoopsToRuntimePass {
         // What stays marked in the body runs serially: unmarked, so that running the pass
         // again (a pipeline after `ftuner-opt --convert-parallel-loops-to-runtime`) keeps
         // it so.
-        let mut unmark = vec![];
-        ir.walk_pre(nf, &mut |x| {
-            if ir.attr(x, PARALLEL_ATTR).is_some() {
-                unmark.push(x);
-            }
-        });
-        for x in unmark {
-            ir.set_attr(x, PARALLEL_ATTR, None);
-        }
+        ir.remove_attr_under(nf, PARALLEL_ATTR);
     }
 }
 
@@ -323,19 +303,24 @@ fn trip_count(ctx: &Context, b: &mut OpBuilder<'_>, [lb, ub, step]: [Value; 3]) 
             )],
         );
     }
-    let span = match kl {
-        Some(0) => ub,
-        _ => b.value(ops::arith::SubiOp::NAME, vec![ub, lb], Type::index(), &[]),
-    };
-    let q = match ks {
-        Some(1) => span,
-        _ => b.value(
-            ops::arith::CeildivsiOp::NAME,
-            vec![span, step],
-            Type::index(),
-            &[],
-        ),
-    };
+    let span = index_op(
+        b,
+        ops::arith::SubiOp::NAME,
+        [ub, lb],
+        (kl == Some(0)).then_some(ub),
+    );
+    let q = index_op(
+        b,
+        ops::arith::CeildivsiOp::NAME,
+        [span, step],
+        (ks == Some(1)).then_some(span),
+    );
     let zero = b.index(0);
     b.value(ops::arith::MaxsiOp::NAME, vec![q, zero], Type::index(), &[])
+}
+
+/// `name(x, y)` on `index` values at the builder's point, or `same` where the result is
+/// known to be that operand (a product or quotient by 1, a sum or difference of 0).
+fn index_op(b: &mut OpBuilder<'_>, name: &str, [x, y]: [Value; 2], same: Option<Value>) -> Value {
+    same.unwrap_or_else(|| b.value(name, vec![x, y], Type::index(), &[]))
 }

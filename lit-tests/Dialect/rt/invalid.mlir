@@ -39,3 +39,18 @@ func.func @count_not_index(%n: i64) {
 func.func private @body(%lo: index, %hi: index) {
   return
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "kernels"}> ({
+    func.func @body(%lo: index, %hi: index) {
+      return
+    }
+    func.func @f(%n: index) {
+      // expected-error@+1 {{'rt.parallel_for' op cannot run on the host's thread pool in a GPU module}}
+      rt.parallel_for @body(%n)
+      return
+    }
+  }) : () -> ()
+}

@@ -7,13 +7,18 @@ use crate::word::Word;
 use ftuner_ir::{OpId, RegionId};
 
 impl Interp<'_> {
+    /// The function `op` (`func.call`, `rt.parallel_for`) calls.
+    fn callee(&self, op: OpId) -> Result<&'static str, InterpError> {
+        self.ir
+            .attr(op, "callee")
+            .and_then(|a| a.as_symbol())
+            .ok_or_else(|| InterpError::at(self.ir, op, "missing callee"))
+    }
+
     /// `func.call`: the callee run on the operands.
     pub(super) fn func_call(&mut self, op: OpId, env: &Env) -> Result<Vec<RtVal>, InterpError> {
         let ir = self.ir;
-        let callee = ir
-            .attr(op, "callee")
-            .and_then(|a| a.as_symbol())
-            .ok_or_else(|| InterpError::at(ir, op, "missing callee"))?;
+        let callee = self.callee(op)?;
         let args: Result<Vec<RtVal>, _> = ir
             .operands(op)
             .iter()
@@ -26,10 +31,7 @@ impl Interp<'_> {
     /// chunks run one after the other; its iterations are independent).
     pub(super) fn parallel_for(&mut self, op: OpId, env: &Env) -> Result<Vec<RtVal>, InterpError> {
         let ir = self.ir;
-        let callee = ir
-            .attr(op, "callee")
-            .and_then(|a| a.as_symbol())
-            .ok_or_else(|| InterpError::at(ir, op, "missing callee"))?;
+        let callee = self.callee(op)?;
         let n = self.index(env, ir.operand(op, 0), op)?;
         if n <= 0 {
             return Ok(vec![]);

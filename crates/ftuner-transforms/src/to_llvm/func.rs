@@ -302,15 +302,19 @@ impl Cv<'_> {
         Ok(args)
     }
 
+    /// The symbol `op`'s attribute `attr` names (`callee`, a global's `name`).
+    pub(super) fn symbol(&self, op: OpId, attr: &str) -> R<String> {
+        self.ir
+            .attr(op, attr)
+            .and_then(|a| a.as_symbol())
+            .map(str::to_string)
+            .ok_or_else(|| (op, format!("has no '{attr}' symbol")))
+    }
+
     /// `func.call`: the call with expanded arguments, several results taken out of the
     /// returned struct; after a callee that may fail, the failure propagated.
     pub(super) fn func_call(&mut self, op: OpId) -> R<()> {
-        let callee = self
-            .ir
-            .attr(op, "callee")
-            .and_then(|a| a.as_symbol())
-            .ok_or_else(|| (op, "has no callee".to_string()))?
-            .to_string();
+        let callee = self.symbol(op, "callee")?;
         let olds = self.ir.operands(op).to_vec();
         let args = self.call_args(op, &olds)?;
         let rtys = self.results_of(op)?;

@@ -218,12 +218,7 @@ impl Cv<'_> {
 
     fn get_global(&mut self, op: OpId) -> R<()> {
         let ty = self.ir.value_type(self.ir.result(op, 0));
-        let g = self
-            .ir
-            .attr(op, "name")
-            .and_then(|a| a.as_symbol())
-            .ok_or_else(|| (op, "has no symbol".to_string()))?
-            .to_string();
+        let g = self.symbol(op, "name")?;
         let p = self.address_of(&g);
         // As MLIR does: a recognisable bad pointer as the allocated pointer, so a free of a
         // global fails loudly.

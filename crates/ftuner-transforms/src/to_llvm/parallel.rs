@@ -42,22 +42,7 @@ impl Pools {
 impl Cv<'_> {
     /// Convert `rt.parallel_for` `op`; see the module's doc.
     pub(super) fn parallel_for(&mut self, op: OpId) -> R<()> {
-        let callee = self
-            .ir
-            .attr(op, "callee")
-            .and_then(|a| a.as_symbol())
-            .ok_or_else(|| (op, "has no callee".to_string()))?
-            .to_string();
-        let mut up = self.ir.parent_op(op);
-        while let Some(p) = up {
-            if self.ir.name(p) == ops::gpu::ModuleOp::NAME {
-                return Err((
-                    op,
-                    "cannot run on the host's thread pool in a GPU module".into(),
-                ));
-            }
-            up = self.ir.parent_op(p);
-        }
+        let callee = self.symbol(op, "callee")?;
         let olds = self.ir.operands(op).to_vec();
         let n = self.v(op, olds[0])?;
         let fields = self.converted_operands(op)?.split_off(1);
