@@ -173,7 +173,7 @@ fn lower(r: &Request<'_>) -> Result<Lowered, String> {
     let (text, file) = (r.text, r.file);
     let mut phases = vec![];
     let t0 = Instant::now();
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = ftuner_opt::parse_for_execution(&ctx, text, file, None).map_err(|ds| {
         let mut sm = ftuner_ir::SourceMap::default();
         sm.add(file, text.into());

@@ -36,7 +36,7 @@ fn registry() -> ftuner_pass::PassRegistry {
 
 /// Run `func` of `src` after `pipeline`; also returns the printed IR.
 fn run_src(src: &str, pipeline: &str, func: &str, args: &[Tensor]) -> (Vec<Tensor>, String) {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
     ftuner_dialects::after_parse(&mut m.ir, m.top);
     if !pipeline.is_empty() {
@@ -157,7 +157,7 @@ fn bert_layer_bufferizes_exactly() {
     let mut seed = 9u64;
     let f32t = Type::f32();
     let mut args = vec![rand_tensor(&mut seed, vec![1, 5, 768], f32t)];
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, &example("bert_layer_dynamic.mlir"), "b.mlir").unwrap();
     let shapes = ftuner_interp::param_shapes(&m.ir, m.top, "bert_layer_dynamic").unwrap();
     for shape in shapes[1..]
@@ -403,7 +403,7 @@ fn unsupported_ops_are_errors_with_locations() {
   } : tensor<4xf32> to tensor<6xf32>
   return %p : tensor<6xf32>
 }"#;
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
     let reg = registry();
     let mut pm =

@@ -57,7 +57,7 @@ fn generic(maps: [&str; 3], iters: &str, shapes: [&str; 3], ty: &str, fast: bool
 }
 
 fn interpret(src: &str, args: &[Tensor]) -> Vec<f64> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, src, "t.mlir").unwrap();
     let args = args
         .iter()
@@ -177,7 +177,7 @@ fn out_of_bounds_windows_are_errors_before_any_work() {
         "f32",
         true,
     );
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, &src, "t.mlir").unwrap();
     let mut seed = 1u64;
     let args = [vec![8], vec![4], vec![6]]

@@ -43,7 +43,7 @@ fn interpret(op: &str, ty: &str, a: i128, b: i128) -> Result<i128, String> {
     let src = format!(
         "func.func @f(%a: {ty}, %b: {ty}) -> {ty} {{\n  %r = arith.{op} %a, %b : {ty}\n  return %r : {ty}\n}}\n"
     );
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, &src, "t.mlir").map_err(|e| format!("{e:?}"))?;
     let out = run(
         &ctx,
@@ -67,7 +67,7 @@ fn fold(op: &str, ty: &str, a: i128, b: i128) -> Option<i128> {
     let src = format!(
         "func.func @f() -> {ty} {{\n  %a = arith.constant {a} : {ty}\n  %b = arith.constant {b} : {ty}\n  %r = arith.{op} %a, %b : {ty}\n  return %r : {ty}\n}}\n"
     );
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = parse_module(&ctx, &src, "t.mlir").ok()?;
     let mut reg = ftuner_pass::PassRegistry::default();
     ftuner_transforms::register_passes(&mut reg);
@@ -134,7 +134,7 @@ fn the_reported_cases() {
 
 /// What canonicalize folds the function `src` (one result, of type `ty`) to.
 fn fold_fn(src: &str) -> Option<ftuner_dialects::util::Const> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
     let mut reg = ftuner_pass::PassRegistry::default();
     ftuner_transforms::register_passes(&mut reg);
@@ -207,7 +207,7 @@ fn the_folds_the_differential_test_found() {
 #[test]
 fn arguments_are_wrapped_to_the_parameters_width() {
     let src = "func.func @f(%x: tensor<2xi4>) -> tensor<2xi4> {\n  return %x : tensor<2xi4>\n}\n";
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, src, "t.mlir").unwrap();
     let t = ftuner_interp::Tensor::from_i64(vec![2], ftuner_ir::Type::i64(), vec![15, 3]);
     let out = run(&ctx, &m.ir, m.top, "f", vec![RtVal::Tensor(t.into())]).unwrap();

@@ -29,7 +29,7 @@ fn example(name: &str) -> String {
 
 #[test]
 fn dense_layer_matches_direct_computation() {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, &example("dense_dynamic.mlir"), "dense.mlir").unwrap();
     let mut seed = 7u64;
     let (rows, k, n) = (3usize, 768usize, 2304usize);
@@ -68,7 +68,7 @@ fn dense_layer_matches_direct_computation() {
 
 #[test]
 fn shape_errors_are_reported_not_panics() {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, &example("dense_dynamic.mlir"), "dense.mlir").unwrap();
     let mut seed = 1u64;
     let bad = run(
@@ -91,7 +91,7 @@ fn shape_errors_are_reported_not_panics() {
 }
 
 fn run_after(pipeline: &str, file: &str, func: &str, args: &[Tensor]) -> Vec<Tensor> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = parse_module(&ctx, &example(file), file).unwrap();
     ftuner_dialects::after_parse(&mut m.ir, m.top);
     if !pipeline.is_empty() {
@@ -250,7 +250,7 @@ fn masked_transfer_is_an_error() {
   %v = "vector.transfer_read"(%t, %c0, %p, %m) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 1, 1>, permutation_map = affine_map<(d0) -> (d0)>}> : (tensor<4xf32>, index, f32, vector<4xi1>) -> vector<4xf32>
   return %v : vector<4xf32>
 }"#;
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, src, "t.mlir").unwrap();
     let t = Tensor::from_f64(vec![4], Type::f32(), vec![1.0; 4]);
     let mask = Tensor::from_f64(vec![4], Type::i1(), vec![1.0; 4]);
@@ -271,7 +271,7 @@ fn masked_transfer_is_an_error() {
 
 /// The static parameters of the BERT layer (all but the activations), from its signature.
 fn bert_weight_shapes() -> Vec<Vec<usize>> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, &example("bert_layer_dynamic.mlir"), "b.mlir").unwrap();
     ftuner_interp::param_shapes(&m.ir, m.top, "bert_layer_dynamic").unwrap()[1..]
         .iter()
@@ -281,7 +281,7 @@ fn bert_weight_shapes() -> Vec<Vec<usize>> {
 
 /// `f`'s one result on a tensor argument `t` of four ones: the value or the error message.
 fn transfer_on(src: &str, n: usize) -> Result<Vec<f64>, String> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, src, "t.mlir").unwrap();
     let t = Tensor::from_f64(vec![n], Type::f32(), vec![1.0; n]);
     run(&ctx, &m.ir, m.top, "f", vec![RtVal::Tensor(Rc::new(t))])
@@ -348,7 +348,7 @@ fn transfers_declared_in_bounds_stay_in_bounds() {
 
 /// `f`'s one scalar result on no arguments.
 fn scalar_of(src: &str) -> Word {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, src, "t.mlir").unwrap();
     let r = run(&ctx, &m.ir, m.top, "f", vec![]).unwrap();
     r[0].scalar().unwrap()
@@ -384,7 +384,7 @@ fn vector_fma_is_fused() {
   %r = vector.fma %a, %b, %c : vector<2xf64>
   return %r : vector<2xf64>
 }";
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = parse_module(&ctx, src, "t.mlir").unwrap();
     let r = run(&ctx, &m.ir, m.top, "f", vec![]).unwrap();
     let e = 2f64.powi(-52);

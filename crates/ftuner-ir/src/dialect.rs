@@ -194,6 +194,36 @@ pub struct OpDef {
     /// on buffers in place); set by the op's dialect (linalg's structured ops,
     /// `ukernel.patch`).
     pub destination_style: Option<DpsFn>,
+    /// Interfaces a crate above the dialects attaches to the op (MLIR's external models,
+    /// `Op::attachInterface`): the conversion to LLVM, bufferization. Looked up by type
+    /// through [`Context::interface`].
+    pub interfaces: Interfaces,
+}
+
+/// The external models attached to one op, keyed by the model's type (one per type).
+#[derive(Clone, Default)]
+pub struct Interfaces(
+    Vec<(
+        std::any::TypeId,
+        std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    )>,
+);
+
+impl Interfaces {
+    /// Attach `model`, replacing a model of the same type.
+    pub fn attach<I: std::any::Any + Send + Sync>(&mut self, model: I) {
+        let id = std::any::TypeId::of::<I>();
+        self.0.retain(|(t, _)| *t != id);
+        self.0.push((id, std::sync::Arc::new(model)));
+    }
+    /// The model of type `I`, if one is attached.
+    pub fn get<I: std::any::Any>(&self) -> Option<&I> {
+        let id = std::any::TypeId::of::<I>();
+        self.0
+            .iter()
+            .find(|(t, _)| *t == id)
+            .and_then(|(_, m)| m.downcast_ref::<I>())
+    }
 }
 
 /// A destination-style op's (inputs, inits).
@@ -317,6 +347,21 @@ impl Registry {
             .values_mut()
             .filter(move |d| d.name.split_once('.').is_some_and(|(x, _)| x == dialect))
     }
+    /// Attach an external model to the op `name` (MLIR's `attachInterface`); false when no
+    /// such op is registered.
+    pub fn attach_interface<I: std::any::Any + Send + Sync>(
+        &mut self,
+        name: &str,
+        model: I,
+    ) -> bool {
+        match self.ops.get_mut(name) {
+            Some(d) => {
+                d.interfaces.attach(model);
+                true
+            }
+            None => false,
+        }
+    }
     pub fn has_dialect(&self, name: &str) -> bool {
         self.dialects.contains(&name)
     }
@@ -357,6 +402,11 @@ impl Context {
         self.registry
             .op(name)
             .is_some_and(|d| d.destination_style.is_some())
+    }
+    /// The model of interface `I` attached to the op `name` ([`Registry::attach_interface`]);
+    /// `None` when the op is unregistered or has none.
+    pub fn interface<I: std::any::Any>(&self, name: &str) -> Option<&I> {
+        self.registry.op(name)?.interfaces.get::<I>()
     }
     /// Whether an op has a trait; unregistered ops have none.
     pub fn has_trait(&self, name: &str, t: u32) -> bool {

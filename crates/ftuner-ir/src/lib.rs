@@ -35,8 +35,8 @@ pub use attrs::{AttrKind, Attribute, LocKind, Scalar};
 pub use builder::{InsertPoint, OpBuilder};
 pub use diag::{Diagnostic, Severity, SourceMap};
 pub use dialect::{
-    traits, Context, LlvmLowering, MemoryEffects, MemoryEffectsFn, OpDef, Registry, ScalarEval,
-    TypeEnv,
+    traits, Context, Interfaces, LlvmLowering, MemoryEffects, MemoryEffectsFn, OpDef, Registry,
+    ScalarEval, TypeEnv,
 };
 pub use equivalence::structure_key;
 pub use ir::{intern_name, BlockId, Ir, OpId, OpSpec, RegionId, Use, Value, ValueDef};

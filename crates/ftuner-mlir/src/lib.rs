@@ -297,6 +297,7 @@ fn export_in<'c>(
 pub struct FtunerPass {
     pipeline: String,
     registry: fn() -> ftuner_pass::PassRegistry,
+    context: fn() -> ftuner_ir::Context,
 }
 
 #[repr(align(8))]
@@ -305,7 +306,7 @@ static FTUNER_PASS_ID: PassId = PassId;
 
 impl FtunerPass {
     fn run_on(&self, op: &OperationRef<'_, '_>) -> Result<(), String> {
-        let mut ctx = ftuner_dialects::context();
+        let mut ctx = (self.context)();
         // Ops we do not model may pass through untouched.
         ctx.allow_unregistered = true;
         let text = generic_text(op, true);
@@ -376,14 +377,20 @@ impl<'c> RunExternalPass<'c> for FtunerPass {
 
 /// An MLIR pass (on `builtin.module`) that runs the ftuner pipeline `pipeline` (textual,
 /// e.g. `builtin.module(patch-ukernels{target=host},lower-ukernels,canonicalize,cse)`)
-/// with the passes of `registry`. The pipeline must leave only operations upstream MLIR
-/// knows (or the caller's context must allow unregistered dialects); otherwise the pass
-/// fails with an error at the module.
-pub fn create_pass(pipeline: &str, registry: fn() -> ftuner_pass::PassRegistry) -> Pass {
+/// with the passes of `registry`, in the ftuner Context `context` makes (its dialects and
+/// the op interfaces the passes look up, e.g. `ftuner_transforms::context`). The pipeline
+/// must leave only operations upstream MLIR knows (or the caller's context must allow
+/// unregistered dialects); otherwise the pass fails with an error at the module.
+pub fn create_pass(
+    pipeline: &str,
+    registry: fn() -> ftuner_pass::PassRegistry,
+    context: fn() -> ftuner_ir::Context,
+) -> Pass {
     melior::pass::create_external(
         FtunerPass {
             pipeline: pipeline.to_string(),
             registry,
+            context,
         },
         melior::ir::r#type::TypeId::create(&FTUNER_PASS_ID),
         "FtunerPipeline",

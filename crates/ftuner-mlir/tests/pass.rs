@@ -26,6 +26,7 @@ fn patch_ukernels_runs_in_an_upstream_pass_manager() {
     pm.add_pass(ftuner_mlir::create_pass(
         "builtin.module(patch-ukernels{target=skylake-avx512},lower-ukernels,canonicalize,cse)",
         registry,
+        ftuner_transforms::context,
     ));
     pm.add_pass(melior::pass::transform::create_cse());
     pm.run(&mut module).unwrap();
@@ -52,6 +53,7 @@ fn a_failing_pipeline_fails_the_pass_manager() {
     pm.add_pass(ftuner_mlir::create_pass(
         "builtin.module(patch-ukernels{target=skylake-avx512})",
         registry,
+        ftuner_transforms::context,
     ));
     assert!(pm.run(&mut module).is_err());
     // A pipeline that does not parse.
@@ -59,6 +61,7 @@ fn a_failing_pipeline_fails_the_pass_manager() {
     pm.add_pass(ftuner_mlir::create_pass(
         "builtin.module(no-such-pass)",
         registry,
+        ftuner_transforms::context,
     ));
     assert!(pm.run(&mut module).is_err());
     assert_eq!(

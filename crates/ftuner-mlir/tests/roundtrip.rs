@@ -17,7 +17,7 @@ fn clip(s: &str) -> &str {
 fn round_trip(up: &ftuner_mlir::Upstream, src: &str, file: &str) -> Result<usize, String> {
     let reference = ftuner_mlir::Upstream::new();
     let want = reference.print(&reference.parse(src, file)?);
-    let mut ctx = ftuner_dialects::context();
+    let mut ctx = ftuner_transforms::context();
     ctx.allow_unregistered = true;
     // Imported through a context of its own too: re-parsing resources into the context
     // that already holds them renames them (`name_1`), the same module under new names.
@@ -71,7 +71,7 @@ fn shared_inputs_round_trip() {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         if name.ends_with(".torch.mlir") {
             // torch-mlir's own dialect: upstream MLIR does not know it, and says so.
-            let mut ctx = ftuner_dialects::context();
+            let mut ctx = ftuner_transforms::context();
             let e = ftuner_mlir::import(&mut ctx, &up, &src, &name)
                 .err()
                 .unwrap();

@@ -363,6 +363,7 @@ fn register_op(out: &mut String, d: &DialectSpec, op: &OpSpec) {
     let _ = writeln!(out, "        memory_effects: None,");
     let _ = writeln!(out, "        scalar_eval: None,");
     let _ = writeln!(out, "        destination_style: None,");
+    let _ = writeln!(out, "        interfaces: Default::default(),");
     let _ = writeln!(
         out,
         "        llvm: {},",

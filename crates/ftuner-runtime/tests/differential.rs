@@ -170,7 +170,7 @@ fn all_funcs(ctx: &ftuner_ir::Context) -> Vec<Func> {
 #[test]
 fn interpreter_folder_and_jit_agree_on_arith_and_math() {
     let t0 = std::time::Instant::now();
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let funcs = all_funcs(&ctx);
     let interp: Vec<Vec<Out>> = funcs.iter().map(|f| engines::interpret(&ctx, f)).collect();
     let t_interp = t0.elapsed().as_secs_f64();

@@ -50,7 +50,7 @@ const PIPELINE: &str =
 
 /// Compile `src` after `PIPELINE`; the interpreter runs `src` as read.
 fn both(src: &str) -> (Executable, ftuner_ir::ParsedModule) {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
     ftuner_dialects::after_parse(&mut m.ir, m.top);
     let reference = {
@@ -85,7 +85,7 @@ fn dense_layer_compiled_matches_the_interpreter() {
     let _serial = serial();
     let src = example("dense_dynamic.mlir");
     let (exe, reference) = both(&src);
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut seed = 3u64;
     let w = rand_tensor(&mut seed, vec![2304, 768], 1.0);
     let b = rand_tensor(&mut seed, vec![2304], 1.0);
@@ -138,7 +138,7 @@ fn shape_errors_are_reported_before_running() {
 fn batched_matmul_compiled_matches_the_interpreter() {
     let _serial = serial();
     let (exe, reference) = both(&example("bmm_nt_dynamic.mlir"));
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut seed = 8u64;
     for t in [1usize, 5, 14, 15, 33] {
         let args: Vec<RtVal> = (0..2)
@@ -158,7 +158,7 @@ fn batched_matmul_compiled_matches_the_interpreter() {
 fn bert_layer_compiled_matches_the_interpreter() {
     let _serial = serial();
     let (exe, reference) = both(&example("bert_layer_dynamic.mlir"));
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut seed = 5u64;
     for t in [3usize, 16] {
         let mut args = vec![RtVal::Tensor(Rc::new(rand_tensor(
@@ -198,7 +198,7 @@ fn dynamic_matmul_is_exact_at_every_residue() {
     let _serial = serial();
     let src = example("kernels/matmul_dynamic.mlir");
     let (exe, reference) = both(&src);
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let n_cases: usize = std::env::var("FTUNER_JIT_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -261,7 +261,7 @@ fn padded_convolution_compiled_matches_the_interpreter() {
   return %r : tensor<?x8x9x7xf32>
 }"#;
     let (exe, reference) = both(src);
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut seed = 4u64;
     for n in [1usize, 2, 3] {
         let args = vec![
@@ -279,7 +279,7 @@ fn padded_convolution_compiled_matches_the_interpreter() {
 #[test]
 fn ceildivui_compiles_and_rounds_up_unsigned() {
     let src = "func.func @f(%a: i32, %b: i32) -> i32 {\n  %r = arith.ceildivui %a, %b : i32\n  return %r : i32\n}\n";
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
     let exe = Executable::compile(&ctx, &mut m.ir, m.top).unwrap();
     for (a, b, want) in [(7, 2, 4), (6, 3, 2), (0, 5, 0), (-1, 2, -2147483648)] {

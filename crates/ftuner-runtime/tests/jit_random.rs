@@ -22,7 +22,7 @@ struct Both {
 }
 
 fn compile(src: &str) -> Both {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let original = parse_module(&ctx, src, "t.mlir").unwrap();
     let mut m = parse_module(&ctx, src, "t.mlir").unwrap();
     ftuner_dialects::after_parse(&mut m.ir, m.top);

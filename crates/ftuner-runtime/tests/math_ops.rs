@@ -137,7 +137,7 @@ fn folded(op: &str, ty: &str, args: &[f64]) -> Option<f64> {
         consts.concat(),
         names.join(", ")
     );
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = parse_module(&ctx, &src, "fold.mlir").unwrap();
     let mut reg = ftuner_pass::PassRegistry::default();
     ftuner_transforms::register_passes(&mut reg);
@@ -162,7 +162,7 @@ fn folded(op: &str, ty: &str, args: &[f64]) -> Option<f64> {
 
 #[test]
 fn every_math_float_op_folds_interprets_and_runs_as_defined() {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     // The float ops (the integer ones are in the differential test, at every width).
     let ops: Vec<_> = ftuner_dialects::math::EVAL
         .iter()

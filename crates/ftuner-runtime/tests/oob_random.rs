@@ -1502,7 +1502,7 @@ fn run_family(name: &str, salt: u64, generate: fn(&mut Rng) -> Case) -> Counts {
     let calls = 16;
     let trace = std::env::var("FTUNER_OOB_TRACE").is_ok();
     let mut rng = Rng(seed.wrapping_mul(0x1000_0000_01B3) ^ salt);
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut counts = Counts::default();
     let mut failures: Vec<String> = vec![];
     let mut rejections: Vec<String> = vec![];

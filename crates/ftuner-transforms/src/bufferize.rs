@@ -25,8 +25,11 @@
 //!    the function allocated (else a copy), so callers own results. Every allocation that
 //!    does not escape is freed with `memref.dealloc` at the end of its block.
 //!
-//! This file is the driver: the pass, and the per-function rewrite that dispatches each op
-//! to its conversion (`tensor`, `vector`, `scf`, `func`, structured ops, constants).
+//! This file is the driver: the pass, and the per-function rewrite that hands each op to
+//! its [`Bufferizable`] model in the Context (the analysis asks the same model which
+//! operands the op writes and whether it is a view); destination-style ops bufferize
+//! generically. [`register_models`] attaches ours, which live with their dialect's
+//! conversions (`tensor`, `vector`, `scf`, `func`, constants).
 
 use ftuner_dialects::ops;
 mod alloc;
@@ -61,8 +64,11 @@ fn dict_entries(a: Attribute) -> Vec<(String, Attribute)> {
 // ----- rewrite -----------------------------------------------------------------------
 
 /// The rewrite of one function on buffers (its conversions of op families are in the
-/// submodules).
-struct Rw<'a> {
+/// submodules). A [`Bufferizable`] model reads the op ([`BufferRewriter::ir`]) and its
+/// operands' buffers ([`BufferRewriter::buffer`]), creates ops at the end of the block
+/// ([`BufferRewriter::new_op`]) and binds the op's tensor results to their buffers
+/// ([`BufferRewriter::bind`]).
+pub struct BufferRewriter<'a> {
     ctx: &'a ftuner_ir::Context,
     ir: &'a mut Ir,
     an: &'a Analysis,
@@ -81,9 +87,72 @@ struct Rw<'a> {
 /// A result whose error is an op and what is wrong with it.
 type R<T> = Result<T, (OpId, String)>;
 
-impl Rw<'_> {
+/// An op's `BufferizableOpInterface` model: what the in-place analysis asks of it and how
+/// the rewrite rebuilds it on buffers. Attached to ops in the Context
+/// ([`register_models`], or a compiler embedding the pass for its own ops); a
+/// destination-style op needs none (its inits are its destinations).
+#[derive(Clone, Copy)]
+pub struct Bufferizable {
+    /// The tensor operands it writes, each with the result tied to it
+    /// (`(operand index, result)`): candidates to write in place.
+    pub destinations: DestinationsFn,
+    /// Its (first) result is a view of operand 0: it shares that buffer and writes nothing.
+    pub view: bool,
+    /// Its tensor results are what its regions yield (`scf.if`-like): a result shares the
+    /// buffer every region yields a view or in-place write of.
+    pub yields_results: bool,
+    /// Rebuild the op on buffers at the end of the block, binding its tensor results to
+    /// their buffers ([`BufferRewriter::bind`]).
+    pub bufferize: BufferizeFn,
+}
+
+/// The tensor operands an op writes, each `(operand index, the result tied to it)`.
+pub type DestinationsFn = fn(&Ir, OpId) -> Vec<(usize, Option<Value>)>;
+
+/// A bufferization model's rewrite of one op, appending at the end of a block.
+pub type BufferizeFn = fn(&mut BufferRewriter<'_>, OpId, BlockId) -> Result<(), (OpId, String)>;
+
+impl Bufferizable {
+    /// A model of an op that writes no operand, is no view and has no regions.
+    pub fn plain(bufferize: BufferizeFn) -> Bufferizable {
+        Bufferizable {
+            destinations: |_, _| vec![],
+            view: false,
+            yields_results: false,
+            bufferize,
+        }
+    }
+}
+
+/// Attach the bufferization models of our dialects' ops (MLIR's
+/// `register*BufferizableOpInterfaceExternalModels`): `arith.constant`, the `tensor` ops,
+/// `vector.transfer_read/write`, `scf.for/if/index_switch`, `func.call`.
+pub fn register_models(reg: &mut ftuner_ir::Registry) {
+    constants::register(reg);
+    tensor::register(reg);
+    vector::register(reg);
+    scf::register(reg);
+    func::register(reg);
+}
+
+impl BufferRewriter<'_> {
+    /// The IR being rewritten.
+    pub fn ir(&self) -> &Ir {
+        self.ir
+    }
+
+    /// The buffer (or value) that stands for `v`, an operand of `old`.
+    pub fn buffer(&self, old: OpId, v: Value) -> Result<Value, (OpId, String)> {
+        self.v(old, v)
+    }
+
+    /// The old value `old` (a result of the op being rewritten) is `new` on buffers.
+    pub fn bind(&mut self, old: Value, new: Value) {
+        self.map.insert(old, new);
+    }
+
     /// Op `name` (with these operands, result types and properties), appended to `b`.
-    fn new_op(
+    pub fn new_op(
         &mut self,
         b: BlockId,
         name: &str,
@@ -187,47 +256,26 @@ impl Rw<'_> {
         Ok(n)
     }
 
-    /// Rebuild `op` on buffers at the end of `b`: a copy when it does not touch tensors,
-    /// else the conversion of its op family.
+    /// Rebuild `op` on buffers at the end of `b`: a copy when it does not touch tensors
+    /// (and has no region its model rebuilds), else by its [`Bufferizable`] model in the
+    /// Context; a destination-style op without one bufferizes as one (it writes its inits
+    /// and has no results: MLIR's `DstBufferizableOpInterfaceExternalModel`).
     fn op(&mut self, op: OpId, b: BlockId) -> R<()> {
         let name = self.ir.name(op);
+        let model = self.ctx.interface::<Bufferizable>(name).copied();
         let touches_tensors = self
             .ir
             .operands(op)
             .iter()
             .chain(self.ir.results(op))
             .any(|v| self.ir.value_type(*v).is_tensor());
-        if !touches_tensors
-            && !matches!(
-                name,
-                ops::scf::ForOp::NAME | ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME
-            )
-        {
+        if !touches_tensors && (model.is_none() || self.ir.regions_of(op).is_empty()) {
             return self.clone_plain(op, b);
         }
-        match name {
-            ops::arith::ConstantOp::NAME => self.constant(op),
-            ops::tensor::EmptyOp::NAME => self.empty(op, b),
-            ops::tensor::DimOp::NAME | ops::tensor::ExtractOp::NAME => self.dim_or_extract(op, b),
-            ops::tensor::ExtractSliceOp::NAME => self.extract_slice(op, b),
-            ops::tensor::InsertSliceOp::NAME => self.insert_slice(op, b),
-            ops::tensor::InsertOp::NAME => self.insert(op, b),
-            ops::tensor::CastOp::NAME => self.cast(op, b),
-            ops::tensor::CollapseShapeOp::NAME | ops::tensor::ExpandShapeOp::NAME | ops::tensor::ReshapeOp::NAME => {
-                self.reshape(op, b)
-            }
-            ops::tensor::PadOp::NAME => self.pad(op, b),
-            ops::tensor::FromElementsOp::NAME => self.tensor_from_elements(op, b),
-            ops::tensor::SplatOp::NAME => self.splat(op, b),
-            ops::vector::TransferReadOp::NAME => self.transfer_read(op, b),
-            ops::vector::TransferWriteOp::NAME => self.transfer_write(op, b),
-            ops::scf::ForOp::NAME => self.scf_for(op, b),
-            ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME => self.branches(op, b),
-            ops::func::CallOp::NAME => self.call(op, b),
-            // Destination-style ops (linalg's structured ops, ukernel.patch): on buffers
-            // they write their inits and have no results.
-            _ if self.ctx.is_destination_style(name) => self.structured_op(op, b),
-            _ => Err((
+        match model {
+            Some(m) => (m.bufferize)(self, op, b),
+            None if self.ctx.is_destination_style(name) => self.structured_op(op, b),
+            None => Err((
                 op,
                 "on tensors is not supported by bufferize (lower it to linalg, tensor, scf or vector ops first)".into(),
             )),
@@ -272,7 +320,7 @@ fn bufferize_func(
     let an = analyze(ctx, ir, func, old_entry);
     let arg_types = func::arg_types(ir, func, old_entry)?;
     let entry = ir.new_block(&arg_types);
-    let mut rw = Rw {
+    let mut rw = BufferRewriter {
         ctx,
         map: FxHashMap::default(),
         an: &an,

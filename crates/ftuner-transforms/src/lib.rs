@@ -48,6 +48,25 @@ pub use prefetch::PrefetchTileUpdatesPass;
 pub use symbol_dce::SymbolDcePass;
 pub use to_llvm::ConvertToLlvmPass;
 
+/// Attach this crate's op interfaces to the dialects' ops (MLIR's external models, which
+/// a `DialectRegistry` extension attaches): the conversion patterns to LLVM
+/// ([`to_llvm::ConvertToLlvm`]) and the bufferization models
+/// ([`bufferize::Bufferizable`]). `bufferize` and `convert-to-llvm` find what they do to
+/// an op only there, so a compiler embedding them attaches models to its own ops the same
+/// way.
+pub fn register_interfaces(reg: &mut ftuner_ir::Registry) {
+    to_llvm::register_conversions(reg);
+    bufferize::register_models(reg);
+}
+
+/// A Context with every dialect ([`ftuner_dialects::context`]) and this crate's interfaces
+/// ([`register_interfaces`]): what a tool running our pipelines starts from.
+pub fn context() -> ftuner_ir::Context {
+    let mut ctx = ftuner_dialects::context();
+    register_interfaces(&mut ctx.registry);
+    ctx
+}
+
 /// Register this crate's passes.
 pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(BufferizePass::default()));

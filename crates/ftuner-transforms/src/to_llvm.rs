@@ -22,7 +22,9 @@
 //!   insertelement + shufflevector.
 //!
 //! This file is the pass and the conversion loop (a symbol table's functions and globals,
-//! each op dispatched by its dialect); the conversions are the submodules of `to_llvm/`,
+//! each op converted by the [`ConvertToLlvm`] pattern its definition holds in the Context:
+//! [`register_conversions`] attaches ours, per dialect pair); the conversions are the
+//! submodules of `to_llvm/`,
 //! as MLIR's conversion libraries: `types` (the type converter), `descriptor` (the memref
 //! descriptor ABI), `builder` (building `llvm` ops), `arith`, `math`, `vector`, `gpu`,
 //! `memref`, `scf_to_cf`, `parallel` (`rt.parallel_for` as the thread pool's call), `func` (the calling
@@ -74,8 +76,12 @@ pub const RELEASE: &str = "ftuner_rt_release";
 pub const RELEASED: &str = "ftuner_rt_released";
 
 /// The converter of one function body: where it appends, what it has converted, and what
-/// it shares with the rest of the module.
-struct Cv<'a> {
+/// it shares with the rest of the module. A [`ConvertToLlvm`] pattern reads the op
+/// ([`LlvmRewriter::ir`]), its converted operands ([`LlvmRewriter::converted_operands`]) and
+/// result types ([`LlvmRewriter::results_of`]), creates `llvm` ops at the insertion point
+/// ([`LlvmRewriter::valp`], [`LlvmRewriter::same_operands`]) and binds the op's results
+/// ([`LlvmRewriter::bind`]).
+pub struct LlvmRewriter<'a> {
     /// The registry: ops' interfaces (their [`ftuner_ir::LlvmLowering`]).
     ctx: &'a ftuner_ir::Context,
     ir: &'a mut Ir,
@@ -121,12 +127,12 @@ fn unsupported(op: OpId) -> (OpId, String) {
     (op, "cannot be converted to the llvm dialect".into())
 }
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// A converter for the body of a function made during the conversion (block `cur` of
     /// `region`: a pool entry, a C interface): the module's declarations and strings
     /// shared.
-    fn inner(&mut self, cur: BlockId, region: RegionId) -> Cv<'_> {
-        Cv {
+    fn inner(&mut self, cur: BlockId, region: RegionId) -> LlvmRewriter<'_> {
+        LlvmRewriter {
             ctx: self.ctx,
             ir: &mut *self.ir,
             map: FxHashMap::default(),
@@ -153,8 +159,13 @@ impl Cv<'_> {
             .ok_or((op, "uses a value the conversion has not seen".into()))
     }
 
+    /// The IR being converted.
+    pub fn ir(&self) -> &Ir {
+        self.ir
+    }
+
     /// The conversions of `op`'s operands.
-    fn converted_operands(&self, op: OpId) -> R<Vec<Value>> {
+    pub fn converted_operands(&self, op: OpId) -> R<Vec<Value>> {
         self.ir
             .operands(op)
             .iter()
@@ -168,13 +179,14 @@ impl Cv<'_> {
         Ok((self.v(op, olds[0])?, self.v(op, olds[1])?))
     }
 
-    /// `op`'s (only) result is `r`.
-    fn bind(&mut self, op: OpId, r: Value) {
+    /// `op`'s (first) result is `r`.
+    pub fn bind(&mut self, op: OpId, r: Value) {
         let res = self.ir.result(op, 0);
         self.map.insert(res, r);
     }
 
-    fn results_of(&self, op: OpId) -> R<Vec<Type>> {
+    /// `op`'s result types converted to LLVM's; an error at `op` for one LLVM cannot hold.
+    pub fn results_of(&self, op: OpId) -> R<Vec<Type>> {
         self.ir
             .results(op)
             .iter()
@@ -189,7 +201,7 @@ impl Cv<'_> {
     }
 
     /// `op` as the `llvm` op `ln` of the same operands, its result type converted.
-    fn same_operands(&mut self, op: OpId, ln: &str) -> R<()> {
+    pub fn same_operands(&mut self, op: OpId, ln: &str) -> R<()> {
         let ops = self.converted_operands(op)?;
         let tys = self.results_of(op)?;
         let ty = *tys.first().ok_or((op, "has no result".to_string()))?;
@@ -219,26 +231,62 @@ impl Cv<'_> {
         Ok(term)
     }
 
-    /// Convert one op, by its dialect.
+    /// Convert one op by the pattern its definition holds in the Context.
     fn op(&mut self, op: OpId) -> R<()> {
-        let name = self.ir.name(op);
         self.loc = self.ir.loc(op);
-        let dialect = name.split_once('.').map_or("", |(d, _)| d);
-        match (dialect, name) {
-            (_, ops::rt::ParallelForOp::NAME) => self.parallel_for(op),
-            (_, ops::scf::ForOp::NAME) => self.scf_for(op),
-            (_, ops::scf::IfOp::NAME) => self.scf_if(op),
-            (_, ops::scf::IndexSwitchOp::NAME) => self.scf_switch(op),
-            (_, ops::cf::AssertOp::NAME) => self.cf_assert(op),
-            (_, ops::func::CallOp::NAME) => self.func_call(op),
-            ("arith", _) => self.arith(op, name),
-            ("math", _) => self.math(op, name),
-            ("vector", _) => self.vector(op, name),
-            ("gpu", _) => self.gpu(op, name),
-            ("memref", _) => self.memref(op),
-            _ => Err(unsupported(op)),
+        match self.ctx.interface::<ConvertToLlvm>(self.ir.name(op)) {
+            Some(&ConvertToLlvm(pattern)) => pattern(self, op),
+            None => Err(unsupported(op)),
         }
     }
+}
+
+/// An op's `ConvertToLLVMOpInterface` model: the pattern that builds its `llvm` form at the
+/// rewriter's insertion point and binds its results ([`LlvmRewriter::bind`]), or says why
+/// it cannot (`Err((op, message))`, emitted at the op). Attached to ops in the Context
+/// ([`register_conversions`], or a compiler embedding our passes for its own ops); an op
+/// without one is an error of `convert-to-llvm`.
+#[derive(Clone, Copy)]
+pub struct ConvertToLlvm(pub PatternFn);
+
+/// A [`ConvertToLlvm`] pattern: `Err((op, message))` when it cannot convert the op.
+pub type PatternFn = fn(&mut LlvmRewriter<'_>, OpId) -> Result<(), (OpId, String)>;
+
+/// Attach `pattern` to every registered op of `dialect` (a conversion by table: the
+/// pattern refuses the ops it does not convert).
+fn attach_dialect(reg: &mut ftuner_ir::Registry, dialect: &str, pattern: PatternFn) {
+    for d in reg.ops_of_mut(dialect) {
+        d.interfaces.attach(ConvertToLlvm(pattern));
+    }
+}
+
+/// Attach `pattern` to the ops `names`.
+fn attach_ops(reg: &mut ftuner_ir::Registry, names: &[&str], pattern: PatternFn) {
+    for n in names {
+        reg.attach_interface(n, ConvertToLlvm(pattern));
+    }
+}
+
+/// Attach the conversion patterns of our dialects (MLIR's `populate*ToLLVMConversionPatterns`
+/// per dialect pair, registered as `ConvertToLLVMOpInterface` models): `arith`, `math`,
+/// `vector`, `gpu` and `memref` by table, the `scf` ops to control flow, `cf.assert`,
+/// `func.call` and `rt.parallel_for`.
+pub fn register_conversions(reg: &mut ftuner_ir::Registry) {
+    attach_dialect(reg, "arith", |rw, op| rw.arith(op, rw.ir.name(op)));
+    attach_dialect(reg, "math", |rw, op| rw.math(op, rw.ir.name(op)));
+    attach_dialect(reg, "vector", |rw, op| rw.vector(op, rw.ir.name(op)));
+    attach_dialect(reg, "gpu", |rw, op| rw.gpu(op, rw.ir.name(op)));
+    attach_dialect(reg, "memref", |rw, op| rw.memref(op));
+    attach_ops(reg, &[ops::scf::ForOp::NAME], |rw, op| rw.scf_for(op));
+    attach_ops(reg, &[ops::scf::IfOp::NAME], |rw, op| rw.scf_if(op));
+    attach_ops(reg, &[ops::scf::IndexSwitchOp::NAME], |rw, op| {
+        rw.scf_switch(op)
+    });
+    attach_ops(reg, &[ops::cf::AssertOp::NAME], |rw, op| rw.cf_assert(op));
+    attach_ops(reg, &[ops::func::CallOp::NAME], |rw, op| rw.func_call(op));
+    attach_ops(reg, &[ops::rt::ParallelForOp::NAME], |rw, op| {
+        rw.parallel_for(op)
+    });
 }
 
 define_pass! {

@@ -351,7 +351,7 @@ pub fn legalize(model: &HardwareModel, (mr, nr, kc): (u32, u32, u32)) -> Result<
 
 /// The class of the one contraction in `module`, with `epilogue` in place of ours.
 pub fn class_of_module(module: &str, epilogue: &str) -> Result<(KernelClass, String), String> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = crate::kernels::load(&ctx, module, "<ansor workload>")
         .map_err(|d| format!("internal: generated module does not parse: {d}"))?;
     let c = ftuner_ukernel::contraction::find_all(&m.ir, m.top)

@@ -75,7 +75,7 @@ pub fn compile(
     target: &str,
     sched: Option<&Schedule>,
 ) -> Result<Compiled, String> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = load(&ctx, &kernel.module, &kernel.loc)?;
     let p = pipeline(target, sched);
     let mut pm = ftuner_pass::PassManager::from_pipeline(&crate::kernels::registry(), &p)

@@ -34,7 +34,7 @@ func.func @forward(%x: tensor<?x48xf32>, %w: tensor<40x48xf32>, %b: tensor<40xf3
 "#;
 
 fn model_kernels(src: &str, weights: &str) -> Vec<Kernel> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = kernels::load(&ctx, src, "model.mlir").unwrap();
     if !weights.is_empty() {
         kernels::mark_weights(&mut m.ir, m.top, weights).unwrap();
@@ -111,7 +111,7 @@ fn the_key_tuned_is_the_key_the_model_compiles_with() {
     drop(db);
     // The model compiled as the Python package compiles it (weights marked, the named
     // pipeline up to the patched contractions, the database's schedules).
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = kernels::load(&ctx, DENSE_RELU, "model.mlir").unwrap();
     kernels::mark_weights(&mut m.ir, m.top, "1..").unwrap();
     let mut reg = ftuner_pass::PassRegistry::default();

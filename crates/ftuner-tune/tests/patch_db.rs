@@ -14,7 +14,7 @@ fn dense() -> String {
 }
 
 fn patched(src: &str, db: &std::path::Path) -> Result<String, String> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = ftuner_tune::kernels::load(&ctx, src, "dense.mlir")?;
     let mut reg = ftuner_pass::PassRegistry::default();
     reg.register(|| Box::new(ftuner_ukernel::PatchUkernelsPass::default()));
@@ -34,7 +34,7 @@ fn patched(src: &str, db: &std::path::Path) -> Result<String, String> {
 }
 
 fn key_of(src: &str) -> ftuner_ukernel::WorkloadKey {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = ftuner_tune::kernels::load(&ctx, src, "dense.mlir").unwrap();
     let model = ftuner_hw::HardwareModel::load(TARGET).unwrap();
     let ks = ftuner_tune::kernels::extract(&ctx, &mut m.ir, m.top, &model);

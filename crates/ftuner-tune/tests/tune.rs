@@ -12,7 +12,7 @@ fn kernel(n: usize, k: usize) -> (ftuner_hw::HardwareModel, Kernel) {
     let src = format!(
         "func.func @f(%a: tensor<?x{k}xf32>, %b: tensor<{k}x{n}xf32>, %c: tensor<?x{n}xf32>) -> tensor<?x{n}xf32> {{\n  %r = linalg.matmul ins(%a, %b : tensor<?x{k}xf32>, tensor<{k}x{n}xf32>) outs(%c : tensor<?x{n}xf32>) -> tensor<?x{n}xf32>\n  return %r : tensor<?x{n}xf32>\n}}\n"
     );
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = load(&ctx, &src, "k.mlir").unwrap();
     let model = ftuner_hw::HardwareModel::load("host").unwrap();
     let mut ks = extract(&ctx, &mut m.ir, m.top, &model);

@@ -84,6 +84,7 @@ fn own_pass_in_an_upstream_pass_manager() {
     pm.add_pass(ftuner_mlir::create_pass(
         "builtin.module(tag-contractions)",
         downstream_opt::registry,
+        ftuner_transforms::context,
     ));
     pm.run(&mut m).unwrap();
     assert!(m.as_operation().verify());

@@ -120,7 +120,7 @@ fn compile(src: &str, pipeline: &str) -> Result<ftuner_runtime::Executable, Stri
 /// [`compile`], with the wall time of the whole compilation (parse, passes, LLVM, JIT).
 fn compile_timed(src: &str, pipeline: &str) -> Result<(ftuner_runtime::Executable, f64), String> {
     let t0 = Instant::now();
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m =
         ftuner_opt::parse_and_verify(&ctx, src, "bench.mlir").map_err(|d| format!("{d:?}"))?;
     let reg = ftuner_opt::default_registry();

@@ -162,7 +162,7 @@ pub fn run(
         let path = format!("{dir}/{}", l.file);
         let src = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
         let shapes = {
-            let ctx = ftuner_dialects::context();
+            let ctx = ftuner_transforms::context();
             let m = ftuner_opt::parse_and_verify(&ctx, &src, &path)
                 .map_err(|d| format!("{path}: {d:?}"))?;
             ftuner_interp::param_shapes(&m.ir, m.top, l.entry)

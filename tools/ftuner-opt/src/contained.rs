@@ -29,7 +29,7 @@ pub(crate) fn child_main(import: Importer, args: &[String]) -> i32 {
         eprintln!("the input is not valid UTF-8");
         return 1;
     }
-    let mut ctx = ftuner_dialects::context();
+    let mut ctx = ftuner_transforms::context();
     ctx.allow_unregistered = true;
     match import(&mut ctx, &src, file, lower) {
         Ok((m, unmodeled, lowered)) => {

@@ -48,7 +48,7 @@ pub fn opt_main(args: Vec<String>, reg: PassRegistry) -> i32 {
         Err(code) => return code,
     };
     init_tracing(&cli.debug_only);
-    let mut ctx = ftuner_dialects::context();
+    let mut ctx = ftuner_transforms::context();
     ctx.allow_unregistered = cli.allow_unregistered;
     if cli.print_hw_model {
         return print_hw_model(&cli);

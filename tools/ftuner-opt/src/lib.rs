@@ -44,7 +44,7 @@ pub fn upstream_may_read(src: &str, file: &str) -> bool {
     if src.contains('\0') || nesting_depth(src) > ftuner_ir::parser::MAX_NESTING {
         return false;
     }
-    let mut c = ftuner_dialects::context();
+    let mut c = ftuner_transforms::context();
     c.allow_unregistered = true;
     match parse_module(&c, src, file) {
         Ok(mut m) => {
@@ -171,7 +171,7 @@ pub fn parse_and_verify_with(
         (Err(d), Some(_)) if !upstream_may_read(src, file) => return Err(vec![d]),
         (Err(d), Some(_)) => {
             // (IR is context-free: names and types are interned process-wide.)
-            match contained::import(&ftuner_dialects::context(), src, file, true) {
+            match contained::import(&ftuner_transforms::context(), src, file, true) {
                 Ok((m, unmodeled, _)) if unmodeled.is_empty() => m,
                 Ok((m, unmodeled, _)) => {
                     // Located at the first such op.

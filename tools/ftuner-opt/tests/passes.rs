@@ -5,7 +5,7 @@ use ftuner_ir::{print_module, PrintOptions};
 use ftuner_pass::PassManager;
 
 fn run_pipeline(src: &str, pipeline: &str) -> Result<String, String> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m =
         ftuner_opt::parse_and_verify(&ctx, src, "input.mlir").map_err(|e| format!("{e:?}"))?;
     let reg = ftuner_opt::default_registry();

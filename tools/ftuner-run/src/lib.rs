@@ -366,7 +366,7 @@ impl Outcome {
 
 fn execute(cli: &Cli, reg: &PassRegistry) -> Result<bool, RunError> {
     let src = read_source(&cli.file)?;
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let original = load(&ctx, &src, &cli.file, reg)?;
     let mut module = load(&ctx, &src, &cli.file, reg)?;
     // The entry is a function of the module as read (a pipeline may add functions, such

@@ -124,7 +124,7 @@ fn run() -> i32 {
     if cli.emit == "shared" && (cli.output == "-" || cli.no_lower) {
         return fail("--emit=shared needs -o FILE.so and a module ftuner lowers (not --no-lower)");
     }
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     // Modules in frontend dialects (TOSA) are read, and lowered to linalg, by upstream MLIR.
     let upstream = ftuner_opt::UpstreamImport(ftuner_mlir::import_for_opt);
     let mut m = match ftuner_opt::parse_for_execution(&ctx, &src, &cli.file, Some(&upstream)) {

@@ -144,7 +144,7 @@ pub struct Lowered {
 
 /// Parse `src` twice and run `pipeline` (ftuner's passes) on the second copy.
 pub fn lower(src: &str, pipeline: &str) -> Lowered {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let original = parse_module(&ctx, src, "t.mlir").unwrap();
     let mut lowered = parse_module(&ctx, src, "t.mlir").unwrap();
     let mut reg = ftuner_pass::PassRegistry::default();

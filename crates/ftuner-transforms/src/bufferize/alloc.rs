@@ -3,13 +3,13 @@
 //! copies of views, and `linalg.fill`s.
 
 use super::types::is_identity;
-use super::{Rw, R};
+use super::{BufferRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// A new identity-layout buffer shaped like `like` (a memref value), owned by `b`.
-    pub(super) fn alloc_like(&mut self, b: BlockId, like: Value, loc: Attribute) -> Value {
+    pub fn alloc_like(&mut self, b: BlockId, like: Value, loc: Attribute) -> Value {
         let t = self.ir.value_type(like);
         let shape = t.shape().unwrap_or(&[]).to_vec();
         let mut dyns = vec![];
@@ -51,7 +51,7 @@ impl Rw<'_> {
     }
 
     /// `memref.copy` of `src` into `dst`, appended to `b`.
-    pub(super) fn copy(&mut self, b: BlockId, src: Value, dst: Value, loc: Attribute) {
+    pub fn copy(&mut self, b: BlockId, src: Value, dst: Value, loc: Attribute) {
         self.new_op(
             b,
             ops::memref::CopyOp::NAME,

@@ -7,52 +7,26 @@ use ftuner_dialects::ops;
 use ftuner_ir::{BlockId, Context, Ir, OpId, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// Destination operands of a destination-passing op: `(operand index, tied result)`.
+/// Destination operands of a destination-passing op: `(operand index, tied result)`, as
+/// its [`super::Bufferizable`] model says, or its inits for a destination-style op.
 pub(super) fn dests(ctx: &Context, ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
     let name = ir.name(op);
-    let is_t = |v: Value| ir.value_type(v).is_tensor();
-    match name {
-        ops::vector::TransferWriteOp::NAME
-        | ops::tensor::InsertSliceOp::NAME
-        | ops::tensor::InsertOp::NAME => match ir.operands(op).get(1) {
-            Some(v) if is_t(*v) => vec![(1, ir.results(op).first().copied())],
-            _ => vec![],
-        },
-        ops::scf::ForOp::NAME => {
-            let mut out = vec![];
-            for (k, v) in ir.operands(op).iter().enumerate().skip(3) {
-                if is_t(*v) {
-                    out.push((k, ir.results(op).get(k - 3).copied()));
-                }
-            }
-            out
-        }
-        _ if ctx.is_destination_style(name) => {
-            let (ins, outs) = ins_outs(ir, op);
-            let mut out = vec![];
-            let mut r = 0;
-            for (i, v) in outs.iter().enumerate() {
-                if is_t(*v) {
-                    out.push((ins.len() + i, ir.results(op).get(r).copied()));
-                    r += 1;
-                }
-            }
-            out
-        }
-        _ => vec![],
+    if let Some(m) = ctx.interface::<super::Bufferizable>(name) {
+        return (m.destinations)(ir, op);
     }
-}
-
-/// Ops whose tensor result is a view of operand 0.
-fn is_view(name: &str) -> bool {
-    matches!(
-        name,
-        ops::tensor::ExtractSliceOp::NAME
-            | ops::tensor::CastOp::NAME
-            | ops::tensor::CollapseShapeOp::NAME
-            | ops::tensor::ExpandShapeOp::NAME
-            | ops::tensor::ReshapeOp::NAME
-    )
+    if !ctx.is_destination_style(name) {
+        return vec![];
+    }
+    let (ins, outs) = ins_outs(ir, op);
+    let mut out = vec![];
+    let mut r = 0;
+    for (i, v) in outs.iter().enumerate() {
+        if ir.value_type(*v).is_tensor() {
+            out.push((ins.len() + i, ir.results(op).get(r).copied()));
+            r += 1;
+        }
+    }
+    out
 }
 
 fn is_loop(name: &str) -> bool {
@@ -403,8 +377,8 @@ fn analyze_block(ctx: &Context, ir: &Ir, func: OpId, an: &mut Analysis, b: Block
                 }
             }
         }
-        let name = ir.name(op);
-        if is_view(name) {
+        let model = ctx.interface::<super::Bufferizable>(ir.name(op));
+        if model.is_some_and(|m| m.view) {
             if let (Some(r), Some(s)) = (ir.results(op).first(), ir.operands(op).first()) {
                 an.link(*r, *s);
                 an.views.insert(*r);
@@ -415,7 +389,7 @@ fn analyze_block(ctx: &Context, ir: &Ir, func: OpId, an: &mut Analysis, b: Block
                 analyze_block(ctx, ir, func, an, blk);
             }
         }
-        if matches!(name, ops::scf::IfOp::NAME | ops::scf::IndexSwitchOp::NAME) {
+        if model.is_some_and(|m| m.yields_results) {
             link_branch_results(ir, an, op);
         }
     }

@@ -2,11 +2,11 @@
 //! `memref.global` of the module, read with `memref.get_global` at the function's entry.
 
 use super::types::result_memref;
-use super::{Rw, R};
+use super::{BufferRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, Ir, OpId, OpSpec, Type};
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// `arith.constant` of a tensor: `memref.get_global` of the global holding its value
     /// (a new one unless an equal constant of the same type has one).
     pub(super) fn constant(&mut self, op: OpId) -> R<()> {
@@ -55,4 +55,12 @@ pub(super) fn emit_globals(ir: &mut Ir, top: OpId, globals: Vec<(String, Attribu
             ir.prepend_op(body, g);
         }
     }
+}
+
+/// `arith.constant`'s bufferization model (a tensor constant).
+pub(super) fn register(reg: &mut ftuner_ir::Registry) {
+    reg.attach_interface(
+        ops::arith::ConstantOp::NAME,
+        super::Bufferizable::plain(|rw, op, _| rw.constant(op)),
+    );
 }

@@ -2,12 +2,12 @@
 //! freed with `memref.dealloc` after its last use in the block that owns it, and a buffer
 //! a loop body allocates and frees is hoisted out of the loop.
 
-use super::Rw;
+use super::BufferRewriter;
 use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Value};
 use rustc_hash::FxHashSet;
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// Free what does not escape, at the end of the block that allocated it (after its
     /// last use there), then hoist what loops allocate and free out of them.
     pub(super) fn free_owned(&mut self, loc: Attribute) {

@@ -3,7 +3,7 @@
 //! declarations change only their type, and `func.call` results are owned by the caller.
 
 use super::types::{is_identity, memref_of};
-use super::{Rw, R};
+use super::{BufferRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::FxHashSet;
@@ -44,7 +44,7 @@ pub(super) fn convert_signature(ir: &mut Ir, func: OpId) {
     );
 }
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// The new `func.return` at the end of `entry` for the old one, `term`; returns the
     /// function's result types. Callers own what we return: a buffer allocated here (or
     /// a reshaped view of all of one), returned once, with identity layout; else a copy.
@@ -125,4 +125,12 @@ fn reshaped_root(ir: &Ir, v: Value) -> Value {
         root = ir.operand(d, 0);
     }
     root
+}
+
+/// `func.call`'s bufferization model.
+pub(super) fn register(reg: &mut ftuner_ir::Registry) {
+    reg.attach_interface(
+        ops::func::CallOp::NAME,
+        super::Bufferizable::plain(|rw, op, b| rw.call(op, b)),
+    );
 }

@@ -1,11 +1,11 @@
 //! The `index` values bufferization builds: constants, `memref.dim`, and other ops with
 //! one `index` result.
 
-use super::Rw;
+use super::BufferRewriter;
 use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Type, Value};
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     pub(super) fn index_const(&mut self, b: BlockId, k: i64, loc: Attribute) -> Value {
         let o = self.new_op(
             b,

@@ -5,7 +5,7 @@
 //! two or more trailing dims after unpadded ones (a CNN's H and W) runs plane by plane.
 
 use super::types::{memref_of, subview_type};
-use super::{Rw, R};
+use super::{BufferRewriter, R};
 use crate::runtime_checks::{what, Checks};
 use ftuner_dialects::ops;
 use ftuner_dialects::tensor::PadValue;
@@ -25,7 +25,7 @@ struct Padding {
     dyn_sizes: Vec<Value>,
 }
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// `tensor.pad` with a padding value that does not depend on the position: a new
     /// buffer filled with the value, the source copied into its interior.
     pub(super) fn pad(&mut self, op: OpId, b: BlockId) -> R<()> {
@@ -390,7 +390,7 @@ impl Rw<'_> {
 
 /// How many leading dims of a pad are unpadded, when at least one is, at least two dims
 /// follow them (a plane, not a row of a few elements per iteration), and every dim after
-/// the first padded one is static: the pad then runs plane by plane ([`Rw::per_plane`]).
+/// the first padded one is static: the pad then runs plane by plane ([`BufferRewriter::per_plane`]).
 fn leading_unpadded(p: &Padding) -> Option<usize> {
     let rank = p.static_low.len();
     let padded = |i: usize| p.static_low[i] != 0 || p.static_high[i] != 0;

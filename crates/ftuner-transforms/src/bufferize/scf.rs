@@ -4,11 +4,11 @@
 //! copies.
 
 use super::types::memref_of;
-use super::{dict_entries, Rw, R};
+use super::{dict_entries, BufferRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{BlockId, OpId, OpSpec, Value};
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// `scf.for`: each tensor `iter_arg` becomes the buffer the loop writes (its init's,
     /// or a copy); the other `iter_args` stay.
     pub(super) fn scf_for(&mut self, op: OpId, b: BlockId) -> R<()> {
@@ -216,5 +216,37 @@ impl Rw<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// `scf.for`'s tensor `iter_args` (operands 3..) tied to its results.
+fn loop_destinations(ir: &ftuner_ir::Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
+    let mut out = vec![];
+    for (k, v) in ir.operands(op).iter().enumerate().skip(3) {
+        if ir.value_type(*v).is_tensor() {
+            out.push((k, ir.results(op).get(k - 3).copied()));
+        }
+    }
+    out
+}
+
+/// The `scf` ops' bufferization models.
+pub(super) fn register(reg: &mut ftuner_ir::Registry) {
+    use super::Bufferizable;
+    reg.attach_interface(
+        ops::scf::ForOp::NAME,
+        Bufferizable {
+            destinations: loop_destinations,
+            ..Bufferizable::plain(|rw, op, b| rw.scf_for(op, b))
+        },
+    );
+    for name in [ops::scf::IfOp::NAME, ops::scf::IndexSwitchOp::NAME] {
+        reg.attach_interface(
+            name,
+            Bufferizable {
+                yields_results: true,
+                ..Bufferizable::plain(|rw, op, b| rw.branches(op, b))
+            },
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! on buffers they read their inputs, write their outputs' buffers (in place, or copies)
 //! and have no results.
 
-use super::{Rw, R};
+use super::{BufferRewriter, R};
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_ir::{BlockId, Ir, OpId};
 
@@ -20,7 +20,7 @@ pub(super) fn linalg_reads_outs(ir: &Ir, op: OpId) -> bool {
     args.iter().skip(ins.len()).any(|a| ir.has_uses(*a))
 }
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// A structured op on tensors: the same op on the buffers, its tensor results those
     /// of its outputs.
     pub(super) fn structured_op(&mut self, op: OpId, b: BlockId) -> R<()> {

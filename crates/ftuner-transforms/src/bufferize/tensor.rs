@@ -4,12 +4,12 @@
 //! `from_elements`/`splat` fill a new buffer. (`tensor.pad` is in `pad.rs`.)
 
 use super::types::{result_memref, subview_type, with_layout};
-use super::{dict_entries, Rw, R};
+use super::{dict_entries, BufferRewriter, R};
 use crate::runtime_checks::{what, Checks, IN_BOUNDS};
 use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, BlockId, Ir, OpId, TypeKind, Value};
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// The run-time check that slice `op` of buffer `m` (its dynamic offsets, sizes and
     /// strides `dyns`, converted) stays inside it, unless a pass vouched for it.
     fn check_slice(&mut self, b: BlockId, op: OpId, m: Value, dyns: &[Value]) {
@@ -242,4 +242,78 @@ fn subview_props(ir: &Ir, op: OpId) -> Vec<(String, Attribute)> {
         }
     }
     props
+}
+
+/// Operand 1 (a destination) tied to result 0, where it is a tensor.
+pub(super) fn writes_operand_1(ir: &Ir, op: OpId) -> Vec<(usize, Option<Value>)> {
+    match ir.operands(op).get(1) {
+        Some(v) if ir.value_type(*v).is_tensor() => vec![(1, ir.results(op).first().copied())],
+        _ => vec![],
+    }
+}
+
+/// The `tensor` ops' bufferization models.
+pub(super) fn register(reg: &mut ftuner_ir::Registry) {
+    use super::Bufferizable;
+    let view = |bufferize: super::BufferizeFn| Bufferizable {
+        view: true,
+        ..Bufferizable::plain(bufferize)
+    };
+    let writes = |bufferize: super::BufferizeFn| Bufferizable {
+        destinations: writes_operand_1,
+        ..Bufferizable::plain(bufferize)
+    };
+    for (name, model) in [
+        (
+            ops::tensor::EmptyOp::NAME,
+            Bufferizable::plain(|rw, op, b| rw.empty(op, b)),
+        ),
+        (
+            ops::tensor::DimOp::NAME,
+            Bufferizable::plain(|rw, op, b| rw.dim_or_extract(op, b)),
+        ),
+        (
+            ops::tensor::ExtractOp::NAME,
+            Bufferizable::plain(|rw, op, b| rw.dim_or_extract(op, b)),
+        ),
+        (
+            ops::tensor::ExtractSliceOp::NAME,
+            view(|rw, op, b| rw.extract_slice(op, b)),
+        ),
+        (ops::tensor::CastOp::NAME, view(|rw, op, b| rw.cast(op, b))),
+        (
+            ops::tensor::CollapseShapeOp::NAME,
+            view(|rw, op, b| rw.reshape(op, b)),
+        ),
+        (
+            ops::tensor::ExpandShapeOp::NAME,
+            view(|rw, op, b| rw.reshape(op, b)),
+        ),
+        (
+            ops::tensor::ReshapeOp::NAME,
+            view(|rw, op, b| rw.reshape(op, b)),
+        ),
+        (
+            ops::tensor::InsertSliceOp::NAME,
+            writes(|rw, op, b| rw.insert_slice(op, b)),
+        ),
+        (
+            ops::tensor::InsertOp::NAME,
+            writes(|rw, op, b| rw.insert(op, b)),
+        ),
+        (
+            ops::tensor::PadOp::NAME,
+            Bufferizable::plain(|rw, op, b| rw.pad(op, b)),
+        ),
+        (
+            ops::tensor::FromElementsOp::NAME,
+            Bufferizable::plain(|rw, op, b| rw.tensor_from_elements(op, b)),
+        ),
+        (
+            ops::tensor::SplatOp::NAME,
+            Bufferizable::plain(|rw, op, b| rw.splat(op, b)),
+        ),
+    ] {
+        reg.attach_interface(name, model);
+    }
 }

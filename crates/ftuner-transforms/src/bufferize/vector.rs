@@ -1,10 +1,10 @@
 //! Bufferization of `vector` transfers: `vector.transfer_read` reads the buffer,
 //! `vector.transfer_write` writes its destination's buffer (in place, or a copy).
 
-use super::{dict_entries, Rw, R};
+use super::{dict_entries, BufferRewriter, R};
 use ftuner_ir::{BlockId, OpId};
 
-impl Rw<'_> {
+impl BufferRewriter<'_> {
     /// `vector.transfer_read` of the source's buffer.
     pub(super) fn transfer_read(&mut self, op: OpId, b: BlockId) -> R<()> {
         let loc = self.ir.loc(op);
@@ -26,4 +26,20 @@ impl Rw<'_> {
         self.map.insert(self.ir.result(op, 0), dst);
         Ok(())
     }
+}
+
+/// The `vector` transfers' bufferization models.
+pub(super) fn register(reg: &mut ftuner_ir::Registry) {
+    use super::Bufferizable;
+    reg.attach_interface(
+        ftuner_dialects::ops::vector::TransferReadOp::NAME,
+        Bufferizable::plain(|rw, op, b| rw.transfer_read(op, b)),
+    );
+    reg.attach_interface(
+        ftuner_dialects::ops::vector::TransferWriteOp::NAME,
+        Bufferizable {
+            destinations: super::tensor::writes_operand_1,
+            ..Bufferizable::plain(|rw, op, b| rw.transfer_write(op, b))
+        },
+    );
 }

@@ -4,7 +4,7 @@
 //! run-time check (checks.rs).
 
 use super::types::{conv, retype_dense};
-use super::{unsupported, Cv, R};
+use super::{unsupported, LlvmRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, OpId, Type};
 
@@ -49,7 +49,7 @@ fn one_to_one(name: &str) -> Option<&'static str> {
     })
 }
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// Convert an `arith` op.
     pub(super) fn arith(&mut self, op: OpId, name: &'static str) -> R<()> {
         if super::checks::DIVISIONS.contains(&name) {

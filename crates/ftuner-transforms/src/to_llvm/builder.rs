@@ -4,11 +4,11 @@
 //! stores, and vector splats.
 
 use super::types::ptr;
-use super::{Cv, R};
+use super::{LlvmRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, Attribute, BlockId, OpId, OpSpec, Type, Value};
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     pub(super) fn emit(
         &mut self,
         name: &str,
@@ -30,7 +30,9 @@ impl Cv<'_> {
         let o = self.emit(name, operands, vec![ty], vec![], vec![]);
         self.ir.result(o, 0)
     }
-    pub(super) fn valp(
+    /// The `llvm` op `name` of these (converted) operands, result type and properties, at
+    /// the insertion point: its result.
+    pub fn valp(
         &mut self,
         name: &str,
         operands: Vec<Value>,

@@ -6,7 +6,7 @@
 //! call graph, so code that checks nothing pays nothing.
 
 use super::types::{conv, llvm_ty};
-use super::{Cv, FAIL, FAILED, R};
+use super::{LlvmRewriter, FAIL, FAILED, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{intern_name, AttrKind, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -23,7 +23,7 @@ pub(super) const DIVISIONS: [&str; 7] = [
     ops::arith::CeildivuiOp::NAME,
 ];
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// `cf.assert`: a run-time check of its condition.
     pub(super) fn cf_assert(&mut self, op: OpId) -> R<()> {
         let c = self.v(op, self.ir.operand(op, 0))?;

@@ -8,14 +8,14 @@
 use super::descriptor::desc_ty;
 use super::func::{func_type_body, new_func};
 use super::types::{conv, ptr};
-use super::Cv;
+use super::LlvmRewriter;
 use ftuner_ir::{Attribute, OpId, Type};
 
 /// `_mlir_ciface_NAME` of the function `cv` converted (`NAME`: its `fname`): memref
 /// arguments and a memref/multiple result by pointer. `params` and `ret` are the
 /// function's expanded LLVM signature, `ins` and `outs` its own.
 pub(super) fn ciface(
-    cv: &mut Cv<'_>,
+    cv: &mut LlvmRewriter<'_>,
     ins: &[Type],
     outs: &[Type],
     ret: Option<Type>,

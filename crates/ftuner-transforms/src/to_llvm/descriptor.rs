@@ -5,7 +5,7 @@
 //! and the address of an element.
 
 use super::types::{conv, llvm_ty, ptr};
-use super::{Cv, R};
+use super::{LlvmRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{OpId, Type, TypeKind, Value, DYNAMIC};
 
@@ -37,7 +37,7 @@ pub(super) struct Desc {
     pub(super) ty: Type,
 }
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     pub(super) fn desc(&self, op: OpId, v: Value) -> R<Desc> {
         let ty = self.ir.value_type(v);
         if !ty.is_memref() || ty.rank().is_none() {

@@ -7,7 +7,7 @@
 use super::ciface::ciface;
 use super::descriptor::is_identity_layout;
 use super::types::{conv, llvm_ty, ptr, struct_of, text};
-use super::{Cv, R};
+use super::{LlvmRewriter, R};
 use crate::aliasing;
 use ftuner_dialects::{func_attrs, ops};
 use ftuner_ir::{intern_name, Attribute, BlockId, Ir, OpId, OpSpec, Type, Value};
@@ -203,7 +203,7 @@ pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<Vec<OpId>> 
     let region = ir.regions_of(nf)[0];
     let entry = ir.append_block(region, &sig.params);
     let mut outlined = vec![];
-    let mut cv = Cv {
+    let mut cv = LlvmRewriter {
         ctx: m.ctx,
         ir,
         map: Default::default(),
@@ -245,7 +245,7 @@ pub(super) fn convert_func(ir: &mut Ir, f: OpId, m: Shared<'_>) -> R<Vec<OpId>> 
     Ok(out)
 }
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// Map the arguments of `old_entry` (of types `ins`) to the expanded arguments of
     /// `entry`, rebuilding each memref's descriptor from its fields.
     fn bind_arguments(&mut self, old_entry: BlockId, entry: BlockId, ins: &[Type]) {

@@ -3,11 +3,11 @@
 //! kernels themselves (`gpu.module`, `gpu.func`) are converted as symbol tables and
 //! functions (to_llvm.rs, func.rs).
 
-use super::{unsupported, Cv, R};
+use super::{unsupported, LlvmRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{AttrKind, OpId, Type};
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// Convert a `gpu` op.
     pub(super) fn gpu(&mut self, op: OpId, name: &'static str) -> R<()> {
         match name {

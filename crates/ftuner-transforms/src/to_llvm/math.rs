@@ -2,11 +2,11 @@
 //! LLVM form ([`LlvmLowering`]: an intrinsic, or a libm function) converts by that; `rsqrt`
 //! becomes a division, `fpowi` multiplications by squaring for a constant exponent.
 
-use super::{unsupported, Cv, R};
+use super::{unsupported, LlvmRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{FloatKind, LlvmLowering, OpId, Value};
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// Convert a `math` op.
     pub(super) fn math(&mut self, op: OpId, name: &'static str) -> R<()> {
         match self.ctx.op_def(name).and_then(|d| d.llvm) {

@@ -6,14 +6,14 @@
 
 use super::descriptor::{is_identity_layout, layout_of, Desc};
 use super::types::{array_type, conv, elem_bytes, llvm_ty, ptr, retype_dense};
-use super::{unsupported, Cv, R, RELEASE};
+use super::{unsupported, LlvmRewriter, R, RELEASE};
 use crate::runtime_checks::CHECKED_DEALLOC;
 use ftuner_dialects::ops;
 use ftuner_ir::{
     intern_name, AttrKind, Attribute, Diagnostic, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
 };
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// Convert a `memref` op.
     pub(super) fn memref(&mut self, op: OpId) -> R<()> {
         let name = self.ir.name(op);

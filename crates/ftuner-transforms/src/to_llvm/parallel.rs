@@ -11,7 +11,7 @@
 
 use super::func::new_func;
 use super::types::{ptr, struct_of};
-use super::{Cv, PARALLEL_FOR, PARALLEL_FOR_NESTED, R};
+use super::{LlvmRewriter, PARALLEL_FOR, PARALLEL_FOR_NESTED, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{Attribute, Ir, OpId, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -39,7 +39,7 @@ impl Pools {
     }
 }
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// Convert `rt.parallel_for` `op`; see the module's doc.
     pub(super) fn parallel_for(&mut self, op: OpId) -> R<()> {
         let callee = self.symbol(op, "callee")?;

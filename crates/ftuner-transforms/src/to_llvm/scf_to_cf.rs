@@ -3,11 +3,11 @@
 //! an exit; `scf.if` and `scf.index_switch` as branches to blocks merging into one whose
 //! arguments are the results. Also the loop nests the conversion itself makes.
 
-use super::{Cv, R};
+use super::{LlvmRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{BlockId, OpId, RegionId, Type, Value};
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     pub(super) fn scf_for(&mut self, op: OpId) -> R<()> {
         let olds = self.ir.operands(op).to_vec();
         if olds.len() < 3 {

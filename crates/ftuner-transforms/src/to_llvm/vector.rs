@@ -6,7 +6,7 @@
 
 use super::descriptor::{layout_of, Desc};
 use super::types::{conv, elem_bytes, ptr};
-use super::{unsupported, Cv, R};
+use super::{unsupported, LlvmRewriter, R};
 use ftuner_dialects::ops;
 use ftuner_ir::{AffineExpr, AttrKind, Attribute, OpId, Scalar, Type, Value, DYNAMIC};
 
@@ -26,7 +26,7 @@ struct Transfer {
     eb: i64,
 }
 
-impl Cv<'_> {
+impl LlvmRewriter<'_> {
     /// Convert a `vector` op.
     pub(super) fn vector(&mut self, op: OpId, name: &'static str) -> R<()> {
         match name {

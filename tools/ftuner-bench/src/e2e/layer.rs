@@ -60,7 +60,7 @@ pub(crate) fn load(
     src: &str,
     file: &str,
 ) -> Result<(ftuner_ir::Context, ftuner_ir::ParsedModule), String> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let m = ftuner_opt::parse_and_verify(&ctx, src, file).map_err(|d| {
         d.iter()
             .map(|x| x.to_string())

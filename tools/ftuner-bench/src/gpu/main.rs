@@ -196,7 +196,7 @@ struct Built {
 }
 
 fn build(src: &str, target: &str, sm: &str) -> Result<Built, String> {
-    let ctx = ftuner_dialects::context();
+    let ctx = ftuner_transforms::context();
     let mut m = ftuner_ir::parse_module(&ctx, src, "gpu-bench.mlir").map_err(|d| d.message)?;
     let reg = ftuner_opt::default_registry();
     let p = format!("builtin.module(ftuner-gpu-pipeline{{target={target}}})");
