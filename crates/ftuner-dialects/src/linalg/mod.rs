@@ -6,6 +6,7 @@ pub mod body;
 mod broadcast_gather;
 mod dead_results;
 mod masked_softmax;
+pub mod named;
 mod windows;
 
 pub use batch_matmul::CANONICALIZE_BATCH_MATMUL;
