@@ -321,6 +321,10 @@ pub struct Registry {
     ops: FxHashMap<&'static str, OpDef>,
     dialects: Vec<&'static str>,
     pub materializers: FxHashMap<&'static str, MaterializeFn>,
+    /// Dialect interfaces (MLIR's `DialectInterface`s, e.g. `ConvertToLLVMPatternInterface`):
+    /// what serves every op of the dialect, unregistered ones included, unless the op has
+    /// a model of its own.
+    dialect_interfaces: FxHashMap<String, Interfaces>,
 }
 
 impl Registry {
@@ -361,6 +365,18 @@ impl Registry {
             }
             None => false,
         }
+    }
+    /// Attach a dialect interface to `dialect` ([`Context::interface`] falls back on it
+    /// for the dialect's ops).
+    pub fn attach_dialect_interface<I: std::any::Any + Send + Sync>(
+        &mut self,
+        dialect: &str,
+        model: I,
+    ) {
+        self.dialect_interfaces
+            .entry(dialect.to_string())
+            .or_default()
+            .attach(model);
     }
     pub fn has_dialect(&self, name: &str) -> bool {
         self.dialects.contains(&name)
@@ -403,10 +419,18 @@ impl Context {
             .op(name)
             .is_some_and(|d| d.destination_style.is_some())
     }
-    /// The model of interface `I` attached to the op `name` ([`Registry::attach_interface`]);
-    /// `None` when the op is unregistered or has none.
+    /// The model of interface `I` for the op `name`: its own
+    /// ([`Registry::attach_interface`]), else its dialect's
+    /// ([`Registry::attach_dialect_interface`], which serves unregistered ops too); `None`
+    /// when neither has one.
     pub fn interface<I: std::any::Any>(&self, name: &str) -> Option<&I> {
-        self.registry.op(name)?.interfaces.get::<I>()
+        self.registry
+            .op(name)
+            .and_then(|d| d.interfaces.get::<I>())
+            .or_else(|| {
+                let (dialect, _) = name.split_once('.')?;
+                self.registry.dialect_interfaces.get(dialect)?.get::<I>()
+            })
     }
     /// Whether an op has a trait; unregistered ops have none.
     pub fn has_trait(&self, name: &str, t: u32) -> bool {

@@ -112,11 +112,21 @@ pub fn rust(s: &StructuredSpec) -> Result<String, String> {
     let mut p = Parser {
         s: s.body.as_bytes(),
         i: 0,
+        inputs: 0,
     };
     let body = p.expr()?;
     p.ws();
     if p.i != p.s.len() {
         return Err(format!("body '{}': trailing text at {}", s.body, p.i));
+    }
+    // With maps, one per input and the output's: the body reads inputs that have one.
+    if !s.maps.is_empty() && p.inputs > s.maps.len() - 1 {
+        return Err(format!(
+            "body '{}' reads input {} of {} (one map per input, then the output's)",
+            s.body,
+            p.inputs - 1,
+            s.maps.len() - 1
+        ));
     }
     Ok(format!("{P}::Named {{ maps: {maps}, body: {body} }}"))
 }
@@ -143,6 +153,13 @@ fn map(m: &str) -> Result<(Vec<String>, Vec<Vec<Term>>), String> {
             .collect()
     };
     let dims = list(inner(l)?);
+    if let Some(d) = dims
+        .iter()
+        .enumerate()
+        .find_map(|(i, d)| dims[..i].contains(d).then_some(d))
+    {
+        return Err(format!("map '{m}': loop dim '{d}' named twice"));
+    }
     let mut results = vec![];
     for r in list(inner(r)?) {
         let mut terms = vec![];
@@ -172,6 +189,8 @@ fn map(m: &str) -> Result<(Vec<String>, Vec<Vec<Term>>), String> {
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// One more than the highest input read.
+    inputs: usize,
 }
 
 impl Parser<'_> {
@@ -211,6 +230,7 @@ impl Parser<'_> {
             return Ok(format!("{P}::Expr::Out"));
         }
         if let Some(k) = id.strip_prefix("in").and_then(|k| k.parse::<usize>().ok()) {
+            self.inputs = self.inputs.max(k + 1);
             return Ok(format!("{P}::Expr::In({k})"));
         }
         self.eat(b'(')?;
@@ -231,5 +251,56 @@ impl Parser<'_> {
         };
         self.eat(b')')?;
         Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(maps: &[&str], body: &str) -> StructuredSpec {
+        StructuredSpec {
+            maps: maps.iter().map(|m| m.to_string()).collect(),
+            elementwise: false,
+            body: body.into(),
+        }
+    }
+
+    #[test]
+    fn malformed_definitions_fail_the_build() {
+        let mm = [
+            "(m, n, k) -> (m, k)",
+            "(m, n, k) -> (k, n)",
+            "(m, n, k) -> (m, n)",
+        ];
+        assert!(rust(&spec(&mm, "add(out, mul(cast(in0), cast(in1)))")).is_ok());
+        for (maps, body, why) in [
+            (&mm[..], "add(out, mul(in0, in2))", "reads input 2 of 2"),
+            (&mm[..], "fma(out, in0)", "unknown function 'fma'"),
+            (&mm[..], "add(out, in0", "expected ')'"),
+            (
+                &["(m, m) -> (m)", "(m, m) -> (m)"][..],
+                "cast(in0)",
+                "named twice",
+            ),
+            (
+                &["(m, n) -> (m, x)", "(m, n) -> (m)"][..],
+                "cast(in0)",
+                "unknown loop dim 'x'",
+            ),
+            (
+                &["(m) -> (m * strides)", "(m) -> (m)"][..],
+                "cast(in0)",
+                "expected 'dim * attr[i]'",
+            ),
+            (
+                &["(m) -> (m)", "(m, n) -> (m)"][..],
+                "cast(in0)",
+                "other loop dims",
+            ),
+        ] {
+            let e = rust(&spec(maps, body)).unwrap_err();
+            assert!(e.contains(why), "{maps:?} {body}: {e}");
+        }
     }
 }

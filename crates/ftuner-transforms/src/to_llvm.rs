@@ -252,12 +252,12 @@ pub struct ConvertToLlvm(pub PatternFn);
 /// A [`ConvertToLlvm`] pattern: `Err((op, message))` when it cannot convert the op.
 pub type PatternFn = fn(&mut LlvmRewriter<'_>, OpId) -> Result<(), (OpId, String)>;
 
-/// Attach `pattern` to every registered op of `dialect` (a conversion by table: the
-/// pattern refuses the ops it does not convert).
+/// Attach `pattern` to `dialect`, for every op of it without a pattern of its own,
+/// unregistered ones included (`vector.splat`): a conversion by table, which refuses the
+/// ops it does not convert (MLIR's `ConvertToLLVMPatternInterface` is a dialect
+/// interface too).
 fn attach_dialect(reg: &mut ftuner_ir::Registry, dialect: &str, pattern: PatternFn) {
-    for d in reg.ops_of_mut(dialect) {
-        d.interfaces.attach(ConvertToLlvm(pattern));
-    }
+    reg.attach_dialect_interface(dialect, ConvertToLlvm(pattern));
 }
 
 /// Attach `pattern` to the ops `names`.

@@ -29,10 +29,14 @@
 // RUN: ftuner-run %s --entry pooling_nhwc_min --check
 // RUN: ftuner-run %t.generic.mlir --entry pooling_nhwc_min --backend interp --output %t.pooling_nhwc_min.upstream.npy
 // RUN: cmp %t.pooling_nhwc_min.named.npy %t.pooling_nhwc_min.upstream.npy
-// RUN: ftuner-run %s --entry matvec_i8_unsigned --backend interp --output %t.matvec_i8_unsigned.named.npy
-// RUN: ftuner-run %s --entry matvec_i8_unsigned --check
-// RUN: ftuner-run %t.generic.mlir --entry matvec_i8_unsigned --backend interp --output %t.matvec_i8_unsigned.upstream.npy
-// RUN: cmp %t.matvec_i8_unsigned.named.npy %t.matvec_i8_unsigned.upstream.npy
+// RUN: ftuner-run %s --entry matmul_i8_unsigned --backend interp --output %t.matmul_i8_unsigned.named.npy
+// RUN: ftuner-run %s --entry matmul_i8_unsigned --check
+// RUN: ftuner-run %t.generic.mlir --entry matmul_i8_unsigned --backend interp --output %t.matmul_i8_unsigned.upstream.npy
+// RUN: cmp %t.matmul_i8_unsigned.named.npy %t.matmul_i8_unsigned.upstream.npy
+// RUN: ftuner-run %s --entry matvec_i8_signed --backend interp --output %t.matvec_i8_signed.named.npy
+// RUN: ftuner-run %s --entry matvec_i8_signed --check
+// RUN: ftuner-run %t.generic.mlir --entry matvec_i8_signed --backend interp --output %t.matvec_i8_signed.upstream.npy
+// RUN: cmp %t.matvec_i8_signed.named.npy %t.matvec_i8_signed.upstream.npy
 
 // conv_1d_nwc_wcf
 func.func @conv_1d_nwc_wcf(%i: tensor<2x13x3xf32>, %k: tensor<3x3x4xf32>) -> tensor<2x5x4xf32> {
@@ -74,8 +78,20 @@ func.func @pooling_nhwc_min(%i: tensor<2x8x8x3xf32>, %o: tensor<2x3x3x3xf32>) ->
   return %r : tensor<2x3x3x3xf32>
 }
 
-// matvec_i8_unsigned
-func.func @matvec_i8_unsigned(%a: tensor<5x7xi8>, %x: tensor<7xi8>, %y: tensor<5xi32>) -> tensor<5xi32> {
-  %r = linalg.matvec {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %x : tensor<5x7xi8>, tensor<7xi8>) outs(%y : tensor<5xi32>) -> tensor<5xi32>
-  return %r : tensor<5xi32>
+// matmul_i8_unsigned (upstream: arith.extui of elements of 128 and more)
+func.func @matmul_i8_unsigned() -> tensor<2x2xi32> {
+  %a = arith.constant dense<[[200, 130], [-1, 7]]> : tensor<2x2xi8>
+  %b = arith.constant dense<[[3, -128], [255, 1]]> : tensor<2x2xi8>
+  %z = arith.constant dense<0> : tensor<2x2xi32>
+  %r = linalg.matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %b : tensor<2x2xi8>, tensor<2x2xi8>) outs(%z : tensor<2x2xi32>) -> tensor<2x2xi32>
+  return %r : tensor<2x2xi32>
+}
+
+// matvec_i8_signed
+func.func @matvec_i8_signed() -> tensor<2xi32> {
+  %a = arith.constant dense<[[200, 130, -5], [-1, 7, 127]]> : tensor<2x3xi8>
+  %x = arith.constant dense<[-128, 255, 9]> : tensor<3xi8>
+  %z = arith.constant dense<1> : tensor<2xi32>
+  %r = linalg.matvec ins(%a, %x : tensor<2x3xi8>, tensor<3xi8>) outs(%z : tensor<2xi32>) -> tensor<2xi32>
+  return %r : tensor<2xi32>
 }

@@ -32,7 +32,9 @@ pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {
     }
 }
 
-/// The 2-D convolutions and poolings we model: `strides` and `dilations` of 2 integers.
+/// The 2-D convolutions and poolings the windowed lowerings (`peel-padded-windows`,
+/// `patch-ukernels`' implicit GEMM, the thread-pool marking of loops) specialise; every
+/// named op's maps come from its definition ([`crate::named_structured`]).
 pub const WINDOW_OPS: [&str; 9] = [
     linalg::Conv2dNchwFchwOp::NAME,
     linalg::Conv2dNhwcHwcfOp::NAME,

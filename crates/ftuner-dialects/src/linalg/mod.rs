@@ -636,21 +636,21 @@ pub fn asm_names_named(ir: &Ir, op: OpId, f: &mut dyn FnMut(Value, String)) {
 pub fn verify_named(ctx: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     verify_structured(ctx, ir, op)?;
     let (ins, outs) = ins_outs(ir, op);
-    if body::WINDOW_OPS.contains(&ir.name(op)) {
-        // As upstream's ODS constraint: read as ones otherwise (found by the fuzzer).
-        for a in ["strides", "dilations"] {
-            if let Some(v) = ir.attr(op, a) {
-                let ok = match v.kind() {
-                    ftuner_ir::AttrKind::DenseElements { ty, .. } => ty
-                        .shape()
-                        .is_some_and(|s| s == [2] && ty.element_type() == Type::i64()),
-                    _ => false,
-                };
-                if !ok {
-                    return Err(format!(
-                        "attribute '{a}' failed to satisfy constraint: 64-bit signless int elements attribute of shape [2]"
-                    ));
-                }
+    // The attributes the op's maps read (`strides`, `dilations`: one per spatial dim), as
+    // upstream's ODS constraint: read as ones otherwise (found by the fuzzer).
+    let attrs = crate::named_structured(ir.name(op)).map_or(vec![], |n| n.attributes());
+    for (a, n) in attrs {
+        if let Some(v) = ir.attr(op, a) {
+            let ok = match v.kind() {
+                ftuner_ir::AttrKind::DenseElements { ty, .. } => ty
+                    .shape()
+                    .is_some_and(|s| s == [n as i64] && ty.element_type() == Type::i64()),
+                _ => false,
+            };
+            if !ok {
+                return Err(format!(
+                    "attribute '{a}' failed to satisfy constraint: 64-bit signless int elements attribute of shape [{n}]"
+                ));
             }
         }
     }

@@ -25,8 +25,8 @@ pub enum Maps {
         dims: u32,
         maps: &'static [&'static [&'static [Term]]],
     },
-    /// Rank polymorphic: every shaped operand by the identity of the output's rank, a
-    /// scalar by no dims (`linalg.add`, `fill`, `copy`).
+    /// Rank polymorphic: every operand by the identity of the output's rank, one of rank 0
+    /// (a scalar, a 0-d tensor) by no dims (`linalg.add`, `fill`, `copy`).
     Elementwise,
     /// From the op's attributes, by its dialect's code (`transpose`, `broadcast`).
     Hook,
@@ -113,25 +113,39 @@ impl Named {
         max_in(&self.body)
     }
 
+    /// The integer-array attributes the maps read (`strides`, `dilations`), each with its
+    /// length: one element per spatial dim the maps index.
+    pub fn attributes(&self) -> Vec<(&'static str, usize)> {
+        let Maps::Affine { maps, .. } = self.maps else {
+            return vec![];
+        };
+        let mut out: Vec<(&'static str, usize)> = vec![];
+        for (a, k) in maps
+            .iter()
+            .flat_map(|m| m.iter())
+            .flat_map(|r| r.iter())
+            .filter_map(|t| t.coef)
+        {
+            match out.iter_mut().find(|(x, _)| *x == a) {
+                Some((_, n)) => *n = (*n).max(k + 1),
+                None => out.push((a, k + 1)),
+            }
+        }
+        out
+    }
+
     /// The maps the definition fixes for `op` (its attributes read where they appear);
     /// `None` for [`Maps::Hook`] or an op without an output.
     pub fn maps(&self, ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
         match self.maps {
             Maps::Affine { dims, maps } => {
-                let terms = || maps.iter().flat_map(|m| m.iter()).flat_map(|r| r.iter());
-                // Each attribute the maps read, with its length (one element per spatial
-                // dim): `ints` gives ones for an absent or malformed one.
-                let mut attrs: Vec<(&str, Vec<i64>)> = vec![];
-                for (a, _) in terms().filter_map(|t| t.coef) {
-                    if !attrs.iter().any(|(x, _)| *x == a) {
-                        let n = terms()
-                            .filter_map(|t| t.coef.filter(|(x, _)| *x == a))
-                            .map(|(_, k)| k + 1)
-                            .max()
-                            .unwrap_or(0);
-                        attrs.push((a, super::body::ints(ir, op, a, n)));
-                    }
-                }
+                // `ints` gives ones for an absent or malformed attribute (the verifier
+                // refuses a malformed one).
+                let attrs: Vec<(&str, Vec<i64>)> = self
+                    .attributes()
+                    .into_iter()
+                    .map(|(a, n)| (a, super::body::ints(ir, op, a, n)))
+                    .collect();
                 let term = |t: &Term| {
                     let d = AffineExpr::Dim(t.dim);
                     match t.coef {
@@ -158,12 +172,10 @@ impl Named {
             Maps::Elementwise => {
                 let (ins, outs) = super::ins_outs(ir, op);
                 let r = ir.value_type(*outs.first()?).rank().unwrap_or(0) as u32;
-                let map = |v: &Value| {
-                    if ir.value_type(*v).rank().is_some() {
-                        AffineMap::identity(r)
-                    } else {
-                        AffineMap::new(r, 0, vec![])
-                    }
+                // As upstream: an operand of rank 0 (a scalar, a 0-d tensor) by no dims.
+                let map = |v: &Value| match ir.value_type(*v).rank() {
+                    None | Some(0) => AffineMap::new(r, 0, vec![]),
+                    Some(_) => AffineMap::identity(r),
                 };
                 Some(ins.iter().chain(outs.iter()).map(map).collect())
             }

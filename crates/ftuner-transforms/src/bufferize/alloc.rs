@@ -77,8 +77,10 @@ impl BufferRewriter<'_> {
     }
 
     /// The buffer an op writes for destination operand `idx`: the destination's own when
-    /// the analysis allows, else a copy of it.
-    pub(super) fn dest(&mut self, b: BlockId, op: OpId, idx: usize, need_old: bool) -> R<Value> {
+    /// the analysis allows, else a copy of it (filled with its old contents when
+    /// `need_old`). A [`super::Bufferizable`] model writes its destinations through this,
+    /// never into [`super::BufferRewriter::buffer`] directly.
+    pub fn dest(&mut self, b: BlockId, op: OpId, idx: usize, need_old: bool) -> R<Value> {
         let d = self.v(op, self.ir.operand(op, idx))?;
         if self.an.in_place.contains(&(op, idx)) {
             return Ok(d);
