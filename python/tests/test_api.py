@@ -278,3 +278,33 @@ def test_failed_run_time_check_is_an_exception(tmp_path):
     with pytest.raises(RuntimeError, match=r"failed \(3\): run-time check failed: 'tensor.extract_slice' op at slice\.mlir:4:8"):
         lm(t, torch.zeros(5))
     assert torch.equal(lm(t, torch.zeros(4)), t[4:20])
+
+
+def test_grouped_and_1d_convolutions():
+    # torch-mlir writes a Conv1d as a 2-D convolution of width 1 and a grouped one as
+    # linalg.conv_2d_ngchw_gfchw: an op that is one spec entry (its maps and body as
+    # data). Strided and dilated, grouped 2-D too, against eager at lengths around the
+    # dynamic dim's range.
+    from conftest import compare, double_model, to_double
+
+    class Convs(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv1d(8, 16, 3, stride=2, dilation=2)
+            self.g1 = torch.nn.Conv1d(16, 16, 3, groups=4, padding=1)
+            self.g2 = torch.nn.Conv2d(4, 8, 3, groups=2, padding=1)
+
+        def forward(self, x, y):
+            return torch.relu(self.g1(torch.relu(self.c1(x)))), self.g2(y)
+
+    torch.manual_seed(0)
+    m = Convs().eval()
+    L = Dim("L", min=16, max=200)
+    ex = (torch.randn(2, 8, 37), torch.randn(1, 4, 9, 9))
+    cm = ftuner.compile(m, ex, dynamic_shapes={"x": {2: L}, "y": None})
+    m64 = double_model(m)
+    for n in (16, 17, 64, 199, 200):
+        args = (torch.randn(2, 8, n), torch.randn(1, 4, 9, 9))
+        with torch.no_grad():
+            ratio, worst = compare(cm(*args), m(*args), m64(*to_double(args)))
+        assert ratio <= 1.0, (n, ratio, worst)

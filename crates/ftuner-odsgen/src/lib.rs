@@ -316,7 +316,15 @@ fn register_op(out: &mut String, d: &DialectSpec, op: &OpSpec) {
             )
         })
         .collect();
-    let (parse, print) = if op.has_custom_assembly_format {
+    // A named structured op's hooks are its dialect's shared ones (`linalg::parse_named`,
+    // ...): what differs between named ops is their `structured` data.
+    let shared = op.structured.is_some();
+    let (parse, print) = if op.has_custom_assembly_format && shared {
+        (
+            format!("Some(crate::{m}::parse_named)"),
+            format!("Some(crate::{m}::print_named)"),
+        )
+    } else if op.has_custom_assembly_format {
         (
             format!("Some(crate::{m}::parse_{id})"),
             format!("Some(crate::{m}::print_{id})"),
@@ -330,7 +338,9 @@ fn register_op(out: &mut String, d: &DialectSpec, op: &OpSpec) {
         ("None".into(), "None".into())
     };
     let opt = |b: bool, f: &str| {
-        if b {
+        if b && shared {
+            format!("Some(crate::{m}::{f}_named)")
+        } else if b {
             format!("Some(crate::{m}::{f}_{id})")
         } else {
             "None".into()

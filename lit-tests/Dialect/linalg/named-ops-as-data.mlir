@@ -2,7 +2,8 @@
 // OpDSL as data): each op below, run by the interpreter, gives the bits upstream's own
 // generalization (mlir-opt-22 --linalg-generalize-named-ops) gives there, and the JIT
 // (the optimising pipeline) agrees with the interpreter (--check). The convolutions of one
-// spatial dim, of grouped channels and conv_2d_nhwc_fhwc had no maps before.
+// spatial dim, of grouped channels and conv_2d_nhwc_fhwc had no maps before;
+// conv_2d_ngchw_gfchw was not an op of ours.
 // REQUIRES: mlir-opt
 // RUN: %mlir-opt --linalg-generalize-named-ops %s -o %t.generic.mlir
 // RUN: ftuner-run %s --entry conv_1d_nwc_wcf --backend interp --output %t.conv_1d_nwc_wcf.named.npy
@@ -37,6 +38,10 @@
 // RUN: ftuner-run %s --entry matvec_i8_signed --check
 // RUN: ftuner-run %t.generic.mlir --entry matvec_i8_signed --backend interp --output %t.matvec_i8_signed.upstream.npy
 // RUN: cmp %t.matvec_i8_signed.named.npy %t.matvec_i8_signed.upstream.npy
+// RUN: ftuner-run %s --entry conv_2d_ngchw_gfchw --backend interp --output %t.conv_2d_ngchw_gfchw.named.npy
+// RUN: ftuner-run %s --entry conv_2d_ngchw_gfchw --check
+// RUN: ftuner-run %t.generic.mlir --entry conv_2d_ngchw_gfchw --backend interp --output %t.conv_2d_ngchw_gfchw.upstream.npy
+// RUN: cmp %t.conv_2d_ngchw_gfchw.named.npy %t.conv_2d_ngchw_gfchw.upstream.npy
 
 // conv_1d_nwc_wcf
 func.func @conv_1d_nwc_wcf(%i: tensor<2x13x3xf32>, %k: tensor<3x3x4xf32>) -> tensor<2x5x4xf32> {
@@ -94,4 +99,11 @@ func.func @matvec_i8_signed() -> tensor<2xi32> {
   %z = arith.constant dense<1> : tensor<2xi32>
   %r = linalg.matvec ins(%a, %x : tensor<2x3xi8>, tensor<3xi8>) outs(%z : tensor<2xi32>) -> tensor<2xi32>
   return %r : tensor<2xi32>
+}
+
+// conv_2d_ngchw_gfchw, as torch-mlir writes a grouped Conv1d (width 1, strides as vectors);
+// one spec entry is all it took
+func.func @conv_2d_ngchw_gfchw(%i: tensor<2x4x3x11x1xf32>, %k: tensor<4x2x3x3x1xf32>, %o: tensor<2x4x2x4x1xf32>) -> tensor<2x4x2x4x1xf32> {
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<[2, 1]> : vector<2xi64>, strides = dense<[2, 1]> : vector<2xi64>} ins(%i, %k : tensor<2x4x3x11x1xf32>, tensor<4x2x3x3x1xf32>) outs(%o : tensor<2x4x2x4x1xf32>) -> tensor<2x4x2x4x1xf32>
+  return %r : tensor<2x4x2x4x1xf32>
 }
