@@ -75,6 +75,20 @@ func.func @depthwise(%x: memref<?x8x10x12xf32>, %k: memref<8x3x3xf32>, %o: memre
   return
 }
 
+// A grouped conv (ResNeXt's): the image, group and filter loops go to the thread pool
+// (the filter loop of 8 is enough to split; the batch is often 1).
+// CHECK-LABEL: func.func @grouped
+// CHECK-COUNT-8: scf.for
+// CHECK-NOT: scf.for
+// CHECK: } {ftuner.parallel}
+// CHECK-NEXT: } {ftuner.parallel}
+// CHECK-NEXT: } {ftuner.parallel}
+// CHECK-NEXT: return
+func.func @grouped(%x: memref<?x4x8x10x12xf32>, %k: memref<4x8x8x3x3xf32>, %o: memref<?x4x8x8x10xf32>) {
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %k : memref<?x4x8x10x12xf32>, memref<4x8x8x3x3xf32>) outs(%o : memref<?x4x8x8x10xf32>)
+  return
+}
+
 // -----
 
 // A window (d0 + d1) becomes index arithmetic (its 3 taps unrolled in the d0 loop); an

@@ -42,3 +42,10 @@ func.func @maxpool(%x: tensor<1x8x10x10xf32>, %o: tensor<1x8x4x4xf32>) -> tensor
   %r = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<1x8x10x10xf32>, tensor<3x3xf32>) outs(%o : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>
 }
+
+// Grouped convolutions (ResNeXt's and RegNet's, as torch-mlir exports them) neither.
+func.func @grouped(%x: tensor<1x2x4x10x10xf32>, %w: tensor<2x4x4x3x3xf32>, %o: tensor<1x2x4x8x8xf32>) -> tensor<1x2x4x8x8xf32> {
+  // expected-remark @+1 {{ollie-derive: not derived: 'linalg.conv_2d_ngchw_gfchw' is not among the ops it reads}}
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<1x2x4x10x10xf32>, tensor<2x4x4x3x3xf32>) outs(%o : tensor<1x2x4x8x8xf32>) -> tensor<1x2x4x8x8xf32>
+  return %r : tensor<1x2x4x8x8xf32>
+}

@@ -291,8 +291,8 @@ def test_grouped_and_1d_convolutions():
         def __init__(self):
             super().__init__()
             self.c1 = torch.nn.Conv1d(8, 16, 3, stride=2, dilation=2)
-            self.g1 = torch.nn.Conv1d(16, 16, 3, groups=4, padding=1)
-            self.g2 = torch.nn.Conv2d(4, 8, 3, groups=2, padding=1)
+            self.g1 = torch.nn.Conv1d(16, 8, 3, groups=4, padding=1, stride=2, dilation=2)
+            self.g2 = torch.nn.Conv2d(4, 8, (3, 2), groups=2, padding=1, stride=(1, 2), dilation=(2, 1))
 
         def forward(self, x, y):
             return torch.relu(self.g1(torch.relu(self.c1(x)))), self.g2(y)

@@ -512,6 +512,7 @@ fn unread_windows(ir: &Ir, top: OpId) -> Vec<OpId> {
         l::Conv1dNcwFcwOp::NAME,
         l::Conv2dNhwcFhwcOp::NAME,
         l::Conv2dNgchwFgchwOp::NAME,
+        l::Conv2dNgchwGfchwOp::NAME,
         l::DepthwiseConv2dNhwcHwcOp::NAME,
         l::DepthwiseConv2dNchwChwOp::NAME,
         l::PoolingNchwMaxOp::NAME,

@@ -338,7 +338,7 @@ fn register_op(out: &mut String, d: &DialectSpec, op: &OpSpec) {
         ("None".into(), "None".into())
     };
     let opt = |b: bool, f: &str| {
-        if b && shared {
+        if b && shared && (f == "verify" || f == "asm_names") {
             format!("Some(crate::{m}::{f}_named)")
         } else if b {
             format!("Some(crate::{m}::{f}_{id})")

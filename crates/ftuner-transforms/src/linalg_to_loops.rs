@@ -338,11 +338,14 @@ fn loop_order(
 const MAX_UNROLLED: i64 = 32;
 
 /// Named window ops whose outer parallel loops go to the thread pool like a generic's
-/// (MobileNetV2's depthwise convs ran on one thread).
+/// (MobileNetV2's depthwise convs ran on one thread; ResNeXt's and RegNet's grouped convs
+/// too, which no uKernel takes yet).
 const WINDOW_OPS: &[&str] = &[
     ops::linalg::DepthwiseConv2dNchwChwOp::NAME,
     ops::linalg::PoolingNchwMaxOp::NAME,
     ops::linalg::PoolingNchwSumOp::NAME,
+    ops::linalg::Conv2dNgchwGfchwOp::NAME,
+    ops::linalg::Conv2dNgchwFgchwOp::NAME,
 ];
 
 /// Iterations below which a generic's loops stay serial.

@@ -101,9 +101,10 @@ func.func @matvec_i8_signed() -> tensor<2xi32> {
   return %r : tensor<2xi32>
 }
 
-// conv_2d_ngchw_gfchw, as torch-mlir writes a grouped Conv1d (width 1, strides as vectors);
-// one spec entry is all it took
-func.func @conv_2d_ngchw_gfchw(%i: tensor<2x4x3x11x1xf32>, %k: tensor<4x2x3x3x1xf32>, %o: tensor<2x4x2x4x1xf32>) -> tensor<2x4x2x4x1xf32> {
-  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<[2, 1]> : vector<2xi64>, strides = dense<[2, 1]> : vector<2xi64>} ins(%i, %k : tensor<2x4x3x11x1xf32>, tensor<4x2x3x3x1xf32>) outs(%o : tensor<2x4x2x4x1xf32>) -> tensor<2x4x2x4x1xf32>
-  return %r : tensor<2x4x2x4x1xf32>
+// conv_2d_ngchw_gfchw, as torch-mlir writes a grouped convolution (strides and dilations as
+// vectors; a Conv1d's width 1 elsewhere), every stride and dilation distinct and groups
+// unequal to their filters; one spec entry was all it took
+func.func @conv_2d_ngchw_gfchw(%i: tensor<2x4x3x11x12xf32>, %k: tensor<4x2x3x3x2xf32>, %o: tensor<2x4x2x3x4xf32>) -> tensor<2x4x2x3x4xf32> {
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<[3, 2]> : vector<2xi64>, strides = dense<[2, 3]> : vector<2xi64>} ins(%i, %k : tensor<2x4x3x11x12xf32>, tensor<4x2x3x3x2xf32>) outs(%o : tensor<2x4x2x3x4xf32>) -> tensor<2x4x2x3x4xf32>
+  return %r : tensor<2x4x2x3x4xf32>
 }

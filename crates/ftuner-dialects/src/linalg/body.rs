@@ -32,21 +32,6 @@ pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {
     }
 }
 
-/// The 2-D convolutions and poolings the windowed lowerings (`peel-padded-windows`,
-/// `patch-ukernels`' implicit GEMM, the thread-pool marking of loops) specialise; every
-/// named op's maps come from its definition ([`crate::named_structured`]).
-pub const WINDOW_OPS: [&str; 9] = [
-    linalg::Conv2dNchwFchwOp::NAME,
-    linalg::Conv2dNhwcHwcfOp::NAME,
-    linalg::PoolingNhwcMaxOp::NAME,
-    linalg::PoolingNhwcMinOp::NAME,
-    linalg::PoolingNhwcSumOp::NAME,
-    linalg::DepthwiseConv2dNhwcHwcOp::NAME,
-    linalg::PoolingNchwMaxOp::NAME,
-    linalg::PoolingNchwSumOp::NAME,
-    linalg::DepthwiseConv2dNchwChwOp::NAME,
-];
-
 /// An op's `n` integers `name` (`strides`, `dilations`: a dense array or a dense vector,
 /// splat or not); `n` ones when absent or malformed.
 pub fn ints(ir: &Ir, op: OpId, name: &str, n: usize) -> Vec<i64> {
