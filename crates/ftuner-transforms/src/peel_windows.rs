@@ -163,7 +163,7 @@ fn matches(ir: &Ir, op: OpId) -> Option<Window> {
     if ir.operands(pad).len() != 1
         || ir.uses(p).len() != 1
         || ftuner_dialects::tensor::pad_value(ir, pad).is_none()
-        || body::indexing_maps(ir, op) != Some(body::window_maps(ir, op, ir.name(op)))
+        || body::indexing_maps(ir, op) != body::definition_maps(ir, op)
     {
         return None;
     }

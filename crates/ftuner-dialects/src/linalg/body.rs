@@ -1,9 +1,9 @@
 //! What each named structured op computes: its body region (MLIR's region builders) and
 //! its indexing maps.
 
-use super::named::{BodyBuilder, Maps};
+use super::named::BodyBuilder;
 use crate::ops::linalg;
-use ftuner_ir::{AffineExpr, AffineMap, AttrKind, Attribute, Ir, OpId, RegionId, Type, Value};
+use ftuner_ir::{AffineMap, AttrKind, Attribute, Ir, OpId, RegionId, Type, Value};
 
 /// Default indexing maps of contraction ops (matmul-like), if `name` is one.
 pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {
@@ -16,20 +16,7 @@ pub fn default_contraction_maps(name: &str) -> Option<Vec<AffineMap>> {
     {
         return None;
     }
-    match crate::named_structured(name)?.maps {
-        Maps::Affine { dims, maps } => Some(
-            maps.iter()
-                .map(|r| {
-                    AffineMap::new(
-                        dims,
-                        0,
-                        r.iter().map(|t| AffineExpr::Dim(t[0].dim)).collect(),
-                    )
-                })
-                .collect(),
-        ),
-        _ => None,
-    }
+    crate::named_structured(name)?.static_maps()
 }
 
 /// An op's `n` integers `name` (`strides`, `dilations`: a dense array or a dense vector,
@@ -71,7 +58,7 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
             .map(|m| m.as_affine_map().cloned())
             .collect();
     }
-    if let Some(maps) = crate::named_structured(name).and_then(|n| n.maps(ir, op)) {
+    if let Some(maps) = definition_maps(ir, op) {
         return Some(maps);
     }
     // `Maps::Hook`: from the op's attributes, as upstream's C++ builders.
@@ -101,12 +88,10 @@ pub fn indexing_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
     }
 }
 
-/// The indexing maps a window op's definition gives it (what [`indexing_maps`] returns
-/// unless the op carries maps of its own).
-pub fn window_maps(ir: &Ir, op: OpId, name: &str) -> Vec<AffineMap> {
-    crate::named_structured(name)
-        .and_then(|n| n.maps(ir, op))
-        .unwrap_or_default()
+/// The maps a named op's definition gives it ([`crate::named_structured`], its attributes
+/// read), whatever maps the op carries of its own; `None` where its spec gives none.
+pub fn definition_maps(ir: &Ir, op: OpId) -> Option<Vec<AffineMap>> {
+    crate::named_structured(ir.name(op))?.maps(ir, op)
 }
 
 /// Which loops of an op with an `iterator_types` attribute (a `linalg.generic`) are

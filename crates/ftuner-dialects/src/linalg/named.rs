@@ -146,28 +146,9 @@ impl Named {
                     .into_iter()
                     .map(|(a, n)| (a, super::body::ints(ir, op, a, n)))
                     .collect();
-                let term = |t: &Term| {
-                    let d = AffineExpr::Dim(t.dim);
-                    match t.coef {
-                        None => d,
-                        Some((a, i)) => {
-                            let v = attrs.iter().find(|(x, _)| *x == a).map_or(1, |(_, v)| v[i]);
-                            d * AffineExpr::Const(v)
-                        }
-                    }
-                };
-                let sum = |ts: &[Term]| {
-                    let mut it = ts.iter();
-                    let first = it.next().map_or(AffineExpr::Const(0), term);
-                    it.fold(first, |acc, t| acc + term(t))
-                };
-                Some(
-                    maps.iter()
-                        .map(|results| {
-                            AffineMap::new(dims, 0, results.iter().map(|r| sum(r)).collect())
-                        })
-                        .collect(),
-                )
+                Some(affine_maps(dims, maps, |a, i| {
+                    attrs.iter().find(|(x, _)| *x == a).map_or(1, |(_, v)| v[i])
+                }))
             }
             Maps::Elementwise => {
                 let (ins, outs) = super::ins_outs(ir, op);
@@ -182,6 +163,39 @@ impl Named {
             Maps::Hook => None,
         }
     }
+
+    /// The maps when they read no attribute (a contraction's), without an op.
+    pub fn static_maps(&self) -> Option<Vec<AffineMap>> {
+        match self.maps {
+            Maps::Affine { dims, maps } if self.attributes().is_empty() => {
+                Some(affine_maps(dims, maps, |_, _| 1))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// [`Maps::Affine`]'s maps, `coef(attr, i)` the value of a term's `attr[i]`.
+fn affine_maps(
+    dims: u32,
+    maps: &[&[&[Term]]],
+    coef: impl Fn(&str, usize) -> i64,
+) -> Vec<AffineMap> {
+    let term = |t: &Term| {
+        let d = AffineExpr::Dim(t.dim);
+        match t.coef {
+            None => d,
+            Some((a, i)) => d * AffineExpr::Const(coef(a, i)),
+        }
+    };
+    let sum = |ts: &[Term]| {
+        let mut it = ts.iter();
+        let first = it.next().map_or(AffineExpr::Const(0), term);
+        it.fold(first, |acc, t| acc + term(t))
+    };
+    maps.iter()
+        .map(|results| AffineMap::new(dims, 0, results.iter().map(|r| sum(r)).collect()))
+        .collect()
 }
 
 /// The body's builder: ftuner-ir's `OpBuilder` at the end of the body block, how integers
