@@ -9,7 +9,9 @@ use super::conv_flat::{block_rows, flat_k, flat_k_loop, pack_rows, FlatK, RowsOf
 use super::packing::copy_generic;
 use super::padding::plan_padding;
 use super::plan_loops::take_zero_fill;
-use super::register_tile::{fma_rows, indices, mul_add_elem, pick, read_rows, write_rows};
+use super::register_tile::{
+    fma_rows, indices, mul_add_elem, pick, read_rows, store_sums, write_rows,
+};
 use super::tiles::{dim_roles, patch_maps};
 use super::vector_epilogue::through_body;
 use super::{res_pos, Blocking, Plans, B};
@@ -105,7 +107,7 @@ pub(super) fn lower_conv(
     op: OpId,
     cl: &ConvLayout,
     plans: &Plans,
-    blocking: Blocking,
+    (blocking, k_blocking): (Blocking, bool),
 ) -> Result<(), String> {
     let (ins, outs) = ins_outs(ir, op);
     if outs.len() != 1 || ins.len() != 2 || ir.results(op).len() != 1 {
@@ -182,6 +184,12 @@ pub(super) fn lower_conv(
         }
     };
     let flat = flat_k(&mut b, scratch, cl, a, w, plans.n.0);
+    // The flat form's k blocks (K, the step, C zero-initialised).
+    let kc = super::ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
+    let kb = flat.as_ref().map_or((0, None, zero), |fk| {
+        (fk.k, conv_k_step(kc, fk.k).filter(|_| k_blocking), zero)
+    });
+    let dk = cl.ks.first().copied().unwrap_or(0);
     let ep = epilogue.as_ref().map(|(eb, x)| (*eb, x.as_slice()));
     let mut tile = |b: &mut B<'_>, blk: BlockId, acc: Value, t| {
         let form = match &flat {
@@ -208,7 +216,9 @@ pub(super) fn lower_conv(
                 let form = KForm::Flat(fk, Some((packed, m0)));
                 conv_tile(b, blk, cl, (&form, ep), zero, acc, t, &mext)
             };
-            let r = nest_from(&mut b, fb, (chunk, nsz), plans, acc[0], Some(m0), &mut tile);
+            let r = k_blocks(&mut b, fb, kb, dk, acc[0], &mut |b, blk, acc| {
+                nest_from(b, blk, (chunk, nsz), plans, acc, Some(m0), &mut tile)
+            });
             b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);
             b.ir.result(f, 0)
         }
@@ -219,7 +229,9 @@ pub(super) fn lower_conv(
             b.parallel_n = flat
                 .as_ref()
                 .is_none_or(|fk| fk.panels(plans.n.0) >= MIN_PARALLEL_PANELS);
-            nest(&mut b, scratch, (msz, nsz), plans, out, &mut tile)
+            k_blocks(&mut b, scratch, kb, dk, out, &mut |b, blk, acc| {
+                nest(b, blk, (msz, nsz), plans, acc, &mut tile)
+            })
         }
     };
     let ops = b.ir.block_ops_vec(scratch);
@@ -314,7 +326,9 @@ fn conv_tile(
     let pad = b.fzero(blk, cl.elem);
     let rows = row_positions(b, blk, cl, moff, mt, mext);
     let c_rows = c_indices(cl, &rows, noff, c0);
-    let accs = if zero {
+    // In a k block (`k_blocks`) the tile sums its block from zero and adds it to C.
+    let blocked = b.kblock.is_some();
+    let accs = if zero || blocked {
         let z = b.val(blk, ops::vector::BroadcastOp::NAME, vec![pad], vty, vec![]);
         vec![z; c_rows.len()]
     } else {
@@ -343,24 +357,81 @@ fn conv_tile(
             flat_k_loop(b, blk, cl, fk, a_at, noff, vty, accs)
         }
     };
-    let accs = match ep {
-        Some(ep) => rows
-            .iter()
-            .zip(accs)
-            .map(|(row, v)| {
-                let at = |d: u32| {
-                    if d == cl.dn {
-                        noff
-                    } else {
-                        pick(d, row, c0)
-                    }
-                };
-                through_body(b, blk, ep, (cl.dn, false), &at, v)
-            })
-            .collect(),
-        None => accs,
+    // The epilogue on each row (inside k blocks, in the last one only).
+    let finish = |b: &mut B<'_>, blk: BlockId, vals: &[Value]| -> Vec<Value> {
+        let Some(ep) = ep else {
+            return vals.to_vec();
+        };
+        b.in_last_k_block(blk, vals, |b, inner| {
+            rows.iter()
+                .zip(vals)
+                .map(|(row, v)| {
+                    let at = |d: u32| {
+                        if d == cl.dn {
+                            noff
+                        } else {
+                            pick(d, row, c0)
+                        }
+                    };
+                    through_body(b, inner, ep, (cl.dn, false), &at, *v)
+                })
+                .collect()
+        })
     };
-    write_rows(b, blk, c, &c_rows, &accs, cn)
+    if blocked {
+        store_sums(b, blk, c, &c_rows, &accs, (pad, vty, cn), &finish)
+    } else {
+        let vals = finish(b, blk, &accs);
+        write_rows(b, blk, c, &c_rows, &vals, cn)
+    }
+}
+
+/// The even k step of a flat-form conv's k blocks, when its K is longer than the patch's
+/// kc (from the cache model: a kc x nr panel of B stays in L2): `ceil(K / ceil(K / kc))`
+/// rounded up to a multiple of 8, at most kc (as a matmul's k blocks).
+fn conv_k_step(kc: i64, k: i64) -> Option<i64> {
+    if kc <= 0 || k <= kc {
+        return None;
+    }
+    let blocks = (k + kc - 1) / kc;
+    let even = (k + blocks - 1) / blocks;
+    Some(((even + 7) / 8 * 8).min(kc))
+}
+
+/// `body` (a tile nest over C `acc`) inside a loop over k blocks of `step` (`Some`: see
+/// [`conv_k_step`]): its tiles sum each block and add it to C (store it, in the first
+/// block of a zero-initialised C), the epilogue in the last block. Without a step, the
+/// nest as it is, each tile summing all of K. Before, a tile's k loop streamed the
+/// whole `K x nr` panel of B (1.2 MB for a 512-channel 3x3 conv) once per tile of rows.
+fn k_blocks(
+    b: &mut B<'_>,
+    blk: BlockId,
+    (k, step, zero): (i64, Option<i64>, bool),
+    dk: u32,
+    acc: Value,
+    body: &mut dyn FnMut(&mut B<'_>, BlockId, Value) -> Value,
+) -> Value {
+    let Some(step) = step else {
+        return body(b, blk, acc);
+    };
+    let c0 = b.index(blk, 0);
+    let (kend, st) = (b.index(blk, k), b.index(blk, step));
+    let (f, fb, k0, accs) = b.for_loop(blk, (c0, kend, st), vec![acc]);
+    let left = b.ibin(fb, ops::arith::SubiOp::NAME, kend, k0);
+    let ks = b.index_op(fb, ops::arith::MinsiOp::NAME, st, left);
+    let end = b.ibin(fb, ops::arith::AddiOp::NAME, k0, ks);
+    let saved = (b.kblock, b.kfirst, b.klast, b.zero_init);
+    b.kblock = Some((dk, k0, ks));
+    b.zero_init = zero;
+    b.kfirst = zero.then(|| {
+        let c0 = b.index(fb, 0);
+        b.cmpi(fb, 0, k0, c0)
+    });
+    b.klast = Some(b.cmpi(fb, 5, end, kend));
+    let r = body(b, fb, accs[0]);
+    (b.kblock, b.kfirst, b.klast, b.zero_init) = saved;
+    b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);
+    b.ir.result(f, 0)
 }
 
 /// A patch's epilogue block and its inputs with their maps over the patch's dims.

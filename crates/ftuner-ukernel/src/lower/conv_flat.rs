@@ -29,7 +29,8 @@ pub(crate) struct FlatK {
     panel: Option<i64>,
     /// `tensor<K x index>`: the k part of A's offset at each k step.
     table: Value,
-    k: i64,
+    /// K: the k steps.
+    pub(super) k: i64,
     /// N (static).
     n: i64,
     /// A's elements per image (its dims past the first).
@@ -228,16 +229,30 @@ pub(super) fn flat_k_loop(
                 .collect(),
         ),
     };
-    // The tile's panel and its column in it.
+    // The tile's panel and its column in it: 0 for a full-width tile (full tiles start at
+    // multiples of the main width, the panels' width), a constant that
+    // `prefetch-tile-updates` reads as a panel row it can fetch the next panel's row of.
+    let full = fk.panel.is_some_and(|nr| {
+        accs.first()
+            .is_some_and(|a| b.ir.value_type(*a).shape() == Some(&[nr][..]))
+    });
     let panel_of = fk.panel.map(|nr| {
         let nrv = b.index(blk, nr);
-        (
-            b.index_op(blk, ops::arith::DivuiOp::NAME, noff, nrv),
-            b.index_op(blk, ops::arith::RemuiOp::NAME, noff, nrv),
-        )
+        let p = b.index_op(blk, ops::arith::DivuiOp::NAME, noff, nrv);
+        let j0 = if full {
+            c0
+        } else {
+            b.index_op(blk, ops::arith::RemuiOp::NAME, noff, nrv)
+        };
+        (p, j0)
     });
-    let (one, kend) = (b.index(blk, 1), b.index(blk, fk.k));
-    let (f, fb, j, inner) = b.for_loop(blk, (c0, kend, one), accs);
+    // All of K, or the k block of the loop around the tile nest (`k_blocks`).
+    let one = b.index(blk, 1);
+    let (kbeg, kend) = match b.kblock {
+        Some((_, k0, ks)) => (k0, b.ibin(blk, ops::arith::AddiOp::NAME, k0, ks)),
+        None => (c0, b.index(blk, fk.k)),
+    };
+    let (f, fb, j, inner) = b.for_loop(blk, (kbeg, kend, one), accs);
     let zp = b.fzero(fb, cl.elem);
     let bidx = match panel_of {
         Some((p, j0)) => vec![p, j, j0],

@@ -165,7 +165,7 @@ pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Re
         if k.vector_bodies.is_none() {
             return Err("windowed contractions are lowered with vector bodies only".into());
         }
-        return lower_conv(ir, op, &conv, &plans, k.blocking);
+        return lower_conv(ir, op, &conv, &plans, (k.blocking, k.k_blocking));
     };
     lower_plain(ir, op, &lay, &plans, k)
 }

@@ -292,11 +292,11 @@ fn sum_pairwise(b: &mut B<'_>, blk: BlockId, mut parts: Vec<Vec<Value>>, vty: Ty
 }
 
 /// What a tile's rows get before their store (the patch's epilogue, or nothing).
-type RowFinish<'f> = dyn Fn(&mut B<'_>, BlockId, &[Value]) -> Vec<Value> + 'f;
+pub(super) type RowFinish<'f> = dyn Fn(&mut B<'_>, BlockId, &[Value]) -> Vec<Value> + 'f;
 
 /// The register tile's row sums into C: added to C's rows, or — C starting at zero —
 /// stored as they are in the first k block.
-fn store_sums(
+pub(super) fn store_sums(
     b: &mut B<'_>,
     blk: BlockId,
     c: Value,

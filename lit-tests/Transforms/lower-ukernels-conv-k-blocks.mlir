@@ -1,0 +1,87 @@
+// A flat-form convolution whose K (C x KH x KW) is longer than its patch's kc runs its
+// tile nest inside a loop over even k blocks of at most kc, as a matmul's does: each
+// register tile sums its block from zero, stores it in the first block (the zero init is
+// not read) and adds it to C after, and the epilogue (bias, ReLU) runs in the last block
+// only. Before, each tile of rows streamed the whole K x nr panel of B (1.2 MB for a
+// 512-channel 3x3 conv), from L2 at best. A full-width tile reads its panel's row at
+// column 0 (a constant), so prefetch-tile-updates fetches the next panel's row into L2.
+// sapphirerapids: kc = 984; K = 160 x 3 x 3 = 1440 -> two blocks of 720.
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)' | FileCheck %s
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse,bufferize,prefetch-tile-updates)' | FileCheck %s --check-prefix=PF
+// Without k blocks, one loop over all of K per tile.
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels{k-blocking=false},canonicalize,cse)' | FileCheck %s --check-prefix=NOKB
+// Each block's sums land where the conv's do: batch 1, 3 (rows across images), 0.
+// RUN: ftuner-run %s --shape 0=1x160x9x9 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --shape 0=3x160x9x9 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --shape 0=0x160x9x9 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// EXEC: check: ok
+
+// CHECK-LABEL: func.func @conv_bias_relu(
+// CHECK-DAG: %[[K:.*]] = arith.constant 1440 : index
+// CHECK-DAG: %[[STEP:.*]] = arith.constant 720 : index
+// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %[[K]] step %[[STEP]] iter_args
+// CHECK: %[[LEFT:.*]] = arith.subi %[[K]], %[[K0]] : index
+// CHECK: %[[KS:.*]] = arith.minsi %[[LEFT]], %[[STEP]] : index
+// CHECK: %[[KEND:.*]] = arith.addi %[[K0]], %[[KS]] : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %{{.*}} : index
+// CHECK: %[[LAST:.*]] = arith.cmpi sge, %[[KEND]], %[[K]] : index
+// The full 6-row tiles: the block's k steps, B's panel row at column 0.
+// CHECK: scf.for %[[J:.*]] = %[[K0]] to %[[KEND]] step %{{.*}} iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>)
+// CHECK-NEXT: "vector.transfer_read"(%{{.*}}, %{{.*}}, %[[J]], %c0,
+// First block: the sums are C's first values (through the epilogue if it is also the last).
+// CHECK: scf.if %[[FIRST]]
+// CHECK: scf.if %[[LAST]]
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// Later blocks: C's rows read and added to.
+// CHECK: } else {
+// CHECK: "vector.transfer_read"
+// CHECK: arith.addf
+// CHECK: scf.if %[[LAST]]
+
+// PF-LABEL: func.func @conv_bias_relu(
+// PF: memref<2x1440x64xf32>
+// PF: scf.for
+// PF: "memref.prefetch"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{isDataCache = true, isWrite = false, localityHint = 2 : i32}> : (memref<2x1440x64xf32>, index, index, index) -> ()
+
+// NOKB-LABEL: func.func @conv_bias_relu(
+// NOKB-NOT: step %c720
+// NOKB: scf.for %{{.*}} = %c0 to %c1440 step %c1
+
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#mapc = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @conv_bias_relu(%x: tensor<?x160x9x9xf32>, %w: tensor<128x160x3x3xf32>, %bias: tensor<128xf32>) -> tensor<?x128x7x7xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x160x9x9xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x128x7x7xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x128x7x7xf32>) -> tensor<?x128x7x7xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x160x9x9xf32>, tensor<128x160x3x3xf32>) outs(%f : tensor<?x128x7x7xf32>) -> tensor<?x128x7x7xf32>
+  %r = linalg.generic {indexing_maps = [#map, #mapc, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %bias : tensor<?x128x7x7xf32>, tensor<128xf32>) outs(%e : tensor<?x128x7x7xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<?x128x7x7xf32>
+  return %r : tensor<?x128x7x7xf32>
+}
+
+// Blocks of rows outside the panels (a small image, a large filter: block_rows), each
+// block's A rows packed [mc][K] once: the k blocks run inside the row block, over the
+// packed rows. K = 1000 -> two blocks of 504 and 496.
+// RUN: ftuner-run %s --entry=row_blocks --shape 0=2x1000x14x14 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// CHECK-LABEL: func.func @row_blocks(
+// CHECK: scf.for %[[M0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: tensor.empty() : tensor<{{[0-9]+}}x1000xf32>
+// CHECK: tensor.insert
+// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %c1000 step %c504 iter_args
+// CHECK: scf.for %{{.*}} = %[[K0]] to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>)
+func.func @row_blocks(%x: tensor<?x1000x14x14xf32>, %w: tensor<256x1000x1x1xf32>) -> tensor<?x256x7x7xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x1000x14x14xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x256x7x7xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x256x7x7xf32>) -> tensor<?x256x7x7xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<?x1000x14x14xf32>, tensor<256x1000x1x1xf32>) outs(%f : tensor<?x256x7x7xf32>) -> tensor<?x256x7x7xf32>
+  return %c : tensor<?x256x7x7xf32>
+}
