@@ -25,9 +25,15 @@
 // CHECK: %[[KEND:.*]] = arith.addi %[[K0]], %[[KS]] : index
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %{{.*}} : index
 // CHECK: %[[LAST:.*]] = arith.cmpi sge, %[[KEND]], %[[K]] : index
-// The full 6-row tiles: the block's k steps, B's panel row at column 0.
-// CHECK: scf.for %[[J:.*]] = %[[K0]] to %[[KEND]] step %{{.*}} iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>)
+// The full 6-row tiles: the block's k steps, two per iteration (K is even), B's panel
+// row at column 0.
+// CHECK: scf.for %[[J:.*]] = %[[K0]] to %[[KEND]] step %[[TWO:c2[_0-9]*]] iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>)
 // CHECK-NEXT: "vector.transfer_read"(%{{.*}}, %{{.*}}, %[[J]], %c0,
+// CHECK-COUNT-6: vector.fma
+// CHECK: %[[J1:.*]] = arith.addi %[[J]], %c1
+// CHECK-NEXT: "vector.transfer_read"(%{{.*}}, %{{.*}}, %[[J1]], %c0,
+// CHECK-COUNT-6: vector.fma
+// CHECK-NEXT: scf.yield
 // First block: the sums are C's first values (through the epilogue if it is also the last).
 // CHECK: scf.if %[[FIRST]]
 // CHECK: scf.if %[[LAST]]
@@ -46,7 +52,7 @@
 
 // NOKB-LABEL: func.func @conv_bias_relu(
 // NOKB-NOT: step %c720
-// NOKB: scf.for %{{.*}} = %c0 to %c1440 step %c1
+// NOKB: scf.for %{{.*}} = %c0 to %c1440 step %c2
 
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #mapc = affine_map<(d0, d1, d2, d3) -> (d1)>
@@ -84,4 +90,18 @@ func.func @row_blocks(%x: tensor<?x1000x14x14xf32>, %w: tensor<256x1000x1x1xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x256x7x7xf32>) -> tensor<?x256x7x7xf32>
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<?x1000x14x14xf32>, tensor<256x1000x1x1xf32>) outs(%f : tensor<?x256x7x7xf32>) -> tensor<?x256x7x7xf32>
   return %c : tensor<?x256x7x7xf32>
+}
+
+// An odd K (3 channels, 7x7: 147) keeps one k step per iteration.
+// RUN: ftuner-run %s --entry=odd_k --shape 0=2x3x20x20 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// CHECK-LABEL: func.func @odd_k(
+// CHECK: scf.for %{{.*}} = %c0 to %c147 step %c1{{[_0-9]*}} iter_args({{.*}}) -> (vector<64xf32>
+func.func @odd_k(%x: tensor<?x3x20x20xf32>, %w: tensor<64x3x7x7xf32>) -> tensor<?x64x7x7xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x20x20xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x64x7x7xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x64x7x7xf32>) -> tensor<?x64x7x7xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<?x3x20x20xf32>, tensor<64x3x7x7xf32>) outs(%f : tensor<?x64x7x7xf32>) -> tensor<?x64x7x7xf32>
+  return %c : tensor<?x64x7x7xf32>
 }
