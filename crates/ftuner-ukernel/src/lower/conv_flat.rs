@@ -189,6 +189,17 @@ pub(super) fn flat_k(
 }
 
 impl FlatK {
+    /// The k part of A's offset at k step `j`: `table[j]`.
+    fn k_offset(&self, b: &mut B<'_>, blk: BlockId, j: Value) -> Value {
+        b.val(
+            blk,
+            ops::tensor::ExtractOp::NAME,
+            vec![self.table, j],
+            Type::index(),
+            vec![],
+        )
+    }
+
     /// The N panels of width `nr` (the main N tile).
     pub(super) fn panels(&self, nr: i64) -> i64 {
         let nr = nr.max(1);
@@ -288,13 +299,7 @@ pub(super) fn flat_k_loop(
         let a_rows: Vec<Vec<Value>> = if packed {
             bases.iter().map(|base| vec![*base, j]).collect()
         } else {
-            let koff = b.val(
-                fb,
-                ops::tensor::ExtractOp::NAME,
-                vec![fk.table, j],
-                Type::index(),
-                vec![],
-            );
+            let koff = fk.k_offset(b, fb, j);
             bases
                 .iter()
                 .map(|base| vec![b.ibin(fb, ops::arith::AddiOp::NAME, *base, koff)])
@@ -373,13 +378,7 @@ pub(super) fn pack_rows(
     let base = row_base(b, br, fk, &pos, zero);
     let kend = b.index(br, fk.k);
     let (fj, bj, j, acc2) = b.for_loop(br, (zero, kend, c1), vec![acc[0]]);
-    let koff = b.val(
-        bj,
-        ops::tensor::ExtractOp::NAME,
-        vec![fk.table, j],
-        Type::index(),
-        vec![],
-    );
+    let koff = fk.k_offset(b, bj, j);
     let at = b.ibin(bj, ops::arith::AddiOp::NAME, base, koff);
     let x = b.val(
         bj,
