@@ -8,8 +8,9 @@
 // sapphirerapids: kc = 984; K = 160 x 3 x 3 = 1440 -> two blocks of 720.
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)' | FileCheck %s
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse,bufferize,prefetch-tile-updates)' | FileCheck %s --check-prefix=PF
-// Without k blocks, one loop over all of K per tile.
+// Without k blocks, one loop over all of K per tile (with k-unroll=1, one step at a time).
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels{k-blocking=false},canonicalize,cse)' | FileCheck %s --check-prefix=NOKB
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels{k-blocking=false k-unroll=1},canonicalize,cse)' | FileCheck %s --check-prefix=NOKB1
 // Each block's sums land where the conv's do: batch 1, 3 (rows across images), 0.
 // RUN: ftuner-run %s --shape 0=1x160x9x9 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %s --shape 0=3x160x9x9 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
@@ -25,8 +26,8 @@
 // CHECK: %[[KEND:.*]] = arith.addi %[[K0]], %[[KS]] : index
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %{{.*}} : index
 // CHECK: %[[LAST:.*]] = arith.cmpi sge, %[[KEND]], %[[K]] : index
-// The full 6-row tiles: the block's k steps, two per iteration (K is even), B's panel
-// row at column 0.
+// The full 6-row tiles: the block's k steps, two per iteration (K is even; k-unroll's
+// default for convs), B's panel row at column 0.
 // CHECK: scf.for %[[J:.*]] = %[[K0]] to %[[KEND]] step %[[TWO:c2[_0-9]*]] iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>)
 // CHECK-NEXT: "vector.transfer_read"(%{{.*}}, %{{.*}}, %[[J]], %c0,
 // CHECK-COUNT-6: vector.fma
@@ -34,16 +35,25 @@
 // CHECK-NEXT: "vector.transfer_read"(%{{.*}}, %{{.*}}, %[[J1]], %c0,
 // CHECK-COUNT-6: vector.fma
 // CHECK-NEXT: scf.yield
-// First block: the sums are C's first values (through the epilogue if it is also the last).
-// CHECK: scf.if %[[FIRST]]
-// CHECK: scf.if %[[LAST]]
+// First block: the sums are C's first values, through the epilogue in the last block.
+// CHECK: scf.if %[[FIRST]] -> (tensor<?x128x7x7xf32>) {
+// CHECK-NEXT: scf.if %[[LAST]]
 // CHECK: arith.addf
 // CHECK: arith.maximumf
-// Later blocks: C's rows read and added to.
 // CHECK: } else {
-// CHECK: "vector.transfer_read"
-// CHECK: arith.addf
-// CHECK: scf.if %[[LAST]]
+// CHECK-NEXT: scf.yield
+// CHECK-COUNT-6: "vector.transfer_write"
+// CHECK-NEXT: scf.yield
+// Later blocks: C's rows read and added to, then the epilogue in the last block.
+// CHECK-NEXT: } else {
+// CHECK-NEXT: "vector.transfer_read"(%[[C:[a-z0-9_]+]],
+// CHECK-NEXT: "vector.transfer_read"(%[[C]],
+// CHECK-NEXT: "vector.transfer_read"(%[[C]],
+// CHECK-NEXT: "vector.transfer_read"(%[[C]],
+// CHECK-NEXT: "vector.transfer_read"(%[[C]],
+// CHECK-NEXT: "vector.transfer_read"(%[[C]],
+// CHECK-COUNT-6: arith.addf
+// CHECK-NEXT: scf.if %[[LAST]]
 
 // PF-LABEL: func.func @conv_bias_relu(
 // PF: memref<2x1440x64xf32>
@@ -53,6 +63,8 @@
 // NOKB-LABEL: func.func @conv_bias_relu(
 // NOKB-NOT: step %c720
 // NOKB: scf.for %{{.*}} = %c0 to %c1440 step %c2
+// NOKB1-LABEL: func.func @conv_bias_relu(
+// NOKB1: scf.for %{{.*}} = %c0 to %c1440 step %c1
 
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #mapc = affine_map<(d0, d1, d2, d3) -> (d1)>
@@ -74,8 +86,9 @@ func.func @conv_bias_relu(%x: tensor<?x160x9x9xf32>, %w: tensor<128x160x3x3xf32>
 
 // Blocks of rows outside the panels (a small image, a large filter: block_rows), each
 // block's A rows packed [mc][K] once: the k blocks run inside the row block, over the
-// packed rows. K = 1000 -> two blocks of 504 and 496.
-// RUN: ftuner-run %s --entry=row_blocks --shape 0=2x1000x14x14 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// packed rows. K = 1000 -> two blocks of 504 and 496. (Run without the CPU pipeline's
+// convert-1x1-conv-to-matmul, which would make it a matmul.)
+// RUN: ftuner-run %s --entry=row_blocks --shape 0=2x1000x14x14 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
 // CHECK-LABEL: func.func @row_blocks(
 // CHECK: scf.for %[[M0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // CHECK: tensor.empty() : tensor<{{[0-9]+}}x1000xf32>
@@ -104,4 +117,32 @@ func.func @odd_k(%x: tensor<?x3x20x20xf32>, %w: tensor<64x3x7x7xf32>) -> tensor<
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x64x7x7xf32>) -> tensor<?x64x7x7xf32>
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>} ins(%x, %w : tensor<?x3x20x20xf32>, tensor<64x3x7x7xf32>) outs(%f : tensor<?x64x7x7xf32>) -> tensor<?x64x7x7xf32>
   return %c : tensor<?x64x7x7xf32>
+}
+
+// An init that is not a zero fill (C read as the accumulator): every k block adds to C.
+// RUN: ftuner-run %s --entry=accumulate --shape 0=2x160x9x9 --shape 2=2x64x7x7 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// CHECK-LABEL: func.func @accumulate(
+// CHECK: scf.for %{{.*}} = %c0 to %c1440 step %c720 iter_args
+// CHECK-NOT: arith.cmpi eq
+// CHECK: "vector.transfer_read"(%{{.*}}) {{.*}}(tensor<?x64x7x7xf32>
+func.func @accumulate(%x: tensor<?x160x9x9xf32>, %w: tensor<64x160x3x3xf32>, %acc: tensor<?x64x7x7xf32>) -> tensor<?x64x7x7xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x160x9x9xf32>, tensor<64x160x3x3xf32>) outs(%acc : tensor<?x64x7x7xf32>) -> tensor<?x64x7x7xf32>
+  return %c : tensor<?x64x7x7xf32>
+}
+
+// A kc that is not a multiple of 8 (a schedule's): blocks of 75, odd, so one k step per
+// iteration (two would sum step 75 twice and read past K).
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=75},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=KC75
+// RUN: ftuner-run %s --entry=odd_kc --shape 0=2x6x12x12 --check --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=75},lower-ukernels,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
+// KC75-LABEL: func.func @odd_kc(
+// KC75: scf.for %[[K0:.*]] = %c0 to %c150 step %c75 iter_args
+// KC75: scf.for %{{.*}} = %[[K0]] to %{{.*}} step %c1{{[_0-9]*}} iter_args({{.*}}) -> (vector<64xf32>
+func.func @odd_kc(%x: tensor<?x6x12x12xf32>, %w: tensor<64x6x5x5xf32>) -> tensor<?x64x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x6x12x12xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%n) : tensor<?x64x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x64x8x8xf32>) -> tensor<?x64x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x6x12x12xf32>, tensor<64x6x5x5xf32>) outs(%f : tensor<?x64x8x8xf32>) -> tensor<?x64x8x8xf32>
+  return %c : tensor<?x64x8x8xf32>
 }

@@ -46,6 +46,25 @@
 // CHECK: case 6 {
 // CHECK: vector.fma %{{.*}} : vector<64xf32>
 
+// k-unroll=2: two k steps per iteration into the same accumulators, the odd step after.
+// RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels{pack-a=false pack-b=false k-unroll=2},canonicalize,cse)" | FileCheck %s --check-prefix=TWO
+// TWO: %[[KS:.*]] = arith.minsi %{{.*}}, %c384 : index
+// TWO: %[[B:.*]] = tensor.extract_slice %transposed
+// TWO: %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<64xf32>
+// TWO: %[[HALF:.*]] = arith.divui %[[KS]], %[[TWO:c2[_0-9]*]] : index
+// TWO: %[[KMAIN:.*]] = arith.muli %[[HALF]], %[[TWO]] : index
+// TWO: %[[MAIN:.*]]:6 = scf.for %[[K:.*]] = %c0 to %[[KMAIN]] step %[[TWO]] iter_args(%{{.*}} = %[[Z]], %{{.*}} = %[[Z]],
+// TWO: "vector.transfer_read"(%[[B]], %[[K]], %c0, %{{.*}})
+// TWO-COUNT-6: vector.fma %{{.*}} : vector<64xf32>
+// TWO: %[[K1:.*]] = arith.addi %[[K]], %c1
+// TWO: "vector.transfer_read"(%[[B]], %[[K1]], %c0, %{{.*}})
+// TWO-COUNT-6: vector.fma %{{.*}} : vector<64xf32>
+// TWO: scf.yield
+// TWO: scf.for %[[KR:.*]] = %[[KMAIN]] to %[[KS]] step %{{c1.*}} iter_args(%{{.*}} = %[[MAIN]]#0,
+// TWO: "vector.transfer_read"(%[[B]], %[[KR]], %c0, %{{.*}})
+// TWO-COUNT-6: vector.fma %{{.*}} : vector<64xf32>
+// TWO: scf.yield
+
 // pack-b (default): a contiguous B is packed into [N/nr][K][nr] panels when at least one
 // whole mc block of rows will read it (M >= 240), decided at run time.
 // RUN: ftuner-opt %examples/dense_dynamic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=PACKB

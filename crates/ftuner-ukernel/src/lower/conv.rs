@@ -5,7 +5,7 @@
 //! panels ([`FlatK`]); otherwise nested k loops read A through its window expressions.
 
 use super::batch::{nest, nest_from};
-use super::conv_flat::{block_rows, flat_k, flat_k_loop, pack_rows, FlatK, RowsOf};
+use super::conv_flat::{block_rows, flat_k, flat_k_loop, flat_unroll, pack_rows, FlatK, RowsOf};
 use super::packing::copy_generic;
 use super::padding::plan_padding;
 use super::plan_loops::take_zero_fill;
@@ -190,6 +190,8 @@ pub(super) fn lower_conv(
         (fk.k, conv_k_step(kc, fk.k).filter(|_| k_blocking), zero)
     });
     let dk = cl.ks.first().copied().unwrap_or(0);
+    // Resolved here, where the blocks' step is known: the tiles' k loops read it.
+    b.blocking.k_unroll = flat_unroll(b.blocking.k_unroll, kb.0, kb.1);
     let ep = epilogue.as_ref().map(|(eb, x)| (*eb, x.as_slice()));
     let mut tile = |b: &mut B<'_>, blk: BlockId, acc: Value, t| {
         let form = match &flat {

@@ -40,16 +40,6 @@ pub(crate) struct FlatK {
     konst: i64,
 }
 
-/// k steps per iteration of a flat-form tile's k loop. LLVM does not unroll a loop
-/// carrying 24 vector accumulators; two steps per iteration halve the loop's own
-/// instructions (the counter, its compare and branch) and let the next step's B loads and
-/// table read issue beside this step's FMAs. One NCHW 3x3 conv + bias + ReLU, batch 1,
-/// one thread, 1, 2, 4, 8 steps compiled in one process and alternated, 21 rounds (Xeon
-/// family 6 model 167): 64 channels at 56x56 1.505 / 1.426 / 1.439 / 1.440 ms, 256 at 14x14
-/// 1.579 / 1.523 / 1.521 / 1.512, 512 at 7x7 1.843 / 1.799 / 1.807 / 1.897, 128 at 28x28
-/// stride 2 0.416 / 0.404 / 0.405 / 0.401.
-const FLAT_K_UNROLL: i64 = 2;
-
 /// The largest k table built (entries).
 const MAX_FLAT_K: i64 = 1 << 20;
 
@@ -188,6 +178,21 @@ pub(super) fn flat_k(
     })
 }
 
+/// The k steps per iteration of a flat-form tile's k loop: `k-unroll` (0: the default,
+/// [`super::CONV_K_UNROLL`]) where K and the k blocks' step are multiples of it (so is
+/// every block, the last one K less the others), else one.
+pub(super) fn flat_unroll(k_unroll: i64, k: i64, step: Option<i64>) -> i64 {
+    let ku = match k_unroll {
+        0 => super::CONV_K_UNROLL,
+        u => u.min(8),
+    };
+    if ku > 1 && k % ku == 0 && step.is_none_or(|s| s % ku == 0) {
+        ku
+    } else {
+        1
+    }
+}
+
 impl FlatK {
     /// The k part of A's offset at k step `j`: `table[j]`.
     fn k_offset(&self, b: &mut B<'_>, blk: BlockId, j: Value) -> Value {
@@ -272,13 +277,8 @@ pub(super) fn flat_k_loop(
         Some((_, k0, ks)) => (k0, b.ibin(blk, ops::arith::AddiOp::NAME, k0, ks)),
         None => (c0, b.index(blk, fk.k)),
     };
-    // Two k steps per iteration where every block's length is even (K even: k blocks
-    // are multiples of 8 but the last, whose parity is K's).
-    let unroll = if fk.k % FLAT_K_UNROLL == 0 {
-        FLAT_K_UNROLL
-    } else {
-        1
-    };
+    // `k-unroll` k steps per iteration (`flat_unroll`: every block's length a multiple).
+    let unroll = b.blocking.k_unroll.max(1);
     let stepv = b.index(blk, unroll);
     let (f, fb, j0v, inner) = b.for_loop(blk, (kbeg, kend, stepv), accs);
     let zp = b.fzero(fb, cl.elem);

@@ -25,6 +25,8 @@ define_pass! {
                 "Mark the loops over batches and over full N and M tiles 'ftuner.parallel' (independent iterations); convert-parallel-loops-to-runtime runs the outermost one with enough iterations on the thread pool";
             "k-blocking" => k_blocking: bool = "true",
                 "Split the reduction into blocks of the patch's kc (an scf.for around the tile loops)";
+            "k-unroll" => k_unroll: i64 = "0",
+                "k steps per iteration of a register tile's k loop (LLVM does not unroll a loop carrying its accumulators): a matmul's remainder runs one step at a time; a flat-form conv takes it only where K and its k blocks' step are multiples of it, else one step; 0: two for flat-form convolutions, one for the others";
         },
         statistics: {
             lowered: "num-lowered" => "Patches lowered to loops",
@@ -46,6 +48,7 @@ impl LowerUkernelsPass {
             mc: o.mc_blocking,
             pack_a: o.pack_a,
             parallel: o.parallel,
+            k_unroll: o.k_unroll,
         };
         let pack_b = match o.pack_b.as_str() {
             "auto" => None,

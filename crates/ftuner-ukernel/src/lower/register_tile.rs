@@ -232,6 +232,11 @@ fn register_tile(
     let sums: Vec<Value> = if dot {
         let (start, init) = dot_tile(b, blk, lay, vb, (a, bm), (mt, nt), &batch_of, kext);
         k_loop(b, start, init)
+    } else if u == 1 && b.blocking.k_unroll > 1 {
+        // `k-unroll` steps per iteration into the same accumulators, the remainder after.
+        let ku = b.blocking.k_unroll.min(8);
+        let (kmain, main) = unrolled_k_loop(b, blk, (kext, ku), accs, &step);
+        k_loop(b, kmain, main)
     } else if u == 1 {
         k_loop(b, c0, accs)
     } else {
@@ -265,6 +270,38 @@ fn register_tile(
         None => vals.to_vec(),
     };
     store_sums(b, blk, c, &c_rows, &sums, (pad, vty, cn), &finish)
+}
+
+/// One k step of a register tile: the accumulators after step `k`.
+type KStep<'f> = dyn Fn(&mut B<'_>, BlockId, Value, &[Value]) -> Vec<Value> + 'f;
+
+/// A k loop over `[0, kext - kext mod ku)` taking `ku` steps (`step`) per iteration into
+/// the accumulators `accs`: the loop's bound and its results (the remainder is the
+/// caller's).
+fn unrolled_k_loop(
+    b: &mut B<'_>,
+    blk: BlockId,
+    (kext, ku): (Value, i64),
+    accs: Vec<Value>,
+    step: &KStep<'_>,
+) -> (Value, Vec<Value>) {
+    let n = accs.len();
+    let (c0, cu) = (b.index(blk, 0), b.index(blk, ku));
+    let q = b.ibin(blk, ops::arith::DivuiOp::NAME, kext, cu);
+    let kmain = b.ibin(blk, ops::arith::MuliOp::NAME, q, cu);
+    let (f, fb, k, inner) = b.for_loop(blk, (c0, kmain, cu), accs);
+    let mut cur = inner;
+    for j in 0..ku {
+        let kj = if j == 0 {
+            k
+        } else {
+            let cj = b.index(fb, j);
+            b.ibin(fb, ops::arith::AddiOp::NAME, k, cj)
+        };
+        cur = step(b, fb, kj, &cur);
+    }
+    b.yield_(fb, ops::scf::YieldOp::NAME, cur);
+    (kmain, (0..n).map(|i| b.ir.result(f, i)).collect())
 }
 
 /// The accumulator sets of a split k loop summed pairwise (a tree, so no set waits on
