@@ -23,8 +23,8 @@
 // CHECK: scf.for %[[K0:.*]] = %{{.*}} to %[[K]] step %[[STEP]] iter_args
 // CHECK: %[[LEFT:.*]] = arith.subi %[[K]], %[[K0]] : index
 // CHECK: %[[KS:.*]] = arith.minsi %[[LEFT]], %[[STEP]] : index
-// CHECK: %[[KEND:.*]] = arith.addi %[[K0]], %[[KS]] : index
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %{{.*}} : index
+// CHECK: %[[KEND:.*]] = arith.addi %[[K0]], %[[KS]] : index
 // CHECK: %[[LAST:.*]] = arith.cmpi sge, %[[KEND]], %[[K]] : index
 // The full 6-row tiles: the block's k steps, two per iteration (K is even; k-unroll's
 // default for convs), B's panel row at column 0.

@@ -159,6 +159,29 @@ impl<'a> B<'a> {
         self.yield_(eb, ops::scf::YieldOp::NAME, vals.to_vec());
         self.ir.results(iff).to_vec()
     }
+    /// In the body `fb` of a kc loop at block start `k0` (blocks of `step`, K = `kext`):
+    /// the block `(dk, k0, min(step, kext - k0))` the tiles read, with its flags — first
+    /// (`k0 == 0`: where a zero-initialised C is stored, not added to) when `first`, last
+    /// (`k0 + ks >= kext`: where the epilogue runs) when `last`.
+    pub(crate) fn enter_k_block(
+        &mut self,
+        fb: BlockId,
+        dk: u32,
+        (k0, step, kext): (Value, Value, Value),
+        (first, last): (bool, bool),
+    ) {
+        let left = self.ibin(fb, ops::arith::SubiOp::NAME, kext, k0);
+        let ks = self.index_op(fb, ops::arith::MinsiOp::NAME, step, left);
+        self.kblock = Some((dk, k0, ks));
+        if first {
+            let c0 = self.index(fb, 0);
+            self.kfirst = Some(self.cmpi(fb, 0, k0, c0));
+        }
+        if last {
+            let end = self.ibin(fb, ops::arith::AddiOp::NAME, k0, ks);
+            self.klast = Some(self.cmpi(fb, 5, end, kext));
+        }
+    }
     /// `arith.cmpi` with MLIR's predicate number (4 sgt, 5 sge, ...).
     pub(crate) fn cmpi(&mut self, block: BlockId, pred: i64, a: Value, b: Value) -> Value {
         self.val(

@@ -8,7 +8,7 @@ use super::batch::{nest, nest_from};
 use super::conv_flat::{block_rows, flat_k, flat_k_loop, flat_unroll, pack_rows, FlatK, RowsOf};
 use super::packing::copy_generic;
 use super::padding::plan_padding;
-use super::plan_loops::take_zero_fill;
+use super::plan_loops::{even_k_block, take_zero_fill};
 use super::register_tile::{
     fma_rows, indices, mul_add_elem, pick, read_rows, store_sums, write_rows,
 };
@@ -187,7 +187,7 @@ pub(super) fn lower_conv(
     // The flat form's k blocks (K, the step, C zero-initialised).
     let kc = super::ir_attr_i64(b.ir, op, "kc").unwrap_or(0);
     let kb = flat.as_ref().map_or((0, None, zero), |fk| {
-        (fk.k, conv_k_step(kc, fk.k).filter(|_| k_blocking), zero)
+        (fk.k, even_k_block(fk.k, kc).filter(|_| k_blocking), zero)
     });
     let dk = cl.ks.first().copied().unwrap_or(0);
     // Resolved here, where the blocks' step is known: the tiles' k loops read it.
@@ -388,20 +388,8 @@ fn conv_tile(
     }
 }
 
-/// The even k step of a flat-form conv's k blocks, when its K is longer than the patch's
-/// kc (from the cache model: a kc x nr panel of B stays in L2): `ceil(K / ceil(K / kc))`
-/// rounded up to a multiple of 8, at most kc (as a matmul's k blocks).
-fn conv_k_step(kc: i64, k: i64) -> Option<i64> {
-    if kc <= 0 || k <= kc {
-        return None;
-    }
-    let blocks = (k + kc - 1) / kc;
-    let even = (k + blocks - 1) / blocks;
-    Some(((even + 7) / 8 * 8).min(kc))
-}
-
 /// `body` (a tile nest over C `acc`) inside a loop over k blocks of `step` (`Some`: see
-/// [`conv_k_step`]): its tiles sum each block and add it to C (store it, in the first
+/// [`even_k_block`]): its tiles sum each block and add it to C (store it, in the first
 /// block of a zero-initialised C), the epilogue in the last block. Without a step, the
 /// nest as it is, each tile summing all of K. Before, a tile's k loop streamed the
 /// whole `K x nr` panel of B (1.2 MB for a 512-channel 3x3 conv) once per tile of rows.
@@ -419,17 +407,9 @@ fn k_blocks(
     let c0 = b.index(blk, 0);
     let (kend, st) = (b.index(blk, k), b.index(blk, step));
     let (f, fb, k0, accs) = b.for_loop(blk, (c0, kend, st), vec![acc]);
-    let left = b.ibin(fb, ops::arith::SubiOp::NAME, kend, k0);
-    let ks = b.index_op(fb, ops::arith::MinsiOp::NAME, st, left);
-    let end = b.ibin(fb, ops::arith::AddiOp::NAME, k0, ks);
     let saved = (b.kblock, b.kfirst, b.klast, b.zero_init);
-    b.kblock = Some((dk, k0, ks));
     b.zero_init = zero;
-    b.kfirst = zero.then(|| {
-        let c0 = b.index(fb, 0);
-        b.cmpi(fb, 0, k0, c0)
-    });
-    b.klast = Some(b.cmpi(fb, 5, end, kend));
+    b.enter_k_block(fb, dk, (k0, st, kend), (zero, true));
     let r = body(b, fb, accs[0]);
     (b.kblock, b.kfirst, b.klast, b.zero_init) = saved;
     b.yield_(fb, ops::scf::YieldOp::NAME, vec![r]);

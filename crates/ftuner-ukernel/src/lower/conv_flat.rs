@@ -5,7 +5,7 @@
 
 use super::conv::{row_positions, ConvLayout};
 use super::packing::copy_generic;
-use super::register_tile::{fma_rows, read_rows};
+use super::register_tile::{fma_rows, read_rows, unrolled_k_loop};
 use super::{ir_attr_i64, res_pos, Plans, B};
 use ftuner_dialects::ops;
 use ftuner_dialects::tensor::reassociation_attr;
@@ -258,10 +258,7 @@ pub(super) fn flat_k_loop(
     // The tile's panel and its column in it: 0 for a full-width tile (full tiles start at
     // multiples of the main width, the panels' width), a constant that
     // `prefetch-tile-updates` reads as a panel row it can fetch the next panel's row of.
-    let full = fk.panel.is_some_and(|nr| {
-        accs.first()
-            .is_some_and(|a| b.ir.value_type(*a).shape() == Some(&[nr][..]))
-    });
+    let full = fk.panel.is_some_and(|nr| vty.shape() == Some(&[nr][..]));
     let panel_of = fk.panel.map(|nr| {
         let nrv = b.index(blk, nr);
         let p = b.index_op(blk, ops::arith::DivuiOp::NAME, noff, nrv);
@@ -277,19 +274,9 @@ pub(super) fn flat_k_loop(
         Some((_, k0, ks)) => (k0, b.ibin(blk, ops::arith::AddiOp::NAME, k0, ks)),
         None => (c0, b.index(blk, fk.k)),
     };
-    // `k-unroll` k steps per iteration (`flat_unroll`: every block's length a multiple).
-    let unroll = b.blocking.k_unroll.max(1);
-    let stepv = b.index(blk, unroll);
-    let (f, fb, j0v, inner) = b.for_loop(blk, (kbeg, kend, stepv), accs);
-    let zp = b.fzero(fb, cl.elem);
-    let mut cur = inner;
-    for u in 0..unroll {
-        let j = if u == 0 {
-            j0v
-        } else {
-            let uv = b.index(fb, u);
-            b.ibin(fb, ops::arith::AddiOp::NAME, j0v, uv)
-        };
+    // One k step: B's row, each row's A element, the FMAs.
+    let step = |b: &mut B<'_>, fb: BlockId, j: Value, accs: &[Value]| -> Vec<Value> {
+        let zp = b.fzero(fb, cl.elem);
         let bidx = match panel_of {
             Some((p, j0)) => vec![p, j, j0],
             None => vec![j, noff],
@@ -305,10 +292,11 @@ pub(super) fn flat_k_loop(
                 .map(|base| vec![b.ibin(fb, ops::arith::AddiOp::NAME, *base, koff)])
                 .collect()
         };
-        cur = fma_rows(b, fb, brow, a_src, &a_rows, &cur, vty);
-    }
-    b.yield_(fb, ops::scf::YieldOp::NAME, cur);
-    (0..n).map(|i| b.ir.result(f, i)).collect()
+        fma_rows(b, fb, brow, a_src, &a_rows, accs, vty)
+    };
+    // `k-unroll` k steps per iteration (`flat_unroll`: every block's length a multiple).
+    let unroll = b.blocking.k_unroll.max(1);
+    unrolled_k_loop(b, blk, (kbeg, kend, unroll), accs, &step)
 }
 
 /// Rows per block when the flat form should run blocks of M rows outside the N panels

@@ -576,6 +576,17 @@ fn even_k_step(b: &mut B<'_>, blk: BlockId, kext: Value, kc: i64) -> (Value, Val
     (kpos, b.index_op(blk, arith::MinsiOp::NAME, even8, ckc))
 }
 
+/// [`even_k_step`]'s block for a static K longer than kc (None otherwise): what a
+/// flat-form conv's k blocks take, whose K is always static.
+pub(super) fn even_k_block(k: i64, kc: i64) -> Option<i64> {
+    if kc <= 0 || k <= kc {
+        return None;
+    }
+    let blocks = (k + kc - 1) / kc;
+    let even = (k + blocks - 1) / blocks;
+    Some(((even + 7) / 8 * 8).min(kc))
+}
+
 /// The kc loop (when the reduction is longer than the patch's kc) around the tile nest,
 /// built in `blk`; returns the patch's result. The reduction is split into even blocks of
 /// at most kc (from the cache model, [`even_k_step`]) so that a kc x N panel of B stays in
@@ -621,17 +632,8 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
             };
             let (f, fb, k0, acc) = b.for_loop(blk, (c0, ub, step), vec![out]);
             let acc = acc[0];
-            let left = b.ibin(fb, arith::SubiOp::NAME, kext, k0);
-            let ks = b.index_op(fb, arith::MinsiOp::NAME, step, left);
-            b.kblock = Some((dk, k0, ks));
-            if b.zero_init {
-                let c0 = b.index(fb, 0);
-                b.kfirst = Some(b.cmpi(fb, 0, k0, c0));
-            }
-            if epilogue_block(b.ir, op).is_some() {
-                let end = b.ibin(fb, arith::AddiOp::NAME, k0, ks);
-                b.klast = Some(b.cmpi(fb, 5, end, kext));
-            }
+            let flags = (b.zero_init, epilogue_block(b.ir, op).is_some());
+            b.enter_k_block(fb, dk, (k0, step, kext), flags);
             kloop = Some((f, fb));
             body_blk = fb;
             acc0 = acc;

@@ -235,7 +235,10 @@ fn register_tile(
     } else if u == 1 && b.blocking.k_unroll > 1 {
         // `k-unroll` steps per iteration into the same accumulators, the remainder after.
         let ku = b.blocking.k_unroll.min(8);
-        let (kmain, main) = unrolled_k_loop(b, blk, (kext, ku), accs, &step);
+        let cu = b.index(blk, ku);
+        let q = b.ibin(blk, ops::arith::DivuiOp::NAME, kext, cu);
+        let kmain = b.ibin(blk, ops::arith::MuliOp::NAME, q, cu);
+        let main = unrolled_k_loop(b, blk, (c0, kmain, ku), accs, &step);
         k_loop(b, kmain, main)
     } else if u == 1 {
         k_loop(b, c0, accs)
@@ -273,23 +276,20 @@ fn register_tile(
 }
 
 /// One k step of a register tile: the accumulators after step `k`.
-type KStep<'f> = dyn Fn(&mut B<'_>, BlockId, Value, &[Value]) -> Vec<Value> + 'f;
+pub(super) type KStep<'f> = dyn Fn(&mut B<'_>, BlockId, Value, &[Value]) -> Vec<Value> + 'f;
 
-/// A k loop over `[0, kext - kext mod ku)` taking `ku` steps (`step`) per iteration into
-/// the accumulators `accs`: the loop's bound and its results (the remainder is the
-/// caller's).
-fn unrolled_k_loop(
+/// A k loop from `lb` to `ub` (`ub - lb` a multiple of `ku`) taking `ku` steps (`step`:
+/// k, k + 1, ...) per iteration into the accumulators `accs`; its results.
+pub(super) fn unrolled_k_loop(
     b: &mut B<'_>,
     blk: BlockId,
-    (kext, ku): (Value, i64),
+    (lb, ub, ku): (Value, Value, i64),
     accs: Vec<Value>,
     step: &KStep<'_>,
-) -> (Value, Vec<Value>) {
+) -> Vec<Value> {
     let n = accs.len();
-    let (c0, cu) = (b.index(blk, 0), b.index(blk, ku));
-    let q = b.ibin(blk, ops::arith::DivuiOp::NAME, kext, cu);
-    let kmain = b.ibin(blk, ops::arith::MuliOp::NAME, q, cu);
-    let (f, fb, k, inner) = b.for_loop(blk, (c0, kmain, cu), accs);
+    let cu = b.index(blk, ku);
+    let (f, fb, k, inner) = b.for_loop(blk, (lb, ub, cu), accs);
     let mut cur = inner;
     for j in 0..ku {
         let kj = if j == 0 {
@@ -301,7 +301,7 @@ fn unrolled_k_loop(
         cur = step(b, fb, kj, &cur);
     }
     b.yield_(fb, ops::scf::YieldOp::NAME, cur);
-    (kmain, (0..n).map(|i| b.ir.result(f, i)).collect())
+    (0..n).map(|i| b.ir.result(f, i)).collect()
 }
 
 /// The accumulator sets of a split k loop summed pairwise (a tree, so no set waits on
