@@ -37,7 +37,13 @@
 // In vectors over phase planes (the default for a depthwise conv of f32 with a filled
 // init): stride 2 with a consumer, an odd output width, strides 2 x 3 with a dilation and
 // asymmetric padding; each alone and through the whole CPU pipeline on two threads.
-// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows | FileCheck %s --check-prefix=VECTOR
+// With rows=false every plane is one flat result whose rows are copied out; by default
+// planes of 8 outputs a row or more are computed by rows, written in place (ROWS below).
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir '--peel-padded-windows=rows=false' | FileCheck %s --check-prefix=VECTOR
+// RUN: ftuner-opt %S/Inputs/padded_windows.mlir --peel-padded-windows | FileCheck %s --check-prefix=ROWS
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_s2 --shape 0=3x3x13x16 --pass-pipeline='builtin.module(peel-padded-windows{rows=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_odd --shape 0=2x2x6x15 --pass-pipeline='builtin.module(peel-padded-windows{rows=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_s1 --shape 0=3x4x9x11 --pass-pipeline='builtin.module(peel-padded-windows{rows=false},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_s2 --shape 0=3x3x13x16 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_s2 --shape 0=3x3x13x16 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse,ftuner-cpu-pipeline)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/padded_windows.mlir --entry=dw_bn_odd --shape 0=2x2x6x15 --pass-pipeline='builtin.module(peel-padded-windows,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
@@ -282,6 +288,25 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
 // VECTOR: -> vector<4xf32>
 // VECTOR: -> vector<2xf32>
 // VECTOR: -> vector<1xf32>
+// By rows: each of the 6 rows one vector of 16 at flat position h * 17 (the pitch), its
+// 15 outputs written in place as lanes 0-7, 8-11, 12-13 and 14, no flat result.
+// ROWS-LABEL: func.func @dw_bn_odd
+// ROWS: %[[XF:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x9x17xf32> into tensor<153xf32>
+// ROWS: scf.for %[[H:.*]] = %{{.*}} to %c6 step %{{.*}} iter_args(%[[O:.*]] = %{{.*}}) -> (tensor<1x1x6x15xf32>)
+// ROWS: %[[J:.*]] = arith.muli %[[H]], %c17
+// ROWS: "vector.transfer_read"(%[[XF]], %[[J]], %{{.*}}) {{.*}} -> vector<16xf32>
+// ROWS-COUNT-6: vector.fma
+// ROWS: %[[V:.*]] = arith.subf %{{.*}}, %{{.*}} : vector<16xf32>
+// ROWS: %[[P0:.*]] = "vector.shuffle"(%[[V]], %[[V]]) <{mask = array<i64: 0, 1, 2, 3, 4, 5, 6, 7>}> : (vector<16xf32>, vector<16xf32>) -> vector<8xf32>
+// ROWS: %[[O1:.*]] = "vector.transfer_write"(%[[P0]], %[[O]], %{{.*}}, %{{.*}}, %[[H]], %{{.*}})
+// ROWS: %[[P1:.*]] = "vector.shuffle"(%[[V]], %[[V]]) <{mask = array<i64: 8, 9, 10, 11>}>
+// ROWS: %[[O2:.*]] = "vector.transfer_write"(%[[P1]], %[[O1]], %{{.*}}, %{{.*}}, %[[H]], %c8)
+// ROWS: <{mask = array<i64: 12, 13>}>
+// ROWS: "vector.transfer_write"({{.*}}, %[[H]], %c12)
+// ROWS: <{mask = array<i64: 14>}>
+// ROWS: %[[O4:.*]] = "vector.transfer_write"({{.*}}, %[[H]], %c14)
+// ROWS-NOT: tensor<96xf32>
+// ROWS: scf.yield %[[O4]] : tensor<1x1x6x15xf32>
 // Strides 2 x 3, dilation 2: every tap in row phase 0, the column taps at 0, 2 and 4 in
 // column phases 0, 2 and 1; three phase planes.
 // VECTOR-LABEL: func.func @dw_s23

@@ -49,17 +49,20 @@ pub(super) struct Band {
 /// The bands of window `w`'s plane: the whole plane as one band when its phases fit
 /// [`MAX_BYTES`], else the fewest bands of equal height whose phases do; None when the
 /// window has no vector form, or not even single rows fit.
-pub(super) fn bands(w: &Window) -> Option<Vec<Band>> {
-    bands_of(w.dims, w.elem.bit_width()?.div_ceil(8) as i64, MAX_BYTES)
+pub(super) fn bands(w: &Window, rows: bool) -> Option<Vec<Band>> {
+    let elem_bytes = w.elem.bit_width()?.div_ceil(8) as i64;
+    bands_of(w.dims, (elem_bytes, rows), MAX_BYTES)
 }
 
-fn bands_of([hd, wd]: [Dim; 2], elem_bytes: i64, max: i64) -> Option<Vec<Band>> {
-    let fits = |bh: i64| match runs(hd, wd, bh, elem_bytes) {
+/// `elem`: the bytes of an element, and whether planes wide enough are computed by rows
+/// (`geometry_of`).
+fn bands_of([hd, wd]: [Dim; 2], elem: (i64, bool), max: i64) -> Option<Vec<Band>> {
+    let fits = |bh: i64| match runs(hd, wd, bh, elem) {
         Some(r) if r.iter().all(|b| b.geom.bytes <= max) => Some(r),
         _ => None,
     };
     // The whole plane as the one band it is (its own dims: the IR it had before bands).
-    let whole = geometry_of([hd, wd], elem_bytes)?;
+    let whole = geometry_of([hd, wd], elem.0, elem.1)?;
     if whole.bytes <= max {
         return Some(vec![Band {
             h0: 0,
@@ -92,7 +95,7 @@ fn bands_of([hd, wd]: [Dim; 2], elem_bytes: i64, max: i64) -> Option<Vec<Band>> 
 
 /// The plane's bands of `bh` output rows, grouped into runs; None when a band has no
 /// vector form (or reads no image row).
-fn runs(hd: Dim, wd: Dim, bh: i64, elem_bytes: i64) -> Option<Vec<Band>> {
+fn runs(hd: Dim, wd: Dim, bh: i64, elem: (i64, bool)) -> Option<Vec<Band>> {
     let mut out: Vec<Band> = vec![];
     let mut a = 0;
     while a < hd.out {
@@ -122,7 +125,7 @@ fn runs(hd: Dim, wd: Dim, bh: i64, elem_bytes: i64) -> Option<Vec<Band>> {
                 count: 1,
                 step: bh,
                 dim,
-                geom: geometry_of([dim, wd], elem_bytes)?,
+                geom: geometry_of([dim, wd], elem.0, elem.1)?,
             }),
         }
         a = e;
@@ -218,7 +221,7 @@ mod tests {
         let mut banded = 0;
         for hd in Dim::all([1..=20, 1..=3, 1..=3, 1..=2, 0..=2, 0..=2]) {
             for max in [64, 400, 4000] {
-                let Some(bands) = bands_of([hd, wd], 4, max) else {
+                let Some(bands) = bands_of([hd, wd], (4, true), max) else {
                     continue;
                 };
                 banded += usize::from(bands.len() > 1 || bands[0].count > 1);

@@ -31,7 +31,20 @@
 //!
 //! then each output row is copied out of the flat result in vectors of 16, 8, 4, 2 and 1
 //! lanes (28 = 16 + 8 + 4). The flat positions past a row's `OW` outputs are computed and
-//! never read. The generic flat form's LLVM-vectorized loop and the consumer's separate
+//! never read.
+//!
+//! By rows (option `rows`, planes at least [`MIN_ROW_WIDTH`] outputs wide): no flat
+//! result. Each output row `h` is computed at flat positions `h*Q + w0` in vectors of 16
+//! and one of the next power of two for the rest ([`row_vectors`]: 56 = 16 + 16 + 16 +
+//! 8; 28 = 16 + a 16 of which 12 are kept), each written into the output row in place
+//! (the last one's lanes in 8/4/2/1-lane pieces, `vector.shuffle`d out). The flat
+//! result's store, its reload and the copy's store of every output were 45% of the
+//! 56x56 stride-1 conv's samples (`perf annotate`, MobileNetV2 batch 8); by rows an
+//! output is stored once. MobileNetV2 (both pipelines compiled in one process,
+//! `tools/bench/ab_pipeline.py mobilenet_v2 1,8` with `peel-padded-windows{rows=false}`
+//! and `{rows=true}`, rows from 16 outputs wide, 11 rounds, one thread, Xeon family 6
+//! model 167): batch 1 12.23 -> 10.70 ms, batch 8 86.5 -> 76.1; from 8 wide, see
+//! [`MIN_ROW_WIDTH`]. The generic flat form's LLVM-vectorized loop and the consumer's separate
 //! pass over rows of 28, 14 or 7 outputs (four lanes and a scalar remainder: 43% of a
 //! 28x28 plane's time under `perf annotate`) are gone; the sums are fused multiply-adds,
 //! so results differ from the op's own multiply-then-add order by rounding. One chain per
@@ -47,6 +60,7 @@
 //! slices, element by element: the copy cost more than the loop saved.
 
 use super::flat::LANES;
+use super::rows::row_vectors;
 use super::Window;
 use crate::nchw_consumer::{Consumer, Input};
 use crate::tensor_build::{extract_as_strided, for_loop_step, insert, Off};
@@ -93,6 +107,14 @@ pub(super) fn lanewise_sink(ir: &Ir, s: &Consumer) -> bool {
 /// output rows whose phases fit ([`super::bands`]).
 pub(super) const MAX_BYTES: i64 = 32 << 10;
 
+/// The narrowest output rows computed by rows (option `rows`): half a vector. Narrower
+/// ones (7x7 planes) compute more lanes by rows (7 rows of 8 lanes against 4 flat
+/// vectors of 16 at a pitch of 9) than the copy out of a flat result costs: MobileNetV2
+/// saved with rows from widths 16, 8 and 1, alternated (`tools/bench/ab_saved.py`, 11
+/// rounds, one thread, Xeon family 6 model 167): batch 1 9.88 / 9.33 / 9.35 ms, batch 8
+/// 71.3 / 69.2 / 69.4 (flat throughout: 11.00 and 80.0).
+const MIN_ROW_WIDTH: i64 = LANES / 2;
+
 /// The most taps taken: the loop reads and multiplies once per tap, unrolled (a 7x7
 /// filter has 49).
 const MAX_TAPS: i64 = 64;
@@ -101,8 +123,12 @@ const MAX_TAPS: i64 = 64;
 pub(super) struct Geom {
     /// Row pitch of every phase plane and of the flat output.
     pitch: i64,
-    /// Flat positions computed (`OH * pitch` rounded up to [`LANES`]).
+    /// Flat positions computed: `OH * pitch` rounded up to [`LANES`]; by rows, up to the
+    /// last row's last vector ([`row_vectors`]).
     len: i64,
+    /// Computed by output rows, each written in place ([`row_vectors`]), not as one flat
+    /// result copied out.
+    by_rows: bool,
     /// Rows of each phase plane in the buffer (its data, then what the last phase's reads
     /// reach past it).
     rows: i64,
@@ -144,7 +170,8 @@ fn phase_span(a: i64, s: i64, low: i64, size: i64) -> Option<((i64, i64), i64)> 
 /// The geometry of a window of dims `[hd, wd]` in phase planes of elements of
 /// `elem_bytes`, when every stride and dilation is positive and the filter has at most
 /// [`MAX_TAPS`] taps (the caller checks the buffer's bytes against [`MAX_BYTES`]).
-pub(super) fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<Geom> {
+pub(super) fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64, rows: bool) -> Option<Geom> {
+    let by_rows = rows && wd.out >= MIN_ROW_WIDTH;
     if [hd.s, wd.s, hd.d, wd.d, hd.k, wd.k].iter().any(|v| *v < 1)
         || hd.out < 1
         || wd.out < 1
@@ -180,7 +207,12 @@ pub(super) fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<
             at: [i0, j0],
         });
     }
-    let len = hd.out.checked_mul(pitch)?.checked_add(LANES - 1)? / LANES * LANES;
+    let len = if by_rows {
+        let last = row_vectors(wd.out).last().map_or(0, |v| v.w0 + v.lanes);
+        (hd.out - 1).checked_mul(pitch)?.checked_add(last)?
+    } else {
+        hd.out.checked_mul(pitch)?.checked_add(LANES - 1)? / LANES * LANES
+    };
     // The last phase's furthest read, `len - 1 + max_roff*Q + max_coff`, inside it.
     let reach = len
         .checked_add(max_roff.checked_mul(pitch)?)?
@@ -200,6 +232,7 @@ pub(super) fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64) -> Option<
     Some(Geom {
         pitch,
         len,
+        by_rows,
         rows,
         phases,
         taps,
@@ -496,7 +529,6 @@ pub(super) fn plane(
     out: Value,
 ) -> Result<Value, String> {
     let elem = w.elem;
-    let vty = Type::vector(vec![LANES], elem);
     let xf = phase_buffer(b, w, g, x).ok_or("the padding value of the window's image")?;
     let zero = b.value(
         ops::arith::ConstantOp::NAME,
@@ -506,7 +538,7 @@ pub(super) fn plane(
     );
     // The taps (filter values, splat) and their flat offsets, in the op's order.
     let [hd, wd] = w.dims;
-    let mut taps = vec![];
+    let (mut taps, mut taps16) = (vec![], vec![]);
     for r in 0..hd.k {
         for s in 0..wd.k {
             let idx = vec![b.index(0), b.index(r), b.index(s)];
@@ -514,15 +546,57 @@ pub(super) fn plane(
             operands.extend(idx);
             let t = b.value(ops::tensor::ExtractOp::NAME, operands, elem, &[]);
             let off = g.taps[taps.len()];
-            taps.push((off, splat(b, t, LANES)));
+            taps.push((off, t));
+            taps16.push((off, splat(b, t, LANES)));
         }
     }
     let acc0 = splat(b, init, LANES);
-    let extra = sink.map(|(s, c)| {
-        let scalars = channel_scalars(b, s, c);
-        (s, splat_all(b, &scalars, LANES))
-    });
+    let scalars = sink.map(|(s, c)| (s, channel_scalars(b, s, c)));
+    let extra = scalars
+        .as_ref()
+        .map(|(s, sc)| (*s, splat_all(b, sc, LANES)));
+    let mut splats = vec![Splats {
+        lanes: LANES,
+        taps: taps16,
+        acc0,
+        extra,
+    }];
+    // By rows, the same splat to the width of a row's last vector.
+    for v in row_vectors(wd.out)
+        .iter()
+        .filter(|_| g.by_rows)
+        .map(|v| v.lanes)
+    {
+        if splats.iter().all(|s| s.lanes != v) {
+            splats.push(Splats {
+                lanes: v,
+                taps: taps
+                    .iter()
+                    .map(|(off, t)| (*off, splat(b, *t, v)))
+                    .collect(),
+                acc0: splat(b, init, v),
+                extra: scalars.as_ref().map(|(s, sc)| (*s, splat_all(b, sc, v))),
+            });
+        }
+    }
+    let per_chain = if wd.k > 1 {
+        wd.k as usize
+    } else {
+        taps.len().max(1)
+    };
     let resume = b.at;
+    if g.by_rows {
+        let r = super::rows::plane_by_rows(
+            b,
+            (xf, zero),
+            (hd.out, wd.out, g.pitch),
+            &splats,
+            per_chain,
+            out,
+        );
+        b.at = resume;
+        return Ok(r);
+    }
     let y0 = b.value(
         ops::tensor::EmptyOp::NAME,
         vec![],
@@ -531,35 +605,7 @@ pub(super) fn plane(
     );
     let bounds = [b.index(0), b.index(g.len), b.index(LANES)];
     let (lp, j, y) = for_loop_step(b, bounds, y0);
-    // One chain of fused multiply-adds per filter row, summed at the end: nine taps in
-    // one chain made each 16 outputs wait 9 FMA latencies.
-    // One chain per filter row (a filter of one column: one chain), the first from the
-    // fill's value, each other from its first product; the chains summed at the end.
-    let per_chain = if wd.k > 1 {
-        wd.k as usize
-    } else {
-        taps.len().max(1)
-    };
-    let mut chains = vec![];
-    for (c, row) in taps.chunks(per_chain).enumerate() {
-        let mut acc = (c == 0).then_some(acc0);
-        for (off, t) in row {
-            let at = add_const(b, j, *off);
-            let xv = read(b, xf, &[at], LANES, zero);
-            acc = Some(match acc {
-                Some(a) => b.value(ops::vector::FmaOp::NAME, vec![xv, *t, a], vty, &[]),
-                None => b.value(ops::arith::MulfOp::NAME, vec![xv, *t], vty, &[]),
-            });
-        }
-        chains.extend(acc);
-    }
-    let mut acc = chains.first().copied().unwrap_or(acc0);
-    for r in chains.iter().skip(1) {
-        acc = b.value(ops::arith::AddfOp::NAME, vec![acc, *r], vty, &[]);
-    }
-    if let Some((s, ins)) = &extra {
-        acc = consume(b, s, ins, (acc, LANES));
-    }
+    let acc = window_vector(b, (xf, zero), j, &splats[0], per_chain);
     let y1 = write(b, acc, y, &[j]);
     b.create(ops::scf::YieldOp::NAME, vec![y1], vec![], &[]);
     b.at = resume;
@@ -583,8 +629,55 @@ pub(super) fn plane(
     Ok(b.ir.result(rows, 0))
 }
 
+/// What a vector of `lanes` outputs is computed from, splat before the loops: each tap's
+/// flat offset and filter value, the fill's value, the consumer and its per-channel
+/// inputs.
+pub(super) struct Splats<'a> {
+    pub(super) lanes: i64,
+    taps: Vec<(i64, Value)>,
+    acc0: Value,
+    extra: Option<(&'a Consumer, Vec<Option<Value>>)>,
+}
+
+/// The window's sums at flat positions `j ..` of the phase buffer `xf` (`zero`: the
+/// reads' padding), in vectors of `sp.lanes`, with the consumer applied: one chain of
+/// fused multiply-adds per `per_chain` taps (a filter row; nine taps in one chain made
+/// each 16 outputs wait 9 FMA latencies), the first from the fill's value, each other
+/// from its first product, the chains summed at the end.
+pub(super) fn window_vector(
+    b: &mut OpBuilder<'_>,
+    (xf, zero): (Value, Value),
+    j: Value,
+    sp: &Splats<'_>,
+    per_chain: usize,
+) -> Value {
+    let vty = Type::vector(vec![sp.lanes], b.ir.value_type(zero));
+    let mut chains = vec![];
+    for (c, row) in sp.taps.chunks(per_chain).enumerate() {
+        let mut acc = (c == 0).then_some(sp.acc0);
+        for (off, t) in row {
+            let at = add_const(b, j, *off);
+            let xv = read(b, xf, &[at], sp.lanes, zero);
+            acc = Some(match acc {
+                Some(a) => b.value(ops::vector::FmaOp::NAME, vec![xv, *t, a], vty, &[]),
+                None => b.value(ops::arith::MulfOp::NAME, vec![xv, *t], vty, &[]),
+            });
+        }
+        chains.extend(acc);
+    }
+    let mut acc = chains.first().copied().unwrap_or(sp.acc0);
+    for r in chains.iter().skip(1) {
+        acc = b.value(ops::arith::AddfOp::NAME, vec![acc, *r], vty, &[]);
+    }
+    match &sp.extra {
+        Some((s, ins)) => consume(b, s, ins, (acc, sp.lanes)),
+        None => acc,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::rows::row_vectors;
     use super::super::Dim;
     use super::{geometry_of, pair_blocks};
 
@@ -594,13 +687,27 @@ mod tests {
     #[test]
     fn phases_read_what_the_window_reads() {
         // Sizes 1-6, kernels 1-3, strides 1-3, dilations 1-2, low padding 0-2, high 0-1.
+        // Rows 16-20 wide too: those computed by rows (`by_rows`), their last vector
+        // reading past the row.
         let all = Dim::all([1..=6, 1..=3, 1..=3, 1..=2, 0..=2, 0..=1]);
+        let wide = Dim::all([16..=20, 1..=3, 1..=2, 1..=2, 0..=2, 0..=1]);
         let mut taken = 0;
-        for hd in &all {
-            for wd in all.iter().step_by(7) {
-                let Some(g) = geometry_of([*hd, *wd], 4) else {
+        let mut by_rows = 0;
+        let cases = all.iter().flat_map(|hd| {
+            let wds = all.iter().step_by(7).chain(wide.iter().step_by(5));
+            wds.flat_map(move |wd| [(hd, wd, false), (hd, wd, true)])
+        });
+        for (hd, wd, rows) in cases {
+            {
+                let Some(g) = geometry_of([*hd, *wd], 4, rows) else {
                     continue;
                 };
+                by_rows += usize::from(g.by_rows);
+                if g.by_rows {
+                    // Every vector of every row reads before position len.
+                    let last = row_vectors(wd.out).last().map(|v| v.w0 + v.lanes);
+                    assert_eq!((hd.out - 1) * g.pitch + last.unwrap_or(0), g.len);
+                }
                 taken += 1;
                 let plane = (g.rows * g.pitch) as usize;
                 let mut buf = vec![None; plane * g.phases.len()];
@@ -642,6 +749,7 @@ mod tests {
             }
         }
         assert!(taken > 10_000, "only {taken} geometries taken");
+        assert!(by_rows > 1_000, "only {by_rows} geometries by rows");
     }
 
     /// Each block of a stride-2 phase row reads inside the image row, and the lanes it
