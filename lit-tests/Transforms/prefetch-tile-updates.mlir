@@ -257,3 +257,56 @@ func.func @panels(%p: memref<8x256x64xf32>, %k: index, %np: index, %out: memref<
   }
   return
 }
+
+// -----
+
+// An unrolled k loop (two steps per iteration) and its remainder, which starts from the
+// loop's accumulators (lower-ukernels{k-unroll=2} over a dynamic K): one chain. The C
+// tile read after the remainder is prefetched before the first loop, not between the
+// two; each loop prefetches the next panel's rows, and the strips are split once.
+// CHECK-LABEL: func.func @unrolled_chain
+// CHECK: %[[SPLIT:.*]] = arith.minsi
+// CHECK: scf.for %{{.*}} = %arg2 to %[[SPLIT]] step
+// CHECK: "memref.prefetch"(%arg5, %{{.*}}, %{{.*}}) <{{.*}}localityHint = 3
+// CHECK-NOT: scf.for
+// CHECK: %[[MAIN:.*]] = scf.for
+// CHECK: localityHint = 2
+// CHECK: localityHint = 2
+// CHECK: scf.yield
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %arg4 step %{{.*}} iter_args(%{{.*}} = %[[MAIN]])
+// CHECK: localityHint = 2
+// CHECK: scf.for %{{.*}} = %[[SPLIT]] to %arg3 step
+// CHECK-NOT: localityHint = 2
+// CHECK: localityHint = 3
+// CHECK-NOT: localityHint = 2
+// CHECK: return
+func.func @unrolled_chain(%p: memref<8x256x64xf32>, %panel: index, %lb: index, %ub: index, %k: index, %out: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c6 = arith.constant 6 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<64xf32>
+  %half = arith.divui %k, %c2 : index
+  %even = arith.muli %half, %c2 : index
+  scf.for %m = %lb to %ub step %c6 {
+    %acc = scf.for %kk = %c0 to %even step %c2 iter_args(%a0 = %zero) -> (vector<64xf32>) {
+      %row = "vector.transfer_read"(%p, %panel, %kk, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 3, 1, 0>, permutation_map = affine_map<(d0, d1, d2) -> (d2)>}> : (memref<8x256x64xf32>, index, index, index, f32) -> vector<64xf32>
+      %s0 = arith.addf %a0, %row : vector<64xf32>
+      %k1 = arith.addi %kk, %c1 : index
+      %row1 = "vector.transfer_read"(%p, %panel, %k1, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 3, 1, 0>, permutation_map = affine_map<(d0, d1, d2) -> (d2)>}> : (memref<8x256x64xf32>, index, index, index, f32) -> vector<64xf32>
+      %s1 = arith.addf %s0, %row1 : vector<64xf32>
+      scf.yield %s1 : vector<64xf32>
+    }
+    %rest = scf.for %kk = %even to %k step %c1 iter_args(%a0 = %acc) -> (vector<64xf32>) {
+      %row = "vector.transfer_read"(%p, %panel, %kk, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 3, 1, 0>, permutation_map = affine_map<(d0, d1, d2) -> (d2)>}> : (memref<8x256x64xf32>, index, index, index, f32) -> vector<64xf32>
+      %s0 = arith.addf %a0, %row : vector<64xf32>
+      scf.yield %s0 : vector<64xf32>
+    }
+    %old = "vector.transfer_read"(%out, %m, %c0, %z) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x64xf32>, index, index, f32) -> vector<64xf32>
+    %r = arith.addf %old, %rest : vector<64xf32>
+    "vector.transfer_write"(%r, %out, %m, %c0) <{in_bounds = [true], operandSegmentSizes = array<i32: 1, 1, 2, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (vector<64xf32>, memref<?x64xf32>, index, index) -> ()
+  } {ftuner.row_strips}
+  return
+}

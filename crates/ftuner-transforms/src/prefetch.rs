@@ -15,6 +15,12 @@
 //! defined before the loop. Reads of in-bounds 1-d vectors along one dim
 //! only (the form `lower-ukernels` writes).
 //!
+//! A k loop that takes several k steps per iteration (`lower-ukernels{k-unroll=2}`) over
+//! a dynamic K is followed by a remainder loop that starts from its accumulators: the
+//! two are one chain ([`chain_head`]), the reads after the remainder are prefetched
+//! before the first loop (between the two, they arrived after the tile's work), and the
+//! strips around the chain are split once (below).
+//!
 //! The same loops read B from panels `[N / nr][K][nr]` when `lower-ukernels` packed it
 //! (a prepared weight: packed once, in the prepare function). The first register tile
 //! of each panel block waits for memory — a block is read once per call, and a weight
@@ -60,8 +66,8 @@ const LINE: i64 = 64;
 const PREFETCHING_STRIPS: i64 = 4;
 
 /// The loop over full row strips around k loop `lp` (the `scf.for` that `lower-ukernels`
-/// marked `ftuner.row_strips`, without results, whose body holds `lp` and no other k
-/// loop), split after [`PREFETCHING_STRIPS`] strips: `[lb, split)` keeps the next panel's
+/// marked `ftuner.row_strips`, without results, whose body holds `lp` and no other chain
+/// of k loops: an unrolled k loop and its remainder are one), split after [`PREFETCHING_STRIPS`] strips: `[lb, split)` keeps the next panel's
 /// prefetches `added` to `lp`, a copy over `[split, ub)` runs without them, `split =
 /// min(lb + PREFETCHING_STRIPS * step, ub)`. Only the marked loop: when canonicalization
 /// folds a one-strip loop away, the loop around the k loop is the one over panels, and
@@ -78,7 +84,10 @@ fn split_strips(ir: &mut Ir, lp: OpId, added: &[OpId]) {
         return;
     }
     let nest = ir.collect_pre(m);
-    if nest.iter().filter(|o| is_k_loop(ir, **o)).count() != 1 {
+    let heads = nest
+        .iter()
+        .filter(|o| is_k_loop(ir, **o) && continued(ir, **o).is_none());
+    if heads.count() != 1 {
         return;
     }
     let rest = ir.clone_op(m, &mut Default::default());
@@ -302,6 +311,30 @@ fn is_k_loop(ir: &Ir, o: OpId) -> bool {
         && ir.results(o).iter().all(|r| ir.value_type(*r).is_vector())
 }
 
+/// The k loop that `lp` continues: the op with regions nearest before `lp` in its block,
+/// when it is a k loop whose results are `lp`'s initial accumulators, in order (an
+/// unrolled k loop's remainder: `lower-ukernels{k-unroll=2}` over a dynamic K).
+fn continued(ir: &Ir, lp: OpId) -> Option<OpId> {
+    let blk = ir.op(lp).parent?;
+    let prev = ir
+        .block_ops(blk)
+        .take_while(|o| *o != lp)
+        .filter(|o| !ir.regions_of(*o).is_empty())
+        .last()?;
+    let inits = ir.operands(lp).get(3..)?;
+    (is_k_loop(ir, prev) && ir.results(prev) == inits).then_some(prev)
+}
+
+/// The first k loop of the chain `lp` belongs to (`lp` itself unless it continues one):
+/// where what its accumulators are combined with after the chain is prefetched.
+fn chain_head(ir: &Ir, lp: OpId) -> OpId {
+    let mut head = lp;
+    while let Some(p) = continued(ir, head) {
+        head = p;
+    }
+    head
+}
+
 /// Fewest accumulators (rows of a register tile) of a k loop that prefetches the next
 /// panel of a B read in place: a narrower tile's k step is bound by its loads already
 /// (a 1 x 64 AVX-512 tile: four loads and a broadcast for four FMAs), and the wide strips
@@ -330,6 +363,8 @@ impl PrefetchTileUpdatesPass {
             .filter(|o| ir.name(*o) == ops::memref::SubviewOp::NAME)
             .collect();
         let loc = ir.loc(lp);
+        // Before the first loop of the chain: a remainder loop runs a few k steps.
+        let lp = chain_head(ir, lp);
         for sv in views {
             let Some(view) = View::of(ir, sv) else {
                 continue;
@@ -488,6 +523,8 @@ impl PrefetchTileUpdatesPass {
             break;
         }
         let loc = ir.loc(lp);
+        // Before the first loop of the chain: a remainder loop runs a few k steps.
+        let lp = chain_head(ir, lp);
         for r in after {
             let Some((along, lanes)) = read_along(ir, r) else {
                 continue;
@@ -517,7 +554,7 @@ define_pass! {
         argument: "prefetch-tile-updates",
         name: "PrefetchTileUpdates",
         summary: "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it",
-        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. A k loop marked `ftuner.prefetch_next_panel` (B read in place through a 2-d subview of nr columns) prefetches the next column panel's row k of B into L2 the same way. Only the first four row strips of a panel do: the loop over strips around such a k loop (marked `ftuner.row_strips` by lower-ukernels) is split after them, its copy running the other strips without those prefetches. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
+        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. A k loop marked `ftuner.prefetch_next_panel` (B read in place through a 2-d subview of nr columns) prefetches the next column panel's row k of B into L2 the same way. A k loop followed by a remainder loop that starts from its results (an unrolled k loop over a dynamic K) is one chain with it: what follows the remainder is prefetched before the first loop. Only the first four row strips of a panel do: the loop over strips around such a k loop or chain (marked `ftuner.row_strips` by lower-ukernels) is split after them, its copy running the other strips without those prefetches. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
         options: PrefetchTileUpdatesOptions {},
         statistics: {
             prefetches: "num-prefetches" => "Prefetches inserted",
@@ -538,14 +575,30 @@ impl PrefetchTileUpdatesPass {
                 loops.push(o);
             }
         });
-        for l in loops {
+        for &l in &loops {
             self.tile_loop(cx.ir, l);
             self.epilogue_slices(cx.ir, l);
+        }
+        // Per chain of k loops (one, or an unrolled loop and its remainder): the next
+        // panel's rows prefetched in each, the strips split once.
+        let heads: Vec<OpId> = loops
+            .iter()
+            .copied()
+            .filter(|l| continued(cx.ir, *l).is_none())
+            .collect();
+        for head in heads {
+            let chain: Vec<OpId> = loops
+                .iter()
+                .copied()
+                .filter(|l| chain_head(cx.ir, *l) == head)
+                .collect();
             let mut added = vec![];
-            self.next_panel(cx.ir, l, &mut added);
-            self.next_panel_in_place(cx.ir, l, &mut added);
+            for &l in &chain {
+                self.next_panel(cx.ir, l, &mut added);
+                self.next_panel_in_place(cx.ir, l, &mut added);
+            }
             if !added.is_empty() {
-                split_strips(cx.ir, l, &added);
+                split_strips(cx.ir, head, &added);
             }
         }
         Ok(())
