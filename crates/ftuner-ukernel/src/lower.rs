@@ -87,7 +87,8 @@ pub struct Blocking {
     /// Mark independent loops `ftuner.parallel` ([`PARALLEL_ATTR`]).
     pub parallel: bool,
     /// k steps per iteration of a register tile's k loop; 0: [`CONV_K_UNROLL`] for
-    /// flat-form convolutions, one for the others.
+    /// flat-form convolutions, `register_tile::MATMUL_K_UNROLL` for other tiles whose k
+    /// extent is static and a multiple of it, one for the rest.
     pub k_unroll: i64,
 }
 
@@ -95,10 +96,8 @@ pub struct Blocking {
 /// NCHW 3x3 conv + bias + ReLU, batch 1, one thread, 1/2/4/8 steps compiled in one
 /// process, alternated, 21 rounds (Xeon family 6 model 167): 64 channels at 56x56
 /// 1.505/1.426/1.439/1.440 ms, 256 at 14x14 1.579/1.523/1.521/1.512, 512 at 7x7
-/// 1.843/1.799/1.807/1.897, 128 at 28x28 stride 2 0.416/0.404/0.405/0.401. A matmul's
-/// tiles keep one by default: two were 4-14% faster on W1's K = 768 shapes and on
-/// 35x1500x2560, level at K = 3072, and 8-10% slower on W3's 3072x3000x1024 (three
-/// runs each, `ftuner-bench --pipeline '...lower-ukernels{k-unroll=2}...'`).
+/// 1.843/1.799/1.807/1.897, 128 at 28x28 stride 2 0.416/0.404/0.405/0.401. Other
+/// tiles: `register_tile::MATMUL_K_UNROLL`.
 pub(crate) const CONV_K_UNROLL: i64 = 2;
 
 /// What the register-level body needs to know about a patch.

@@ -81,6 +81,13 @@ impl<'a> B<'a> {
     pub(crate) fn index_op(&mut self, block: BlockId, name: &str, a: Value, b: Value) -> Value {
         self.val(block, name, vec![a, b], Type::index(), vec![])
     }
+    /// The value of index `v` when an `arith.constant` defines it.
+    pub(crate) fn const_index(&self, v: Value) -> Option<i64> {
+        let d = self.ir.defining_op(v)?;
+        (self.ir.name(d) == ops::arith::ConstantOp::NAME)
+            .then(|| self.ir.attr(d, "value").and_then(|a| a.as_i64()))
+            .flatten()
+    }
     pub(crate) fn index(&mut self, block: BlockId, v: i64) -> Value {
         self.val(
             block,
@@ -160,7 +167,9 @@ impl<'a> B<'a> {
         self.ir.results(iff).to_vec()
     }
     /// In the body `fb` of a kc loop at block start `k0` (blocks of `step`, K = `kext`):
-    /// the block `(dk, k0, min(step, kext - k0))` the tiles read, with its flags — first
+    /// the block `(dk, k0, min(step, kext - k0))` the tiles read (`step` itself when it is
+    /// a constant that divides a constant `kext`: every block whole, its size static in the
+    /// tiles' slices), with its flags — first
     /// (`k0 == 0`: where a zero-initialised C is stored, not added to) when `first`, last
     /// (`k0 + ks >= kext`: where the epilogue runs) when `last`.
     pub(crate) fn enter_k_block(
@@ -170,8 +179,16 @@ impl<'a> B<'a> {
         (k0, step, kext): (Value, Value, Value),
         (first, last): (bool, bool),
     ) {
-        let left = self.ibin(fb, ops::arith::SubiOp::NAME, kext, k0);
-        let ks = self.index_op(fb, ops::arith::MinsiOp::NAME, step, left);
+        let whole = match (self.const_index(step), self.const_index(kext)) {
+            (Some(st), Some(k)) => st > 0 && k % st == 0,
+            _ => false,
+        };
+        let ks = if whole {
+            step
+        } else {
+            let left = self.ibin(fb, ops::arith::SubiOp::NAME, kext, k0);
+            self.index_op(fb, ops::arith::MinsiOp::NAME, step, left)
+        };
         self.kblock = Some((dk, k0, ks));
         if first {
             let c0 = self.index(fb, 0);

@@ -613,16 +613,27 @@ fn loops(b: &mut B<'_>, blk: BlockId, n: &Nest<'_>) -> Value {
         let a_shape = b.ir.value_type(ins[0]).shape().unwrap_or(&[]).to_vec();
         let kstatic = a_shape.get(kp).copied().unwrap_or(DYNAMIC);
         if kstatic == DYNAMIC || kstatic > kc {
-            let kpv = b.index(blk, kp as i64);
-            let kext = b.val(
-                blk,
-                tensor::DimOp::NAME,
-                vec![ins[0], kpv],
-                Type::index(),
-                vec![],
-            );
             let c0 = b.index(blk, 0);
-            let (kpos, step) = even_k_step(b, blk, kext, kc);
+            let (kext, kpos, step) = match even_k_block(kstatic, kc) {
+                // A static K: it and its block size constants (whole blocks when the size
+                // divides K: their slices static, `B::enter_k_block`).
+                Some(st) if kstatic != DYNAMIC => {
+                    let k = b.index(blk, kstatic);
+                    (k, k, b.index(blk, st))
+                }
+                _ => {
+                    let kpv = b.index(blk, kp as i64);
+                    let kext = b.val(
+                        blk,
+                        tensor::DimOp::NAME,
+                        vec![ins[0], kpv],
+                        Type::index(),
+                        vec![],
+                    );
+                    let (kpos, step) = even_k_step(b, blk, kext, kc);
+                    (kext, kpos, step)
+                }
+            };
             // With an epilogue, an empty reduction still runs one (empty) block, whose
             // tiles apply the epilogue; with a zero init, whose tiles write the zeros.
             let ub = if epilogue_block(b.ir, op).is_some() || b.zero_init {

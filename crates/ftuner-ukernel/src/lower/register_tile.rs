@@ -221,6 +221,7 @@ fn register_tile(
     // be nt strided loads per k step; dot products along k instead (rows of A and B read
     // as full vectors), reduced to C's rows, and the k remainder as below.
     let dot = nt_dot(lay, vb) && mt * nt <= DOT_OUTPUTS && nt <= vb.lanes;
+    let ku = k_steps(b, a, ak);
     // k from `start` to the end, one step at a time, from the accumulators `init`.
     let k_loop = |b: &mut B<'_>, start: Value, init: Vec<Value>| -> Vec<Value> {
         let n = init.len();
@@ -232,9 +233,9 @@ fn register_tile(
     let sums: Vec<Value> = if dot {
         let (start, init) = dot_tile(b, blk, lay, vb, (a, bm), (mt, nt), &batch_of, kext);
         k_loop(b, start, init)
-    } else if u == 1 && b.blocking.k_unroll > 1 {
-        // `k-unroll` steps per iteration into the same accumulators, the remainder after.
-        let ku = b.blocking.k_unroll.min(8);
+    } else if u == 1 && ku > 1 {
+        // `ku` steps per iteration into the same accumulators, the remainder after.
+        let ku = ku.min(8);
         let cu = b.index(blk, ku);
         let q = b.ibin(blk, ops::arith::DivuiOp::NAME, kext, cu);
         let kmain = b.ibin(blk, ops::arith::MuliOp::NAME, q, cu);
@@ -273,6 +274,37 @@ fn register_tile(
         None => vals.to_vec(),
     };
     store_sums(b, blk, c, &c_rows, &sums, (pad, vty, cn), &finish)
+}
+
+/// k steps per iteration of a register tile's k loop by default (`k-unroll=0`) where its
+/// k extent is static and a multiple of it (a static K, or a whole block of one: no
+/// remainder loop); one where it is dynamic. LLVM does not unroll a loop carrying 6-24
+/// vector accumulators, and two steps per iteration halve its counter and branch work.
+/// Measured (one thread, Xeon family 6 model 167): `ftuner-bench --workloads w1` with
+/// this default and static k blocks against the build before, alternated, three runs:
+/// best-library-time/ftuner-time median 0.918 -> 0.960, 34 of 36 shapes faster (per
+/// shape 0.97-1.13x, median 1.05x), against Debian's OpenBLAS 1.064 -> 1.108; whole models
+/// saved before and after (`tools/bench/ab_saved.py`, 11 rounds): BERT at 64 / 256 tokens
+/// 95.9 -> 94.5 / 351.0 -> 335.6 ms, GPT-2 94.7 -> 92.4 / 379.9 -> 364.3, ResNet-50 batch
+/// 1 68.0 -> 66.4, MobileNetV2 batch 8 67.1 -> 66.0. Over a dynamic K (W3's `?x? * ?x?`,
+/// `k-unroll=2` against one, three runs each; the remainder loop's C prefetches placed by
+/// `prefetch-tile-updates`'s chains) mixed: 5124x700x2048 0.88 -> 1.00 and 8448x1500x2816
+/// 0.91 -> 1.03 of the best library's speed, but 3072x3000x1024 0.90 -> 0.85 and
+/// 4608x4x1536 0.99 -> 0.80, inside a noise band of about 10% that day (the same code
+/// measured 0.89-1.01x apart).
+pub(super) const MATMUL_K_UNROLL: i64 = 2;
+
+/// k steps per iteration of the tile reading A slice `a` (k at its dim `ak`): `k-unroll`,
+/// or by default [`MATMUL_K_UNROLL`] where the slice's k extent is static and a multiple
+/// of it (no remainder loop), else one.
+fn k_steps(b: &B<'_>, a: Value, ak: usize) -> i64 {
+    if b.blocking.k_unroll != 0 {
+        return b.blocking.k_unroll;
+    }
+    match b.ir.value_type(a).shape().and_then(|s| s.get(ak).copied()) {
+        Some(k) if k != ftuner_ir::DYNAMIC && k > 0 && k % MATMUL_K_UNROLL == 0 => MATMUL_K_UNROLL,
+        _ => 1,
+    }
 }
 
 /// One k step of a register tile: the accumulators after step `k`.

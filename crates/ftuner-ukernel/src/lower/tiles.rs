@@ -134,9 +134,15 @@ pub(super) fn slice(
         } else if let Some((_, k0, ks)) = b.kblock.filter(|kb| kb.0 == *d) {
             dyn_off.push(k0);
             st_off.push(DYNAMIC);
-            dyn_size.push(ks);
-            st_size.push(DYNAMIC);
-            new_shape.push(DYNAMIC);
+            // A whole block of a static K: its size static too.
+            match b.const_index(ks) {
+                Some(n) => st_size.push(n),
+                None => {
+                    dyn_size.push(ks);
+                    st_size.push(DYNAMIC);
+                }
+            }
+            new_shape.push(b.const_index(ks).unwrap_or(DYNAMIC));
         } else {
             st_off.push(0);
             if shape[j] == DYNAMIC {
@@ -185,17 +191,24 @@ pub(super) fn tile(
         (Some((ap, m0)), Some((_, _, ks))) => {
             let r = b.ibin(blk, ops::arith::SubiOp::NAME, t.0, m0);
             let elem = b.ir.value_type(ap).element_type();
-            let rt = Type::tensor(vec![t.1, DYNAMIC], elem);
+            // A whole block of a static K: its size static.
+            let (kn, operands) = match b.const_index(ks) {
+                Some(n) => (n, vec![r]),
+                None => (DYNAMIC, vec![r, ks]),
+            };
+            let rt = Type::tensor(vec![t.1, kn], elem);
             let spec = SliceSpec {
-                operands: vec![r, ks],
+                operands: operands.clone(),
                 n_offsets: 1,
                 static_offsets: vec![DYNAMIC, 0],
-                static_sizes: vec![t.1, DYNAMIC],
+                static_sizes: vec![t.1, kn],
             };
+            let mut all = vec![ap];
+            all.extend(operands);
             let sl = b.val(
                 blk,
                 ops::tensor::ExtractSliceOp::NAME,
-                vec![ap, r, ks],
+                all,
                 rt,
                 spec.props(&[1]),
             );
