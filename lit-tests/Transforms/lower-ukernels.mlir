@@ -106,6 +106,11 @@
 // PACKA: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [6, 384] [1, 1] {ftuner.in_bounds} : tensor<?x?xf32> to tensor<6x384xf32>
 // PACKA: } else {
 // PACKA: tensor.extract_slice %arg0[
+// Whole k blocks of a static K (two of 384) through the packed A block: at M = 130 (one
+// mc block of 130 rows, A packed, B read in place) and 250 (B packed; a block of 240
+// rows packed and one of 10 not), against the interpreter.
+// RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=130x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
+// RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=250x768 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK
 // The packed and unpacked nests agree with the interpreter at M = 1100 (packed; N = 530
 // is 8 full tiles and a residue, K = 40 two 16-lane copies and a remainder).
 // RUN: ftuner-run %examples/kernels/matmul_dynamic.mlir --shape 0=1100x40 --shape 1=40x530 --pass-pipeline="builtin.module(patch-ukernels{target=zen4},lower-ukernels,canonicalize,cse)" --check | FileCheck %s --check-prefix=PADOK

@@ -292,6 +292,7 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
 // 15 outputs written in place as lanes 0-7, 8-11, 12-13 and 14, no flat result.
 // ROWS-LABEL: func.func @dw_bn_odd
 // ROWS: %[[XF:.*]] = tensor.collapse_shape %{{.*}} : tensor<1x9x17xf32> into tensor<153xf32>
+// ROWS-NOT: tensor<112xf32>
 // ROWS: scf.for %[[H:.*]] = %{{.*}} to %c6 step %{{.*}} iter_args(%[[O:.*]] = %{{.*}}) -> (tensor<1x1x6x15xf32>)
 // ROWS: %[[J:.*]] = arith.muli %[[H]], %c17
 // ROWS: "vector.transfer_read"(%[[XF]], %[[J]], %{{.*}}) {{.*}} -> vector<16xf32>
@@ -305,7 +306,6 @@ func.func @left_alone(%x: tensor<1x4x9x11xf32>, %k: tensor<5x3x3xf32>, %y: tenso
 // ROWS: "vector.transfer_write"({{.*}}, %[[H]], %c12)
 // ROWS: <{mask = array<i64: 14>}>
 // ROWS: %[[O4:.*]] = "vector.transfer_write"({{.*}}, %[[H]], %c14)
-// ROWS-NOT: tensor<96xf32>
 // ROWS: scf.yield %[[O4]] : tensor<1x1x6x15xf32>
 // Strides 2 x 3, dilation 2: every tap in row phase 0, the column taps at 0, 2 and 4 in
 // column phases 0, 2 and 1; three phase planes.

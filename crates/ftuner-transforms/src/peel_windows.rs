@@ -431,9 +431,9 @@ define_pass! {
             "flat" => flat: bool = "true",
                 "With planes: a stride-1 window op whose init is a fill runs over its plane padded once and viewed as one dimension, every output in one vectorizable loop, instead of an interior and border strips";
             "vector" => vector: bool = "true",
-                "With flat: a depthwise conv of f32 (image, filter and output) with a filled init, of any stride, whose phase planes fit 32 KiB (whole, or in bands of output rows), is written in vectors of 16 flat positions, its consumer (lanewise arith, inputs read per channel) applied in registers before the store, and each output row copied out of the flat result in vectors; false: the flat form as a linalg.generic and the consumer as a second pass over the plane";
+                "With flat: a depthwise conv of f32 (image, filter and output) with a filled init, of any stride, whose phase planes fit 32 KiB (whole, or in bands of output rows), is written in vectors of 16 flat positions, its consumer (lanewise arith, inputs read per channel) applied in registers before the store (by rows, written into each output row in place; otherwise each output row copied out of the flat result in vectors); false: the flat form as a linalg.generic and the consumer as a second pass over the plane";
             "rows" => rows: bool = "true",
-                "With vector: a plane at least 16 outputs wide is computed by output rows, each row's vectors (16 lanes, then one of the next power of two for the rest) written in place into the output, instead of one flat result whose rows are copied out";
+                "With vector: a plane at least 8 outputs wide is computed by output rows, each row's vectors (16 lanes, then one of the next power of two for the rest) written in place into the output, instead of one flat result whose rows are copied out";
             "separable" => separable: bool = "true",
                 "With planes: a max pooling of f32 with a filled init, column stride 1 or 2, is computed per output row in two passes of vectors (the maximum over the window's rows into a row buffer, then over its columns), its consumer (lanewise arith, inputs read per channel) applied in registers; false: the flat form at stride 1, pieces otherwise";
             "fuse-consumers" => fuse_consumers: bool = "true",

@@ -581,17 +581,22 @@ impl PrefetchTileUpdatesPass {
         }
         // Per chain of k loops (one, or an unrolled loop and its remainder): the next
         // panel's rows prefetched in each, the strips split once.
-        let heads: Vec<OpId> = loops
-            .iter()
-            .copied()
-            .filter(|l| continued(cx.ir, *l).is_none())
-            .collect();
-        for head in heads {
-            let chain: Vec<OpId> = loops
-                .iter()
-                .copied()
-                .filter(|l| chain_head(cx.ir, *l) == head)
-                .collect();
+        let mut chains: Vec<(OpId, Vec<OpId>)> = vec![];
+        let mut at: rustc_hash::FxHashMap<OpId, usize> = Default::default();
+        for &l in &loops {
+            // `loops` is in pre-order: a loop's predecessor in its chain came before it.
+            match continued(cx.ir, l).and_then(|p| at.get(&p).copied()) {
+                Some(i) => {
+                    chains[i].1.push(l);
+                    at.insert(l, i);
+                }
+                None => {
+                    at.insert(l, chains.len());
+                    chains.push((l, vec![l]));
+                }
+            }
+        }
+        for (head, chain) in chains {
             let mut added = vec![];
             for &l in &chain {
                 self.next_panel(cx.ir, l, &mut added);

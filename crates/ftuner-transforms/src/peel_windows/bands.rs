@@ -48,7 +48,8 @@ pub(super) struct Band {
 
 /// The bands of window `w`'s plane: the whole plane as one band when its phases fit
 /// [`MAX_BYTES`], else the fewest bands of equal height whose phases do; None when the
-/// window has no vector form, or not even single rows fit.
+/// window has no vector form, or not even single rows fit. `rows`: wide enough planes
+/// computed by rows (`geometry_of`).
 pub(super) fn bands(w: &Window, rows: bool) -> Option<Vec<Band>> {
     let elem_bytes = w.elem.bit_width()?.div_ceil(8) as i64;
     bands_of(w.dims, (elem_bytes, rows), MAX_BYTES)

@@ -169,7 +169,9 @@ fn phase_span(a: i64, s: i64, low: i64, size: i64) -> Option<((i64, i64), i64)> 
 
 /// The geometry of a window of dims `[hd, wd]` in phase planes of elements of
 /// `elem_bytes`, when every stride and dilation is positive and the filter has at most
-/// [`MAX_TAPS`] taps (the caller checks the buffer's bytes against [`MAX_BYTES`]).
+/// [`MAX_TAPS`] taps (the caller checks the buffer's bytes against [`MAX_BYTES`]);
+/// computed by rows (`by_rows`) when `rows` and the output is at least [`MIN_ROW_WIDTH`]
+/// wide.
 pub(super) fn geometry_of([hd, wd]: [super::Dim; 2], elem_bytes: i64, rows: bool) -> Option<Geom> {
     let by_rows = rows && wd.out >= MIN_ROW_WIDTH;
     if [hd.s, wd.s, hd.d, wd.d, hd.k, wd.k].iter().any(|v| *v < 1)
@@ -698,53 +700,48 @@ mod tests {
             wds.flat_map(move |wd| [(hd, wd, false), (hd, wd, true)])
         });
         for (hd, wd, rows) in cases {
-            {
-                let Some(g) = geometry_of([*hd, *wd], 4, rows) else {
-                    continue;
-                };
-                by_rows += usize::from(g.by_rows);
-                if g.by_rows {
-                    // Every vector of every row reads before position len.
-                    let last = row_vectors(wd.out).last().map(|v| v.w0 + v.lanes);
-                    assert_eq!((hd.out - 1) * g.pitch + last.unwrap_or(0), g.len);
-                }
-                taken += 1;
-                let plane = (g.rows * g.pitch) as usize;
-                let mut buf = vec![None; plane * g.phases.len()];
-                for (p, ph) in g.phases.iter().enumerate() {
-                    let [(r0, nr), (c0, nc)] = ph.src;
-                    for i in 0..nr {
-                        for j in 0..nc {
-                            let at = (ph.at[0] + i) * g.pitch + ph.at[1] + j;
-                            assert!(ph.at[0] + i < g.rows && ph.at[1] + j < g.pitch);
-                            buf[p * plane + at as usize] = Some((r0 + hd.s * i, c0 + wd.s * j));
-                        }
+            let Some(g) = geometry_of([*hd, *wd], 4, rows) else {
+                continue;
+            };
+            by_rows += usize::from(g.by_rows);
+            if g.by_rows {
+                // Every vector of every row reads before position len.
+                let last = row_vectors(wd.out).last().map(|v| v.w0 + v.lanes);
+                assert_eq!((hd.out - 1) * g.pitch + last.unwrap_or(0), g.len);
+            }
+            taken += 1;
+            let plane = (g.rows * g.pitch) as usize;
+            let mut buf = vec![None; plane * g.phases.len()];
+            for (p, ph) in g.phases.iter().enumerate() {
+                let [(r0, nr), (c0, nc)] = ph.src;
+                for i in 0..nr {
+                    for j in 0..nc {
+                        let at = (ph.at[0] + i) * g.pitch + ph.at[1] + j;
+                        assert!(ph.at[0] + i < g.rows && ph.at[1] + j < g.pitch);
+                        buf[p * plane + at as usize] = Some((r0 + hd.s * i, c0 + wd.s * j));
                     }
                 }
-                for t in &g.taps {
-                    assert!(
-                        (t + g.len - 1) < buf.len() as i64,
-                        "{hd:?} {wd:?}: tap {t} reads past the buffer"
-                    );
-                }
-                let mut t = 0;
-                for r in 0..hd.k {
-                    for s in 0..wd.k {
-                        for h in 0..hd.out {
-                            for w in 0..wd.out {
-                                let (ph, pw) =
-                                    (h * hd.s + r * hd.d - hd.low, w * wd.s + s * wd.d - wd.low);
-                                let want = (ph >= 0 && ph < hd.size && pw >= 0 && pw < wd.size)
-                                    .then_some((ph, pw));
-                                let got = buf[(g.taps[t] + h * g.pitch + w) as usize];
-                                assert_eq!(
-                                    got, want,
-                                    "{hd:?} {wd:?}: tap ({r}, {s}) at ({h}, {w})"
-                                );
-                            }
+            }
+            for t in &g.taps {
+                assert!(
+                    (t + g.len - 1) < buf.len() as i64,
+                    "{hd:?} {wd:?}: tap {t} reads past the buffer"
+                );
+            }
+            let mut t = 0;
+            for r in 0..hd.k {
+                for s in 0..wd.k {
+                    for h in 0..hd.out {
+                        for w in 0..wd.out {
+                            let (ph, pw) =
+                                (h * hd.s + r * hd.d - hd.low, w * wd.s + s * wd.d - wd.low);
+                            let want = (ph >= 0 && ph < hd.size && pw >= 0 && pw < wd.size)
+                                .then_some((ph, pw));
+                            let got = buf[(g.taps[t] + h * g.pitch + w) as usize];
+                            assert_eq!(got, want, "{hd:?} {wd:?}: tap ({r}, {s}) at ({h}, {w})");
                         }
-                        t += 1;
                     }
+                    t += 1;
                 }
             }
         }

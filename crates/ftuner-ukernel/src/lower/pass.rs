@@ -26,7 +26,7 @@ define_pass! {
             "k-blocking" => k_blocking: bool = "true",
                 "Split the reduction into blocks of the patch's kc (an scf.for around the tile loops)";
             "k-unroll" => k_unroll: i64 = "0",
-                "k steps per iteration of a register tile's k loop (LLVM does not unroll a loop carrying its accumulators): a matmul's remainder runs one step at a time; a flat-form conv takes it only where K and its k blocks' step are multiples of it, else one step; 0: two for flat-form convolutions, one for the others";
+                "k steps per iteration of a register tile's k loop (LLVM does not unroll a loop carrying its accumulators): a matmul's remainder runs one step at a time; a flat-form conv takes it only where K and its k blocks' step are multiples of it, else one step; 0: two for flat-form convolutions and for other tiles whose k extent is static and even (a static K, or a whole k block of one), one for the rest";
         },
         statistics: {
             lowered: "num-lowered" => "Patches lowered to loops",

@@ -277,8 +277,10 @@ fn register_tile(
 }
 
 /// k steps per iteration of a register tile's k loop by default (`k-unroll=0`) where its
-/// k extent is static and a multiple of it (a static K, or a whole block of one: no
-/// remainder loop); one where it is dynamic. LLVM does not unroll a loop carrying 6-24
+/// k extent is static and a multiple of it (a static K, or a whole block of one: the
+/// remainder loop runs no step, and canonicalization removes it); one where it is
+/// dynamic. (Tiles that split k over several accumulator sets, and dot-product tiles,
+/// keep their own loops.) LLVM does not unroll a loop carrying 6-24
 /// vector accumulators, and two steps per iteration halve its counter and branch work.
 /// Measured (one thread, Xeon family 6 model 167): `ftuner-bench --workloads w1` with
 /// this default and static k blocks against the build before, alternated, three runs:
@@ -296,7 +298,7 @@ pub(super) const MATMUL_K_UNROLL: i64 = 2;
 
 /// k steps per iteration of the tile reading A slice `a` (k at its dim `ak`): `k-unroll`,
 /// or by default [`MATMUL_K_UNROLL`] where the slice's k extent is static and a multiple
-/// of it (no remainder loop), else one.
+/// of it (its remainder runs no step), else one.
 fn k_steps(b: &B<'_>, a: Value, ak: usize) -> i64 {
     if b.blocking.k_unroll != 0 {
         return b.blocking.k_unroll;
