@@ -540,47 +540,38 @@ pub(super) fn plane(
     );
     // The taps (filter values, splat) and their flat offsets, in the op's order.
     let [hd, wd] = w.dims;
-    let (mut taps, mut taps16) = (vec![], vec![]);
+    let mut taps = vec![];
     for r in 0..hd.k {
         for s in 0..wd.k {
             let idx = vec![b.index(0), b.index(r), b.index(s)];
             let mut operands = vec![f];
             operands.extend(idx);
             let t = b.value(ops::tensor::ExtractOp::NAME, operands, elem, &[]);
-            let off = g.taps[taps.len()];
-            taps.push((off, t));
-            taps16.push((off, splat(b, t, LANES)));
+            taps.push((g.taps[taps.len()], t));
         }
     }
-    let acc0 = splat(b, init, LANES);
     let scalars = sink.map(|(s, c)| (s, channel_scalars(b, s, c)));
-    let extra = scalars
-        .as_ref()
-        .map(|(s, sc)| (*s, splat_all(b, sc, LANES)));
-    let mut splats = vec![Splats {
-        lanes: LANES,
-        taps: taps16,
-        acc0,
-        extra,
-    }];
-    // By rows, the same splat to the width of a row's last vector.
-    for v in row_vectors(wd.out)
-        .iter()
-        .filter(|_| g.by_rows)
-        .map(|v| v.lanes)
-    {
-        if splats.iter().all(|s| s.lanes != v) {
-            splats.push(Splats {
-                lanes: v,
-                taps: taps
-                    .iter()
-                    .map(|(off, t)| (*off, splat(b, *t, v)))
-                    .collect(),
-                acc0: splat(b, init, v),
-                extra: scalars.as_ref().map(|(s, sc)| (*s, splat_all(b, sc, v))),
-            });
-        }
+    // The taps, the fill's value and the consumer's inputs splat to each width computed:
+    // 16 lanes flat; by rows, those of a row's vectors.
+    let mut widths = vec![];
+    if g.by_rows {
+        widths.extend(row_vectors(wd.out).iter().map(|v| v.lanes));
+        widths.dedup();
+    } else {
+        widths.push(LANES);
     }
+    let splats: Vec<Splats> = widths
+        .into_iter()
+        .map(|v| Splats {
+            lanes: v,
+            taps: taps
+                .iter()
+                .map(|(off, t)| (*off, splat(b, *t, v)))
+                .collect(),
+            acc0: splat(b, init, v),
+            extra: scalars.as_ref().map(|(s, sc)| (*s, splat_all(b, sc, v))),
+        })
+        .collect();
     let per_chain = if wd.k > 1 {
         wd.k as usize
     } else {

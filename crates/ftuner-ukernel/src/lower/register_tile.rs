@@ -235,7 +235,6 @@ fn register_tile(
         k_loop(b, start, init)
     } else if u == 1 && ku > 1 {
         // `ku` steps per iteration into the same accumulators, the remainder after.
-        let ku = ku.min(8);
         let cu = b.index(blk, ku);
         let q = b.ibin(blk, ops::arith::DivuiOp::NAME, kext, cu);
         let kmain = b.ibin(blk, ops::arith::MuliOp::NAME, q, cu);
@@ -298,10 +297,10 @@ pub(super) const MATMUL_K_UNROLL: i64 = 2;
 
 /// k steps per iteration of the tile reading A slice `a` (k at its dim `ak`): `k-unroll`,
 /// or by default [`MATMUL_K_UNROLL`] where the slice's k extent is static and a multiple
-/// of it (its remainder runs no step), else one.
+/// of it (its remainder runs no step), else one. At most 8.
 fn k_steps(b: &B<'_>, a: Value, ak: usize) -> i64 {
     if b.blocking.k_unroll != 0 {
-        return b.blocking.k_unroll;
+        return b.blocking.k_unroll.min(8);
     }
     match b.ir.value_type(a).shape().and_then(|s| s.get(ak).copied()) {
         Some(k) if k != ftuner_ir::DYNAMIC && k > 0 && k % MATMUL_K_UNROLL == 0 => MATMUL_K_UNROLL,

@@ -135,14 +135,12 @@ pub(super) fn slice(
             dyn_off.push(k0);
             st_off.push(DYNAMIC);
             // A whole block of a static K: its size static too.
-            match b.const_index(ks) {
-                Some(n) => st_size.push(n),
-                None => {
-                    dyn_size.push(ks);
-                    st_size.push(DYNAMIC);
-                }
+            let n = b.const_index(ks).unwrap_or(DYNAMIC);
+            if n == DYNAMIC {
+                dyn_size.push(ks);
             }
-            new_shape.push(b.const_index(ks).unwrap_or(DYNAMIC));
+            st_size.push(n);
+            new_shape.push(n);
         } else {
             st_off.push(0);
             if shape[j] == DYNAMIC {
@@ -197,14 +195,15 @@ pub(super) fn tile(
                 None => (DYNAMIC, vec![r, ks]),
             };
             let rt = Type::tensor(vec![t.1, kn], elem);
+            let all: Vec<Value> = std::iter::once(ap)
+                .chain(operands.iter().copied())
+                .collect();
             let spec = SliceSpec {
-                operands: operands.clone(),
+                operands,
                 n_offsets: 1,
                 static_offsets: vec![DYNAMIC, 0],
                 static_sizes: vec![t.1, kn],
             };
-            let mut all = vec![ap];
-            all.extend(operands);
             let sl = b.val(
                 blk,
                 ops::tensor::ExtractSliceOp::NAME,
