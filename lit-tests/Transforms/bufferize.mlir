@@ -5,6 +5,7 @@
 // REQUIRES: mlir-opt
 // Pads (border-only and whole fills, batch 0 included) against the interpreter:
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=border --shape 0=2x3x4x5 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %S/Inputs/two_outs.mlir --entry=two --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=border --shape 0=0x3x4x5 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=corners --shape 0=3x4 --check | FileCheck %s --check-prefix=RUNOK
 // RUN: ftuner-run %S/Inputs/pads.mlir --entry=nhwc --shape 0=2x4x5x3 --check | FileCheck %s --check-prefix=RUNOK
@@ -279,4 +280,25 @@ func.func @not_hoisted(%a: tensor<8xf32>, %n: index) -> tensor<8xf32> {
     scf.yield %u : tensor<8xf32>
   }
   return %r : tensor<8xf32>
+}
+
+// -----
+
+// One tensor as two outputs of a generic: the first writes it in place, the second gets a
+// buffer of its own (both were written into one, and the first result read the second's
+// values).
+// CHECK-LABEL: func.func @one_empty_two_outs
+// CHECK: %[[A:.*]] = memref.alloc()
+// CHECK: %[[B:.*]] = memref.alloc()
+// CHECK: linalg.generic {{.*}} outs(%[[A]], %[[B]] :
+// CHECK-NOT: memref.dealloc
+// CHECK: return %[[A]], %[[B]]
+func.func @one_empty_two_outs(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e, %e : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%in: f32, %o1: f32, %o2: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %in, %n : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
 }

@@ -332,10 +332,11 @@ fn conflicts(
         }
         for u in ir.uses(v) {
             if u.op == w {
-                if u.operand as usize == idx
-                    || self_match
-                    || same_point(ir, an, w, u.operand as usize, idx, v, d)
-                {
+                // Another operand `w` writes in place already (a generic with one tensor
+                // as two outputs): two results would share one buffer.
+                let k = u.operand as usize;
+                let written = || an.in_place.contains(&(w, k));
+                if k == idx || self_match || (!written() && same_point(ir, an, w, k, idx, v, d)) {
                     continue;
                 }
                 return true;
