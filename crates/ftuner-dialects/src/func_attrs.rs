@@ -12,7 +12,8 @@
 //! * `ftuner.run_once` on a function run once per loaded model (the prepare function).
 //! * `ftuner.noinline` on a function outlined from a loop nest.
 
-use ftuner_ir::{Attribute, Ir, OpId};
+use crate::ops;
+use ftuner_ir::{Attribute, Ir, OpId, Value};
 
 /// The unit attribute of a weight argument (in the function's `arg_attrs`).
 pub const WEIGHT: &str = "ftuner.weight";
@@ -109,4 +110,56 @@ pub fn prepared_attr(inputs: &[i64], prepare: &str) -> Attribute {
         ("inputs".into(), Attribute::dense_i64_array(inputs)),
         ("prepare".into(), Attribute::symbol_ref(prepare.to_string())),
     ])
+}
+
+/// Whether `v` is known when the weights are: an argument marked `{ftuner.weight}`, an
+/// argument of a function that `outline-weight-preparation` split, past the arguments it
+/// kept (a prepared value), or a pure op's result on such values and constants (at least
+/// one of them not a constant), of static shape: what outline-weight-preparation hoists
+/// when it runs (again) over the ops that read it.
+pub fn known_at_preparation(ir: &Ir, v: Value) -> bool {
+    // (known at preparation, reads a weight or prepared value)
+    fn go(ir: &Ir, v: Value, depth: u32) -> (bool, bool) {
+        if let Some(op) = ir.defining_op(v) {
+            let name = ir.name(op);
+            if name == ops::arith::ConstantOp::NAME {
+                return (true, false);
+            }
+            if depth >= 8
+                || !ir.regions_of(op).is_empty()
+                || !(name.starts_with("tensor.") || name.starts_with("arith."))
+                || ir.operands(op).is_empty()
+            {
+                return (false, false);
+            }
+            let (mut known, mut weight) = (true, false);
+            for o in ir.operands(op) {
+                let (k, w) = go(ir, *o, depth + 1);
+                known &= k;
+                weight |= w;
+            }
+            return (known, weight);
+        }
+        let Some(block) = ir.value_block(v) else {
+            return (false, false);
+        };
+        let Some(i) = ir.block_args(block).iter().position(|a| *a == v) else {
+            return (false, false);
+        };
+        let Some(f) = ir
+            .block_parent_op(block)
+            .filter(|f| ir.name(*f) == ops::func::FuncOp::NAME)
+        else {
+            return (false, false);
+        };
+        let kept = prepared(ir, f).map(|p| p.inputs.len());
+        // A weight argument itself (a function with nothing to prepare before: GPT-2's
+        // Conv1D weights are read as they are).
+        let weight = is_weight_arg(ir, f, i);
+        let known = weight || kept.is_some_and(|k| i >= k);
+        (known, known)
+    }
+    // Constants alone are not hoisted by outline-weight-preparation (nothing derives from
+    // a weight), and a dynamic shape is not kept prepared: either would pack per call.
+    go(ir, v, 0) == (true, true) && ir.value_type(v).has_static_shape()
 }

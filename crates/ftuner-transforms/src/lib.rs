@@ -13,6 +13,7 @@ pub mod canonicalize;
 pub mod conv_1x1;
 pub mod cse;
 pub mod effects;
+pub mod fold_scale;
 pub mod fuse_elementwise;
 pub mod greedy;
 pub mod library_calls;
@@ -76,6 +77,7 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(test_perturb::PerturbFloatConstantsPass::default()));
     reg.register(|| Box::new(ConvertLinalgToLoopsPass::default()));
     reg.register(|| Box::new(FuseElementwisePass::default()));
+    reg.register(|| Box::new(fold_scale::FoldScaleIntoConvPass::default()));
     reg.register(|| Box::new(LowerAffinePass::default()));
     reg.register(|| Box::new(ApproximateMathPass::default()));
     reg.register(|| Box::new(OutlineLoopNestsPass::default()));

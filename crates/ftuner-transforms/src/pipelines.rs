@@ -39,7 +39,9 @@ const CPU_OPTIONS: &[(&str, &str, &str)] = &[
 
 /// What `ftuner-cpu-patch` runs before `patch-ukernels`: OLLIE's derivations when `derive`
 /// (for `target`'s hardware model), the weight preparation outlined, elementwise chains
-/// fused, 1x1 convolutions turned into matmuls and padded windows peeled. The
+/// fused, convolutions' per-channel scales (BatchNorm) folded into their filters (and
+/// that preparation outlined too), 1x1 convolutions turned into matmuls and padded
+/// windows peeled. The
 /// contractions `patch-ukernels` then finds are what ftuner-tune extracts as kernels, so
 /// their workload keys are the ones `patch-ukernels{tuning-db=...}` looks up.
 pub fn cpu_prepatch(target: &str, derive: bool) -> String {
@@ -51,7 +53,7 @@ pub fn cpu_prepatch(target: &str, derive: bool) -> String {
         String::new()
     };
     format!(
-        "{derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul,peel-padded-windows"
+        "{derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,fold-scale-into-conv,outline-weight-preparation,convert-1x1-conv-to-matmul,peel-padded-windows"
     )
 }
 

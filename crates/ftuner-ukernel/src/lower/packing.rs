@@ -7,60 +7,14 @@ use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::{func_attrs, ops};
 use ftuner_ir::{AffineExpr, Attribute, BlockId, Ir, OpId, Type, Value, DYNAMIC};
 
-/// Whether `v` is known when the weights are: an argument marked `{ftuner.weight}`, an
-/// argument of a function that `outline-weight-preparation` split, past the arguments it
-/// kept (a prepared value), or a pure op's result on such values and constants (at least
-/// one of them not a constant), of static shape. A B of that kind (read by a contraction
-/// directly in a function's body: see `lower_checked`) is packed into panels
-/// unconditionally: the packing moves into the prepare function when that pass
-/// runs again (ftuner-cpu-pipeline), so it costs nothing per call, and panels keep a
-/// tile's B rows in a few consecutive L1 sets where in-place rows 4 KiB apart (N = 1024,
-/// 2048, 3072, ...) all fall into the same ones.
+/// Whether `v` is known when the weights are ([`func_attrs::known_at_preparation`]). A B
+/// of that kind (read by a contraction directly in a function's body: see
+/// `lower_checked`) is packed into panels unconditionally: the packing moves into the
+/// prepare function when that pass runs again (ftuner-cpu-pipeline), so it costs nothing
+/// per call, and panels keep a tile's B rows in a few consecutive L1 sets where in-place
+/// rows 4 KiB apart (N = 1024, 2048, 3072, ...) all fall into the same ones.
 pub(super) fn prepared(ir: &Ir, v: Value) -> bool {
-    // (known at preparation, reads a weight or prepared value)
-    fn go(ir: &Ir, v: Value, depth: u32) -> (bool, bool) {
-        if let Some(op) = ir.defining_op(v) {
-            let name = ir.name(op);
-            if name == ops::arith::ConstantOp::NAME {
-                return (true, false);
-            }
-            if depth >= 8
-                || !ir.regions_of(op).is_empty()
-                || !(name.starts_with("tensor.") || name.starts_with("arith."))
-                || ir.operands(op).is_empty()
-            {
-                return (false, false);
-            }
-            let (mut known, mut weight) = (true, false);
-            for o in ir.operands(op) {
-                let (k, w) = go(ir, *o, depth + 1);
-                known &= k;
-                weight |= w;
-            }
-            return (known, weight);
-        }
-        let Some(block) = ir.value_block(v) else {
-            return (false, false);
-        };
-        let Some(i) = ir.block_args(block).iter().position(|a| *a == v) else {
-            return (false, false);
-        };
-        let Some(f) = ir
-            .block_parent_op(block)
-            .filter(|f| ir.name(*f) == ops::func::FuncOp::NAME)
-        else {
-            return (false, false);
-        };
-        let kept = func_attrs::prepared(ir, f).map(|p| p.inputs.len());
-        // A weight argument itself (a function with nothing to prepare before: GPT-2's
-        // Conv1D weights are read as they are).
-        let weight = func_attrs::is_weight_arg(ir, f, i);
-        let known = weight || kept.is_some_and(|k| i >= k);
-        (known, known)
-    }
-    // Constants alone are not hoisted by outline-weight-preparation (nothing derives from
-    // a weight), and a dynamic shape is not kept prepared: either would pack per call.
-    go(ir, v, 0) == (true, true) && ir.value_type(v).has_static_shape()
+    func_attrs::known_at_preparation(ir, v)
 }
 
 /// B repacked as panels `[N / nr][K][nr]`: each main-width tile's B rows become
