@@ -5,7 +5,10 @@ with the largest difference from eager.
 
     python tools/bench/ab_pipeline.py resnet50 1,8 \
         --pipeline 'A=builtin.module(ftuner-cpu-pipeline)' \
-        --pipeline 'B=builtin.module(ftuner-cpu-pipeline{derive=true})' [--rounds 5] [--threads 1]
+        --pipeline 'B=builtin.module(ftuner-cpu-pipeline{derive=true})' [--rounds 5] [--calls 2] [--threads 1]
+
+Each round runs every system (the pipelines and eager) in a rotated order, each one call
+untimed and then `--calls` timed; the medians over rounds are printed.
 
 A pipeline runs up to bufferization (the runtime bufferizes and lowers the rest).
 """
@@ -32,6 +35,7 @@ def main():
     ap.add_argument("batches", help="comma-separated batch sizes (image models) or lengths (BERT, at batch 1; GPT-2)")
     ap.add_argument("--pipeline", action="append", required=True, help="NAME=PIPELINE")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--calls", type=int, default=2, help="timed calls per system and round (after one untimed)")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -51,16 +55,20 @@ def main():
         x = case.make(1, b) if args.model == "bert" else case.make(b)
         with torch.no_grad():
             ref = case.model(*x)
-        times = {k: [] for k in [*cms, "eager"]}
-        for _ in range(args.rounds):
-            for k, cm in cms.items():
-                t = time.perf_counter()
-                cm(*x)
-                times[k].append(time.perf_counter() - t)
-            with torch.no_grad():
-                t = time.perf_counter()
-                case.model(*x)
-                times["eager"].append(time.perf_counter() - t)
+        systems = [*cms.items(), ("eager", case.model)]
+        times = {k: [] for k, _ in systems}
+        for r in range(args.rounds):
+            # Each round in another order, each system warmed by one untimed call before
+            # its timed ones: timed alone after eager, the first pipeline ran on caches
+            # eager had just emptied (two copies of one pipeline measured 8.0 and 7.2 ms,
+            # first and last, on MobileNetV2 batch 1).
+            for k, fn in systems[r % len(systems):] + systems[:r % len(systems)]:
+                with torch.no_grad():
+                    fn(*x)
+                    t = time.perf_counter()
+                    for _ in range(args.calls):
+                        fn(*x)
+                times[k].append((time.perf_counter() - t) / args.calls)
         med = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in times.items()}
         err = {k: max_err(cm(*x), ref) for k, cm in cms.items()}
         print(f"{args.model} {b}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in med.items())
