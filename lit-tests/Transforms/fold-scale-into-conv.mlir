@@ -144,3 +144,129 @@ func.func @shift_only(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x1x1xf32> {ftuner.w
   } -> tensor<?x4x8x8xf32>
   return %y : tensor<?x4x8x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+
+// The conv's value read twice in the body: no chain (c * s + c is not c * alpha + beta
+// with one alpha the chain could see); a channel value divided by it: not affine.
+// NOT-LABEL: func.func @read_twice
+// NOT: linalg.conv_2d_nchw_fchw {{.*}} ins(%arg0, %arg1 :
+// NOT: arith.mulf %in, %in_0
+// NOT-LABEL: func.func @divided_by
+// NOT: linalg.conv_2d_nchw_fchw {{.*}} ins(%arg0, %arg1 :
+// NOT: arith.divf %in_0, %in
+func.func @read_twice(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x1x1xf32> {ftuner.weight}, %s: tensor<4xf32> {ftuner.weight}) -> tensor<?x4x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x3x8x8xf32>
+  %e = tensor.empty(%n) : tensor<?x4x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x3x8x8xf32>, tensor<4x3x1x1xf32>) outs(%f : tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+  %s3 = tensor.expand_shape %s [[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf32> into tensor<4x1x1xf32>
+  %y = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %s3 : tensor<?x4x8x8xf32>, tensor<4x1x1xf32>) outs(%e : tensor<?x4x8x8xf32>) {
+  ^bb0(%in: f32, %is: f32, %out: f32):
+    %0 = arith.mulf %in, %is : f32
+    %1 = arith.addf %0, %in : f32
+    linalg.yield %1 : f32
+  } -> tensor<?x4x8x8xf32>
+  return %y : tensor<?x4x8x8xf32>
+}
+func.func @divided_by(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x1x1xf32> {ftuner.weight}, %s: tensor<4xf32> {ftuner.weight}) -> tensor<?x4x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x3x8x8xf32>
+  %e = tensor.empty(%n) : tensor<?x4x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x3x8x8xf32>, tensor<4x3x1x1xf32>) outs(%f : tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+  %s3 = tensor.expand_shape %s [[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf32> into tensor<4x1x1xf32>
+  %y = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %s3 : tensor<?x4x8x8xf32>, tensor<4x1x1xf32>) outs(%e : tensor<?x4x8x8xf32>) {
+  ^bb0(%in: f32, %is: f32, %out: f32):
+    %0 = arith.divf %is, %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x4x8x8xf32>
+  return %y : tensor<?x4x8x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+
+// A chain cut short: the scaled value is read twice, so the chain ends there (the
+// scale folds, the rest stays on the new conv's value).
+// NOT-LABEL: func.func @cut_short
+// NOT: %[[W:.*]] = linalg.generic {{.*}} ins(%arg1,
+// NOT: %[[C:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%arg0, %[[W]] :
+// NOT: linalg.generic {{.*}} ins(%[[C]] : tensor<?x4x8x8xf32>)
+// NOT-NEXT: ^bb0(%[[IN:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// NOT-NEXT: %[[SQ:.*]] = arith.mulf %[[IN]], %[[IN]]
+// NOT-NEXT: linalg.yield %[[SQ]]
+func.func @cut_short(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x1x1xf32> {ftuner.weight}, %s: tensor<4xf32> {ftuner.weight}) -> tensor<?x4x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x3x8x8xf32>
+  %e = tensor.empty(%n) : tensor<?x4x8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x3x8x8xf32>, tensor<4x3x1x1xf32>) outs(%f : tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+  %s3 = tensor.expand_shape %s [[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf32> into tensor<4x1x1xf32>
+  %y = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %s3 : tensor<?x4x8x8xf32>, tensor<4x1x1xf32>) outs(%e : tensor<?x4x8x8xf32>) {
+  ^bb0(%in: f32, %is: f32, %out: f32):
+    %0 = arith.mulf %in, %is : f32
+    %1 = arith.mulf %0, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<?x4x8x8xf32>
+  return %y : tensor<?x4x8x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+
+// f16 (the scaled filter would round in f16) and a conv inside a loop (its scaling would
+// run on every iteration): not folded.
+// NOT-LABEL: func.func @half
+// NOT: linalg.conv_2d_nchw_fchw {{.*}} ins(%arg0, %arg1 :
+// NOT: arith.mulf
+// NOT-LABEL: func.func @in_loop
+// NOT: scf.for
+// NOT: linalg.conv_2d_nchw_fchw {{.*}} ins(%arg0, %arg1 :
+// NOT: arith.mulf
+func.func @half(%x: tensor<?x3x8x8xf16>, %w: tensor<4x3x1x1xf16> {ftuner.weight}, %s: tensor<4xf16> {ftuner.weight}) -> tensor<?x4x8x8xf16> {
+  %c0 = arith.constant 0 : index
+  %z = arith.constant 0.0 : f16
+  %n = tensor.dim %x, %c0 : tensor<?x3x8x8xf16>
+  %e = tensor.empty(%n) : tensor<?x4x8x8xf16>
+  %f = linalg.fill ins(%z : f16) outs(%e : tensor<?x4x8x8xf16>) -> tensor<?x4x8x8xf16>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x3x8x8xf16>, tensor<4x3x1x1xf16>) outs(%f : tensor<?x4x8x8xf16>) -> tensor<?x4x8x8xf16>
+  %s3 = tensor.expand_shape %s [[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf16> into tensor<4x1x1xf16>
+  %y = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %s3 : tensor<?x4x8x8xf16>, tensor<4x1x1xf16>) outs(%e : tensor<?x4x8x8xf16>) {
+  ^bb0(%in: f16, %is: f16, %out: f16):
+    %0 = arith.mulf %in, %is : f16
+    linalg.yield %0 : f16
+  } -> tensor<?x4x8x8xf16>
+  return %y : tensor<?x4x8x8xf16>
+}
+func.func @in_loop(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x1x1xf32> {ftuner.weight}, %s: tensor<4xf32> {ftuner.weight}, %init: tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %z = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x3x8x8xf32>
+  %s3 = tensor.expand_shape %s [[0, 1, 2]] output_shape [4, 1, 1] : tensor<4xf32> into tensor<4x1x1xf32>
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%acc = %init) -> (tensor<?x4x8x8xf32>) {
+    %e = tensor.empty(%n) : tensor<?x4x8x8xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+    %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x3x8x8xf32>, tensor<4x3x1x1xf32>) outs(%f : tensor<?x4x8x8xf32>) -> tensor<?x4x8x8xf32>
+    %y = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c, %s3 : tensor<?x4x8x8xf32>, tensor<4x1x1xf32>) outs(%e : tensor<?x4x8x8xf32>) {
+    ^bb0(%in: f32, %is: f32, %out: f32):
+      %0 = arith.mulf %in, %is : f32
+      linalg.yield %0 : f32
+    } -> tensor<?x4x8x8xf32>
+    scf.yield %y : tensor<?x4x8x8xf32>
+  }
+  return %r : tensor<?x4x8x8xf32>
+}

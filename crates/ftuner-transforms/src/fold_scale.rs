@@ -29,10 +29,12 @@
 //!
 //! Convs: `linalg.conv_2d_nchw_fchw` (the filter's dim 0 is the output channel) and
 //! `linalg.depthwise_conv_2d_nchw_chw` (dim 0 is the channel), on floats, whose init is a
-//! fill of zero, whose filter is known at preparation
+//! fill of zero, at a function's top level, whose filter is known at preparation
 //! ([`func_attrs::known_at_preparation`]) and whose one use is a consumer a per-channel
-//! loop can take (`nchw_consumer`). Rounding: `c * (r * g) + (b - m * r * g)` instead of
-//! `(c - m) * r * g + b`, what ONNX Runtime computes after its fusion.
+//! loop can take (`nchw_consumer`); f32 and f64 (in f16 or bf16 the scaled filter would
+//! round in the narrow type). Rounding: `c * (r * g) + (b - m * r * g)` instead of
+//! `(c - m) * r * g + b`, what ONNX Runtime computes after its fusion; a scale that is
+//! not finite (a division by a zero channel value) can turn an infinite output into NaN.
 
 use crate::nchw_consumer::{consumer, Consumer, Input};
 use crate::tensor_build::filled;
@@ -166,9 +168,18 @@ fn find(ir: &Ir, conv: OpId) -> Option<Fold> {
     };
     let (_, z, _) = filled(ir, init)?;
     let wty = ir.value_type(filter);
-    if !is_zero(ir, z)
-        || wty.element_type().float_kind().is_none()
-        || wty.element_type() != ir.value_type(init).element_type()
+    let elem = wty.element_type();
+    // At a function's top level only: outline-weight-preparation hoists from there (in a
+    // loop the scaling would run on every iteration).
+    let top = ir
+        .parent_block(conv)
+        .and_then(|blk| ir.block_parent_op(blk))
+        .is_some_and(|f| ir.name(f) == ops::func::FuncOp::NAME);
+    // f32 and f64 only: in f16 or bf16 the scaled filter would round in the narrow type.
+    if !top
+        || !is_zero(ir, z)
+        || !(elem == Type::f32() || elem == Type::f64())
+        || elem != ir.value_type(init).element_type()
         || !wty.has_static_shape()
         || !func_attrs::known_at_preparation(ir, filter)
     {
@@ -462,7 +473,7 @@ define_pass! {
         argument: "fold-scale-into-conv",
         name: "FoldScaleIntoConv",
         summary: "Fold the per-channel affine start of a convolution's elementwise consumer (inference BatchNorm) into its filter and one per-channel bias",
-        description: "A linalg.conv_2d_nchw_fchw or linalg.depthwise_conv_2d_nchw_chw on floats whose init is a fill of zero, whose filter is known when the weights are (a {ftuner.weight} argument, a prepared value, views of them), and whose one use is an all-parallel linalg.generic reading the conv's result elementwise: the chain of that body's ops starting at the conv's value that each combine it with a value read per output channel and known when the weights are, or a constant (addf, subf, mulf, divf by, negf), is c * alpha + beta. When it scales, alpha and beta are computed per channel by one linalg.generic, the filter's output-channel rows are multiplied by alpha by another, and the consumer reads the conv of the scaled filter plus beta where the chain ended; the inputs it no longer reads are dropped. What the pass builds reads weights only, so outline-weight-preparation (run after it) makes it once per loaded model. Results change by rounding only.",
+        description: "A linalg.conv_2d_nchw_fchw or linalg.depthwise_conv_2d_nchw_chw on floats whose init is a fill of zero, whose filter is known when the weights are (a {ftuner.weight} argument, a prepared value, views of them), and whose one use is an all-parallel linalg.generic reading the conv's result elementwise: the chain of that body's ops starting at the conv's value that each combine it with a value read per output channel and known when the weights are, or a constant (addf, subf, mulf, divf by, negf), is c * alpha + beta. When it scales, alpha and beta are computed per channel by one linalg.generic, the filter's output-channel rows are multiplied by alpha by another, and the consumer reads the conv of the scaled filter plus beta where the chain ended; the inputs it no longer reads are dropped. What the pass builds reads weights and constants only, so outline-weight-preparation (run after it) makes what reads a weight once per loaded model. Only convs at a function's top level, of f32 or f64. Results change by rounding (for finite scales).",
         options: FoldScaleIntoConvOptions {},
         statistics: {
             folded: "num-folded" => "Convolutions whose consumer's scale was folded into the filter",
