@@ -12,8 +12,8 @@
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=37x768 --check | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %examples/dense_dynamic.mlir --shape 0=37x768 --check --pass-pipeline='builtin.module()' | FileCheck %s --check-prefix=EXEC
 
-// CPU: builtin.module(outline-weight-preparation,canonicalize{{.*}},cse,linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul{{.*}},peel-padded-windows{{.*}},patch-ukernels{{.*}} target=zen4 {{.*}},lower-ukernels{{.*}},canonicalize{{.*}},cse,outline-weight-preparation)
-// PATCH: builtin.module(canonicalize{{.*}},cse,ollie-derive{{.*}}hw-target=zen4{{.*}},convert-ta-to-linalg,outline-weight-preparation,{{.*}},linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul{{.*}},peel-padded-windows{{.*}},patch-ukernels{{.*}} target=zen4 {{.*}})
+// CPU: builtin.module(outline-weight-preparation,canonicalize{{.*}},cse,linalg-fuse-elementwise-ops,fold-scale-into-conv,outline-weight-preparation,convert-1x1-conv-to-matmul{{.*}},peel-padded-windows{{.*}},patch-ukernels{{.*}} target=zen4 {{.*}},lower-ukernels{{.*}},canonicalize{{.*}},cse,outline-weight-preparation)
+// PATCH: builtin.module(canonicalize{{.*}},cse,ollie-derive{{.*}}hw-target=zen4{{.*}},convert-ta-to-linalg,outline-weight-preparation,{{.*}},linalg-fuse-elementwise-ops,fold-scale-into-conv,outline-weight-preparation,convert-1x1-conv-to-matmul{{.*}},peel-padded-windows{{.*}},patch-ukernels{{.*}} target=zen4 {{.*}})
 // PATCH-NOT: lower-ukernels
 // GPU: patch-ukernels{{.*}} target=h100 {{.*}},bufferize{{.*}},lower-ukernels
 // BAD: pipeline 'ftuner-cpu-pipeline' has no option 'targt' (options: target, tuning-db, derive)

@@ -50,12 +50,10 @@ use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 
-/// What `ftuner-run` runs on a module on tensors before the JIT: the expansion of
-/// `ftuner-cpu-pipeline{target=host}` (`crates/ftuner-transforms/src/pipelines.rs`; the tool
-/// crates are not dependencies of this one).
-const CPU_PIPELINE: &str = "builtin.module(outline-weight-preparation,canonicalize,cse,\
-linalg-fuse-elementwise-ops,convert-1x1-conv-to-matmul,peel-padded-windows,\
-patch-ukernels{target=host},lower-ukernels,canonicalize,cse,outline-weight-preparation)";
+/// What `ftuner-run` runs on a module on tensors before the JIT: the named pipeline
+/// itself (`crates/ftuner-transforms/src/pipelines.rs`; a spelled-out copy here fell behind
+/// it twice).
+const CPU_PIPELINE: &str = "builtin.module(ftuner-cpu-pipeline{target=host})";
 
 // ---------------------------------------------------------------------------------------
 // Randomness
@@ -1352,6 +1350,7 @@ fn registry() -> ftuner_pass::PassRegistry {
     let mut reg = ftuner_pass::PassRegistry::default();
     ftuner_transforms::register_passes(&mut reg);
     ftuner_ukernel::register_passes(&mut reg);
+    ftuner_transforms::pipelines::register(&mut reg);
     reg
 }
 
