@@ -243,6 +243,16 @@ impl Ir {
         let o = &mut self.ops[op.index()];
         o.attrs = dict_set(o.attrs, name, value);
     }
+    /// Set the inherent attribute `name` of `op` where `op` keeps it: as a property, unless
+    /// it carries `name` as a discardable attribute only (an op parsed from the generic
+    /// form of a dialect we do not model).
+    pub fn set_inherent(&mut self, op: OpId, name: &str, value: Attribute) {
+        if self.prop(op, name).is_none() && self.discardable_attr(op, name).is_some() {
+            self.set_attr(op, name, Some(value));
+        } else {
+            self.set_prop(op, name, Some(value));
+        }
+    }
     /// Remove the discardable attribute `name` from `top` and every op nested in it.
     pub fn remove_attr_under(&mut self, top: OpId, name: &str) {
         let mut marked = vec![];

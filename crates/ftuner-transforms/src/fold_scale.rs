@@ -37,15 +37,12 @@
 //! not finite (a division by a zero channel value) can turn an infinite output into NaN.
 
 use crate::nchw_consumer::{consumer, Consumer, Input};
-use crate::tensor_build::filled;
+use crate::tensor_build::{filled, generic_op};
 use ftuner_dialects::linalg::body::indexing_maps;
 use ftuner_dialects::linalg::ins_outs;
 use ftuner_dialects::util::{const_value, rebuild_op, Const};
 use ftuner_dialects::{func_attrs, ops};
-use ftuner_ir::{
-    intern_name, AffineExpr, AffineMap, Attribute, BlockId, Ir, OpBuilder, OpId, OpSpec, Type,
-    Value,
-};
+use ftuner_ir::{AffineExpr, AffineMap, Attribute, BlockId, Ir, OpBuilder, OpId, Type, Value};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// How one step of the chain combines the running value `v` with a per-channel `p`.
@@ -82,15 +79,6 @@ struct Fold {
     /// The consumer's input that is the conv's result.
     producer: usize,
     chain: Vec<(OpId, Step, Option<Operand>)>,
-}
-
-/// Whether `v` is an `arith.constant` float zero.
-fn is_zero(ir: &Ir, v: Value) -> bool {
-    ir.defining_op(v)
-        .filter(|o| ir.name(*o) == ops::arith::ConstantOp::NAME)
-        .and_then(|o| ir.attr(o, "value"))
-        .and_then(const_value)
-        .is_some_and(|(c, _)| c == Const::Float(0.0))
 }
 
 /// The value of `v` when an `arith.constant` float scalar defines it.
@@ -177,7 +165,7 @@ fn find(ir: &Ir, conv: OpId) -> Option<Fold> {
         .is_some_and(|f| ir.name(f) == ops::func::FuncOp::NAME);
     // f32 and f64 only: in f16 or bf16 the scaled filter would round in the narrow type.
     if !top
-        || !is_zero(ir, z)
+        || float_const(ir, z) != Some(0.0)
         || !(elem == Type::f32() || elem == Type::f64())
         || elem != ir.value_type(init).element_type()
         || !wty.has_static_shape()
@@ -221,16 +209,6 @@ fn find(ir: &Ir, conv: OpId) -> Option<Fold> {
     })
 }
 
-/// Set `op`'s inherent attribute `name` where it keeps it (a property unless it carries it
-/// as a discardable attribute).
-fn set_inherent(ir: &mut Ir, op: OpId, name: &str, a: Attribute) {
-    if ir.prop(op, name).is_none() && ir.discardable_attr(op, name).is_some() {
-        ir.set_attr(op, name, Some(a));
-    } else {
-        ir.set_prop(op, name, Some(a));
-    }
-}
-
 /// An all-parallel `linalg.generic` over `ins` into `outs` with `maps`, before `at`, and
 /// its body block (arguments of the operands' element types, still empty).
 fn generic_shell(
@@ -239,32 +217,15 @@ fn generic_shell(
     (ins, outs): (&[Value], &[Value]),
     maps: Vec<AffineMap>,
 ) -> (OpId, BlockId) {
-    let ndims = maps[0].num_dims as usize;
-    let it = Attribute::dialect("linalg", "iterator_type<parallel>");
-    let types: Vec<Type> = outs.iter().map(|v| ir.value_type(*v)).collect();
-    let spec = OpSpec::new(intern_name(ops::linalg::GenericOp::NAME), ir.loc(at))
-        .operands(ins.iter().chain(outs).copied())
-        .results(types)
-        .prop(
-            "indexing_maps",
-            Attribute::array(maps.into_iter().map(Attribute::affine_map).collect()),
-        )
-        .prop("iterator_types", Attribute::array(vec![it; ndims]))
-        .prop(
-            "operandSegmentSizes",
-            Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32]),
-        )
-        .regions(1);
-    let g = ir.create_op(spec);
-    ir.insert_before(at, g);
+    let iters = vec!["parallel"; maps[0].num_dims as usize];
+    let g = generic_op(&mut OpBuilder::before(ir, at), (ins, outs), &maps, &iters);
     let elems: Vec<Type> = ins
         .iter()
         .chain(outs)
         .map(|v| ir.value_type(*v).element_type())
         .collect();
     let region = ir.regions_of(g)[0];
-    let blk = ir.append_block(region, &elems);
-    (g, blk)
+    (g, ir.append_block(region, &elems))
 }
 
 /// `alpha` and (when the chain adds anything) `beta` per output channel, computed from
@@ -448,14 +409,12 @@ fn apply(ir: &mut Ir, fold: Fold) {
     let nins = operands.len() - gouts.len();
     let ty = ir.value_type(ir.result(g, 0));
     let g2 = rebuild_op(ir, g, operands, vec![ty]);
-    set_inherent(
-        ir,
+    ir.set_inherent(
         g2,
         "indexing_maps",
         Attribute::array(new_maps.into_iter().map(Attribute::affine_map).collect()),
     );
-    set_inherent(
-        ir,
+    ir.set_inherent(
         g2,
         "operandSegmentSizes",
         Attribute::dense_i32_array(&[nins as i32, gouts.len() as i32]),

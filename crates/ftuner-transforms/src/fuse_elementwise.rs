@@ -213,11 +213,7 @@ fn fuse(ir: &mut Ir, c: OpId, i: usize, p: OpId, loop_of: &[u32]) -> Option<OpId
             Attribute::dense_i32_array(&[ins.len() as i32, c_outs.len() as i32]),
         ),
     ] {
-        if ir.prop(c, name).is_some() || ir.discardable_attr(c, name).is_none() {
-            ir.set_prop(new, name, Some(a));
-        } else {
-            ir.set_attr(new, name, Some(a));
-        }
+        ir.set_inherent(new, name, a);
     }
     let elem_tys: Vec<_> = operands
         .iter()

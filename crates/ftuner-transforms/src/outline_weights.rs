@@ -46,17 +46,7 @@ pub fn mark_weights(ir: &mut Ir, f: OpId, idx: &[usize]) {
         .map(|t| t.function_inputs().len())
         .unwrap_or(0);
     let attrs = func_attrs::with_weights_marked(ir, f, n, idx);
-    set_inherent(ir, f, "arg_attrs", attrs);
-}
-
-/// Set an inherent attribute of `op` where it is kept (a property, unless the op carries
-/// it as a discardable attribute).
-fn set_inherent(ir: &mut Ir, op: OpId, name: &str, a: Attribute) {
-    if ir.prop(op, name).is_some() || ir.discardable_attr(op, name).is_none() {
-        ir.set_prop(op, name, Some(a));
-    } else {
-        ir.set_attr(op, name, Some(a));
-    }
+    ir.set_inherent(f, "arg_attrs", attrs);
 }
 
 const VIEWS: &[&str] = &[
@@ -337,7 +327,7 @@ fn extend(ctx: &Context, ir: &mut Ir, f: OpId, kept: usize, pf: OpId) -> usize {
     };
     let rtypes: Vec<Type> = ir.operands(ret).iter().map(|v| ir.value_type(*v)).collect();
     let ptype = Type::function(ptype.function_inputs().to_vec(), rtypes);
-    set_inherent(ir, pf, "function_type", Attribute::type_attr(ptype));
+    ir.set_inherent(pf, "function_type", Attribute::type_attr(ptype));
     let atypes: Vec<Type> = ir
         .block_args(body)
         .iter()
@@ -347,8 +337,8 @@ fn extend(ctx: &Context, ir: &mut Ir, f: OpId, kept: usize, pf: OpId) -> usize {
     attrs.truncate(kept);
     attrs.resize(atypes.len(), Attribute::dictionary(vec![]));
     let ftype = Type::function(atypes, ftype.function_results().to_vec());
-    set_inherent(ir, f, "function_type", Attribute::type_attr(ftype));
-    set_inherent(ir, f, "arg_attrs", Attribute::array(attrs));
+    ir.set_inherent(f, "function_type", Attribute::type_attr(ftype));
+    ir.set_inherent(f, "arg_attrs", Attribute::array(attrs));
     hoisted.len()
 }
 
@@ -433,8 +423,7 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
     }
     kept_types.extend(p_types.iter().copied());
     kept_attrs.extend(p_types.iter().map(|_| Attribute::dictionary(vec![])));
-    set_inherent(
-        ir,
+    ir.set_inherent(
         f,
         "function_type",
         Attribute::type_attr(Type::function(
@@ -442,7 +431,7 @@ fn split(ctx: &Context, ir: &mut Ir, f: OpId) -> usize {
             ftype.function_results().to_vec(),
         )),
     );
-    set_inherent(ir, f, "arg_attrs", Attribute::array(kept_attrs));
+    ir.set_inherent(f, "arg_attrs", Attribute::array(kept_attrs));
     ir.set_attr(
         f,
         func_attrs::PREPARED,

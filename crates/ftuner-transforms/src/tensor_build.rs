@@ -226,21 +226,20 @@ pub(crate) fn check_batch(
     );
 }
 
-/// A `linalg.generic` over `ins` into `out` (of `out`'s type) with `maps` and iterator
-/// types `iters`, whose body is named op `body`'s (unsigned casts when asked).
-pub(crate) fn generic(
+/// A `linalg.generic` over `ins` into `outs` (results of their types) with `maps` and
+/// iterator types `iters`, at the builder's point, its one region still empty.
+pub(crate) fn generic_op(
     b: &mut OpBuilder<'_>,
-    (ins, out): (&[Value], Value),
+    (ins, outs): (&[Value], &[Value]),
     maps: &[AffineMap],
     iters: &[&str],
-    (body_of, unsigned): (&str, bool),
-) -> Result<Value, String> {
-    let ty = b.ir.value_type(out);
+) -> OpId {
+    let types: Vec<Type> = outs.iter().map(|v| b.ir.value_type(*v)).collect();
     let it = |k: &&str| Attribute::dialect("linalg", &format!("iterator_type<{k}>"));
-    let gop = b.insert(
+    b.insert(
         OpSpec::new(intern_name(ops::linalg::GenericOp::NAME), b.loc)
-            .operands(ins.iter().copied().chain([out]))
-            .results([ty])
+            .operands(ins.iter().chain(outs).copied())
+            .results(types)
             .prop(
                 "indexing_maps",
                 Attribute::array(maps.iter().cloned().map(Attribute::affine_map).collect()),
@@ -251,10 +250,22 @@ pub(crate) fn generic(
             )
             .prop(
                 "operandSegmentSizes",
-                Attribute::dense_i32_array(&[ins.len() as i32, 1]),
+                Attribute::dense_i32_array(&[ins.len() as i32, outs.len() as i32]),
             )
             .regions(1),
-    );
+    )
+}
+
+/// A `linalg.generic` over `ins` into `out` (of `out`'s type) with `maps` and iterator
+/// types `iters`, whose body is named op `body`'s (unsigned casts when asked).
+pub(crate) fn generic(
+    b: &mut OpBuilder<'_>,
+    (ins, out): (&[Value], Value),
+    maps: &[AffineMap],
+    iters: &[&str],
+    (body_of, unsigned): (&str, bool),
+) -> Result<Value, String> {
+    let gop = generic_op(b, (ins, &[out]), maps, iters);
     let region = b.ir.regions_of(gop)[0];
     let loc = b.loc;
     body::build_body(b.ir, body_of, region, ins, &[out], loc, unsigned)?;

@@ -132,13 +132,7 @@ pub(super) fn generic_dead_result(_: &Context, ir: &mut Ir, op: OpId) -> bool {
         let mut new_maps = maps.clone();
         new_maps.remove(ins.len() + i);
         let maps_attr = Attribute::array(new_maps.into_iter().map(Attribute::affine_map).collect());
-        if ir.prop(new, "indexing_maps").is_none()
-            && ir.discardable_attr(new, "indexing_maps").is_some()
-        {
-            ir.set_attr(new, "indexing_maps", Some(maps_attr));
-        } else {
-            ir.set_prop(new, "indexing_maps", Some(maps_attr));
-        }
+        ir.set_inherent(new, "indexing_maps", maps_attr);
         let segs = [ins.len() as i32, (nres - 1) as i32];
         ir.set_prop(
             new,

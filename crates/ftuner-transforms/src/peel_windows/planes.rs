@@ -106,14 +106,7 @@ fn consumer_on_plane(
     b.ir.set_operands(g, ins);
     if flat_map.is_some() {
         let maps = Attribute::array(maps.into_iter().map(Attribute::affine_map).collect());
-        // Where `indexing_maps` reads it: the property, else a discardable attribute.
-        if b.ir.prop(g, "indexing_maps").is_none()
-            && b.ir.discardable_attr(g, "indexing_maps").is_some()
-        {
-            b.ir.set_attr(g, "indexing_maps", Some(maps));
-        } else {
-            b.ir.set_prop(g, "indexing_maps", Some(maps));
-        }
+        b.ir.set_inherent(g, "indexing_maps", maps);
     }
     let out = b.ir.result(g, 0);
     b.ir.set_value_type(out, plane);
