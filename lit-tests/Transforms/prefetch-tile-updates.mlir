@@ -1,15 +1,21 @@
 // prefetch-tile-updates: before an scf.for with vector results, one memref.prefetch per
 // 64-byte line of each vector.transfer_read that follows the loop with buffer and indices
-// defined before it (a register tile's C update), and of the slices its epilogue reads.
+// defined before it (a register tile's C update), and of its last element (a row that
+// does not start on a line spans one line more), and of the slices its epilogue reads.
 // RUN: ftuner-opt %s --prefetch-tile-updates --split-input-file | FileCheck %s
 // RUN: ftuner-opt %s --prefetch-tile-updates --split-input-file --mlir-print-op-generic | %mlir-opt --split-input-file > /dev/null
 // REQUIRES: mlir-opt
 
-// vector<32xf32> is two lines: prefetches at columns j and j + 16, before the loop.
+// vector<32xf32> is two lines, three where j is not a multiple of 16: prefetches at
+// columns j, j + 16 and j + 31, before the loop.
 // CHECK-LABEL: func.func @tile
 // CHECK: "memref.prefetch"(%arg0, %arg3, %arg4) <{isDataCache = true, isWrite = false, localityHint = 3 : i32}>
-// CHECK: %[[J16:.*]] = arith.addi %arg4, %{{.*}} : index
+// CHECK: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: %[[J16:.*]] = arith.addi %arg4, %[[C16]] : index
 // CHECK: "memref.prefetch"(%arg0, %arg3, %[[J16]])
+// CHECK: %[[C31:.*]] = arith.constant 31 : index
+// CHECK: %[[J31:.*]] = arith.addi %arg4, %[[C31]] : index
+// CHECK: "memref.prefetch"(%arg0, %arg3, %[[J31]])
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for
 // CHECK: "vector.transfer_read"(%arg0, %arg3, %arg4
@@ -57,6 +63,8 @@ func.func @late_index(%c: memref<?x?xf32>, %k: index, %i: index) {
 // the others (an scf.if after the loop). The reads in the branch are prefetched too.
 // CHECK-LABEL: func.func @first_block
 // CHECK: "memref.prefetch"(%arg0, %arg3, %arg4)
+// CHECK: %[[J15:.*]] = arith.addi %arg4, %{{.*}} : index
+// CHECK: "memref.prefetch"(%arg0, %arg3, %[[J15]])
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for
 // CHECK: scf.if %arg5
@@ -84,14 +92,18 @@ func.func @first_block(%c: memref<?x?xf32>, %b: memref<?x16xf32>, %k: index, %i:
 
 // The tile's epilogue reads a 2x32 slice of a residual element by element after the
 // loop (the slice taken after it, from a buffer and offsets defined before it): each of
-// its rows' two lines is prefetched before the loop. A 2x1 per-row slice (less than a
-// line per row) and a slice also stored to are not.
+// its rows' two lines (three where a row does not start on a line: columns j, j + 16 and
+// j + 31) is prefetched before the loop. A 2x1 per-row slice (less than a line per row)
+// and a slice also stored to are not.
 // CHECK-LABEL: func.func @epilogue
 // CHECK: "memref.prefetch"(%arg1, %arg3, %arg4) <{isDataCache = true, isWrite = false, localityHint = 3 : i32}>
 // CHECK: %[[J16:.*]] = arith.addi %arg4, %{{.*}} : index
 // CHECK: "memref.prefetch"(%arg1, %arg3, %[[J16]])
+// CHECK: %[[J31:.*]] = arith.addi %arg4, %{{.*}} : index
+// CHECK: "memref.prefetch"(%arg1, %arg3, %[[J31]])
 // CHECK: %[[I1:.*]] = arith.addi %arg3, %{{.*}} : index
 // CHECK: "memref.prefetch"(%arg1, %[[I1]], %arg4)
+// CHECK: "memref.prefetch"(%arg1, %{{.*}}, %{{.*}})
 // CHECK: "memref.prefetch"(%arg1, %{{.*}}, %{{.*}})
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for

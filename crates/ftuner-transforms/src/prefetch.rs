@@ -192,6 +192,18 @@ fn plus(ir: &mut Ir, loc: Attribute, anchor: OpId, v: Value, k: i64) -> Value {
     index_binary(ir, loc, anchor, ops::arith::AddiOp::NAME, v, c)
 }
 
+/// The offsets to prefetch so that every line a read of `lanes` elements touches is
+/// fetched whatever its alignment: one per `per_line` elements, and its last element. A
+/// row of C is rarely line-aligned (a leading dimension of 700 f32 puts the row starts 48
+/// bytes into a line), and then a read of one line's worth of elements spans two.
+fn line_starts(lanes: i64, per_line: i64) -> Vec<i64> {
+    let mut v: Vec<i64> = (0..lanes).step_by(per_line.max(1) as usize).collect();
+    if lanes > 1 && (lanes - 1) % per_line.max(1) != 0 {
+        v.push(lanes - 1);
+    }
+    v
+}
+
 /// Elements of `bits` bits in one prefetched line (at least 1).
 fn per_line(bits: u32) -> i64 {
     (LINE / (bits.div_ceil(8) as i64).max(1)).max(1)
@@ -391,7 +403,7 @@ impl PrefetchTileUpdatesPass {
             }
             for i in 0..sizes[0] {
                 let r = view.offset_plus(ir, loc, lp, 0, i);
-                for l in (0..sizes[1]).step_by(per_line as usize) {
+                for l in line_starts(sizes[1], per_line) {
                     let c = view.offset_plus(ir, loc, lp, 1, l);
                     prefetch(ir, loc, lp, vec![view.src, r, c], 3);
                     self.prefetches += 1;
@@ -536,7 +548,7 @@ impl PrefetchTileUpdatesPass {
                 continue;
             }
             let per_line = per_line(mt.element_type().bit_width().unwrap_or(32));
-            for l in (0..lanes).step_by(per_line as usize) {
+            for l in line_starts(lanes, per_line) {
                 let mut idx = ops[1..1 + rank].to_vec();
                 idx[along] = plus(ir, loc, lp, idx[along], l);
                 let mut operands = vec![ops[0]];
@@ -554,7 +566,7 @@ define_pass! {
         argument: "prefetch-tile-updates",
         name: "PrefetchTileUpdates",
         summary: "Prefetch, before a vector-accumulating scf.for, the buffer lines its results are combined with after it",
-        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop: a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. A k loop marked `ftuner.prefetch_next_panel` (B read in place through a 2-d subview of nr columns) prefetches the next column panel's row k of B into L2 the same way. A k loop followed by a remainder loop that starts from its results (an unrolled k loop over a dynamic K) is one chain with it: what follows the remainder is prefetched before the first loop. Only the first four row strips of a panel do: the loop over strips around such a k loop or chain (marked `ftuner.row_strips` by lower-ukernels) is split after them, its copy running the other strips without those prefetches. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
+        description: "For each scf.for with vector results, the vector.transfer_reads of memrefs that follow it in its block (before the next op with regions), with buffer and indices defined before the loop, get one memref.prefetch per 64-byte line before the loop, and one of the read's last element (a row that does not start on a line spans one more): a register tile's C lines arrive while its k loop runs. A read in its body of a full row of packed B panels (P[p, k, 0] of a rank-3 memref whose last dim is the vector's length) gets prefetches of the next panel's row k into L2: the next panel block streams in while this one computes. A k loop marked `ftuner.prefetch_next_panel` (B read in place through a 2-d subview of nr columns) prefetches the next column panel's row k of B into L2 the same way. A k loop followed by a remainder loop that starts from its results (an unrolled k loop over a dynamic K) is one chain with it: what follows the remainder is prefetched before the first loop. Only the first four row strips of a panel do: the loop over strips around such a k loop or chain (marked `ftuner.row_strips` by lower-ukernels) is split after them, its copy running the other strips without those prefetches. The lines of the slices a tile's epilogue loads after the loop (a 2-d memref.subview there, static sizes, unit strides, only loaded, buffer and offsets defined before the loop) are prefetched before it as well.",
         options: PrefetchTileUpdatesOptions {},
         statistics: {
             prefetches: "num-prefetches" => "Prefetches inserted",
