@@ -116,6 +116,9 @@ pub(crate) struct VectorBody {
     /// from the hardware model) and the lanes of one vector register.
     chains: i64,
     lanes: i64,
+    /// Vector registers of the target (the split of a small tile's k loop over several
+    /// sets of accumulators must leave the sets, their B vectors and broadcasts room).
+    registers: i64,
 }
 
 fn ir_attr_i64(ir: &Ir, op: OpId, name: &str) -> Option<i64> {

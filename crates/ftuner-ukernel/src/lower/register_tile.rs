@@ -34,10 +34,11 @@ pub(super) fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Op
         .and_then(|t| ftuner_hw::HardwareModel::load_named(t).ok())
         .and_then(|m| m.cpu);
     let bytes = elem.float_kind().map_or(4, |k| k.width() / 8).max(1);
-    let (chains, lanes) = cpu.map_or((1, 1), |c| {
+    let (chains, lanes, registers) = cpu.map_or((1, 1, 32), |c| {
         (
             (c.fma_latency as f64 * c.vector_fmas_per_cycle()).round() as i64,
             c.lanes(bytes) as i64,
+            c.vector_registers as i64,
         )
     });
     Some(VectorBody {
@@ -48,6 +49,7 @@ pub(super) fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Op
         panel: None,
         chains: chains.max(1),
         lanes: lanes.max(1),
+        registers: registers.max(1),
     })
 }
 
@@ -215,8 +217,15 @@ fn register_tile(
     // is split over `u` sets of accumulators (k, k+1, ... k+u-1 each into its own set),
     // summed after the loop, so `u` times as many FMAs are in flight. The remainder of k
     // modulo u runs into the first set. (The sums are reassociated, as in any BLAS.)
+    // Each set holds its accumulators, and each of the u steps in flight a row of B and
+    // an A broadcast; u sets must fit the register file with one register to spare, or
+    // LLVM spills accumulators to the stack every k step (AVX2's 6x8 edge tile: 2 x 6
+    // accumulators, 2 B vectors and 2 broadcasts in 16 ymm spilled six per step, slower
+    // than one set of 6 chains).
     let regs = mt * ((nt + vb.lanes - 1) / vb.lanes);
-    let u = ((vb.chains + regs - 1) / regs).clamp(1, 8);
+    let per_set = regs + (nt + vb.lanes - 1) / vb.lanes + 1;
+    let fit = ((vb.registers - 1) / per_set).max(1);
+    let u = ((vb.chains + regs - 1) / regs).clamp(1, 8).min(fit);
     // Both A and B contiguous along k (an NT product) and a narrow tile: B's row at k would
     // be nt strided loads per k step; dot products along k instead (rows of A and B read
     // as full vectors), reduced to C's rows, and the k remainder as below.
