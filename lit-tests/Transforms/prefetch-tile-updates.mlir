@@ -7,7 +7,7 @@
 // REQUIRES: mlir-opt
 
 // vector<32xf32> is two lines, three where j is not a multiple of 16: prefetches at
-// columns j, j + 16 and j + 31, before the loop.
+// columns j, j + 16 and j + 31 (the read's last element), before the loop.
 // CHECK-LABEL: func.func @tile
 // CHECK: "memref.prefetch"(%arg0, %arg3, %arg4) <{isDataCache = true, isWrite = false, localityHint = 3 : i32}>
 // CHECK: %[[C16:.*]] = arith.constant 16 : index
@@ -59,11 +59,31 @@ func.func @late_index(%c: memref<?x?xf32>, %k: index, %i: index) {
 
 // -----
 
+// A read that may run past its row (in_bounds = [false]) is not prefetched: its last
+// lane need not be an address of the buffer.
+// CHECK-LABEL: func.func @maybe_out_of_bounds
+// CHECK-NOT: memref.prefetch
+// CHECK: return
+func.func @maybe_out_of_bounds(%c: memref<?x?xf32>, %k: index, %i: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  %zero = vector.broadcast %z : f32 to vector<16xf32>
+  %acc = scf.for %kk = %c0 to %k step %c1 iter_args(%a = %zero) -> (vector<16xf32>) {
+    scf.yield %a : vector<16xf32>
+  }
+  %old = "vector.transfer_read"(%c, %i, %j, %z) <{in_bounds = [false], operandSegmentSizes = array<i32: 1, 2, 1, 0>, permutation_map = affine_map<(d0, d1) -> (d1)>}> : (memref<?x?xf32>, index, index, f32) -> vector<16xf32>
+  return
+}
+
+// -----
+
 // A tile of a zero-filled C: written in the first k block, read, added and written in
 // the others (an scf.if after the loop). The reads in the branch are prefetched too.
 // CHECK-LABEL: func.func @first_block
 // CHECK: "memref.prefetch"(%arg0, %arg3, %arg4)
-// CHECK: %[[J15:.*]] = arith.addi %arg4, %{{.*}} : index
+// CHECK: %[[C15:.*]] = arith.constant 15 : index
+// CHECK: %[[J15:.*]] = arith.addi %arg4, %[[C15]] : index
 // CHECK: "memref.prefetch"(%arg0, %arg3, %[[J15]])
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for
@@ -99,7 +119,8 @@ func.func @first_block(%c: memref<?x?xf32>, %b: memref<?x16xf32>, %k: index, %i:
 // CHECK: "memref.prefetch"(%arg1, %arg3, %arg4) <{isDataCache = true, isWrite = false, localityHint = 3 : i32}>
 // CHECK: %[[J16:.*]] = arith.addi %arg4, %{{.*}} : index
 // CHECK: "memref.prefetch"(%arg1, %arg3, %[[J16]])
-// CHECK: %[[J31:.*]] = arith.addi %arg4, %{{.*}} : index
+// CHECK: %[[C31:.*]] = arith.constant 31 : index
+// CHECK: %[[J31:.*]] = arith.addi %arg4, %[[C31]] : index
 // CHECK: "memref.prefetch"(%arg1, %arg3, %[[J31]])
 // CHECK: %[[I1:.*]] = arith.addi %arg3, %{{.*}} : index
 // CHECK: "memref.prefetch"(%arg1, %[[I1]], %arg4)

@@ -48,7 +48,9 @@
 //! from a buffer and offsets defined before the loop) are prefetched before the loop too.
 
 use ftuner_dialects::ops;
-use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
+use ftuner_ir::{
+    intern_name, AffineExpr, AttrKind, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
+};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// Line size the prefetches assume.
@@ -144,6 +146,21 @@ fn read_along(ir: &Ir, r: OpId) -> Option<(usize, i64)> {
         [n] => *n,
         _ => return None,
     };
+    // A masked or possibly out-of-bounds read may end before its lanes do: its last
+    // element is not an address to prefetch.
+    let masked = ir
+        .attr(r, "operandSegmentSizes")
+        .and_then(|a| a.as_dense_i64s())
+        .is_some_and(|s| s.get(3).copied().unwrap_or(0) != 0);
+    let in_bounds = ir
+        .attr(r, "in_bounds")
+        .and_then(|a| a.as_array())
+        .is_some_and(|a| {
+            !a.is_empty() && a.iter().all(|b| matches!(b.kind(), AttrKind::Bool(true)))
+        });
+    if masked || !in_bounds {
+        return None;
+    }
     let map = ir.attr(r, "permutation_map")?.as_affine_map()?;
     match map.results.as_slice() {
         [AffineExpr::Dim(d)] => Some((*d as usize, lanes)),
@@ -194,8 +211,9 @@ fn plus(ir: &mut Ir, loc: Attribute, anchor: OpId, v: Value, k: i64) -> Value {
 
 /// The offsets to prefetch so that every line a read of `lanes` elements touches is
 /// fetched whatever its alignment: one per `per_line` elements, and its last element. A
-/// row of C is rarely line-aligned (a leading dimension of 700 f32 puts the row starts 48
-/// bytes into a line), and then a read of one line's worth of elements spans two.
+/// row of C is rarely line-aligned (a leading dimension of 700 f32 starts rows 1, 2, 3, 4
+/// 48, 32, 16 and 0 bytes into a line), and then a read of one line's worth of elements
+/// spans two.
 fn line_starts(lanes: i64, per_line: i64) -> Vec<i64> {
     let mut v: Vec<i64> = (0..lanes).step_by(per_line.max(1) as usize).collect();
     if lanes > 1 && (lanes - 1) % per_line.max(1) != 0 {
@@ -394,7 +412,7 @@ impl PrefetchTileUpdatesPass {
                 || sizes[1] < per_line
                 || sizes[0] > MAX_EPILOGUE_LINES
                 || sizes[1] > MAX_EPILOGUE_LINES * per_line
-                || sizes[0] * ((sizes[1] + per_line - 1) / per_line) > MAX_EPILOGUE_LINES
+                || sizes[0] * line_starts(sizes[1], per_line).len() as i64 > MAX_EPILOGUE_LINES
                 || !only_loads
                 || !ir.has_uses(res)
                 || !ir.operands(sv).iter().all(|v| before(ir, *v, lp))
