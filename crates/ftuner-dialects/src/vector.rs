@@ -3,8 +3,8 @@
 
 use ftuner_ir::Context;
 use ftuner_ir::{
-    intern_name, AffineExpr, AffineMap, Attribute, BlockId, Ir, MemoryEffects, OpId, OpSpec, Type,
-    Value,
+    intern_name, AffineExpr, AffineMap, AttrKind, Attribute, BlockId, Ir, MemoryEffects, OpId,
+    OpSpec, Type, Value,
 };
 use rustc_hash::FxHashMap;
 
@@ -138,6 +138,24 @@ pub fn transfer_props(
         ("operandSegmentSizes", Attribute::dense_i32_array(&segments)),
         ("permutation_map", Attribute::affine_map(map)),
     ]
+}
+
+/// Whether a `vector.transfer_read`/`transfer_write` carries a mask operand (the fourth
+/// operand segment).
+pub fn transfer_masked(ir: &Ir, op: OpId) -> bool {
+    ir.attr(op, "operandSegmentSizes")
+        .and_then(|a| a.as_dense_i64s())
+        .is_some_and(|s| s.get(3).copied().unwrap_or(0) != 0)
+}
+
+/// Whether every dim of a `vector.transfer_read`/`transfer_write` is marked in bounds (what
+/// [`transfer_props`] builds): its lanes are all addresses of the buffer.
+pub fn transfer_in_bounds(ir: &Ir, op: OpId) -> bool {
+    ir.attr(op, "in_bounds")
+        .and_then(|a| a.as_array())
+        .is_some_and(|a| {
+            !a.is_empty() && a.iter().all(|b| matches!(b.kind(), AttrKind::Bool(true)))
+        })
 }
 
 /// `vector.shuffle`: operands of one element type and rank (0-d ones read as one lane)

@@ -47,10 +47,8 @@
 //! sizes, unit strides, rows of a line or more, at most 64 lines, read and never written,
 //! from a buffer and offsets defined before the loop) are prefetched before the loop too.
 
-use ftuner_dialects::ops;
-use ftuner_ir::{
-    intern_name, AffineExpr, AttrKind, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC,
-};
+use ftuner_dialects::{ops, vector};
+use ftuner_ir::{intern_name, AffineExpr, Attribute, Ir, OpId, OpSpec, Type, Value, DYNAMIC};
 use ftuner_pass::{define_pass, PassContext, PassFailure};
 
 /// Line size the prefetches assume.
@@ -148,17 +146,7 @@ fn read_along(ir: &Ir, r: OpId) -> Option<(usize, i64)> {
     };
     // A masked or possibly out-of-bounds read may end before its lanes do: its last
     // element is not an address to prefetch.
-    let masked = ir
-        .attr(r, "operandSegmentSizes")
-        .and_then(|a| a.as_dense_i64s())
-        .is_some_and(|s| s.get(3).copied().unwrap_or(0) != 0);
-    let in_bounds = ir
-        .attr(r, "in_bounds")
-        .and_then(|a| a.as_array())
-        .is_some_and(|a| {
-            !a.is_empty() && a.iter().all(|b| matches!(b.kind(), AttrKind::Bool(true)))
-        });
-    if masked || !in_bounds {
+    if vector::transfer_masked(ir, r) || !vector::transfer_in_bounds(ir, r) {
         return None;
     }
     let map = ir.attr(r, "permutation_map")?.as_affine_map()?;

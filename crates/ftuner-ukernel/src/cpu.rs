@@ -90,7 +90,7 @@ fn kernel(r: &Rates, mr: u32, nr: u32, kc: u32) -> CpuUkernel {
     CpuUkernel {
         mr,
         nr,
-        registers: mr * nv + nv + 1,
+        registers: tile_registers(mr, nv),
         cycles_per_k: t,
         efficiency: t_fma / t,
         cycles_per_call: kc as f64 * t + c_traffic,
@@ -126,7 +126,7 @@ pub fn register_tile(cpu: &CpuModel, dtype: DType) -> Result<CpuUkernel, String>
     let mut best: Option<((f64, f64, u32, u32), CpuUkernel)> = None;
     for nv in [1u32, 2, 4] {
         for mr in 1..=r.regs {
-            if mr * nv + nv + 1 > r.regs {
+            if tile_registers(mr, nv) > r.regs {
                 break;
             }
             let k = kernel(&r, mr, nv * r.lanes, 1);
@@ -178,6 +178,13 @@ fn round_down(v: f64, m: u32) -> u32 {
     (v / m.max(1)) * m.max(1)
 }
 
+/// Vector registers an `mr`-row register tile of `nv` vectors per row holds live: its
+/// `mr * nv` accumulators, a row of B (`nv` vectors) and one A broadcast. (A k loop split
+/// over several accumulator sets holds this once per set: `lower-ukernels`.)
+pub fn tile_registers(mr: u32, nv: u32) -> u32 {
+    mr * nv + nv + 1
+}
+
 /// Whether a register tile whose output rows are `streams` lines `stride` bytes apart (an
 /// NCHW conv's tile: one line per output channel, the channel stride between them) keeps
 /// them all in L1 while its rows fill them: no set of `W` ways receives more than `W - 2`
@@ -211,10 +218,10 @@ pub fn check_tile(cpu: &CpuModel, dtype: DType, mr: u32, nr: u32) -> Result<(), 
         ));
     }
     let nv = nr.div_ceil(r.lanes);
-    if mr * nv + nv + 1 > r.regs {
+    if tile_registers(mr, nv) > r.regs {
         return Err(format!(
             "register tile {mr}x{nr} needs {} vector registers; the target has {}",
-            mr * nv + nv + 1,
+            tile_registers(mr, nv),
             r.regs
         ));
     }

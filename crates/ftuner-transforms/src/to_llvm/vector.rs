@@ -8,7 +8,7 @@ use super::descriptor::{layout_of, Desc};
 use super::types::{conv, elem_bytes, ptr};
 use super::{unsupported, LlvmRewriter, R};
 use ftuner_dialects::ops;
-use ftuner_ir::{AffineExpr, AttrKind, Attribute, OpId, Scalar, Type, Value, DYNAMIC};
+use ftuner_ir::{AffineExpr, Attribute, OpId, Scalar, Type, Value, DYNAMIC};
 
 /// A `vector.transfer_read`/`transfer_write`, its operands converted.
 struct Transfer {
@@ -106,15 +106,10 @@ impl LlvmRewriter<'_> {
             .attr(op, "operandSegmentSizes")
             .and_then(|a| a.as_dense_i64s())
             .unwrap_or_default();
-        if segs.get(3).copied().unwrap_or(0) != 0 {
+        if ftuner_dialects::vector::transfer_masked(self.ir, op) {
             return Err(err("masked transfers are not supported"));
         }
-        let inb = self
-            .ir
-            .attr(op, "in_bounds")
-            .and_then(|a| a.as_array())
-            .unwrap_or(&[]);
-        if inb.is_empty() || !inb.iter().all(|b| matches!(b.kind(), AttrKind::Bool(true))) {
+        if !ftuner_dialects::vector::transfer_in_bounds(self.ir, op) {
             return Err(err("only in-bounds transfers are supported"));
         }
         let (src_i, vec_ty) = if read {

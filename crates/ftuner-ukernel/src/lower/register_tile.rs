@@ -222,8 +222,9 @@ fn register_tile(
     // LLVM spills accumulators to the stack every k step (AVX2's 6x8 edge tile: 2 x 6
     // accumulators, 2 B vectors and 2 broadcasts in 16 ymm spilled six per step, slower
     // than one set of 6 chains).
-    let regs = mt * ((nt + vb.lanes - 1) / vb.lanes);
-    let per_set = regs + (nt + vb.lanes - 1) / vb.lanes + 1;
+    let nv = (nt + vb.lanes - 1) / vb.lanes;
+    let regs = mt * nv;
+    let per_set = crate::cpu::tile_registers(mt as u32, nv as u32) as i64;
     let fit = ((vb.registers - 1) / per_set).max(1);
     let u = ((vb.chains + regs - 1) / regs).clamp(1, 8).min(fit);
     // Both A and B contiguous along k (an NT product) and a narrow tile: B's row at k would
