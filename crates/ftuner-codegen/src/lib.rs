@@ -148,6 +148,29 @@ impl Target {
     pub fn is_gpu(&self) -> bool {
         self.triple.starts_with("nvptx")
     }
+    /// Width in bytes of the vector registers code for this target is built around (the
+    /// blocks of in-register transposes): 64 with AVX-512, 32 with AVX, 16 for SSE-only
+    /// x86-64 CPUs, from the feature string where it names AVX (the host's always does),
+    /// else from the CPU's name ([`X86_AVX512_CPUS`], [`X86_SSE_CPUS`]). GPUs: 64.
+    pub fn vector_bytes(&self) -> u32 {
+        if self.is_gpu() {
+            return 64;
+        }
+        let has = |f: &str| {
+            self.features
+                .split(',')
+                .find(|t| t.get(1..) == Some(f))
+                .map(|t| t.starts_with('+'))
+        };
+        match (has("avx512f"), has("avx")) {
+            (Some(true), _) => 64,
+            (_, Some(true)) => 32,
+            (_, Some(false)) => 16,
+            _ if X86_AVX512_CPUS.contains(&self.cpu.as_str()) => 64,
+            _ if X86_SSE_CPUS.contains(&self.cpu.as_str()) => 16,
+            _ => 32,
+        }
+    }
     fn machine(&self, reloc: RelocMode) -> Result<TargetMachine, CodegenError> {
         init();
         let triple = TargetTriple::create(&self.triple);
@@ -219,6 +242,60 @@ pub const HW_MODEL_TARGETS: &[(&str, &str)] = &[
     ("h200", "cuda:sm_90"),
     ("rtx3090", "cuda:sm_86"),
     ("rtx4090", "cuda:sm_89"),
+];
+
+/// The CPUs of [`X86_64_CPUS`] with AVX-512 (LLVM 22's feature lists).
+const X86_AVX512_CPUS: &[&str] = &[
+    "cannonlake",
+    "cascadelake",
+    "cooperlake",
+    "diamondrapids",
+    "emeraldrapids",
+    "graniterapids",
+    "graniterapids-d",
+    "icelake-client",
+    "icelake-server",
+    "knl",
+    "knm",
+    "novalake",
+    "rocketlake",
+    "sapphirerapids",
+    "skx",
+    "skylake-avx512",
+    "tigerlake",
+    "x86-64-v4",
+    "znver4",
+    "znver5",
+];
+
+/// The CPUs of [`X86_64_CPUS`] without AVX (16-byte SSE registers).
+const X86_SSE_CPUS: &[&str] = &[
+    "amdfam10",
+    "athlon-fx",
+    "athlon64",
+    "athlon64-sse3",
+    "atom",
+    "barcelona",
+    "bonnell",
+    "btver1",
+    "core2",
+    "corei7",
+    "generic",
+    "goldmont",
+    "goldmont-plus",
+    "k8",
+    "k8-sse3",
+    "nehalem",
+    "nocona",
+    "opteron",
+    "opteron-sse3",
+    "penryn",
+    "silvermont",
+    "slm",
+    "tremont",
+    "westmere",
+    "x86-64",
+    "x86-64-v2",
 ];
 
 /// The x86-64 CPUs LLVM 22 generates 64-bit code for (`llc -march=x86-64 -mcpu=help`,
@@ -533,4 +610,40 @@ fn register_runtime_symbols() {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `vector_bytes` agrees with LLVM: a `<16 x float>` add compiled for each x86-64 CPU
+    /// LLVM knows uses zmm registers exactly where it says 64, ymm where 32, xmm where 16.
+    #[test]
+    fn vector_bytes_matches_llvm_registers() {
+        let ir = "define void @f(ptr %p) {\n  %a = load <16 x float>, ptr %p\n  %b = fadd <16 x float> %a, %a\n  store <16 x float> %b, ptr %p\n  ret void\n}\n";
+        let c = Compiler::new();
+        let mut host = vec![Target::host()];
+        host.extend(X86_64_CPUS.iter().map(|cpu| Target::x86_cpu(cpu)));
+        let mut wrong = vec![];
+        for t in host {
+            let m = c.parse(ir, &t, 1).expect("parses");
+            let asm = String::from_utf8(c.emit(&m, &t, Emit::Asm).expect("emits")).unwrap();
+            let used = if asm.contains("%zmm") {
+                64
+            } else if asm.contains("%ymm") {
+                32
+            } else {
+                16
+            };
+            if t.vector_bytes() != used {
+                wrong.push(format!(
+                    "{} ({}): {} not {used}",
+                    t.cpu,
+                    t.features,
+                    t.vector_bytes()
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
 }

@@ -199,8 +199,14 @@ pub fn verify_shuffle(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
 /// Lanes w of the w x w blocks transposes go by: one 64-byte line of `elem` per row (16
 /// f32, 8 f64; an AVX-512 register).
 pub fn transpose_lanes(elem: ftuner_ir::Type) -> i64 {
+    register_lanes(elem, 64)
+}
+
+/// Lanes of `elem` in a vector register of `vector_bytes` (8 f32 in AVX2's 32 bytes), at
+/// least 1.
+pub fn register_lanes(elem: ftuner_ir::Type, vector_bytes: u64) -> i64 {
     let bytes = elem.bit_width().map_or(4, |b| (b as i64 / 8).max(1));
-    (64 / bytes).max(1)
+    (vector_bytes as i64 / bytes).max(1)
 }
 
 /// The w x w transpose of `rows` (w vectors of w lanes, w a power of two) as a network of

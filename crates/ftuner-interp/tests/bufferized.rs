@@ -243,6 +243,44 @@ fn structured_ops_become_loops_exactly() {
     assert_no_linalg(&text);
 }
 
+/// The permuted copies' in-register blocks at every register width (`vector-bytes`: 4 x 4
+/// f32 blocks for SSE, 8 x 8 for AVX2, 16 x 16 for AVX-512; f64 and i32 too), with whole
+/// blocks, both edges and the corner, against the tensor program.
+#[test]
+fn transposes_at_every_register_width() {
+    let src = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../lit-tests/Transforms/Inputs/transposes.mlir"),
+    )
+    .unwrap();
+    let mut seed = 77u64;
+    let args = [
+        rand_tensor(&mut seed, vec![1, 37, 12, 64], Type::f32()),
+        rand_tensor(&mut seed, vec![19, 9], Type::f64()),
+        rand_tensor(&mut seed, vec![33, 5, 17], Type::i32()),
+    ];
+    for bytes in [16, 32, 64] {
+        let text = same_after(
+            &src,
+            "",
+            &format!("bufferize,convert-linalg-to-loops{{vector-bytes={bytes}}}"),
+            "t",
+            &args,
+        );
+        assert_no_linalg(&text);
+        // The f32 blocks are rows of bytes / 4 lanes.
+        let lanes = bytes / 4;
+        assert!(
+            text.contains(&format!("vector<{lanes}xf32>")),
+            "{bytes}: {text}"
+        );
+        assert!(
+            !text.contains(&format!("vector<{}xf32>", 2 * lanes)),
+            "{bytes}"
+        );
+    }
+}
+
 /// Small programs where writing in place would be wrong (or is the point).
 #[test]
 fn in_place_decisions_are_sound() {

@@ -156,12 +156,14 @@ impl Executable {
         }
         let mut phases = vec![("bufferize", t0.elapsed().as_secs_f64())];
         let t = Instant::now();
-        if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, true, false) {
+        let host = Target::host();
+        if let Some(p) =
+            ftuner_transforms::to_llvm_pipeline(ir, top, true, false, host.vector_bytes())
+        {
             run_pipeline(ctx, ir, top, &p)?;
         }
         phases.push(("to llvm dialect", t.elapsed().as_secs_f64()));
         let t = Instant::now();
-        let host = Target::host();
         let text = ftuner_codegen::llvm_text(ir, top, &host, &[]).map_err(|x| e(x.0))?;
         phases.push(("llvm ir", t.elapsed().as_secs_f64()));
         let t = Instant::now();

@@ -124,7 +124,9 @@ pub fn has_tensor_functions(ir: &ftuner_ir::Ir, top: ftuner_ir::OpId) -> bool {
 /// when some function still has tensors, then [`BUFFERS_TO_LLVM`]; with `parallel` false,
 /// no `convert-parallel-loops-to-runtime` (serial code, no thread-pool calls); with
 /// `abort_on_failure`, failed run-time checks abort instead of returning through the
-/// runtime's `ftuner_rt_fail` (code with no ftuner runtime around it: a standalone object).
+/// runtime's `ftuner_rt_fail` (code with no ftuner runtime around it: a standalone object);
+/// `vector_bytes`, the target's vector register width (`convert-linalg-to-loops`' option:
+/// the blocks of its in-register transposes).
 /// None when there is no function left to convert (the module is in the llvm dialect
 /// already).
 pub fn to_llvm_pipeline(
@@ -132,6 +134,7 @@ pub fn to_llvm_pipeline(
     top: ftuner_ir::OpId,
     parallel: bool,
     abort_on_failure: bool,
+    vector_bytes: u32,
 ) -> Option<String> {
     let mut funcs = false;
     ir.walk_pre(top, &mut |o| {
@@ -151,8 +154,9 @@ pub fn to_llvm_pipeline(
         ""
     };
     let convert = format!("{pool}convert-to-llvm{{abort-on-failure={abort_on_failure}}}");
-    Some(format!(
-        "builtin.module({prefix}{},{convert})",
-        buffer_passes!()
-    ))
+    let buffers = buffer_passes!().replace(
+        "convert-linalg-to-loops",
+        &format!("convert-linalg-to-loops{{vector-bytes={vector_bytes}}}"),
+    );
+    Some(format!("builtin.module({prefix}{buffers},{convert})"))
 }

@@ -352,8 +352,8 @@ const WINDOW_OPS: &[&str] = &[
 const PARALLEL_MIN_VOLUME: i64 = 1 << 14;
 
 /// Lower one structured op on buffers to loops; the loops of the dims in `par` are marked
-/// `ftuner.parallel`.
-fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
+/// `ftuner.parallel`; a permuted copy's blocks fill vector registers of `vector_bytes`.
+fn lower(ir: &mut Ir, op: OpId, par: &[usize], vector_bytes: u64) -> Result<(), String> {
     if !ir.results(op).is_empty() {
         return Err("has tensor results: bufferize first".into());
     }
@@ -408,7 +408,7 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize]) -> Result<(), String> {
     let one = b.index(op, 1);
     shape_check(&mut b, op, &maps, &operands, &ubs, zero, one)?;
     if let Some(plan) = permuted_copy(b.ir, op, &maps, body) {
-        lower_permuted_copy(&mut b, op, &plan, &ubs, (zero, one));
+        lower_permuted_copy(&mut b, op, &plan, &ubs, (zero, one), vector_bytes);
         b.ir.erase_op(op);
         return Ok(());
     }
@@ -600,6 +600,8 @@ define_pass! {
         summary: "Convert the operations from the linalg dialect into loops",
         description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first; the output's contiguous dim moves inside the small static reductions after it, which are unrolled) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic, a linalg.transpose of the outer dims, a depthwise conv or a pooling whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
         options: ConvertLinalgToLoopsOptions {
+            "vector-bytes" => vector_bytes: u64 = "64",
+                "Width in bytes of the target's vector registers: a permuted copy turns blocks of that many bytes per row in registers (16 x 16 f32 for AVX-512's 64, 8 x 8 for AVX2's 32; a block wider than the registers spills its rows)";
             "parallel" => parallel: bool = "true",
                 "Mark the outer loops of a linalg.generic, a linalg.transpose walked as a plain nest (rows of 64 or more elements kept in place), a depthwise conv or a pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for the runtime's thread pool (convert-parallel-loops-to-runtime); not for generics of fewer than 16384 iterations";
         },
@@ -617,6 +619,16 @@ impl ConvertLinalgToLoopsPass {
         top: OpId,
         opts: &ConvertLinalgToLoopsOptions,
     ) -> Result<(), PassFailure> {
+        if !opts.vector_bytes.is_power_of_two() || !(4..=256).contains(&opts.vector_bytes) {
+            cx.emit(Diagnostic::error(
+                cx.ir.loc(top),
+                format!(
+                    "convert-linalg-to-loops: vector-bytes={} is not a power of two from 4 to 256",
+                    opts.vector_bytes
+                ),
+            ));
+            return Err(PassFailure);
+        }
         let mut ops = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             let n = cx.ir.name(o);
@@ -637,7 +649,7 @@ impl ConvertLinalgToLoopsPass {
                 _ => vec![],
             };
             self.marked += par.len() as u64;
-            match lower(cx.ir, o, &par) {
+            match lower(cx.ir, o, &par, opts.vector_bytes) {
                 Ok(()) => self.lowered += 1,
                 Err(m) => {
                     cx.emit(Diagnostic::error(

@@ -219,7 +219,13 @@ fn finish(
     }
     if !cli.no_lower {
         // To the llvm dialect, from whatever level the module is at.
-        if let Some(p) = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top, cli.parallel, true) {
+        if let Some(p) = ftuner_transforms::to_llvm_pipeline(
+            &m.ir,
+            m.top,
+            cli.parallel,
+            true,
+            target.vector_bytes(),
+        ) {
             if let Err(code) = run_pipeline(ctx, &mut m, &p, &cli.file, src) {
                 return code;
             }

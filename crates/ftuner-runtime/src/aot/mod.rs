@@ -190,7 +190,9 @@ pub fn build_shared(
         check_buffers("weight", &p.inputs)?;
         check_buffers("prepared value", &p.results)?;
     }
-    if let Some(p) = ftuner_transforms::to_llvm_pipeline(ir, top, true, false) {
+    if let Some(p) =
+        ftuner_transforms::to_llvm_pipeline(ir, top, true, false, target.vector_bytes())
+    {
         crate::run_pipeline(ctx, ir, top, &p)?;
     }
     let compiler = Compiler::new();

@@ -154,7 +154,7 @@ pub fn fold(ctx: &Context, funcs: &[Func]) -> Vec<Vec<Out>> {
 /// so each function is tried alone first).
 pub fn lowers(ctx: &Context, f: &Func) -> Result<(), String> {
     let mut m = parse_module(ctx, &with_args(f), "t.mlir").map_err(|e| format!("{e:?}"))?;
-    let p = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top, true, false).expect("functions");
+    let p = ftuner_transforms::to_llvm_pipeline(&m.ir, m.top, true, false, 64).expect("functions");
     run_pipeline(ctx, &mut m, &p)
 }
 

@@ -118,7 +118,8 @@ pub(super) fn permuted_copy(
     })
 }
 
-/// A permuted copy as w x w blocks (w lanes of 64 bytes) of its two innermost dims: w
+/// A permuted copy as w x w blocks (w lanes of `vector_bytes`, one register) of its two
+/// innermost dims: w
 /// contiguous rows read from the source, turned in registers by a `vector.shuffle`
 /// network (`transpose_network`), written as w contiguous rows of the destination; the
 /// edges by strided transfers, the corner element by element; scalar loops over the
@@ -129,8 +130,9 @@ pub(super) fn lower_permuted_copy(
     pc: &PermutedCopy,
     ubs: &[Value],
     (zero, one): (Value, Value),
+    vector_bytes: u64,
 ) {
-    let w = ftuner_dialects::vector::transpose_lanes(pc.elem);
+    let w = ftuner_dialects::vector::register_lanes(pc.elem, vector_bytes);
     let vty = Type::vector(vec![w], pc.elem);
     let nd = ubs.len();
     let (si, di) = (pc.inner.0 as usize, pc.inner.1 as usize);

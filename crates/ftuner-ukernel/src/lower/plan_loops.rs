@@ -150,7 +150,9 @@ pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Re
                     }
                     return Ok(());
                 }
-                if let Some((tp, ip)) = transpose_strided_b(ir, op, &lay, plans.m.0, vb.elem) {
+                if let Some((tp, ip)) =
+                    transpose_strided_b(ir, op, &lay, plans.m.0, (vb.elem, vb.lanes))
+                {
                     again(ir, tp, None)?;
                     again(ir, ip, Some(false))?;
                     return Ok(());
