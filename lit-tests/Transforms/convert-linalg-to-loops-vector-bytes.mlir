@@ -5,6 +5,9 @@
 // RUN: ftuner-opt %s --convert-linalg-to-loops="vector-bytes=32" | FileCheck %s --check-prefix=AVX2
 // RUN: ftuner-opt %s --convert-linalg-to-loops | FileCheck %s --check-prefix=AVX512
 // RUN: not ftuner-opt %s --convert-linalg-to-loops="vector-bytes=48" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not ftuner-opt %s --convert-linalg-to-loops="vector-bytes=128" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD128
+// One f32 per register: the plain nest, no vectors.
+// RUN: ftuner-opt %s --convert-linalg-to-loops="vector-bytes=4" | FileCheck %s --check-prefix=ONE
 // AVX2-LABEL: func.func @transpose
 // AVX2: %[[C8:.*]] = arith.constant 8 : index
 // AVX2: scf.for %[[D0:.*]] = %{{.*}} to %{{.*}} step %[[C8]] {
@@ -18,7 +21,11 @@
 // AVX2-NOT: vector<16xf32>
 // AVX512: "vector.transfer_read"(%arg0, {{.*}} -> vector<16xf32>
 // AVX512-COUNT-64: "vector.shuffle"
-// BAD: error: convert-linalg-to-loops: vector-bytes=48 is not a power of two from 4 to 256
+// BAD128: error: convert-linalg-to-loops: vector-bytes=128 is not a power of two from 4 to 64
+// ONE-NOT: vector.{{transfer|shuffle}}
+// ONE: memref.load %arg0
+// ONE-NOT: vector.{{transfer|shuffle}}
+// BAD: error: convert-linalg-to-loops: vector-bytes=48 is not a power of two from 4 to 64
 func.func @transpose(%a: memref<?x40xf32>, %b: memref<40x?xf32>) {
   linalg.transpose ins(%a : memref<?x40xf32>) outs(%b : memref<40x?xf32>) permutation = [1, 0]
   return

@@ -191,7 +191,7 @@
 // AUTOPACK-NOT: linalg.generic
 // AUTOPACK: scf.yield
 // With 8 lanes (Zen 3, AVX2) the dot products lose to the transposition's 8 x 8 blocks
-// from N = 16 whatever K: no M >= K condition (docs/hw-model.md).
+// from N = 16 whatever K: no M >= K condition (docs/patch-ukernels.md).
 // RUN: ftuner-opt %S/Inputs/bmm-nt-generic.mlir --pass-pipeline="builtin.module(patch-ukernels{target=zen3},lower-ukernels,canonicalize,cse)" | FileCheck %s --check-prefix=AUTOPACK8
 // AUTOPACK8: %[[STRIP:.*]] = arith.cmpi sge, %[[M:.*]], %c6 : index
 // AUTOPACK8-NOT: arith.cmpi sge, %[[M]]

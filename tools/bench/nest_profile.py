@@ -23,11 +23,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FREQ = 4000
+# The runtime's lowering (convert-linalg-to-loops at the host's register width, as the
+# package compiles: the width shapes the transposes' nests and so the numbering).
 OUTLINE = (
-    "builtin.module(ftuner-cpu-pipeline{target=host},bufferize,approximate-math,lower-affine,"
-    "convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse,canonicalize,"
+    "builtin.module(ftuner-cpu-pipeline{{target=host}},bufferize,approximate-math,lower-affine,"
+    "convert-linalg-to-loops{{vector-bytes={vb}}},prefetch-tile-updates,canonicalize,cse,canonicalize,"
     "outline-loop-nests,convert-parallel-loops-to-runtime)"
 )
+
+
+def host_vector_bytes(opt):
+    """The host's vector register width in bytes, from `ftuner-opt --print-hw-model`."""
+    out = subprocess.run([opt, "--print-hw-model", "--target=host"], capture_output=True,
+                         text=True, check=True).stdout
+    m = re.search(r"vector: (\d+) bits", out)
+    return int(m.group(1)) // 8 if m else 64
 RUN = """
 import sys, torch, ftuner
 from ftuner import zoo
@@ -54,8 +64,10 @@ def main():
                 "ftuner.save(ftuner.compile(c.model, c.example, dynamic_shapes=c.dynamic_shapes, "
                 "threads=1), sys.argv[2])")
         subprocess.run([sys.executable, "-c", make, args.model, lib], env=env, check=True)
+        opt = str(ROOT / "target/release/ftuner-opt")
+        outline = OUTLINE.format(vb=host_vector_bytes(opt))
         outlined = subprocess.run(
-            [str(ROOT / "target/release/ftuner-opt"), f"--pass-pipeline={OUTLINE}",
+            [opt, f"--pass-pipeline={outline}",
              os.path.join(tmp, "forward.input.mlir")],
             check=True, capture_output=True, text=True).stdout
         data = os.path.join(tmp, "perf.data")

@@ -6,7 +6,8 @@ their outputs are byte-identical.
     python3 tools/bench/opt_ab.py OLD_FTUNER_OPT NEW_FTUNER_OPT examples/bert_layer_dynamic.mlir ...
 
 The default pipeline is the CPU pipeline down to the llvm dialect (what the JIT and the
-AOT libraries compile).
+AOT libraries compile, with AVX-512's 64-byte transposes: they pass their host's
+`vector-bytes`).
 """
 import argparse
 import statistics

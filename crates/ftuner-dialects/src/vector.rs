@@ -196,8 +196,9 @@ pub fn verify_shuffle(_: &Context, ir: &Ir, op: OpId) -> Result<(), String> {
     Ok(())
 }
 
-/// Lanes w of the w x w blocks transposes go by: one 64-byte line of `elem` per row (16
-/// f32, 8 f64; an AVX-512 register).
+/// Lanes of `elem` in one 64-byte line (16 f32, 8 f64): lower-ukernels' threshold for
+/// transposing an NT contraction's B (a full block of that many rows). The transposes'
+/// own blocks follow the target's registers ([`register_lanes`]).
 pub fn transpose_lanes(elem: ftuner_ir::Type) -> i64 {
     register_lanes(elem, 64)
 }

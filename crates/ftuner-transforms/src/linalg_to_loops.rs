@@ -407,7 +407,10 @@ fn lower(ir: &mut Ir, op: OpId, par: &[usize], vector_bytes: u64) -> Result<(), 
     let zero = b.index(op, 0);
     let one = b.index(op, 1);
     shape_check(&mut b, op, &maps, &operands, &ubs, zero, one)?;
-    if let Some(plan) = permuted_copy(b.ir, op, &maps, body) {
+    // (Registers of one element: no block to turn; the plain nest below.)
+    if let Some(plan) = permuted_copy(b.ir, op, &maps, body)
+        .filter(|p| ftuner_dialects::vector::register_lanes(p.elem, vector_bytes) >= 2)
+    {
         lower_permuted_copy(&mut b, op, &plan, &ubs, (zero, one), vector_bytes);
         b.ir.erase_op(op);
         return Ok(());
@@ -601,7 +604,7 @@ define_pass! {
         description: "Structured ops on buffers become scf.for nests (one loop per iteration dimension, outermost first; the output's contiguous dim moves inside the small static reductions after it, which are unrolled) with memref.load/memref.store around the op's body. The outer loops of a linalg.generic, a linalg.transpose of the outer dims, a depthwise conv or a pooling whose iterations write disjoint outputs are marked ftuner.parallel (option parallel).",
         options: ConvertLinalgToLoopsOptions {
             "vector-bytes" => vector_bytes: u64 = "64",
-                "Width in bytes of the target's vector registers: a permuted copy turns blocks of that many bytes per row in registers (16 x 16 f32 for AVX-512's 64, 8 x 8 for AVX2's 32; a block wider than the registers spills its rows)";
+                "Width in bytes of the target's vector registers: a permuted copy turns blocks of that many bytes per row in registers (16 x 16 f32 for AVX-512's 64, 8 x 8 for AVX2's 32; a block wider than the registers spills its rows); a power of two from 4 to 64, and a register of one element leaves the plain nest";
             "parallel" => parallel: bool = "true",
                 "Mark the outer loops of a linalg.generic, a linalg.transpose walked as a plain nest (rows of 64 or more elements kept in place), a depthwise conv or a pooling whose iterations write disjoint outputs (parallel dims every output reads plainly; a body that only computes and reads) 'ftuner.parallel', for the runtime's thread pool (convert-parallel-loops-to-runtime); not for generics of fewer than 16384 iterations";
         },
@@ -619,11 +622,11 @@ impl ConvertLinalgToLoopsPass {
         top: OpId,
         opts: &ConvertLinalgToLoopsOptions,
     ) -> Result<(), PassFailure> {
-        if !opts.vector_bytes.is_power_of_two() || !(4..=256).contains(&opts.vector_bytes) {
+        if !opts.vector_bytes.is_power_of_two() || !(4..=64).contains(&opts.vector_bytes) {
             cx.emit(Diagnostic::error(
                 cx.ir.loc(top),
                 format!(
-                    "convert-linalg-to-loops: vector-bytes={} is not a power of two from 4 to 256",
+                    "convert-linalg-to-loops: vector-bytes={} is not a power of two from 4 to 64",
                     opts.vector_bytes
                 ),
             ));

@@ -119,6 +119,8 @@ pub(crate) struct VectorBody {
     /// Vector registers of the target (the split of a small tile's k loop over several
     /// sets of accumulators must leave the sets, their B vectors and broadcasts room).
     registers: i64,
+    /// Width of the target's vector registers in bits (0: no hardware model).
+    vector_bits: i64,
 }
 
 fn ir_attr_i64(ir: &Ir, op: OpId, name: &str) -> Option<i64> {

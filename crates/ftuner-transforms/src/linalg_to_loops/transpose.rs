@@ -76,7 +76,7 @@ pub(super) struct PermutedCopy {
     maps: [AffineMap; 2],
     /// The loop dims innermost in the source and in the destination.
     inner: (u32, u32),
-    elem: Type,
+    pub(super) elem: Type,
 }
 
 pub(super) fn permuted_copy(

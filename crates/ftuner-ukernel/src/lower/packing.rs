@@ -186,19 +186,19 @@ pub(crate) fn transpose_last2(b: &mut B<'_>, blk: BlockId, src: Value) -> Value 
 
 /// A contraction whose B is laid out [..., n, k] (k innermost: NT, as attention's
 /// Q·Kᵀ) reads each register-tile row of B as nr strided elements, once per row strip.
-/// When a full strip of A (mr rows) will pass over B and B has a full block of 16 rows
-/// (decided at run time), B is transposed once into [..., k, n] by in-register blocks
-/// (`transpose_last2`) and the patch reads that, as an NN contraction; otherwise B is
-/// read in place (measured on 192 x T x 64 attention scores: the transposition costs
-/// more than it saves below T = 16, on Zen 3's 8 x 8 blocks too). `lanes`: of the
-/// target's vector registers. Returns the two patches (transposed, in place), or `None`
-/// when B is not laid out that way.
+/// When a full strip of A (mr rows) will pass over B and B has a full block of w rows
+/// (`transpose_lanes`: 16 f32, 8 f64; decided at run time), B is transposed once into
+/// [..., k, n] by in-register blocks (`transpose_last2`) and the patch reads that, as an
+/// NN contraction; otherwise B is read in place (measured on 192 x T x 64 attention
+/// scores: the transposition costs more than it saves below T = 16, on Zen 3's 8 x 8
+/// blocks too). `vector_bits`: of the target's registers (0: unknown). Returns the two
+/// patches (transposed, in place), or `None` when B is not laid out that way.
 pub(super) fn transpose_strided_b(
     ir: &mut Ir,
     op: OpId,
     lay: &Layout,
     mr: i64,
-    (elem, lanes): (Type, i64),
+    (elem, vector_bits): (Type, i64),
 ) -> Option<(OpId, OpId)> {
     let dk = reduction_dim(lay)?;
     let bmap = &lay.maps[1];
@@ -231,13 +231,15 @@ pub(super) fn transpose_strided_b(
         let mut strip = b.cmpi(blk, 5, msz, cm);
         // With A contiguous along k too, the tiles of B read in place take the dot-product
         // form: each output pays a reduction (a few shuffles), while the transposition pays
-        // K copies per column of B, shared by the M rows. With 16 lanes (AVX-512) they break
+        // K copies per column of B, shared by the M rows. With 512-bit registers they break
         // even near M = K (measured on issue 10's W2, K = 64, Xeon: dot products ahead up to
         // T = 62, the transposition from T = 128, level between): transposed only when
-        // M >= K as well. With 8 lanes (AVX2) the transposition's 8 x 8 blocks win from
-        // T = 16 (Zen 3, W2 at T = 16-62: 1.3-1.7x faster than dot products), so any full
-        // strip transposes.
-        if lanes >= 16 && res_pos(&amap, dk) == Some(amap.results.len() - 1) {
+        // M >= K as well. With 256-bit registers (AVX2) the transposition's 8 x 8 f32
+        // blocks win from T = 16 (Zen 3, W2 at T = 24-62: 1.3-1.6x faster than dot
+        // products), so any full strip transposes there. (Registers of unknown width keep
+        // the AVX-512 rule.)
+        let narrow_registers = vector_bits > 0 && vector_bits < 512;
+        if !narrow_registers && res_pos(&amap, dk) == Some(amap.results.len() - 1) {
             let kpos = b.index(blk, (amap.results.len() - 1) as i64);
             let kext = b.dim(blk, a, kpos);
             let long = b.cmpi(blk, 5, msz, kext);

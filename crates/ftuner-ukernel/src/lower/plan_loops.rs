@@ -151,7 +151,7 @@ pub(super) fn lower_checked(ir: &mut Ir, op: OpId, plans: Plans, k: Knobs) -> Re
                     return Ok(());
                 }
                 if let Some((tp, ip)) =
-                    transpose_strided_b(ir, op, &lay, plans.m.0, (vb.elem, vb.lanes))
+                    transpose_strided_b(ir, op, &lay, plans.m.0, (vb.elem, vb.vector_bits))
                 {
                     again(ir, tp, None)?;
                     again(ir, ip, Some(false))?;

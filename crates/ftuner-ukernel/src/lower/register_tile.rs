@@ -34,11 +34,12 @@ pub(super) fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Op
         .and_then(|t| ftuner_hw::HardwareModel::load_named(t).ok())
         .and_then(|m| m.cpu);
     let bytes = elem.float_kind().map_or(4, |k| k.width() / 8).max(1);
-    let (chains, lanes, registers) = cpu.map_or((1, 1, 32), |c| {
+    let (chains, lanes, registers, vector_bits) = cpu.map_or((1, 1, 32, 0), |c| {
         (
             (c.fma_latency as f64 * c.vector_fmas_per_cycle()).round() as i64,
             c.lanes(bytes) as i64,
             c.vector_registers as i64,
+            c.vector_bits as i64,
         )
     });
     Some(VectorBody {
@@ -50,6 +51,7 @@ pub(super) fn vector_plan(ir: &Ir, op: OpId, lay: &Layout, max_elems: i64) -> Op
         chains: chains.max(1),
         lanes: lanes.max(1),
         registers: registers.max(1),
+        vector_bits,
     })
 }
 
