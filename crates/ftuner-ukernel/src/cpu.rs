@@ -198,6 +198,28 @@ pub fn c_streams_fit(cpu: &CpuModel, stride: u64, streams: u32) -> bool {
     l1.most_lines_in_a_set(stride, streams as u64) <= room
 }
 
+/// The family an implicit-GEMM convolution takes where the GEMM family keeps B's
+/// micro-panel in L1 (`!b_from_l2`: AVX2's 6x16, kc = 168 on Zen 3): the same register
+/// tile with kc from L2 ([`kc_from_l2`]), `mc` and `nc` following; `None` where it would
+/// not change. The GEMM's small kc is for its packed A: an `mc x kc` block in L2 that B's
+/// micro-panel crosses from L1. A conv packs no A per k block (it reads the image, or rows
+/// packed whole along K); its k-block loop is outermost, each block a sweep over all of C
+/// with every tile's setup, so a short kc buys nothing and costs C round trips. Measured
+/// on Zen 3 (AMD EPYC family 25 model 1), ResNet-50's 3x3 convs, one thread
+/// (`tools/bench/conv_layers.py --variant`, alternated, medians): kc = 168 against no k
+/// blocks 13-23% slower, against kc = 512 8-20% slower (docs/hw-model.md).
+pub fn conv_family(cpu: &CpuModel, f: &CpuFamily) -> Option<CpuFamily> {
+    if f.b_from_l2 {
+        return None;
+    }
+    let r = rates(cpu, f.dtype);
+    let s = (cpu.vector_bits / r.lanes / 8) as f64;
+    let kc = round_down(kc_from_l2(&cpu.l2, s), 8);
+    let mut conv = build_with(cpu, f.dtype, Some((f.main.mr, f.main.nr)), Some(kc)).ok()?;
+    conv.b_from_l2 = true;
+    (kc > f.kc).then_some(conv)
+}
+
 /// Build the family for `dtype` on `cpu`.
 pub fn build(cpu: &CpuModel, dtype: DType) -> Result<CpuFamily, String> {
     build_with(cpu, dtype, None, None)

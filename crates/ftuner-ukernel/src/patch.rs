@@ -227,18 +227,26 @@ fn used_sizes(mp: &DimPlan, np: &DimPlan) -> u64 {
 
 /// The analytic family `patch-ukernels` gives contraction `c` with no schedule: the
 /// per-dtype family, narrowed where `c`'s output lines collide in L1
-/// ([`narrow_for_c_lines`]); what `--print-ukernels` and `annotate-ukernels` report.
+/// ([`narrow_for_c_lines`]), a conv's k blocks from L2 ([`conv_k_blocks`]); what
+/// `--print-ukernels` and `annotate-ukernels` report.
 pub fn default_family(
     ir: &Ir,
     model: &ftuner_hw::HardwareModel,
     c: &Contraction,
 ) -> Result<Family, String> {
-    Ok(narrow_for_c_lines(
-        ir,
-        model,
-        c,
-        Family::build(model, c.dtype)?,
-    ))
+    let f = narrow_for_c_lines(ir, model, c, Family::build(model, c.dtype)?);
+    Ok(conv_k_blocks(model, c, f))
+}
+
+/// A convolution's analytic family with kc from L2 where the GEMM's keeps B's
+/// micro-panel in L1 ([`crate::cpu::conv_family`]).
+fn conv_k_blocks(model: &ftuner_hw::HardwareModel, c: &Contraction, f: Family) -> Family {
+    match (&f, model.cpu()) {
+        (Family::Cpu(cf), Some(cpu)) if c.kind == Kind::Conv2d => crate::cpu::conv_family(cpu, cf)
+            .map(Family::Cpu)
+            .unwrap_or(f),
+        _ => f,
+    }
 }
 
 /// The analytic family, or one whose main tile is narrower along N when the output's rows
@@ -421,10 +429,12 @@ impl PatchUkernelsPass {
                     }),
                 }
                 .map(|(f, limit)| {
-                    if !o.fit_output_lines {
-                        return (f, limit);
-                    }
-                    (narrow_for_c_lines(cx.ir, &model, &c, f), limit)
+                    let f = if o.fit_output_lines {
+                        narrow_for_c_lines(cx.ir, &model, &c, f)
+                    } else {
+                        f
+                    };
+                    (conv_k_blocks(&model, &c, f), limit)
                 }),
             };
             let done = family.and_then(|(f, limit)| {

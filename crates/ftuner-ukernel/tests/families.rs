@@ -38,6 +38,25 @@ fn known_register_tiles() {
     assert_eq!((k.mr, k.nr), (6, 16));
 }
 
+/// A convolution's family takes kc from L2 where the GEMM's keeps B's micro-panel in L1
+/// (Zen 3's 6x16: 168 -> 472, the same tile), and is the GEMM's where B already streams
+/// from L2 (the AVX-512 cores).
+#[test]
+fn conv_family_takes_kc_from_l2() {
+    let zen3 = HardwareModel::load("zen3").unwrap();
+    let c = zen3.cpu().unwrap();
+    let f = cpu::build(c, DType::F32).unwrap();
+    let conv = cpu::conv_family(c, &f).expect("zen3 convs get their own kc");
+    assert_eq!((f.kc, conv.kc), (168, 472));
+    assert_eq!((conv.main.mr, conv.main.nr), (f.main.mr, f.main.nr));
+    assert!(conv.b_from_l2 && conv.mc < f.mc);
+    for t in ["zen4", "zen5", "skylake-avx512", "sapphirerapids"] {
+        let m = HardwareModel::load(t).unwrap();
+        let f = cpu::build(m.cpu().unwrap(), DType::F32).unwrap();
+        assert!(cpu::conv_family(m.cpu().unwrap(), &f).is_none(), "{t}");
+    }
+}
+
 fn check_cpu(c: &CpuModel, f: &cpu::CpuFamily) {
     for k in f.all() {
         assert!(
@@ -108,7 +127,12 @@ fn every_builtin_target_respects_its_limits() {
         let m = HardwareModel::load(t).unwrap();
         for d in [DType::F32, DType::F16, DType::BF16] {
             match Family::build(&m, d).unwrap() {
-                Family::Cpu(f) => check_cpu(m.cpu().unwrap(), &f),
+                Family::Cpu(f) => {
+                    check_cpu(m.cpu().unwrap(), &f);
+                    if let Some(conv) = cpu::conv_family(m.cpu().unwrap(), &f) {
+                        check_cpu(m.cpu().unwrap(), &conv);
+                    }
+                }
                 Family::Gpu(f) => check_gpu(m.gpu().unwrap(), &f),
             }
         }
@@ -151,6 +175,11 @@ proptest! {
         };
         let f = cpu::build(&c, DType::F32).unwrap();
         check_cpu(&c, &f);
+        if let Some(conv) = cpu::conv_family(&c, &f) {
+            check_cpu(&c, &conv);
+            prop_assert!(!f.b_from_l2 && conv.kc > f.kc);
+            prop_assert_eq!((conv.main.mr, conv.main.nr), (f.main.mr, f.main.nr));
+        }
     }
 
     #[test]
