@@ -106,6 +106,13 @@ impl Space {
             1024,
             analytic_kc,
         ];
+        // A convolution's own analytic kc where it differs (`cpu::conv_family`).
+        if let Some(conv) = ftuner_ukernel::cpu::build(cpu, dtype)
+            .ok()
+            .and_then(|f| ftuner_ukernel::cpu::conv_family(cpu, &f))
+        {
+            kcs.push(conv.kc);
+        }
         kcs.sort_unstable();
         kcs.dedup();
         Ok(Space {
@@ -228,7 +235,11 @@ pub fn tune_kernel(
                 let parent = measured[rng.below(measured.len().min(4))].1;
                 space.mutate(&parent, &mut rng)
             };
-            if !seen.contains(&s) {
+            // The default is measured above, as patch-ukernels builds it; its label is no
+            // trial: as a schedule it fixes the GEMM's kc, which a conv's default does not
+            // take (`cpu::conv_family`), so a trial of it would measure another schedule
+            // under the default's name.
+            if !seen.contains(&s) && s != default {
                 cand = Some(s);
                 break;
             }

@@ -198,18 +198,21 @@ pub fn c_streams_fit(cpu: &CpuModel, stride: u64, streams: u32) -> bool {
     l1.most_lines_in_a_set(stride, streams as u64) <= room
 }
 
-/// The family an implicit-GEMM convolution takes where the GEMM family keeps B's
-/// micro-panel in L1 (`!b_from_l2`: AVX2's 6x16, kc = 168 on Zen 3): the same register
-/// tile with kc from L2 ([`kc_from_l2`]), `mc` and `nc` following; `None` where it would
-/// not change. The GEMM's small kc is for its packed A: an `mc x kc` block in L2 that B's
+/// The family an implicit-GEMM convolution takes where the target's GEMM family keeps B's
+/// micro-panel in L1 (`!b_from_l2` for the model's own tile: AVX2's 6x16, kc = 168 on
+/// Zen 3): `f`'s register tile (the model's, or one narrowed for the conv's output lines)
+/// with kc from L2 ([`kc_from_l2`]), `mc` and `nc` following; `None` where it would not
+/// change. (A tile narrowed on an AVX-512 core can leave its own B in L1 — Zen 4's 6x16 —
+/// but that core's convs were measured with its L2 kc: the gate is the model's tile.) The GEMM's small kc is for its packed A: an `mc x kc` block in L2 that B's
 /// micro-panel crosses from L1. A conv packs no A per k block (it reads the image, or rows
 /// packed whole along K); its k-block loop is outermost, each block a sweep over all of C
 /// with every tile's setup, so a short kc buys nothing and costs C round trips. Measured
 /// on Zen 3 (AMD EPYC family 25 model 1), ResNet-50's 3x3 convs, one thread
-/// (`tools/bench/conv_layers.py --variant`, alternated, medians): kc = 168 against no k
-/// blocks 13-23% slower, against kc = 512 8-20% slower (docs/hw-model.md).
+/// (`tools/bench/conv_layers.py --variant`, alternated, medians): kc = 168 12-25% slower
+/// than no k blocks, 4-22% slower than kc = 472 on four of the five layers
+/// (docs/bench/zen3-2026-12-07b/conv-layers-kc.txt, docs/hw-model.md).
 pub fn conv_family(cpu: &CpuModel, f: &CpuFamily) -> Option<CpuFamily> {
-    if f.b_from_l2 {
+    if f.b_from_l2 || build(cpu, f.dtype).ok()?.b_from_l2 {
         return None;
     }
     let r = rates(cpu, f.dtype);

@@ -52,8 +52,12 @@ fn conv_family_takes_kc_from_l2() {
     assert!(conv.b_from_l2 && conv.mc < f.mc);
     for t in ["zen4", "zen5", "skylake-avx512", "sapphirerapids"] {
         let m = HardwareModel::load(t).unwrap();
-        let f = cpu::build(m.cpu().unwrap(), DType::F32).unwrap();
-        assert!(cpu::conv_family(m.cpu().unwrap(), &f).is_none(), "{t}");
+        let c = m.cpu().unwrap();
+        let f = cpu::build(c, DType::F32).unwrap();
+        assert!(cpu::conv_family(c, &f).is_none(), "{t}");
+        // Nor a tile narrowed for a conv's output lines (6x16 keeps its B in L1 there).
+        let narrow = cpu::build_with(c, DType::F32, Some((6, 16)), None).unwrap();
+        assert!(cpu::conv_family(c, &narrow).is_none(), "{t} 6x16");
     }
 }
 

@@ -236,9 +236,9 @@ pub(super) fn transpose_strided_b(
         // T = 62, the transposition from T = 128, level between): transposed only when
         // M >= K as well. With 256-bit registers (AVX2) the transposition's 8 x 8 f32
         // blocks win from T = 16 (Zen 3, W2 at T = 24-62: 1.3-1.6x faster than dot
-        // products), so any full strip transposes there. (Registers of unknown width keep
-        // the AVX-512 rule.)
-        let narrow_registers = vector_bits > 0 && vector_bits < 512;
+        // products), so any full strip transposes there. (Other widths — NEON's 128 bits,
+        // unmeasured, or unknown — keep the AVX-512 rule.)
+        let narrow_registers = vector_bits == 256;
         if !narrow_registers && res_pos(&amap, dk) == Some(amap.results.len() - 1) {
             let kpos = b.index(blk, (amap.results.len() - 1) as i64);
             let kext = b.dim(blk, a, kpos);
