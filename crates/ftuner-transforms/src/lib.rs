@@ -91,16 +91,25 @@ pub fn register_passes(reg: &mut ftuner_pass::PassRegistry) {
     reg.register(|| Box::new(library_calls::LibraryCallsPass::default()));
 }
 
-/// The passes between `bufferize` and `convert-to-llvm`.
+/// The passes between `bufferize` and `convert-to-llvm`, with `$loops` the
+/// `convert-linalg-to-loops` invocation (its options, e.g. the target's `vector-bytes`).
 macro_rules! buffer_passes {
-    () => {
-        "approximate-math,lower-affine,convert-linalg-to-loops,prefetch-tile-updates,canonicalize,cse,canonicalize,outline-loop-nests"
+    ($loops:literal) => {
+        concat!(
+            "approximate-math,lower-affine,",
+            $loops,
+            ",prefetch-tile-updates,canonicalize,cse,canonicalize,outline-loop-nests"
+        )
     };
 }
 
 /// From buffers to the llvm dialect: what follows `bufferize` on the way to machine code,
 /// serial (no `convert-parallel-loops-to-runtime`: the GPU path's host code).
-pub const BUFFERS_TO_LLVM: &str = concat!("builtin.module(", buffer_passes!(), ",convert-to-llvm)");
+pub const BUFFERS_TO_LLVM: &str = concat!(
+    "builtin.module(",
+    buffer_passes!("convert-linalg-to-loops"),
+    ",convert-to-llvm)"
+);
 
 /// Whether some `func.func` under `top` takes or returns tensors (so `bufferize` must run
 /// before the conversion to LLVM).
@@ -154,9 +163,9 @@ pub fn to_llvm_pipeline(
         ""
     };
     let convert = format!("{pool}convert-to-llvm{{abort-on-failure={abort_on_failure}}}");
-    let buffers = buffer_passes!().replace(
-        "convert-linalg-to-loops",
-        &format!("convert-linalg-to-loops{{vector-bytes={vector_bytes}}}"),
+    let buffers = format!(
+        buffer_passes!("convert-linalg-to-loops{{vector-bytes={vb}}}"),
+        vb = vector_bytes
     );
     Some(format!("builtin.module({prefix}{buffers},{convert})"))
 }

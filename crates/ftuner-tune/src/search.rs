@@ -164,6 +164,30 @@ impl Space {
     }
 }
 
+/// An unmeasured schedule to try (a bounded number of attempts): a random one while fewer
+/// than four are measured (and one time in four), else a mutation of one of the four best.
+/// Never `default`'s label: the default is measured as patch-ukernels builds it, and as a
+/// schedule the label fixes the GEMM's kc, which a conv's default does not take
+/// (`cpu::conv_family`) — a trial of it would measure another schedule under the
+/// default's name.
+fn propose(
+    space: &Space,
+    measured: &[(f64, Schedule)],
+    seen: &std::collections::BTreeSet<Schedule>,
+    default: Schedule,
+    rng: &mut Rng,
+) -> Option<Schedule> {
+    (0..200).find_map(|_| {
+        let s = if measured.len() < 4 || rng.below(4) == 0 {
+            space.random(rng)
+        } else {
+            let parent = measured[rng.below(measured.len().min(4))].1;
+            space.mutate(&parent, rng)
+        };
+        (!seen.contains(&s) && s != default).then_some(s)
+    })
+}
+
 /// Tune one kernel; every trial is written to `db` as it completes.
 pub fn tune_kernel(
     db: &Db,
@@ -226,25 +250,7 @@ pub fn tune_kernel(
             break;
         }
         measured.sort_by(|a, b| a.0.total_cmp(&b.0));
-        // Propose an unmeasured schedule (a bounded number of attempts).
-        let mut cand = None;
-        for _ in 0..200 {
-            let s = if measured.len() < 4 || rng.below(4) == 0 {
-                space.random(&mut rng)
-            } else {
-                let parent = measured[rng.below(measured.len().min(4))].1;
-                space.mutate(&parent, &mut rng)
-            };
-            // The default is measured above, as patch-ukernels builds it; its label is no
-            // trial: as a schedule it fixes the GEMM's kc, which a conv's default does not
-            // take (`cpu::conv_family`), so a trial of it would measure another schedule
-            // under the default's name.
-            if !seen.contains(&s) && s != default {
-                cand = Some(s);
-                break;
-            }
-        }
-        let Some(s) = cand else {
+        let Some(s) = propose(&space, &measured, &seen, default, &mut rng) else {
             stop = "no unmeasured schedule found near the best ones".into();
             break;
         };
@@ -347,4 +353,48 @@ pub(crate) fn trial(
     rec.origin = origin.to_string();
     rec.id = db.insert(&rec).map_err(|e| e.to_string())?;
     Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The search space holds a conv's own analytic kc where it differs from the GEMM's
+    /// (Zen 3: 472 beside 168), and nothing extra where it does not (Zen 4).
+    #[test]
+    fn space_holds_the_conv_kc() {
+        let zen3 = HardwareModel::load("zen3").unwrap();
+        let kcs = Space::new(&zen3, ftuner_ukernel::DType::F32, 168)
+            .unwrap()
+            .kcs;
+        assert!(kcs.contains(&168) && kcs.contains(&472), "{kcs:?}");
+        let zen4 = HardwareModel::load("zen4").unwrap();
+        let kcs = Space::new(&zen4, ftuner_ukernel::DType::F32, 672)
+            .unwrap()
+            .kcs;
+        assert_eq!(kcs.len(), 13, "{kcs:?}");
+    }
+
+    /// A space whose only unmeasured point is the default's label proposes nothing.
+    #[test]
+    fn the_default_is_never_proposed() {
+        let zen3 = HardwareModel::load("zen3").unwrap();
+        let default = Schedule::analytic(&zen3, ftuner_ukernel::DType::F32).unwrap();
+        let space = Space {
+            tiles: vec![(default.mr, default.nr)],
+            kcs: vec![default.kc],
+            max_ukernels: vec![default.max_ukernels],
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for (k_blocking, pack_b) in [(true, true), (false, false), (false, true)] {
+            seen.insert(Schedule {
+                k_blocking,
+                pack_b,
+                ..default
+            });
+        }
+        assert!(!seen.contains(&default));
+        let mut rng = Rng(7);
+        assert_eq!(propose(&space, &[], &seen, default, &mut rng), None);
+    }
 }

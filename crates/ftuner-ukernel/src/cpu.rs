@@ -203,7 +203,9 @@ pub fn c_streams_fit(cpu: &CpuModel, stride: u64, streams: u32) -> bool {
 /// Zen 3): `f`'s register tile (the model's, or one narrowed for the conv's output lines)
 /// with kc from L2 ([`kc_from_l2`]), `mc` and `nc` following; `None` where it would not
 /// change. (A tile narrowed on an AVX-512 core can leave its own B in L1 — Zen 4's 6x16 —
-/// but that core's convs were measured with its L2 kc: the gate is the model's tile.) The GEMM's small kc is for its packed A: an `mc x kc` block in L2 that B's
+/// but that core's convs were measured with its L2 kc: the gate is the model's tile.)
+///
+/// The GEMM's small kc is for its packed A: an `mc x kc` block in L2 that B's
 /// micro-panel crosses from L1. A conv packs no A per k block (it reads the image, or rows
 /// packed whole along K); its k-block loop is outermost, each block a sweep over all of C
 /// with every tile's setup, so a short kc buys nothing and costs C round trips. Measured
@@ -218,9 +220,12 @@ pub fn conv_family(cpu: &CpuModel, f: &CpuFamily) -> Option<CpuFamily> {
     let r = rates(cpu, f.dtype);
     let s = (cpu.vector_bits / r.lanes / 8) as f64;
     let kc = round_down(kc_from_l2(&cpu.l2, s), 8);
+    if kc <= f.kc {
+        return None;
+    }
     let mut conv = build_with(cpu, f.dtype, Some((f.main.mr, f.main.nr)), Some(kc)).ok()?;
     conv.b_from_l2 = true;
-    (kc > f.kc).then_some(conv)
+    Some(conv)
 }
 
 /// Build the family for `dtype` on `cpu`.

@@ -234,8 +234,24 @@ pub fn default_family(
     model: &ftuner_hw::HardwareModel,
     c: &Contraction,
 ) -> Result<Family, String> {
-    let f = narrow_for_c_lines(ir, model, c, Family::build(model, c.dtype)?);
-    Ok(conv_k_blocks(model, c, f))
+    Ok(fit_to(ir, model, c, Family::build(model, c.dtype)?, true))
+}
+
+/// The per-dtype analytic family `f` fitted to contraction `c`: narrowed for its output
+/// lines (when `fit_lines`), then a conv's k blocks.
+fn fit_to(
+    ir: &Ir,
+    model: &ftuner_hw::HardwareModel,
+    c: &Contraction,
+    f: Family,
+    fit_lines: bool,
+) -> Family {
+    let f = if fit_lines {
+        narrow_for_c_lines(ir, model, c, f)
+    } else {
+        f
+    };
+    conv_k_blocks(model, c, f)
 }
 
 /// A convolution's analytic family with kc from L2 where the GEMM's keeps B's
@@ -428,14 +444,7 @@ impl PatchUkernelsPass {
                         (f, max_uk)
                     }),
                 }
-                .map(|(f, limit)| {
-                    let f = if o.fit_output_lines {
-                        narrow_for_c_lines(cx.ir, &model, &c, f)
-                    } else {
-                        f
-                    };
-                    (conv_k_blocks(&model, &c, f), limit)
-                }),
+                .map(|(f, limit)| (fit_to(cx.ir, &model, &c, f, o.fit_output_lines), limit)),
             };
             let done = family.and_then(|(f, limit)| {
                 let (mp, np) = plans(&f, &c, max_pad, limit)?;
