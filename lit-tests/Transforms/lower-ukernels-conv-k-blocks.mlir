@@ -95,6 +95,19 @@ func.func @conv_bias_relu(%x: tensor<?x160x9x9xf32>, %w: tensor<128x160x3x3xf32>
 // CHECK: tensor.insert
 // CHECK: scf.for %[[K0:.*]] = %{{.*}} to %c1000 step %c504 iter_args
 // CHECK: scf.for %{{.*}} = %[[K0]] to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>, vector<64xf32>)
+// The order as a knob: loop-order=cols keeps the panels outside (no packed row blocks),
+// loop-order=rows makes a conv the rule leaves panels-outside (@accumulate) run blocks
+// of 72 packed rows; both compute what the module as read computes.
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels{loop-order=cols},canonicalize,cse)' | FileCheck %s --check-prefix=COLS
+// COLS-LABEL: func.func @row_blocks(
+// COLS-NOT: x1000xf32>
+// COLS: return
+// RUN: ftuner-run %s --entry=row_blocks --shape 0=2x1000x14x14 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels{loop-order=cols},canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels{loop-order=rows},canonicalize,cse)' | FileCheck %s --check-prefix=ROWS
+// ROWS-LABEL: func.func @accumulate(
+// ROWS: scf.for %{{.*}} = %c0 to %{{.*}} step %c72 iter_args
+// ROWS: tensor.empty() : tensor<72x1440xf32>
+// RUN: ftuner-run %s --entry=accumulate --shape 0=3x160x9x9 --shape 2=3x64x7x7 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels{loop-order=rows},canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
 func.func @row_blocks(%x: tensor<?x1000x14x14xf32>, %w: tensor<256x1000x1x1xf32>) -> tensor<?x256x7x7xf32> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x1000x14x14xf32>

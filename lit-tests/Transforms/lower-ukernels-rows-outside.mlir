@@ -92,3 +92,30 @@ func.func @k_blocks_epilogue(%w: tensor<30x704xf32>, %x: tensor<704x160xf32>, %b
   } -> tensor<30x160xf32>
   return %o : tensor<30x160xf32>
 }
+
+// The order as a knob (issue 26's schedule space): `lower-ukernels{loop-order=...}` for every
+// patch, a schedule's `order` for its own patch, `k_unroll` beside it. cols: short_k's N
+// tiles outside its strips; a schedule's rows: wide_b's strips outside its N tiles, four k
+// steps per iteration of the register tile's k loop (K = 16).
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels{loop-order=cols},canonicalize,cse)' | FileCheck %s --check-prefix=COLS
+// COLS-LABEL: func.func @short_k
+// COLS: scf.for %{{.*}} = %c0 to %c192 step %c64
+// COLS: scf.for %{{.*}} = %c0 to %c30{{.*}} step %c6
+// COLS-LABEL: func.func @short_k_acc
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=zen4 schedule=mr=6,nr=64,kc=672,order=rows,k_unroll=4},lower-ukernels,canonicalize,cse)' | FileCheck %s --check-prefix=ROWS
+// ROWS-LABEL: func.func @wide_b
+// ROWS: scf.for %{{.*}} = %c0 to %c30 step %c6
+// ROWS: scf.for %{{.*}} = %c0 to %c32768 step %c64
+// ROWS: scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args
+// The patch carries the loop knobs for lower-ukernels, in the schedule's text:
+// RUN: ftuner-opt %s --patch-ukernels='target=zen4 schedule=mr=6,nr=64,kc=672,order=rows,k_unroll=4,pack_a=0' | FileCheck %s --check-prefix=SCHED
+// SCHED: ftuner.schedule = "mr=6,nr=64,kc=672,k_blocking=1,pack_b=0,max_ukernels=8,k_unroll=4,order=rows,pack_a=0"
+// Forced orders compute what the module as read computes:
+// RUN: ftuner-run %s --entry=wide_b --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels{loop-order=rows},canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=short_k_acc --pass-pipeline='builtin.module(patch-ukernels{target=zen4},lower-ukernels{loop-order=cols},canonicalize,cse)' --threads 2 --check | FileCheck %s --check-prefix=RUNOK
+// RUN: ftuner-run %s --entry=k_blocks_epilogue --pass-pipeline='builtin.module(linalg-fuse-elementwise-ops,patch-ukernels{target=zen4 schedule=mr=5,nr=32,kc=200,k_unroll=3,order=cols},lower-ukernels,canonicalize,cse)' --check | FileCheck %s --check-prefix=RUNOK
+// Bad knobs are errors at the pass.
+// RUN: not ftuner-opt %s --pass-pipeline='builtin.module(lower-ukernels{loop-order=diagonal})' 2>&1 | FileCheck %s --check-prefix=BADORDER
+// BADORDER: error: loop-order: order must be auto, rows or cols, got 'diagonal'
+// RUN: not ftuner-opt %s --pass-pipeline='builtin.module(lower-ukernels{k-unroll=9})' 2>&1 | FileCheck %s --check-prefix=BADUNROLL
+// BADUNROLL: error: k-unroll must be 0 to 8, got 9

@@ -339,14 +339,7 @@ pub fn legalize(model: &HardwareModel, (mr, nr, kc): (u32, u32, u32)) -> Result<
             return Err(format!("no legal register tile near {mr}x{nr}"));
         }
     }
-    Ok(Schedule {
-        mr,
-        nr,
-        kc: kc.max(8),
-        k_blocking: true,
-        pack_b: false,
-        max_ukernels: 8,
-    })
+    Ok(Schedule::new(mr, nr, kc.max(8)))
 }
 
 /// The class of the one contraction in `module`, with `epilogue` in place of ours.

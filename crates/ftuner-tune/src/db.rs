@@ -450,6 +450,22 @@ impl Db {
             .collect())
     }
 
+    /// The records of the classes of the same op kind and element type as `class` whose
+    /// contraction differs (other indexing maps — strides, dilations, a filter size, a
+    /// transposed operand — or other dynamic dims): neither `class` nor its
+    /// [`Db::related`] classes.
+    pub fn same_kind(&self, class: &ftuner_ukernel::KernelClass) -> Result<Vec<Record>, DbError> {
+        let (Some(kind), Some(core)) = (class.kind(), class.contraction()) else {
+            return Ok(vec![]);
+        };
+        let pattern = format!("{kind} maps=%");
+        Ok(self
+            .query("WHERE class LIKE ?1 AND class <> ?2", &[&pattern, &class.0])?
+            .into_iter()
+            .filter(|r| r.key.class.kind() == Some(kind) && r.key.class.contraction() != Some(core))
+            .collect())
+    }
+
     /// The fastest schedule measured by ftuner for this workload on this target. Side-by-
     /// side confirmations (`confirm` records, the default among them) take precedence over
     /// single measurements: a trial that was fast once by luck and lost to the default when

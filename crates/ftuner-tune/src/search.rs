@@ -4,7 +4,9 @@
 //! The space is every knob of a [`Schedule`] that is legal on the target: register tiles
 //! `mr x nr` that fit the vector register file (`nr` in whole vectors, or a power of two
 //! below one), `kc` from 16 to 1024 plus the analytic value, reduction blocking on or off,
-//! B packing on or off, and 2 to 8 tile sizes per patched dimension. The search is
+//! B packing on or off, 2 to 8 tile sizes per patched dimension, and the lowering's loop
+//! knobs: 1, 2 or 4 k steps per iteration of the register tile's k loop (or the rule),
+//! row or column loops outside (or the rule), A blocks copied or never. The search is
 //! evolutionary: a few random schedules first, then each trial mutates one of the best
 //! measured so far (one knob at a time) or, one time in four, samples at random. Every
 //! trial is a record in the database the moment it is measured, so a search stopped at any
@@ -16,7 +18,7 @@ use crate::db::{Db, Record, Source};
 use crate::kernels::Kernel;
 use crate::measure::Bench;
 use ftuner_hw::HardwareModel;
-use ftuner_ukernel::Schedule;
+use ftuner_ukernel::{Order, Schedule};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -69,6 +71,11 @@ pub struct Space {
     pub tiles: Vec<(u32, u32)>,
     pub kcs: Vec<u32>,
     pub max_ukernels: Vec<u32>,
+    /// k steps per iteration (0: the lowering's rule).
+    pub k_unrolls: Vec<u32>,
+    pub orders: Vec<Order>,
+    /// Whether `pack_a=0` is in the space.
+    pub no_pack_a: bool,
 }
 
 impl Space {
@@ -119,7 +126,34 @@ impl Space {
             tiles,
             kcs,
             max_ukernels: vec![2, 3, 4, 8],
+            k_unrolls: vec![0, 1, 2, 4],
+            orders: vec![Order::Auto, Order::Rows, Order::Cols],
+            no_pack_a: true,
         })
+    }
+    /// Drop the loop knobs' values that cannot change `kernel`'s code, so that no trial
+    /// re-measures the default under another label: a matmul's order where its M is
+    /// dynamic (split into mc blocks, each running its strips inside its N tiles whatever
+    /// the order), a conv's where its M is static (blocks of output rows need a dynamic
+    /// M), and `pack_a=0` where nothing copies A blocks (a static M has no mc loop; a conv
+    /// packs its row blocks whole).
+    pub fn for_kernel(mut self, kernel: &Kernel) -> Space {
+        let conv = kernel
+            .key
+            .class
+            .kind()
+            .is_some_and(|k| k.starts_with("conv"));
+        let dynamic_m = kernel.dynamic_roles().contains(&crate::kernels::Role::M);
+        self.prune(conv, dynamic_m);
+        self
+    }
+    fn prune(&mut self, conv: bool, dynamic_m: bool) {
+        if conv != dynamic_m {
+            self.orders = vec![Order::Auto];
+        }
+        if conv || !dynamic_m {
+            self.no_pack_a = false;
+        }
     }
     fn random(&self, r: &mut Rng) -> Schedule {
         let (mr, nr) = self.tiles[r.below(self.tiles.len())];
@@ -130,11 +164,26 @@ impl Space {
             k_blocking: r.below(4) != 0,
             pack_b: r.below(2) == 0,
             max_ukernels: self.max_ukernels[r.below(self.max_ukernels.len())],
+            // The lowering's rules half the time: their knobs alone are a large space.
+            k_unroll: if r.below(2) == 0 {
+                0
+            } else {
+                self.pick(&self.k_unrolls, r, 0)
+            },
+            order: if r.below(2) == 0 {
+                Order::Auto
+            } else {
+                self.pick(&self.orders, r, Order::Auto)
+            },
+            pack_a: !self.no_pack_a || r.below(4) != 0,
         }
+    }
+    fn pick<T: Copy>(&self, of: &[T], r: &mut Rng, or: T) -> T {
+        of.get(r.below(of.len())).copied().unwrap_or(or)
     }
     fn mutate(&self, s: &Schedule, r: &mut Rng) -> Schedule {
         let mut n = *s;
-        match r.below(6) {
+        match r.below(9) {
             0 | 1 => {
                 // A neighbouring tile: same nr with mr +-1..2, or same mr with another nr.
                 let near: Vec<(u32, u32)> = self
@@ -158,6 +207,9 @@ impl Space {
             }
             3 => n.k_blocking = !n.k_blocking,
             4 => n.pack_b = !n.pack_b,
+            5 => n.k_unroll = self.pick(&self.k_unrolls, r, 0),
+            6 => n.order = self.pick(&self.orders, r, Order::Auto),
+            7 => n.pack_a = !n.pack_a || !self.no_pack_a,
             _ => n.max_ukernels = self.max_ukernels[r.below(self.max_ukernels.len())],
         }
         n
@@ -221,7 +273,7 @@ pub fn tune_kernel(
         .filter_map(|r| r.cost.map(|c| (c, r.schedule)))
         .collect();
     let mut search_s: f64 = earlier.iter().map(|r| r.trial_s).sum::<f64>() + m.trial_s;
-    let space = Space::new(model, kernel.dtype, default.kc)?;
+    let space = Space::new(model, kernel.dtype, default.kc)?.for_kernel(kernel);
     let mut rng = Rng(opts.seed.max(1) ^ 0x9e37_79b9_7f4a_7c15);
     let bar = if opts.progress {
         let b = indicatif::ProgressBar::new(opts.trials as u64);
@@ -384,6 +436,9 @@ mod tests {
             tiles: vec![(default.mr, default.nr)],
             kcs: vec![default.kc],
             max_ukernels: vec![default.max_ukernels],
+            k_unrolls: vec![default.k_unroll],
+            orders: vec![default.order],
+            no_pack_a: false,
         };
         let mut seen = std::collections::BTreeSet::new();
         for (k_blocking, pack_b) in [(true, true), (false, false), (false, true)] {
@@ -396,5 +451,60 @@ mod tests {
         assert!(!seen.contains(&default));
         let mut rng = Rng(7);
         assert_eq!(propose(&space, &[], &seen, default, &mut rng), None);
+    }
+
+    /// The search reaches every value of the loop knobs, by random draws and by mutation
+    /// of a measured schedule, and leaves `pack_a` alone where the space has no `pack_a=0`.
+    #[test]
+    fn the_loop_knobs_are_searched() {
+        let zen3 = HardwareModel::load("zen3").unwrap();
+        let default = Schedule::analytic(&zen3, ftuner_ukernel::DType::F32).unwrap();
+        let mut space = Space::new(&zen3, ftuner_ukernel::DType::F32, default.kc).unwrap();
+        let mut rng = Rng(11);
+        let drawn: Vec<Schedule> = (0..400).map(|_| space.random(&mut rng)).collect();
+        let mutated: Vec<Schedule> = (0..400).map(|_| space.mutate(&default, &mut rng)).collect();
+        for of in [&drawn, &mutated] {
+            for u in [0, 1, 2, 4] {
+                assert!(of.iter().any(|s| s.k_unroll == u), "k_unroll={u}");
+            }
+            for o in [Order::Auto, Order::Rows, Order::Cols] {
+                assert!(of.iter().any(|s| s.order == o), "order={o}");
+            }
+            assert!(of.iter().any(|s| !s.pack_a) && of.iter().any(|s| s.pack_a));
+        }
+        // One knob at a time: a mutation of the default changes at most one loop knob.
+        for s in &mutated {
+            let changed = [
+                s.k_unroll != default.k_unroll,
+                s.order != default.order,
+                s.pack_a != default.pack_a,
+            ];
+            assert!(changed.iter().filter(|c| **c).count() <= 1, "{s}");
+        }
+        space.no_pack_a = false;
+        assert!((0..200).all(|_| space.random(&mut rng).pack_a));
+        assert!((0..200).all(|_| space.mutate(&default, &mut rng).pack_a));
+    }
+
+    /// Only the loop knobs that can change a kernel's code are searched.
+    #[test]
+    fn the_loop_knobs_follow_the_kernel() {
+        let zen3 = HardwareModel::load("zen3").unwrap();
+        let full = || Space::new(&zen3, ftuner_ukernel::DType::F32, 168).unwrap();
+        // (conv, dynamic M) -> (orders searched, pack_a=0 searched)
+        for (conv, dm, orders, no_pack_a) in [
+            (false, true, 1, true),
+            (false, false, 3, false),
+            (true, true, 3, false),
+            (true, false, 1, false),
+        ] {
+            let mut sp = full();
+            sp.prune(conv, dm);
+            assert_eq!(
+                (sp.orders.len(), sp.no_pack_a),
+                (orders, no_pack_a),
+                "conv {conv} dynamic M {dm}"
+            );
+        }
     }
 }

@@ -11,6 +11,9 @@
 //! 2. other workloads of the same class (other sizes, other models, imported logs);
 //! 3. the same contraction with another fused epilogue (`Db::related`: a bias-add instead
 //!    of a batch norm changes the class, hardly the best tile);
+//! 4. the same op kind with other indexing maps or dynamic dims (`Db::same_kind`: a 3x3
+//!    convolution of stride 1 from a 4x4 of stride 2, a static matmul from a dynamic one —
+//!    Transfer-Tuning's own classes, which name a kernel's ops and not their layout);
 //!
 //! and within a rank by the speedup they had on their own workload, side-by-side
 //! (`confirm`) figures before single measurements.
@@ -151,10 +154,12 @@ pub fn transfer_kernel(
     })
 }
 
-/// (rank: 0 exact workload, 1 same class, 2 related class; a side-by-side figure; gain)
+/// (rank: 0 exact workload, 1 same class, 2 related class, 3 same kind; a side-by-side
+/// figure; gain)
 type Gain = (u8, bool, f64);
 
-/// The schedules `sources` hold for `kernel`'s class (and related classes), legal on
+/// The schedules `sources` hold for `kernel`'s class (and related classes and those of
+/// the same op kind), legal on
 /// `model`, ranked (see the module's doc), each with where it comes from. `own_db`: the
 /// one source is the kernel's own database, whose records of its workload are not
 /// candidates.
@@ -165,12 +170,13 @@ fn candidates(
     model: &HardwareModel,
     default: &Schedule,
 ) -> Result<Vec<(Schedule, Gain, String)>, String> {
-    // (rank: 0 exact workload, 1 same class, 2 related class; confirmed; gain)
     let mut cands: BTreeMap<Schedule, (Gain, String)> = BTreeMap::new();
     for src in sources {
-        let same = src.class(&kernel.key.class).map_err(|e| e.to_string())?;
-        let related = src.related(&kernel.key.class).map_err(|e| e.to_string())?;
-        for (records, related) in [(same, false), (related, true)] {
+        let class = &kernel.key.class;
+        let same = src.class(class).map_err(|e| e.to_string())?;
+        let related = src.related(class).map_err(|e| e.to_string())?;
+        let kin = src.same_kind(class).map_err(|e| e.to_string())?;
+        for (records, level) in [(same, 1u8), (related, 2), (kin, 3)] {
             // Each source workload's default cost, to rank its schedules by their gain.
             type Src = (String, String, String, String);
             let mut defaults: BTreeMap<(bool, Src), f64> = BTreeMap::new();
@@ -201,13 +207,7 @@ fn candidates(
                     continue;
                 }
                 let confirmed = r.source == Source::Confirm;
-                let rank = if related {
-                    2
-                } else if exact {
-                    0
-                } else {
-                    1
-                };
+                let rank = if exact { 0 } else { level };
                 // Imported records have no default of ours to compare with: rank them
                 // after ours.
                 let gain = (
@@ -221,7 +221,11 @@ fn candidates(
                 let from = format!(
                     "{}{} [{}]",
                     r.key.sizes,
-                    if related { " (other epilogue)" } else { "" },
+                    match level {
+                        2 => " (other epilogue)",
+                        3 => " (same op, other layout or dynamic dims)",
+                        _ => "",
+                    },
                     r.source.name()
                 );
                 let better = |old: &Gain| {

@@ -120,6 +120,47 @@ fn records_round_trip_and_best_ignores_imports_and_failures() {
     }
 }
 
+/// Transfer's wider circles: `related` is the same contraction with another epilogue,
+/// `same_kind` the same op kind with another layout or other dynamic dims; neither holds
+/// the class itself, and no other op kind is in either.
+#[test]
+fn related_and_same_kind_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("k.db")).unwrap();
+    let classes = [
+        "matmul f32 maps=[A] epilogue=none dynamic=[M]",
+        "matmul f32 maps=[A] epilogue=arith.maximumf dynamic=[M]",
+        "matmul f32 maps=[A] epilogue=none dynamic=[]",
+        "matmul f32 maps=[At] epilogue=arith.addf dynamic=[M]",
+        "matmul f64 maps=[A] epilogue=none dynamic=[M]",
+        "conv2d f32 maps=[A] epilogue=none dynamic=[M]",
+    ];
+    for c in classes {
+        let k = WorkloadKey {
+            class: KernelClass(c.into()),
+            sizes: "M=? N=64 K=32".into(),
+            target: "t".into(),
+        };
+        db.insert(&Record::new(k, "M=8".into(), sched(6, 64), Source::Tune))
+            .unwrap();
+    }
+    let names = |rs: Vec<Record>| -> Vec<String> {
+        let mut v: Vec<String> = rs.into_iter().map(|r| r.key.class.0).collect();
+        v.sort();
+        v
+    };
+    let me = KernelClass(classes[0].into());
+    assert_eq!(
+        names(db.related(&me).unwrap()),
+        vec![classes[1].to_string()]
+    );
+    assert_eq!(
+        names(db.same_kind(&me).unwrap()),
+        vec![classes[2].to_string(), classes[3].to_string()]
+    );
+    assert_eq!(me.kind(), Some("matmul f32"));
+}
+
 fn assert_untouched(path: &std::path::Path, before: &[u8]) {
     assert_eq!(
         std::fs::read(path).unwrap(),

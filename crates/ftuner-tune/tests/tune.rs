@@ -9,8 +9,13 @@ use ftuner_tune::measure::Bench;
 use ftuner_tune::{search, transfer};
 
 fn kernel(n: usize, k: usize) -> (ftuner_hw::HardwareModel, Kernel) {
+    kernel_m("?", n, k)
+}
+
+/// A matmul of `m` rows (`?`: dynamic).
+fn kernel_m(m: &str, n: usize, k: usize) -> (ftuner_hw::HardwareModel, Kernel) {
     let src = format!(
-        "func.func @f(%a: tensor<?x{k}xf32>, %b: tensor<{k}x{n}xf32>, %c: tensor<?x{n}xf32>) -> tensor<?x{n}xf32> {{\n  %r = linalg.matmul ins(%a, %b : tensor<?x{k}xf32>, tensor<{k}x{n}xf32>) outs(%c : tensor<?x{n}xf32>) -> tensor<?x{n}xf32>\n  return %r : tensor<?x{n}xf32>\n}}\n"
+        "func.func @f(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>, %c: tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) outs(%c : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>\n  return %r : tensor<{m}x{n}xf32>\n}}\n"
     );
     let ctx = ftuner_transforms::context();
     let mut m = load(&ctx, &src, "k.mlir").unwrap();
@@ -105,4 +110,29 @@ fn transfer_measures_other_workloads_schedules() {
         .iter()
         .filter(|r| r.source == Source::Transfer)
         .all(|r| r.origin.starts_with("transferred from M=? N=64 K=32")));
+}
+
+/// A kernel whose class no source holds takes the schedules of the same op with another
+/// layout or other dynamic dims (Transfer-Tuning's classes): a dynamic-M matmul from a
+/// static one's search.
+#[test]
+fn transfer_reaches_the_same_op_with_other_dynamic_dims() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("t.db")).unwrap();
+    let (model, src) = kernel_m("40", 64, 32);
+    let mut bench = Bench::new(&src, &[], 2, "host").unwrap();
+    search::tune_kernel(&db, &src, &mut bench, &model, &opts(4)).unwrap();
+    let (_, dst) = kernel(80, 48);
+    assert_ne!(src.key.class, dst.key.class);
+    assert_eq!(src.key.class.kind(), dst.key.class.kind());
+    let mut bench = Bench::new(&dst, &[9, 40], 2, "host").unwrap();
+    let r = transfer::transfer_kernel(&db, &[], &db, &dst, &mut bench, &model, 3, 2).unwrap();
+    assert!(r.candidates >= 1, "{}", r.candidates);
+    let recs = db.workload(&dst.key).unwrap();
+    assert!(
+        recs.iter()
+            .filter(|r| r.source == Source::Transfer)
+            .all(|r| r.origin.contains("(same op, other layout or dynamic dims)")),
+        "{recs:?}"
+    );
 }

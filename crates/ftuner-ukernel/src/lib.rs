@@ -36,7 +36,7 @@ pub use gpu_lower::{LowerUkernelsToGpuPass, KERNEL_MODULE};
 pub use lower::LowerUkernelsPass;
 pub use pass::{describe_module, AnnotateUkernelsPass};
 pub use patch::PatchUkernelsPass;
-pub use schedule::{KernelClass, Schedule, ScheduleSource, WorkloadKey};
+pub use schedule::{KernelClass, Order, Schedule, ScheduleSource, WorkloadKey};
 
 /// Register this crate's passes (`annotate-ukernels`, `patch-ukernels`, `lower-ukernels`).
 pub fn register_passes(r: &mut ftuner_pass::PassRegistry) {

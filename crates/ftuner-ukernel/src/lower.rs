@@ -90,6 +90,10 @@ pub struct Blocking {
     /// flat-form convolutions, `register_tile::MATMUL_K_UNROLL` for other tiles whose k
     /// extent is static and a multiple of it, one for the rest.
     pub k_unroll: i64,
+    /// Row strips (a flat-form conv's blocks of output rows) outside the N tiles (its
+    /// filter panels): `None` leaves it to the rules ([`plan_loops::rows_outside`],
+    /// `conv_flat::block_rows`), `Some` forces it where the nest can run that way.
+    pub rows_outside: Option<bool>,
 }
 
 /// k steps per iteration of a flat-form conv tile's k loop by default (`k-unroll=0`). One

@@ -325,7 +325,7 @@ define_pass! {
             "max-padding" => max_padding: f64 = "0",
                 "Fraction of the main tile a residue may be padded by when that is cheaper";
             "schedule" => schedule: String = "",
-                "A schedule for every contraction (mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..]) instead of the analytic default (CPU targets)";
+                "A schedule for every contraction (mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..][,k_unroll=0..8][,order=auto|rows|cols][,pack_a=0|1]) instead of the analytic default (CPU targets)";
             "fit-output-lines" => fit_output_lines: bool = "true",
                 "Narrow the main tile along N for a contraction whose output rows of a tile (one line per N index, an NCHW conv's channels) would not stay in L1 together (analytic default only)";
             "fuse-epilogues" => fuse_epilogues: bool = "true",

@@ -3,11 +3,14 @@
 //! A [`Schedule`] fixes every knob `patch-ukernels` and `lower-ukernels` expose for one
 //! contraction: the main register tile `mr x nr` (the edge family follows from it), the
 //! reduction block `kc` (`mc`, `nc` follow from it through the cache model), whether the
-//! reduction is blocked at all, whether B is packed into panels, and how many tile sizes a
-//! patch plan may use per dimension. Written as text it reads
-//! `mr=14,nr=32,kc=144,k_blocking=1,pack_b=0,max_ukernels=8`, which is also what the
-//! `schedule` option of `patch-ukernels` takes and what the `ftuner.schedule` attribute of
-//! a scheduled `ukernel.patch` shows.
+//! reduction is blocked at all, whether B is packed into panels, how many tile sizes a
+//! patch plan may use per dimension, and the lowering's loop knobs: k steps per iteration
+//! of the register tile's k loop, the order of the row and column loops, and whether large
+//! A blocks are copied contiguous. Written as text it reads
+//! `mr=14,nr=32,kc=144,k_blocking=1,pack_b=0,max_ukernels=8` (the loop knobs only where
+//! they are not the lowering's own rule: `k_unroll=2,order=rows,pack_a=0`), which is also
+//! what the `schedule` option of `patch-ukernels` takes and what the `ftuner.schedule`
+//! attribute of a scheduled `ukernel.patch` shows.
 //!
 //! A [`KernelClass`] is the key under which schedules transfer between kernels (as an
 //! Ansor task description without its sizes): op kind, element type, indexing maps (the
@@ -27,6 +30,53 @@ use ftuner_ir::{Ir, DYNAMIC};
 use std::fmt;
 use std::sync::Arc;
 
+/// Which loops of a tile nest run outside: `lower-ukernels`' rule (`Auto`), the row
+/// strips (a matmul's M strips outside its N tiles; a flat-form conv's blocks of output
+/// rows outside its filter panels), or the columns (N tiles or filter panels outside).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Order {
+    #[default]
+    Auto,
+    Rows,
+    Cols,
+}
+
+impl Order {
+    /// `None` for the rule, else whether rows run outside.
+    pub fn rows_outside(self) -> Option<bool> {
+        match self {
+            Order::Auto => None,
+            Order::Rows => Some(true),
+            Order::Cols => Some(false),
+        }
+    }
+}
+
+impl fmt::Display for Order {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Order::Auto => "auto",
+            Order::Rows => "rows",
+            Order::Cols => "cols",
+        })
+    }
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Order, String> {
+        match s.trim() {
+            "auto" => Ok(Order::Auto),
+            "rows" => Ok(Order::Rows),
+            "cols" => Ok(Order::Cols),
+            other => Err(format!("order must be auto, rows or cols, got '{other}'")),
+        }
+    }
+}
+
+/// The most k steps one iteration of a register tile's k loop may take.
+pub const MAX_K_UNROLL: u32 = 8;
+
 /// The knobs of one contraction's uKernels and lowering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Schedule {
@@ -36,6 +86,32 @@ pub struct Schedule {
     pub k_blocking: bool,
     pub pack_b: bool,
     pub max_ukernels: u32,
+    /// k steps per iteration of the register tile's k loop (0: the lowering's rule, two
+    /// where the k extent allows; a flat-form conv takes it where K and its blocks are
+    /// multiples of it).
+    pub k_unroll: u32,
+    /// Row loops or column loops outside (the lowering's rule by default).
+    pub order: Order,
+    /// Copy large A blocks contiguous inside the mc loop (the lowering's run-time rule);
+    /// false: never.
+    pub pack_a: bool,
+}
+
+impl Schedule {
+    /// Register tile `mr x nr` and reduction block `kc`, every other knob at its default.
+    pub const fn new(mr: u32, nr: u32, kc: u32) -> Schedule {
+        Schedule {
+            mr,
+            nr,
+            kc,
+            k_blocking: true,
+            pack_b: false,
+            max_ukernels: 8,
+            k_unroll: 0,
+            order: Order::Auto,
+            pack_a: true,
+        }
+    }
 }
 
 impl fmt::Display for Schedule {
@@ -44,23 +120,29 @@ impl fmt::Display for Schedule {
             f,
             "mr={},nr={},kc={},k_blocking={},pack_b={},max_ukernels={}",
             self.mr, self.nr, self.kc, self.k_blocking as u8, self.pack_b as u8, self.max_ukernels
-        )
+        )?;
+        // The loop knobs only where they leave the rule, so the text of every schedule
+        // recorded before they existed reads as it did.
+        if self.k_unroll != 0 {
+            write!(f, ",k_unroll={}", self.k_unroll)?;
+        }
+        if self.order != Order::Auto {
+            write!(f, ",order={}", self.order)?;
+        }
+        if !self.pack_a {
+            f.write_str(",pack_a=0")?;
+        }
+        Ok(())
     }
 }
 
 impl std::str::FromStr for Schedule {
     type Err = String;
-    /// `mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..]` (also
-    /// space-separated); `mr`, `nr` and `kc` are required.
+    /// `mr=..,nr=..,kc=..[,k_blocking=0|1][,pack_b=0|1][,max_ukernels=..][,k_unroll=..]
+    /// [,order=auto|rows|cols][,pack_a=0|1]` (also space-separated); `mr`, `nr` and `kc`
+    /// are required.
     fn from_str(s: &str) -> Result<Schedule, String> {
-        let mut sc = Schedule {
-            mr: 0,
-            nr: 0,
-            kc: 0,
-            k_blocking: true,
-            pack_b: false,
-            max_ukernels: 8,
-        };
+        let mut sc = Schedule::new(0, 0, 0);
         let mut seen = [false; 3];
         for part in s.split([',', ' ']).filter(|p| !p.is_empty()) {
             let (k, v) = part
@@ -83,6 +165,9 @@ impl std::str::FromStr for Schedule {
                 "k_blocking" => sc.k_blocking = flag()?,
                 "pack_b" => sc.pack_b = flag()?,
                 "max_ukernels" => sc.max_ukernels = num()?,
+                "k_unroll" => sc.k_unroll = num()?,
+                "order" => sc.order = v.parse().map_err(|e| format!("schedule '{s}': {e}"))?,
+                "pack_a" => sc.pack_a = flag()?,
                 other => return Err(format!("schedule '{s}': unknown knob '{other}'")),
             }
         }
@@ -94,6 +179,11 @@ impl std::str::FromStr for Schedule {
         }
         if sc.max_ukernels < 2 {
             return Err(format!("schedule '{s}': max_ukernels must be at least 2"));
+        }
+        if sc.k_unroll > MAX_K_UNROLL {
+            return Err(format!(
+                "schedule '{s}': k_unroll must be at most {MAX_K_UNROLL} (0: the lowering's rule)"
+            ));
         }
         Ok(sc)
     }
@@ -113,14 +203,7 @@ impl Schedule {
     pub fn analytic(model: &HardwareModel, dtype: crate::DType) -> Result<Schedule, String> {
         let cpu = cpu_of(model)?;
         let f = crate::cpu::build(cpu, dtype)?;
-        Ok(Schedule {
-            mr: f.main.mr,
-            nr: f.main.nr,
-            kc: f.kc,
-            k_blocking: true,
-            pack_b: false,
-            max_ukernels: 8,
-        })
+        Ok(Schedule::new(f.main.mr, f.main.nr, f.kc))
     }
     /// Check the schedule against the target (the register tile must fit).
     pub fn check(&self, model: &HardwareModel, dtype: crate::DType) -> Result<(), String> {
@@ -156,6 +239,12 @@ impl KernelClass {
         let (head, rest) = self.0.split_once(" epilogue=")?;
         let tail = rest.find(" dynamic=").map(|i| &rest[i + 1..])?;
         Some((head, tail))
+    }
+    /// The op kind and element type (`conv2d f32`): the text before ` maps=`. Transfer-
+    /// Tuning's own classes are this coarse (the ops of a kernel, whatever its strides or
+    /// layout); `None` for a class text of another form.
+    pub fn kind(&self) -> Option<&str> {
+        self.0.split_once(" maps=").map(|(k, _)| k)
     }
 }
 
@@ -340,6 +429,24 @@ mod tests {
         assert_eq!(s.to_string().parse::<Schedule>().unwrap(), s);
         let d: Schedule = "mr=14 nr=32 kc=144".parse().unwrap();
         assert!(d.k_blocking && !d.pack_b && d.max_ukernels == 8);
+        assert_eq!(d, Schedule::new(14, 32, 144));
+        // The loop knobs print only where they leave the rule: a schedule recorded before
+        // they existed reads back as the same text.
+        assert_eq!(
+            d.to_string(),
+            "mr=14,nr=32,kc=144,k_blocking=1,pack_b=0,max_ukernels=8"
+        );
+        let l: Schedule = "mr=6,nr=16,kc=472,k_unroll=4,order=rows,pack_a=0"
+            .parse()
+            .unwrap();
+        assert_eq!((l.k_unroll, l.order, l.pack_a), (4, Order::Rows, false));
+        assert_eq!(
+            l.to_string(),
+            "mr=6,nr=16,kc=472,k_blocking=1,pack_b=0,max_ukernels=8,k_unroll=4,order=rows,pack_a=0"
+        );
+        assert_eq!(l.to_string().parse::<Schedule>().unwrap(), l);
+        let c: Schedule = "mr=6,nr=16,kc=472,order=cols".parse().unwrap();
+        assert_eq!(c.order.rows_outside(), Some(false));
     }
 
     #[test]
@@ -352,6 +459,9 @@ mod tests {
             ("mr=0,nr=32,kc=64", "positive"),
             ("mr=8 nr=32 kc=64 max_ukernels=1", "at least 2"),
             ("mr8", "key=value"),
+            ("mr=8,nr=32,kc=64,k_unroll=16", "at most 8"),
+            ("mr=8,nr=32,kc=64,order=diagonal", "auto, rows or cols"),
+            ("mr=8,nr=32,kc=64,pack_a=yes", "0 or 1"),
         ] {
             let e = t.parse::<Schedule>().unwrap_err();
             assert!(e.contains(want), "{t}: {e}");

@@ -200,7 +200,8 @@ pub(super) fn lower_conv(
         };
         conv_tile(b, blk, cl, (&form, ep), zero, acc, t, &mext)
     };
-    let result = match block_rows(b.ir, op, cl, plans, flat.as_ref(), out) {
+    let force = b.blocking.rows_outside;
+    let result = match block_rows(b.ir, op, cl, plans, (flat.as_ref(), force), out) {
         Some(mc) if b.blocking.mc => {
             let fk = flat.as_ref().expect("blocks are for the flat form");
             let c0 = b.index(scratch, 0);

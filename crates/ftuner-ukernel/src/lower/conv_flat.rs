@@ -309,16 +309,21 @@ pub(super) fn flat_k_loop(
 /// 8 MiB filter about once the second; a 256-channel 3x3 conv on 16x16 reads its 0.26 MB
 /// image 4 times the first way and its 2.4 MB filter 4 times per image the second.
 /// `mc` keeps the packed block in a quarter of L2 (the patch's mc x kc block of A is
-/// sized for L2), between one and 16 main tiles.
+/// sized for L2), between one and 16 main tiles. `force` (a schedule's `order`, the
+/// pass's `loop-order`) takes one order or the other whatever the traffic; blocks still
+/// need the flat form and a dynamic M.
 pub(super) fn block_rows(
     ir: &Ir,
     op: OpId,
     cl: &ConvLayout,
     plans: &Plans,
-    fk: Option<&FlatK>,
+    (fk, force): (Option<&FlatK>, Option<bool>),
     out: Value,
 ) -> Option<i64> {
     let fk = fk?;
+    if force == Some(false) {
+        return None;
+    }
     let (mmain, mstatic, _) = &plans.m;
     let (nmain, _, _) = &plans.n;
     if *mmain <= 0 || *nmain <= 0 || mstatic.is_some() {
@@ -337,7 +342,7 @@ pub(super) fn block_rows(
     let panels = fk.panels(*nmain);
     let by_panel = (panels as f64) * fk.img as f64;
     let by_block = (per_image as f64 / mc as f64).ceil() * (fk.k * fk.n) as f64;
-    (by_block < by_panel).then_some(mc)
+    (force == Some(true) || by_block < by_panel).then_some(mc)
 }
 
 /// A's rows `m0 .. m0 + rows` (at most `mc`) of a flat-form conv packed as `[mc][K]`:

@@ -27,6 +27,8 @@ define_pass! {
                 "Split the reduction into blocks of the patch's kc (an scf.for around the tile loops)";
             "k-unroll" => k_unroll: i64 = "0",
                 "k steps per iteration of a register tile's k loop (LLVM does not unroll a loop carrying its accumulators): a matmul's remainder runs one step at a time; a flat-form conv takes it only where K and its k blocks' step are multiples of it, else one step; 0: two for flat-form convolutions and for other tiles whose k extent is static and even (a static K, or a whole k block of one), one for the rest";
+            "loop-order" => loop_order: String = "auto",
+                "Which loops run outside: auto (the rules: a matmul's row strips outside its N tiles when M, N and K are static and B fits half of L2; a flat-form conv's blocks of output rows outside its filter panels when that reads less), rows (row strips or row blocks outside wherever the nest allows: not inside a dynamic M's mc blocks), cols (N tiles or filter panels outside)";
         },
         statistics: {
             lowered: "num-lowered" => "Patches lowered to loops",
@@ -44,11 +46,30 @@ impl LowerUkernelsPass {
     ) -> Result<(), PassFailure> {
         let vector_bodies = (o.vector_bodies > 0).then_some(o.vector_bodies);
         let k_blocking = o.k_blocking;
+        let order: crate::Order = match o.loop_order.parse() {
+            Ok(v) => v,
+            Err(e) => {
+                cx.emit(Diagnostic::error(cx.ir.loc(op), format!("loop-order: {e}")));
+                return Err(PassFailure);
+            }
+        };
+        if !(0..=crate::schedule::MAX_K_UNROLL as i64).contains(&o.k_unroll) {
+            cx.emit(Diagnostic::error(
+                cx.ir.loc(op),
+                format!(
+                    "k-unroll must be 0 to {}, got {}",
+                    crate::schedule::MAX_K_UNROLL,
+                    o.k_unroll
+                ),
+            ));
+            return Err(PassFailure);
+        }
         let blocking = Blocking {
             mc: o.mc_blocking,
             pack_a: o.pack_a,
             parallel: o.parallel,
             k_unroll: o.k_unroll,
+            rows_outside: order.rows_outside(),
         };
         let pack_b = match o.pack_b.as_str() {
             "auto" => None,
@@ -97,16 +118,26 @@ impl LowerUkernelsPass {
                 );
                 continue;
             }
-            let (vb, kb, pb) = match sched {
+            let (vb, kb, pb, bl) = match sched {
                 Some(s) => (
                     vector_bodies.map(|v| v.max((s.mr * s.nr) as i64)),
                     s.k_blocking,
                     // A schedule's pack_b=1 forces packing; 0 leaves it to the model.
                     s.pack_b.then_some(true).or(pack_b),
+                    // Its loop knobs where it leaves the rule; the pass's options else.
+                    Blocking {
+                        k_unroll: match s.k_unroll {
+                            0 => blocking.k_unroll,
+                            u => u as i64,
+                        },
+                        rows_outside: s.order.rows_outside().or(blocking.rows_outside),
+                        pack_a: blocking.pack_a && s.pack_a,
+                        ..blocking
+                    },
                 ),
-                None => (vector_bodies, k_blocking, pack_b),
+                None => (vector_bodies, k_blocking, pack_b, blocking),
             };
-            let r = lower(cx.ir, p, vb, kb, pb, blocking);
+            let r = lower(cx.ir, p, vb, kb, pb, bl);
             crate::count_outcome(cx, p, r, (&mut self.lowered, &mut self.skipped));
         }
         Ok(())

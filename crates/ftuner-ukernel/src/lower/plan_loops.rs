@@ -209,7 +209,10 @@ fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> 
     b.blocking = k.blocking;
     b.parallel_n = k.parallel_n;
     b.zero_init = zero_init;
-    b.rows_outside = rows_outside(b.ir, op, lay, plans, l2.as_ref());
+    b.rows_outside = k
+        .blocking
+        .rows_outside
+        .unwrap_or_else(|| rows_outside(b.ir, op, lay, plans, l2.as_ref()));
     let out = outs[0];
     let sizes = (
         out_dim(&mut b, scratch, out, lay, lay.dm),
