@@ -77,10 +77,28 @@ def transfer_section(d: Path | None) -> str:
             "both timed side by side with the analytic default; a speedup inside the noise band (the default",
             "against a second build of itself) counts as none. "
             f"CPU: {meta.get('cpu', 'see the run')}; one thread.", "",
-            (d / "summary.md").read_text().strip(), "",
-            f"Reproduce: `{meta.get('command', 'python tools/bench/transfer_models.py OUT --e2e')}` "
+            (d / "summary.md").read_text().strip(), ""]
+    others = other_runs(d, meta.get("cpu"))
+    if others:
+        out += ["Other runs of this experiment on the same CPU (the spread one run does not show): "
+                + "; ".join(others) + ".", ""]
+    out += [f"Reproduce: `{meta.get('command', 'python tools/bench/transfer_models.py OUT --e2e')}` "
             f"(results: `{rel(d)}/`).", ""]
     return "\n".join(out)
+
+
+def other_runs(d: Path, cpu) -> list:
+    """The other transfer-models runs on `cpu`: each one's mean fraction line, by folder."""
+    out = []
+    for o in sorted(BENCH.glob("transfer-models-*")):
+        if o.resolve() == d.resolve() or not (o / "meta.json").exists() or not (o / "summary.md").exists():
+            continue
+        if json.loads((o / "meta.json").read_text()).get("cpu") != cpu:
+            continue
+        line = next((l for l in (o / "summary.md").read_text().splitlines() if l.startswith("Mean fraction")), None)
+        if line:
+            out.append(f"`{rel(o)}`: {line.removeprefix('Mean fraction over the models with a full-search gain beyond noise: ').rstrip('.')}")
+    return out
 
 
 def tuning_section(p: Path | None) -> str:
