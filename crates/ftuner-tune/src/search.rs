@@ -74,8 +74,8 @@ pub struct Space {
     /// k steps per iteration (0: the lowering's rule).
     pub k_unrolls: Vec<u32>,
     pub orders: Vec<Order>,
-    /// Whether `pack_a=0` is in the space.
-    pub no_pack_a: bool,
+    /// `pack_a` values (`true` is the lowering's rule).
+    pub pack_as: Vec<bool>,
 }
 
 impl Space {
@@ -128,7 +128,7 @@ impl Space {
             max_ukernels: vec![2, 3, 4, 8],
             k_unrolls: vec![0, 1, 2, 4],
             orders: vec![Order::Auto, Order::Rows, Order::Cols],
-            no_pack_a: true,
+            pack_as: vec![true, false],
         })
     }
     /// Drop the loop knobs' values that cannot change `kernel`'s code, so that no trial
@@ -152,7 +152,7 @@ impl Space {
             self.orders = vec![Order::Auto];
         }
         if conv || !dynamic_m {
-            self.no_pack_a = false;
+            self.pack_as = vec![true];
         }
     }
     fn random(&self, r: &mut Rng) -> Schedule {
@@ -164,22 +164,12 @@ impl Space {
             k_blocking: r.below(4) != 0,
             pack_b: r.below(2) == 0,
             max_ukernels: self.max_ukernels[r.below(self.max_ukernels.len())],
-            // The lowering's rules half the time: their knobs alone are a large space.
-            k_unroll: if r.below(2) == 0 {
-                0
-            } else {
-                self.pick(&self.k_unrolls, r, 0)
-            },
-            order: if r.below(2) == 0 {
-                Order::Auto
-            } else {
-                self.pick(&self.orders, r, Order::Auto)
-            },
-            pack_a: !self.no_pack_a || r.below(4) != 0,
+            // The lowering's rules at least half the time: their knobs alone are a
+            // large space.
+            k_unroll: rule_or(r, &self.k_unrolls, 0),
+            order: rule_or(r, &self.orders, Order::Auto),
+            pack_a: rule_or(r, &self.pack_as, true),
         }
-    }
-    fn pick<T: Copy>(&self, of: &[T], r: &mut Rng, or: T) -> T {
-        of.get(r.below(of.len())).copied().unwrap_or(or)
     }
     fn mutate(&self, s: &Schedule, r: &mut Rng) -> Schedule {
         let mut n = *s;
@@ -207,12 +197,26 @@ impl Space {
             }
             3 => n.k_blocking = !n.k_blocking,
             4 => n.pack_b = !n.pack_b,
-            5 => n.k_unroll = self.pick(&self.k_unrolls, r, 0),
-            6 => n.order = self.pick(&self.orders, r, Order::Auto),
-            7 => n.pack_a = !n.pack_a || !self.no_pack_a,
+            5 => n.k_unroll = pick(r, &self.k_unrolls, 0),
+            6 => n.order = pick(r, &self.orders, Order::Auto),
+            7 => n.pack_a = pick(r, &self.pack_as, true),
             _ => n.max_ukernels = self.max_ukernels[r.below(self.max_ukernels.len())],
         }
         n
+    }
+}
+
+/// A value of `of` at random (`rule` when it is empty).
+fn pick<T: Copy>(r: &mut Rng, of: &[T], rule: T) -> T {
+    of.get(r.below(of.len())).copied().unwrap_or(rule)
+}
+
+/// The lowering's rule half the time, else a value of `of` at random.
+fn rule_or<T: Copy>(r: &mut Rng, of: &[T], rule: T) -> T {
+    if r.below(2) == 0 {
+        rule
+    } else {
+        pick(r, of, rule)
     }
 }
 
@@ -438,7 +442,7 @@ mod tests {
             max_ukernels: vec![default.max_ukernels],
             k_unrolls: vec![default.k_unroll],
             orders: vec![default.order],
-            no_pack_a: false,
+            pack_as: vec![default.pack_a],
         };
         let mut seen = std::collections::BTreeSet::new();
         for (k_blocking, pack_b) in [(true, true), (false, false), (false, true)] {
@@ -481,7 +485,7 @@ mod tests {
             ];
             assert!(changed.iter().filter(|c| **c).count() <= 1, "{s}");
         }
-        space.no_pack_a = false;
+        space.pack_as = vec![true];
         assert!((0..200).all(|_| space.random(&mut rng).pack_a));
         assert!((0..200).all(|_| space.mutate(&default, &mut rng).pack_a));
     }
@@ -501,7 +505,7 @@ mod tests {
             let mut sp = full();
             sp.prune(conv, dm);
             assert_eq!(
-                (sp.orders.len(), sp.no_pack_a),
+                (sp.orders.len(), sp.pack_as.contains(&false)),
                 (orders, no_pack_a),
                 "conv {conv} dynamic M {dm}"
             );

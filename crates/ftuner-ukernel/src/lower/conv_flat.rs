@@ -184,7 +184,7 @@ pub(super) fn flat_k(
 pub(super) fn flat_unroll(k_unroll: i64, k: i64, step: Option<i64>) -> i64 {
     let ku = match k_unroll {
         0 => super::CONV_K_UNROLL,
-        u => u.min(8),
+        u => u.min(crate::schedule::MAX_K_UNROLL as i64),
     };
     if ku > 1 && k % ku == 0 && step.is_none_or(|s| s % ku == 0) {
         ku

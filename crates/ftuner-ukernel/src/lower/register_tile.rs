@@ -312,7 +312,10 @@ pub(super) const MATMUL_K_UNROLL: i64 = 2;
 /// of it (its remainder runs no step), else one. At most 8.
 fn k_steps(b: &B<'_>, a: Value, ak: usize) -> i64 {
     if b.blocking.k_unroll != 0 {
-        return b.blocking.k_unroll.min(8);
+        return b
+            .blocking
+            .k_unroll
+            .min(crate::schedule::MAX_K_UNROLL as i64);
     }
     match b.ir.value_type(a).shape().and_then(|s| s.get(ak).copied()) {
         Some(k) if k != ftuner_ir::DYNAMIC && k > 0 && k % MATMUL_K_UNROLL == 0 => MATMUL_K_UNROLL,
