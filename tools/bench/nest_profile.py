@@ -23,10 +23,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FREQ = 4000
-# The runtime's lowering (convert-linalg-to-loops at the host's register width, as the
-# package compiles: the width shapes the transposes' nests and so the numbering).
+# The runtime's lowering after the package's own passes (convert-linalg-to-loops at the
+# host's register width, as the package compiles: the width shapes the transposes' nests
+# and so the numbering), run on the module the package lowered (`forward.lowered.mlir`:
+# derivations, tuning and weight preparation as the package applied them).
 OUTLINE = (
-    "builtin.module(ftuner-cpu-pipeline{{target=host}},bufferize,approximate-math,lower-affine,"
+    "builtin.module(bufferize,approximate-math,lower-affine,"
     "convert-linalg-to-loops{{vector-bytes={vb}}},prefetch-tile-updates,canonicalize,cse,canonicalize,"
     "outline-loop-nests,convert-parallel-loops-to-runtime)"
 )
@@ -68,7 +70,7 @@ def main():
         outline = OUTLINE.format(vb=host_vector_bytes(opt))
         outlined = subprocess.run(
             [opt, f"--pass-pipeline={outline}",
-             os.path.join(tmp, "forward.input.mlir")],
+             os.path.join(tmp, "forward.lowered.mlir")],
             check=True, capture_output=True, text=True).stdout
         data = os.path.join(tmp, "perf.data")
         subprocess.run(["perf", "record", "-q", "-F", str(FREQ), "-o", data, "--", sys.executable,

@@ -383,7 +383,11 @@ fn packed_or_in_place(
     // (Only for a contraction directly in a function's body: inside a loop the packing
     // could not be hoisted and would run at every iteration.)
     let top_level = top_level(b.ir, op);
-    let always = packable && pack_b.unwrap_or_else(|| top_level && prepared(b.ir, ins[1]));
+    let always = packable
+        && pack_b.unwrap_or_else(|| {
+            (top_level && prepared(b.ir, ins[1]))
+                || (!strided_n && once_per_call(b.ir, op) && static_m_over_mc(b.ir, op, lay, out))
+        });
     // A contiguous B's rule (below) counts mc blocks of rows, unless its rows collide in L2.
     let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
         .then(|| mc_blocks(b.ir, op, plans))
@@ -534,6 +538,24 @@ fn rows_outside(
         return false;
     };
     m > plans.m.0 && k * n * elem <= l2.size as i64 / 2
+}
+
+/// Whether a contiguous B of run-time width is read by a static M of at least the patch's
+/// mc rows: then it is packed, as a dynamic M's B is from one whole mc block (below, in
+/// [`packed_or_in_place`]). Each column panel of B is read by every one of M's row strips,
+/// and in place its rows lie N elements apart, a stride known only at run time: when it is
+/// a multiple of a large power of two they fall into a few sets of L1 (and L2) and the
+/// panel is fetched again for every strip; the copy is one pass over B. Measured on Zen 3
+/// (one thread, `ftuner-run --bench 15`, five alternated rounds, medians): the DCGAN
+/// generator's transposed convs as GEMMs, 1024x128 x 128xN at N = 2048 (batch 8) 10.2 ->
+/// 7.2 ms, N = 768 2.55 -> 2.28, 2048x256 x 256xN at N = 512 7.45 -> 6.78, N = 1536 24.5
+/// -> 22.2; level where the stride spreads over the sets (N = 1000, 4000). A static N has
+/// its own rules (`rows_outside`, [`rows_collide_in_l2`]).
+fn static_m_over_mc(ir: &Ir, op: OpId, lay: &Layout, out: Value) -> bool {
+    let shape = ir.value_type(out).shape().unwrap_or(&[]).to_vec();
+    let at = |d: u32| res_pos(&lay.maps[2], d).and_then(|p| shape.get(p).copied());
+    let mc = ir_attr_i64(ir, op, "mc").unwrap_or(0);
+    matches!((at(lay.dm), at(lay.dn)), (Some(m), Some(DYNAMIC)) if m != DYNAMIC && mc > 0 && m >= mc)
 }
 
 /// Whether `op` sits directly in a function's body.
