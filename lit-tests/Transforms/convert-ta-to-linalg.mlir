@@ -9,6 +9,9 @@
 // RUN: ftuner-run %s --entry nested --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry matmul --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // RUN: ftuner-run %s --entry exact_div --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry col2im --shape 0=3x5x6x4 --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry col2im_odd --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
+// RUN: ftuner-run %s --entry col2im_stride3 --check --pass-pipeline='builtin.module(convert-ta-to-linalg)' | FileCheck %s --check-prefix=JIT
 // JIT: check: ok (every result matches the module as read)
 
 // A 1-d convolution with implicit zero padding: the kernel is mapped, the input is read
@@ -78,4 +81,42 @@ func.func @nested(%x: tensor<3x2xf32>) -> tensor<6xf32> {
 func.func @exact_div(%x: tensor<2xf32>) -> tensor<4xf32> {
   %0 = ta.expr L<y:0:4> { %x[(y - 1) / 2] } ins(%x : tensor<2xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A strided summation (a transposed conv's col2im: kernel 4, stride 2, padding 1) is split
+// into phases: y = 2q + p, k = 2t + p, so each output position sums its 2 taps that read
+// (not 4 with a divisibility test), at affine positions q + p + t - 1; the [.., 6, 2]
+// result is the [.., 12] one (collapse_shape).
+// CHECK-LABEL: func.func @col2im
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK-NOT: floordivsi
+// CHECK: } -> tensor<?x5x6x2xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<?x5x6x2xf32> into tensor<?x5x12xf32>
+func.func @col2im(%x: tensor<?x5x6x4xf32>) -> tensor<?x5x12xf32> {
+  %0 = ta.expr L<n:0:dim(%x, 0), h:0:5, w:0:12> Sum<k:0:4> { %x[n, h, (w + k - 2) / 2, k] } ins(%x : tensor<?x5x6x4xf32>) -> tensor<?x5x12xf32>
+  return %0 : tensor<?x5x12xf32>
+}
+
+// -----
+
+// An odd offset: the phase's taps are 1 - p and 3 - p.
+// CHECK-LABEL: func.func @col2im_odd
+// CHECK-NOT: floordivsi
+// CHECK: tensor.collapse_shape
+func.func @col2im_odd(%x: tensor<5x4xf32>) -> tensor<8xf32> {
+  %0 = ta.expr L<w:0:8> Sum<k:0:4> { %x[(w + k - 1) / 2, k] } ins(%x : tensor<5x4xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Stride 3: the phase's tap is (m - p) mod 3, its quotient computed (still exact).
+// CHECK-LABEL: func.func @col2im_stride3
+// CHECK: } -> tensor<3x3xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<3x3xf32> into tensor<9xf32>
+func.func @col2im_stride3(%x: tensor<4x6xf32>) -> tensor<9xf32> {
+  %0 = ta.expr L<w:0:9> Sum<k:0:6> { %x[(w + k - 4) / 3, k] } ins(%x : tensor<4x6xf32>) -> tensor<9xf32>
+  return %0 : tensor<9xf32>
 }

@@ -11,6 +11,7 @@
 
 use ftuner_dialects::ops;
 mod body;
+mod polyphase;
 
 use crate::emit::ty;
 use crate::pass::inline_text;
@@ -177,8 +178,24 @@ fn operands(
     Operands { ins, maps, args }
 }
 
-/// The MLIR text of `@ollie(%in0, ...) -> result` computing `s` with one linalg.generic.
+/// The MLIR text of `@ollie(%in0, ...) -> result` computing `s` with one linalg.generic
+/// (its strided summations split into phases first, [`polyphase`], the result collapsed
+/// back to `s`'s shape).
 pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String, String> {
+    match polyphase::split(s) {
+        Some(sp) => one_generic(&sp.scope, inputs, elem, Some(&sp.groups)),
+        None => one_generic(s, inputs, elem, None),
+    }
+}
+
+/// [`generic_text`] of `s` as it is; `groups` folds its result's dims into the returned
+/// type's (a `tensor.collapse_shape`).
+fn one_generic(
+    s: &Scope,
+    inputs: &[Vec<i64>],
+    elem: &str,
+    groups: Option<&[Vec<usize>]>,
+) -> Result<String, String> {
     let mut head = String::new();
     let (nest, dyn_sizes) = loop_nest(s, inputs, elem, &mut head)?;
     let (nt, nd) = (nest.nt, nest.iters.len());
@@ -237,8 +254,38 @@ pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String
                 .join(", ")
         )
     };
+    // The result collapsed back: each group's extents multiplied (dynamic if any is).
+    let (ret, ret_ty, collapse) = match groups {
+        Some(gs) => {
+            let shape: Vec<i64> = gs
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .try_fold(1i64, |a, d| match rshape.get(*d) {
+                            Some(&x) if x != dynamic => a.checked_mul(x),
+                            _ => None,
+                        })
+                        .unwrap_or(dynamic)
+                })
+                .collect();
+            let cty = ty(&shape, elem);
+            let assoc: Vec<String> = gs
+                .iter()
+                .map(|g| {
+                    let ds: Vec<String> = g.iter().map(|d| d.to_string()).collect();
+                    format!("[{}]", ds.join(", "))
+                })
+                .collect();
+            let text = format!(
+                "    %c = tensor.collapse_shape %r [{}] : {rt} into {cty}\n",
+                assoc.join(", ")
+            );
+            ("%c", cty, text)
+        }
+        None => ("%r", rt.clone(), String::new()),
+    };
     Ok(format!(
-        "func.func @ollie({}) -> {rt} {{\n{head}    %r = linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} {ins_txt}outs({init} : {rt}) {{\n    ^bb0({}):\n{}    }} -> {rt}\n    return %r : {rt}\n}}\n",
+        "func.func @ollie({}) -> {ret_ty} {{\n{head}    %r = linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} {ins_txt}outs({init} : {rt}) {{\n    ^bb0({}):\n{}    }} -> {rt}\n{collapse}    return {ret} : {ret_ty}\n}}\n",
         params.join(", "),
         maps.join(", "),
         its.join(", "),
