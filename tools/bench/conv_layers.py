@@ -1,4 +1,4 @@
-"""One NCHW 3x3 convolution + bias + ReLU at a time: ftuner against ONNX Runtime and PyTorch
+"""One NCHW convolution (3x3 unless said) + bias + ReLU at a time: ftuner against ONNX Runtime and PyTorch
 eager on the same layer, one thread, alternated rounds, medians — the kernel side of
 ResNet-50's gap to ONNX Runtime, without the rest of the model.
 
@@ -6,7 +6,9 @@ ResNet-50's gap to ONNX Runtime, without the rest of the model.
         [--batch 1] [--rounds 15] [--calls 10] [--systems ftuner,ort,torch]
         [--variant NAME=PIPELINE ...]
 
-A layer is `CxHxF:S`: C input channels, an HxH image, F filters, stride S, padding 1.
+A layer is `CxHxF:S[:K]`: C input channels, an HxH image, F filters, stride S, a KxK
+kernel (3 unless given) padded by K // 2 (`960x7x160:1:1`: MobileNetV2's 1x1 projection at
+7x7).
 ftuner compiles the layer from linalg (weights and bias as constants, as `ftuner.compile`
 makes them) and is called on the image padded beforehand; ONNX Runtime runs a one-node
 model (its NCHW -> NCHWc reorders of input and output included, which inside a whole model
@@ -30,13 +32,13 @@ import ftuner
 TEMPLATE = """
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #mapc = affine_map<(d0, d1, d2, d3) -> (d1)>
-func.func @layer(%x: tensor<?x{C}x{Hp}x{Hp}xf32>, %w: tensor<{F}x{C}x3x3xf32>, %bias: tensor<{F}xf32>) -> tensor<?x{F}x{Ho}x{Ho}xf32> {{
+func.func @layer(%x: tensor<?x{C}x{Hp}x{Hp}xf32>, %w: tensor<{F}x{C}x{K}x{K}xf32>, %bias: tensor<{F}xf32>) -> tensor<?x{F}x{Ho}x{Ho}xf32> {{
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x{C}x{Hp}x{Hp}xf32>
   %z = arith.constant 0.0 : f32
   %e = tensor.empty(%n) : tensor<?x{F}x{Ho}x{Ho}xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x{F}x{Ho}x{Ho}xf32>) -> tensor<?x{F}x{Ho}x{Ho}xf32>
-  %c = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : vector<2xi64>, strides = dense<{S}> : vector<2xi64>}} ins(%x, %w : tensor<?x{C}x{Hp}x{Hp}xf32>, tensor<{F}x{C}x3x3xf32>) outs(%f : tensor<?x{F}x{Ho}x{Ho}xf32>) -> tensor<?x{F}x{Ho}x{Ho}xf32>
+  %c = linalg.conv_2d_nchw_fchw {{dilations = dense<1> : vector<2xi64>, strides = dense<{S}> : vector<2xi64>}} ins(%x, %w : tensor<?x{C}x{Hp}x{Hp}xf32>, tensor<{F}x{C}x{K}x{K}xf32>) outs(%f : tensor<?x{F}x{Ho}x{Ho}xf32>) -> tensor<?x{F}x{Ho}x{Ho}xf32>
   %r = linalg.generic {{indexing_maps = [#map, #mapc, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%c, %bias : tensor<?x{F}x{Ho}x{Ho}xf32>, tensor<{F}xf32>) outs(%e : tensor<?x{F}x{Ho}x{Ho}xf32>) {{
   ^bb0(%a: f32, %b: f32, %o: f32):
     %s = arith.addf %a, %b : f32
@@ -49,18 +51,20 @@ func.func @layer(%x: tensor<?x{C}x{Hp}x{Hp}xf32>, %w: tensor<{F}x{C}x3x3xf32>, %
 
 
 def layer(spec, batch, args, tmp):
-    shape, stride = spec.split(":")
+    shape, stride, *ksize = spec.split(":")
     c, h, f = (int(v) for v in shape.split("x"))
     s = int(stride)
-    hp = h + 2
-    ho = (hp - 3) // s + 1
-    text = TEMPLATE.format(C=c, Hp=hp, F=f, Ho=ho, S=s)
+    kk = int(ksize[0]) if ksize else 3
+    pad = kk // 2
+    hp = h + 2 * pad
+    ho = (hp - kk) // s + 1
+    text = TEMPLATE.format(C=c, Hp=hp, F=f, Ho=ho, S=s, K=kk)
     g = torch.Generator().manual_seed(c * 1000 + h)
-    w = torch.randn(f, c, 3, 3, generator=g) * (2.0 / (9 * c)) ** 0.5
+    w = torch.randn(f, c, kk, kk, generator=g) * (2.0 / (kk * kk * c)) ** 0.5
     b = torch.randn(f, generator=g)
     x = torch.randn(batch, c, h, h, generator=g)
-    xp = torch.nn.functional.pad(x, (1, 1, 1, 1))
-    conv = torch.nn.Sequential(torch.nn.Conv2d(c, f, 3, s, 1), torch.nn.ReLU()).eval()
+    xp = torch.nn.functional.pad(x, (pad, pad, pad, pad))
+    conv = torch.nn.Sequential(torch.nn.Conv2d(c, f, kk, s, pad), torch.nn.ReLU()).eval()
     conv[0].weight.data = w.clone()
     conv[0].bias.data = b.clone()
     with torch.no_grad():
@@ -90,7 +94,7 @@ def layer(spec, batch, args, tmp):
     if "torch" in systems:
         calls["torch"] = lambda: conv(x)
     # A bound on the f32 error of each output: its K products, each within a few ulps.
-    k = 9 * c
+    k = kk * kk * c
     with torch.no_grad():
         tol = 4 * k * torch.finfo(torch.float32).eps * (conv[0](x).abs().max().item() + 1.0)
         for name, fn in calls.items():
