@@ -52,6 +52,8 @@ func.func @layer(%x: tensor<?x{C}x{Hp}x{Hp}xf32>, %w: tensor<{F}x{C}x{K}x{K}xf32
 
 def layer(spec, batch, args, tmp):
     shape, stride, *ksize = spec.split(":")
+    if len(ksize) > 1:
+        raise SystemExit(f"{spec}: a layer is CxHxF:S[:K]")
     c, h, f = (int(v) for v in shape.split("x"))
     s = int(stride)
     kk = int(ksize[0]) if ksize else 3
@@ -81,7 +83,7 @@ def layer(spec, batch, args, tmp):
     if "ort" in systems:
         import onnxruntime as ort
 
-        path = os.path.join(tmp, f"conv_{c}_{h}_{f}_{s}.onnx")
+        path = os.path.join(tmp, f"conv_{c}_{h}_{f}_{s}_{kk}.onnx")
         with torch.no_grad():
             torch.onnx.export(conv, (x,), path, input_names=["x"], dynamic_axes={"x": {0: "b"}},
                               opset_version=17, dynamo=False)

@@ -1,9 +1,9 @@
 """Where a compiled zoo model's time goes, per outlined loop nest: the model compiled by the
 package (one thread) with its module dumped, `perf record` over `--calls` calls of it, the
 samples of each nest's functions (`forward_nestN`, `_parK`, `_pool`) summed into ms per call,
-each nest named by its operands' types (from the same module through ftuner-opt's CPU
-pipeline and `outline-loop-nests`, which numbers the nests as the package does) and its
-number of call sites. To set beside ONNX Runtime's per-node profile
+each nest named by its operands' types (the module the package lowered, dumped with
+`FTUNER_DUMP_IR`, through ftuner-opt's buffer passes and `outline-loop-nests`, which
+numbers the nests as the package does) and its number of call sites. To set beside ONNX Runtime's per-node profile
 (tools/bench/ort_layers.py).
 
     python tools/bench/nest_profile.py mobilenet_v2 8 [--calls 40] [--top 40]

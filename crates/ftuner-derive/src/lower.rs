@@ -182,10 +182,10 @@ fn operands(
 /// (its strided summations split into phases first, [`polyphase`], the result collapsed
 /// back to `s`'s shape).
 pub fn generic_text(s: &Scope, inputs: &[Vec<i64>], elem: &str) -> Result<String, String> {
-    match polyphase::split(s) {
-        Some(sp) => one_generic(&sp.scope, inputs, elem, Some(&sp.groups)),
-        None => one_generic(s, inputs, elem, None),
-    }
+    // A split that cannot be written as one generic falls back to the scope as it is.
+    polyphase::split(s)
+        .and_then(|sp| one_generic(&sp.scope, inputs, elem, Some(&sp.groups)).ok())
+        .map_or_else(|| one_generic(s, inputs, elem, None), Ok)
 }
 
 /// [`generic_text`] of `s` as it is; `groups` folds its result's dims into the returned

@@ -7,12 +7,19 @@
 //! and a gather at a run-time quotient. Writing `y = s·q + p` (q the position among the
 //! input's, p the phase) and `k = s·t + r(p)`, with `r(p) = (m - p) mod s` and
 //! `m = -c mod s`, enumerates exactly the taps that read: `T` of them, at
-//! `q + t + (p + r(p) + c) / s`, a quotient that is exact by construction. For s = 2 the
-//! phase's tap and offset are affine (`r(p) = p` or `1 - p`) and the division folds: the
-//! taps are plain affine reads of consecutive input positions, and the phases, the
-//! innermost dim of the result, become two stores per input position, which LLVM
-//! vectorises as an interleaved group. The result is `[.., Y, s, ..]` in place of
-//! `[.., s·Y, ..]`, the same row-major data: a `tensor.collapse_shape` folds it back.
+//! `q + t + R + (p + r(p) + c) / s` (R: the division's other terms over s), a quotient
+//! that is exact by construction. For s = 2 the phase's tap and offset are affine
+//! (`r(p) = p` or `1 - p`) and the division folds: the taps are plain affine reads of
+//! consecutive input positions, and where y is the result's innermost dim the phases are
+//! too, two stores per input position, which LLVM vectorises as an interleaved group. The
+//! result is `[.., Y, s, ..]` in place of `[.., s·Y, ..]`, the same row-major data: a
+//! `tensor.collapse_shape` folds it back.
+//!
+//! Only where nothing is lost: every access that reads through y or k is already a
+//! computed one (a division, a floordiv or mod), so no indexing map becomes a gather. A
+//! product counts as 0 where one factor reads nothing, as everywhere in these
+//! expressions (padding): with an infinite or NaN other factor the unsplit form would
+//! give NaN for that tap, the split none.
 //!
 //! Measured on Zen 3 (family 25 model 1), the DCGAN generator's fourth col2im pair at
 //! batch 8 (`ftuner-run --bench 11 --threads 1`, three alternated rounds): 2.5-3.2 ms as
@@ -34,6 +41,10 @@ struct Candidate {
     y: String,
     s: i64,
     m: i64,
+    /// y's position among the traversal iterators, y's and k's extents.
+    jy: usize,
+    yh: i64,
+    kh: i64,
 }
 
 /// `s` with every strided summation that can be split, split ([`Candidate`]); None when
@@ -70,11 +81,10 @@ fn candidate(sc: &Scope) -> Option<Candidate> {
                     if s < 2 || kh <= 0 || kh % s != 0 || e.coef(&k.name) != 1 {
                         continue;
                     }
-                    let Some(y) = sc.trav.iter().find(|y| {
-                        y.name != k.name
-                            && e.coef(&y.name) == 1
-                            && y.static_range()
-                                .is_some_and(|(l, h)| l == 0 && h > 0 && h % s == 0)
+                    let Some((jy, y, yh)) = sc.trav.iter().enumerate().find_map(|(j, y)| {
+                        let (l, h) = y.static_range()?;
+                        (y.name != k.name && e.coef(&y.name) == 1 && l == 0 && h > 0 && h % s == 0)
+                            .then_some((j, y, h))
                     }) else {
                         continue;
                     };
@@ -83,12 +93,18 @@ fn candidate(sc: &Scope) -> Option<Candidate> {
                         Atom::Var(v) => v == &k.name || v == &y.name || c % s == 0,
                         _ => false,
                     });
-                    if rest_ok && vanishes(&sc.body, atom) {
+                    if rest_ok
+                        && vanishes(&sc.body, atom)
+                        && only_computed(&sc.body, &[&k.name, &y.name])
+                    {
                         return Some(Candidate {
                             k: k.name.clone(),
                             y: y.name.clone(),
                             s,
                             m: (-e.c).rem_euclid(s),
+                            jy,
+                            yh,
+                            kh,
                         });
                     }
                 }
@@ -107,6 +123,19 @@ fn vanishes(t: &Term, atom: &Atom) -> bool {
         Term::Bin(BinOp::Mul, a, b) => vanishes(a, atom) || vanishes(b, atom),
         Term::Bin(_, a, b) => vanishes(a, atom) && vanishes(b, atom),
     }
+}
+
+/// Whether every access of `t` that reads through one of `vars` is a computed access
+/// (some index holds a division, floordiv or mod): rewriting those variables then turns
+/// no indexing map into a gather.
+fn only_computed(t: &Term, vars: &[&str]) -> bool {
+    t.accesses().iter().all(|(_, idxs)| {
+        let uses = idxs.iter().any(|i| vars.iter().any(|v| i.uses(v)));
+        let computed = idxs
+            .iter()
+            .any(|i| i.terms.iter().any(|(a, _)| !matches!(a, Atom::Var(_))));
+        !uses || computed
+    })
 }
 
 /// Whether `atom` occurs in `i`, at any depth.
@@ -136,12 +165,7 @@ fn fresh(s: &Scope, base: &str) -> String {
 /// the result's dims.
 fn apply(sc: &Scope, c: &Candidate, groups: &mut [Vec<usize>]) -> Scope {
     let (q, p, t) = (fresh(sc, "q"), fresh(sc, "p"), fresh(sc, "t"));
-    let jy = sc.trav.iter().position(|i| i.name == c.y).unwrap_or(0);
-    let yh = sc.trav[jy].static_range().map_or(0, |r| r.1);
-    let kh = sc
-        .iter(&c.k)
-        .and_then(Iter::static_range)
-        .map_or(0, |r| r.1);
+    let (jy, yh, kh) = (c.jy, c.yh, c.kh);
     let mut trav = sc.trav.clone();
     trav.splice(jy..=jy, [Iter::new(&q, 0, yh / c.s), Iter::new(&p, 0, c.s)]);
     let sum: Vec<Iter> = sc
@@ -167,14 +191,15 @@ fn apply(sc: &Scope, c: &Candidate, groups: &mut [Vec<usize>]) -> Scope {
     let body = sc
         .body
         .map_idx(&|i: &Idx| i.subst(&c.y, &y_by).subst(&c.k, &k_by));
+    // The new dim p follows q (y's old dim) in q's group; later dims move up one.
     for g in groups.iter_mut() {
         for d in g.iter_mut() {
             if *d > jy {
                 *d += 1;
             }
         }
-        if g.contains(&jy) {
-            g.push(jy + 1);
+        if let Some(at) = g.iter().position(|d| *d == jy) {
+            g.insert(at + 1, jy + 1);
         }
     }
     Scope { trav, sum, body }
@@ -237,11 +262,11 @@ mod tests {
                 &format!("L<y:0:8> Sum<k:0:4> {{ $0[(y + k + {c}) / 2, k] }}").replace("+ -", "- "),
                 &[vec![5, 4]],
             );
-            // Stride 3, six taps, a product with a weight, the division's other
-            // iterator scaled by the stride.
+            // Stride 3, six taps, a product with a weight read at a computed index,
+            // the division's other iterator scaled by the stride.
             same_values(
                 &format!(
-                    "L<i:0:2, y:0:9> Sum<k:0:6> {{ $0[(y + k + 3 * i + {c}) / 3, k] * $1[k] }}"
+                    "L<i:0:2, y:0:9> Sum<k:0:6> {{ $0[(y + k + 3 * i + {c}) / 3, k] * $1[k mod 6] }}"
                 )
                 .replace("+ -", "- "),
                 &[vec![6, 6], vec![6]],
@@ -268,6 +293,13 @@ mod tests {
             // The iterators scaled.
             "L<y:0:8> Sum<k:0:4> { $0[(y + 2 * k - 2) / 2] }",
             "L<y:0:8> Sum<k:0:4> { $0[(2 * y + k - 2) / 4] }",
+            // Ranges that do not start at 0.
+            "L<y:1:9> Sum<k:0:4> { $0[(y + k - 2) / 2] }",
+            "L<y:0:8> Sum<k:2:6> { $0[(y + k - 2) / 2] }",
+            // A difference with one side that reads without the division.
+            "L<y:0:8> Sum<k:0:4> { $0[(y + k - 2) / 2] - $1[k] }",
+            // A weight read by an indexing map, which the split would make a gather.
+            "L<y:0:8> Sum<k:0:4> { $0[(y + k - 2) / 2] * $1[k] }",
         ] {
             assert!(split(&scope(src)).is_none(), "{src}");
         }

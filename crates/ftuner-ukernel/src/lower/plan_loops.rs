@@ -184,6 +184,9 @@ struct Nest<'a> {
     k_blocking: bool,
     /// The target's L2 (loaded once per contraction, for the loop-order and B rules).
     l2: Option<&'a ftuner_hw::CacheLevel>,
+    /// [`static_m_over_mc`] of the contraction as written (before a padded plan gives
+    /// its output run-time sizes).
+    wide_static_m: bool,
 }
 
 /// A contraction with one M and one N loop dim and plain indexing: the tile loops (with
@@ -214,6 +217,7 @@ fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> 
         .rows_outside
         .unwrap_or_else(|| rows_outside(b.ir, op, lay, plans, l2.as_ref()));
     let out = outs[0];
+    let wide_static_m = static_m_over_mc(b.ir, op, lay, out);
     let sizes = (
         out_dim(&mut b, scratch, out, lay, lay.dm),
         out_dim(&mut b, scratch, out, lay, lay.dn),
@@ -228,6 +232,7 @@ fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> 
         out,
         k_blocking: k.k_blocking,
         l2: l2.as_ref(),
+        wide_static_m,
     };
     let result = packed_or_in_place(&mut b, scratch, &nest, k.pack_b);
     // A padded plan's result, cut back to the extent.
@@ -386,7 +391,7 @@ fn packed_or_in_place(
     let always = packable
         && pack_b.unwrap_or_else(|| {
             (top_level && prepared(b.ir, ins[1]))
-                || (!strided_n && once_per_call(b.ir, op) && static_m_over_mc(b.ir, op, lay, out))
+                || (!strided_n && once_per_call(b.ir, op) && n.wide_static_m)
         });
     // A contiguous B's rule (below) counts mc blocks of rows, unless its rows collide in L2.
     let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
@@ -541,9 +546,10 @@ fn rows_outside(
 }
 
 /// Whether a contiguous B of run-time width is read by a static M of at least the patch's
-/// mc rows: then it is packed, as a dynamic M's B is from one whole mc block (below, in
-/// [`packed_or_in_place`]). Each column panel of B is read by every one of M's row strips,
-/// and in place its rows lie N elements apart, a stride known only at run time: when it is
+/// mc rows (`out`: the contraction's output as written, before padding): then it is
+/// packed, as a dynamic M's B is from one whole mc block (below, in
+/// [`packed_or_in_place`]). Each column panel of B is read by every one of M's M / mr row
+/// strips, and in place its rows lie N elements apart, a stride known only at run time: when it is
 /// a multiple of a large power of two they fall into a few sets of L1 (and L2) and the
 /// panel is fetched again for every strip; the copy is one pass over B. Measured on Zen 3
 /// (one thread, `ftuner-run --bench 15`, five alternated rounds, medians): the DCGAN
