@@ -215,6 +215,18 @@ def ollie_section(d: Path | None) -> str:
     fails = [r for r in recs if r.get("error")]
     if fails:
         out += ["Failures: " + "; ".join(f"{r.get('name')}: `{r['error'][:300]}`" for r in fails) + ".", ""]
+    earlier = []
+    for o in sorted(BENCH.glob("ollie-layers-*")):
+        if o.resolve() == d.resolve() or not (o / "results.jsonl").exists():
+            continue
+        om, orecs = ol.load(o)
+        oagg = ol.aggregate(ol.conv_rows(orecs))
+        g = oagg["eager_over_derived"]
+        if g:
+            earlier.append(f"`{rel(o)}` ({om.get('cpu', '?')}, commit {om.get('commit', '?')}): {ol.fmt(g)}x")
+    if earlier:
+        out += ["Earlier runs (geomean eager / derived over the conv-family layers; other CPUs and builds): "
+                + "; ".join(earlier) + ".", ""]
     out += ["Also: " + OLLIE_SO_FAR, "",
             f"Reproduce: `{meta.get('command', 'python tools/bench/ollie_layers.py')}` "
             f"(results: `{rel(d)}/`, the per-layer table in its summary.md).", ""]
