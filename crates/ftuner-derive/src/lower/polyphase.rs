@@ -93,6 +93,10 @@ fn candidate(sc: &Scope) -> Option<Candidate> {
                         Atom::Var(v) => v == &k.name || v == &y.name || c % s == 0,
                         _ => false,
                     });
+                    // (A constant with no negation, i64::MIN, is left alone.)
+                    let Some(neg_c) = e.c.checked_neg() else {
+                        continue;
+                    };
                     if rest_ok
                         && vanishes(&sc.body, atom)
                         && only_computed(&sc.body, &[&k.name, &y.name])
@@ -101,7 +105,7 @@ fn candidate(sc: &Scope) -> Option<Candidate> {
                             k: k.name.clone(),
                             y: y.name.clone(),
                             s,
-                            m: (-e.c).rem_euclid(s),
+                            m: neg_c.rem_euclid(s),
                             jy,
                             yh,
                             kh,
@@ -300,6 +304,8 @@ mod tests {
             "L<y:0:8> Sum<k:0:4> { $0[(y + k - 2) / 2] - $1[k] }",
             // A weight read by an indexing map, which the split would make a gather.
             "L<y:0:8> Sum<k:0:4> { $0[(y + k - 2) / 2] * $1[k] }",
+            // A constant with no negation.
+            "L<y:0:8> Sum<k:0:4> { $0[(y + k - 9223372036854775807 - 1) / 2] }",
         ] {
             assert!(split(&scope(src)).is_none(), "{src}");
         }
