@@ -184,8 +184,10 @@ struct Nest<'a> {
     k_blocking: bool,
     /// The target's L2 (loaded once per contraction, for the loop-order and B rules).
     l2: Option<&'a ftuner_hw::CacheLevel>,
-    /// [`static_m_over_mc`] of the contraction as written (before a padded plan gives
-    /// its output run-time sizes).
+    /// A contiguous B of run-time width under a wide static M, read once per call
+    /// ([`static_m_over_mc`] of the contraction as written, before a padded plan gives its
+    /// output run-time sizes): B packed unless forced in place, and then the row strips
+    /// outside unless an order is forced.
     wide_static_m: bool,
 }
 
@@ -217,7 +219,8 @@ fn lower_plain(ir: &mut Ir, op: OpId, lay: &Layout, plans: &Plans, k: Knobs) -> 
         .rows_outside
         .unwrap_or_else(|| rows_outside(b.ir, op, lay, plans, l2.as_ref()));
     let out = outs[0];
-    let wide_static_m = static_m_over_mc(b.ir, op, lay, out);
+    let wide_static_m =
+        !strided_n(lay) && once_per_call(b.ir, op) && static_m_over_mc(b.ir, op, lay, out);
     let sizes = (
         out_dim(&mut b, scratch, out, lay, lay.dm),
         out_dim(&mut b, scratch, out, lay, lay.dn),
@@ -369,8 +372,7 @@ fn packed_or_in_place(
     let (ins, _) = ins_outs(b.ir, op);
     let kdim = reduction_dim(lay);
     let padded_n = plan_padding(&plans.n).iter().any(|p| *p != 0);
-    let strided_n =
-        res_pos(&lay.maps[1], lay.dn).is_some_and(|p| p + 1 != lay.maps[1].results.len());
+    let strided_n = strided_n(lay);
     let packable = !padded_n
         && kdim.is_some()
         && b.vector
@@ -389,10 +391,7 @@ fn packed_or_in_place(
     // could not be hoisted and would run at every iteration.)
     let top_level = top_level(b.ir, op);
     let always = packable
-        && pack_b.unwrap_or_else(|| {
-            (top_level && prepared(b.ir, ins[1]))
-                || (!strided_n && once_per_call(b.ir, op) && n.wide_static_m)
-        });
+        && pack_b.unwrap_or_else(|| (top_level && prepared(b.ir, ins[1])) || n.wide_static_m);
     // A contiguous B's rule (below) counts mc blocks of rows, unless its rows collide in L2.
     let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
         .then(|| mc_blocks(b.ir, op, plans))
@@ -404,6 +403,11 @@ fn packed_or_in_place(
     match pack_b {
         _ if always => {
             pack(b, scratch);
+            // The rule's packed B under a wide static M: each strip's rows of C written in
+            // order while the panels pass ([`static_m_over_mc`]).
+            if n.wide_static_m && pack_b.is_none() && b.blocking.rows_outside.is_none() {
+                b.rows_outside = true;
+            }
             loops(b, scratch, n)
         }
         // The rule: a strided B is packed when at least two row strips will read each
@@ -555,13 +559,24 @@ fn rows_outside(
 /// (one thread, `ftuner-run --bench 15`, five alternated rounds, medians): the DCGAN
 /// generator's transposed convs as GEMMs, 1024x128 x 128xN at N = 2048 (batch 8) 10.2 ->
 /// 7.2 ms, N = 768 2.55 -> 2.28, 2048x256 x 256xN at N = 512 7.45 -> 6.78, N = 1536 24.5
-/// -> 22.2; level where the stride spreads over the sets (N = 1000, 4000). A static N has
-/// its own rules (`rows_outside`, [`rows_collide_in_l2`]).
+/// -> 22.2; level where the stride spreads over the sets (N = 1000, 4000). The packed
+/// panels then pass under each row strip (M strips outside, as `rows_outside` orders a
+/// static nest), so C is written row by row in order: packed, 1024x128 x 128x2048 6.28 ->
+/// 5.87 ms, 2048x256 x 256x512 6.44 -> 6.08, N = 4000 12.07 -> 11.75, N = 64 level (same
+/// runs); the generator, saved both ways (`tools/bench/ab_saved.py dcgan B --rounds 11`),
+/// batch 8 26.1 -> 25.1, 28.0 -> 27.3 and 25.3 -> 24.0 ms in three sittings, batch 1
+/// within their noise (4.38 -> 4.13, 3.43 -> 3.41, 3.97 -> 3.82). A static N has its own
+/// rules (`rows_outside`, [`rows_collide_in_l2`]).
 fn static_m_over_mc(ir: &Ir, op: OpId, lay: &Layout, out: Value) -> bool {
     let shape = ir.value_type(out).shape().unwrap_or(&[]).to_vec();
     let at = |d: u32| res_pos(&lay.maps[2], d).and_then(|p| shape.get(p).copied());
     let mc = ir_attr_i64(ir, op, "mc").unwrap_or(0);
     matches!((at(lay.dm), at(lay.dn)), (Some(m), Some(DYNAMIC)) if m != DYNAMIC && mc > 0 && m >= mc)
+}
+
+/// Whether B's N dim is not its innermost (a tile's row of B is not contiguous).
+fn strided_n(lay: &Layout) -> bool {
+    res_pos(&lay.maps[1], lay.dn).is_some_and(|p| p + 1 != lay.maps[1].results.len())
 }
 
 /// Whether `op` sits directly in a function's body.
