@@ -62,7 +62,9 @@ const LINE: i64 = 64;
 /// without them 153-154 (Xeon family 6 model 167, one thread, three alternated runs).
 /// Four strips keep what the prefetch was for where M is small (a weight read once per
 /// call: BERT's dense layers at 24 tokens run 4 strips) and fetch the panel four times
-/// over where M is large.
+/// over where M is large. (With the strips outside the panels — a wide static M's packed
+/// B, lower-ukernels — the k loop's parent is the loop over panels: each tile prefetches
+/// the panel the next tile reads, and no split applies.)
 const PREFETCHING_STRIPS: i64 = 4;
 
 /// The loop over full row strips around k loop `lp` (the `scf.for` that `lower-ukernels`

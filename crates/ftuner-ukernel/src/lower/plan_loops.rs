@@ -186,8 +186,8 @@ struct Nest<'a> {
     l2: Option<&'a ftuner_hw::CacheLevel>,
     /// A contiguous B of run-time width under a wide static M, read once per call
     /// ([`static_m_over_mc`] of the contraction as written, before a padded plan gives its
-    /// output run-time sizes): B packed unless forced in place, and then the row strips
-    /// outside unless an order is forced.
+    /// output run-time sizes): B packed unless forced in place, and then, with C stored
+    /// by rows, the row strips outside unless an order is forced.
     wide_static_m: bool,
 }
 
@@ -405,7 +405,7 @@ fn packed_or_in_place(
             pack(b, scratch);
             // The rule's packed B under a wide static M: each strip's rows of C written in
             // order while the panels pass ([`static_m_over_mc`]).
-            if n.wide_static_m && pack_b.is_none() && b.blocking.rows_outside.is_none() {
+            if n.wide_static_m && c_by_rows(lay) && b.blocking.rows_outside.is_none() {
                 b.rows_outside = true;
             }
             loops(b, scratch, n)
@@ -533,8 +533,7 @@ fn rows_outside(
     else {
         return false;
     };
-    // C stored by rows (N innermost): what writing it row by row assumes.
-    if res_pos(&lay.maps[2], lay.dm) > res_pos(&lay.maps[2], lay.dn) {
+    if !c_by_rows(lay) {
         return false;
     }
     let elem = ir
@@ -559,19 +558,28 @@ fn rows_outside(
 /// (one thread, `ftuner-run --bench 15`, five alternated rounds, medians): the DCGAN
 /// generator's transposed convs as GEMMs, 1024x128 x 128xN at N = 2048 (batch 8) 10.2 ->
 /// 7.2 ms, N = 768 2.55 -> 2.28, 2048x256 x 256xN at N = 512 7.45 -> 6.78, N = 1536 24.5
-/// -> 22.2; level where the stride spreads over the sets (N = 1000, 4000). The packed
-/// panels then pass under each row strip (M strips outside, as `rows_outside` orders a
-/// static nest), so C is written row by row in order: packed, 1024x128 x 128x2048 6.28 ->
-/// 5.87 ms, 2048x256 x 256x512 6.44 -> 6.08, N = 4000 12.07 -> 11.75, N = 64 level (same
-/// runs); the generator, saved both ways (`tools/bench/ab_saved.py dcgan B --rounds 11`),
-/// batch 8 26.1 -> 25.1, 28.0 -> 27.3 and 25.3 -> 24.0 ms in three sittings, batch 1
-/// within their noise (4.38 -> 4.13, 3.43 -> 3.41, 3.97 -> 3.82). A static N has its own
+/// -> 22.2; level where the stride spreads over the sets (N = 1000, 4000). With C stored
+/// by rows, the packed panels then pass under each row strip (M strips outside), so C is
+/// written row by row in order, as `rows_outside` orders a static nest — without its
+/// condition that B fit half of L2, written for a B read in place (rows N apart, evicted
+/// between strips): packed panels are one contiguous stream, which the prefetchers
+/// follow from L3 (measured on Zen 3 only, up to a 2 MB B). Packed both ways, 1024x128 x
+/// 128x2048 6.28 -> 5.87 ms, 2048x256 x 256x512 (k blocks) 6.44 -> 6.08, N = 4000 12.07
+/// -> 11.75, N = 64 level (same runs); the generator, saved both ways
+/// (`tools/bench/ab_saved.py dcgan B --rounds 11`), batch 8 26.1 -> 25.1, 28.0 -> 27.3
+/// and 25.3 -> 24.0 ms in three sittings, batch 1 4.38 -> 4.13, 3.43 -> 3.41 and 3.97 ->
+/// 3.82 (that sitting-to-sitting spread is this guest's noise). A static N has its own
 /// rules (`rows_outside`, [`rows_collide_in_l2`]).
 fn static_m_over_mc(ir: &Ir, op: OpId, lay: &Layout, out: Value) -> bool {
     let shape = ir.value_type(out).shape().unwrap_or(&[]).to_vec();
     let at = |d: u32| res_pos(&lay.maps[2], d).and_then(|p| shape.get(p).copied());
     let mc = ir_attr_i64(ir, op, "mc").unwrap_or(0);
     matches!((at(lay.dm), at(lay.dn)), (Some(m), Some(DYNAMIC)) if m != DYNAMIC && mc > 0 && m >= mc)
+}
+
+/// Whether C is stored by rows (N innermost): what writing it row by row assumes.
+fn c_by_rows(lay: &Layout) -> bool {
+    res_pos(&lay.maps[2], lay.dm) <= res_pos(&lay.maps[2], lay.dn)
 }
 
 /// Whether B's N dim is not its innermost (a tile's row of B is not contiguous).
