@@ -140,6 +140,16 @@ pub fn set_num_threads(n: usize) {
     THREADS.store(n.max(1), SeqCst);
 }
 
+/// The chunk counter of a generation whose job is still being written: nothing to claim.
+/// A call opens its generation closed, writes the job, then opens it (chunk 0), so a claim
+/// that succeeds in generation `g` read `g`'s job: the next job's fields are written only
+/// after its generation is current. (Writing them first let a worker still in the
+/// previous generation, its counter exhausted, read the new chunk count and claim a chunk
+/// against the old generation before the new one began: that chunk ran twice, and its
+/// count let the caller return while the chunk's second run was still going — found by
+/// the shared libraries' pool test under load, which has the same protocol.)
+const CLOSED: u64 = 0xffff_ffff;
+
 /// Chunk `c` of `parts` over `0 .. n`.
 fn chunk(n: i64, parts: u64, c: u64) -> (i64, i64) {
     let (n128, p, c) = (n as i128, parts as i128, c as i128);
@@ -167,12 +177,19 @@ impl Pool {
     fn run_chunks(&self, g: u64) {
         loop {
             let s = self.state.load(SeqCst);
+            if s >> 32 != g {
+                return;
+            }
+            if s & 0xffff_ffff == CLOSED {
+                std::hint::spin_loop();
+                continue;
+            }
             let parts = self.parts.load(SeqCst);
-            if s >> 32 != g || (s & 0xffff_ffff) >= parts {
+            if (s & 0xffff_ffff) >= parts {
                 return;
             }
             // Read the job before claiming: a claim succeeds only while generation `g`
-            // is current, so what was read is `g`'s.
+            // is current and open, so what was read is `g`'s ([`CLOSED`]).
             let f = self.f.load(SeqCst);
             let ctx = self.ctx.load(SeqCst);
             let n = self.n.load(SeqCst) as i64;
@@ -253,7 +270,7 @@ pub unsafe extern "C" fn ftuner_rt_parallel_for(body: BodyFn, ctx: *mut c_void, 
     }
     let threads = num_threads();
     let parts = (threads as i64).min(n);
-    if parts <= 1 || parts > u32::MAX as i64 || IN_JOB.with(Cell::get) {
+    if parts <= 1 || parts >= CLOSED as i64 || IN_JOB.with(Cell::get) {
         // SAFETY: the caller's contract.
         unsafe { body(ctx, 0, n) };
         return;
@@ -269,13 +286,15 @@ pub unsafe extern "C" fn ftuner_rt_parallel_for(body: BodyFn, ctx: *mut c_void, 
         return;
     }
     p.ensure_workers(threads - 1);
+    // The new generation, closed while its job is written ([`CLOSED`]), then open.
+    let g = (p.state.load(SeqCst) >> 32).wrapping_add(1) & 0xffff_ffff;
+    p.state.store(g << 32 | CLOSED, SeqCst);
     p.f.store(body as usize, SeqCst);
     p.ctx.store(ctx as usize, SeqCst);
     p.n.store(n as u64, SeqCst);
     p.parts.store(parts as u64, SeqCst);
     p.done.store(0, SeqCst);
     p.failed.store(0, SeqCst);
-    let g = (p.state.load(SeqCst) >> 32).wrapping_add(1) & 0xffff_ffff;
     p.state.store(g << 32, SeqCst);
     if p.sleepers.load(SeqCst) > 0 {
         if let Ok(_guard) = p.lock.lock() {
@@ -400,6 +419,12 @@ mod tests {
             for _ in 0..50 {
                 assert!(run(n, false).iter().all(|h| *h == 1), "n = {n}");
             }
+        }
+        // A job of more chunks right after one of fewer: a worker still in the smaller
+        // job's generation must not claim a chunk of the larger one ([`CLOSED`]).
+        for _ in 0..3000 {
+            assert!(run(2, false).iter().all(|h| *h == 1));
+            assert!(run(3, false).iter().all(|h| *h == 1), "n = 3 after n = 2");
         }
         // Nested calls run serially inside the job.
         assert!(run(17, true).iter().all(|h| *h == 1));

@@ -1,5 +1,6 @@
 //! The thread pool of the shared libraries (`src/aot/threads.c`), compiled with the system
-//! C compiler into a test program: every iteration runs once, nested and concurrent calls
+//! C compiler into a test program: every iteration runs once (also in a job of more
+//! chunks right after one of fewer), nested and concurrent calls
 //! run serially, the nested entry splits a loop only when its iterations divide evenly or
 //! are many, a failed check in any chunk reaches the caller, and the workers start,
 //! work and stop (counted by their name, ftuner-aot), sleeping workers are woken for a
@@ -140,6 +141,9 @@ int main(void) {
     int64_t ns[] = {0, 1, 2, 3, 7, 64, 1000};
     for (int k = 0; k < 7; k++) run(ns[k], 0, -1);
   }
+  /* A job of more chunks right after one of fewer: a worker still in the smaller job's
+     generation must not claim a chunk of the larger one (it ran twice). */
+  for (int r = 0; r < 3000; r++) { run(2, 0, -1); run(3, 0, -1); }
   printf("workers started: %d\n", workers_settled(2));
   run(17, 1, -1);
   printf("nested: ok\n");

@@ -107,14 +107,25 @@ static void pool_chunk(int64_t n, uint64_t parts, uint64_t c, int64_t *lo, int64
   *hi = pool_bound(n, parts, c + 1);
 }
 
+/* The chunk counter of a generation whose job is still being written: nothing to claim.
+   A call opens its generation closed, writes the job, then opens it (chunk 0), so a
+   claim that succeeds in generation g read g's job: the next job's fields are written
+   only after its generation is current. (Writing them first let a worker still in the
+   previous generation, its counter exhausted, read the new chunk count and claim a
+   chunk against the old generation before the new one began: that chunk ran twice,
+   and its count let the caller return while the chunk's second run was still going.) */
+#define POOL_CLOSED 0xffffffffu
+
 /* Claim and run chunks of generation g until none is left. */
 static void pool_run_chunks(uint64_t g) {
   for (;;) {
     unsigned long long s = atomic_load(&POOL_STATE);
+    if ((s >> 32) != g) return;
+    if ((s & 0xffffffffu) == POOL_CLOSED) { POOL_PAUSE(); continue; }
     uint64_t parts = atomic_load(&POOL_PARTS);
-    if ((s >> 32) != g || (s & 0xffffffffu) >= parts) return;
-    /* Read the job before claiming: a claim succeeds only while generation g is current,
-       so what was read is g's. */
+    if ((s & 0xffffffffu) >= parts) return;
+    /* Read the job before claiming: a claim succeeds only while generation g is current
+       and open, so what was read is g's. */
     ftuner_body_fn f = atomic_load(&POOL_F);
     void *ctx = atomic_load(&POOL_CTX);
     int64_t n = atomic_load(&POOL_N);
@@ -230,13 +241,15 @@ __attribute__((visibility("hidden"))) void ftuner_rt_parallel_for(ftuner_body_fn
   int idle = 0;
   if (!atomic_compare_exchange_strong(&POOL_BUSY, &idle, 1)) { body(ctx, 0, n); return; }
   pool_ensure_workers((int)threads - 1);
+  /* The new generation, closed while its job is written (POOL_CLOSED), then open. */
+  uint64_t g = ((atomic_load(&POOL_STATE) >> 32) + 1) & 0xffffffffu;
+  atomic_store(&POOL_STATE, (unsigned long long)g << 32 | POOL_CLOSED);
   atomic_store(&POOL_F, body);
   atomic_store(&POOL_CTX, ctx);
   atomic_store(&POOL_N, n);
   atomic_store(&POOL_PARTS, (uint64_t)parts);
   atomic_store(&POOL_DONE, 0);
   atomic_store(&POOL_FAILED, (const char *)0);
-  uint64_t g = ((atomic_load(&POOL_STATE) >> 32) + 1) & 0xffffffffu;
   atomic_store(&POOL_STATE, (unsigned long long)g << 32);
   if (atomic_load(&POOL_SLEEPERS) > 0) {
     pthread_mutex_lock(&POOL_LOCK);
