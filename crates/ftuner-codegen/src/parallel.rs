@@ -175,13 +175,21 @@ impl Pool {
 
     /// Claim and run chunks of generation `g` until none is left.
     fn run_chunks(&self, g: u64) {
+        let mut turns = 0u32;
         loop {
             let s = self.state.load(SeqCst);
             if s >> 32 != g {
                 return;
             }
             if s & 0xffff_ffff == CLOSED {
-                std::hint::spin_loop();
+                // The caller is between two stores; yield now and then in case it was
+                // preempted there.
+                turns = turns.wrapping_add(1);
+                if turns.is_multiple_of(256) {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
                 continue;
             }
             let parts = self.parts.load(SeqCst);

@@ -118,10 +118,15 @@ static void pool_chunk(int64_t n, uint64_t parts, uint64_t c, int64_t *lo, int64
 
 /* Claim and run chunks of generation g until none is left. */
 static void pool_run_chunks(uint64_t g) {
-  for (;;) {
+  for (unsigned turns = 1;; turns++) {
     unsigned long long s = atomic_load(&POOL_STATE);
     if ((s >> 32) != g) return;
-    if ((s & 0xffffffffu) == POOL_CLOSED) { POOL_PAUSE(); continue; }
+    /* Closed: the caller is between two stores; yield now and then in case it was
+       preempted there. */
+    if ((s & 0xffffffffu) == POOL_CLOSED) {
+      if (turns % 256 == 0) sched_yield(); else POOL_PAUSE();
+      continue;
+    }
     uint64_t parts = atomic_load(&POOL_PARTS);
     if ((s & 0xffffffffu) >= parts) return;
     /* Read the job before claiming: a claim succeeds only while generation g is current
