@@ -203,7 +203,17 @@ impl Target {
 /// for 330k multiply-adds; without gathers the loop is scalar and a fraction of that.
 /// Whole models, one thread, both builds in one process, alternated (Zen 4, family 25
 /// model 17; docs/codegen.md): MobileNetV2 batch 8 103.7 -> 95.3 ms, DCGAN batch 8 22.6
-/// -> 21.0 ms, BERT and GPT-2 unchanged. Zen 5 is not measured, so not listed.
+/// -> 21.0 ms, BERT and GPT-2 unchanged.
+///
+/// `znver5`: `+prefer-no-gather` too. Zen 5's gathers are faster than Zen 4's and most
+/// loops do not notice, but the DCGAN generator's col2im phases (`convert-ta-to-linalg`'s
+/// polyphase split, read across the batch dim) became gathers that ran 3-5x slower than
+/// the scalar loop: 1.41 -> 0.29 and 1.32 -> 0.47 ms per call at batch 8 (the package's
+/// nests under `perf`, `tools/bench/nest_profile.py dcgan 8`). Saved libraries, one
+/// thread, alternated in one process (`tools/bench/ab_saved.py`, nine rounds, AMD EPYC
+/// family 26 model 2): DCGAN batch 1 1.69 -> 1.42 ms, batch 8 11.08 -> 10.08 (and
+/// 1.79 -> 1.59, 13.09 -> 11.22 in an earlier sitting); MobileNetV2, ResNet-50, BERT and
+/// GPT-2 within 2% either way (scatters, left to LLVM, changed nothing measurable).
 ///
 /// `emeraldrapids`: `-prefer-256-bit`. LLVM's model of the Intel AVX-512 server cores
 /// prefers 256-bit vectors in the loops it vectorizes itself (Skylake-X lowered its clock
@@ -217,6 +227,7 @@ impl Target {
 /// measured, so not listed.
 const X86_TUNING: &[(&str, &str)] = &[
     ("znver4", "+prefer-no-gather"),
+    ("znver5", "+prefer-no-gather"),
     ("emeraldrapids", "-prefer-256-bit"),
 ];
 

@@ -1,9 +1,13 @@
 // Zen 4 runs gathers in microcode; LLVM costs them as cheap on every AVX-512 core and
 // vectorizes strided loops with them (MobileNetV2's depthwise border columns took ~100
-// cycles per gather). ftuner's targets for znver4 (the host on Zen 4, `zen4`, `znver4`)
-// add +prefer-no-gather (ftuner_codegen::X86_TUNING); other AVX-512 cores keep LLVM's choice.
+// cycles per gather on Zen 4; the DCGAN generator's col2im phases ran 3-5x slower with
+// gathers on Zen 5). ftuner's targets for znver4 and znver5 (the host on Zen 4 / Zen 5,
+// `zen4`, `zen5`) add +prefer-no-gather (ftuner_codegen::X86_TUNING); other AVX-512 cores
+// keep LLVM's choice.
 // RUN: ftuner-translate %s --target=znver4 --emit=asm | FileCheck %s --check-prefix=ZEN4
 // RUN: ftuner-translate %s --target=zen4 --emit=asm | FileCheck %s --check-prefix=ZEN4
+// RUN: ftuner-translate %s --target=znver5 --emit=asm | FileCheck %s --check-prefix=ZEN4
+// RUN: ftuner-translate %s --target=zen5 --emit=asm | FileCheck %s --check-prefix=ZEN4
 // RUN: ftuner-translate %s --target=skylake-avx512 --emit=asm | FileCheck %s --check-prefix=SKX
 
 // The loop is outlined (column_nest0): no gather anywhere in the output.
