@@ -5,9 +5,12 @@
 // only. Before, each tile of rows streamed the whole K x nr panel of B (1.2 MB for a
 // 512-channel 3x3 conv), from L2 at best. A full-width tile reads its panel's row at
 // column 0 (a constant), so prefetch-tile-updates fetches the next panel's row into L2.
-// sapphirerapids: kc = 984; K = 160 x 3 x 3 = 1440 -> two blocks of 720.
-// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)' | FileCheck %s
-// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse,bufferize,prefetch-tile-updates)' | FileCheck %s --check-prefix=PF
+// sapphirerapids: kc = 984; K = 160 x 3 x 3 = 1440 -> two blocks of 720. (Its analytic
+// default runs a K this short as one block — the whole panel fits half of L2,
+// cpu::conv_whole_k, patch-ukernels-conv-kc.mlir — so these runs give the model's tile
+// and kc as a schedule, which the patch takes as it is.)
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels,canonicalize,cse)' | FileCheck %s
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels,canonicalize,cse,bufferize,prefetch-tile-updates)' | FileCheck %s --check-prefix=PF
 // Without k blocks, one loop over all of K per tile (with k-unroll=1, one step at a time).
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels{k-blocking=false},canonicalize,cse)' | FileCheck %s --check-prefix=NOKB
 // RUN: ftuner-opt %s --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids},lower-ukernels{k-blocking=false k-unroll=1},canonicalize,cse)' | FileCheck %s --check-prefix=NOKB1
@@ -15,6 +18,10 @@
 // RUN: ftuner-run %s --shape 0=1x160x9x9 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %s --shape 0=3x160x9x9 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %s --shape 0=0x160x9x9 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// The same in two blocks of 720 (the pipeline's default is one block of 1440):
+// RUN: ftuner-run %s --shape 0=1x160x9x9 --check --pass-pipeline='builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --shape 0=3x160x9x9 --check --pass-pipeline='builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --shape 0=0x160x9x9 --check --pass-pipeline='builtin.module(canonicalize,cse,linalg-fuse-elementwise-ops,patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
 // EXEC: check: ok
 
 // CHECK-LABEL: func.func @conv_bias_relu(
@@ -88,7 +95,7 @@ func.func @conv_bias_relu(%x: tensor<?x160x9x9xf32>, %w: tensor<128x160x3x3xf32>
 // block's A rows packed [mc][K] once: the k blocks run inside the row block, over the
 // packed rows. K = 1000 -> two blocks of 504 and 496. (Run without the CPU pipeline's
 // convert-1x1-conv-to-matmul, which would make it a matmul.)
-// RUN: ftuner-run %s --entry=row_blocks --shape 0=2x1000x14x14 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --entry=row_blocks --shape 0=2x1000x14x14 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
 // CHECK-LABEL: func.func @row_blocks(
 // CHECK: scf.for %[[M0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // CHECK: tensor.empty() : tensor<{{[0-9]+}}x1000xf32>
@@ -98,16 +105,16 @@ func.func @conv_bias_relu(%x: tensor<?x160x9x9xf32>, %w: tensor<128x160x3x3xf32>
 // The order as a knob: loop-order=cols keeps the panels outside (no packed row blocks),
 // loop-order=rows makes a conv the rule leaves panels-outside (@accumulate) run blocks
 // of 72 packed rows; both compute what the module as read computes.
-// RUN: ftuner-opt %s --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels{loop-order=cols},canonicalize,cse)' | FileCheck %s --check-prefix=COLS
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels{loop-order=cols},canonicalize,cse)' | FileCheck %s --check-prefix=COLS
 // COLS-LABEL: func.func @row_blocks(
 // COLS-NOT: x1000xf32>
 // COLS: return
-// RUN: ftuner-run %s --entry=row_blocks --shape 0=2x1000x14x14 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels{loop-order=cols},canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
-// RUN: ftuner-opt %s --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels{loop-order=rows},canonicalize,cse)' | FileCheck %s --check-prefix=ROWS
+// RUN: ftuner-run %s --entry=row_blocks --shape 0=2x1000x14x14 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels{loop-order=cols},canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-opt %s --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels{loop-order=rows},canonicalize,cse)' | FileCheck %s --check-prefix=ROWS
 // ROWS-LABEL: func.func @accumulate(
 // ROWS: scf.for %{{.*}} = %c0 to %{{.*}} step %c72 iter_args
 // ROWS: tensor.empty() : tensor<72x1440xf32>
-// RUN: ftuner-run %s --entry=accumulate --shape 0=3x160x9x9 --shape 2=3x64x7x7 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids},lower-ukernels{loop-order=rows},canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --entry=accumulate --shape 0=3x160x9x9 --shape 2=3x64x7x7 --check --pass-pipeline='builtin.module(canonicalize,cse,patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels{loop-order=rows},canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
 func.func @row_blocks(%x: tensor<?x1000x14x14xf32>, %w: tensor<256x1000x1x1xf32>) -> tensor<?x256x7x7xf32> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x1000x14x14xf32>
@@ -134,6 +141,7 @@ func.func @odd_k(%x: tensor<?x3x20x20xf32>, %w: tensor<64x3x7x7xf32>) -> tensor<
 
 // An init that is not a zero fill (C read as the accumulator): every k block adds to C.
 // RUN: ftuner-run %s --entry=accumulate --shape 0=2x160x9x9 --shape 2=2x64x7x7 --check --pass-pipeline='builtin.module(ftuner-cpu-pipeline{target=sapphirerapids derive=false})' 2>&1 | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-run %s --entry=accumulate --shape 0=2x160x9x9 --shape 2=2x64x7x7 --check --pass-pipeline='builtin.module(patch-ukernels{target=sapphirerapids schedule=mr=6,nr=64,kc=984},lower-ukernels,canonicalize,cse)' 2>&1 | FileCheck %s --check-prefix=EXEC
 // CHECK-LABEL: func.func @accumulate(
 // CHECK: scf.for %{{.*}} = %c0 to %c1440 step %c720 iter_args
 // CHECK-NOT: arith.cmpi eq

@@ -158,6 +158,32 @@ fn b_streams_from_l2(r: &Rates, mr: u32, nr: u32) -> bool {
     t_load <= 0.5 * t_fma
 }
 
+/// Whether a convolution's whole reduction (`k` = C x kh x kw, static) runs as one k block
+/// with the register tile `mr x nr`: where B's micro-panel streams from L2
+/// ([`b_streams_from_l2`]) and the whole `k x nr` panel takes at most half of L2. The GEMM
+/// splits K so that an `mc x kc` block of packed A shares L2 with the panel; a conv packs
+/// no A per k block (it reads the image, or rows packed whole along K), and each of its k
+/// blocks is one more pass over all of C — an NCHW output read and written across the
+/// tile's channels — with every tile's setup. Measured on Zen 5 (AMD EPYC family 26 model
+/// 2, 1 MiB L2), one thread, ResNet-50's 3x3 layers (`tools/bench/conv_layers.py
+/// --variant` with `lower-ukernels{k-blocking=false}`, two sittings of 9 and 11 alternated
+/// rounds, docs/bench/zen5-2026-12-07/): K = 1152 (a 288 KiB panel) 5-7% faster in one
+/// block than in two of 576, K = 2304 (576 KiB) 2-12% faster than in four, K = 4608 (1.1
+/// MiB, over L2) 14-23% slower. Half of L2, not more: on a Xeon with a 2 MiB L2 (family 6
+/// model 167) the 512-channel conv's 1.1 MiB panel in one block was what the k blocks were
+/// introduced for (57% of that nest's samples on B's loads), and on Zen 3 a panel at the
+/// same share of its L2 (K = 4608 at nr = 16) ran 4% slower in one block; K = 2304 on Zen 5
+/// is left to its blocks by this bound. Cores whose B stays in L1 (Zen 3's 6x16) keep their
+/// blocks whatever K.
+pub fn conv_whole_k(cpu: &CpuModel, dtype: DType, (mr, nr): (u32, u32), k: u64) -> bool {
+    let r = rates(cpu, dtype);
+    if mr == 0 || nr == 0 || !b_streams_from_l2(&r, mr, nr) {
+        return false;
+    }
+    let s = (cpu.vector_bits / r.lanes / 8) as u64;
+    k.saturating_mul(nr as u64).saturating_mul(s) <= cpu.l2.size / 2
+}
+
 /// `kc` when B's micro-panel streams from L2: the `mc x kc` block of A fills L2's
 /// `W2 - 1` ways (`X = (W2 - 1) N2 C2 / S` elements, `mc kc = X`). Per multiply-add, C
 /// is read and written once per kc (`2 / kc` elements) and B's `kc x N` panel is read

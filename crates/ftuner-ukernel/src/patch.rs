@@ -255,13 +255,33 @@ fn fit_to(
 }
 
 /// A convolution's analytic family with kc from L2 where the GEMM's keeps B's
-/// micro-panel in L1 ([`crate::cpu::conv_family`]).
+/// micro-panel in L1 ([`crate::cpu::conv_family`]), or with its whole reduction as one k
+/// block where B streams from L2 and the whole `K x nr` panel takes at most half of it
+/// ([`crate::cpu::conv_whole_k`]: kc becomes K rounded up to 8; mc and nc stay the
+/// model's, as the flat form's row blocks read them).
 fn conv_k_blocks(model: &ftuner_hw::HardwareModel, c: &Contraction, f: Family) -> Family {
-    match (&f, model.cpu()) {
-        (Family::Cpu(cf), Some(cpu)) if c.kind == Kind::Conv2d => crate::cpu::conv_family(cpu, cf)
-            .map(Family::Cpu)
-            .unwrap_or(f),
-        _ => f,
+    let (Family::Cpu(cf), Some(cpu)) = (&f, model.cpu()) else {
+        return f;
+    };
+    if c.kind != Kind::Conv2d {
+        return f;
+    }
+    if let Some(conv) = crate::cpu::conv_family(cpu, cf) {
+        return Family::Cpu(conv);
+    }
+    let k = c.k_size();
+    let whole = u64::try_from(k)
+        .is_ok_and(|k| crate::cpu::conv_whole_k(cpu, cf.dtype, (cf.main.mr, cf.main.nr), k));
+    let kc = u32::try_from(k.saturating_add(7) / 8 * 8).unwrap_or(0);
+    if !whole || kc <= cf.kc {
+        return f;
+    }
+    match crate::cpu::build_with(cpu, cf.dtype, Some((cf.main.mr, cf.main.nr)), Some(kc)) {
+        Ok(mut one) => {
+            (one.mc, one.nc, one.b_from_l2) = (cf.mc, cf.nc, cf.b_from_l2);
+            Family::Cpu(one)
+        }
+        Err(_) => f,
     }
 }
 
