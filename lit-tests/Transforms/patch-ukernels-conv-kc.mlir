@@ -3,7 +3,8 @@
 // of L2 (crates/ftuner-ukernel/src/cpu.rs, conv_family). Where B streams from L2 (the
 // AVX-512 cores' 6x64) a conv whose whole K x nr panel takes at most half of L2 runs K as
 // one block (cpu.rs, conv_whole_k): K = 1152 (288 KiB of 1 MiB) gets kc = 1152 on Zen 4
-// and Zen 5, mc staying the model's; K = 4608 (1.1 MiB) keeps L2's kc; a matmul keeps
+// and Zen 5, mc shrinking to keep the model's mc x kc (the
+// flat form's row blocks are sized from it); K = 4608 (1.1 MiB) keeps L2's kc; a matmul keeps
 // it whatever K; a schedule's kc is the schedule's.
 // RUN: ftuner-opt %s --patch-ukernels="target=zen3" | FileCheck %s --check-prefix=ZEN3
 // RUN: ftuner-opt %s --patch-ukernels="target=zen4" | FileCheck %s --check-prefix=ZEN4
@@ -19,11 +20,11 @@
 // ZEN3-LABEL: func.func @mm
 // ZEN3: ukernel.patch "matmul" target("zen3") tiles [6x16{{.*}}] cache(kc = 168,
 // ZEN4-LABEL: func.func @conv
-// ZEN4: ukernel.patch "conv2d" target("zen4") {{.*}} cache(kc = 1152, mc = 240,
+// ZEN4: ukernel.patch "conv2d" target("zen4") {{.*}} cache(kc = 1152, mc = 138,
 // ZEN4-LABEL: func.func @mm
 // ZEN4: ukernel.patch "matmul" target("zen4") {{.*}} cache(kc = 672,
 // ZEN5-LABEL: func.func @conv
-// ZEN5: ukernel.patch "conv2d" target("zen5") tiles [6x64{{.*}}] cache(kc = 1152, mc = 282,
+// ZEN5: ukernel.patch "conv2d" target("zen5") tiles [6x64{{.*}}] cache(kc = 1152, mc = 168,
 // ZEN5-LABEL: func.func @mm
 // ZEN5: ukernel.patch "matmul" target("zen5") {{.*}} cache(kc = 696,
 // ZEN5-LABEL: func.func @conv512

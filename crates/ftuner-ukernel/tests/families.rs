@@ -61,6 +61,28 @@ fn conv_family_takes_kc_from_l2() {
     }
 }
 
+#[test]
+fn conv_whole_k_where_the_panel_takes_half_of_l2() {
+    let f32 = DType::F32;
+    let zen5 = HardwareModel::load("zen5").unwrap();
+    let c = zen5.cpu().unwrap();
+    // 6x64 f32: 256 bytes of panel per k; half of a 1 MiB L2 is K = 2048.
+    assert!(cpu::conv_whole_k(c, f32, (6, 64), 1152));
+    assert!(cpu::conv_whole_k(c, f32, (6, 64), 2048));
+    assert!(!cpu::conv_whole_k(c, f32, (6, 64), 2056));
+    assert!(!cpu::conv_whole_k(c, f32, (6, 64), 4608));
+    // A 6x16 tile keeps its B in L1 on Zen 5: its blocks stay.
+    assert!(!cpu::conv_whole_k(c, f32, (6, 16), 576));
+    assert!(!cpu::conv_whole_k(c, f32, (0, 64), 576));
+    let spr = HardwareModel::load("sapphirerapids").unwrap();
+    let c = spr.cpu().unwrap();
+    assert!(cpu::conv_whole_k(c, f32, (6, 64), 4096));
+    assert!(!cpu::conv_whole_k(c, f32, (6, 64), 4104));
+    // Zen 3's 6x16 reads B from L1: never.
+    let zen3 = HardwareModel::load("zen3").unwrap();
+    assert!(!cpu::conv_whole_k(zen3.cpu().unwrap(), f32, (6, 16), 576));
+}
+
 fn check_cpu(c: &CpuModel, f: &cpu::CpuFamily) {
     for k in f.all() {
         assert!(
