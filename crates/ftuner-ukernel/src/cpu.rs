@@ -184,6 +184,24 @@ pub fn conv_whole_k(cpu: &CpuModel, dtype: DType, (mr, nr): (u32, u32), k: u64) 
     k.saturating_mul(nr as u64).saturating_mul(s) <= cpu.l2.size / 2
 }
 
+/// A convolution's family `f` with its whole reduction `k` as one k block where
+/// [`conv_whole_k`] says so and `k` is longer than `f`'s kc (None otherwise): kc is `k`
+/// rounded up to 8, mc shrinks so that `mc x kc` stays `f`'s (the L2 area a flat-form
+/// conv's row blocks are sized from, `lower::conv_flat::block_rows`), nc stays `f`'s.
+pub fn conv_one_block(cpu: &CpuModel, f: &CpuFamily, k: u64) -> Option<CpuFamily> {
+    let (mr, nr) = (f.main.mr, f.main.nr);
+    let kc = u32::try_from(k.checked_add(7)? / 8 * 8).ok()?;
+    if kc <= f.kc || !conv_whole_k(cpu, f.dtype, (mr, nr), k) {
+        return None;
+    }
+    let mut one = build_with(cpu, f.dtype, Some((mr, nr)), Some(kc)).ok()?;
+    let area = f.mc as u64 * f.kc as u64;
+    let mr = mr.max(1) as u64;
+    one.mc = u32::try_from((area / kc as u64 / mr * mr).max(mr)).unwrap_or(f.mc);
+    one.nc = f.nc;
+    Some(one)
+}
+
 /// `kc` when B's micro-panel streams from L2: the `mc x kc` block of A fills L2's
 /// `W2 - 1` ways (`X = (W2 - 1) N2 C2 / S` elements, `mc kc = X`). Per multiply-add, C
 /// is read and written once per kc (`2 / kc` elements) and B's `kc x N` panel is read

@@ -257,36 +257,17 @@ fn fit_to(
 /// A convolution's analytic family with kc from L2 where the GEMM's keeps B's
 /// micro-panel in L1 ([`crate::cpu::conv_family`]), or with its whole reduction as one k
 /// block where B streams from L2 and the whole `K x nr` panel takes at most half of it
-/// ([`crate::cpu::conv_whole_k`]: kc becomes K rounded up to 8, and mc shrinks so that
-/// `mc x kc` — the L2 area the flat form's row blocks are sized from, `block_rows` — stays
-/// the model's; nc is kept).
+/// ([`crate::cpu::conv_one_block`]).
 fn conv_k_blocks(model: &ftuner_hw::HardwareModel, c: &Contraction, f: Family) -> Family {
-    let (Family::Cpu(cf), Some(cpu)) = (&f, model.cpu()) else {
-        return f;
-    };
-    if c.kind != Kind::Conv2d {
-        return f;
-    }
-    if let Some(conv) = crate::cpu::conv_family(cpu, cf) {
-        return Family::Cpu(conv);
-    }
-    let k = c.k_size();
-    let whole = u64::try_from(k)
-        .is_ok_and(|k| crate::cpu::conv_whole_k(cpu, cf.dtype, (cf.main.mr, cf.main.nr), k));
-    let kc = u32::try_from(k.saturating_add(7) / 8 * 8).unwrap_or(0);
-    if !whole || kc <= cf.kc {
-        return f;
-    }
-    match crate::cpu::build_with(cpu, cf.dtype, Some((cf.main.mr, cf.main.nr)), Some(kc)) {
-        Ok(mut one) => {
-            let mr = cf.main.mr.max(1) as u64;
-            let area = cf.mc as u64 * cf.kc as u64;
-            let mc = (area / kc as u64 / mr * mr).max(mr);
-            one.mc = u32::try_from(mc).unwrap_or(cf.mc);
-            (one.nc, one.b_from_l2) = (cf.nc, cf.b_from_l2);
-            Family::Cpu(one)
-        }
-        Err(_) => f,
+    match (&f, model.cpu()) {
+        (Family::Cpu(cf), Some(cpu)) if c.kind == Kind::Conv2d => crate::cpu::conv_family(cpu, cf)
+            .or_else(|| {
+                let k = u64::try_from(c.k_size()).ok()?;
+                crate::cpu::conv_one_block(cpu, cf, k)
+            })
+            .map(Family::Cpu)
+            .unwrap_or(f),
+        _ => f,
     }
 }
 
