@@ -155,6 +155,16 @@ pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
     if !maps.iter().all(|m| m.results.iter().all(windowed)) {
         return None;
     }
+    // B and the output by plain dims, as lower-ukernels reads them (`lower::tiles::layout`,
+    // `lower::conv::conv_layout`; the GPU lowering alike): a unit dim indexed at a constant
+    // (`(0, d1, d2)`, a 1 x K x N B the frontend kept: a cumsum written as a masked sum)
+    // stays a loop nest. It was patched, then left unlowered, and convert-to-llvm failed.
+    if !maps[1..]
+        .iter()
+        .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
+    {
+        return None;
+    }
     let vals = [ins[0], ins[1], outs[0]];
     let size = loop_sizes(ir, &maps, &vals)?;
     let uses = |mi: usize, d: u32| maps[mi].results.iter().any(|e| e.uses_dim(d));
