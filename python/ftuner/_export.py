@@ -1,23 +1,35 @@
 """PyTorch model -> linalg-on-tensors MLIR, with the weights as function arguments.
 
 `torch.export` (non-strict) traces the model with `torch.export.Dim` dynamic dims;
-torch-mlir's FX importer lowers the program to linalg on tensors. Two things are done
-around them:
+torch-mlir's FX importer lowers the program to linalg on tensors. Around them:
 
 * Parameters and buffers are lifted into arguments through a wrapper that calls the
   model with `torch.func.functional_call`, so the exported function takes
   `(*inputs, *weights)`: the weights stay out of the IR text, and torch-mlir's
   "Could not find state mapping for buffer" on non-persistent buffers (Hugging Face
   BERT's `position_ids`) cannot happen.
-* `aten.cumsum` is decomposed into a masked sum (`out[i] = sum_j (j <= i) * x[j]`):
-  torch-mlir lowers it to `tm_tensor.scan`, an op of its own dialect that ftuner does
-  not read. The masked sum is quadratic in the scanned dim, which is cheap where models
-  use it (masks and position ids of a sequence).
-* `aten.linear` on a 3-d input is decomposed into a batched matmul against the broadcast
-  weight instead of torch's reshape to 2-d: merging two dynamic dims (batch and
-  sequence) makes torch-mlir emit a `tensor.cast` to `?x1xN`, wrong unless the sequence
-  is 1 (../shared/inputs/README.md). ftuner turns the batched form back into one matmul
-  over batch x sequence rows.
+* No decomposition pass runs between torch.export and the importer where the traced
+  program holds only ops known to import as they are (`_IMPORTED_AS_IS`): torch's
+  `run_decompositions` traces the whole program a second time (BERT-base: 515 -> 1316
+  nodes, 3.3-5.5 s of a ~11 s compile on an AMD EPYC Zen 5), while torch-mlir's own
+  lowering to linalg decomposes the ops it meets in C++ (layer_norm, gelu, linear,
+  batch_norm, convolutions: 0.2-0.3 s). The in-place ops such a trace keeps (`relu_`,
+  `add_`) are rewritten into their functional forms first (`_functionalize_inplace`).
+  Two calls are written out while torch.export traces the model (`_trace_forms`, a
+  `TorchFunctionMode`), because torch-mlir lowers them to its `tm_tensor` dialect, which
+  ftuner does not read:
+  - `scaled_dot_product_attention` as its math (`softmax(q kᵀ * scale + mask) v`, the
+    causal and boolean masks as -inf, grouped heads repeated; dropout only at p = 0);
+  - `cumsum` as a masked sum (`out[i] = sum_j (j <= i) * x[j]`), quadratic in the
+    scanned dim, which is cheap where models use it (masks and position ids of a
+    sequence).
+* Any other program (an op outside the list, an in-place op on an input or a view, a
+  lowering that fails or still holds `tm_tensor` ops) is imported after torch-mlir's
+  decomposition table (`decomposition_table`), to which ftuner adds `aten.linear` on a
+  3-d input as a batched matmul against the broadcast weight: torch's reshape to 2-d
+  there merges two dynamic dims, and torch-mlir then emits a `tensor.cast` to `?x1xN`,
+  wrong unless the sequence is 1 (../shared/inputs/README.md; torch-mlir's own lowering
+  of `aten.linear` emits the batched form).
 """
 
 from __future__ import annotations
@@ -58,6 +70,8 @@ class Exported:
     weight_names: list
     out_spec: Any  # pytree spec of the outputs
     seconds: dict
+    # Why the program was imported after torch's decompositions; None: as traced.
+    decomposed: Optional[str] = None
 
 
 def _decompositions():
@@ -79,17 +93,7 @@ def _decompositions():
         return y if b is None else aten.add.Tensor(y, b)
 
     def cumsum(x, dim, dtype=None):
-        d = dim % x.dim() if x.dim() else 0
-        n = x.shape[d]
-        i = aten.arange.default(n, dtype=torch.int64, device=x.device)
-        # mask[j, i] = j <= i, laid out so the scanned dim j sits at `d` and i after it.
-        mask = aten.le.Tensor(aten.unsqueeze.default(i, 1), aten.unsqueeze.default(i, 0))
-        shape = [1] * (d + 2) + [1] * (x.dim() - d - 1)
-        shape[d], shape[d + 1] = n, n
-        mask = aten.view.default(mask, shape)
-        src = x if dtype is None else aten._to_copy.default(x, dtype=dtype)
-        prod = aten.mul.Tensor(aten.unsqueeze.default(src, d + 1), mask.to(src.dtype))
-        return aten.sum.dim_IntList(prod, [d])
+        return _masked_cumsum(x, dim, dtype)
 
     return {aten.linear.default: linear, aten.cumsum.default: cumsum}
 
@@ -101,6 +105,141 @@ def decomposition_table():
     table = dict(get_decomposition_table())
     table.update(_decompositions())
     return table
+
+
+def _masked_cumsum(x, dim, dtype=None):
+    """`cumsum` as a masked sum: `out[i] = sum_j (j <= i) * x[j]` along `dim`."""
+    import torch
+
+    d = dim % x.dim() if x.dim() else 0
+    n = x.shape[d]
+    i = torch.arange(n, dtype=torch.int64, device=x.device)
+    # mask[j, i] = j <= i, laid out so the scanned dim j sits at `d` and i after it.
+    mask = i.unsqueeze(1) <= i.unsqueeze(0)
+    shape = [1] * (d + 2) + [1] * (x.dim() - d - 1)
+    shape[d], shape[d + 1] = n, n
+    mask = mask.view(shape)
+    src = x if dtype is None else x.to(dtype)
+    return (src.unsqueeze(d + 1) * mask.to(src.dtype)).sum(d)
+
+
+def _sdpa_math(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """`scaled_dot_product_attention` in plain ops, as torch's math reference computes it."""
+    import math
+
+    import torch
+
+    s = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
+    if enable_gqa and q.size(-3) != k.size(-3):
+        rep = q.size(-3) // k.size(-3)
+        k = k.repeat_interleave(rep, dim=-3)
+        v = v.repeat_interleave(rep, dim=-3)
+    a = torch.matmul(q, k.transpose(-2, -1)) * s
+    if is_causal:
+        keep = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()
+        a = a.masked_fill(keep.logical_not(), float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            a = a.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            a = a + attn_mask
+    return torch.matmul(torch.softmax(a, dim=-1), v)
+
+
+# The ATen ops a program may hold to be imported as torch.export traced it, without
+# torch's decompositions: those of the zoo's BERT, ResNet-50, MobileNetV2 and DCGAN
+# generator, each checked to lower through torch-mlir's own (C++) decompositions to linalg
+# that ftuner compiles to code as fast as the decomposed program's (docs/python.md, the
+# zoo's tests against PyTorch, python/tests/test_export.py). Anything else takes the
+# decomposed import, torch-mlir's well-trodden path: without decompositions its lowering
+# failed on GPT-2's causal mask (`aten.diff`, then a 0-d boolean literal) and crashed (a
+# segmentation fault, which no fallback could catch) on another form of it.
+_IMPORTED_AS_IS = frozenset(
+    "aten." + op for op in """
+    adaptive_avg_pool2d.default add.Tensor add_.Tensor arange.default batch_norm.default
+    contiguous.default conv2d.default conv_transpose2d.input dropout.default embedding.default
+    expand.default flatten.using_ints gather.default ge.Scalar gelu.default hardtanh_.default
+    layer_norm.default linear.default logical_not.default masked_fill.Scalar matmul.default
+    max_pool2d.default mul.Tensor relu_.default reshape.default select.int slice.Tensor
+    softmax.int sym_size.int tanh.default transpose.int unsqueeze.default view.default
+    """.split()
+)
+
+
+def _not_imported_as_is(graph) -> Optional[str]:
+    """Why the traced program must be decomposed before it is imported, or None."""
+    for node in graph.nodes:
+        if node.op == "call_function" and str(node.target) not in _IMPORTED_AS_IS:
+            return f"{node.target} is not among the ops imported as traced"
+    return None
+
+
+def _functionalize_inplace(graph) -> Optional[str]:
+    """Rewrite the graph's in-place ATen ops (`relu_`, `add_`, ...: what a non-strict
+    export keeps of `nn.ReLU(inplace=True)` or `out += identity`) into their functional
+    overloads, the mutated value's later users reading the result instead, where that is
+    the same program: the mutated value is made by a non-view op of the graph and nothing
+    views it. Returns why an op could not be rewritten (the graph is then partly
+    rewritten: the caller exports again), else None."""
+    import torch
+
+    def views(node):
+        t = node.target
+        return (isinstance(t, torch._ops.OpOverload) and t._schema.returns
+                and t._schema.returns[0].alias_info is not None
+                and not t._schema.returns[0].alias_info.is_write)
+
+    nodes = list(graph.nodes)
+    pos = {n: i for i, n in enumerate(nodes)}
+    # In graph order, so that a value mutated twice is read from the first rewrite by
+    # the second (its users already redirected).
+    for node in nodes:
+        t = node.target
+        if node.op != "call_function" or not isinstance(t, torch._ops.OpOverload):
+            continue
+        schema = t._schema
+        if not schema.is_mutable:
+            continue
+        a = schema.arguments[0] if schema.arguments else None
+        name = schema.name.split("::")[-1]
+        if (a is None or a.alias_info is None or not a.alias_info.is_write or not name.endswith("_")
+                or any(b.alias_info is not None and b.alias_info.is_write for b in schema.arguments[1:])):
+            return f"{t} mutates what it cannot be rewritten for"
+        packet = getattr(torch.ops.aten, name[:-1], None)
+        functional = getattr(packet, t._overloadname, None) if packet is not None else None
+        x = node.args[0] if node.args else None
+        if functional is None or not isinstance(x, torch.fx.Node):
+            return f"{t} has no functional overload"
+        if x.op != "call_function" or views(x) or any(views(u) for u in x.users):
+            return f"{t} mutates a graph input or a view"
+        for u in list(x.users):
+            if u is not node and pos[u] > pos[node]:
+                u.replace_input_with(x, node)
+        node.target = functional
+    return None
+
+
+def _trace_forms():
+    """A `TorchFunctionMode` that, while torch.export traces, writes out the calls
+    torch-mlir would lower to `tm_tensor` (attention, cumsum) in plain ops."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    F = torch.nn.functional
+
+    class TraceForms(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func is F.scaled_dot_product_attention:
+                p = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
+                if p == 0.0:
+                    return _sdpa_math(*args, **kwargs)
+            elif func is torch.cumsum or func is torch.Tensor.cumsum:
+                if "out" not in kwargs:
+                    return _masked_cumsum(*args, **kwargs)
+            return func(*args, **kwargs)
+
+    return TraceForms()
 
 
 def _as_tuple_dynamic_shapes(model, example_args, dynamic_shapes):
@@ -196,6 +335,9 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
             out_spec_box["spec"] = spec
             return tuple(flat)
 
+    lifted = Lifted()
+    export_args = ((tuple(example_args), tuple(weights)),)
+    export_kw = dict(dynamic_shapes=(ds, tuple(None for _ in weights)), strict=False)
     seconds = {}
     t0 = time.perf_counter()
     # Exported in eval mode; every submodule's own mode is restored after (model.train(m)
@@ -204,22 +346,32 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
     model.eval()
     try:
         with torch.no_grad():
-            prog = torch.export.export(
-                Lifted(),
-                (tuple(example_args), tuple(weights)),
-                dynamic_shapes=(ds, tuple(None for _ in weights)),
-                strict=False,
-            )
+            with _trace_forms():
+                prog = torch.export.export(lifted, *export_args, **export_kw)
             seconds["torch.export"] = time.perf_counter() - t0
             log.info("torch.export: %.2f s", seconds["torch.export"])
             t1 = time.perf_counter()
-            module = fx.export_and_import(
-                prog,
-                output_type="linalg-on-tensors",
-                func_name=func_name,
-                decomposition_table=decomposition_table(),
-            )
-            text = str(module)
+            text = None
+            why = _not_imported_as_is(prog.graph)
+            if why is None:
+                why = _functionalize_inplace(prog.graph)
+                try:
+                    if why is None:
+                        prog.graph_module.recompile()
+                        text = str(fx.export_and_import(prog, output_type="linalg-on-tensors", func_name=func_name,
+                                                        decomposition_table={}))
+                        if "tm_tensor." in text:
+                            why, text = "its lowering holds tm_tensor ops", None
+                except Exception as e:  # noqa: BLE001 - imported again below; that error is the user's
+                    why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                if text is None:
+                    # The graph may have been rewritten (in place ops, the importer's own
+                    # edits): traced again.
+                    prog = torch.export.export(lifted, *export_args, **export_kw)
+            if text is None:
+                log.info("torch-mlir: imported after torch's decompositions (%s)", why)
+                text = str(fx.export_and_import(prog, output_type="linalg-on-tensors", func_name=func_name,
+                                                decomposition_table=decomposition_table()))
     finally:
         for m, training in modes:
             m.training = training
@@ -252,4 +404,5 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
         weight_names=names,
         out_spec=out_spec_box.get("spec"),
         seconds=seconds,
+        decomposed=why,
     )
