@@ -39,6 +39,43 @@ pub(crate) use register_tile::mul_add_elem;
 pub(crate) use shape_asserts::shape_asserts;
 pub(crate) use tiles::{layout, residue_tiles};
 
+/// Why lower-ukernels could not lower contraction `op` (one `contraction::classify` took)
+/// on the CPU, if it could not: patch-ukernels asks before it patches for a CPU target and
+/// leaves such an op to the loops, so that no patch it makes is left unlowered and
+/// reaches convert-to-llvm (found on upstream's tests: a matmul on buffers, a contraction
+/// of three M and three N dims; issue 25's panic was of the same kind). The tests are the
+/// ones the lowering applies ([`tiles::plain_dims`], [`conv::conv_dims`], the windowed
+/// path's multiply-add body).
+pub fn cpu_unlowerable(ir: &Ir, op: OpId) -> Option<&'static str> {
+    let (ins, outs) = ins_outs(ir, op);
+    if ins
+        .iter()
+        .chain(&outs)
+        .any(|v| ir.value_type(*v).is_memref())
+    {
+        return Some("it is on buffers (CPU uKernels are lowered on tensors, before bufferize)");
+    }
+    let Some(maps) = ftuner_dialects::linalg::body::indexing_maps(ir, op) else {
+        return Some("its indexing maps cannot be read");
+    };
+    if maps.len() == 3 && tiles::plain_dims(&maps).is_some() {
+        return None;
+    }
+    // The windowed path's body is `acc + a * b` on one float type: a named op's (the
+    // patch writes its body) when its operands are all of it (no casts), a generic's own.
+    let body_ok = if ir.name(op) == ftuner_dialects::ops::linalg::GenericOp::NAME {
+        mul_add_elem(ir, op).is_some()
+    } else {
+        let elem = |v: &Value| ir.value_type(*v).element_type();
+        let c = elem(&outs[0]);
+        c.float_kind().is_some() && ins.iter().all(|v| elem(v) == c)
+    };
+    if maps.len() == 3 && conv::conv_dims(&maps).is_some() && body_ok {
+        return None;
+    }
+    Some("lower-ukernels tiles contractions of one M and one N loop dim indexed by plain dims, or windowed ones of one N dim with a multiply-add body")
+}
+
 /// Whether `v` is known when the weights are (a `{ftuner.weight}` argument, a prepared
 /// value, or views and arithmetic on those and constants, of static shape): what
 /// `lower-ukernels` packs once, in the weight preparation. ftuner-tune marks such operands

@@ -344,6 +344,7 @@ define_pass! {
             ukernels: "num-ukernels" => "uKernel sizes the patch plans use (all ops)",
             epilogues: "num-epilogue-ops" => "Elementwise consumers absorbed into patch epilogues",
             scheduled: "num-scheduled" => "Contractions given a schedule (option or tuning database) instead of the analytic default",
+            unlowerable: "num-unlowerable" => "Contractions left to the loops: lower-ukernels could not lower them on the CPU",
         },
     }
 }
@@ -399,6 +400,16 @@ impl PatchUkernelsPass {
         for c in find_all(cx.ir, op) {
             if !dtypes.iter().any(|d| d == c.dtype.name()) {
                 continue;
+            }
+            if model.kind == ftuner_hw::Kind::Cpu {
+                if let Some(why) = crate::lower::cpu_unlowerable(cx.ir, c.op) {
+                    cx.emit(Diagnostic::remark(
+                        cx.ir.loc(c.op),
+                        format!("not patched: {why}; left to the loops"),
+                    ));
+                    self.unlowerable += 1;
+                    continue;
+                }
             }
             let sched = match (&fixed, &db) {
                 (Some(s), _) => Some(*s),

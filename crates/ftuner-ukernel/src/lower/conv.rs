@@ -34,9 +34,10 @@ pub(crate) struct ConvLayout {
     pub(crate) elem: Type,
 }
 
-pub(crate) fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
-    let maps = patch_maps(ir, op)?;
-    // B and C index by plain dims; A by sums of dims and constant multiples of dims.
+/// The M dims, the N dim and the K dims of a windowed contraction lower-ukernels tiles:
+/// B and C indexed by plain dims, A by sums of dims, constant multiples of dims and
+/// constants; one N dim, every k dim read by B (its extent comes from there).
+pub(super) fn conv_dims(maps: &[ftuner_ir::AffineMap]) -> Option<(Vec<u32>, u32, Vec<u32>)> {
     if !maps[1..]
         .iter()
         .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
@@ -44,16 +45,13 @@ pub(crate) fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
         return None;
     }
     let nd = maps[0].num_dims;
-    let (ms, ns, ks) = dim_roles(&maps);
+    let (ms, ns, ks) = dim_roles(maps);
     if ns.len() != 1 || ms.is_empty() || ks.is_empty() || ms.len() + 1 + ks.len() != nd as usize {
         return None;
     }
-    // Every k dim must be read by B (its extent comes from there).
     if ks.iter().any(|d| res_pos(&maps[1], *d).is_none()) {
         return None;
     }
-    let elem = mul_add_elem(ir, op)?;
-    // A's expressions: sums of dims and constant multiples of dims, or constants.
     fn simple(e: &AffineExpr) -> bool {
         match e {
             AffineExpr::Dim(_) | AffineExpr::Const(_) => true,
@@ -65,12 +63,20 @@ pub(crate) fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
             _ => false,
         }
     }
-    if !maps[0].results.iter().all(simple) {
-        return None;
-    }
+    maps[0]
+        .results
+        .iter()
+        .all(simple)
+        .then_some((ms, ns[0], ks))
+}
+
+pub(crate) fn conv_layout(ir: &Ir, op: OpId) -> Option<ConvLayout> {
+    let maps = patch_maps(ir, op)?;
+    let (ms, dn, ks) = conv_dims(&maps)?;
+    let elem = mul_add_elem(ir, op)?;
     Some(ConvLayout {
         ms,
-        dn: ns[0],
+        dn,
         ks,
         maps,
         elem,

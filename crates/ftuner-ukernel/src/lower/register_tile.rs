@@ -68,7 +68,7 @@ pub(crate) fn mul_add_elem(ir: &Ir, op: OpId) -> Option<Type> {
     let is = |o: OpId, n: &str| ir.name(o) == n;
     if !is(ops[0], ops::arith::MulfOp::NAME)
         || !is(ops[1], ops::arith::AddfOp::NAME)
-        || !is(ops[2], ops::ukernel::YieldOp::NAME)
+        || !(is(ops[2], ops::ukernel::YieldOp::NAME) || is(ops[2], ops::linalg::YieldOp::NAME))
     {
         return None;
     }

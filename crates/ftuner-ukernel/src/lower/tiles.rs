@@ -71,22 +71,28 @@ pub(super) fn dim_roles(maps: &[ftuner_ir::AffineMap]) -> (Vec<u32>, Vec<u32>, V
     (pick(Role::M), pick(Role::N), pick(Role::K))
 }
 
-pub(crate) fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
-    let maps = patch_maps(ir, op)?;
-    let (ms, ns, _) = dim_roles(&maps);
+/// The M and N loop dims of a plain contraction: one of each, every operand indexed by
+/// plain dims (no windows, no constants).
+pub(super) fn plain_dims(maps: &[ftuner_ir::AffineMap]) -> Option<(u32, u32)> {
+    let (ms, ns, _) = dim_roles(maps);
     if ms.len() != 1 || ns.len() != 1 {
         return None;
     }
-    // Every operand indexes by plain dims (no windows).
     if !maps
         .iter()
         .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
     {
         return None;
     }
+    Some((ms[0], ns[0]))
+}
+
+pub(crate) fn layout(ir: &Ir, op: OpId) -> Option<Layout> {
+    let maps = patch_maps(ir, op)?;
+    let (dm, dn) = plain_dims(&maps)?;
     Some(Layout {
-        dm: ms[0],
-        dn: ns[0],
+        dm,
+        dn,
         maps,
         maps_attr: ir.attr(op, "indexing_maps")?,
         iterators_attr: ir.attr(op, "iterator_types")?,
