@@ -159,10 +159,7 @@ pub fn classify(ir: &Ir, op: OpId) -> Option<Contraction> {
     // `lower::conv::conv_layout`; the GPU lowering alike): a unit dim indexed at a constant
     // (`(0, d1, d2)`, a 1 x K x N B the frontend kept: a cumsum written as a masked sum)
     // stays a loop nest. It was patched, then left unlowered, and convert-to-llvm failed.
-    if !maps[1..]
-        .iter()
-        .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
-    {
+    if !maps[1..].iter().all(|m| m.as_permutation_like().is_some()) {
         return None;
     }
     let vals = [ins[0], ins[1], outs[0]];

@@ -41,7 +41,7 @@ fn patch_c_dims(ir: &Ir, p: OpId, windowed: bool) -> Option<(Vec<u32>, Option<u3
     if maps.len() != 3 || ir.results(p).len() != 1 {
         return None;
     }
-    let plain = |m: &AffineMap| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_)));
+    let plain = |m: &AffineMap| m.as_permutation_like().is_some();
     let gemm = maps.iter().all(plain) && maps[0].num_dims == 3 && maps[2].results.len() == 2;
     let conv_dn = match gemm {
         true => None,

@@ -38,10 +38,7 @@ pub(crate) struct ConvLayout {
 /// B and C indexed by plain dims, A by sums of dims, constant multiples of dims and
 /// constants; one N dim, every k dim read by B (its extent comes from there).
 pub(super) fn conv_dims(maps: &[ftuner_ir::AffineMap]) -> Option<(Vec<u32>, u32, Vec<u32>)> {
-    if !maps[1..]
-        .iter()
-        .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
-    {
+    if !maps[1..].iter().all(|m| m.as_permutation_like().is_some()) {
         return None;
     }
     let nd = maps[0].num_dims;

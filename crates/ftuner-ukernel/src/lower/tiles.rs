@@ -78,10 +78,7 @@ pub(super) fn plain_dims(maps: &[ftuner_ir::AffineMap]) -> Option<(u32, u32)> {
     if ms.len() != 1 || ns.len() != 1 {
         return None;
     }
-    if !maps
-        .iter()
-        .all(|m| m.results.iter().all(|e| matches!(e, AffineExpr::Dim(_))))
-    {
+    if !maps.iter().all(|m| m.as_permutation_like().is_some()) {
         return None;
     }
     Some((ms[0], ns[0]))
