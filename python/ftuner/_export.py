@@ -19,7 +19,9 @@ torch-mlir's FX importer lowers the program to linalg on tensors. Around them:
   `TorchFunctionMode`), because torch-mlir lowers them to its `tm_tensor` dialect, which
   ftuner does not read:
   - `scaled_dot_product_attention` as its math (`softmax(q kᵀ * scale + mask) v`, the
-    causal and boolean masks as -inf, grouped heads repeated; dropout only at p = 0);
+    causal and boolean masks as -inf, grouped heads repeated, a row whose every key is
+    masked zero as torch's `_safe_softmax` gives it; f32 without dropout only, else the
+    call is left to torch);
   - `cumsum` as a masked sum (`out[i] = sum_j (j <= i) * x[j]`), quadratic in the
     scanned dim, which is cheap where models use it (masks and position ids of a
     sequence).
@@ -107,10 +109,11 @@ def decomposition_table():
     return table
 
 
-def _masked_cumsum(x, dim, dtype=None):
+def _masked_cumsum(input, dim, dtype=None):
     """`cumsum` as a masked sum: `out[i] = sum_j (j <= i) * x[j]` along `dim`."""
     import torch
 
+    x = input
     d = dim % x.dim() if x.dim() else 0
     n = x.shape[d]
     i = torch.arange(n, dtype=torch.int64, device=x.device)
@@ -123,18 +126,22 @@ def _masked_cumsum(x, dim, dtype=None):
     return (src.unsqueeze(d + 1) * mask.to(src.dtype)).sum(d)
 
 
-def _sdpa_math(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    """`scaled_dot_product_attention` in plain ops, as torch's math reference computes it."""
+def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """`scaled_dot_product_attention` in plain ops, as torch's math reference computes it
+    (f32, no dropout: `_trace_forms` calls it for those only); a row whose every key is
+    masked gives zeros, as torch's `_safe_softmax` does, not NaN."""
     import math
 
     import torch
 
+    q, k, v = query, key, value
     s = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
     if enable_gqa and q.size(-3) != k.size(-3):
         rep = q.size(-3) // k.size(-3)
         k = k.repeat_interleave(rep, dim=-3)
         v = v.repeat_interleave(rep, dim=-3)
     a = torch.matmul(q, k.transpose(-2, -1)) * s
+    masked = is_causal or attn_mask is not None
     if is_causal:
         keep = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()
         a = a.masked_fill(keep.logical_not(), float("-inf"))
@@ -143,7 +150,31 @@ def _sdpa_math(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
             a = a.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
             a = a + attn_mask
-    return torch.matmul(torch.softmax(a, dim=-1), v)
+    p = torch.softmax(a, dim=-1)
+    if masked:
+        p = p.masked_fill(a.amax(dim=-1, keepdim=True) == float("-inf"), 0.0)
+    return torch.matmul(p, v)
+
+
+def _sdpa_written_out(args, kwargs) -> bool:
+    """Whether `_sdpa_math` computes this call as torch would: f32 operands, no dropout,
+    a static head size (or a given scale), not both a mask and `is_causal` (torch refuses
+    those: the call is left to it, and to the decomposed import)."""
+    import torch
+
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+    got = dict(zip(names, args))
+    if len(args) > len(names) or set(kwargs) - set(names) or set(got) & set(kwargs):
+        return False
+    got.update(kwargs)
+    q = got.get("query")
+    if not isinstance(q, torch.Tensor) or q.dtype != torch.float32:
+        return False
+    if got.get("dropout_p", 0.0) != 0.0:
+        return False
+    if got.get("is_causal", False) and got.get("attn_mask") is not None:
+        return False
+    return got.get("scale") is not None or isinstance(q.size(-1), int)
 
 
 # The ATen ops a program may hold to be imported as torch.export traced it, without
@@ -156,9 +187,9 @@ def _sdpa_math(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
 # segmentation fault, which no fallback could catch) on another form of it.
 _IMPORTED_AS_IS = frozenset(
     "aten." + op for op in """
-    adaptive_avg_pool2d.default add.Tensor add_.Tensor arange.default batch_norm.default
+    adaptive_avg_pool2d.default add.Tensor add_.Tensor amax.default arange.default batch_norm.default
     contiguous.default conv2d.default conv_transpose2d.input dropout.default embedding.default
-    expand.default flatten.using_ints gather.default ge.Scalar gelu.default hardtanh_.default
+    eq.Scalar expand.default flatten.using_ints gather.default ge.Scalar gelu.default hardtanh_.default
     layer_norm.default linear.default logical_not.default masked_fill.Scalar matmul.default
     max_pool2d.default mul.Tensor relu_.default reshape.default select.int slice.Tensor
     softmax.int sym_size.int tanh.default transpose.int unsqueeze.default view.default
@@ -212,9 +243,18 @@ def _functionalize_inplace(graph) -> Optional[str]:
             return f"{t} has no functional overload"
         if x.op != "call_function" or views(x) or any(views(u) for u in x.users):
             return f"{t} mutates a graph input or a view"
-        for u in list(x.users):
-            if u is not node and pos[u] > pos[node]:
-                u.replace_input_with(x, node)
+        # The functional op's result type is its promotion of the operands': the in-place
+        # op kept x's (`y_f16.add_(z_f32)`).
+        dtypes = {a.meta["val"].dtype for a in node.args
+                  if isinstance(a, torch.fx.Node) and isinstance(a.meta.get("val"), torch.Tensor)}
+        if len(dtypes) > 1:
+            return f"{t} mixes element types"
+        later = [u for u in x.users if u is not node and pos[u] > pos[node]]
+        # The program's outputs are named by its signature, not read from the output node.
+        if any(u.op == "output" for u in later):
+            return f"{t} mutates a value the program returns"
+        for u in later:
+            u.replace_input_with(x, node)
         node.target = functional
     return None
 
@@ -231,11 +271,11 @@ def _trace_forms():
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             if func is F.scaled_dot_product_attention:
-                p = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
-                if p == 0.0:
+                if _sdpa_written_out(args, kwargs):
                     return _sdpa_math(*args, **kwargs)
             elif func is torch.cumsum or func is torch.Tensor.cumsum:
-                if "out" not in kwargs:
+                x = args[0] if args else kwargs.get("input")
+                if "out" not in kwargs and isinstance(x, torch.Tensor) and x.dim() > 0:
                     return _masked_cumsum(*args, **kwargs)
             return func(*args, **kwargs)
 
@@ -366,8 +406,9 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
                     why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 if text is None:
                     # The graph may have been rewritten (in place ops, the importer's own
-                    # edits): traced again.
-                    prog = torch.export.export(lifted, *export_args, **export_kw)
+                    # edits): traced again, with the same forms.
+                    with _trace_forms():
+                        prog = torch.export.export(lifted, *export_args, **export_kw)
             if text is None:
                 log.info("torch-mlir: imported after torch's decompositions (%s)", why)
                 text = str(fx.export_and_import(prog, output_type="linalg-on-tensors", func_name=func_name,

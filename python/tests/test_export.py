@@ -78,20 +78,65 @@ def test_other_ops_take_the_decomposed_import():
     assert "tm_tensor" not in ex.text
 
 
+def test_cumsum_is_written_out_while_tracing():
+    with torch.no_grad(), _export._trace_forms():
+        prog = torch.export.export(Cumulative(), (torch.randn(3, 17),), strict=False)
+    targets = {str(n.target) for n in prog.graph.nodes if n.op == "call_function"}
+    assert not any("cumsum" in t for t in targets), targets
+
+
 class Attention(torch.nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.kw = kw
+
     def forward(self, q, k, v, mask):
-        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, **self.kw)
 
 
-def test_attention_is_written_out_while_tracing():
+class Causal(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(query=q, key=k, value=v, is_causal=True,
+                                                                scale=0.3)
+
+
+def _attention_inputs(float_mask=False):
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 4, 9, 16) for _ in range(3))
     mask = torch.rand(2, 1, 9, 9) > 0.3
-    mask[..., 0] = True  # no row masked whole
+    mask[0, 0, 3] = False  # a row with every key masked: zeros, as torch gives it
+    if float_mask:
+        mask = torch.where(mask, 0.0, -1e4)
+    return q, k, v, mask
+
+
+def test_attention_is_written_out_while_tracing():
     s = Dim("s", min=2, max=64)
     ds = tuple({2: s} for _ in range(3)) + ({2: s, 3: s},)
-    m = Attention()
-    ex = _export.export(m, (q, k, v, mask), ds)
-    assert "tm_tensor" not in ex.text
-    out = ftuner.compile(m, (q, k, v, mask), dynamic_shapes=ds)(q, k, v, mask)
-    torch.testing.assert_close(out, m(q, k, v, mask), rtol=1e-5, atol=1e-5)
+    for float_mask in (False, True):
+        args = _attention_inputs(float_mask)
+        m = Attention()
+        with torch.no_grad():
+            ref = m(*args)
+        ex = _export.export(m, args, ds)
+        # Imported as traced: the mode wrote attention out (torch-mlir would emit
+        # tm_tensor.attention, and the decomposed import would not be taken).
+        assert ex.decomposed is None, ex.decomposed
+        assert "tm_tensor" not in ex.text
+        out = ftuner.compile(m, args, dynamic_shapes=ds)(*args)
+        assert not out.isnan().any()
+        torch.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_causal_attention_by_keywords():
+    q, k, v, _ = _attention_inputs()
+    s = Dim("s", min=2, max=64)
+    ds = tuple({2: s} for _ in range(3))
+    m = Causal()
+    ex = _export.export(m, (q, k, v), ds)
+    # Written out (keywords and all): its causal mask (aten.ones, aten.tril) then takes the
+    # decomposed import.
+    assert "tm_tensor" not in ex.text and "aten.ones" in (ex.decomposed or ""), ex.decomposed
+    out = ftuner.compile(m, (q, k, v), dynamic_shapes=ds)(q, k, v)
+    with torch.no_grad():
+        torch.testing.assert_close(out, m(q, k, v), rtol=1e-5, atol=1e-5)

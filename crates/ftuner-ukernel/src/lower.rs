@@ -40,12 +40,14 @@ pub(crate) use shape_asserts::shape_asserts;
 pub(crate) use tiles::{layout, residue_tiles};
 
 /// Why lower-ukernels could not lower contraction `op` (one `contraction::classify` took)
-/// on the CPU, if it could not: patch-ukernels asks before it patches for a CPU target and
-/// leaves such an op to the loops, so that no patch it makes is left unlowered and
-/// reaches convert-to-llvm (found on upstream's tests: a matmul on buffers, a contraction
-/// of three M and three N dims; issue 25's panic was of the same kind). The tests are the
-/// ones the lowering applies ([`tiles::plain_dims`], [`conv::conv_dims`], the windowed
-/// path's multiply-add body).
+/// on the CPU for its operands and maps, if it could not: patch-ukernels asks before it
+/// patches for a CPU target and leaves such an op to the loops, so that what it patches
+/// with the default options is lowered and does not reach convert-to-llvm (found on
+/// upstream's tests: a matmul on buffers, a contraction of three M and three N dims;
+/// issue 25's panic was of the same kind). The tests are the ones the lowering applies
+/// ([`tiles::plain_dims`], [`conv::conv_dims`], the windowed path's multiply-add body);
+/// lower-ukernels' options (`vector-bodies=0`, a padded plan of a windowed patch) can still
+/// leave a patch with a remark.
 pub fn cpu_unlowerable(ir: &Ir, op: OpId) -> Option<&'static str> {
     let (ins, outs) = ins_outs(ir, op);
     if ins
@@ -67,8 +69,9 @@ pub fn cpu_unlowerable(ir: &Ir, op: OpId) -> Option<&'static str> {
         mul_add_elem(ir, op).is_some()
     } else {
         let elem = |v: &Value| ir.value_type(*v).element_type();
-        let c = elem(&outs[0]);
-        c.float_kind().is_some() && ins.iter().all(|v| elem(v) == c)
+        outs.first()
+            .map(elem)
+            .is_some_and(|c| c.float_kind().is_some() && ins.iter().all(|v| elem(v) == c))
     };
     if maps.len() == 3 && conv::conv_dims(&maps).is_some() && body_ok {
         return None;
