@@ -519,12 +519,29 @@ impl AffineMap {
                 .enumerate()
                 .all(|(i, e)| *e == E::Dim(i as u32))
     }
-    /// If every result is a distinct dim, the dim positions.
+    /// If every result is a plain dim, the dims in result order (not checked distinct:
+    /// `(d1, d1)` gives `[1, 1]`).
     pub fn as_permutation_like(&self) -> Option<Vec<u32>> {
         self.results
             .iter()
             .map(|e| if let E::Dim(d) = e { Some(*d) } else { None })
             .collect()
+    }
+    /// If the results are all the map's dims, each once (a permutation, with as many
+    /// results as dims), the dims in result order.
+    pub fn as_permutation(&self) -> Option<Vec<u32>> {
+        let p = self.as_permutation_like()?;
+        let mut seen = vec![false; self.num_dims as usize];
+        if p.len() != seen.len() {
+            return None;
+        }
+        for d in &p {
+            let s = seen.get_mut(*d as usize)?;
+            if std::mem::replace(s, true) {
+                return None;
+            }
+        }
+        Some(p)
     }
     pub fn eval(&self, dims: &[i64], syms: &[i64]) -> Option<Vec<i64>> {
         self.results.iter().map(|e| e.eval(dims, syms)).collect()

@@ -38,19 +38,10 @@ use rustc_hash::FxHashMap;
 
 /// The dim each result of `m` is, when `m` is a permutation of all its dims.
 fn permutation(m: &AffineMap) -> Option<Vec<u32>> {
-    let p = m.as_permutation_like()?;
-    let mut seen = vec![false; m.num_dims as usize];
-    if p.len() != m.num_dims as usize || m.num_symbols != 0 {
+    if m.num_symbols != 0 {
         return None;
     }
-    for d in &p {
-        let s = seen.get_mut(*d as usize)?;
-        if *s {
-            return None;
-        }
-        *s = true;
-    }
-    Some(p)
+    m.as_permutation()
 }
 
 fn body_of(ir: &Ir, op: OpId) -> Option<ftuner_ir::BlockId> {

@@ -285,9 +285,9 @@ fn same_point(ir: &Ir, an: &Analysis, w: OpId, k: usize, idx: usize, v: Value, d
     };
     match (maps.get(k), maps.get(idx)) {
         (Some(a), Some(b)) => {
-            a == b
-                && a.as_permutation_like()
-                    .is_some_and(|p| p.len() == a.num_dims as usize)
+            // A permutation: a map repeating a dim (`(d0, d0)`) reads, at some point, an
+            // element another point has already written.
+            a == b && a.as_permutation().is_some()
         }
         _ => false,
     }

@@ -30,10 +30,7 @@ pub(super) fn transposes(ir: &Ir, op: OpId, maps: &[AffineMap]) -> bool {
     if reductions.iter().any(|r| *r) {
         return false;
     }
-    let perms: Vec<Vec<u32>> = maps
-        .iter()
-        .filter_map(|m| m.as_permutation_like().filter(|p| p.len() == nd))
-        .collect();
+    let perms: Vec<Vec<u32>> = maps.iter().filter_map(|m| m.as_permutation()).collect();
     if !perms
         .iter()
         .any(|p| p.iter().enumerate().any(|(i, d)| *d as usize != i))
@@ -96,7 +93,9 @@ pub(super) fn permuted_copy(
         return None;
     }
     let nd = maps[0].num_dims as usize;
-    let perm = |m: &AffineMap| m.as_permutation_like().filter(|p| p.len() == nd && nd >= 2);
+    // Permutations: every dim once (`(d1, d1)`, a diagonal read, was taken for one and
+    // the copy transposed the wrong elements).
+    let perm = |m: &AffineMap| m.as_permutation().filter(|_| nd >= 2);
     let (ps, pd) = (perm(&maps[0])?, perm(&maps[1])?);
     let (si, di) = (*ps.last()?, *pd.last()?);
     if si == di {
