@@ -376,8 +376,16 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
             return tuple(flat)
 
     lifted = Lifted()
-    export_args = ((tuple(example_args), tuple(weights)),)
-    export_kw = dict(dynamic_shapes=(ds, tuple(None for _ in weights)), strict=False)
+
+    def trace():
+        with _trace_forms():
+            return torch.export.export(lifted, (tuple(example_args), tuple(weights)),
+                                       dynamic_shapes=(ds, tuple(None for _ in weights)), strict=False)
+
+    def imported(prog, table):
+        return str(fx.export_and_import(prog, output_type="linalg-on-tensors", func_name=func_name,
+                                        decomposition_table=table))
+
     seconds = {}
     t0 = time.perf_counter()
     # Exported in eval mode; every submodule's own mode is restored after (model.train(m)
@@ -386,8 +394,7 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
     model.eval()
     try:
         with torch.no_grad():
-            with _trace_forms():
-                prog = torch.export.export(lifted, *export_args, **export_kw)
+            prog = trace()
             seconds["torch.export"] = time.perf_counter() - t0
             log.info("torch.export: %.2f s", seconds["torch.export"])
             t1 = time.perf_counter()
@@ -398,21 +405,18 @@ def export(model, example_args: Sequence, dynamic_shapes=None, func_name: str = 
                 try:
                     if why is None:
                         prog.graph_module.recompile()
-                        text = str(fx.export_and_import(prog, output_type="linalg-on-tensors", func_name=func_name,
-                                                        decomposition_table={}))
+                        text = imported(prog, {})
                         if "tm_tensor." in text:
                             why, text = "its lowering holds tm_tensor ops", None
                 except Exception as e:  # noqa: BLE001 - imported again below; that error is the user's
                     why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
                 if text is None:
                     # The graph may have been rewritten (in place ops, the importer's own
-                    # edits): traced again, with the same forms.
-                    with _trace_forms():
-                        prog = torch.export.export(lifted, *export_args, **export_kw)
+                    # edits): traced again.
+                    prog = trace()
             if text is None:
                 log.info("torch-mlir: imported after torch's decompositions (%s)", why)
-                text = str(fx.export_and_import(prog, output_type="linalg-on-tensors", func_name=func_name,
-                                                decomposition_table=decomposition_table()))
+                text = imported(prog, decomposition_table())
     finally:
         for m, training in modes:
             m.training = training
