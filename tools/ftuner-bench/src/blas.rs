@@ -5,16 +5,51 @@ use crate::libs;
 use cblas_sys::{cblas_sgemm, CBLAS_LAYOUT, CBLAS_TRANSPOSE};
 use ftuner_interp::Tensor;
 
-fn f32s(t: &Tensor) -> Vec<f32> {
-    t.data.iter().map(|x| x.f() as f32).collect()
+/// f32 elements whose first lies on a 64-byte boundary (a cache line: what ftuner's own
+/// buffers and the libraries' packing routines get from an aligned allocator), so every
+/// system reads the same operands at the same alignment.
+pub(crate) struct Aligned {
+    v: Vec<f32>,
+    off: usize,
+    len: usize,
+}
+
+impl Aligned {
+    pub(crate) fn new(values: impl ExactSizeIterator<Item = f32>) -> Aligned {
+        let len = values.len();
+        let mut v = vec![0f32; len + 1024];
+        // The heap buffer never moves: `v` is not grown after this.
+        let off = v.as_ptr().align_offset(4096).min(1024);
+        for (d, x) in v[off..].iter_mut().zip(values) {
+            *d = x;
+        }
+        Aligned { v, off, len }
+    }
+}
+
+impl std::ops::Deref for Aligned {
+    type Target = [f32];
+    fn deref(&self) -> &[f32] {
+        &self.v[self.off..self.off + self.len]
+    }
+}
+
+impl std::ops::DerefMut for Aligned {
+    fn deref_mut(&mut self) -> &mut [f32] {
+        &mut self.v[self.off..self.off + self.len]
+    }
+}
+
+fn f32s(t: &Tensor) -> Aligned {
+    Aligned::new(t.data.iter().map(|x| x.f() as f32))
 }
 
 /// OpenBLAS on the same problem: C = A(MxK) * B, B as KxN (NN) or NxK (NT), `batch`
 /// independent problems laid out back to back.
 pub(crate) struct Blas {
-    pub(crate) a: Vec<f32>,
-    pub(crate) b: Vec<f32>,
-    pub(crate) c: Vec<f32>,
+    pub(crate) a: Aligned,
+    pub(crate) b: Aligned,
+    pub(crate) c: Aligned,
     pub(crate) m: usize,
     pub(crate) n: usize,
     pub(crate) k: usize,
@@ -34,7 +69,7 @@ impl Blas {
         Blas {
             a: f32s(a),
             b: f32s(b),
-            c: vec![0.0; batch * m * n],
+            c: Aligned::new(std::iter::repeat_n(0.0, batch * m * n)),
             m,
             n,
             k,

@@ -6,9 +6,10 @@ use crate::blas::Blas;
 use crate::{libs, median, use_threads, Out, Point};
 use ftuner_interp::{RtVal, Tensor};
 use ftuner_ir::Type;
+use ftuner_runtime::{free_output, Owner, RawArg, RawOutput};
 use std::io::Write;
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A padding baseline of issue 10, built by our own compiler: the problem zero-padded to a
 /// larger shape and run by a kernel compiled for that shape.
@@ -122,23 +123,33 @@ pub(crate) fn measure(
         return Ok(());
     }
     let flops = blas.flops();
-    let rargs = rt(&args);
+    // ftuner reads the buffers the libraries read (not a copy of its own, which the
+    // libraries' rounds would leave colder in the caches than theirs).
+    let ours = Ours {
+        exe,
+        args: [
+            RawArg::Buffer {
+                data: blas.a.as_ptr() as *mut u8,
+                shape: args[0].shape.clone(),
+            },
+            RawArg::Buffer {
+                data: blas.b.as_ptr() as *mut u8,
+                shape: args[1].shape.clone(),
+            },
+        ],
+    };
     // Warm up both; check the results agree.
-    let got = exe.call("mm", &rargs).map_err(|e| e.0)?;
+    let got = ours.result()?;
     blas.run(1);
     blas.run(1);
-    let g = got[0].tensor().ok_or("no result")?;
-    let err = g
-        .data
+    let err = got
         .iter()
-        .zip(&blas.c)
-        .map(|(x, y)| (x.f() - *y as f64).abs())
+        .zip(blas.c.iter())
+        .map(|(x, y)| (x - y).abs() as f64)
         .fold(0.0, f64::max);
-    let prepared = exe.prepare("mm", &rargs).map_err(|e| e.0)?;
-    drop(rargs);
     let scale = blas.c.iter().fold(0f32, |a, x| a.max(x.abs())) as f64;
     let tol = 1e-5 * (blas.k as f64).sqrt() * (1.0 + scale);
-    if err.is_nan() || err > tol {
+    if err.is_nan() || err > tol || got.len() != blas.c.len() {
         return Err(format!(
             "{workload} {shape}: ftuner and OpenBLAS differ by {err:e} (tolerance {tol:e})"
         ));
@@ -155,10 +166,85 @@ pub(crate) fn measure(
     };
     for t in out.threads.clone() {
         use_threads(t, blas.batch, &out.libs);
-        let times = time_round(exe, &prepared, &mut blas, &others, &pads_prepared, t, reps)?;
+        let times = time_round(&ours, &mut blas, &others, &pads_prepared, t, reps)?;
         record(out, &m, t, times, &others, &pads_prepared);
     }
     Ok(())
+}
+
+/// ftuner's kernel on the operands of a [`Blas`] (its `a` and `b`, which nobody writes
+/// while a [`Case`] is measured).
+struct Ours<'a> {
+    exe: &'a ftuner_runtime::Executable,
+    args: [RawArg; 2],
+}
+
+impl Ours<'_> {
+    /// One call, its outputs freed.
+    fn call(&self) -> Result<(Duration, Vec<RawOutput>), String> {
+        let t0 = Instant::now();
+        // SAFETY: the buffers hold the shapes' element counts of f32 (a Blas's operands,
+        // built from the same tensors), alive and unwritten for the whole measurement.
+        let out = unsafe { self.exe.call_raw("mm", &self.args) }.map_err(|e| e.0)?;
+        Ok((t0.elapsed(), out))
+    }
+
+    /// The time of one call (the compiled function with its argument checks, as a
+    /// library's time includes its own), the result freed after.
+    fn time(&self) -> Result<Duration, String> {
+        let (took, out) = self.call()?;
+        free_all(out);
+        Ok(took)
+    }
+
+    /// The result of one call, row-major.
+    fn result(&self) -> Result<Vec<f32>, String> {
+        let (_, out) = self.call()?;
+        let got = match out.first() {
+            Some(RawOutput::Buffer {
+                data,
+                shape,
+                strides,
+                elem,
+                ..
+            }) if *elem == Type::f32() && row_major(shape, strides) => {
+                let n: usize = shape.iter().product();
+                // SAFETY: a row-major f32 result of `n` elements the call just wrote.
+                unsafe { std::slice::from_raw_parts(*data as *const f32, n) }.to_vec()
+            }
+            _ => {
+                free_all(out);
+                return Err("ftuner's kernel returned no row-major f32 tensor".into());
+            }
+        };
+        free_all(out);
+        Ok(got)
+    }
+}
+
+fn row_major(shape: &[usize], strides: &[i64]) -> bool {
+    let mut want = 1i64;
+    for (d, s) in shape.iter().zip(strides).rev() {
+        if *d > 1 && *s != want {
+            return false;
+        }
+        want *= *d as i64;
+    }
+    true
+}
+
+fn free_all(out: Vec<RawOutput>) {
+    for o in out {
+        if let RawOutput::Buffer {
+            alloc,
+            owner: Owner::Fresh,
+            ..
+        } = o
+        {
+            // SAFETY: a fresh output of this call, freed once, no view of it kept.
+            unsafe { free_output(alloc) };
+        }
+    }
 }
 
 /// The tensors as the compiled code's arguments.
@@ -203,7 +289,7 @@ fn checked_libs(
     workload: &str,
     shape: &str,
 ) -> Vec<(&'static str, libs::SgemmFn)> {
-    let reference = blas.c.clone();
+    let reference = blas.c.to_vec();
     let mut others: Vec<(&'static str, libs::SgemmFn)> = vec![];
     for l in libs {
         l.set_threads(1);
@@ -231,15 +317,14 @@ fn checked_libs(
 /// Every system once more at `t` threads (the pools start, caches settle), then `reps`
 /// timed calls of each, alternately.
 fn time_round(
-    exe: &ftuner_runtime::Executable,
-    prepared: &ftuner_runtime::Prepared,
+    ours_k: &Ours<'_>,
     blas: &mut Blas,
     others: &[(&'static str, libs::SgemmFn)],
     pads_prepared: &[PreparedPad<'_>],
     t: usize,
     reps: usize,
 ) -> Result<Times, String> {
-    exe.time(prepared).map_err(|e| e.0)?;
+    ours_k.time()?;
     blas.run(t);
     for (_, f) in others {
         blas.run_with(t, *f);
@@ -251,7 +336,7 @@ fn time_round(
     let mut padded: Vec<Vec<f64>> = vec![vec![]; pads_prepared.len()];
     let mut other_times: Vec<Vec<f64>> = vec![vec![]; others.len()];
     for _ in 0..reps {
-        ours.push(exe.time(prepared).map_err(|e| e.0)?.as_secs_f64());
+        ours.push(ours_k.time()?.as_secs_f64());
         let t0 = Instant::now();
         blas.run(t);
         theirs.push(t0.elapsed().as_secs_f64());
