@@ -14,6 +14,8 @@
 //!   the compiler marks are over equal tiles or batches), claimed from a shared counter,
 //!   the calling thread included: a worker that is descheduled delays nobody, its chunk is
 //!   taken by whoever is free.
+//! * A cold pool (a worker asleep) is woken only for enough work: a long loop's first
+//!   iterations run on the calling thread, timed, and decide ([`probe`]).
 //! * No oversubscription: a parallel call made while the pool is busy (from inside a body,
 //!   or from another thread of the application) runs serially on its own thread. A loop
 //!   with fewer than two iterations runs inline without taking the pool, so a loop nested
@@ -76,6 +78,8 @@ struct Pool {
     /// The current job: body, context, iteration count, chunks.
     f: AtomicUsize,
     ctx: AtomicUsize,
+    /// The job's iterations are `base .. n` (`base` > 0 after a [`probe`] ran the first).
+    base: AtomicU64,
     n: AtomicU64,
     parts: AtomicU64,
     /// Chunks of the current job finished.
@@ -105,6 +109,7 @@ fn pool() -> &'static Pool {
         state: AtomicU64::new(0),
         f: AtomicUsize::new(0),
         ctx: AtomicUsize::new(0),
+        base: AtomicU64::new(0),
         n: AtomicU64::new(0),
         parts: AtomicU64::new(0),
         done: AtomicUsize::new(0),
@@ -200,6 +205,7 @@ impl Pool {
             // is current and open, so what was read is `g`'s ([`CLOSED`]).
             let f = self.f.load(SeqCst);
             let ctx = self.ctx.load(SeqCst);
+            let base = self.base.load(SeqCst) as i64;
             let n = self.n.load(SeqCst) as i64;
             if self
                 .state
@@ -208,7 +214,8 @@ impl Pool {
             {
                 continue;
             }
-            let (lo, hi) = chunk(n, parts, s & 0xffff_ffff);
+            let (lo, hi) = chunk(n - base, parts, s & 0xffff_ffff);
+            let (lo, hi) = (base + lo, base + hi);
             // SAFETY: `f` is the body `parallel_for` published for generation `g` (a
             // function of type BodyFn); its caller waits for every chunk, so `ctx` is alive.
             unsafe {
@@ -266,6 +273,50 @@ impl Pool {
     }
 }
 
+/// Loops of at least this many iterations are [`probe`]d when the pool is cold.
+const PROBE_MIN: i64 = 16;
+
+/// A probe runs the first `1 / PROBE_PARTS` of the iterations (at least one).
+const PROBE_PARTS: i64 = 32;
+
+/// What starting a job costs when the workers sleep: the wake-up of a worker (a system call
+/// and an interrupt to the other vCPU of a KVM guest) before it takes a chunk, and the
+/// caller's wait for it. Measured on a KVM guest (Zen 5, family 26 model 2, two vCPUs):
+/// W2's `Q · Kᵀ` of 192 heads at T = 1 took 17-24 µs at two threads in ftuner-bench's
+/// alternated rounds (the workers asleep at each call: `FTUNER_SPIN_US=200`) against 3-4 µs
+/// at one thread.
+const WAKE_COST: Duration = Duration::from_micros(20);
+
+/// With the pool cold (a worker asleep or not started), a loop of [`PROBE_MIN`] or more
+/// iterations first runs `ceil(n / PROBE_PARTS)` of them on the calling thread, timed: if
+/// the rest would take less than twice [`WAKE_COST`] at that rate (two threads save less
+/// than the wake-up costs), it runs them too and returns `None`; otherwise the iterations
+/// left start at the returned index. A warm pool (every worker spinning) or a short loop
+/// starts at 0 with no probe: a job then costs about a microsecond, and a probe of a loop
+/// of few, large iterations would hold back a large share of its work. Iterations are
+/// independent, so the result does not depend on the choice. Called holding the pool
+/// (`busy`): a parallel loop inside the probed iterations runs serially.
+///
+/// # Safety
+/// As [`ftuner_rt_parallel_for`].
+unsafe fn probe(body: BodyFn, ctx: *mut c_void, n: i64, cold: bool) -> Option<i64> {
+    if !cold || n < PROBE_MIN {
+        return Some(0);
+    }
+    let first = (n + PROBE_PARTS - 1) / PROBE_PARTS;
+    let t0 = Instant::now();
+    // SAFETY: the caller's contract; `0 .. first` is a prefix of `0 .. n`.
+    unsafe { body(ctx, 0, first) };
+    let took = t0.elapsed().as_nanos();
+    let rest = took.saturating_mul((n - first) as u128) / first as u128;
+    if rest < 2 * WAKE_COST.as_nanos() {
+        // SAFETY: as above; the rest of `0 .. n`.
+        unsafe { body(ctx, first, n) };
+        return None;
+    }
+    Some(first)
+}
+
 /// Run `body(ctx, lo, hi)` over chunks covering `0 .. n` on the pool; returns when all
 /// have run.
 ///
@@ -293,12 +344,23 @@ pub unsafe extern "C" fn ftuner_rt_parallel_for(body: BodyFn, ctx: *mut c_void, 
         unsafe { body(ctx, 0, n) };
         return;
     }
+    let cold = p.workers.load(SeqCst) < threads - 1 || p.sleepers.load(SeqCst) > 0;
+    // SAFETY: the caller's contract (the probe runs a prefix of `0 .. n`).
+    let base = match unsafe { probe(body, ctx, n, cold) } {
+        Some(base) => base,
+        None => {
+            p.busy.store(false, SeqCst);
+            return;
+        }
+    };
+    let parts = (threads as i64).min(n - base);
     p.ensure_workers(threads - 1);
     // The new generation, closed while its job is written ([`CLOSED`]), then open.
     let g = (p.state.load(SeqCst) >> 32).wrapping_add(1) & 0xffff_ffff;
     p.state.store(g << 32 | CLOSED, SeqCst);
     p.f.store(body as usize, SeqCst);
     p.ctx.store(ctx as usize, SeqCst);
+    p.base.store(base as u64, SeqCst);
     p.n.store(n as u64, SeqCst);
     p.parts.store(parts as u64, SeqCst);
     p.done.store(0, SeqCst);
@@ -442,10 +504,20 @@ mod tests {
 
     static SPLIT_SEEN: AtomicBool = AtomicBool::new(false);
 
+    /// Spin for `us` microseconds: work enough that a cold pool is worth waking.
+    fn work(us: u64) {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_micros(us) {
+            std::hint::spin_loop();
+        }
+    }
+
     unsafe extern "C" fn nested_body(ctx: *mut c_void, lo: i64, hi: i64) {
         if IN_JOB.with(Cell::get) {
             SPLIT_SEEN.store(true, SeqCst);
         }
+        // Enough per iteration that a cold pool's probe splits the loop.
+        work(20 * (hi - lo) as u64);
         // SAFETY: `body` on the same `Ctx` (nested: every iteration calls the pool again).
         unsafe { body(ctx, lo, hi) };
     }
@@ -495,5 +567,75 @@ mod tests {
                 assert_eq!(next, n);
             }
         }
+    }
+
+    static IN_JOB_SEEN: AtomicBool = AtomicBool::new(false);
+
+    /// `body` that notes whether it ran as a pool job and works `ctx.1` µs per iteration.
+    unsafe extern "C" fn timed_body(ctx: *mut c_void, lo: i64, hi: i64) {
+        // SAFETY: the test passes a `(Ctx, u64)`.
+        let (c, us) = unsafe { &*(ctx as *const (Ctx, u64)) };
+        if IN_JOB.with(Cell::get) {
+            IN_JOB_SEEN.store(true, SeqCst);
+        }
+        for i in lo..hi {
+            c.hits[i as usize].fetch_add(1, SeqCst);
+            work(*us);
+        }
+    }
+
+    /// Run `n` iterations of `us` µs each; (every iteration ran once, a pool job ran some).
+    fn run_timed(n: i64, us: u64) -> (bool, bool) {
+        let c = (
+            Ctx {
+                hits: (0..n).map(|_| AtomicI64::new(0)).collect(),
+                nested: false,
+            },
+            us,
+        );
+        IN_JOB_SEEN.store(false, SeqCst);
+        // SAFETY: `timed_body` on a `(Ctx, u64)` of n counters.
+        unsafe { ftuner_rt_parallel_for(timed_body, &c as *const (Ctx, u64) as *mut c_void, n) };
+        let once = c.0.hits.iter().all(|h| h.load(SeqCst) == 1);
+        (once, IN_JOB_SEEN.load(SeqCst))
+    }
+
+    /// With the workers asleep, a loop whose probe says it is short runs on the calling
+    /// thread (no worker is woken); a long one goes to the pool after its probe, every
+    /// iteration once.
+    #[test]
+    fn a_cold_pool_is_woken_only_for_enough_work() {
+        if spin_time() > Duration::from_millis(50) {
+            return; // FTUNER_SPIN_US keeps the workers awake longer than the test waits
+        }
+        let _one = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+        set_num_threads(2);
+        for (n, us, split) in [
+            (64, 0, false),
+            (17, 0, false),
+            (64, 20, true),
+            (16, 50, true),
+        ] {
+            let mut seen = false;
+            for _ in 0..5 {
+                run_timed(64, 20); // the worker started
+                std::thread::sleep(spin_time() + Duration::from_millis(30));
+                let p = pool();
+                assert!(
+                    p.workers.load(SeqCst) == 0 || p.sleepers.load(SeqCst) >= 1,
+                    "the worker sleeps"
+                );
+                let (once, job) = run_timed(n, us);
+                assert!(once, "n = {n}, {us} µs");
+                seen = job;
+                if job == split {
+                    break;
+                }
+            }
+            assert_eq!(seen, split, "n = {n}, {us} µs per iteration");
+        }
+        // Below the probe's length the loop goes to the pool as before, cold or not.
+        std::thread::sleep(spin_time() + Duration::from_millis(30));
+        assert!(run_timed(8, 0).0);
     }
 }
