@@ -5,7 +5,7 @@
 //! are many, a failed check in any chunk reaches the caller, and the workers start,
 //! work and stop (counted by their name, ftuner-aot), sleeping workers are woken for a
 //! job, whether they spin between jobs or sleep after each (`FTUNER_SPIN_US`, read as
-//! the JIT's pool reads it). Skipped (with a line) where there is no C compiler.
+//! the JIT's pool reads it), a cold pool is woken only for a loop with enough work. Skipped (with a line) where there is no C compiler.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -47,12 +47,19 @@ static int run(int64_t n, int nested, int fail_at) {
   return 0;
 }
 
+/* Spin for `us` microseconds: work enough that a cold pool is worth waking. */
+static void work(int64_t us) {
+  int64_t end = pool_now_ns() + us * 1000;
+  while (pool_now_ns() < end) POOL_PAUSE();
+}
+
 /* The nested entry: a body run inside a pool job (IN_JOB) means the outer loop was split. */
 static atomic_int SPLIT_SEEN;
 static void nested_body(void *p, int64_t lo, int64_t hi) {
   job *j = p;
   for (int64_t i = lo; i < hi; i++) {
     atomic_fetch_add(&j->hits[i], 1);
+    work(20); /* a cold pool's probe splits the loop */
     if (IN_JOB) atomic_store(&SPLIT_SEEN, 1);
     atomic_int inner_hits[5] = {0};
     job inner = {inner_hits, 5, 0, -1};
@@ -123,6 +130,37 @@ static int woken(void) {
   return 1;
 }
 
+/* A cold pool (the workers asleep) is woken only for enough work: a loop of 64 short
+   iterations runs on the caller (no chunk in a job), one of 64 x 20 us goes to the pool
+   after its probe; every iteration once. Needs the workers asleep: skipped where they
+   spin longer than the test waits. */
+static atomic_int JOB_SEEN;
+static void timed_body(void *p, int64_t lo, int64_t hi) {
+  job *j = p;
+  if (IN_JOB) atomic_store(&JOB_SEEN, 1);
+  for (int64_t i = lo; i < hi; i++) {
+    atomic_fetch_add(&j->hits[i], 1);
+    work(j->fail_at);
+  }
+}
+static int probe_case(int64_t us) {
+  static atomic_int hits[64];
+  for (int i = 0; i < 64; i++) atomic_store(&hits[i], 0);
+  usleep((useconds_t)(pool_spin_ns() / 1000 + 30000));
+  atomic_store(&JOB_SEEN, 0);
+  job j = {hits, 64, 0, (int)us};
+  ftuner_rt_parallel_for(timed_body, &j, 64);
+  for (int i = 0; i < 64; i++) if (atomic_load(&hits[i]) != 1) { printf("FAIL probe i=%d\n", i); exit(1); }
+  return atomic_load(&JOB_SEEN);
+}
+static int probed(void) {
+  if (pool_spin_ns() > 50000000) return 1;
+  int short_split = 1, long_split = 0;
+  for (int r = 0; r < 5 && short_split; r++) short_split = probe_case(0);
+  for (int r = 0; r < 5 && !long_split; r++) long_split = probe_case(20);
+  return !short_split && long_split;
+}
+
 static void *other_caller(void *arg) {
   (void)arg;
   for (int r = 0; r < 200; r++) {
@@ -163,6 +201,7 @@ int main(void) {
   pthread_join(t, 0);
   printf("concurrent: ok\n");
   printf("woken: %s\n", woken() ? "ok" : "FAIL");
+  printf("probe: %s\n", probed() ? "ok" : "FAIL");
   printf("spin: %lld ns\n", (long long)pool_spin_ns());
   ftuner_aot_set_num_threads(1);
   run(9, 0, -1);
@@ -242,6 +281,7 @@ fn pool_runs_every_iteration_once_and_hands_failures_to_the_caller() {
         "failed at 63: check failed in a chunk",
         "concurrent: ok",
         "woken: ok",
+        "probe: ok",
         "spin: NS ns",
         "threads: 1",
         "after stop: 0",

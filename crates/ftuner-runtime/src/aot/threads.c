@@ -35,6 +35,8 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
      ftuner_codegen::parallel (the JIT's pool, the same policy).
    - The split: 0 .. n in min(threads, n) contiguous chunks of equal size, claimed from a
      shared counter, the calling thread included.
+   - A cold pool (a worker asleep) is woken only for enough work: a long loop's first
+     iterations run on the calling thread, timed, and decide (pool_probe).
    - No oversubscription: a call made while the pool is busy (from inside a body, or from
      another thread of the application) runs serially on its own thread.
    - Threads: FTUNER_NUM_THREADS if set, else the CPUs this process may run on (its
@@ -53,6 +55,7 @@ static atomic_int POOL_THREADS;            /* 0: not read from the environment y
 static atomic_ullong POOL_STATE;           /* job generation << 32 | next chunk to claim */
 static _Atomic(ftuner_body_fn) POOL_F;
 static _Atomic(void *) POOL_CTX;
+static atomic_llong POOL_BASE;            /* the job's iterations are BASE .. N (after a probe) */
 static atomic_llong POOL_N;
 static atomic_ullong POOL_PARTS;
 static atomic_ullong POOL_DONE;            /* chunks of the current job finished */
@@ -133,11 +136,12 @@ static void pool_run_chunks(uint64_t g) {
        and open, so what was read is g's. */
     ftuner_body_fn f = atomic_load(&POOL_F);
     void *ctx = atomic_load(&POOL_CTX);
+    int64_t base = atomic_load(&POOL_BASE);
     int64_t n = atomic_load(&POOL_N);
     if (!atomic_compare_exchange_strong(&POOL_STATE, &s, s + 1)) continue;
     int64_t lo, hi;
-    pool_chunk(n, parts, s & 0xffffffffu, &lo, &hi);
-    f(ctx, lo, hi);
+    pool_chunk(n - base, parts, s & 0xffffffffu, &lo, &hi);
+    f(ctx, base + lo, base + hi);
     const char *msg = FAILED_MSG;
     FAILED_MSG = 0;
     if (msg) {
@@ -238,6 +242,30 @@ static void pool_ensure_workers(int want) {
   }
 }
 
+/* A cold pool (a worker asleep or not started) is woken only for enough work: a loop of
+   FTUNER_PROBE_MIN or more iterations first runs ceil(n / FTUNER_PROBE_PARTS) of them on
+   the calling thread, timed; when at that rate the rest would take less than twice
+   FTUNER_WAKE_NS (the wake-up of a sleeping worker), it runs them there too and returns
+   -1, else the index the rest starts at. A warm pool or a shorter loop starts at 0. The
+   rule of ftuner_codegen::parallel::probe. */
+#define FTUNER_PROBE_MIN 16
+#define FTUNER_PROBE_PARTS 32
+#define FTUNER_WAKE_NS 20000
+static int64_t pool_probe(ftuner_body_fn body, void *ctx, int64_t n, int cold) {
+  if (!cold || n < FTUNER_PROBE_MIN) return 0;
+  int64_t first = (n + FTUNER_PROBE_PARTS - 1) / FTUNER_PROBE_PARTS;
+  int64_t t0 = pool_now_ns();
+  body(ctx, 0, first);
+  int64_t took = pool_now_ns() - t0;
+  /* The rest's time at the probe's rate, saturating. */
+  double rest = (double)took * (double)(n - first) / (double)first;
+  if (rest < 2.0 * FTUNER_WAKE_NS) {
+    body(ctx, first, n);
+    return -1;
+  }
+  return first;
+}
+
 __attribute__((visibility("hidden"))) void ftuner_rt_parallel_for(ftuner_body_fn body, void *ctx, int64_t n) {
   if (n <= 0) return;
   int64_t threads = ftuner_aot_num_threads();
@@ -245,12 +273,20 @@ __attribute__((visibility("hidden"))) void ftuner_rt_parallel_for(ftuner_body_fn
   if (parts <= 1 || IN_JOB) { body(ctx, 0, n); return; }
   int idle = 0;
   if (!atomic_compare_exchange_strong(&POOL_BUSY, &idle, 1)) { body(ctx, 0, n); return; }
+  int cold = atomic_load(&POOL_WORKERS) < threads - 1 || atomic_load(&POOL_SLEEPERS) > 0;
+  int64_t base = pool_probe(body, ctx, n, cold);
+  if (base < 0) {
+    atomic_store(&POOL_BUSY, 0);
+    return;
+  }
+  parts = threads < n - base ? threads : n - base;
   pool_ensure_workers((int)threads - 1);
   /* The new generation, closed while its job is written (POOL_CLOSED), then open. */
   uint64_t g = ((atomic_load(&POOL_STATE) >> 32) + 1) & 0xffffffffu;
   atomic_store(&POOL_STATE, (unsigned long long)g << 32 | POOL_CLOSED);
   atomic_store(&POOL_F, body);
   atomic_store(&POOL_CTX, ctx);
+  atomic_store(&POOL_BASE, base);
   atomic_store(&POOL_N, n);
   atomic_store(&POOL_PARTS, (uint64_t)parts);
   atomic_store(&POOL_DONE, 0);
