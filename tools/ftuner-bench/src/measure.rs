@@ -149,7 +149,14 @@ pub(crate) fn measure(
         .fold(0.0, f64::max);
     let scale = blas.c.iter().fold(0f32, |a, x| a.max(x.abs())) as f64;
     let tol = 1e-5 * (blas.k as f64).sqrt() * (1.0 + scale);
-    if err.is_nan() || err > tol || got.len() != blas.c.len() {
+    if got.len() != blas.c.len() {
+        return Err(format!(
+            "{workload} {shape}: ftuner returned {} elements, OpenBLAS {}",
+            got.len(),
+            blas.c.len()
+        ));
+    }
+    if err.is_nan() || err > tol {
         return Err(format!(
             "{workload} {shape}: ftuner and OpenBLAS differ by {err:e} (tolerance {tol:e})"
         ));
@@ -209,8 +216,12 @@ impl Ours<'_> {
                 ..
             }) if *elem == Type::f32() && row_major(shape, strides) => {
                 let n: usize = shape.iter().product();
-                // SAFETY: a row-major f32 result of `n` elements the call just wrote.
-                unsafe { std::slice::from_raw_parts(*data as *const f32, n) }.to_vec()
+                if n == 0 {
+                    vec![]
+                } else {
+                    // SAFETY: a row-major f32 result of `n` elements the call just wrote.
+                    unsafe { std::slice::from_raw_parts(*data as *const f32, n) }.to_vec()
+                }
             }
             _ => {
                 free_all(out);

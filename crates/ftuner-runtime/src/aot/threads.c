@@ -33,7 +33,7 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
      to any other runnable thread every 256 turns, 20 ms in all (FTUNER_SPIN_US sets it;
      0: no spin), then it sleeps on a condition variable. Why 20 ms: SPIN_DEFAULT in
      ftuner_codegen::parallel (the JIT's pool, the same policy).
-   - The split: 0 .. n in min(threads, n) contiguous chunks of equal size, claimed from a
+   - The split: 0 .. n (or what a probe left of it) in min(threads, n) contiguous chunks of equal size, claimed from a
      shared counter, the calling thread included.
    - A cold pool (a worker asleep) is woken only for enough work: a long loop's first
      iterations run on the calling thread, timed, and decide (pool_probe).
@@ -253,10 +253,13 @@ static void pool_ensure_workers(int want) {
 #define FTUNER_WAKE_NS 20000
 static int64_t pool_probe(ftuner_body_fn body, void *ctx, int64_t n, int cold) {
   if (!cold || n < FTUNER_PROBE_MIN) return 0;
-  int64_t first = (n + FTUNER_PROBE_PARTS - 1) / FTUNER_PROBE_PARTS;
+  int64_t first = n / FTUNER_PROBE_PARTS + (n % FTUNER_PROBE_PARTS != 0);
   int64_t t0 = pool_now_ns();
   body(ctx, 0, first);
   int64_t took = pool_now_ns() - t0;
+  /* A run-time check failed: the results are undefined, the failure is the caller's first,
+     and the rest need not run. */
+  if (FAILED_MSG) return -1;
   /* The rest's time at the probe's rate, saturating. */
   double rest = (double)took * (double)(n - first) / (double)first;
   if (rest < 2.0 * FTUNER_WAKE_NS) {
