@@ -10,8 +10,9 @@
 //!   a GEMM forks once per kc x mc block, the next job comes within microseconds; then
 //!   yielding the CPU to other runnable threads every 256 turns), [`SPIN_DEFAULT`] in all
 //!   (`FTUNER_SPIN_US`), and then sleeps on a condition variable.
-//! * The split: `0 .. n` (or what a [`probe`] left of it) in `min(threads, n)` contiguous chunks of equal size (the loops
-//!   the compiler marks are over equal tiles or batches), claimed from a shared counter,
+//! * The split: `0 .. n` (or what a [`probe`] left of it) in `min(threads, n)` contiguous
+//!   chunks of equal size (the loops the compiler marks are over equal tiles or batches),
+//!   claimed from a shared counter,
 //!   the calling thread included: a worker that is descheduled delays nobody, its chunk is
 //!   taken by whoever is free.
 //! * A cold pool (a worker asleep) is woken only for enough work: a long loop's first
@@ -295,8 +296,8 @@ const WAKE_COST: Duration = Duration::from_micros(20);
 /// starts at 0 with no probe: a job then costs about a microsecond, and a probe of a loop
 /// of few, large iterations would hold back a large share of its work. Iterations are
 /// independent, so the result does not depend on the choice. A run-time check failing
-/// in the probe ends the loop there (`None`). Called holding the pool
-/// (`busy`): a parallel loop inside the probed iterations runs serially.
+/// in the probe ends the loop there (`None`). Called holding the pool (`busy`): a
+/// parallel loop inside the probed iterations runs serially.
 ///
 /// # Safety
 /// As [`ftuner_rt_parallel_for`].

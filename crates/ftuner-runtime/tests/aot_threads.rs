@@ -5,7 +5,8 @@
 //! are many, a failed check in any chunk reaches the caller, and the workers start,
 //! work and stop (counted by their name, ftuner-aot), sleeping workers are woken for a
 //! job, whether they spin between jobs or sleep after each (`FTUNER_SPIN_US`, read as
-//! the JIT's pool reads it), a cold pool is woken only for a loop with enough work. Skipped (with a line) where there is no C compiler.
+//! the JIT's pool reads it), a cold pool is woken only for a loop with enough work.
+//! Skipped (with a line) where there is no C compiler.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -135,12 +136,13 @@ static int woken(void) {
    after its probe; every iteration once. Needs the workers asleep: skipped where they
    spin longer than the test waits. */
 static atomic_int JOB_SEEN;
+typedef struct { atomic_int *hits; int64_t us; } timed_job;
 static void timed_body(void *p, int64_t lo, int64_t hi) {
-  job *j = p;
+  timed_job *j = p;
   if (IN_JOB) atomic_store(&JOB_SEEN, 1);
   for (int64_t i = lo; i < hi; i++) {
     atomic_fetch_add(&j->hits[i], 1);
-    work(j->fail_at);
+    work(j->us);
   }
 }
 static int probe_case(int64_t us) {
@@ -148,7 +150,7 @@ static int probe_case(int64_t us) {
   for (int i = 0; i < 64; i++) atomic_store(&hits[i], 0);
   usleep((useconds_t)(pool_spin_ns() / 1000 + 30000));
   atomic_store(&JOB_SEEN, 0);
-  job j = {hits, 64, 0, (int)us};
+  timed_job j = {hits, us};
   ftuner_rt_parallel_for(timed_body, &j, 64);
   for (int i = 0; i < 64; i++) if (atomic_load(&hits[i]) != 1) { printf("FAIL probe i=%d\n", i); exit(1); }
   return atomic_load(&JOB_SEEN);

@@ -5,9 +5,8 @@ use crate::libs;
 use cblas_sys::{cblas_sgemm, CBLAS_LAYOUT, CBLAS_TRANSPOSE};
 use ftuner_interp::Tensor;
 
-/// f32 elements whose first lies on a page boundary (4096 bytes), so every system reads
-/// the same operands at the same alignment (64-byte alignment alone measured 2-3% apart
-/// from run to run on 2048^3 for ftuner; page-aligned, level with its own copies).
+/// f32 elements whose first lies on a page boundary (4096 bytes): every system reads the
+/// same operands at the same alignment, the one a large allocation of ftuner's own gets.
 pub(crate) struct Aligned {
     v: Vec<f32>,
     off: usize,

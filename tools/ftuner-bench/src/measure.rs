@@ -142,13 +142,6 @@ pub(crate) fn measure(
     let got = ours.result()?;
     blas.run(1);
     blas.run(1);
-    let err = got
-        .iter()
-        .zip(blas.c.iter())
-        .map(|(x, y)| (x - y).abs() as f64)
-        .fold(0.0, f64::max);
-    let scale = blas.c.iter().fold(0f32, |a, x| a.max(x.abs())) as f64;
-    let tol = 1e-5 * (blas.k as f64).sqrt() * (1.0 + scale);
     if got.len() != blas.c.len() {
         return Err(format!(
             "{workload} {shape}: ftuner returned {} elements, OpenBLAS {}",
@@ -156,6 +149,13 @@ pub(crate) fn measure(
             blas.c.len()
         ));
     }
+    let err = got
+        .iter()
+        .zip(blas.c.iter())
+        .map(|(x, y)| (x - y).abs() as f64)
+        .fold(0.0, f64::max);
+    let scale = blas.c.iter().fold(0f32, |a, x| a.max(x.abs())) as f64;
+    let tol = 1e-5 * (blas.k as f64).sqrt() * (1.0 + scale);
     if err.is_nan() || err > tol {
         return Err(format!(
             "{workload} {shape}: ftuner and OpenBLAS differ by {err:e} (tolerance {tol:e})"
@@ -187,7 +187,7 @@ struct Ours<'a> {
 }
 
 impl Ours<'_> {
-    /// One call, its outputs freed.
+    /// One call: its time and its outputs (the caller frees them, [`free_all`]).
     fn call(&self) -> Result<(Duration, Vec<RawOutput>), String> {
         let t0 = Instant::now();
         // SAFETY: the buffers hold the shapes' element counts of f32 (a Blas's operands,
@@ -214,7 +214,7 @@ impl Ours<'_> {
                 strides,
                 elem,
                 ..
-            }) if *elem == Type::f32() && row_major(shape, strides) => {
+            }) if *elem == Type::f32() && dense(shape, strides) => {
                 let n: usize = shape.iter().product();
                 if n == 0 {
                     vec![]
@@ -233,15 +233,12 @@ impl Ours<'_> {
     }
 }
 
-fn row_major(shape: &[usize], strides: &[i64]) -> bool {
-    let mut want = 1i64;
-    for (d, s) in shape.iter().zip(strides).rev() {
-        if *d > 1 && *s != want {
-            return false;
-        }
-        want *= *d as i64;
-    }
-    true
+/// Whether `strides` lay `shape` out row-major (a dim of one may have any stride).
+fn dense(shape: &[usize], strides: &[i64]) -> bool {
+    shape
+        .iter()
+        .zip(strides.iter().zip(ftuner_interp::row_major(shape)))
+        .all(|(d, (s, want))| *d <= 1 || *s == want)
 }
 
 fn free_all(out: Vec<RawOutput>) {

@@ -33,8 +33,8 @@ __attribute__((visibility("hidden"))) int32_t ftuner_rt_failed(void) { return FA
      to any other runnable thread every 256 turns, 20 ms in all (FTUNER_SPIN_US sets it;
      0: no spin), then it sleeps on a condition variable. Why 20 ms: SPIN_DEFAULT in
      ftuner_codegen::parallel (the JIT's pool, the same policy).
-   - The split: 0 .. n (or what a probe left of it) in min(threads, n) contiguous chunks of equal size, claimed from a
-     shared counter, the calling thread included.
+   - The split: 0 .. n (or what a probe left of it) in min(threads, n) contiguous chunks
+     of equal size, claimed from a shared counter, the calling thread included.
    - A cold pool (a worker asleep) is woken only for enough work: a long loop's first
      iterations run on the calling thread, timed, and decide (pool_probe).
    - No oversubscription: a call made while the pool is busy (from inside a body, or from
