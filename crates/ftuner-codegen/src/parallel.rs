@@ -48,11 +48,35 @@ const SPIN_DEFAULT: Duration = Duration::from_millis(20);
 /// every 256 turns.
 const BUSY_SPIN: Duration = Duration::from_micros(100);
 
+/// The spin time [`set_spin`] chose, in nanoseconds; [`SPIN_UNSET`] until then.
+static SPIN_SET: AtomicU64 = AtomicU64::new(SPIN_UNSET);
+const SPIN_UNSET: u64 = u64::MAX;
+
+/// How long idle workers spin before they sleep from now on (each worker's next wait):
+/// `Some(d)` in place of `FTUNER_SPIN_US` or the default, `None` back to them. For a
+/// program that knows what runs between its calls (a benchmark that runs other libraries'
+/// threads there wants the workers asleep; one whose every system runs on this pool wants
+/// them awake).
+pub fn set_spin(d: Option<Duration>) {
+    let ns = d.map_or(SPIN_UNSET, |d| {
+        d.as_nanos().min(u128::from(SPIN_UNSET - 1)) as u64
+    });
+    SPIN_SET.store(ns, SeqCst);
+}
+
+/// The spin [`set_spin`] set, else [`env_spin`].
+fn spin_time() -> Duration {
+    match SPIN_SET.load(SeqCst) {
+        SPIN_UNSET => env_spin(),
+        ns => Duration::from_nanos(ns),
+    }
+}
+
 /// `FTUNER_SPIN_US` when it is a number of microseconds (digits, an optional `+`, blanks
 /// around; at most 10 s; 0: sleep at once), else [`SPIN_DEFAULT`]; the rule of the shared
 /// libraries' pool (`ftuner-runtime/src/aot/threads.c`). First read by the caller that
 /// starts the workers ([`Pool::ensure_workers`]), not on a worker thread.
-fn spin_time() -> Duration {
+fn env_spin() -> Duration {
     static SPIN: OnceLock<Duration> = OnceLock::new();
     *SPIN.get_or_init(|| {
         std::env::var("FTUNER_SPIN_US")
@@ -165,7 +189,7 @@ fn chunk(n: i64, parts: u64, c: u64) -> (i64, i64) {
 impl Pool {
     /// Start workers up to `want`. Only the thread holding `busy` calls this.
     fn ensure_workers(&'static self, want: usize) {
-        let _ = spin_time(); // the environment read here, not by the workers
+        let _ = env_spin(); // the environment read here, not by the workers
         let mut started = self.workers.load(SeqCst);
         while started < want {
             let spawned = std::thread::Builder::new()
@@ -234,8 +258,8 @@ impl Pool {
     fn worker(&'static self) {
         IN_JOB.with(|j| j.set(true));
         let mut seen = self.state.load(SeqCst) >> 32;
-        let spin = spin_time();
         loop {
+            let spin = spin_time();
             let mut start = Instant::now();
             let mut turns = 0u32;
             let g = loop {
@@ -648,5 +672,38 @@ mod tests {
         // Below the probe's length the loop goes to the pool as before, cold or not.
         std::thread::sleep(spin_time() + Duration::from_millis(30));
         assert!(run_timed(8, 0).0);
+    }
+
+    /// `set_spin` changes how long idle workers spin from their next wait on: at zero
+    /// they fall asleep after a job, at 10 s they stay awake; `None` goes back to
+    /// `FTUNER_SPIN_US` or the default.
+    #[test]
+    fn set_spin_changes_the_idle_workers_wait() {
+        let _one = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+        set_num_threads(2);
+        let p = pool();
+        let asleep_within = |d: Duration| {
+            let deadline = Instant::now() + d;
+            while p.sleepers.load(SeqCst) == 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            p.sleepers.load(SeqCst) > 0
+        };
+        set_spin(Some(Duration::ZERO));
+        run_timed(64, 20);
+        let slept = asleep_within(Duration::from_secs(2));
+        set_spin(Some(Duration::from_secs(10)));
+        // The worker wakes for this job and waits 10 s after it.
+        run_timed(64, 20);
+        std::thread::sleep(Duration::from_millis(200));
+        let awake = p.sleepers.load(SeqCst) == 0;
+        set_spin(None);
+        assert_eq!(spin_time(), env_spin());
+        // Back to the default spin; wake the worker so its 10 s wait ends.
+        set_spin(Some(Duration::ZERO));
+        run_timed(64, 20);
+        set_spin(None);
+        assert!(slept, "the worker did not sleep with no spin");
+        assert!(awake, "the worker slept while set to spin 10 s");
     }
 }

@@ -13,13 +13,14 @@
 //! the function through its packed entry, copies the results out and frees their buffers.
 //!
 //! Loops the pipeline marked `ftuner.parallel` run on a persistent thread pool
-//! ([`set_num_threads`]; `FTUNER_NUM_THREADS`, else every core).
+//! ([`set_num_threads`]; `FTUNER_NUM_THREADS`, else every core; [`set_spin`]: how long idle
+//! workers spin before they sleep).
 
 use ftuner_dialects::ops;
 pub mod aot;
 pub mod cuda;
 pub mod raw;
-pub use ftuner_codegen::parallel::{num_threads, set_num_threads};
+pub use ftuner_codegen::parallel::{num_threads, set_num_threads, set_spin};
 pub use ftuner_codegen::{allow_native_calls, Target};
 use ftuner_codegen::{OrcJit, PackedFn};
 use ftuner_interp::{RtVal, Tensor, Word};

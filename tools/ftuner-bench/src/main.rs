@@ -208,6 +208,13 @@ pub(crate) struct Point {
 fn use_threads(threads: usize, batch: usize, others: &[libs::BlasLib]) {
     ftuner_runtime::set_num_threads(threads);
     let blas = if batch > 1 { 1 } else { threads };
+    // ftuner's idle workers: asleep 200 µs after a job where the libraries run threads of
+    // their own (the next library's call must not find them on its cores), awake as
+    // ftuner's default where every system runs on ftuner's pool (a batch: one
+    // single-threaded library call per problem). A value the user set is kept.
+    if std::env::var_os("FTUNER_SPIN_US").is_none() {
+        ftuner_runtime::set_spin((batch == 1).then_some(std::time::Duration::from_micros(200)));
+    }
     // SAFETY: OpenBLAS's thread count, set between calls.
     unsafe { openblas_set_num_threads(blas as i32) };
     for l in others {
@@ -363,17 +370,16 @@ fn cli_line() -> String {
 /// alternated rounds run next (measured on a 2-core Zen 4: ftuner at two threads ran
 /// 2048x768x768 at 100 GFLOP/s between MKL and OpenBLAS calls, 200 GFLOP/s alone; the
 /// libraries' own two-thread times scattered likewise). ftuner's workers, which spin 20 ms
-/// after a job by default, spin 200 µs here (`FTUNER_SPIN_US`): still across the forks of
-/// one GEMM (microseconds apart), not into the next library's call. The linked OpenBLAS
-/// reads its variable when the program loads, so the process runs itself again with them
-/// set; a variable the user set is kept.
+/// after a job by default, spin 200 µs where the libraries run their own threads
+/// ([`use_threads`]): still across the forks of one GEMM (microseconds apart), not into
+/// the next library's call. The linked OpenBLAS reads its variable when the program
+/// loads, so the process runs itself again with them set; a variable the user set is kept.
 #[cfg(unix)]
 fn quiet_idle_workers() {
-    const QUIET: [(&str, &str); 4] = [
+    const QUIET: [(&str, &str); 3] = [
         ("KMP_BLOCKTIME", "0"),
         ("OMP_WAIT_POLICY", "PASSIVE"),
         ("OPENBLAS_THREAD_TIMEOUT", "4"),
-        ("FTUNER_SPIN_US", "200"),
     ];
     if std::env::var_os("FTUNER_BENCH_QUIET").is_some() {
         return;

@@ -323,7 +323,13 @@ fn checked_libs(
 }
 
 /// Every system once more at `t` threads (the pools start, caches settle), then `reps`
-/// timed calls of each, alternately.
+/// rounds in which each system is timed once. Each round starts one system further on,
+/// so every system follows every other equally often: a system's time depends on what ran
+/// before it (a library reading the same operands leaves them in the caches, a padding
+/// baseline reading its own copies evicts them; another library's threads may still spin),
+/// and a fixed order gave the same system the same predecessor in every round (ftuner
+/// followed the padded runs: W2 at T = 24 on two threads 0.27-0.40 ms there against 0.06
+/// run alone).
 fn time_round(
     ours_k: &Ours<'_>,
     blas: &mut Blas,
@@ -332,36 +338,39 @@ fn time_round(
     t: usize,
     reps: usize,
 ) -> Result<Times, String> {
-    ours_k.time()?;
-    blas.run(t);
-    for (_, f) in others {
-        blas.run_with(t, *f);
-    }
-    for (_, pexe, pp) in pads_prepared {
-        pexe.time(pp).map_err(|e| e.0)?;
-    }
-    let (mut ours, mut theirs) = (vec![], vec![]);
-    let mut padded: Vec<Vec<f64>> = vec![vec![]; pads_prepared.len()];
-    let mut other_times: Vec<Vec<f64>> = vec![vec![]; others.len()];
-    for _ in 0..reps {
-        ours.push(ours_k.time()?.as_secs_f64());
+    let systems = 2 + others.len() + pads_prepared.len();
+    let mut run = |i: usize| -> Result<f64, String> {
         let t0 = Instant::now();
-        blas.run(t);
-        theirs.push(t0.elapsed().as_secs_f64());
-        for ((_, f), times) in others.iter().zip(&mut other_times) {
-            let t0 = Instant::now();
-            blas.run_with(t, *f);
-            times.push(t0.elapsed().as_secs_f64());
+        match i {
+            0 => return Ok(ours_k.time()?.as_secs_f64()),
+            1 => blas.run(t),
+            i if i < 2 + others.len() => blas.run_with(t, others[i - 2].1),
+            i => {
+                let (_, pexe, pp) = &pads_prepared[i - 2 - others.len()];
+                return Ok(pexe.time(pp).map_err(|e| e.0)?.as_secs_f64());
+            }
         }
-        for ((_, pexe, pp), times) in pads_prepared.iter().zip(&mut padded) {
-            times.push(pexe.time(pp).map_err(|e| e.0)?.as_secs_f64());
+        Ok(t0.elapsed().as_secs_f64())
+    };
+    for i in 0..systems {
+        run(i)?;
+    }
+    let mut times: Vec<Vec<f64>> = vec![vec![]; systems];
+    for r in 0..reps {
+        for j in 0..systems {
+            let i = (r + j) % systems;
+            times[i].push(run(i)?);
         }
     }
+    let pads = times.split_off(2 + others.len());
+    let others = times.split_off(2);
+    let blas_times = times.pop().unwrap_or_default();
+    let ours = times.pop().unwrap_or_default();
     Ok(Times {
         ours,
-        blas: theirs,
-        others: other_times,
-        pads: padded,
+        blas: blas_times,
+        others,
+        pads,
     })
 }
 
