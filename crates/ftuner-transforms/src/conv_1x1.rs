@@ -36,6 +36,20 @@
 //! as an implicit GEMM over so few k steps each tile's scatter of its output channels into
 //! the NCHW planes costs as much as its FMAs (docs/patch-ukernels.md).
 //!
+//! An image of fewer than `min-positions` positions (ResNet-50's and MobileNetV2's 7x7
+//! stages: 49) makes a matmul of 49 columns, whose N residue of 1 is a 1-wide column strip
+//! costing as many cycles per k step as a 16-wide one. When the filter is known at load
+//! time (a weight, or a value prepared from weights), such a conv becomes per image
+//! `(HW x K) x (K x F)` instead: the image (or its copied positions) transposed before the
+//! matmul and the result after it, the filter transposed once (`outline-weight-preparation`
+//! then computes it, and `lower-ukernels` packs its panels, in the prepare function). The
+//! positions are then the rows, where a 6-row tile leaves at most 5 (a 1x64 strip for
+//! 49). Measured on Zen 5 (family 26 model 2), one thread, batch 1, against the implicit
+//! GEMM these convs were before (`tools/bench/conv_layers.py`, 11 alternated rounds):
+//! 2048 -> 512 channels 0.684 -> 0.550 ms, 512 -> 2048 0.629 -> 0.530, 160 -> 960 0.101
+//! -> 0.087 (ONNX Runtime 0.554, 0.542, 0.083). A run-time filter stays an implicit GEMM
+//! (transposing it would cost a pass over it per call).
+//!
 //! The conv's one elementwise consumer (BatchNorm, ReLU, a residual add: what
 //! `linalg-fuse-elementwise-ops` leaves after each conv of a CNN) moves into the loop, as a
 //! `linalg.generic` over the image's `F x HW` output right after its matmul, when each of
@@ -60,6 +74,7 @@ use ftuner_ir::{
     Value, DYNAMIC,
 };
 use ftuner_pass::{define_pass, PassContext, PassFailure};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What the rewrite needs of a matching conv.
 struct Match {
@@ -280,8 +295,14 @@ fn consumer_in_loop(
     r
 }
 
-fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Result<(), String> {
-    use ops::{linalg, scf, tensor};
+fn rewrite(
+    ir: &mut Ir,
+    op: OpId,
+    m: &Match,
+    mut sink: Option<Consumer>,
+    transposed: bool,
+) -> Result<(), String> {
+    use ops::{scf, tensor};
     let [f, c, h, w] = m.fchw;
     let p = h * w;
     let res = ir.result(op, 0);
@@ -293,7 +314,6 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     };
     let rt = ir.value_type(res);
     let mut b = OpBuilder::before(ir, at);
-    let loc = b.loc;
     let c0 = b.index(0);
     let n = b.value(tensor::DimOp::NAME, vec![m.x, c0], Type::index(), &[]);
     // The loop runs over the input's images: the output must have as many (a dynamic
@@ -301,7 +321,6 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     let out = b.ir.operand(op, 2);
     let what = "the input and the output have different batch sizes";
     check_batch(&mut b, op, m.x, n, out, what);
-    let t2 = |rows: i64| Type::tensor(vec![rows, p], m.elem);
     // A value viewed by image as `N x rows x HW`: its batch dim as it is (static or not).
     let t3 = |ir: &Ir, v: Value, rows: i64| {
         Type::tensor(vec![batch(ir, v), rows, p], ir.value_type(v).element_type())
@@ -321,6 +340,12 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
         Type::tensor(vec![f, k_of(m)], m.elem),
         reassociation_attr(&[&[0], &[1, 2, 3]]),
     );
+    // Transposed: the filter as K x F (computed once with the weights).
+    let wt = if transposed {
+        Some(transpose2(&mut b, w2, [f, k_of(m)])?)
+    } else {
+        None
+    };
     // Unit strides: the image viewed by image as C x HW; strided: it is read per image.
     let x3 = m.subsample.is_none().then(|| {
         let ty = t3(b.ir, m.x, c);
@@ -357,27 +382,8 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
         Some(x3) => image(&mut b, x3, iv, [c, p]),
         None => subsampled(&mut b, m, iv)?,
     };
-    let mut oi = image(&mut b, init3.unwrap_or(acc), iv, [f, p]);
-    // A named linalg op on `ins` into `init`, with its body.
-    let named = |b: &mut OpBuilder<'_>, name: &str, ins: &[Value], init: Value| {
-        let o = b.insert(
-            OpSpec::new(intern_name(name), loc)
-                .operands(ins.iter().copied().chain([init]))
-                .results([t2(f)])
-                .prop(
-                    "operandSegmentSizes",
-                    Attribute::dense_i32_array(&[ins.len() as i32, 1]),
-                )
-                .regions(1),
-        );
-        let r = b.ir.regions_of(o)[0];
-        body::build_body(b.ir, name, r, ins, &[init], loc, false)?;
-        Ok::<Value, String>(b.ir.result(o, 0))
-    };
-    if let Some((fill, _, _)) = m.fill {
-        oi = fill_into(&mut b, fill, oi);
-    }
-    let mut mr = named(&mut b, linalg::MatmulOp::NAME, &[w2, xi], oi)?;
+    let oi = image(&mut b, init3.unwrap_or(acc), iv, [f, p]);
+    let mut mr = image_matmul(&mut b, m, [w2, xi, oi], wt)?;
     if let Some(s) = &sink {
         mr = consumer_in_loop(&mut b, s, mr, iv, [f, p]);
     }
@@ -414,6 +420,98 @@ fn rewrite(ir: &mut Ir, op: OpId, m: &Match, mut sink: Option<Consumer>) -> Resu
     Ok(())
 }
 
+/// Image `xi`'s matmul (`K x HW`) with the filter `w2` (`F x K`) into its output `oi`
+/// (`F x HW`), the conv's fill applied to it: `w2 x xi`, or with the filter transposed
+/// (`wt`, `K x F`) `(xi^T x wt)^T`, the positions as the matmul's rows.
+fn image_matmul(
+    b: &mut OpBuilder<'_>,
+    m: &Match,
+    [w2, xi, oi]: [Value; 3],
+    wt: Option<Value>,
+) -> Result<Value, String> {
+    use ops::{linalg, tensor};
+    let [f, _, h, w] = m.fchw;
+    let p = h * w;
+    let loc = b.loc;
+    // A named linalg op on `ins` into `init`, with its body.
+    let named = |b: &mut OpBuilder<'_>, name: &str, ins: &[Value], init: Value| {
+        let ty = b.ir.value_type(init);
+        let o = b.insert(
+            OpSpec::new(intern_name(name), loc)
+                .operands(ins.iter().copied().chain([init]))
+                .results([ty])
+                .prop(
+                    "operandSegmentSizes",
+                    Attribute::dense_i32_array(&[ins.len() as i32, 1]),
+                )
+                .regions(1),
+        );
+        let r = b.ir.regions_of(o)[0];
+        body::build_body(b.ir, name, r, ins, &[init], loc, false)?;
+        Ok::<Value, String>(b.ir.result(o, 0))
+    };
+    let fill = |b: &mut OpBuilder<'_>, into: Value| match m.fill {
+        Some((fill, _, _)) => fill_into(b, fill, into),
+        None => into,
+    };
+    match wt {
+        // (HW x K) x (K x F), transposed back to F x HW.
+        Some(wt) => {
+            let xt = transpose2(b, xi, [k_of(m), p])?;
+            let ot = match m.fill {
+                Some(_) => {
+                    let ty = Type::tensor(vec![p, f], m.elem);
+                    let e = b.value(tensor::EmptyOp::NAME, vec![], ty, &[]);
+                    fill(b, e)
+                }
+                None => transpose2(b, oi, [f, p])?,
+            };
+            let mt = named(b, linalg::MatmulOp::NAME, &[xt, wt], ot)?;
+            transpose2(b, mt, [p, f])
+        }
+        None => {
+            let oi = fill(b, oi);
+            named(b, linalg::MatmulOp::NAME, &[w2, xi], oi)
+        }
+    }
+}
+
+/// `v` (`rows x cols`) transposed, a copy by a `linalg.generic` at the builder's point
+/// (lowered as blocks of vector-register width).
+fn transpose2(b: &mut OpBuilder<'_>, v: Value, [rows, cols]: [i64; 2]) -> Result<Value, String> {
+    let elem = b.ir.value_type(v).element_type();
+    let empty = b.value(
+        ops::tensor::EmptyOp::NAME,
+        vec![],
+        Type::tensor(vec![cols, rows], elem),
+        &[],
+    );
+    let d = AffineExpr::dim;
+    let maps = [
+        AffineMap::new(2, 0, vec![d(1), d(0)]),
+        AffineMap::identity(2),
+    ];
+    generic(
+        b,
+        (&[v], empty),
+        &maps,
+        &["parallel", "parallel"],
+        ("linalg.copy", false),
+    )
+}
+
+/// The `func.func` holding `op`.
+fn enclosing_func(ir: &Ir, op: OpId) -> Option<OpId> {
+    let mut p = ir.parent_op(op);
+    while let Some(o) = p {
+        if ir.name(o) == ops::func::FuncOp::NAME {
+            return Some(o);
+        }
+        p = ir.parent_op(o);
+    }
+    None
+}
+
 /// The leading (batch) dim of tensor `v`, `DYNAMIC` when dynamic.
 fn batch(ir: &Ir, v: Value) -> i64 {
     ir.value_type(v)
@@ -445,14 +543,16 @@ define_pass! {
         argument: "convert-1x1-conv-to-matmul",
         name: "Convert1x1ConvToMatmul",
         summary: "Rewrite NCHW convolutions with a 1x1 filter (or few k steps) as a matmul per image",
-        description: "A linalg.conv_2d_nchw_fchw on tensors whose filter is 1x1 and whose image, filter and output dims past the batch are static becomes an scf.for over the batch of linalg.matmul(filter as F x C, image as C x HW) into the output as F x HW (collapse_shape views, no copies at unit strides); an init that is a linalg.fill is filled per image; the conv's one elementwise consumer (read per channel or per element) moves into the loop after each image's matmul, where patch-ukernels makes it the matmul's epilogue. Positions are the matmul's columns, contiguous in the image and the output alike: no gathers or scatters along the strided channel dim, no transposes. A strided conv (or one reading only part of its image) copies, per image inside the loop, the positions it reads into a contiguous C x (OH*OW) (a linalg.generic) for its matmul; a conv with a larger filter and at most im2col-max-k k steps (C x KH x KW) copies its windows into a (C*KH*KW) x (OH*OW) im2col matrix the same way.",
+        description: "A linalg.conv_2d_nchw_fchw on tensors whose filter is 1x1 and whose image, filter and output dims past the batch are static becomes an scf.for over the batch of linalg.matmul(filter as F x C, image as C x HW) into the output as F x HW (collapse_shape views, no copies at unit strides); an init that is a linalg.fill is filled per image; the conv's one elementwise consumer (read per channel or per element) moves into the loop after each image's matmul, where patch-ukernels makes it the matmul's epilogue. Positions are the matmul's columns, contiguous in the image and the output alike: no gathers or scatters along the strided channel dim, no transposes. A strided conv (or one reading only part of its image) copies, per image inside the loop, the positions it reads into a contiguous C x (OH*OW) (a linalg.generic) for its matmul; a conv with a larger filter and at most im2col-max-k k steps (C x KH x KW) copies its windows into a (C*KH*KW) x (OH*OW) im2col matrix the same way. A conv of fewer than min-positions positions whose filter is known at load time (transpose-small) becomes (HW x K) x (K x F) per image, its image and result transposed around the matmul and its filter transposed once.",
         options: Conv1x1ToMatmulOptions {
             "min-positions" => min_positions: i64 = "128",
-                "Rewrite only images of at least this many positions (H x W): a matmul per image has that many columns, and below a few main tiles' widths its tiles are mostly edges (ResNet-50's 7x7 stage, 49 columns: 63 GFLOP/s as matmuls, against 160 as an implicit GEMM over batch x positions)";
+                "Rewrite images of fewer positions (H x W) only transposed (transpose-small): a matmul per image has that many columns, and below a few main tiles' widths its tiles are mostly edges (ResNet-50's 7x7 stage, 49 columns: 63 GFLOP/s as matmuls, against 160 as an implicit GEMM over batch x positions)";
             "strided" => strided: bool = "true",
                 "Rewrite strided 1x1 convolutions too, after copying out the positions they read (off: they stay implicit GEMMs)";
             "im2col-max-k" => im2col_max_k: i64 = "32",
                 "Rewrite a convolution with a larger filter too when its k steps (C x KH x KW) are at most this many (a network's stem: 3 channels, 3x3), its windows copied per image into a K x (OH*OW) im2col matrix for the matmul: as an implicit GEMM over so few k steps, each tile's scatter along the output's channel dim costs as much as its FMAs (MobileNetV2's stem, 27 k steps: 0.49 ms against ONNX Runtime's 0.24); 0 leaves every filter larger than 1x1 alone";
+            "transpose-small" => transpose_small: bool = "true",
+                "Rewrite a convolution of fewer than min-positions positions too, when its filter is known at load time (a weight, prepared once), as (HW x K) x (K x F) per image, its image and result transposed around the matmul: the positions are then the matmul's rows, where a 6-row tile has a residue of at most 5 rows, instead of its columns, where 49 left a 1-wide column strip (ResNet-50's and MobileNetV2's 7x7 stages)";
             "fuse-consumers" => fuse_consumers: bool = "true",
                 "Move the conv's one elementwise consumer (read per channel or per element) into the loop, after each image's matmul, where patch-ukernels makes it the matmul's epilogue";
         },
@@ -473,18 +573,34 @@ impl Conv1x1ToMatmulPass {
         let mut found = vec![];
         cx.ir.walk_pre(top, &mut |o| {
             if let Some(m) = matches(cx.ir, o, opts.im2col_max_k) {
-                if m.fchw[2].saturating_mul(m.fchw[3]) >= opts.min_positions
-                    && (opts.strided || m.subsample.is_none() || m.kernel != [1, 1])
-                {
-                    found.push(o);
+                if opts.strided || m.subsample.is_none() || m.kernel != [1, 1] {
+                    let small = m.fchw[2].saturating_mul(m.fchw[3]) < opts.min_positions;
+                    found.push((o, small));
                 }
             }
         });
-        for o in found {
+        // The values each function computes once, with its weights.
+        let mut load_time: FxHashMap<OpId, FxHashSet<Value>> = FxHashMap::default();
+        for (o, small) in found {
+            let transposed = small && opts.transpose_small;
+            if small && !transposed {
+                continue;
+            }
             // Matched again: an earlier rewrite may have replaced its operands.
             let Some(m) = matches(cx.ir, o, opts.im2col_max_k) else {
                 continue;
             };
+            if transposed {
+                let Some(f) = enclosing_func(cx.ir, o) else {
+                    continue;
+                };
+                let lt = load_time
+                    .entry(f)
+                    .or_insert_with(|| crate::outline_weights::load_time_values(cx.ctx, cx.ir, f));
+                if !lt.contains(&m.w) {
+                    continue;
+                }
+            }
             let loc = cx.ir.loc(o);
             let sink = if opts.fuse_consumers {
                 consumer(cx.ir, o)
@@ -494,7 +610,7 @@ impl Conv1x1ToMatmulPass {
             if sink.is_some() {
                 self.consumers += 1;
             }
-            if let Err(e) = rewrite(cx.ir, o, &m, sink) {
+            if let Err(e) = rewrite(cx.ir, o, &m, sink, transposed) {
                 cx.emit(ftuner_ir::Diagnostic::error(loc, e));
                 return Err(PassFailure);
             }

@@ -134,12 +134,21 @@ fn weight_derived(
 }
 
 /// The values of function `f` that this pass would compute once, when the weights are
-/// loaded, rather than on every call: its `{ftuner.weight}` arguments and what derives
-/// from them alone (views at the boundary included, which cost nothing per call). Empty
-/// for a function without weights or of several blocks. What ollie-derive asks before
-/// choosing a layout whose transposes fall on such values.
+/// loaded, rather than on every call: its `{ftuner.weight}` arguments, the prepared
+/// values of a function it has split, and what derives from them alone (views at the
+/// boundary included, which cost nothing per call). Empty for a function without weights
+/// or of several blocks. What ollie-derive asks before choosing a layout whose transposes
+/// fall on such values, and convert-1x1-conv-to-matmul before transposing a filter.
 pub fn load_time_values(ctx: &Context, ir: &Ir, f: OpId) -> FxHashSet<Value> {
-    let weights = weight_args(ir, f);
+    let mut weights = weight_args(ir, f);
+    if let Some((kept, _)) = prepared_of(ir, f) {
+        let n = ir
+            .regions_of(f)
+            .first()
+            .and_then(|r| ir.region_entry(*r))
+            .map_or(0, |b| ir.block_args(b).len());
+        weights.extend(kept..n);
+    }
     let Some(body) = ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) else {
         return FxHashSet::default();
     };

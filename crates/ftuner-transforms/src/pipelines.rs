@@ -53,7 +53,7 @@ pub fn cpu_prepatch(target: &str, derive: bool) -> String {
         String::new()
     };
     format!(
-        "{derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,fold-scale-into-conv,outline-weight-preparation,convert-1x1-conv-to-matmul,peel-padded-windows"
+        "{derive}outline-weight-preparation,canonicalize,cse,linalg-fuse-elementwise-ops,fold-scale-into-conv,outline-weight-preparation,convert-1x1-conv-to-matmul,outline-weight-preparation,peel-padded-windows"
     )
 }
 

@@ -373,3 +373,54 @@ pub(super) fn pack_a_block(
     b.yield_(br, ops::scf::YieldOp::NAME, vec![t]);
     b.ir.result(fr, 0)
 }
+
+/// B (`bm`, a prepared value of static shape, N at least `nr`) packed into panels in front
+/// of the outermost loop around `op` in its function's body: the packing reads only B and
+/// constants, so `outline-weight-preparation` then moves it into the prepare function and
+/// it runs once, not per iteration. `None` (nothing built) when B is not such a value.
+pub(super) fn hoisted_packing(
+    b: &mut B<'_>,
+    op: OpId,
+    lay: &Layout,
+    bm: Value,
+    nr: i64,
+) -> Option<(Value, i64)> {
+    let dk = reduction_dim(lay)?;
+    let vb = b.vector.clone()?;
+    if !prepared(b.ir, bm) {
+        return None;
+    }
+    let np = res_pos(&lay.maps[1], lay.dn)?;
+    let shape = b.ir.value_type(bm).shape()?.to_vec();
+    let n = *shape.get(np)?;
+    if shape.contains(&DYNAMIC) || n < nr {
+        return None;
+    }
+    // The outermost op around `op` in the function's body.
+    let mut anchor = op;
+    while let Some(p) = b.ir.parent_op(anchor) {
+        if b.ir.name(p) == ops::func::FuncOp::NAME {
+            break;
+        }
+        anchor = p;
+    }
+    if anchor == op {
+        return None;
+    }
+    let hb = b.ir.new_block(&[]);
+    let nsz = b.index(hb, n);
+    let p = pack_panels(b, hb, lay, bm, dk, nsz, nr, vb.elem);
+    for o in b.ir.block_ops_vec(hb) {
+        b.ir.unlink(o);
+        b.ir.insert_before(anchor, o);
+    }
+    Some((p, nr))
+}
+
+/// Whether `op` sits directly in a function's body.
+pub(super) fn top_level(ir: &Ir, op: OpId) -> bool {
+    ir.op(op)
+        .parent
+        .and_then(|blk| ir.block_parent_op(blk))
+        .is_some_and(|f| ir.name(f) == ops::func::FuncOp::NAME)
+}

@@ -6,7 +6,9 @@ use super::batch::{nest, nest_from, split_batch};
 use super::conv::{conv_layout, lower_conv};
 use super::dot::{skinny_max, transpose_skinny_b};
 use super::l2::{b_streams, rows_collide_in_l2, target_l2};
-use super::packing::{pack_a_block, pack_panels, prepared, transpose_strided_b};
+use super::packing::{
+    hoisted_packing, pack_a_block, pack_panels, prepared, top_level, transpose_strided_b,
+};
 use super::padding::{pad_high, padding_amount, plan_padding};
 use super::register_tile::vector_plan;
 use super::tiles::{layout, tile};
@@ -392,6 +394,12 @@ fn packed_or_in_place(
     let top_level = top_level(b.ir, op);
     let always = packable
         && pack_b.unwrap_or_else(|| (top_level && prepared(b.ir, ins[1])) || n.wide_static_m);
+    // A prepared B of a contraction inside loops (a conv's matmul per image): packed
+    // before the outermost loop, where outline-weight-preparation takes the packing into
+    // the prepare function, when B's panels are static.
+    let hoisted = (packable && !always && pack_b.is_none() && !top_level)
+        .then(|| hoisted_packing(b, op, lay, ins[1], plans.n.0))
+        .flatten();
     // A contiguous B's rule (below) counts mc blocks of rows, unless its rows collide in L2.
     let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
         .then(|| mc_blocks(b.ir, op, plans))
@@ -401,6 +409,10 @@ fn packed_or_in_place(
     // A contiguous B read in place whose next panel is worth prefetching.
     let streams = !strided_n && !collide && b_streams(b.ir, op, ins[1], l2);
     match pack_b {
+        _ if hoisted.is_some() => {
+            b.packed = hoisted;
+            loops(b, scratch, n)
+        }
         _ if always => {
             pack(b, scratch);
             // The rule's packed B under a wide static M: each strip's rows of C written in
@@ -585,14 +597,6 @@ fn c_by_rows(lay: &Layout) -> bool {
 /// Whether B's N dim is not its innermost (a tile's row of B is not contiguous).
 fn strided_n(lay: &Layout) -> bool {
     res_pos(&lay.maps[1], lay.dn).is_some_and(|p| p + 1 != lay.maps[1].results.len())
-}
-
-/// Whether `op` sits directly in a function's body.
-fn top_level(ir: &Ir, op: OpId) -> bool {
-    ir.op(op)
-        .parent
-        .and_then(|blk| ir.block_parent_op(blk))
-        .is_some_and(|f| ir.name(f) == func::FuncOp::NAME)
 }
 
 /// Whether `op` runs once per call of its function: in its body or in the branches of
