@@ -12,6 +12,8 @@
 // RUN: ftuner-run %s --entry=small --shape 0=4x16x7x7 --check --threads 2 | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %s --entry=strided --shape 0=2x16x13x13 --check | FileCheck %s --check-prefix=EXEC
 // RUN: ftuner-run %s --entry=accumulates --shape 0=2x16x7x7 --shape 2=2x128x7x7 --check | FileCheck %s --check-prefix=EXEC
+// RUN: ftuner-opt %s --split-input-file --pass-pipeline='builtin.module(outline-weight-preparation,convert-1x1-conv-to-matmul)' | FileCheck %s --check-prefix=SPLIT
+// RUN: ftuner-run %s --entry=scaled --shape 0=2x16x7x7 --check | FileCheck %s --check-prefix=EXEC
 // EXEC: check: ok
 
 // CHECK-LABEL: func.func @small(
@@ -92,5 +94,30 @@ func.func @strided(%x: tensor<?x16x13x13xf32>, %w: tensor<128x16x1x1xf32> {ftune
 // CHECK: linalg.matmul {{.*}} -> tensor<49x128xf32>
 func.func @accumulates(%x: tensor<?x16x7x7xf32>, %w: tensor<128x16x1x1xf32> {ftuner.weight}, %o: tensor<?x128x7x7xf32>) -> tensor<?x128x7x7xf32> {
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %w : tensor<?x16x7x7xf32>, tensor<128x16x1x1xf32>) outs(%o : tensor<?x128x7x7xf32>) -> tensor<?x128x7x7xf32>
+  return %c : tensor<?x128x7x7xf32>
+}
+
+// -----
+
+// A filter computed from weights (a BatchNorm scale folded in) is a prepared value once
+// outline-weight-preparation has split the function: known at load time too.
+// SPLIT-LABEL: func.func @scaled_prepare(
+// SPLIT-LABEL: func.func @scaled(
+// SPLIT: linalg.matmul {{.*}} : tensor<49x16xf32>, tensor<16x128xf32>) outs({{.*}} : tensor<49x128xf32>)
+#w4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#s4 = affine_map<(d0, d1, d2, d3) -> (d0)>
+func.func @scaled(%x: tensor<?x16x7x7xf32>, %w: tensor<128x16x1x1xf32> {ftuner.weight}, %s: tensor<128xf32> {ftuner.weight}) -> tensor<?x128x7x7xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x16x7x7xf32>
+  %z = arith.constant 0.0 : f32
+  %we = tensor.empty() : tensor<128x16x1x1xf32>
+  %ws = linalg.generic {indexing_maps = [#w4, #s4, #w4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w, %s : tensor<128x16x1x1xf32>, tensor<128xf32>) outs(%we : tensor<128x16x1x1xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<128x16x1x1xf32>
+  %e = tensor.empty(%n) : tensor<?x128x7x7xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x128x7x7xf32>) -> tensor<?x128x7x7xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>} ins(%x, %ws : tensor<?x16x7x7xf32>, tensor<128x16x1x1xf32>) outs(%f : tensor<?x128x7x7xf32>) -> tensor<?x128x7x7xf32>
   return %c : tensor<?x128x7x7xf32>
 }

@@ -56,7 +56,7 @@
 //! its other operands is read per channel (`(d0, d1, d2, d3) -> (d1, 0, 0)`) or per
 //! element (identity, a slice per image): `patch-ukernels` then takes it as the matmul's
 //! epilogue, applied to each tile while it is in cache instead of another pass over the
-//! activations. As an implicit GEMM the
+//! activations (on the transposed path above it runs after the transpose back). As an implicit GEMM the
 //! conv's tiles run over output positions and write the NCHW output along its strided
 //! channel dim (gathers and scatters per tile); derived to a matmul in NHWC it pays two
 //! transposes of the activations. Here positions are the matmul's columns, contiguous in
@@ -500,18 +500,6 @@ fn transpose2(b: &mut OpBuilder<'_>, v: Value, [rows, cols]: [i64; 2]) -> Result
     )
 }
 
-/// The `func.func` holding `op`.
-fn enclosing_func(ir: &Ir, op: OpId) -> Option<OpId> {
-    let mut p = ir.parent_op(op);
-    while let Some(o) = p {
-        if ir.name(o) == ops::func::FuncOp::NAME {
-            return Some(o);
-        }
-        p = ir.parent_op(o);
-    }
-    None
-}
-
 /// The leading (batch) dim of tensor `v`, `DYNAMIC` when dynamic.
 fn batch(ir: &Ir, v: Value) -> i64 {
     ir.value_type(v)
@@ -591,7 +579,13 @@ impl Conv1x1ToMatmulPass {
                 continue;
             };
             if transposed {
-                let Some(f) = enclosing_func(cx.ir, o) else {
+                // Only a conv in a function's body: there the filter's transpose is what
+                // outline-weight-preparation takes into the prepare function.
+                let Some(f) = cx
+                    .ir
+                    .parent_op(o)
+                    .filter(|f| cx.ir.name(*f) == ops::func::FuncOp::NAME)
+                else {
                     continue;
                 };
                 let lt = load_time

@@ -322,14 +322,31 @@ fn checked_libs(
     others
 }
 
+/// The order of the systems `0 .. n` in round `r`: a Williams design (the sequence 0, 1,
+/// n-1, 2, n-2, ... shifted by `r`, and for an odd `n` mirrored every other `n` rounds), in
+/// which every system comes right after every other equally often — each ordered pair
+/// once in `n` rounds (even `n`) or twice in `2n` (odd).
+pub(crate) fn round_order(n: usize, r: usize) -> Vec<usize> {
+    let base = (0..n).map(|j| {
+        if j % 2 == 1 {
+            j.div_ceil(2)
+        } else {
+            (n - j / 2) % n
+        }
+    });
+    let mut order: Vec<usize> = base.map(|b| (b + r) % n).collect();
+    if n % 2 == 1 && (r / n) % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
 /// Every system once more at `t` threads (the pools start, caches settle), then `reps`
-/// rounds in which each system is timed once. Each round starts one system further on,
-/// so every system follows every other equally often: a system's time depends on what ran
-/// before it (a library reading the same operands leaves them in the caches, a padding
-/// baseline reading its own copies evicts them; another library's threads may still spin),
-/// and a fixed order gave the same system the same predecessor in every round (ftuner
-/// followed the padded runs: W2 at T = 24 on two threads 0.27-0.40 ms there against 0.06
-/// run alone).
+/// rounds in which each system is timed once, in [`round_order`]: a system's time depends
+/// on what ran right before it (a library reading the same operands leaves them in the
+/// caches, a padding baseline reading its own copies evicts them; another library's
+/// threads may still spin), and until 2026-12-08 ftuner always came right after the padded
+/// runs.
 fn time_round(
     ours_k: &Ours<'_>,
     blas: &mut Blas,
@@ -357,8 +374,7 @@ fn time_round(
     }
     let mut times: Vec<Vec<f64>> = vec![vec![]; systems];
     for r in 0..reps {
-        for j in 0..systems {
-            let i = (r + j) % systems;
+        for i in round_order(systems, r) {
             times[i].push(run(i)?);
         }
     }
@@ -447,5 +463,35 @@ fn record(
     }
     if ["1000x1000x1000", "2048x2048x2048"].contains(&shape.as_str()) {
         out.cubes.push((workload.to_string(), shape.clone(), t, go));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_order;
+
+    /// Each round times every system once, and over a full design every system comes
+    /// right after every other equally often.
+    #[test]
+    fn every_system_follows_every_other_equally_often() {
+        for n in 1..=8 {
+            let rounds = if n % 2 == 0 { n } else { 2 * n };
+            let mut follows = vec![vec![0; n]; n];
+            for r in 0..rounds {
+                let o = round_order(n, r);
+                let mut seen = o.clone();
+                seen.sort_unstable();
+                assert_eq!(seen, (0..n).collect::<Vec<_>>(), "n = {n}, round {r}");
+                for w in o.windows(2) {
+                    follows[w[0]][w[1]] += 1;
+                }
+            }
+            let want = if n % 2 == 0 { 1 } else { 2 };
+            for (a, row) in follows.iter().enumerate() {
+                for (b, k) in row.iter().enumerate() {
+                    assert_eq!(*k, if a == b { 0 } else { want }, "n = {n}: {a} then {b}");
+                }
+            }
+        }
     }
 }

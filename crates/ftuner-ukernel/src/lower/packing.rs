@@ -374,8 +374,9 @@ pub(super) fn pack_a_block(
     b.ir.result(fr, 0)
 }
 
-/// B (`bm`, a prepared value of static shape, N at least `nr`) packed into panels in front
-/// of the outermost loop around `op` in its function's body: the packing reads only B and
+/// B (`bm`, a prepared value of static shape defined in the function's body, N at least
+/// `nr`) packed into panels in front of the outermost loop around `op` (a contraction run
+/// more than once per call) in its function's body: the packing reads only B and
 /// constants, so `outline-weight-preparation` then moves it into the prepare function and
 /// it runs once, not per iteration. `None` (nothing built) when B is not such a value.
 pub(super) fn hoisted_packing(
@@ -404,7 +405,10 @@ pub(super) fn hoisted_packing(
         }
         anchor = p;
     }
-    if anchor == op {
+    // B itself defined in the function's body (an argument, or a value there, before the
+    // anchor since it dominates `op`): a view of it made inside the loops would be read
+    // before its definition.
+    if anchor == op || b.ir.value_block(bm) != b.ir.op(anchor).parent {
         return None;
     }
     let hb = b.ir.new_block(&[]);
@@ -414,6 +418,7 @@ pub(super) fn hoisted_packing(
         b.ir.unlink(o);
         b.ir.insert_before(anchor, o);
     }
+    b.ir.erase_block(hb);
     Some((p, nr))
 }
 

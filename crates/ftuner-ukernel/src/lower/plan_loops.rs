@@ -397,7 +397,7 @@ fn packed_or_in_place(
     // A prepared B of a contraction inside loops (a conv's matmul per image): packed
     // before the outermost loop, where outline-weight-preparation takes the packing into
     // the prepare function, when B's panels are static.
-    let hoisted = (packable && !always && pack_b.is_none() && !top_level)
+    let hoisted = (packable && !always && pack_b.is_none() && !once_per_call(b.ir, op))
         .then(|| hoisted_packing(b, op, lay, ins[1], plans.n.0))
         .flatten();
     // A contiguous B's rule (below) counts mc blocks of rows, unless its rows collide in L2.
