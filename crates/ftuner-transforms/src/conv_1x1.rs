@@ -342,7 +342,7 @@ fn rewrite(
     );
     // Transposed: the filter as K x F (computed once with the weights).
     let wt = if transposed {
-        Some(transpose2(&mut b, w2, [f, k_of(m)])?)
+        Some(transpose2(&mut b, w2)?)
     } else {
         None
     };
@@ -457,17 +457,17 @@ fn image_matmul(
     match wt {
         // (HW x K) x (K x F), transposed back to F x HW.
         Some(wt) => {
-            let xt = transpose2(b, xi, [k_of(m), p])?;
+            let xt = transpose2(b, xi)?;
             let ot = match m.fill {
                 Some(_) => {
                     let ty = Type::tensor(vec![p, f], m.elem);
                     let e = b.value(tensor::EmptyOp::NAME, vec![], ty, &[]);
                     fill(b, e)
                 }
-                None => transpose2(b, oi, [f, p])?,
+                None => transpose2(b, oi)?,
             };
             let mt = named(b, linalg::MatmulOp::NAME, &[xt, wt], ot)?;
-            transpose2(b, mt, [p, f])
+            transpose2(b, mt)
         }
         None => {
             let oi = fill(b, oi);
@@ -476,14 +476,17 @@ fn image_matmul(
     }
 }
 
-/// `v` (`rows x cols`) transposed, a copy by a `linalg.generic` at the builder's point
-/// (lowered as blocks of vector-register width).
-fn transpose2(b: &mut OpBuilder<'_>, v: Value, [rows, cols]: [i64; 2]) -> Result<Value, String> {
-    let elem = b.ir.value_type(v).element_type();
+/// `v` (a static `rows x cols` tensor) transposed, a copy by a `linalg.generic` at the
+/// builder's point (lowered as blocks of vector-register width).
+fn transpose2(b: &mut OpBuilder<'_>, v: Value) -> Result<Value, String> {
+    let ty = b.ir.value_type(v);
+    let Some(&[rows, cols]) = ty.shape() else {
+        return Err(format!("transposing {ty}: not a 2-d tensor"));
+    };
     let empty = b.value(
         ops::tensor::EmptyOp::NAME,
         vec![],
-        Type::tensor(vec![cols, rows], elem),
+        Type::tensor(vec![cols, rows], ty.element_type()),
         &[],
     );
     let d = AffineExpr::dim;

@@ -140,18 +140,13 @@ fn weight_derived(
 /// or of several blocks. What ollie-derive asks before choosing a layout whose transposes
 /// fall on such values, and convert-1x1-conv-to-matmul before transposing a filter.
 pub fn load_time_values(ctx: &Context, ir: &Ir, f: OpId) -> FxHashSet<Value> {
-    let mut weights = weight_args(ir, f);
-    if let Some((kept, _)) = prepared_of(ir, f) {
-        let n = ir
-            .regions_of(f)
-            .first()
-            .and_then(|r| ir.region_entry(*r))
-            .map_or(0, |b| ir.block_args(b).len());
-        weights.extend(kept..n);
-    }
     let Some(body) = ir.regions_of(f).first().and_then(|r| ir.region_entry(*r)) else {
         return FxHashSet::default();
     };
+    let mut weights = weight_args(ir, f);
+    if let Some((kept, _)) = prepared_of(ir, f) {
+        weights.extend(kept..ir.block_args(body).len());
+    }
     if weights.is_empty() || ir.region(ir.regions_of(f)[0]).blocks.len() != 1 {
         return FxHashSet::default();
     }

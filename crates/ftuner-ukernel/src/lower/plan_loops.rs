@@ -397,15 +397,16 @@ fn packed_or_in_place(
     // A prepared B of a contraction inside loops (a conv's matmul per image): packed
     // before the outermost loop, where outline-weight-preparation takes the packing into
     // the prepare function, when B's panels are static.
-    let hoisted = (packable && !always && pack_b.is_none() && !once_per_call(b.ir, op))
+    let once = once_per_call(b.ir, op);
+    let hoisted = (packable && !always && pack_b.is_none() && !once)
         .then(|| hoisted_packing(b, op, lay, ins[1], plans.n.0))
         .flatten();
     // A contiguous B's rule (below) counts mc blocks of rows, unless its rows collide in L2.
-    let contiguous_mc = (!strided_n && once_per_call(b.ir, op))
+    let contiguous_mc = (!strided_n && once)
         .then(|| mc_blocks(b.ir, op, plans))
         .flatten();
     let collide = !strided_n && rows_collide_in_l2(b.ir, op, ins[1], l2);
-    let colliding = collide && once_per_call(b.ir, op);
+    let colliding = collide && once;
     // A contiguous B read in place whose next panel is worth prefetching.
     let streams = !strided_n && !collide && b_streams(b.ir, op, ins[1], l2);
     match pack_b {
